@@ -1,0 +1,129 @@
+package codec
+
+import "bytes"
+
+// LookupPath finds the value at path inside the raw JSON object obj, path
+// being object member names only (["region"], ["a", "b"]). It is meant for
+// spans Peek already validated (Envelope.Arguments: PARAM-05 extraction) and
+// does not allocate, but it still checks the syntax of every object it walks
+// and returns ok == false for anything malformed or truncated, so it never
+// returns a value from a broken input.
+//
+// Member names match exactly after unescaping (case-sensitive, as sonic with
+// CaseSensitive decodes them). When a member is repeated, the last one wins,
+// which is what sonic and encoding/json hand to a handler; use
+// LookupPathStrict to reject repeats instead. raw aliases obj. An empty path
+// returns obj itself (without surrounding whitespace) when it is valid JSON.
+func LookupPath(obj []byte, path ...string) (raw []byte, ok bool) {
+	raw, found, _, _ := lookup(obj, path)
+	return raw, found
+}
+
+// LookupPathStrict is LookupPath, but a member name on the path that occurs
+// more than once in its object yields ErrDuplicateKey (a proxy that takes
+// the first value and a handler that takes the last must never disagree).
+// Malformed input yields ErrParse or ErrInvalidUTF8.
+func LookupPathStrict(obj []byte, path ...string) (raw []byte, found bool, err error) {
+	raw, found, dup, code := lookup(obj, path)
+	switch {
+	case code == scanErrUTF8:
+		return nil, false, ErrInvalidUTF8
+	case code < 0:
+		return nil, false, ErrParse
+	case dup:
+		return nil, false, ErrDuplicateKey
+	}
+	return raw, found, nil
+}
+
+// LookupString is LookupPath for one member that must be a JSON string.
+func LookupString(obj []byte, key string) (Str, bool) {
+	raw, ok := LookupPath(obj, key)
+	if !ok || len(raw) < 2 || raw[0] != '"' {
+		return Str{}, false
+	}
+	return Str{Raw: raw[1 : len(raw)-1], Escaped: bytes.IndexByte(raw, '\\') >= 0, Present: true}, true
+}
+
+// lookup walks path. code is 0 or the scanErr* that stopped it.
+func lookup(obj []byte, path []string) (raw []byte, found, dup bool, code int) {
+	var sk skipper
+	sk.max = MaxDepthLimit
+	cur := obj
+	i := skipWS(cur, 0)
+	if i >= len(cur) {
+		return nil, false, false, scanErrParse
+	}
+	if len(path) == 0 {
+		e := sk.skip(cur, i, 0)
+		if e < 0 {
+			return nil, false, false, e
+		}
+		if skipWS(cur, e) != len(cur) {
+			return nil, false, false, scanErrParse
+		}
+		return cur[i:e], true, false, 0
+	}
+	for pi, name := range path {
+		i := skipWS(cur, 0)
+		if i >= len(cur) || cur[i] != '{' {
+			if pi == 0 {
+				// Still report malformed input as such.
+				if i < len(cur) {
+					if e := sk.skip(cur, i, 0); e < 0 {
+						return nil, false, false, e
+					} else if skipWS(cur, e) != len(cur) {
+						return nil, false, false, scanErrParse
+					}
+				} else {
+					return nil, false, false, scanErrParse
+				}
+			}
+			return nil, false, dup, 0
+		}
+		var val []byte
+		hit := false
+		i = skipWS(cur, i+1)
+		if i < len(cur) && cur[i] == '}' {
+			i++
+		} else {
+			for {
+				key, fl, v := member(cur, i)
+				if v < 0 {
+					return nil, false, false, v
+				}
+				e := sk.skip(cur, v, 1)
+				if e < 0 {
+					return nil, false, false, e
+				}
+				if keyIs(key, fl, name) {
+					if hit {
+						dup = true
+					}
+					val, hit = cur[v:e], true
+				}
+				var done bool
+				if i, done = next(cur, e); i < 0 {
+					return nil, false, false, i
+				} else if done {
+					break
+				}
+			}
+		}
+		if pi == 0 && skipWS(cur, i) != len(cur) {
+			return nil, false, false, scanErrParse
+		}
+		if !hit {
+			return nil, false, dup, 0
+		}
+		cur = val
+	}
+	return cur, true, dup, 0
+}
+
+func keyIs(key []byte, fl uint8, name string) bool {
+	if fl&strEscaped == 0 {
+		return string(key) == name
+	}
+	return equalEscaped(key, name)
+}

@@ -1,0 +1,104 @@
+package codec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bytedance/sonic"
+)
+
+// BenchmarkPeekToolsCall: the EXAMPLES.md §2 tools/call body (354 bytes).
+// Target ≤ 150 ns/op, 0 allocs/op.
+func BenchmarkPeekToolsCall(b *testing.B) {
+	msg := []byte(vecToolsCall)
+	var env Envelope
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := Peek(msg, &env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// largeMessage is a ~64 KiB tools/call whose arguments hold long ASCII and
+// non-ASCII strings, numbers and nested objects.
+func largeMessage() []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"jsonrpc":"2.0","id":"large-1","method":"tools/call","params":{"name":"ingest","arguments":{"rows":[`)
+	for i := 0; sb.Len() < 64<<10; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"id":12345,"ratio":-0.25e-3,"ok":true,"tags":["alpha","beta",null],"text":"The quick brown fox jumps over the lazy dog. Zürich 世界 \"quoted\" \\ \n","nested":{"a":{"b":[1,2,3]}}}`)
+	}
+	sb.WriteString(`]},"_meta":` + stdMeta + `}}`)
+	return []byte(sb.String())
+}
+
+func BenchmarkPeekLarge(b *testing.B) {
+	msg := largeMessage()
+	var env Envelope
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := Peek(msg, &env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPeekCancelled: the EXAMPLES.md §4 notification (101 bytes).
+func BenchmarkPeekCancelled(b *testing.B) {
+	msg := []byte(vecCancelled)
+	var env Envelope
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := Peek(msg, &env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPeekTooDeep: the A9 error path (10,000 nested '[').
+func BenchmarkPeekTooDeep(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}}`)
+	var env Envelope
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := Peek(msg, &env); err != ErrTooDeep {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSonicGet3Fields: sonic's lazy read of method, params.name and the
+// protocol version of the same §2 vector, for comparison. It validates
+// nothing beyond the paths it walks.
+func BenchmarkSonicGet3Fields(b *testing.B) {
+	src := vecToolsCall
+	b.ReportAllocs()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		m, err := sonic.GetFromString(src, "method")
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := sonic.GetFromString(src, "params", "name")
+		if err != nil {
+			b.Fatal(err)
+		}
+		v, err := sonic.GetFromString(src, "params", "_meta", MetaProtocolVersion)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s1, _ := m.String()
+		s2, _ := n.String()
+		s3, _ := v.String()
+		if s1 != "tools/call" || s2 != "execute_sql" || s3 != "2026-07-28" {
+			b.Fatal(s1, s2, s3)
+		}
+	}
+}

@@ -1,0 +1,507 @@
+package codec
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// view is an Envelope flattened to strings for comparison; "-" = absent.
+type view struct {
+	Kind                    Kind
+	ID                      string
+	IDKind                  IDKind
+	Method, Name, URI       string
+	Params, Arguments, Meta string
+	Version, LogLevel       string
+	Caps, Token, RequestID  string
+	HasResult, HasError     bool
+	NonStringVersion        bool
+}
+
+func raw(b []byte) string {
+	if b == nil {
+		return "-"
+	}
+	return string(b)
+}
+
+func str(s Str) string {
+	if !s.Present {
+		return "-"
+	}
+	return s.String()
+}
+
+func viewOf(e *Envelope) view {
+	return view{
+		Kind: e.Kind, ID: raw(e.ID), IDKind: e.IDKind,
+		Method: str(e.Method), Name: str(e.Name), URI: str(e.URI),
+		Params: raw(e.Params), Arguments: raw(e.Arguments), Meta: raw(e.Meta),
+		Version: str(e.ProtocolVersion), LogLevel: str(e.LogLevel),
+		Caps: raw(e.ClientCapabilities), Token: raw(e.ProgressToken), RequestID: raw(e.RequestID),
+		HasResult: e.HasResult, HasError: e.HasError, NonStringVersion: e.NonStringVersion,
+	}
+}
+
+// absent returns a view with every field absent, to be filled by cases.
+func absent() view {
+	return view{ID: "-", Method: "-", Name: "-", URI: "-", Params: "-", Arguments: "-", Meta: "-",
+		Version: "-", LogLevel: "-", Caps: "-", Token: "-", RequestID: "-"}
+}
+
+const stdMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"ExampleClient","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// TestPeekVectors checks every request/notification/response vector of
+// EXAMPLES.md (GEN-01, GEN-03, GEN-05, GEN-07, META-02, HDR-04).
+func TestPeekVectors(t *testing.T) {
+	type tc struct {
+		name string
+		msg  string
+		want func(v *view)
+	}
+	cases := []tc{
+		{"§1 discover", vecDiscover, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method = KindRequest, "1", IDNumber, "server/discover"
+			v.Params = `{"_meta":` + stdMeta + `}`
+			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+		}},
+		{"§1 discover response", vecDiscoverResp, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.HasResult = KindResponse, "1", IDNumber, true
+		}},
+		{"§2 tools/call", vecToolsCall, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method, v.Name = KindRequest, "2", IDNumber, "tools/call", "execute_sql"
+			v.Arguments = `{"region":"us-west1","priority":42,"dry_run":false,"query":"SELECT 1"}`
+			v.Params = `{"name":"execute_sql","arguments":` + v.Arguments + `,"_meta":` + stdMeta + `}`
+			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+		}},
+		{"§2 tools/call response", vecToolsCallResp, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.HasResult = KindResponse, "2", IDNumber, true
+		}},
+		{"§2b Zürich", vecToolsCallZurich, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method, v.Name = KindRequest, "4", IDNumber, "tools/call", "execute_sql"
+			v.Arguments = `{"region":"Zürich","query":"SELECT 1"}`
+			v.Params = `{"name":"execute_sql","arguments":` + v.Arguments + `,"_meta":` + stdMeta + `}`
+			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+		}},
+		{"§2d resources/read", vecResourcesRead, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method, v.URI = KindRequest, "30", IDNumber, "resources/read", "file:///projects/app/config.json"
+			v.Params = `{"uri":"file:///projects/app/config.json","_meta":` + stdMeta + `}`
+			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+		}},
+		{"§3 progress token", vecToolsCallProgress, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method, v.Name = KindRequest, "3", IDNumber, "tools/call", "execute_sql"
+			v.Arguments = `{"region":"us-west1","query":"SELECT * FROM big"}`
+			meta := stdMeta[:len(stdMeta)-1] + `,"progressToken":"tok-3"}`
+			v.Params = `{"name":"execute_sql","arguments":` + v.Arguments + `,"_meta":` + meta + `}`
+			v.Meta, v.Version, v.Caps, v.Token = meta, "2026-07-28", "{}", `"tok-3"`
+		}},
+		{"§3 progress notification", vecProgress1, func(v *view) {
+			v.Kind, v.Method = KindNotification, "notifications/progress"
+			v.Params = `{"progressToken":"tok-3","progress":0.25,"total":1,"message":"scanning"}`
+		}},
+		{"§3 final response", vecProgressResp, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.HasResult = KindResponse, "3", IDNumber, true
+		}},
+		{"§4 cancelled", vecCancelled, func(v *view) {
+			v.Kind, v.Method, v.RequestID = KindNotification, "notifications/cancelled", "3"
+			v.Params = `{"requestId":3,"reason":"user aborted"}`
+		}},
+		{"§5 mismatch request", vecMismatchReq, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method, v.Name, v.Arguments = KindRequest, "6", IDNumber, "tools/call", "bar", "{}"
+			v.Params = `{"name":"bar","arguments":{},"_meta":` + stdMeta + `}`
+			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+		}},
+		{"§5 mismatch error", vecMismatchResp, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.HasError = KindResponse, "6", IDNumber, true
+		}},
+		{"§6 unsupported error", vecUnsupportedResp, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.HasError = KindResponse, "8", IDNumber, true
+		}},
+		{"§7 no _meta", vecNoMeta, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method, v.Params = KindRequest, "10", IDNumber, "tools/list", "{}"
+		}},
+		{"§7 legacy initialize", vecLegacyInit, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method = KindRequest, "0", IDNumber, "initialize"
+			v.Params = `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"LegacyClient","version":"1.0.0"}}`
+		}},
+		{"§8 listen (string id)", vecListen, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method = KindRequest, `"listen-1"`, IDString, "subscriptions/listen"
+			v.Params = vecListen[strings.Index(vecListen, `"params":`)+9 : len(vecListen)-1]
+			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+		}},
+		{"§8 listen completion", vecListenResp, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.HasResult = KindResponse, `"listen-1"`, IDString, true
+		}},
+		{"§9a numeric progress token", vecStdioCall, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method, v.Name = KindRequest, "7", IDNumber, "tools/call", "execute_sql"
+			v.Arguments = `{"region":"us-west1","query":"SELECT * FROM big"}`
+			meta := stdMeta[:len(stdMeta)-1] + `,"progressToken":7}`
+			v.Params = `{"name":"execute_sql","arguments":` + v.Arguments + `,"_meta":` + meta + `}`
+			v.Meta, v.Version, v.Caps, v.Token = meta, "2026-07-28", "{}", "7"
+		}},
+		{"§9a cancel", vecStdioCancel, func(v *view) {
+			v.Kind, v.Method, v.RequestID = KindNotification, "notifications/cancelled", "7"
+			v.Params = `{"requestId":7,"reason":"User requested cancellation"}`
+		}},
+		{"§9c probe", vecProbe, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method = KindRequest, `"probe-1"`, IDString, "server/discover"
+			meta := strings.Replace(stdMeta, "2026-07-28", "2027-01-01", 1)
+			v.Params = `{"_meta":` + meta + `}`
+			v.Meta, v.Version, v.Caps = meta, "2027-01-01", "{}"
+		}},
+		{"§9d parse error reply (response without id)", vecParseErrResp, func(v *view) {
+			v.Kind, v.HasError = KindResponse, true
+		}},
+		{"§10 MRTR round 2", vecMRTR2, func(v *view) {
+			v.Kind, v.ID, v.IDKind, v.Method, v.Name, v.Arguments = KindRequest, "21", IDNumber, "tools/call", "deploy", `{"env":"prod"}`
+			meta := strings.Replace(stdMeta, `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}`, 1)
+			v.Params = vecMRTR2[strings.Index(vecMRTR2, `"params":`)+9 : len(vecMRTR2)-1]
+			v.Meta, v.Version, v.Caps = meta, "2026-07-28", `{"elicitation":{"form":{}}}`
+		}},
+	}
+	for i, c := range cases {
+		var env Envelope
+		if err := Peek([]byte(c.msg), &env); err != nil {
+			t.Errorf("#%d %s: Peek: %v", i, c.name, err)
+			continue
+		}
+		want := absent()
+		c.want(&want)
+		if got := viewOf(&env); got != want {
+			t.Errorf("#%d %s:\n got %+v\nwant %+v", i, c.name, got, want)
+		}
+	}
+}
+
+// TestPeekErrors covers A7, A8, A9, A10, A11, A12, A13, GEN-02, GEN-03, GEN-09.
+func TestPeekErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		msg     string
+		wantErr *Error
+		wantID  string // "-" = env.ID nil
+	}{
+		// A7: not JSON / truncated; STD-16: no id is echoed on -32700.
+		{"A7 hello", "hello", ErrParse, "-"},
+		{"A7 truncated", `{"jsonrpc":"2.0",`, ErrParse, "-"},
+		{"§9d truncated after method", vecTruncatedLine, ErrParse, "-"},
+		{"empty", "", ErrParse, "-"},
+		{"whitespace only", " \n\t\r ", ErrParse, "-"},
+		{"trailing garbage", `{"jsonrpc":"2.0","id":1,"method":"m"}x`, ErrParse, "-"},
+		{"two values", `{"jsonrpc":"2.0","id":1,"method":"m"} {}`, ErrParse, "-"},
+		{"trailing comma", `{"jsonrpc":"2.0","id":1,"method":"m",}`, ErrParse, "-"},
+		{"leading zero", `{"jsonrpc":"2.0","id":01,"method":"m"}`, ErrParse, "-"},
+		{"bad escape", `{"jsonrpc":"2.0","id":1,"method":"\x"}`, ErrParse, "-"},
+		{"short \\u", `{"jsonrpc":"2.0","id":1,"method":"\u12"}`, ErrParse, "-"},
+		{"raw control char", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\tb\"}", ErrParse, "-"},
+		{"single quotes", `{'jsonrpc':'2.0'}`, ErrParse, "-"},
+		{"bad literal", `{"jsonrpc":"2.0","id":1,"method":"m","x":tru}`, ErrParse, "-"},
+		{"mismatched brackets", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1}}`, ErrParse, "-"},
+		{"NaN", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":NaN}}`, ErrParse, "-"},
+		{"deep syntax error after id", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,]}}`, ErrParse, "-"},
+		// A8 / GEN-02: invalid UTF-8 anywhere in a string.
+		{"A8 0xFF 0xFE in string", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff\xfeb\"}", ErrInvalidUTF8, "-"},
+		{"A8 in key", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"\xc3\":1}", ErrInvalidUTF8, "-"},
+		{"A8 deep in arguments", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"arguments\":{\"a\":[\"\xed\xa0\x80\"]}}}", ErrInvalidUTF8, "-"},
+		{"A8 overlong", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xc0\xaf\"}", ErrInvalidUTF8, "-"},
+		{"A8 above U+10FFFF", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xf4\x90\x80\x80\"}", ErrInvalidUTF8, "-"},
+		{"A8 truncated sequence", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xe4\xb8\"}", ErrInvalidUTF8, "-"},
+		{"byte 0xFF outside a string", "{\"jsonrpc\":\"2.0\",\xff}", ErrParse, "-"},
+		// A11 / GEN-09.
+		{"A11 batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, ErrBatch, "-"},
+		{"A11 empty batch", `[]`, ErrBatch, "-"},
+		{"A11 broken batch is a parse error", `[{"jsonrpc":"2.0","id":1,"method"`, ErrParse, "-"},
+		{"GEN-01 string", `"hello"`, ErrNotObject, "-"},
+		{"GEN-01 number", `42`, ErrNotObject, "-"},
+		{"GEN-01 null", ` null `, ErrNotObject, "-"},
+		// A12 / GEN-03.
+		{"A12 id object", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, ErrBadID, "-"},
+		{"A12 id array", `{"jsonrpc":"2.0","id":[1],"method":"tools/list"}`, ErrBadID, "-"},
+		{"A12 id true", `{"jsonrpc":"2.0","id":true,"method":"tools/list"}`, ErrBadID, "-"},
+		{"A12 id false", `{"jsonrpc":"2.0","id":false,"method":"tools/list"}`, ErrBadID, "-"},
+		{"A12 id null", `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, ErrBadID, "-"},
+		{"GEN-03 id fraction", `{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`, ErrBadID, "-"},
+		{"GEN-03 id exponent", `{"jsonrpc":"2.0","id":1e3,"method":"tools/list"}`, ErrBadID, "-"},
+		{"A12 jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, ErrBadVersion, "1"},
+		{"A12 jsonrpc missing", `{"id":1,"method":"tools/list"}`, ErrBadVersion, "1"},
+		{"A12 jsonrpc number", `{"jsonrpc":2.0,"id":1,"method":"tools/list"}`, ErrBadVersion, "1"},
+		{"A12 jsonrpc 2.00", `{"jsonrpc":"2.00","id":1,"method":"tools/list"}`, ErrBadVersion, "1"},
+		{"A12 missing method", `{"jsonrpc":"2.0","id":1}`, ErrNoMethod, "1"},
+		{"A12 missing method, params only", `{"jsonrpc":"2.0","id":"x","params":{}}`, ErrNoMethod, `"x"`},
+		{"empty object", `{}`, ErrBadVersion, "-"},
+		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":5}`, ErrBadMethod, "1"},
+		{"method null", `{"jsonrpc":"2.0","id":1,"method":null}`, ErrBadMethod, "1"},
+		// A13: params null / not an object.
+		{"A13 params null", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`, ErrBadParams, "1"},
+		{"A13 params array", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1,2]}`, ErrBadParams, "1"},
+		{"A13 params string", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`, ErrBadParams, "1"},
+		{"response with result and error", `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`, ErrBadResponse, "1"},
+		{"response with invalid id", `{"jsonrpc":"2.0","id":[],"result":{}}`, ErrBadID, "-"},
+		// A10, CVE-2026-27896: duplicates and case-variants at the inspected levels.
+		{"A10 Method after method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","Method":"tools/call"}`, ErrDuplicateKey, "1"},
+		{"A10 Method before method", `{"jsonrpc":"2.0","id":1,"Method":"tools/call","method":"tools/list"}`, ErrDuplicateKey, "1"},
+		{"A10 Method alone", `{"jsonrpc":"2.0","id":1,"Method":"tools/call"}`, ErrDuplicateKey, "1"},
+		{"A10 duplicate method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}`, ErrDuplicateKey, "1"},
+		{"A10 duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}`, ErrDuplicateKey, "1"},
+		{"A10 JSONRPC", `{"JSONRPC":"2.0","jsonrpc":"2.0","id":1,"method":"m"}`, ErrDuplicateKey, "1"},
+		{"A10 ID", `{"jsonrpc":"2.0","ID":1,"method":"m"}`, ErrDuplicateKey, "-"},
+		{"A10 paramſ (U+017F)", `{"jsonrpc":"2.0","id":1,"method":"m","paramſ":{}}`, ErrDuplicateKey, "1"},
+		{"A10 paramſ escaped", `{"jsonrpc":"2.0","id":1,"method":"m","param\u017f":{}}`, ErrDuplicateKey, "1"},
+		{"A10 escaped Method", `{"jsonrpc":"2.0","id":1,"method":"a","\u004dethod":"b"}`, ErrDuplicateKey, "1"},
+		{"A10 escaped exact duplicate", `{"jsonrpc":"2.0","id":1,"method":"a","\u006dethod":"b"}`, ErrDuplicateKey, "1"},
+		{"A10 params Name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","Name":"b"}}`, ErrDuplicateKey, "1"},
+		{"A10 params NAME only", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"NAME":"b"}}`, ErrDuplicateKey, "1"},
+		{"A10 params URI", `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"URI":"x"}}`, ErrDuplicateKey, "1"},
+		{"A10 params _META", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_META":{}}}`, ErrDuplicateKey, "1"},
+		{"A10 params requestid", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestid":1}}`, ErrDuplicateKey, "-"},
+		{"A10 params duplicate arguments", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{},"arguments":{}}}`, ErrDuplicateKey, "1"},
+		{"A10 meta version case variant", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/ProtocolVersion":"2026-07-28"}}}`, ErrDuplicateKey, "1"},
+		{"A10 meta version duplicate", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}`, ErrDuplicateKey, "1"},
+		{"A10 Kelvin sign in progresstoKen", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressToKen":1}}}`, ErrDuplicateKey, "1"},
+		{"A10 Kelvin sign escaped", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressTo\u212aen":1}}}`, ErrDuplicateKey, "1"},
+		{"A10 ſ in meta key", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientCapabilitieſ":{}}}}`, ErrDuplicateKey, "1"},
+		// A9: nesting.
+		{"A9 10k [ in params, id first", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}}`, ErrTooDeep, "7"},
+		{"A9 10k [ truncated, id first", `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"arguments":` + strings.Repeat("[", 10000), ErrTooDeep, `"deep"`},
+		{"A9 10k { in _meta", `{"jsonrpc":"2.0","id":8,"method":"m","params":{"_meta":{"x":` + strings.Repeat(`{"a":`, 10000), ErrTooDeep, "8"},
+		{"A9 id after deep params", `{"jsonrpc":"2.0","method":"m","params":{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `},"id":9}`, ErrTooDeep, "-"},
+		{"A9 deep top-level array", strings.Repeat("[", 10000), ErrTooDeep, "-"},
+		{"A9 deep id value", `{"jsonrpc":"2.0","id":` + strings.Repeat("[", 200), ErrTooDeep, "-"},
+		{"A9 depth 129", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 127) + strings.Repeat("]", 127) + `}}`, ErrTooDeep, "1"},
+	}
+	for i, c := range cases {
+		var env Envelope
+		err := Peek([]byte(c.msg), &env)
+		if err != c.wantErr { // sentinels: exact identity
+			t.Errorf("#%d %s: err = %v, want %v", i, c.name, err, c.wantErr)
+			continue
+		}
+		if got := raw(env.ID); got != c.wantID {
+			t.Errorf("#%d %s: ID = %s, want %s", i, c.name, got, c.wantID)
+		}
+		if c.wantErr.Code == CodeParseError && (env.Kind != KindInvalid || env.ID != nil || env.Method.Present) {
+			t.Errorf("#%d %s: env not reset on parse error: %+v", i, c.name, viewOf(&env))
+		}
+	}
+}
+
+// TestPeekDepthBoundary pins the depth count: top-level object = 1 (A9).
+func TestPeekDepthBoundary(t *testing.T) {
+	build := func(levels int) []byte { // total nesting = levels
+		inner := levels - 2 // top object + params object
+		return []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", inner) + strings.Repeat("]", inner) + `}}`)
+	}
+	for i, c := range []struct {
+		max, levels int
+		wantErr     error
+	}{
+		{0, 128, nil}, {0, 129, ErrTooDeep},
+		{5, 5, nil}, {5, 6, ErrTooDeep},
+		{300, 300, nil}, {300, 301, ErrTooDeep}, // beyond the inline bit stack
+		{-1, MaxDepthLimit, nil}, {-1, MaxDepthLimit + 1, ErrTooDeep},
+		{MaxDepthLimit * 10, MaxDepthLimit + 1, ErrTooDeep},
+	} {
+		var env Envelope
+		err := PeekWith(build(c.levels), &env, PeekOptions{MaxDepth: c.max})
+		if err != c.wantErr {
+			t.Errorf("#%d max=%d levels=%d: err = %v, want %v", i, c.max, c.levels, err, c.wantErr)
+		}
+	}
+	// MaxDepth 1 and 2: params and _meta themselves count.
+	var env Envelope
+	if err := PeekWith([]byte(`{"jsonrpc":"2.0","id":1,"method":"m"}`), &env, PeekOptions{MaxDepth: 1}); err != nil {
+		t.Errorf("depth 1 flat: %v", err)
+	}
+	if err := PeekWith([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{}}`), &env, PeekOptions{MaxDepth: 1}); err != ErrTooDeep {
+		t.Errorf("depth 1 with params: %v", err)
+	}
+	if err := PeekWith([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{}}}`), &env, PeekOptions{MaxDepth: 2}); err != ErrTooDeep {
+		t.Errorf("depth 2 with _meta: %v", err)
+	}
+}
+
+// TestPeekAccepts covers inputs that are valid and must not be rejected.
+func TestPeekAccepts(t *testing.T) {
+	cases := []struct {
+		name string
+		msg  string
+		want func(e *Envelope) bool
+	}{
+		{"lone surrogate escape is valid JSON syntax", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"\ud800x"}}`,
+			func(e *Envelope) bool { return e.Name.String() == "\uFFFDx" }},
+		{"surrogate pair", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"\ud83d\ude00"}}`,
+			func(e *Envelope) bool { return e.Name.String() == "😀" }},
+		{"escaped method", `{"jsonrpc":"2.0","id":1,"method":"tools\/call"}`,
+			func(e *Envelope) bool { return e.Method.Escaped && e.Method.EqualString("tools/call") }},
+		{"escaped version", `{"jsonrpc":"2\u002e0","id":1,"method":"m"}`, func(e *Envelope) bool { return true }},
+		{"whitespace everywhere", " \t\r\n{ \"jsonrpc\" : \"2.0\" , \"id\" : -5 , \"method\" : \"m\" , \"params\" : { \"_meta\" : { \"progressToken\" : \"t\" } } } \n",
+			func(e *Envelope) bool {
+				return string(e.ID) == "-5" && string(e.ProgressToken) == `"t"` && string(e.Meta) == `{ "progressToken" : "t" }`
+			}},
+		{"big integer id", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"m"}`,
+			func(e *Envelope) bool { return e.IDKind == IDNumber }},
+		{"-0 id", `{"jsonrpc":"2.0","id":-0,"method":"m"}`, func(e *Envelope) bool { return string(e.ID) == "-0" }},
+		{"empty string id", `{"jsonrpc":"2.0","id":"","method":"m"}`, func(e *Envelope) bool { return string(e.ID) == `""` }},
+		{"null id on error response (GEN-05 REC)", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`,
+			func(e *Envelope) bool { return e.Kind == KindResponse && e.IDKind == IDNull && e.ID == nil }},
+		{"unknown members ignored", `{"jsonrpc":"2.0","id":1,"method":"m","extra":{"Method":"x","method":[1,2,{"id":null}]}}`,
+			func(e *Envelope) bool { return e.Method.EqualString("m") }},
+		{"case variants below inspected levels are data", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"Name":"x","name":"y","name":"z"}}}`,
+			func(e *Envelope) bool { return !e.Name.Present }},
+		{"name not a string", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"uri":null}}`,
+			func(e *Envelope) bool { return !e.Name.Present && !e.URI.Present }},
+		{"version not a string", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}}}`,
+			func(e *Envelope) bool { return !e.ProtocolVersion.Present && e.NonStringVersion }},
+		{"caps not an object", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":[]}}}`,
+			func(e *Envelope) bool { return e.ClientCapabilities == nil && e.Meta != nil }},
+		{"_meta not an object", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":"x"}}`,
+			func(e *Envelope) bool { return e.Meta == nil }},
+		{"progressToken fraction ignored", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressToken":1.5}}}`,
+			func(e *Envelope) bool { return e.ProgressToken == nil }},
+		{"requestId string", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen-1"}}`,
+			func(e *Envelope) bool { return string(e.RequestID) == `"listen-1"` }},
+		{"logLevel", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/logLevel":"debug"}}}`,
+			func(e *Envelope) bool { return e.LogLevel.EqualString("debug") }},
+		{"non-ASCII unknown key of similar length", `{"jsonrpc":"2.0","id":1,"method":"m","paramsé":1,"µ":2}`,
+			func(e *Envelope) bool { return true }},
+		{"escaped unknown long key", `{"jsonrpc":"2.0","id":1,"method":"m","` + strings.Repeat(`\u0041`, 200) + `":1}`,
+			func(e *Envelope) bool { return true }},
+		{"all literal kinds", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":[true,false,null,0,-1.5e-3,1E+2,"s",{},[]]}}`,
+			func(e *Envelope) bool { return string(e.Arguments) == `[true,false,null,0,-1.5e-3,1E+2,"s",{},[]]` }},
+		{"depth exactly 128", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 126) + strings.Repeat("]", 126) + `}}`,
+			func(e *Envelope) bool { return true }},
+		{"DEL and U+FFFD raw", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\x7f\xef\xbf\xbd\"}",
+			func(e *Envelope) bool { return e.Method.EqualString("\x7f\uFFFD") }},
+	}
+	for i, c := range cases {
+		var env Envelope
+		if err := Peek([]byte(c.msg), &env); err != nil {
+			t.Errorf("#%d %s: %v", i, c.name, err)
+			continue
+		}
+		if !c.want(&env) {
+			t.Errorf("#%d %s: unexpected envelope %+v", i, c.name, viewOf(&env))
+		}
+	}
+}
+
+// TestPeekResetsEnvelope: a reused Envelope carries nothing over (GEN-11).
+func TestPeekResetsEnvelope(t *testing.T) {
+	var env Envelope
+	if err := Peek([]byte(vecToolsCallProgress), &env); err != nil {
+		t.Fatal(err)
+	}
+	if err := Peek([]byte(vecNoMeta), &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.ProtocolVersion.Present || env.Meta != nil || env.Name.Present || env.ProgressToken != nil || env.Arguments != nil {
+		t.Fatalf("stale fields: %+v", viewOf(&env))
+	}
+}
+
+// TestPeekSplitPoints: every proper prefix of every vector is rejected with
+// -32700 (or ErrTooDeep), never accepted as something else; every suffix
+// and single-byte-deleted variant never panics (STYLE: every split point).
+func TestPeekSplitPoints(t *testing.T) {
+	vecs := []string{vecDiscover, vecToolsCall, vecToolsCallZurich, vecResourcesRead, vecToolsCallProgress,
+		vecProgress1, vecCancelled, vecListen, vecListenResp, vecUnsupportedResp, vecMRTR2, vecParseErrResp,
+		`[{"jsonrpc":"2.0","id":1,"method":"m"}]`, `"str\u00e9"`, `-12.5e+3`, `{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"m"}`}
+	for vi, v := range vecs {
+		msg := []byte(v)
+		var env Envelope
+		for n := 0; n < len(msg); n++ {
+			prefix := bytes.Clone(msg[:n]) // exact capacity: reads past n would fault under -race/asan
+			err := Peek(prefix, &env)
+			var e *Error
+			if !errors.As(err, &e) || (e.Code != CodeParseError && err != ErrTooDeep) {
+				// a numeric prefix of a bare number is itself a number: that is fine
+				if v == `-12.5e+3` && (err == ErrNotObject) {
+					continue
+				}
+				t.Errorf("vec %d prefix %d %q: err = %v, want -32700", vi, n, prefix, err)
+			}
+			_ = Peek(bytes.Clone(msg[n:]), &env)
+			del := append(bytes.Clone(msg[:n]), msg[n+1:]...)
+			_ = Peek(del, &env)
+		}
+	}
+}
+
+// TestPeekSameResultWithSurroundingBytes: Peek never reads outside msg.
+func TestPeekSameResultWithSurroundingBytes(t *testing.T) {
+	buf := []byte(`XXXX` + vecToolsCall + `}}}}`)
+	msg := buf[4 : 4+len(vecToolsCall)]
+	var a, b Envelope
+	if err := Peek(msg, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := Peek([]byte(vecToolsCall), &b); err != nil {
+		t.Fatal(err)
+	}
+	if viewOf(&a) != viewOf(&b) {
+		t.Fatal("results differ")
+	}
+	// A prefix inside a larger buffer must still be rejected.
+	if err := Peek(buf[4:4+len(vecToolsCall)-1], &a); err != ErrParse {
+		t.Fatalf("prefix in larger buffer: %v", err)
+	}
+}
+
+func TestStrEqual(t *testing.T) {
+	cases := []struct {
+		raw  string
+		esc  bool
+		v    string
+		want bool
+	}{
+		{`abc`, false, "abc", true},
+		{`abc`, false, "abd", false},
+		{`a\"b`, true, `a"b`, true},
+		{`\u0041\u00e9\u4e16\ud83d\ude00`, true, "Aé世😀", true},
+		{`\ud800`, true, "\uFFFD", true},
+		{`\ud800`, true, "\xed\xa0\x80", false},
+		{`\ud800\u0041`, true, "\uFFFDA", true},
+		{`\udc00\ud800`, true, "\uFFFD\uFFFD", true},
+		{`x\n`, true, "x\n", true},
+		{`x\n`, true, "x\ny", false},
+		{`x\ny`, true, "x\n", false},
+		{`\/\\\b\f\r\t`, true, "/\\\b\f\r\t", true},
+		{``, false, "", true},
+	}
+	for i, c := range cases {
+		s := Str{Raw: []byte(c.raw), Escaped: c.esc, Present: true}
+		if got := s.EqualString(c.v); got != c.want {
+			t.Errorf("#%d EqualString(%q, %q) = %v", i, c.raw, c.v, got)
+		}
+		if got := s.Equal([]byte(c.v)); got != c.want {
+			t.Errorf("#%d Equal(%q, %q) = %v", i, c.raw, c.v, got)
+		}
+		if c.want && s.String() != c.v {
+			t.Errorf("#%d String() = %q, want %q", i, s.String(), c.v)
+		}
+	}
+	if (Str{}).EqualString("") || (Str{}).Equal(nil) {
+		t.Error("absent Str must not equal anything")
+	}
+	// Malformed hand-made Str never panics.
+	for _, r := range []string{`\`, `\u`, `\u12`, `\ud800\u`, `\q`} {
+		s := Str{Raw: []byte(r), Escaped: true, Present: true}
+		_ = s.String()
+		_ = s.EqualString("x")
+	}
+}
+
+func TestKindStrings(t *testing.T) {
+	for i, c := range []struct{ got, want string }{
+		{KindRequest.String(), "request"}, {KindNotification.String(), "notification"},
+		{KindResponse.String(), "response"}, {KindInvalid.String(), "invalid"},
+		{IDNone.String(), "none"}, {IDString.String(), "string"}, {IDNumber.String(), "number"},
+		{IDNull.String(), "null"}, {IDInvalid.String(), "invalid"},
+	} {
+		if c.got != c.want {
+			t.Errorf("#%d %q != %q", i, c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,487 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// Replier is a transport's outbound side for one request. The engine calls
+// Notify zero or more times (progress, log and listen-stream notifications),
+// then Reply at most once (not at all when the request was cancelled), then
+// Done exactly once. frame is one complete JSON-RPC message without a
+// trailing newline, valid only during the call. Implementations must be safe
+// for use from several goroutines (a progress timer may call Notify) and must
+// not call back into the same Call.
+type Replier interface {
+	Notify(c *Call, frame []byte) error
+	// Reply delivers the final response; status is the HTTP status of the
+	// ERR table (200 for results and in-band errors).
+	Reply(c *Call, frame []byte, status int) error
+	// Done releases the transport's per-request state. After Done the Call
+	// is recycled.
+	Done(c *Call)
+}
+
+type callState uint8
+
+const (
+	stateRunning callState = iota
+	stateCancelled
+	stateFinished
+)
+
+// closedChan is a closed channel shared by every Call whose Done is asked for
+// after cancellation.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Call is one request in flight: the handler's view of the request, its
+// result builder and its context.Context. It is valid only until the
+// handler returns (see the package documentation).
+type Call struct {
+	srv       *Server
+	rep       Replier
+	parent    context.Context
+	principal any
+	env       codec.Envelope
+	method    *method
+	tool      *Tool
+
+	buf     []byte // private copy of the request message
+	out     []byte // the encoded response
+	scratch []byte
+	status  int
+	result  bool // a response was set in out
+	open    bool // out holds a result that still needs its closing brace
+
+	mu    sync.Mutex
+	done  chan struct{}
+	err   error
+	state callState
+	prog  progress
+	sub   *subscription
+
+	// transport-owned fields
+	next    *Call  // in-flight hash chain (StreamConn)
+	idHash  uint64 // hash of the raw id
+	slotted bool   // holds a StreamConn in-flight slot
+	listed  bool   // is in a StreamConn in-flight table
+	// TransportData is free for the transport's per-request state.
+	TransportData any
+	stopParent    func() bool
+	gen           uint64 // bumped on every reuse; guarded by mu
+}
+
+var callPool = sync.Pool{New: func() any { return new(Call) }}
+
+// maxKeep bounds the buffers a recycled Call keeps (C16).
+const maxKeep = 64 << 10
+
+// Begin prepares a Call for the request msg, whose envelope env was filled
+// by codec.Peek from msg. The message is copied, so msg may be reused as
+// soon as Begin returns. The caller then runs Check (or its steps), and
+// either Fail or Start.
+func (s *Server) Begin(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Call {
+	c := callPool.Get().(*Call)
+	c.srv, c.rep, c.parent, c.principal = s, rep, parent, principal
+	c.buf = append(c.buf[:0], msg...)
+	c.env = *env
+	rebase(&c.env, msg, c.buf)
+	c.state = stateRunning
+	c.status = 200
+	if parent.Done() != nil {
+		// Propagate the parent's cancellation. Transports that cancel
+		// requests themselves pass a parent without Done (no cost).
+		gen := c.gen
+		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
+	}
+	return c
+}
+
+// rebase moves every span of env from old onto its copy in buf. A span is a
+// sub-slice of old, so its offset is cap(old)-cap(span).
+func rebase(env *codec.Envelope, old, buf []byte) {
+	mv := func(p []byte) []byte {
+		if p == nil {
+			return nil
+		}
+		off := cap(old) - cap(p)
+		return buf[off : off+len(p) : off+len(p)]
+	}
+	ms := func(s *codec.Str) { s.Raw = mv(s.Raw) }
+	env.ID = mv(env.ID)
+	ms(&env.Method)
+	env.Params = mv(env.Params)
+	ms(&env.Name)
+	ms(&env.URI)
+	env.Arguments = mv(env.Arguments)
+	env.Meta = mv(env.Meta)
+	ms(&env.ProtocolVersion)
+	env.ClientCapabilities = mv(env.ClientCapabilities)
+	env.ProgressToken = mv(env.ProgressToken)
+	ms(&env.LogLevel)
+	env.RequestID = mv(env.RequestID)
+}
+
+func (c *Call) release() {
+	if c.stopParent != nil {
+		c.stopParent()
+		c.stopParent = nil
+	}
+	c.mu.Lock()
+	c.gen++
+	c.mu.Unlock()
+	c.srv, c.rep, c.parent, c.principal = nil, nil, nil, nil
+	c.env = codec.Envelope{}
+	c.method, c.tool, c.sub = nil, nil, nil
+	c.done, c.err = nil, nil
+	c.result, c.open = false, false
+	c.next, c.idHash, c.slotted, c.listed = nil, 0, false, false
+	c.TransportData = nil
+	c.prog.reset()
+	if cap(c.buf) > maxKeep {
+		c.buf = nil
+	}
+	if cap(c.out) > maxKeep {
+		c.out = nil
+	}
+	if cap(c.scratch) > maxKeep {
+		c.scratch = nil
+	}
+	callPool.Put(c)
+}
+
+// context.Context -------------------------------------------------------
+
+// Deadline reports the parent context's deadline.
+func (c *Call) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+
+// Done is closed when the request is cancelled (notifications/cancelled,
+// disconnect, shutdown) or has completed.
+func (c *Call) Done() <-chan struct{} {
+	c.mu.Lock()
+	if c.done == nil {
+		if c.state != stateRunning {
+			c.done = closedChan
+		} else {
+			c.done = make(chan struct{})
+		}
+	}
+	d := c.done
+	c.mu.Unlock()
+	return d
+}
+
+// Err is nil while the request runs, context.Canceled after.
+func (c *Call) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == stateRunning {
+		return c.parent.Err()
+	}
+	return context.Canceled
+}
+
+// Value delegates to the parent context.
+func (c *Call) Value(key any) any { return c.parent.Value(key) }
+
+// Cause returns why the call was cancelled (nil while it runs).
+func (c *Call) Cause() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// cancelGen cancels the call only if it is still the same request.
+func (c *Call) cancelGen(gen uint64, why error) {
+	c.mu.Lock()
+	same := c.gen == gen
+	c.mu.Unlock()
+	if same {
+		c.cancel(why)
+	}
+}
+
+// cancel moves a running call to cancelled: its context is done and nothing
+// more is sent for it. It reports whether the call was running.
+func (c *Call) cancel(why error) bool {
+	c.mu.Lock()
+	if c.state != stateRunning {
+		c.mu.Unlock()
+		return false
+	}
+	c.state = stateCancelled
+	c.err = why
+	c.closeDoneLocked()
+	c.prog.stopLocked()
+	sub := c.sub
+	c.mu.Unlock()
+	if sub != nil {
+		c.srv.hub.remove(sub)
+	}
+	return true
+}
+
+func (c *Call) closeDoneLocked() {
+	if c.done == nil {
+		c.done = closedChan
+	} else if c.done != closedChan {
+		close(c.done)
+		c.done = closedChan
+	}
+}
+
+// Cancel cancels the call as if the peer had asked for it (transports call
+// it when an HTTP client disconnects).
+func (c *Call) Cancel(why error) {
+	if c.cancel(why) {
+		c.srv.stats.Cancelled.Add(1)
+	}
+}
+
+// request accessors --------------------------------------------------------
+
+// Server returns the server serving the call.
+func (c *Call) Server() *Server { return c.srv }
+
+// Envelope returns the peeked request. Its slices alias the Call's copy of
+// the message.
+func (c *Call) Envelope() *codec.Envelope { return &c.env }
+
+// ID returns the raw JSON id of the request.
+func (c *Call) ID() []byte { return c.env.ID }
+
+// Method returns the method name.
+func (c *Call) Method() string {
+	if c.method != nil {
+		return c.method.name
+	}
+	return c.env.Method.String()
+}
+
+// Principal returns what the transport's authentication established (nil
+// when unauthenticated).
+func (c *Call) Principal() any { return c.principal }
+
+// Params returns the raw params object.
+func (c *Call) Params() []byte { return c.env.Params }
+
+// Arguments returns the raw params.arguments (tools/call, prompts/get) or nil.
+func (c *Call) Arguments() []byte { return c.env.Arguments }
+
+// Meta returns the raw params._meta object.
+func (c *Call) Meta() []byte { return c.env.Meta }
+
+// Name returns params.name (tools/call, prompts/get).
+func (c *Call) Name() string { return c.env.Name.String() }
+
+// URI returns params.uri (resources/read).
+func (c *Call) URI() string { return c.env.URI.String() }
+
+// ProtocolVersion returns the request's _meta protocol version.
+func (c *Call) ProtocolVersion() string { return c.env.ProtocolVersion.String() }
+
+// HasClientCapability reports whether this request's clientCapabilities
+// declares the top-level capability name (META-08: only this request counts).
+func (c *Call) HasClientCapability(name string) bool {
+	_, ok := codec.LookupPath(c.env.ClientCapabilities, name)
+	return ok && c.env.ClientCapabilities != nil
+}
+
+// Bind decodes the arguments (params.arguments) into v. Missing arguments
+// decode as an empty object.
+func (c *Call) Bind(v any) error {
+	args := c.env.Arguments
+	if args == nil {
+		args = []byte("{}")
+	}
+	if err := codec.Unmarshal(args, v); err != nil {
+		return codec.NewError(codec.CodeInvalidParams, "Invalid arguments: "+err.Error())
+	}
+	return nil
+}
+
+// ArgBytes returns the unescaped string argument key, held in the Call's
+// scratch space (valid until the next ArgBytes or the handler's return).
+func (c *Call) ArgBytes(key string) ([]byte, bool) {
+	s, ok := codec.LookupString(c.env.Arguments, key)
+	if !ok {
+		return nil, false
+	}
+	if !s.Escaped {
+		return s.Raw, true
+	}
+	c.scratch = s.AppendUnescaped(c.scratch[:0])
+	return c.scratch, true
+}
+
+// ArgString returns the string argument key.
+func (c *Call) ArgString(key string) (string, bool) {
+	s, ok := codec.LookupString(c.env.Arguments, key)
+	if !ok {
+		return "", false
+	}
+	return s.String(), true
+}
+
+// ParamRaw returns the raw value of the params member key (for example
+// "requestState" or "inputResponses", MRTR-06).
+func (c *Call) ParamRaw(key string) ([]byte, bool) {
+	return codec.LookupPath(c.env.Params, key)
+}
+
+// results -----------------------------------------------------------------
+
+// startResult writes the response head into out.
+func (c *Call) startResult() {
+	c.out = append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
+	c.out = append(c.out, c.env.ID...)
+	c.out = append(c.out, `,"result":`...)
+	c.result, c.open = true, true
+}
+
+// Text sets a text tool result (no reflection, no allocation).
+func (c *Call) Text(s string) {
+	c.startResult()
+	c.out = codec.AppendTextResult(c.out, []byte(s), false, c.srv.serverMeta)
+}
+
+// TextBytes is Text for a byte slice.
+func (c *Call) TextBytes(b []byte) {
+	c.startResult()
+	c.out = codec.AppendTextResult(c.out, b, false, c.srv.serverMeta)
+}
+
+// ErrorText sets a tool result with isError true.
+func (c *Call) ErrorText(s string) {
+	c.startResult()
+	c.out = codec.AppendTextResult(c.out, []byte(s), true, c.srv.serverMeta)
+}
+
+// Return sets the result to v (a ToolResult, PromptResult,
+// ReadResourceResult, CompleteResult, or any value that encodes as a JSON
+// object). The engine adds resultType "complete", the cache hints for
+// resources/read, and _meta with serverInfo; v must not carry those members.
+func (c *Call) Return(v any) error {
+	enc, err := codec.AppendMarshal(c.scratch[:0], v)
+	if err != nil {
+		return err
+	}
+	c.scratch = enc
+	if len(enc) < 2 || enc[0] != '{' {
+		return errors.New("engine: result is not a JSON object")
+	}
+	c.startResult()
+	c.out = append(c.out, `{"resultType":"complete"`...)
+	if inner := enc[1 : len(enc)-1]; len(trimSpace(inner)) > 0 {
+		c.out = append(c.out, ',')
+		c.out = append(c.out, inner...)
+	}
+	if c.method != nil && c.method.cacheable {
+		c.out = append(c.out, c.srv.cache.Load().hints...)
+	}
+	c.out = append(c.out, `,"_meta":`...)
+	c.out = append(c.out, c.srv.serverMeta...)
+	c.out = append(c.out, '}')
+	return nil
+}
+
+// InputRequired answers with an InputRequiredResult (MRTR-01). Only
+// tools/call, prompts/get and resources/read may (MRTR-02); elsewhere it
+// returns an error.
+func (c *Call) InputRequired(ir InputRequired) error {
+	if c.method == nil || !c.method.mrtr {
+		return errors.New("engine: input_required is not allowed for " + c.Method())
+	}
+	if len(ir.InputRequests) == 0 && ir.RequestState == "" {
+		return errors.New("engine: input_required needs inputRequests or requestState")
+	}
+	enc, err := codec.AppendMarshal(c.scratch[:0], ir)
+	if err != nil {
+		return err
+	}
+	c.scratch = enc
+	c.startResult()
+	c.out = append(c.out, `{"resultType":"input_required",`...)
+	c.out = append(c.out, enc[1:len(enc)-1]...)
+	c.out = append(c.out, `,"_meta":`...)
+	c.out = append(c.out, c.srv.serverMeta...)
+	c.out = append(c.out, '}')
+	return nil
+}
+
+// SetRawResult sets an already encoded result object, which must carry
+// resultType (and should carry _meta serverInfo, see ServerMeta).
+func (c *Call) SetRawResult(obj []byte) {
+	c.startResult()
+	c.out = append(c.out, obj...)
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+// completion ----------------------------------------------------------------
+
+// Fail answers the call with e (status from e) and ends it. Used by
+// transports for validation failures before Start.
+func (c *Call) Fail(e *codec.Error) {
+	c.setError(e)
+	c.complete()
+}
+
+func (c *Call) setError(e *codec.Error) {
+	var id []byte
+	if c.env.IDKind == codec.IDString || c.env.IDKind == codec.IDNumber {
+		id = c.env.ID
+	}
+	c.out = codec.AppendErrorResponse(c.out[:0], id, e)
+	c.status = e.HTTPStatus()
+	c.result, c.open = true, false
+}
+
+// complete sends the response unless the call was cancelled, then ends it.
+func (c *Call) complete() {
+	if !c.result {
+		// The handler set nothing: an empty tool result would be a lie, so
+		// this is an internal error.
+		c.setError(errNoResult)
+	}
+	if c.open {
+		c.out = append(c.out, '}')
+		c.open = false
+	}
+	c.mu.Lock()
+	send := c.state == stateRunning
+	if send {
+		c.prog.flushLocked(c)
+		c.state = stateFinished
+	}
+	c.closeDoneLocked()
+	c.prog.stopLocked()
+	c.mu.Unlock()
+	if send {
+		if err := c.rep.Reply(c, c.out, c.status); err != nil {
+			c.srv.log.l.Debug("reply not delivered", "err", err)
+		}
+	}
+	c.end()
+}
+
+var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")
+
+func (c *Call) end() {
+	c.srv.untrack(c)
+	rep := c.rep
+	if c.sub != nil {
+		c.srv.hub.remove(c.sub)
+	}
+	rep.Done(c)
+	c.release()
+}

@@ -1,0 +1,340 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// method is one entry of the 2026-07-28 method table (Appendix A).
+type method struct {
+	name      string
+	handle    func(c *Call) error
+	gate      func(capabilities) bool // nil: always available
+	cacheable bool                    // Return adds ttlMs/cacheScope (resources/read)
+	mrtr      bool                    // may answer input_required (MRTR-02)
+	inline    bool                    // cheap: run on the transport's goroutine
+}
+
+var methods map[string]*method
+
+func init() {
+	tools := func(c capabilities) bool { return c.tools }
+	res := func(c capabilities) bool { return c.resources }
+	prompts := func(c capabilities) bool { return c.prompts }
+	ms := []*method{
+		{name: "server/discover", handle: cached(func(r *resultCache) []byte { return r.discover }), inline: true},
+		{name: "tools/list", handle: cached(func(r *resultCache) []byte { return r.tools }), gate: tools, inline: true},
+		{name: "tools/call", handle: callTool, gate: tools, mrtr: true},
+		{name: "prompts/list", handle: cached(func(r *resultCache) []byte { return r.prompts }), gate: prompts, inline: true},
+		{name: "prompts/get", handle: getPrompt, gate: prompts, mrtr: true},
+		{name: "resources/list", handle: cached(func(r *resultCache) []byte { return r.resources }), gate: res, inline: true},
+		{name: "resources/templates/list", handle: cached(func(r *resultCache) []byte { return r.templates }), gate: res, inline: true},
+		{name: "resources/read", handle: readResource, gate: res, mrtr: true, cacheable: true},
+		{name: "completion/complete", handle: complete, gate: func(c capabilities) bool { return c.completions }},
+		{name: "subscriptions/listen", handle: listen},
+	}
+	methods = make(map[string]*method, len(ms))
+	for _, m := range ms {
+		methods[m.name] = m
+	}
+}
+
+// Validation errors. Those without per-request data are shared values so
+// the rejection path does not allocate.
+var (
+	errShuttingDown = codec.NewError(codec.CodeInternalError, "Server is shutting down")
+	errPanic        = codec.NewError(codec.CodeInternalError, "Internal error")
+	errBadCursor    = codec.NewError(codec.CodeInvalidParams, "Invalid params: unknown cursor")
+	errNoName       = codec.NewError(codec.CodeInvalidParams, "Invalid params: params.name must be a string")
+	errNoURI        = codec.NewError(codec.CodeInvalidParams, "Invalid params: params.uri must be a string")
+	errBadLogLevel  = codec.NewError(codec.CodeInvalidParams, "Invalid params: unknown io.modelcontextprotocol/logLevel")
+	errDuplicateID  = codec.NewError(codec.CodeInvalidRequest, "Invalid Request: id is already in use by a request in flight")
+)
+
+const (
+	keyVersion = "io.modelcontextprotocol/protocolVersion"
+	keyCaps    = "io.modelcontextprotocol/clientCapabilities"
+)
+
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// Check runs every validation step in order: CheckMeta, CheckVersion,
+// CheckMethod, CheckTarget. The HTTP binding interleaves its header checks
+// between the steps (HVAL-02).
+func (c *Call) Check() *codec.Error {
+	if e := c.CheckMeta(); e != nil {
+		return e
+	}
+	if e := c.CheckVersion(); e != nil {
+		return e
+	}
+	if e := c.CheckMethod(); e != nil {
+		return e
+	}
+	return c.CheckTarget()
+}
+
+// CheckMeta enforces META-02/03: params._meta carries the protocol version
+// and the client capabilities; an initialize without a modern claim gets
+// -32022 naming the served versions (DISC-05, our choice).
+func (c *Call) CheckMeta() *codec.Error {
+	env := &c.env
+	pv, caps := env.ProtocolVersion.Present, env.ClientCapabilities != nil
+	if pv && caps {
+		if env.LogLevel.Present && !knownLogLevel(env.LogLevel) {
+			c.srv.stats.InvalidParams.Add(1)
+			return errBadLogLevel
+		}
+		return nil
+	}
+	if !pv && env.Method.EqualString("initialize") {
+		requested := ""
+		if s, ok := codec.LookupString(env.Params, "protocolVersion"); ok {
+			requested = s.String()
+		}
+		c.srv.stats.BadVersion.Add(1)
+		return c.srv.unsupportedVersion(requested, "Unsupported protocol version; this server speaks "+strings.Join(c.srv.opt.SupportedVersions, ", ")+" only")
+	}
+	var missing []string
+	if !pv {
+		missing = append(missing, keyVersion)
+	}
+	if !caps {
+		missing = append(missing, keyCaps)
+	}
+	c.srv.stats.InvalidParams.Add(1)
+	e := codec.NewError(codec.CodeInvalidParams, "Invalid params: missing _meta keys: "+strings.Join(missing, ", "))
+	e.Status = 400
+	return e
+}
+
+func knownLogLevel(s codec.Str) bool {
+	for _, l := range logLevels {
+		if s.EqualString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckVersion enforces DISC-04.
+func (c *Call) CheckVersion() *codec.Error {
+	if c.srv.supports(c.env.ProtocolVersion) {
+		return nil
+	}
+	c.srv.stats.BadVersion.Add(1)
+	return c.srv.unsupportedVersion(c.env.ProtocolVersion.String(), "Unsupported protocol version")
+}
+
+func (s *Server) supports(v codec.Str) bool {
+	for _, sv := range s.opt.SupportedVersions {
+		if v.EqualString(sv) {
+			return true
+		}
+	}
+	return false
+}
+
+// unsupportedVersion builds -32022 with data {supported, requested}.
+func (s *Server) unsupportedVersion(requested, msg string) *codec.Error {
+	d := append([]byte(`{"supported":`), s.supported...)
+	d = append(d, `,"requested":`...)
+	d = codec.AppendString(d, requested)
+	d = append(d, '}')
+	e := codec.NewError(codec.CodeUnsupportedProtocolVersion, msg)
+	e.Data = d
+	return e
+}
+
+// CheckMethod routes the method: unknown, removed and capability-gated
+// methods get -32601 (HDR-08, DISC-08).
+func (c *Call) CheckMethod() *codec.Error {
+	var m *method
+	if !c.env.Method.Escaped {
+		m = methods[string(c.env.Method.Raw)]
+	} else {
+		m = methods[c.env.Method.String()]
+	}
+	if m != nil && m.gate != nil && !m.gate(c.srv.cache.Load().caps) {
+		m = nil
+	}
+	if m == nil {
+		c.srv.stats.MethodNotFound.Add(1)
+		return codec.NewError(codec.CodeMethodNotFound, "Method not found: "+c.env.Method.String())
+	}
+	c.method = m
+	return nil
+}
+
+// CheckTarget checks the method's target: the tool or prompt named by
+// params.name exists, resources/read has a uri, and the tool's required
+// client capabilities are declared in this request (META-08).
+func (c *Call) CheckTarget() *codec.Error {
+	switch c.method.name {
+	case "tools/call":
+		if !c.env.Name.Present {
+			c.srv.stats.InvalidParams.Add(1)
+			return errNoName
+		}
+		t := c.srv.lookupTool(c.nameBytes())
+		if t == nil {
+			c.srv.stats.InvalidParams.Add(1)
+			return codec.NewError(codec.CodeInvalidParams, "Unknown tool: "+c.env.Name.String())
+		}
+		c.tool = t
+		if e := c.missingCaps(t.RequiredClientCapabilities); e != nil {
+			return e
+		}
+	case "prompts/get":
+		if !c.env.Name.Present {
+			c.srv.stats.InvalidParams.Add(1)
+			return errNoName
+		}
+	case "resources/read":
+		if !c.env.URI.Present {
+			c.srv.stats.InvalidParams.Add(1)
+			return errNoURI
+		}
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		// This server never hands out cursors, so any cursor is unknown.
+		if _, ok := codec.LookupPath(c.env.Params, "cursor"); ok {
+			c.srv.stats.InvalidParams.Add(1)
+			return errBadCursor
+		}
+	}
+	return nil
+}
+
+// nameBytes returns the unescaped params.name.
+func (c *Call) nameBytes() []byte {
+	if !c.env.Name.Escaped {
+		return c.env.Name.Raw
+	}
+	c.scratch = c.env.Name.AppendUnescaped(c.scratch[:0])
+	return c.scratch
+}
+
+func (c *Call) missingCaps(required []string) *codec.Error {
+	var missing []string
+	for _, name := range required {
+		if !c.HasClientCapability(name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	c.srv.stats.MissingCaps.Add(1)
+	d := []byte(`{"requiredCapabilities":{`)
+	for i, name := range missing {
+		if i > 0 {
+			d = append(d, ',')
+		}
+		d = codec.AppendString(d, name)
+		d = append(d, `:{}`...)
+	}
+	d = append(d, `}}`...)
+	e := codec.NewError(codec.CodeMissingRequiredClientCapability,
+		"Server requires the "+strings.Join(missing, ", ")+" client capability for this request")
+	e.Data = d
+	return e
+}
+
+// Start runs the handler: cheap methods inline, the rest on a pooled
+// worker. The response reaches the Replier; then Done is called.
+func (c *Call) Start() {
+	if !c.srv.track(c) {
+		c.srv.stats.ShutdownRefused.Add(1)
+		c.Fail(errShuttingDown)
+		return
+	}
+	c.srv.stats.Requests.Add(1)
+	c.prog.token = c.env.ProgressToken
+	if c.method.inline {
+		c.run()
+		return
+	}
+	c.srv.pool.submit(c)
+}
+
+// run invokes the handler and completes the call.
+func (c *Call) run() {
+	if err := c.invoke(); err != nil {
+		c.handleError(err)
+	}
+	c.complete()
+}
+
+func (c *Call) invoke() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.srv.stats.Panics.Add(1)
+			c.srv.log.panic(c.method.name, v)
+			err = errPanic
+		}
+	}()
+	return c.method.handle(c)
+}
+
+func (c *Call) handleError(err error) {
+	var ce *codec.Error
+	switch {
+	case errors.As(err, &ce):
+		c.setError(ce)
+	case c.method.name == "tools/call":
+		// A tool's own failure is a result the model can read, not a
+		// protocol error.
+		c.ErrorText(err.Error())
+	default:
+		c.srv.log.l.Error("handler failed", "method", c.method.name, "err", err)
+		c.setError(errPanic)
+	}
+}
+
+// ErrResourceNotFound is the -32602 error for an unknown resource URI, with
+// data.uri (sep-2164; replaces -32002).
+func ErrResourceNotFound(uri string) *codec.Error {
+	e := codec.NewError(codec.CodeInvalidParams, "Resource not found")
+	e.Data = codec.AppendString([]byte(`{"uri":`), uri)
+	e.Data = append(e.Data, '}')
+	return e
+}
+
+// built-in method handlers -----------------------------------------------------
+
+func cached(pick func(*resultCache) []byte) func(c *Call) error {
+	return func(c *Call) error {
+		c.SetRawResult(pick(c.srv.cache.Load()))
+		return nil
+	}
+}
+
+func callTool(c *Call) error { return c.tool.Handler(c) }
+
+func getPrompt(c *Call) error {
+	p := c.srv.lookupPrompt(c.nameBytes())
+	if p == nil {
+		return codec.NewError(codec.CodeInvalidParams, "Unknown prompt: "+c.env.Name.String())
+	}
+	return p.Handler(c)
+}
+
+func readResource(c *Call) error {
+	uri := c.env.URI.String()
+	h, vars := c.srv.lookupResource(uri)
+	if h == nil {
+		return ErrResourceNotFound(uri)
+	}
+	return h(c, uri, vars)
+}
+
+func complete(c *Call) error {
+	h := c.srv.completionHandler()
+	if h == nil {
+		return codec.NewError(codec.CodeMethodNotFound, "Method not found: completion/complete")
+	}
+	return h(c)
+}
+

@@ -1,0 +1,51 @@
+// Package engine is the transport-agnostic core of mcpwire: the MCP
+// 2026-07-28 method table, the registries of tools, resources, templates and
+// prompts, per-request contexts, dispatch with panic recovery, the in-flight
+// table with cancellation, the progress limiter and the subscription hub.
+//
+// Data flows one way: a transport hands the engine one framed message, the
+// engine validates it (codec.Peek, then the _meta rules), routes it, runs the
+// handler on a pooled worker goroutine and gives the encoded response back to
+// the transport through a Replier. The engine never knows which transport
+// carried the message.
+//
+// # Guarantees
+//
+//   - Every request is self-describing (GEN-11, META-03): the protocol version
+//     and client capabilities are read from each request's params._meta and
+//     never carried over from an earlier request on the same connection.
+//   - A request whose _meta lacks io.modelcontextprotocol/protocolVersion or
+//     io.modelcontextprotocol/clientCapabilities is answered -32602 (HTTP 400);
+//     an unsupported version -32022 with data {supported, requested}
+//     (DISC-04); a tool that needs a client capability not declared in this
+//     request -32021 with data.requiredCapabilities (META-08).
+//   - Removed methods (initialize, ping, logging/setLevel, resources/subscribe,
+//     resources/unsubscribe), unknown methods, and methods whose capability the
+//     server does not advertise get -32601 (DISC-08). An initialize without a
+//     modern _meta claim gets -32022 naming the served versions (DISC-05, our
+//     choice).
+//   - A handler panic becomes -32603 with a generic message; the stack goes to
+//     the log only (C12).
+//   - notifications/cancelled cancels the handler's context and suppresses
+//     everything further for that request (STD-10, CAN-04); unknown ids are
+//     ignored.
+//   - Progress is opt-in by progressToken, strictly increasing, coalesced
+//     (latest value wins, at most one notification per
+//     Options.ProgressInterval, default 50 ms) and never sent after the
+//     response (PROG-03, PROG-07, PROG-08).
+//   - Each stream connection has at most Options.MaxInFlight requests in
+//     flight (default 256); beyond that the transport stops reading (A19).
+//   - Shutdown(ctx) completes listen streams with a final result, waits for
+//     in-flight work, cancels what is left when ctx ends, and returns by ctx's
+//     deadline (C13).
+//
+// # Handler contract
+//
+// Handlers receive a *Call, which is also the request's context.Context. A
+// Call and every slice it returns are valid only until the handler returns:
+// the engine recycles it (the fasthttp RequestCtx rule). Goroutines started
+// by a handler must not use the Call after the handler has returned; the
+// Call's context is cancelled when the request completes.
+//
+// Lock order is documented in LOCKS.md.
+package engine

@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// progress is a request's progress limiter (PROG-03, PROG-07, PROG-08, C9,
+// C10). Values must strictly increase; a burst within ProgressInterval is
+// coalesced so that the latest value wins; what is pending when the result
+// is ready is flushed before it; nothing is sent after it. Fields are
+// guarded by Call.mu.
+type progress struct {
+	token  []byte // raw progressToken, nil when the client did not opt in
+	sent   bool
+	last   float64 // highest value accepted
+	lastAt time.Time
+
+	pending bool
+	pv, pt  float64
+	pmsg    string
+
+	timer *time.Timer
+	armed bool
+	buf   []byte
+}
+
+func (p *progress) reset() {
+	p.stopLocked()
+	p.token = nil
+	p.sent, p.pending = false, false
+	p.last, p.pv, p.pt, p.pmsg = 0, 0, 0, ""
+	p.lastAt = time.Time{}
+	if cap(p.buf) > 4<<10 {
+		p.buf = nil
+	}
+}
+
+func (p *progress) stopLocked() {
+	if p.armed {
+		p.timer.Stop()
+		p.armed = false
+	}
+	p.pending = false
+}
+
+// Progress reports progress of the request (PROG-02): value, total (<= 0
+// means unknown) and an optional human-readable message. It does nothing
+// when the client sent no progressToken, when value does not exceed the
+// last value reported, or once the request has completed or been cancelled.
+// It never blocks on the peer for longer than one frame write.
+func (c *Call) Progress(value, total float64, message string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := &c.prog
+	if p.token == nil || c.state != stateRunning || (p.sent && value <= p.last) || (p.pending && value <= p.pv) {
+		c.srv.stats.ProgressDropped.Add(1)
+		return
+	}
+	iv := c.srv.opt.ProgressInterval
+	now := time.Now()
+	if !p.sent || iv == 0 || now.Sub(p.lastAt) >= iv {
+		if p.pending {
+			c.srv.stats.ProgressCoalesce.Add(1)
+			p.pending = false
+		}
+		c.sendProgressLocked(value, total, message, now)
+		return
+	}
+	if p.pending {
+		c.srv.stats.ProgressCoalesce.Add(1)
+	}
+	p.pending, p.pv, p.pt, p.pmsg = true, value, total, message
+	if !p.armed {
+		d := iv - now.Sub(p.lastAt)
+		if p.timer == nil {
+			p.timer = time.AfterFunc(d, c.progressTimer)
+		} else {
+			p.timer.Reset(d)
+		}
+		p.armed = true
+	}
+}
+
+// progressTimer sends the coalesced value when the interval has passed.
+func (c *Call) progressTimer() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.prog.armed = false
+	if c.state == stateRunning && c.prog.pending {
+		c.prog.flushLocked(c)
+	}
+}
+
+// flushLocked sends a pending value now (before the final response).
+func (p *progress) flushLocked(c *Call) {
+	if !p.pending {
+		return
+	}
+	p.pending = false
+	c.sendProgressLocked(p.pv, p.pt, p.pmsg, time.Now())
+}
+
+func (c *Call) sendProgressLocked(value, total float64, message string, now time.Time) {
+	p := &c.prog
+	p.sent, p.last, p.lastAt = true, value, now
+	p.buf = codec.AppendProgress(p.buf[:0], p.token, value, total, total > 0, message)
+	c.srv.stats.ProgressSent.Add(1)
+	_ = c.rep.Notify(c, p.buf)
+}
+
+// notifyLocked-free helper for notifications other than progress: it writes
+// frame only while the call is running, holding Call.mu so that the final
+// response or a cancellation cannot overtake it.
+func (c *Call) notify(frame []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateRunning {
+		return errNotRunning
+	}
+	return c.rep.Notify(c, frame)
+}
+
+var errNotRunning = codec.NewError(codec.CodeInternalError, "request is no longer running")

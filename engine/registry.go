@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ToolHandler runs a tools/call. It sets the result with one of the Call's
+// result methods (Text, TextBytes, ErrorText, Return, InputRequired) and
+// returns nil, or returns an error: a *codec.Error becomes a JSON-RPC error
+// response; any other error becomes a tool result with isError true whose
+// text is the error's message.
+type ToolHandler func(c *Call) error
+
+// ResourceHandler serves resources/read for one resource or template. It
+// sets the result with Call.Return(ReadResourceResult{...}) or returns an
+// error (ErrResourceNotFound(uri) for an unknown resource). vars holds the
+// template variables matched in the URI (nil for plain resources).
+type ResourceHandler func(c *Call, uri string, vars map[string]string) error
+
+// PromptHandler serves prompts/get: Call.Return(PromptResult{...}).
+type PromptHandler func(c *Call) error
+
+// CompletionHandler serves completion/complete: Call.Return(CompleteResult{...}).
+type CompletionHandler func(c *Call) error
+
+// Tool describes a tool and its handler.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	// InputSchema is the JSON Schema of the arguments (a JSON object).
+	// Default {"type":"object"}.
+	InputSchema json.RawMessage
+	// OutputSchema, when set, is advertised in tools/list.
+	OutputSchema json.RawMessage
+	// Annotations is advertised as is (a JSON object), when set.
+	Annotations json.RawMessage
+	// RequiredClientCapabilities names top-level client capabilities
+	// ("sampling", "elicitation", "roots", ...) that this request's
+	// clientCapabilities must declare; otherwise the call is refused with
+	// -32021 and data.requiredCapabilities (META-08).
+	RequiredClientCapabilities []string
+	Handler                    ToolHandler
+}
+
+// Resource describes a concrete resource.
+type Resource struct {
+	URI         string
+	Name        string
+	Title       string
+	Description string
+	MimeType    string
+	Handler     ResourceHandler
+}
+
+// ResourceTemplate describes a family of resources by an RFC 6570 level-1
+// URI template ("test://template/{id}/data"): each {var} matches one or more
+// characters other than '/'.
+type ResourceTemplate struct {
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+	MimeType    string
+	Handler     ResourceHandler
+}
+
+// PromptArgument describes one argument of a prompt.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// Prompt describes a prompt and its handler.
+type Prompt struct {
+	Name        string
+	Title       string
+	Description string
+	Arguments   []PromptArgument
+	Handler     PromptHandler
+}
+
+// wire forms used to build the cached list results.
+type toolWire struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+type resourceWire struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+}
+
+type templateWire struct {
+	URITemplate string `json:"uriTemplate"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+}
+
+type promptWire struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+}
+
+var errNoHandler = errors.New("engine: handler is nil")
+
+func (t *Tool) validate() error {
+	if t.Name == "" {
+		return errors.New("engine: tool name is empty")
+	}
+	if t.Handler == nil {
+		return fmt.Errorf("engine: tool %q: %w", t.Name, errNoHandler)
+	}
+	if len(t.InputSchema) == 0 {
+		t.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	if !json.Valid(t.InputSchema) || strings.TrimSpace(string(t.InputSchema))[0] != '{' {
+		return fmt.Errorf("engine: tool %q: inputSchema is not a JSON object", t.Name)
+	}
+	for _, raw := range []json.RawMessage{t.OutputSchema, t.Annotations} {
+		if len(raw) != 0 && !json.Valid(raw) {
+			return fmt.Errorf("engine: tool %q: invalid JSON in outputSchema or annotations", t.Name)
+		}
+	}
+	return nil
+}
+
+// template matching ------------------------------------------------------
+
+type uriTemplate struct {
+	lits []string // literal pieces; len(lits) == len(vars)+1
+	vars []string
+}
+
+func parseTemplate(s string) (uriTemplate, error) {
+	var t uriTemplate
+	rest := s
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			if strings.IndexByte(rest, '}') >= 0 {
+				return t, fmt.Errorf("engine: bad URI template %q", s)
+			}
+			t.lits = append(t.lits, rest)
+			return t, nil
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return t, fmt.Errorf("engine: bad URI template %q", s)
+		}
+		name := rest[i+1 : i+j]
+		if name == "" || strings.ContainsAny(name, "{/") {
+			return t, fmt.Errorf("engine: bad URI template variable in %q", s)
+		}
+		t.lits = append(t.lits, rest[:i])
+		t.vars = append(t.vars, name)
+		rest = rest[i+j+1:]
+	}
+}
+
+// match reports whether uri matches the template and returns the variables.
+func (t *uriTemplate) match(uri string) (map[string]string, bool) {
+	if !strings.HasPrefix(uri, t.lits[0]) {
+		return nil, false
+	}
+	rest := uri[len(t.lits[0]):]
+	var vars map[string]string
+	for i, name := range t.vars {
+		next := t.lits[i+1]
+		// The variable spans up to the next literal (or the end) and never
+		// crosses '/'.
+		end := len(rest)
+		if next != "" {
+			end = strings.Index(rest, next)
+			if end < 0 {
+				return nil, false
+			}
+		} else if i+1 < len(t.vars) {
+			return nil, false // two adjacent variables are ambiguous
+		}
+		val := rest[:end]
+		if val == "" || strings.IndexByte(val, '/') >= 0 {
+			return nil, false
+		}
+		if vars == nil {
+			vars = make(map[string]string, len(t.vars))
+		}
+		vars[name] = val
+		rest = rest[end+len(next):]
+	}
+	if len(t.vars) == 0 && rest != "" {
+		return nil, false
+	}
+	return vars, rest == ""
+}

@@ -1,0 +1,449 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// ErrServerClosed is returned by transports once Shutdown has begun.
+var ErrServerClosed = errors.New("engine: server closed")
+
+// Server is the transport-agnostic MCP server: registries, method table,
+// cached list results and the subscription hub. It is safe for concurrent
+// use; registries may change while requests are served (each change
+// rebuilds the cached results and notifies list_changed listeners).
+type Server struct {
+	opt   Options
+	log   logger
+	stats Stats
+	hub   hub
+	pool  workerPool
+
+	regMu      sync.RWMutex
+	tools      map[string]*Tool
+	resources  map[string]*Resource
+	templates  []*templateEntry
+	prompts    map[string]*Prompt
+	completion CompletionHandler
+
+	// cache is rebuilt under regMu on every registry change and read
+	// without locks on the hot path.
+	cache atomic.Pointer[resultCache]
+
+	serverMeta []byte // `{"io.modelcontextprotocol/serverInfo":{...}}`
+	supported  []byte // `["2026-07-28"]`
+
+	connsMu  sync.Mutex
+	calls    map[*Call]struct{} // every call in flight, for Shutdown
+	closing  atomic.Bool
+	drained  chan struct{} // closed when closing and no call is in flight
+	shutOnce sync.Once
+}
+
+type templateEntry struct {
+	def ResourceTemplate
+	tpl uriTemplate
+}
+
+// resultCache holds the encoded results of the cacheable list methods.
+type resultCache struct {
+	discover, tools, resources, templates, prompts []byte
+	hints                                          []byte // `,"ttlMs":N,"cacheScope":"S"`
+	caps                                           capabilities
+}
+
+type capabilities struct {
+	tools, resources, prompts, completions, logging bool
+}
+
+// New returns a Server with the given options.
+func New(opt Options) *Server {
+	s := &Server{
+		opt:       opt.withDefaults(),
+		tools:     map[string]*Tool{},
+		resources: map[string]*Resource{},
+		prompts:   map[string]*Prompt{},
+		calls:     map[*Call]struct{}{},
+		drained:   make(chan struct{}),
+	}
+	s.log = logger{s.opt.Logger}
+	info := Implementation{Name: s.opt.Name, Title: s.opt.Title, Version: s.opt.Version}
+	im, err := codec.Marshal(info)
+	if err != nil {
+		panic("engine: cannot encode serverInfo: " + err.Error())
+	}
+	s.serverMeta = append(append([]byte(`{"io.modelcontextprotocol/serverInfo":`), im...), '}')
+	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
+	s.hub.init(s)
+	s.pool.init()
+	s.rebuild()
+	return s
+}
+
+// Options returns the server's effective options (defaults applied).
+func (s *Server) Options() Options { return s.opt }
+
+// Stats returns the server's counters.
+func (s *Server) Stats() *Stats { return &s.stats }
+
+// ServerMeta returns the encoded result _meta object carrying serverInfo.
+func (s *Server) ServerMeta() []byte { return s.serverMeta }
+
+// AddTool registers (or replaces) a tool and notifies tools/list_changed
+// listeners.
+func (s *Server) AddTool(t Tool) error {
+	if err := t.validate(); err != nil {
+		return err
+	}
+	s.regMu.Lock()
+	s.tools[t.Name] = &t
+	s.rebuildLocked()
+	s.regMu.Unlock()
+	s.hub.listChanged(subTools)
+	return nil
+}
+
+// RemoveTool unregisters a tool; it reports whether the tool existed.
+func (s *Server) RemoveTool(name string) bool {
+	s.regMu.Lock()
+	_, ok := s.tools[name]
+	delete(s.tools, name)
+	s.rebuildLocked()
+	s.regMu.Unlock()
+	if ok {
+		s.hub.listChanged(subTools)
+	}
+	return ok
+}
+
+// AddResource registers (or replaces) a concrete resource.
+func (s *Server) AddResource(r Resource) error {
+	if r.URI == "" || r.Name == "" {
+		return errors.New("engine: resource needs a URI and a name")
+	}
+	if r.Handler == nil {
+		return fmt.Errorf("engine: resource %q: %w", r.URI, errNoHandler)
+	}
+	s.regMu.Lock()
+	s.resources[r.URI] = &r
+	s.rebuildLocked()
+	s.regMu.Unlock()
+	s.hub.listChanged(subResources)
+	return nil
+}
+
+// AddResourceTemplate registers a resource template.
+func (s *Server) AddResourceTemplate(t ResourceTemplate) error {
+	if t.Name == "" {
+		return errors.New("engine: resource template needs a name")
+	}
+	if t.Handler == nil {
+		return fmt.Errorf("engine: template %q: %w", t.URITemplate, errNoHandler)
+	}
+	tpl, err := parseTemplate(t.URITemplate)
+	if err != nil {
+		return err
+	}
+	s.regMu.Lock()
+	s.templates = append(s.templates, &templateEntry{def: t, tpl: tpl})
+	s.rebuildLocked()
+	s.regMu.Unlock()
+	s.hub.listChanged(subResources)
+	return nil
+}
+
+// AddPrompt registers (or replaces) a prompt and notifies
+// prompts/list_changed listeners.
+func (s *Server) AddPrompt(p Prompt) error {
+	if p.Name == "" {
+		return errors.New("engine: prompt name is empty")
+	}
+	if p.Handler == nil {
+		return fmt.Errorf("engine: prompt %q: %w", p.Name, errNoHandler)
+	}
+	s.regMu.Lock()
+	s.prompts[p.Name] = &p
+	s.rebuildLocked()
+	s.regMu.Unlock()
+	s.hub.listChanged(subPrompts)
+	return nil
+}
+
+// RemovePrompt unregisters a prompt; it reports whether it existed.
+func (s *Server) RemovePrompt(name string) bool {
+	s.regMu.Lock()
+	_, ok := s.prompts[name]
+	delete(s.prompts, name)
+	s.rebuildLocked()
+	s.regMu.Unlock()
+	if ok {
+		s.hub.listChanged(subPrompts)
+	}
+	return ok
+}
+
+// SetCompletion installs the completion/complete handler (and advertises
+// the completions capability).
+func (s *Server) SetCompletion(h CompletionHandler) {
+	s.regMu.Lock()
+	s.completion = h
+	s.rebuildLocked()
+	s.regMu.Unlock()
+}
+
+// ResourceUpdated tells listeners subscribed to uri (or to a parent of it)
+// that the resource changed (notifications/resources/updated).
+func (s *Server) ResourceUpdated(uri string) { s.hub.resourceUpdated(uri) }
+
+func (s *Server) rebuild() {
+	s.regMu.Lock()
+	s.rebuildLocked()
+	s.regMu.Unlock()
+}
+
+// rebuildLocked re-encodes every cacheable result. Called with regMu held.
+func (s *Server) rebuildLocked() {
+	c := &resultCache{caps: capabilities{
+		tools:       len(s.tools) > 0,
+		resources:   len(s.resources) > 0 || len(s.templates) > 0,
+		prompts:     len(s.prompts) > 0,
+		completions: s.completion != nil,
+		logging:     s.opt.Logging,
+	}}
+	hints := s.cacheHints()
+	c.hints = hints
+
+	tools := make([]toolWire, 0, len(s.tools))
+	for _, t := range s.tools {
+		tools = append(tools, toolWire{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	c.tools = s.listResult("tools", tools, hints)
+
+	res := make([]resourceWire, 0, len(s.resources))
+	for _, r := range s.resources {
+		res = append(res, resourceWire{r.URI, r.Name, r.Title, r.Description, r.MimeType})
+	}
+	sort.Slice(res, func(i, j int) bool { return res[i].URI < res[j].URI })
+	c.resources = s.listResult("resources", res, hints)
+
+	tpls := make([]templateWire, 0, len(s.templates))
+	for _, t := range s.templates {
+		d := t.def
+		tpls = append(tpls, templateWire{d.URITemplate, d.Name, d.Title, d.Description, d.MimeType})
+	}
+	c.templates = s.listResult("resourceTemplates", tpls, hints)
+
+	prompts := make([]promptWire, 0, len(s.prompts))
+	for _, p := range s.prompts {
+		prompts = append(prompts, promptWire{p.Name, p.Title, p.Description, p.Arguments})
+	}
+	sort.Slice(prompts, func(i, j int) bool { return prompts[i].Name < prompts[j].Name })
+	c.prompts = s.listResult("prompts", prompts, hints)
+
+	d := []byte(`{"resultType":"complete","supportedVersions":`)
+	d = append(d, s.supported...)
+	d = append(d, `,"capabilities":`...)
+	d = c.caps.append(d)
+	if s.opt.Instructions != "" {
+		d = append(d, `,"instructions":`...)
+		d = codec.AppendString(d, s.opt.Instructions)
+	}
+	d = append(d, hints...)
+	d = append(d, `,"_meta":`...)
+	d = append(d, s.serverMeta...)
+	c.discover = append(d, '}')
+	s.cache.Store(c)
+}
+
+// cacheHints returns `,"ttlMs":N,"cacheScope":"S"` (CACHE, DISC-02).
+func (s *Server) cacheHints() []byte {
+	h := []byte(`,"ttlMs":`)
+	h = strconv.AppendInt(h, s.opt.CacheTTL.Milliseconds(), 10)
+	h = append(h, `,"cacheScope":`...)
+	return codec.AppendString(h, s.opt.CacheScope)
+}
+
+func (s *Server) listResult(key string, items any, hints []byte) []byte {
+	b := []byte(`{"resultType":"complete","`)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	enc, err := codec.Marshal(items)
+	if err != nil {
+		panic("engine: cannot encode " + key + ": " + err.Error())
+	}
+	b = append(b, enc...)
+	b = append(b, hints...)
+	b = append(b, `,"_meta":`...)
+	b = append(b, s.serverMeta...)
+	return append(b, '}')
+}
+
+func (c capabilities) append(b []byte) []byte {
+	b = append(b, '{')
+	n := 0
+	add := func(s string) {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s...)
+		n++
+	}
+	if c.tools {
+		add(`"tools":{"listChanged":true}`)
+	}
+	if c.resources {
+		add(`"resources":{"subscribe":true,"listChanged":true}`)
+	}
+	if c.prompts {
+		add(`"prompts":{"listChanged":true}`)
+	}
+	if c.completions {
+		add(`"completions":{}`)
+	}
+	if c.logging {
+		add(`"logging":{}`)
+	}
+	return append(b, '}')
+}
+
+func (s *Server) lookupTool(name []byte) *Tool {
+	s.regMu.RLock()
+	t := s.tools[string(name)]
+	s.regMu.RUnlock()
+	return t
+}
+
+func (s *Server) lookupPrompt(name []byte) *Prompt {
+	s.regMu.RLock()
+	p := s.prompts[string(name)]
+	s.regMu.RUnlock()
+	return p
+}
+
+// lookupResource finds the handler for uri: a concrete resource first, then
+// the first matching template.
+func (s *Server) lookupResource(uri string) (ResourceHandler, map[string]string) {
+	s.regMu.RLock()
+	defer s.regMu.RUnlock()
+	if r := s.resources[uri]; r != nil {
+		return r.Handler, nil
+	}
+	for _, t := range s.templates {
+		if vars, ok := t.tpl.match(uri); ok {
+			return t.def.Handler, vars
+		}
+	}
+	return nil, nil
+}
+
+func (s *Server) completionHandler() CompletionHandler {
+	s.regMu.RLock()
+	defer s.regMu.RUnlock()
+	return s.completion
+}
+
+// track registers a call for Shutdown; it fails once Shutdown has begun.
+func (s *Server) track(c *Call) bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.calls[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c *Call) {
+	s.connsMu.Lock()
+	delete(s.calls, c)
+	if s.closing.Load() && len(s.calls) == 0 {
+		s.closeDrained()
+	}
+	s.connsMu.Unlock()
+}
+
+func (s *Server) closeDrained() {
+	select {
+	case <-s.drained:
+	default:
+		close(s.drained)
+	}
+}
+
+// Closing reports whether Shutdown has begun.
+func (s *Server) Closing() bool { return s.closing.Load() }
+
+// Shutdown stops the server: new requests are refused, listen streams are
+// completed with a final result (SUB-10), in-flight calls are waited for
+// until ctx ends and then cancelled. It returns by ctx's deadline: nil when
+// everything finished in time, ctx.Err() otherwise. Idle workers are
+// stopped. Transports call it and then close their listeners/streams.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutOnce.Do(func() {
+		s.connsMu.Lock()
+		s.closing.Store(true)
+		if len(s.calls) == 0 {
+			s.closeDrained()
+		}
+		s.connsMu.Unlock()
+		s.hub.closeAll()
+	})
+	var err error
+	select {
+	case <-s.drained:
+	case <-ctx.Done():
+		err = ctx.Err()
+		s.connsMu.Lock()
+		for c := range s.calls {
+			c.cancel(errShutdown)
+		}
+		s.connsMu.Unlock()
+	}
+	s.pool.stop()
+	return err
+}
+
+var errShutdown = errors.New("engine: server shutting down")
+
+// logger wraps slog with the engine's few log calls.
+type logger struct{ l *slog.Logger }
+
+func (l logger) panic(method string, v any) {
+	l.l.Error("handler panic", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+}
+
+// Stats are the server's counters; every rejection reason has its own.
+type Stats struct {
+	Requests         atomic.Uint64 // requests dispatched to a handler
+	Notifications    atomic.Uint64 // notifications received
+	ParseErrors      atomic.Uint64 // -32700 answers
+	InvalidRequests  atomic.Uint64 // -32600 answers
+	TooDeep          atomic.Uint64 // nesting over MaxDepth
+	LinesTooLong     atomic.Uint64 // frames over the size limit
+	Responses        atomic.Uint64 // responses received from a peer (ignored)
+	MethodNotFound   atomic.Uint64 // -32601 answers
+	InvalidParams    atomic.Uint64 // -32602 answers from validation
+	BadVersion       atomic.Uint64 // -32022 answers
+	MissingCaps      atomic.Uint64 // -32021 answers
+	Panics           atomic.Uint64 // handler panics (-32603)
+	Cancelled        atomic.Uint64 // requests cancelled by the peer
+	UnknownCancels   atomic.Uint64 // cancellations naming no in-flight request
+	DuplicateIDs     atomic.Uint64 // a request reused an id still in flight
+	InFlightStalls   atomic.Uint64 // reads paused because MaxInFlight was reached
+	ProgressSent     atomic.Uint64
+	ProgressDropped  atomic.Uint64 // non-increasing, late or tokenless progress
+	ProgressCoalesce atomic.Uint64 // progress values replaced by a later one
+	ListenStreams    atomic.Int64  // open subscriptions/listen streams
+	SlowConsumers    atomic.Uint64 // peers closed for not reading
+	ShutdownRefused  atomic.Uint64 // requests refused because Shutdown began
+}

@@ -1,0 +1,21 @@
+// Package stdio binds the engine to a process's standard input and output
+// (MCP 2026-07-28 stdio transport, STD-*).
+//
+// One JSON-RPC message per line, UTF-8, '\n'-terminated (STD-02); CR before
+// LF is accepted; blank lines are skipped. A line that is not valid JSON-RPC
+// is answered with -32700 (or -32600) without id and the reader goes on with
+// the next line (STD-16). A line over the size limit (default 4 MiB) is
+// answered -32600 "message too large", discarded without being buffered, and
+// reading goes on (A1, A2).
+//
+// Serve protects the protocol stream: it moves it to a private duplicate of
+// file descriptor 1 and points fd 1 at stderr, so a stray fmt.Println in a
+// handler lands on stderr instead of corrupting stdout (STD-03, A14). Logs
+// go to stderr through log/slog (STD-05).
+//
+// When stdin ends (EOF, STD-12) the server stops reading, completes listen
+// streams with their final result, lets in-flight requests finish within
+// Options.Grace (default 2 s), cancels what is left and returns nil (A15). A
+// closed stdout (EPIPE) ends the connection: in-flight work is cancelled and
+// Serve returns ErrOutputClosed (A16).
+package stdio

@@ -1,0 +1,373 @@
+package framing
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// tooLongMark stands for an ErrLineTooLong result in collected frame lists.
+const tooLongMark = "\x00ERR"
+
+// refFrames is the reference splitter the framers are checked against: split
+// on '\n' (the last piece is a line too), strip one trailing '\r', reject
+// lines over maxLine, skip lines made only of ' ', '\t' and '\r'.
+func refFrames(in []byte, maxLine int) []string {
+	var out []string
+	for _, line := range bytes.Split(in, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		switch {
+		case len(line) > maxLine:
+			out = append(out, tooLongMark)
+		case len(bytes.Trim(line, " \t\r")) == 0:
+		default:
+			out = append(out, string(line))
+		}
+	}
+	return out
+}
+
+// chunkReader serves data in pieces whose sizes cycle through sizes, then
+// io.EOF. With eofWithData the last piece comes with io.EOF.
+type chunkReader struct {
+	data        []byte
+	sizes       []int
+	i           int
+	eofWithData bool
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := c.sizes[c.i%len(c.sizes)]
+	c.i++
+	n = max(1, min(n, len(p), len(c.data)))
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	if c.eofWithData && len(c.data) == 0 {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// readAll drains a Reader, copying frames, and returns the final error.
+func readAll(t testing.TB, r *Reader) ([]string, error) {
+	t.Helper()
+	var out []string
+	for {
+		f, err := r.Next()
+		switch {
+		case errors.Is(err, ErrLineTooLong):
+			if f != nil {
+				t.Fatalf("ErrLineTooLong with a frame %q", f)
+			}
+			out = append(out, tooLongMark)
+		case err != nil:
+			return out, err
+		case len(f) == 0:
+			t.Fatalf("empty frame")
+		default:
+			out = append(out, string(f))
+		}
+	}
+}
+
+// decodeChunks feeds chunks to d, scribbling over each chunk once Next asks
+// for more (the decoder must have copied what it keeps), then calls End.
+func decodeChunks(t testing.TB, d *Decoder, chunks [][]byte) []string {
+	t.Helper()
+	var out []string
+	drain := func() {
+		for {
+			f, err := d.Next()
+			switch {
+			case errors.Is(err, ErrLineTooLong):
+				out = append(out, tooLongMark)
+			case err != nil:
+				t.Fatalf("Decoder.Next: unexpected error %v", err)
+			case f == nil:
+				return
+			case len(f) == 0:
+				t.Fatalf("empty frame")
+			default:
+				out = append(out, string(f))
+			}
+		}
+	}
+	for _, c := range chunks {
+		buf := append([]byte(nil), c...)
+		d.Feed(buf)
+		drain()
+		for i := range buf {
+			buf[i] = '#'
+		}
+	}
+	d.End()
+	drain()
+	return out
+}
+
+// splitEvery cuts in into pieces of n bytes.
+func splitEvery(in []byte, n int) [][]byte {
+	var out [][]byte
+	for len(in) > n {
+		out = append(out, in[:n])
+		in = in[n:]
+	}
+	return append(out, in)
+}
+
+func equalFrames(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// shortList abbreviates long frames in failure messages.
+func shortList(fs []string) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		if len(f) > 40 {
+			f = f[:20] + "…(" + itoa(len(f)) + " bytes)"
+		}
+		out[i] = f
+	}
+	return out
+}
+
+var framingCases = []struct {
+	name    string
+	in      string
+	maxLine int
+	want    []string
+}{
+	{name: "plain", in: "a\nbb\nccc\n", want: []string{"a", "bb", "ccc"}},
+	{name: "crlf stripped", in: "{\"a\":1}\r\n{\"b\":2}\r\n", want: []string{`{"a":1}`, `{"b":2}`}},
+	{name: "only one cr stripped", in: "a\r\r\nb\n", want: []string{"a\r", "b"}},
+	{name: "inner cr kept", in: "a\rb\n", want: []string{"a\rb"}},
+	{name: "blank lines skipped", in: "\n\n\r\na\n\n\r\nb\n\n", want: []string{"a", "b"}},
+	{name: "whitespace lines skipped", in: "  \t\n\t\r\n \r\r\n{}\n   \n", want: []string{"{}"}},
+	{name: "surrounding space kept", in: "  {} \t\n", want: []string{"  {} \t"}},
+	{name: "final line without newline", in: "a\nlast", want: []string{"a", "last"}},
+	{name: "final line with cr at eof", in: "a\nlast\r", want: []string{"a", "last"}},
+	{name: "final blank line at eof", in: "a\n \t", want: []string{"a"}},
+	{name: "empty input", in: "", want: nil},
+	{name: "utf8", in: "héllo 世界 🎉\n", want: []string{"héllo 世界 🎉"}},
+	{name: "exactly max", in: "12345678\n", maxLine: 8, want: []string{"12345678"}},
+	{name: "exactly max crlf", in: "12345678\r\n", maxLine: 8, want: []string{"12345678"}},
+	{name: "max plus one rejected once then resume", in: "123456789\nok\n", maxLine: 8, want: []string{tooLongMark, "ok"}},
+	{name: "max plus one ending in cr", in: "12345678x\r\nok\n", maxLine: 8, want: []string{tooLongMark, "ok"}},
+	{name: "long line with trailing cr only", in: "12345678\r\r\nok\n", maxLine: 8, want: []string{tooLongMark, "ok"}},
+	{name: "very long line resumes", in: "a\n" + strings.Repeat("x", 100) + "\nb\n", maxLine: 8, want: []string{"a", tooLongMark, "b"}},
+	{name: "two long lines in a row", in: strings.Repeat("x", 20) + "\n" + strings.Repeat("y", 9) + "\nz\n", maxLine: 8, want: []string{tooLongMark, tooLongMark, "z"}},
+	{name: "long spaces rejected not skipped", in: strings.Repeat(" ", 9) + "\nz\n", maxLine: 8, want: []string{tooLongMark, "z"}},
+	{name: "long final line at eof", in: "a\n" + strings.Repeat("x", 50), maxLine: 8, want: []string{"a", tooLongMark}},
+	{name: "exactly max at eof", in: "a\n12345678", maxLine: 8, want: []string{"a", "12345678"}},
+	{name: "max plus one at eof", in: "a\n123456789", maxLine: 8, want: []string{"a", tooLongMark}},
+	{name: "no limit", in: strings.Repeat("x", 100) + "\n", maxLine: -1, want: []string{strings.Repeat("x", 100)}},
+}
+
+// TestFramingTable runs every case through a Reader (whole, one byte per
+// Read, at every split point) and a Decoder (same chunkings), and checks the
+// table against the reference splitter too.
+func TestFramingTable(t *testing.T) {
+	for i, tc := range framingCases {
+		in := []byte(tc.in)
+		opt := ReaderOptions{MaxLine: tc.maxLine}
+		maxLine, _ := opt.normalize()
+		if ref := refFrames(in, maxLine); !equalFrames(ref, tc.want) {
+			t.Fatalf("#%d %s: reference splitter gives %q, table wants %q", i, tc.name, ref, tc.want)
+		}
+		chunkings := map[string][][]byte{"whole": {in}, "bytewise": splitEvery(in, 1)}
+		for k := 1; k < len(in); k++ {
+			chunkings["split@"+itoa(k)] = [][]byte{in[:k], in[k:]}
+		}
+		for cname, chunks := range chunkings {
+			sizes := make([]int, len(chunks))
+			for j, c := range chunks {
+				sizes[j] = len(c)
+			}
+			for _, eofWithData := range []bool{false, true} {
+				r := NewReader(&chunkReader{data: in, sizes: sizes, eofWithData: eofWithData}, opt)
+				got, err := readAll(t, r)
+				if err != io.EOF {
+					t.Errorf("#%d %s/%s Reader: final error %v, want io.EOF", i, tc.name, cname, err)
+				}
+				if !equalFrames(got, tc.want) {
+					t.Errorf("#%d %s/%s Reader: got %q, want %q", i, tc.name, cname, got, tc.want)
+				}
+				r.Release()
+			}
+			d := NewDecoder(opt)
+			if got := decodeChunks(t, d, chunks); !equalFrames(got, tc.want) {
+				t.Errorf("#%d %s/%s Decoder: got %q, want %q", i, tc.name, cname, got, tc.want)
+			}
+			if d.Buffered() != 0 {
+				t.Errorf("#%d %s/%s Decoder: Buffered = %d after End", i, tc.name, cname, d.Buffered())
+			}
+			d.Release()
+		}
+	}
+}
+
+func TestDecoderZeroCopy(t *testing.T) {
+	chunk := []byte("{\"a\":1}\n{\"b\":\nxx")
+	d := NewDecoder(ReaderOptions{})
+	d.Feed(chunk)
+	f, err := d.Next()
+	if err != nil || string(f) != `{"a":1}` {
+		t.Fatalf("Next = %q, %v", f, err)
+	}
+	if &f[0] != &chunk[0] {
+		t.Errorf("frame inside the chunk was copied")
+	}
+	if cap(f) != len(f) {
+		t.Errorf("frame cap %d, want clipped to len %d", cap(f), len(f))
+	}
+	if f, err := d.Next(); err != nil || string(f) != `{"b":` {
+		t.Fatalf("Next = %q, %v", f, err)
+	}
+	if f, err := d.Next(); f != nil || err != nil {
+		t.Fatalf("Next = %q, %v; want nil, nil", f, err)
+	}
+	if d.Buffered() != 2 {
+		t.Errorf("Buffered = %d, want 2", d.Buffered())
+	}
+	d.Feed([]byte("x\n"))
+	if f, err := d.Next(); err != nil || string(f) != "xxx" {
+		t.Fatalf("Next = %q, %v", f, err)
+	}
+}
+
+// TestDecoderFeedUndrained covers Feed before Next returned (nil, nil): the
+// rest of the old chunk is copied and its frames still come out, in order.
+func TestDecoderFeedUndrained(t *testing.T) {
+	tests := []struct {
+		name    string
+		chunks  []string
+		pulls   []int // frames pulled after each Feed (-1: drain)
+		maxLine int
+		want    []string
+	}{
+		{name: "detach with Feed(nil)", chunks: []string{"a\nb\nc\npart", "", "ial\nd\n"}, pulls: []int{1, 0, -1}, want: []string{"a", "b", "c", "partial", "d"}},
+		{name: "backlog then more", chunks: []string{"a\nb", "c\nd\n", "e\n"}, pulls: []int{0, 1, -1}, want: []string{"a", "bc", "d", "e"}},
+		{name: "backlog with long line", chunks: []string{"a\n123456789\nb\n", "c\n"}, pulls: []int{1, -1}, maxLine: 8, want: []string{"a", tooLongMark, "b", "c"}},
+		{name: "backlog while discarding", chunks: []string{"1234567890", "999\nok\n", "x\n"}, pulls: []int{1, 0, -1}, maxLine: 8, want: []string{tooLongMark, "ok", "x"}},
+		{name: "backlog blank lines", chunks: []string{"\n \n\r\na\n", "b\n"}, pulls: []int{0, -1}, want: []string{"a", "b"}},
+	}
+	for i, tc := range tests {
+		d := NewDecoder(ReaderOptions{MaxLine: tc.maxLine})
+		var got []string
+		pull := func(n int) {
+			for k := 0; n < 0 || k < n; k++ {
+				f, err := d.Next()
+				switch {
+				case err == ErrLineTooLong:
+					got = append(got, tooLongMark)
+				case err != nil:
+					t.Fatalf("#%d: %v", i, err)
+				case f == nil:
+					return
+				default:
+					got = append(got, string(f))
+				}
+			}
+		}
+		for j, c := range tc.chunks {
+			buf := []byte(c)
+			d.Feed(buf)
+			pull(tc.pulls[j])
+			if tc.pulls[j] >= 0 {
+				d.Feed(nil) // detach: the caller reuses buf now
+			}
+			for k := range buf {
+				buf[k] = '#'
+			}
+		}
+		d.End()
+		pull(-1)
+		if !equalFrames(got, tc.want) {
+			t.Errorf("#%d %s: got %q, want %q", i, tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestDecoderTooLongSnippetAndCounter(t *testing.T) {
+	d := NewDecoder(ReaderOptions{MaxLine: 40})
+	long := strings.Repeat("0123456789", 10)
+	d.Feed([]byte(long[:25]))
+	if f, err := d.Next(); f != nil || err != nil {
+		t.Fatalf("Next = %q, %v", f, err)
+	}
+	d.Feed([]byte(long[25:]))
+	if _, err := d.Next(); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("err = %v, want ErrLineTooLong", err)
+	}
+	if got, want := string(d.LastTooLong()), long[:snippetLen]; got != want {
+		t.Errorf("LastTooLong = %q, want %q", got, want)
+	}
+	if !strings.HasPrefix(ErrLineTooLong.Error(), "framing: ") {
+		t.Errorf("error text %q lacks the package prefix", ErrLineTooLong)
+	}
+	d.Feed([]byte("tail\nok\n"))
+	if f, err := d.Next(); err != nil || string(f) != "ok" {
+		t.Fatalf("Next = %q, %v; want ok", f, err)
+	}
+	if d.TooLong() != 1 {
+		t.Errorf("TooLong = %d, want 1", d.TooLong())
+	}
+	if d.Buffered() != 0 {
+		t.Errorf("Buffered = %d, want 0", d.Buffered())
+	}
+}
+
+// TestUTF8SplitAcrossReads cuts multi-byte characters at every byte.
+func TestUTF8SplitAcrossReads(t *testing.T) {
+	line := `{"text":"héllo wörld — 世界 🎉🎉 ünïcödé"}`
+	in := []byte(line + "\n" + line + "\r\n")
+	for k := 1; k < len(in); k++ {
+		r := NewReader(&chunkReader{data: in, sizes: []int{k}}, ReaderOptions{})
+		got, err := readAll(t, r)
+		if err != io.EOF || len(got) != 2 || got[0] != line || got[1] != line {
+			t.Fatalf("chunk %d: Reader got %q, %v", k, got, err)
+		}
+		r.Release()
+		d := NewDecoder(ReaderOptions{})
+		got = decodeChunks(t, d, splitEvery(in, k))
+		if len(got) != 2 || got[0] != line || got[1] != line {
+			t.Fatalf("chunk %d: Decoder got %q", k, got)
+		}
+		for _, f := range got {
+			if !utf8.ValidString(f) {
+				t.Fatalf("chunk %d: invalid UTF-8 %q", k, f)
+			}
+		}
+	}
+}
+
+func TestDecoderReleaseAndReuse(t *testing.T) {
+	d := NewDecoder(ReaderOptions{})
+	d.Feed([]byte("partial"))
+	if f, err := d.Next(); f != nil || err != nil {
+		t.Fatalf("Next = %q, %v", f, err)
+	}
+	d.Release()
+	d.Release() // idempotent
+	if d.Buffered() != 0 || d.scratchCap() != 0 {
+		t.Fatalf("after Release: Buffered %d, scratch cap %d", d.Buffered(), d.scratchCap())
+	}
+	d.Feed([]byte("fresh\n"))
+	if f, err := d.Next(); err != nil || string(f) != "fresh" {
+		t.Fatalf("Next after Release = %q, %v", f, err)
+	}
+}
