@@ -45,45 +45,38 @@ func LookupString(obj []byte, key string) (Str, bool) {
 	return Str{Raw: raw[1 : len(raw)-1], Escaped: bytes.IndexByte(raw, '\\') >= 0, Present: true}, true
 }
 
-// lookup walks path. code is 0 or the scanErr* that stopped it.
+// lookup walks path. code is 0 or the scanErr* that stopped it. The
+// outermost value is always scanned to its end (and checked for trailing
+// bytes), so a truncated or malformed obj is never reported as found; each
+// object on the path is scanned completely, so the last repeat wins.
 func lookup(obj []byte, path []string) (raw []byte, found, dup bool, code int) {
 	var sk skipper
 	sk.max = MaxDepthLimit
-	cur := obj
-	i := skipWS(cur, 0)
-	if i >= len(cur) {
+	start := skipWS(obj, 0)
+	if start >= len(obj) {
 		return nil, false, false, scanErrParse
 	}
-	if len(path) == 0 {
-		e := sk.skip(cur, i, 0)
+	if len(path) == 0 || obj[start] != '{' {
+		e := sk.skip(obj, start, 0)
 		if e < 0 {
 			return nil, false, false, e
 		}
-		if skipWS(cur, e) != len(cur) {
+		if skipWS(obj, e) != len(obj) {
 			return nil, false, false, scanErrParse
 		}
-		return cur[i:e], true, false, 0
+		if len(path) == 0 {
+			return obj[start:e], true, false, 0
+		}
+		return nil, false, false, 0 // valid, but not an object
 	}
-	for pi, name := range path {
-		i := skipWS(cur, 0)
-		if i >= len(cur) || cur[i] != '{' {
-			if pi == 0 {
-				// Still report malformed input as such.
-				if i < len(cur) {
-					if e := sk.skip(cur, i, 0); e < 0 {
-						return nil, false, false, e
-					} else if skipWS(cur, e) != len(cur) {
-						return nil, false, false, scanErrParse
-					}
-				} else {
-					return nil, false, false, scanErrParse
-				}
-			}
-			return nil, false, dup, 0
+	cur := obj[start:]
+	for depth, name := range path {
+		if len(cur) == 0 || cur[0] != '{' {
+			return nil, false, dup, 0 // walked into a non-object
 		}
 		var val []byte
 		hit := false
-		i = skipWS(cur, i+1)
+		i := skipWS(cur, 1)
 		if i < len(cur) && cur[i] == '}' {
 			i++
 		} else {
@@ -97,9 +90,7 @@ func lookup(obj []byte, path []string) (raw []byte, found, dup bool, code int) {
 					return nil, false, false, e
 				}
 				if keyIs(key, fl, name) {
-					if hit {
-						dup = true
-					}
+					dup = dup || hit
 					val, hit = cur[v:e], true
 				}
 				var done bool
@@ -110,8 +101,8 @@ func lookup(obj []byte, path []string) (raw []byte, found, dup bool, code int) {
 				}
 			}
 		}
-		if pi == 0 && skipWS(cur, i) != len(cur) {
-			return nil, false, false, scanErrParse
+		if depth == 0 && skipWS(cur, i) != len(cur) {
+			return nil, false, false, scanErrParse // trailing bytes after the object
 		}
 		if !hit {
 			return nil, false, dup, 0
@@ -126,4 +117,43 @@ func keyIs(key []byte, fl uint8, name string) bool {
 		return string(key) == name
 	}
 	return equalEscaped(key, name)
+}
+
+// member scans `"name" ws : ws` at b[i]. It returns the name's raw bytes,
+// its scan flags and the index of the value.
+func member(b []byte, i int) ([]byte, uint8, int) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, scanErrParse
+	}
+	e, fl := scanString(b, i+1)
+	if e < 0 {
+		return nil, 0, e
+	}
+	key := b[i+1 : e-1]
+	e = skipWS(b, e)
+	if e >= len(b) || b[e] != ':' {
+		return nil, 0, scanErrParse
+	}
+	e = skipWS(b, e+1)
+	if e >= len(b) {
+		return nil, 0, scanErrParse
+	}
+	return key, fl, e
+}
+
+// next moves past the separator after a member value. It returns the index
+// of the next member name, or the index just past '}' and true when the
+// object ended.
+func next(b []byte, i int) (int, bool) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return scanErrParse, false
+	}
+	switch b[i] {
+	case ',':
+		return skipWS(b, i+1), false
+	case '}':
+		return i + 1, true
+	}
+	return scanErrParse, false
 }

@@ -1,6 +1,9 @@
 package codec
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // Kind is the JSON-RPC message kind found by Peek.
 type Kind uint8
@@ -63,6 +66,7 @@ const (
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
 	MetaProgressToken      = "progressToken"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
 )
 
 // Envelope is what Peek records about one message. Every []byte and Str.Raw
@@ -127,12 +131,13 @@ const (
 	keyClientCapabilities
 	keyLogLevel
 	keyProgressToken
+	keyClientInfo
 )
 
 var (
 	topNames    = [][]byte{[]byte("jsonrpc"), []byte("id"), []byte("method"), []byte("params"), []byte("result"), []byte("error")}
 	paramsNames = [][]byte{[]byte("name"), []byte("uri"), []byte("arguments"), []byte("_meta"), []byte("requestId")}
-	metaNames   = [][]byte{[]byte(MetaProtocolVersion), []byte(MetaClientCapabilities), []byte(MetaLogLevel), []byte(MetaProgressToken)}
+	metaNames   = [][]byte{[]byte(MetaProtocolVersion), []byte(MetaClientCapabilities), []byte(MetaLogLevel), []byte(MetaProgressToken), []byte(MetaClientInfo)}
 )
 
 // Semantic problems found while the syntax scan goes on; reported after it.
@@ -192,7 +197,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekOptions) error {
 	var end int
 	c := msg[i]
 	if c == '{' {
-		end = p.top(i + 1)
+		end = p.object(i+1, levelTop)
 	} else {
 		end = p.sk.skip(msg, i, 0)
 	}
@@ -255,334 +260,366 @@ func (p *parser) finish() error {
 	return nil
 }
 
-// member scans `"name" ws : ws` at b[i]. It returns the key's raw bytes,
-// its scan flags and the index of the value.
-func member(b []byte, i int) ([]byte, uint8, int) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, 0, scanErrParse
-	}
-	e, fl := scanString(b, i+1)
-	if e < 0 {
-		return nil, 0, e
-	}
-	key := b[i+1 : e-1]
-	e = skipWS(b, e)
-	if e >= len(b) || b[e] != ':' {
-		return nil, 0, scanErrParse
-	}
-	e = skipWS(b, e+1)
-	if e >= len(b) {
-		return nil, 0, scanErrParse
-	}
-	return key, fl, e
-}
+// Object levels Peek inspects.
+const (
+	levelTop    = 1 // the message object
+	levelParams = 2 // params
+	levelMeta   = 3 // params._meta
+)
 
-// next moves past the separator after a member value. It returns the index
-// of the next member name, or the index just past '}' and true when the
-// object ended.
-func next(b []byte, i int) (int, bool) {
-	i = skipWS(b, i)
-	if i >= len(b) {
-		return scanErrParse, false
-	}
-	switch b[i] {
-	case ',':
-		return skipWS(b, i+1), false
-	case '}':
-		return i + 1, true
-	}
-	return scanErrParse, false
-}
-
-// see records key k at one level and reports whether it should be handled;
-// a repeat or a case-variant is flagged and then skipped like an unknown key.
-func (p *parser) see(seen *uint32, k int) bool {
-	if k == keyUnknown {
-		return false
-	}
-	if k == keyFold || *seen&(1<<k) != 0 {
-		p.bad |= badDup
-		return false
-	}
-	*seen |= 1 << k
-	return true
-}
-
-// top parses the members of the top-level object; i is just past '{'.
-func (p *parser) top(i int) int {
+// object parses the members of the object at level (1 top, 2 params,
+// 3 _meta) whose '{' is at b[i-1], records what it finds and returns the
+// index just past its '}'. The common compact layout (no whitespace, string
+// values) is handled inline; everything else goes through the skipper.
+func (p *parser) object(i int, level int) int {
 	b, env := p.b, p.env
+	var seen uint32
 	i = skipWS(b, i)
-	if i < len(b) && b[i] == '}' {
+	if uint(i) < uint(len(b)) && b[i] == '}' {
 		return i + 1
 	}
-	var seen uint32
 	for {
-		key, fl, v := member(b, i)
-		if v < 0 {
-			return v
+		// Member name.
+		if uint(i) >= uint(len(b)) || b[i] != '"' {
+			return scanErrParse
 		}
-		i = v
-		k := classifyTop(key, fl)
-		if !p.see(&seen, k) {
-			k = keyUnknown
-		}
-		switch k {
-		case keyJSONRPC:
-			p.bad |= sawVersion
-			if b[i] == '"' {
-				e, sfl := scanString(b, i+1)
-				if e < 0 {
-					return e
-				}
-				s := Str{Raw: b[i+1 : e-1], Escaped: sfl&strEscaped != 0, Present: true}
-				if !s.EqualString("2.0") {
-					p.bad |= badVersion
-				}
-				i = e
-			} else {
-				p.bad |= badVersion
-				i = p.sk.skip(b, i, 1)
-			}
-		case keyID:
-			i = p.id(i)
-		case keyMethod:
-			p.bad |= sawMethod
-			if b[i] == '"' {
-				e, sfl := scanString(b, i+1)
-				if e < 0 {
-					return e
-				}
-				env.Method = Str{Raw: b[i+1 : e-1], Escaped: sfl&strEscaped != 0, Present: true}
-				i = e
-			} else {
-				p.bad |= badMethod
-				i = p.sk.skip(b, i, 1)
-			}
-		case keyParams:
-			if b[i] == '{' {
-				if p.sk.max < 2 {
-					return scanErrDeep
-				}
-				e := p.params(i + 1)
-				if e < 0 {
-					return e
-				}
-				env.Params = b[i:e]
-				i = e
-			} else {
-				p.bad |= badParams
-				i = p.sk.skip(b, i, 1)
-			}
-		case keyResult:
-			env.HasResult = true
-			i = p.sk.skip(b, i, 1)
-		case keyError:
-			env.HasError = true
-			i = p.sk.skip(b, i, 1)
-		default:
-			i = p.sk.skip(b, i, 1)
-		}
-		if i < 0 {
-			return i
-		}
-		var done bool
-		if i, done = next(b, i); done || i < 0 {
-			return i
-		}
-	}
-}
-
-// id reads the top-level "id" value at b[i].
-func (p *parser) id(i int) int {
-	b, env := p.b, p.env
-	switch c := b[i]; {
-	case c == '"':
-		e, _ := scanString(b, i+1)
+		ks := i + 1
+		k, e := knownKey(b, ks, level)
 		if e < 0 {
-			return e
+			var fl uint8
+			if e = quickString(b, ks); e < 0 {
+				if e, fl = scanStringSlow(b, ^e, 0); e < 0 {
+					return e
+				}
+			}
+			k = classify(b[ks:e-1], fl, level)
 		}
-		env.ID, env.IDKind = b[i:e], IDString
-		return e
-	case c == '-' || c-'0' <= 9:
-		e, isInt := scanNumber(b, i)
-		if e < 0 {
-			return e
-		}
-		if isInt {
-			env.ID, env.IDKind = b[i:e], IDNumber
+		i = e
+		if uint(i) < uint(len(b)) && b[i] == ':' {
+			i++
 		} else {
-			env.IDKind = IDInvalid
+			i = skipWS(b, i)
+			if uint(i) >= uint(len(b)) || b[i] != ':' {
+				return scanErrParse
+			}
+			i++
 		}
-		return e
-	case c == 'n':
-		env.IDKind = IDNull
-		return scanLiteral(b, i)
-	}
-	env.IDKind = IDInvalid
-	return p.sk.skip(b, i, 1)
-}
+		if uint(i) < uint(len(b)) && b[i] <= ' ' {
+			i = skipWS(b, i)
+		}
+		if uint(i) >= uint(len(b)) {
+			return scanErrParse
+		}
 
-// params parses the members of the params object (depth 2); i is just past '{'.
-func (p *parser) params(i int) int {
-	b, env := p.b, p.env
-	i = skipWS(b, i)
-	if i < len(b) && b[i] == '}' {
-		return i + 1
-	}
-	var seen uint32
-	for {
-		key, fl, v := member(b, i)
-		if v < 0 {
-			return v
+		// Member value.
+		if k != keyUnknown {
+			if k == keyFold || seen&(1<<k) != 0 {
+				p.bad |= badDup // A10: reported once the syntax scan is done
+				k = keyUnknown
+			} else {
+				seen |= 1 << k
+			}
 		}
-		i = v
-		k := classifyParams(key, fl)
-		if !p.see(&seen, k) {
-			k = keyUnknown
-		}
-		switch k {
-		case keyName, keyURI:
-			if b[i] == '"' {
-				e, sfl := scanString(b, i+1)
+		c := b[i]
+		if k == keyJSONRPC && hasAt(b, i, `"2.0"`) {
+			p.bad |= sawVersion // the usual spelling: no scan, no unescape
+			i += 5
+		} else if c == '"' {
+			// String value: one scan, then record it if wanted.
+			e, sfl := quickString(b, i+1), uint8(0)
+			if e < 0 {
+				if e, sfl = scanStringSlow(b, ^e, 0); e < 0 {
+					return e
+				}
+			}
+			if k != keyUnknown {
+				p.stringMember(k, Str{Raw: b[i+1 : e-1], Escaped: sfl&strEscaped != 0, Present: true}, b[i:e])
+			}
+			i = e
+		} else {
+			switch k {
+			case keyUnknown, keyArguments, keyClientCapabilities, keyResult, keyError, keyClientInfo:
+				e := p.sk.skip(b, i, level)
 				if e < 0 {
 					return e
 				}
-				s := Str{Raw: b[i+1 : e-1], Escaped: sfl&strEscaped != 0, Present: true}
-				if k == keyName {
-					env.Name = s
-				} else {
-					env.URI = s
+				switch k {
+				case keyArguments:
+					env.Arguments = b[i:e]
+				case keyClientCapabilities:
+					if c == '{' {
+						env.ClientCapabilities = b[i:e]
+					}
+				case keyResult:
+					env.HasResult = true
+				case keyError:
+					env.HasError = true
 				}
 				i = e
-			} else {
-				i = p.sk.skip(b, i, 2)
-			}
-		case keyArguments:
-			e := p.sk.skip(b, i, 2)
-			if e < 0 {
-				return e
-			}
-			env.Arguments = b[i:e]
-			i = e
-		case keyMeta:
-			if b[i] == '{' {
-				if p.sk.max < 3 {
+			case keyParams, keyMeta:
+				if c != '{' {
+					if k == keyParams {
+						p.bad |= badParams
+					}
+					i = p.sk.skip(b, i, level)
+					break
+				}
+				if p.sk.max <= level {
 					return scanErrDeep
 				}
-				e := p.meta(i + 1)
+				e := p.object(i+1, level+1)
 				if e < 0 {
 					return e
 				}
-				env.Meta = b[i:e]
-				i = e
-			} else {
-				i = p.sk.skip(b, i, 2)
-			}
-		case keyRequestID:
-			var tok []byte
-			tok, i = p.token(i, 2)
-			env.RequestID = tok
-		default:
-			i = p.sk.skip(b, i, 2)
-		}
-		if i < 0 {
-			return i
-		}
-		var done bool
-		if i, done = next(b, i); done || i < 0 {
-			return i
-		}
-	}
-}
-
-// token skips the value at b[i] (inside a container at depth) and returns its
-// raw bytes when it is a string or an integer (request ids, progress tokens).
-func (p *parser) token(i, depth int) ([]byte, int) {
-	b := p.b
-	switch c := b[i]; {
-	case c == '"':
-		e, _ := scanString(b, i+1)
-		if e < 0 {
-			return nil, e
-		}
-		return b[i:e], e
-	case c == '-' || c-'0' <= 9:
-		e, isInt := scanNumber(b, i)
-		if e < 0 || !isInt {
-			return nil, e
-		}
-		return b[i:e], e
-	}
-	return nil, p.sk.skip(b, i, depth)
-}
-
-// meta parses the members of params._meta (depth 3); i is just past '{'.
-func (p *parser) meta(i int) int {
-	b, env := p.b, p.env
-	i = skipWS(b, i)
-	if i < len(b) && b[i] == '}' {
-		return i + 1
-	}
-	var seen uint32
-	for {
-		key, fl, v := member(b, i)
-		if v < 0 {
-			return v
-		}
-		i = v
-		k := classifyMeta(key, fl)
-		if !p.see(&seen, k) {
-			k = keyUnknown
-		}
-		switch k {
-		case keyProtocolVersion, keyLogLevel:
-			if b[i] == '"' {
-				e, sfl := scanString(b, i+1)
-				if e < 0 {
-					return e
-				}
-				s := Str{Raw: b[i+1 : e-1], Escaped: sfl&strEscaped != 0, Present: true}
-				if k == keyProtocolVersion {
-					env.ProtocolVersion = s
+				if k == keyParams {
+					env.Params = b[i:e]
 				} else {
-					env.LogLevel = s
+					env.Meta = b[i:e]
 				}
 				i = e
-			} else {
-				if k == keyProtocolVersion {
+			case keyID, keyRequestID, keyProgressToken:
+				i = p.token(k, i, c, level)
+			default:
+				// A string was expected (jsonrpc, method, name, uri,
+				// protocolVersion, logLevel) and something else came.
+				switch k {
+				case keyJSONRPC:
+					p.bad |= badVersion
+				case keyMethod:
+					p.bad |= badMethod
+				case keyProtocolVersion:
 					env.NonStringVersion = true
 				}
-				i = p.sk.skip(b, i, 3)
+				i = p.sk.skip(b, i, level)
 			}
-		case keyClientCapabilities:
-			e := p.sk.skip(b, i, 3)
-			if e < 0 {
-				return e
+			if i < 0 {
+				return i
 			}
-			if b[i] == '{' {
-				env.ClientCapabilities = b[i:e]
+			if k == keyJSONRPC {
+				p.bad |= sawVersion
+			} else if k == keyMethod {
+				p.bad |= sawMethod
 			}
-			i = e
-		case keyProgressToken:
-			var tok []byte
-			tok, i = p.token(i, 3)
-			env.ProgressToken = tok
-		default:
-			i = p.sk.skip(b, i, 3)
 		}
-		if i < 0 {
-			return i
+
+		// Separator.
+		if uint(i) < uint(len(b)) && b[i] == ',' {
+			i++
+			if uint(i) < uint(len(b)) && b[i] == '"' {
+				continue
+			}
+			i = skipWS(b, i)
+			continue
 		}
-		var done bool
-		if i, done = next(b, i); done || i < 0 {
-			return i
+		i = skipWS(b, i)
+		if uint(i) < uint(len(b)) {
+			switch b[i] {
+			case '}':
+				return i + 1
+			case ',':
+				i = skipWS(b, i+1)
+				continue
+			}
 		}
+		return scanErrParse
 	}
 }
 
-// classifyTop maps a top-level member name to its key.
-func classifyTop(key []byte, fl uint8) int {
-	if fl&strEscaped == 0 {
+// stringMember records the string value s (raw token tok, quotes
+// included) of recognised member k.
+func (p *parser) stringMember(k int, s Str, tok []byte) {
+	env := p.env
+	switch k {
+	case keyJSONRPC:
+		p.bad |= sawVersion
+		if !s.EqualString("2.0") {
+			p.bad |= badVersion
+		}
+	case keyID:
+		env.ID, env.IDKind = tok, IDString
+	case keyMethod:
+		p.bad |= sawMethod
+		env.Method = s
+	case keyParams:
+		p.bad |= badParams
+	case keyResult:
+		env.HasResult = true
+	case keyError:
+		env.HasError = true
+	case keyName:
+		env.Name = s
+	case keyURI:
+		env.URI = s
+	case keyArguments:
+		env.Arguments = tok
+	case keyRequestID:
+		env.RequestID = tok
+	case keyProtocolVersion:
+		env.ProtocolVersion = s
+	case keyLogLevel:
+		env.LogLevel = s
+	case keyProgressToken:
+		env.ProgressToken = tok
+	}
+	// keyMeta and keyClientCapabilities that are strings are not objects: ignored.
+}
+
+// token handles a non-string value, first byte c at b[i], of "id",
+// "requestId" or "progressToken": an integer is recorded, anything else is
+// skipped (and classified, for "id": GEN-03).
+func (p *parser) token(k, i int, c byte, level int) int {
+	b, env := p.b, p.env
+	if c == '-' || c-'0' <= 9 {
+		e, isInt := scanNumber(b, i)
+		if e < 0 {
+			return e
+		}
+		switch {
+		case !isInt:
+			if k == keyID {
+				env.IDKind = IDInvalid
+			}
+		case k == keyID:
+			env.ID, env.IDKind = b[i:e], IDNumber
+		case k == keyRequestID:
+			env.RequestID = b[i:e]
+		default:
+			env.ProgressToken = b[i:e]
+		}
+		return e
+	}
+	if k == keyID {
+		if c == 'n' {
+			env.IDKind = IDNull
+			return scanLiteral(b, i)
+		}
+		env.IDKind = IDInvalid
+	}
+	return p.sk.skip(b, i, level)
+}
+
+// Words of the _meta names for knownKey (little endian).
+var (
+	metaW0 = leString("io.model")
+	metaW1 = leString("contextp")
+	metaW2 = leString("rotocol/")
+	pvW0   = leString("protocol")
+	pvW1   = leString(`Version"`)
+)
+
+func leString(s string) uint64 { return binary.LittleEndian.Uint64([]byte(s)) }
+
+// le64 loads the 8 bytes at b[i:] as a little-endian word; the caller has
+// checked i+8 <= len(b).
+func le64(b []byte, i int) uint64 { return word(b, i) }
+
+// hasAt reports whether b[i:] starts with lit.
+func hasAt(b []byte, i int, lit string) bool {
+	return uint(i) <= uint(len(b)) && len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
+}
+
+// knownKey is the fast path for member names: it compares b[i:] with each
+// recognised name of level followed by its closing quote and, on a match,
+// returns the key and the index past the quote without scanning or
+// unescaping. Anything else returns -1 and goes through scanString and
+// classify (which also catch escaped spellings and case variants).
+func knownKey(b []byte, i int, level int) (int, int) {
+	if uint(i) >= uint(len(b)) {
+		return keyUnknown, -1
+	}
+	switch level {
+	case levelTop:
+		switch b[i] {
+		case 'j':
+			if hasAt(b, i, `jsonrpc"`) {
+				return keyJSONRPC, i + 8
+			}
+		case 'i':
+			if hasAt(b, i, `id"`) {
+				return keyID, i + 3
+			}
+		case 'm':
+			if hasAt(b, i, `method"`) {
+				return keyMethod, i + 7
+			}
+		case 'p':
+			if hasAt(b, i, `params"`) {
+				return keyParams, i + 7
+			}
+		case 'r':
+			if hasAt(b, i, `result"`) {
+				return keyResult, i + 7
+			}
+		case 'e':
+			if hasAt(b, i, `error"`) {
+				return keyError, i + 6
+			}
+		}
+	case levelParams:
+		switch b[i] {
+		case 'n':
+			if hasAt(b, i, `name"`) {
+				return keyName, i + 5
+			}
+		case 'u':
+			if hasAt(b, i, `uri"`) {
+				return keyURI, i + 4
+			}
+		case 'a':
+			if hasAt(b, i, `arguments"`) {
+				return keyArguments, i + 10
+			}
+		case '_':
+			if hasAt(b, i, `_meta"`) {
+				return keyMeta, i + 6
+			}
+		case 'r':
+			if hasAt(b, i, `requestId"`) {
+				return keyRequestID, i + 10
+			}
+		}
+	default:
+		switch b[i] {
+		case 'i':
+			// "io.modelcontextprotocol/" as three little-endian words.
+			if len(b)-i < 33 || (le64(b, i)^metaW0)|(le64(b, i+8)^metaW1)|(le64(b, i+16)^metaW2) != 0 {
+				break
+			}
+			j := i + 24
+			switch b[j] {
+			case 'p':
+				if len(b)-j >= 16 && (le64(b, j)^pvW0)|(le64(b, j+8)^pvW1) == 0 {
+					return keyProtocolVersion, j + 16
+				}
+			case 'c':
+				if hasAt(b, j, `clientCapabilities"`) {
+					return keyClientCapabilities, j + 19
+				}
+				if hasAt(b, j, `clientInfo"`) {
+					return keyClientInfo, j + 11
+				}
+			case 'l':
+				if hasAt(b, j, `logLevel"`) {
+					return keyLogLevel, j + 9
+				}
+			}
+		case 'p':
+			if hasAt(b, i, `progressToken"`) {
+				return keyProgressToken, i + 14
+			}
+		}
+	}
+	return keyUnknown, -1
+}
+
+// classify maps a member name at level to its key: a recognised name, an
+// unknown one, or keyFold for a name that only case-folds to a recognised one.
+func classify(key []byte, fl uint8, level int) int {
+	if fl&strEscaped != 0 {
+		return classifyEscaped(key, level)
+	}
+	switch level {
+	case levelTop:
 		switch string(key) {
 		case "jsonrpc":
 			return keyJSONRPC
@@ -598,12 +635,7 @@ func classifyTop(key []byte, fl uint8) int {
 			return keyError
 		}
 		return foldKey(key, fl, topNames)
-	}
-	return classifyEscaped(key, classifyTop)
-}
-
-func classifyParams(key []byte, fl uint8) int {
-	if fl&strEscaped == 0 {
+	case levelParams:
 		switch string(key) {
 		case "name":
 			return keyName
@@ -617,12 +649,7 @@ func classifyParams(key []byte, fl uint8) int {
 			return keyRequestID
 		}
 		return foldKey(key, fl, paramsNames)
-	}
-	return classifyEscaped(key, classifyParams)
-}
-
-func classifyMeta(key []byte, fl uint8) int {
-	if fl&strEscaped == 0 {
+	default:
 		switch string(key) {
 		case MetaProtocolVersion:
 			return keyProtocolVersion
@@ -632,10 +659,11 @@ func classifyMeta(key []byte, fl uint8) int {
 			return keyLogLevel
 		case MetaProgressToken:
 			return keyProgressToken
+		case MetaClientInfo:
+			return keyClientInfo
 		}
 		return foldKey(key, fl, metaNames)
 	}
-	return classifyEscaped(key, classifyMeta)
 }
 
 // maxFoldLen bounds the byte length of any case-fold variant of a recognised
@@ -660,7 +688,7 @@ func foldKey(key []byte, fl uint8, names [][]byte) int {
 
 // classifyEscaped unescapes a member name that contains escapes ("\u006d…")
 // and classifies the result; a name too long to be a variant is unknown.
-func classifyEscaped(key []byte, classify func([]byte, uint8) int) int {
+func classifyEscaped(key []byte, level int) int {
 	var buf [maxFoldLen]byte
 	n, ok := unescapeBounded(buf[:], key)
 	if !ok {
@@ -674,5 +702,5 @@ func classifyEscaped(key []byte, classify func([]byte, uint8) int) int {
 			break
 		}
 	}
-	return classify(u, fl)
+	return classify(u, fl, level)
 }

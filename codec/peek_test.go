@@ -261,6 +261,8 @@ func TestPeekErrors(t *testing.T) {
 		{"A10 meta version duplicate", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}`, ErrDuplicateKey, "1"},
 		{"A10 Kelvin sign in progresstoKen", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressToKen":1}}}`, ErrDuplicateKey, "1"},
 		{"A10 Kelvin sign escaped", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressTo\u212aen":1}}}`, ErrDuplicateKey, "1"},
+		{"A10 meta clientInfo case variant", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientinfo":{}}}}`, ErrDuplicateKey, "1"},
+		{"A10 meta prefix case variant", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"IO.modelcontextprotocol/protocolVersion":"x"}}}`, ErrDuplicateKey, "1"},
 		{"A10 ſ in meta key", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientCapabilitieſ":{}}}}`, ErrDuplicateKey, "1"},
 		// A9: nesting.
 		{"A9 10k [ in params, id first", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}}`, ErrTooDeep, "7"},
@@ -372,6 +374,11 @@ func TestPeekAccepts(t *testing.T) {
 			func(e *Envelope) bool { return string(e.Arguments) == `[true,false,null,0,-1.5e-3,1E+2,"s",{},[]]` }},
 		{"depth exactly 128", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", 126) + strings.Repeat("]", 126) + `}}`,
 			func(e *Envelope) bool { return true }},
+		{"near-miss _meta names are unknown (fuzz regression: ^ and | precedence)",
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"iA00(0101A00A0000o$oAcl#clientCapabilities":{},"io.modelcontextprotocol/protocolVersionX":"a","io.modelcontextprotocoX/protocolVersion":"b","io.modelcontextprotocol/protocolVersio\"":"c","io.modelcontextprotocol/clientInfoo":1,"zo.modelcontextprotocol/logLevel":"d"}}}`,
+			func(e *Envelope) bool {
+				return e.ClientCapabilities == nil && !e.ProtocolVersion.Present && !e.LogLevel.Present
+			}},
 		{"DEL and U+FFFD raw", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\x7f\xef\xbf\xbd\"}",
 			func(e *Envelope) bool { return e.Method.EqualString("\x7f\uFFFD") }},
 	}

@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // Low-level RFC 8259 scanners shared by Peek and LookupPath. They work on a
@@ -62,9 +63,16 @@ func specialMask(x uint64) uint64 {
 	return ((x - lanes20) | ((x ^ lanes22) - lanes01) | ((x ^ lanes5c) - lanes01) | x) & lanes80
 }
 
+// word loads the 8 bytes at b[i:i+8] as a little-endian uint64 without a
+// bounds check. Callers must have checked 0 <= i && i+8 <= len(b) (every
+// index in this package starts at 0 and only grows).
+func word(b []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)), 8))
+}
+
 // skipWS skips JSON insignificant whitespace (RFC 8259 §2).
 func skipWS(b []byte, i int) int {
-	for i < len(b) {
+	for uint(i) < uint(len(b)) {
 		c := b[i]
 		if c > ' ' || (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
 			return i
@@ -77,23 +85,35 @@ func skipWS(b []byte, i int) int {
 // scanString scans a JSON string whose opening quote is at b[i-1]. It
 // validates escapes and UTF-8 and returns the index just past the closing
 // quote and the strEscaped/strNonASCII flags.
+//
+// The fast path looks at 8 bytes per step and returns as soon as the first
+// special byte is the closing quote; everything else (escapes, non-ASCII,
+// control bytes, the last < 8 bytes of b) goes to scanStringSlow.
 func scanString(b []byte, i int) (int, uint8) {
-	var fl uint8
+	if e := quickString(b, i); e >= 0 {
+		return e, 0
+	} else {
+		return scanStringSlow(b, ^e, 0)
+	}
+}
+
+// scanStringSlow continues scanString at b[i] with flags fl.
+func scanStringSlow(b []byte, i int, fl uint8) (int, uint8) {
 	for {
-		// 8 bytes at a time over plain runs.
-		for i+8 <= len(b) {
-			m := specialMask(binary.LittleEndian.Uint64(b[i:]))
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
+		if i >= 0 && i+8 <= len(b) {
+			m := specialMask(word(b, i))
+			if m == 0 {
+				i += 8
+				continue
 			}
-			i += 8
-		}
-		for i < len(b) && strPlain[b[i]] {
-			i++
-		}
-		if i >= len(b) {
-			return scanErrParse, fl
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			for uint(i) < uint(len(b)) && strPlain[b[i]] {
+				i++
+			}
+			if uint(i) >= uint(len(b)) {
+				return scanErrParse, fl
+			}
 		}
 		c := b[i]
 		switch {
@@ -176,9 +196,12 @@ func utf8SeqLen(b []byte, i int) int {
 // scanNumber scans an RFC 8259 number starting at b[i] ('-' or a digit) and
 // reports whether it is an integer (no fraction, no exponent).
 func scanNumber(b []byte, i int) (int, bool) {
+	if uint(i) >= uint(len(b)) {
+		return scanErrParse, false
+	}
 	if b[i] == '-' {
 		i++
-		if i >= len(b) {
+		if uint(i) >= uint(len(b)) {
 			return scanErrParse, false
 		}
 	}
@@ -187,33 +210,33 @@ func scanNumber(b []byte, i int) (int, bool) {
 		i++
 	case c >= '1' && c <= '9':
 		i++
-		for i < len(b) && b[i]-'0' <= 9 {
+		for uint(i) < uint(len(b)) && b[i]-'0' <= 9 {
 			i++
 		}
 	default:
 		return scanErrParse, false
 	}
 	isInt := true
-	if i < len(b) && b[i] == '.' {
+	if uint(i) < uint(len(b)) && b[i] == '.' {
 		isInt = false
 		i++
-		if i >= len(b) || b[i]-'0' > 9 {
+		if uint(i) >= uint(len(b)) || b[i]-'0' > 9 {
 			return scanErrParse, false
 		}
-		for i < len(b) && b[i]-'0' <= 9 {
+		for uint(i) < uint(len(b)) && b[i]-'0' <= 9 {
 			i++
 		}
 	}
-	if i < len(b) && b[i]|0x20 == 'e' {
+	if uint(i) < uint(len(b)) && b[i]|0x20 == 'e' {
 		isInt = false
 		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		if uint(i) < uint(len(b)) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if i >= len(b) || b[i]-'0' > 9 {
+		if uint(i) >= uint(len(b)) || b[i]-'0' > 9 {
 			return scanErrParse, false
 		}
-		for i < len(b) && b[i]-'0' <= 9 {
+		for uint(i) < uint(len(b)) && b[i]-'0' <= 9 {
 			i++
 		}
 	}
@@ -222,6 +245,9 @@ func scanNumber(b []byte, i int) (int, bool) {
 
 // scanLiteral checks for true, false or null at b[i].
 func scanLiteral(b []byte, i int) int {
+	if uint(i) >= uint(len(b)) {
+		return scanErrParse
+	}
 	switch b[i] {
 	case 't':
 		if i+4 <= len(b) && string(b[i:i+4]) == "true" {
@@ -252,11 +278,11 @@ type skipper struct {
 }
 
 func (s *skipper) push(d int, obj bool) {
-	if d >= stackInline {
+	if uint(d) >= stackInline {
 		s.pushDeep(d, obj)
 		return
 	}
-	w, m := d>>6, uint64(1)<<(d&63)
+	w, m := uint(d)>>6, uint64(1)<<(d&63)
 	if obj {
 		s.bits[w] |= m
 	} else {
@@ -278,27 +304,56 @@ func (s *skipper) pushDeep(d int, obj bool) {
 }
 
 func (s *skipper) isObj(d int) bool {
-	if d >= stackInline {
+	if uint(d) >= stackInline {
 		d -= stackInline
 		return s.deep[d>>6]&(uint64(1)<<(d&63)) != 0
 	}
-	return s.bits[d>>6]&(uint64(1)<<(d&63)) != 0
+	return s.bits[uint(d)>>6]&(uint64(1)<<(d&63)) != 0
 }
 
 // skip validates the JSON value starting at b[i] (no leading whitespace) that
 // sits inside containers nested depth deep, and returns the index just past
 // it. A container opened at depth d+1 > s.max fails with scanErrDeep.
+//
+// The loop keeps the kind of the innermost open container in inObj and
+// reads the bit stack only when a container closes.
 func (s *skipper) skip(b []byte, i, depth int) int {
 	base := depth
+	inObj, wantKey := false, false
 	for {
+		if wantKey {
+			// `"name" ws : ws` of an object member.
+			if uint(i) >= uint(len(b)) || b[i] != '"' {
+				return scanErrParse
+			}
+			if e := quickString(b, i+1); e >= 0 {
+				i = e
+			} else if i, _ = scanStringSlow(b, ^e, 0); i < 0 {
+				return i
+			}
+			if uint(i) < uint(len(b)) && b[i] == ':' {
+				i++
+			} else {
+				i = skipWS(b, i)
+				if uint(i) >= uint(len(b)) || b[i] != ':' {
+					return scanErrParse
+				}
+				i++
+			}
+			if uint(i) < uint(len(b)) && b[i] <= ' ' {
+				i = skipWS(b, i)
+			}
+			wantKey = false
+		}
 		// A value is expected at b[i].
-		if i >= len(b) {
+		if uint(i) >= uint(len(b)) {
 			return scanErrParse
 		}
 		switch c := b[i]; c {
 		case '"':
-			i, _ = scanString(b, i+1)
-			if i < 0 {
+			if e := quickString(b, i+1); e >= 0 {
+				i = e
+			} else if i, _ = scanStringSlow(b, ^e, 0); i < 0 {
 				return i
 			}
 		case '{', '[':
@@ -306,26 +361,24 @@ func (s *skipper) skip(b []byte, i, depth int) int {
 			if depth > s.max {
 				return scanErrDeep
 			}
-			obj := c == '{'
-			s.push(depth, obj)
-			i = skipWS(b, i+1)
-			if i >= len(b) {
+			inObj = c == '{'
+			s.push(depth, inObj)
+			i++
+			if uint(i) < uint(len(b)) && b[i] <= ' ' {
+				i = skipWS(b, i)
+			}
+			if uint(i) >= uint(len(b)) {
 				return scanErrParse
 			}
-			if obj {
-				if b[i] == '}' {
-					depth--
-					i++
-					break
-				}
-				if i = s.memberName(b, i); i < 0 {
-					return i
-				}
-			} else if b[i] == ']' {
-				depth--
+			if c := b[i]; (c == '}' && inObj) || (c == ']' && !inObj) {
 				i++
+				depth--
+				if depth > base {
+					inObj = s.isObj(depth)
+				}
 				break
 			}
+			wantKey = inObj
 			continue
 		case 't', 'f', 'n':
 			if i = scanLiteral(b, i); i < 0 {
@@ -339,55 +392,58 @@ func (s *skipper) skip(b []byte, i, depth int) int {
 				return i
 			}
 		}
-		// A value ended just before b[i]: close containers or move to the next element.
-	closing:
-		for {
-			if depth == base {
-				return i
+		// A value ended just before b[i]: close containers or move on.
+		for depth > base {
+			if uint(i) < uint(len(b)) && b[i] <= ' ' {
+				i = skipWS(b, i)
 			}
-			i = skipWS(b, i)
-			if i >= len(b) {
+			if uint(i) >= uint(len(b)) {
 				return scanErrParse
 			}
-			obj := s.isObj(depth)
-			switch b[i] {
-			case ',':
-				i = skipWS(b, i+1)
-				if obj {
-					if i = s.memberName(b, i); i < 0 {
-						return i
-					}
-				}
-				break closing
-			case '}':
-				if !obj {
-					return scanErrParse
-				}
-			case ']':
-				if obj {
-					return scanErrParse
-				}
-			default:
-				return scanErrParse
-			}
-			depth--
+			c := b[i]
 			i++
+			if c == ',' {
+				if uint(i) < uint(len(b)) && b[i] <= ' ' {
+					i = skipWS(b, i)
+				}
+				wantKey = inObj
+				break
+			}
+			if (c == '}' && inObj) || (c == ']' && !inObj) {
+				depth--
+				if depth > base {
+					inObj = s.isObj(depth)
+				}
+				continue
+			}
+			return scanErrParse
+		}
+		if depth == base {
+			return i
 		}
 	}
 }
 
-// memberName scans `"name" ws : ws` at b[i] and returns the index of the value.
-func (s *skipper) memberName(b []byte, i int) int {
-	if i >= len(b) || b[i] != '"' {
-		return scanErrParse
+// quickString is the inlinable fast path of scanString: when the first
+// special byte within the 8 bytes at b[i:] is the closing quote, it returns
+// the index just past it. Otherwise it returns ^j (negative), j being where
+// scanStringSlow must continue: i+8 when those 8 bytes were all plain, else i.
+func quickString(b []byte, i int) int {
+	if i >= 0 && i+8 <= len(b) {
+		x := word(b, i)
+		q := x ^ lanes22
+		// The lowest bit of quote is exactly the first '"' (borrows only
+		// propagate out of a zero lane); other flags '\\', < 0x20, >= 0x80.
+		// Deriving the end from quote alone keeps the index dependency
+		// chain short; other is only tested by a predictable branch.
+		quote := (q - lanes01) &^ q & lanes80
+		other := ((x - lanes20) | ((x ^ lanes5c) - lanes01) | x) & lanes80
+		if quote != 0 && other&(quote&-quote-1) == 0 {
+			return i + bits.TrailingZeros64(quote)>>3 + 1
+		}
+		if quote|other == 0 {
+			return ^(i + 8) // 8 plain bytes: the slow path continues after them
+		}
 	}
-	i, _ = scanString(b, i+1)
-	if i < 0 {
-		return i
-	}
-	i = skipWS(b, i)
-	if i >= len(b) || b[i] != ':' {
-		return scanErrParse
-	}
-	return skipWS(b, i+1)
+	return ^i
 }

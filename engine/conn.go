@@ -36,6 +36,7 @@ type StreamConn struct {
 	slots chan struct{}
 	idle  chan struct{} // signalled when a call ends
 	quit  chan struct{} // closed by Close
+	dead  chan struct{} // closed when the output fails
 	qonce sync.Once
 
 	mu       sync.Mutex
@@ -59,6 +60,7 @@ func (s *Server) NewStreamConn(ctx context.Context, w FrameWriter, principal any
 		slots:     make(chan struct{}, s.opt.MaxInFlight),
 		idle:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
+		dead:      make(chan struct{}),
 		inflight:  map[uint64]*Call{},
 	}
 }
@@ -74,6 +76,7 @@ func (sc *StreamConn) Err() error {
 
 func (sc *StreamConn) fail(err error) {
 	if sc.werr.CompareAndSwap(nil, &err) {
+		close(sc.dead)
 		sc.CancelAll(err)
 	}
 }
@@ -86,6 +89,10 @@ func (sc *StreamConn) write(frame []byte) error {
 	}
 	return nil
 }
+
+// Failed is closed when the output has failed (see Err); the transport
+// stops reading then.
+func (sc *StreamConn) Failed() <-chan struct{} { return sc.dead }
 
 // replyError answers a message that never became a Call.
 func (sc *StreamConn) replyError(id []byte, e *codec.Error) error {

@@ -19,7 +19,8 @@
 //     ErrLineTooLong, counted (TooLong), and its first bytes kept for the
 //     log (LastTooLong). Its remainder is discarded up to the next '\n'
 //     without being buffered: however long the line, memory stays at one
-//     read buffer plus at most MaxLine+1 bytes of scratch. Framing resumes
+//     read buffer plus at most MaxLine+1 bytes of scratch (rounded up to a
+//     pool size class). Framing resumes
 //     with the next line. The limit is checked before the blank-line rule:
 //     an over-long run of spaces is rejected too.
 //   - Input ending without a final '\n' still yields its last line (Reader

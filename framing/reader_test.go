@@ -98,6 +98,7 @@ func TestBigMessageOneBytePerRead(t *testing.T) {
 type lazyReader struct {
 	n        int64
 	fill     byte
+	pattern  []byte // 64 KiB of fill, copied out (cheap under -race)
 	tail     []byte
 	reads    int
 	peakHeap uint64
@@ -111,10 +112,10 @@ func (l *lazyReader) Read(p []byte) (int, error) {
 		l.peakHeap = max(l.peakHeap, ms.HeapInuse)
 	}
 	if l.n > 0 {
-		k := int(min(int64(len(p)), l.n))
-		for i := range p[:k] {
-			p[i] = l.fill
+		if len(l.pattern) == 0 {
+			l.pattern = bytes.Repeat([]byte{l.fill}, 64<<10)
 		}
+		k := copy(p[:min(int64(len(p)), l.n)], l.pattern)
 		l.n -= int64(k)
 		return k, nil
 	}
@@ -332,4 +333,35 @@ func TestReaderOptionsDefaults(t *testing.T) {
 	if c := cap(r.buf); c != class4K {
 		t.Errorf("read buffer cap %d, want %d", c, class4K)
 	}
+}
+
+// TestDefaultLimitBoundary is RELIABILITY A1 at the real default: a line of
+// exactly 4 MiB passes, 4 MiB + 1 byte is rejected once and the next line is
+// served, with input arriving in 64 KiB chunks.
+func TestDefaultLimitBoundary(t *testing.T) {
+	var in []byte
+	in = append(in, bytes.Repeat([]byte("x"), DefaultMaxLine)...)
+	in = append(in, '\n')
+	in = append(in, bytes.Repeat([]byte("y"), DefaultMaxLine+1)...)
+	in = append(in, "\r\n{\"next\":1}\n"...)
+	want := []string{strings.Repeat("x", DefaultMaxLine), tooLongMark, `{"next":1}`}
+
+	r := NewReader(&chunkReader{data: in, sizes: []int{64 << 10}}, ReaderOptions{})
+	got, err := readAll(t, r)
+	if err != io.EOF || !equalFrames(got, want) {
+		t.Fatalf("Reader: %q, %v", shortList(got), err)
+	}
+	if r.TooLong() != 1 {
+		t.Errorf("TooLong = %d, want 1", r.TooLong())
+	}
+	r.Release()
+
+	d := NewDecoder(ReaderOptions{})
+	if got := decodeChunks(t, d, splitEvery(in, 64<<10)); !equalFrames(got, want) {
+		t.Fatalf("Decoder: %q", shortList(got))
+	}
+	if c := d.scratchCap(); c > DefaultReadSize {
+		t.Errorf("scratch cap %d after End, want <= %d", c, DefaultReadSize)
+	}
+	d.Release()
 }

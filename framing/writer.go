@@ -181,11 +181,13 @@ func (w *Writer) flushLoop() error {
 			err = io.ErrShortWrite
 		}
 		w.mu.Lock()
-		if n > 0 && n <= len(batch) {
-			w.written += uint64(n)
+		if n < 0 || n > len(batch) {
+			n = 0 // a broken io.Writer; err is set (ErrShortWrite at least)
 		}
+		w.written += uint64(n)
 		w.spare = batch[:0]
 		if err != nil {
+			w.queued -= uint64(len(batch) - n) // never to be written
 			w.fail(err)
 		}
 		w.cond.Broadcast()
@@ -237,10 +239,12 @@ func (w *Writer) flushLocked() error {
 	return w.err
 }
 
-// Close flushes what is queued, then refuses further frames with ErrClosed
-// and gives the buffers back to the pool. It returns the Writer's write error,
-// if any. Close is idempotent and safe to call concurrently; it does not
-// close the underlying io.Writer.
+// Close refuses further frames with ErrClosed, waits until what was queued
+// is written, and gives the buffers back to the pool. It returns the
+// Writer's write error, if any. Close is idempotent and safe to call
+// concurrently; it does not close the underlying io.Writer. Like Flush, it
+// waits for as long as the io.Writer blocks (it returns at once if the
+// Writer has failed, ErrSlowConsumer included).
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -272,4 +276,11 @@ func (w *Writer) Pending() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return int(w.queued - w.written)
+}
+
+// bufCaps reports the capacities of the two buffers (for tests).
+func (w *Writer) bufCaps() (pending, spare int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return cap(w.pending), cap(w.spare)
 }

@@ -72,13 +72,18 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	go func() { readDone <- readLoop(in, sc, opt) }()
 
 	var rerr error
+	stopped := false // the reader may still be blocked in Read
 	select {
 	case rerr = <-readDone:
 	case <-ctx.Done():
+		rerr, stopped = ctx.Err(), true
+	case <-sc.Failed():
+		stopped = true
+	}
+	if stopped {
 		if c, ok := in.(io.Closer); ok {
 			_ = c.Close()
 		}
-		rerr = ctx.Err()
 	}
 
 	// No more input: let in-flight work finish within the grace period.
@@ -88,9 +93,9 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	}
 	cancel()
 	werr := w.Close()
-	if ctx.Err() != nil {
-		// The reader may still be blocked in Read on a non-closable input;
-		// wait for it only briefly.
+	if stopped {
+		// The reader may still be blocked in Read on an input that closing
+		// does not interrupt (a blocking stdin); wait for it only briefly.
 		select {
 		case <-readDone:
 		case <-time.After(100 * time.Millisecond):

@@ -1,0 +1,288 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// Fuzz targets, one per decoder (STYLE). Seeds: the f.Add calls below plus
+// testdata/fuzz/<Target>/; crashers found locally are kept there.
+//
+//	go test -run='^$' -fuzz='^FuzzPeek$' -fuzztime=60s ./codec/
+
+// FuzzPeek: Peek never panics; its syntax verdict equals encoding/json's
+// json.Valid && utf8.Valid (differential, GEN-02); when it accepts, the
+// recorded fields equal what encoding/json decodes.
+func FuzzPeek(f *testing.F) {
+	for _, s := range []string{vecDiscover, vecToolsCall, vecToolsCallZurich, vecResourcesRead, vecToolsCallProgress,
+		vecProgress1, vecCancelled, vecMismatchResp, vecUnsupportedResp, vecNoMeta, vecLegacyInit, vecListen, vecListenResp,
+		vecStdioCall, vecProbe, vecTruncatedLine, vecParseErrResp, vecMRTR2,
+		`hello`, `{"jsonrpc":"2.0",`, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff\xfeb\"}",
+		`[{"jsonrpc":"2.0","id":1,"method":"m"}]`, `{"jsonrpc":"2.0","id":{},"method":"m"}`, `{"jsonrpc":"1.0","id":1,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","Method":"tools/call"}`, `{"jsonrpc":"2.0","id":1,"method":"m","paramſ":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"\ud800\u0041\ud83d\ude00"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":` + strings.Repeat("[", 200) + `}}`,
+		` {"jsonrpc" : "2\u002e0" , "id" : -0 , "method" : "m" } `, `{"jsonrpc":"2.0","id":1e2,"method":"m"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		var env Envelope
+		err := Peek(msg, &env)
+		if err == ErrTooDeep {
+			return // encoding/json's own limit is 10000; not comparable
+		}
+		syntaxOK := json.Valid(msg) && utf8.Valid(msg)
+		isSyntaxErr := err == ErrParse || err == ErrInvalidUTF8
+		if syntaxOK == isSyntaxErr {
+			t.Fatalf("syntax verdict differs: Peek %v, json.Valid&&utf8.Valid %v: %q", err, syntaxOK, msg)
+		}
+		if isSyntaxErr && (env.ID != nil || env.Kind != KindInvalid) {
+			t.Fatalf("envelope not reset on %v", err)
+		}
+		if err != nil {
+			if env.ID != nil && env.IDKind != IDString && env.IDKind != IDNumber {
+				t.Fatalf("invalid id kept: %q", env.ID)
+			}
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(msg))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("Peek accepted, encoding/json: %v", err)
+		}
+		if m["jsonrpc"] != "2.0" {
+			t.Fatalf("jsonrpc %v", m["jsonrpc"])
+		}
+		checkStr(t, "method", env.Method, m, "method")
+		checkID(t, "id", env.ID, m["id"], hasKey(m, "id"))
+		switch env.Kind {
+		case KindRequest:
+			if env.IDKind != IDString && env.IDKind != IDNumber {
+				t.Fatalf("request with id kind %v", env.IDKind)
+			}
+		case KindNotification:
+			if hasKey(m, "id") {
+				t.Fatal("notification with id")
+			}
+		case KindResponse:
+			if hasKey(m, "method") || (hasKey(m, "result") == hasKey(m, "error")) {
+				t.Fatalf("bad response %v", m)
+			}
+		default:
+			t.Fatal("accepted with KindInvalid")
+		}
+		params, _ := m["params"].(map[string]any)
+		if (env.Params != nil) != (params != nil) {
+			t.Fatalf("params: %q vs %v", env.Params, m["params"])
+		}
+		if params == nil {
+			return
+		}
+		checkStr(t, "name", env.Name, params, "name")
+		checkStr(t, "uri", env.URI, params, "uri")
+		checkRaw(t, "arguments", env.Arguments, params["arguments"], hasKey(params, "arguments"))
+		if v, ok := params["requestId"]; ok && env.RequestID != nil {
+			checkID(t, "requestId", env.RequestID, v, true)
+		}
+		meta, _ := params["_meta"].(map[string]any)
+		if (env.Meta != nil) != (meta != nil) {
+			t.Fatalf("_meta: %q vs %v", env.Meta, params["_meta"])
+		}
+		if meta == nil {
+			return
+		}
+		checkStr(t, "protocolVersion", env.ProtocolVersion, meta, MetaProtocolVersion)
+		checkStr(t, "logLevel", env.LogLevel, meta, MetaLogLevel)
+		if caps, ok := meta[MetaClientCapabilities].(map[string]any); ok {
+			checkRaw(t, "clientCapabilities", env.ClientCapabilities, caps, true)
+		} else if env.ClientCapabilities != nil {
+			t.Fatal("clientCapabilities recorded for a non-object")
+		}
+		if v, ok := meta[MetaProgressToken]; ok && env.ProgressToken != nil {
+			checkID(t, "progressToken", env.ProgressToken, v, true)
+		}
+	})
+}
+
+func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
+
+func checkStr(t *testing.T, what string, s Str, m map[string]any, key string) {
+	t.Helper()
+	v, isStr := m[key].(string)
+	if s.Present != isStr || (isStr && s.String() != v) || (isStr && !s.EqualString(v)) {
+		t.Fatalf("%s: Peek %+v (%q), encoding/json %#v", what, s, s.String(), m[key])
+	}
+}
+
+func checkID(t *testing.T, what string, raw []byte, v any, present bool) {
+	t.Helper()
+	switch v := v.(type) {
+	case string:
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil || s != v {
+			t.Fatalf("%s: %q vs %q", what, raw, v)
+		}
+	case json.Number:
+		if string(raw) != v.String() {
+			t.Fatalf("%s: %q vs %v", what, raw, v)
+		}
+	default:
+		if raw != nil && present {
+			t.Fatalf("%s: recorded %q for %#v", what, raw, v)
+		}
+	}
+}
+
+func checkRaw(t *testing.T, what string, raw []byte, v any, present bool) {
+	t.Helper()
+	if (raw != nil) != present {
+		t.Fatalf("%s: %q vs present=%v", what, raw, present)
+	}
+	if raw == nil {
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var got any
+	if err := dec.Decode(&got); err != nil || !reflect.DeepEqual(got, v) {
+		t.Fatalf("%s: span %q decodes to %#v, want %#v (%v)", what, raw, got, v, err)
+	}
+}
+
+// FuzzDecodeHeaderValue: never panics; a literal comes back unchanged;
+// a decoded sentinel is exactly what strict stdlib Base64 accepts and
+// re-encodes canonically; any body value survives AppendHeaderValue →
+// DecodeHeaderValue (B64-01..06).
+func FuzzDecodeHeaderValue(f *testing.F) {
+	for _, c := range headerTable {
+		f.Add([]byte(c.header))
+		f.Add([]byte(c.body))
+	}
+	for _, s := range []string{"=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?=", "=?base64?SGl=?=", "=?base64?SGVs\nbG8=?=", "=?base64??=", "=?base64?=", "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		var stack [64]byte
+		got, err := DecodeHeaderValue(stack[:0], v)
+		if !isSentinel(v) {
+			if err != nil || !bytes.Equal(got, v) {
+				t.Fatalf("literal %q: %q %v", v, got, err)
+			}
+		} else {
+			payload := v[len(b64Prefix) : len(v)-len(b64Suffix)]
+			ref, refErr := base64.StdEncoding.Strict().DecodeString(string(payload))
+			if bytes.ContainsAny(payload, "\r\n") {
+				refErr = base64.CorruptInputError(0) // the stdlib skips CR/LF; the header codec does not
+			}
+			if refErr == nil && !utf8.Valid(ref) {
+				refErr = base64.CorruptInputError(0)
+			}
+			if (err == nil) != (refErr == nil) || (err == nil && !bytes.Equal(got, ref)) {
+				t.Fatalf("%q: got %q %v, stdlib %q %v", v, got, err, ref, refErr)
+			}
+			if err == nil && base64.StdEncoding.EncodeToString(got) != string(payload) {
+				t.Fatalf("%q: accepted a non-canonical encoding", v)
+			}
+			if err != nil && err != ErrBadHeaderEncoding {
+				t.Fatalf("error %v", err)
+			}
+		}
+		// Client side: v as a body value.
+		enc := AppendHeaderValue(nil, v)
+		if HeaderValueNeedsEncoding(v) != !bytes.Equal(enc, v) {
+			t.Fatalf("%q: needs-encoding verdict disagrees with %q", v, enc)
+		}
+		for _, c := range enc {
+			if c < 0x20 || c > 0x7e {
+				t.Fatalf("%q: header value %q is not plain ASCII", v, enc)
+			}
+		}
+		back, err := DecodeHeaderValue(nil, enc)
+		if utf8.Valid(v) {
+			if err != nil || !bytes.Equal(back, v) {
+				t.Fatalf("round trip %q → %q → %q, %v", v, enc, back, err)
+			}
+		} else if err == nil {
+			t.Fatalf("invalid UTF-8 %q round-tripped without error", v)
+		}
+	})
+}
+
+// FuzzAppendString: the output is valid UTF-8 and valid JSON, equals
+// encoding/json's encoding byte for byte, and decodes back to the input with
+// each invalid byte replaced by U+FFFD (A17).
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "Zürich 世界 😀", "\xff\xfe", "\xed\xa0\x80", "a\"b\\c\n\t\x00\x1f\x7f",
+		"\u2028\u2029", "<script>&", "12345678\xe4\xb8", strings.Repeat("x", 70) + "\xc3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := AppendString([]byte("p"), s)[1:]
+		if !utf8.Valid(out) || !json.Valid(out) {
+			t.Fatalf("%q → invalid %q", s, out)
+		}
+		if ref := stdString(t, s); string(out) != ref {
+			t.Fatalf("%q: %s, encoding/json %s", s, out, ref)
+		}
+		var back string
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatal(err)
+		}
+		var want strings.Builder
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			want.WriteRune(r) // RuneError for each invalid byte
+			i += n
+		}
+		if back != want.String() {
+			t.Fatalf("%q decodes back to %q, want %q", s, back, want.String())
+		}
+		if b := AppendStringBytes(nil, []byte(s)); !bytes.Equal(b, out) {
+			t.Fatalf("AppendStringBytes differs: %q vs %q", b, out)
+		}
+	})
+}
+
+// FuzzLookupPath: never panics; whatever it returns comes from valid JSON
+// and equals encoding/json's view of the same member (last one wins).
+func FuzzLookupPath(f *testing.F) {
+	f.Add([]byte(`{"region":"us-west1","nested":{"a":{"b":[1,2]}},"region":"eu"}`), "nested", "a")
+	f.Add([]byte(`{"a":{"b":"\u00e9"}}`), "a", "b")
+	f.Add([]byte(`{"a":1`), "a", "")
+	f.Fuzz(func(t *testing.T, obj []byte, k1, k2 string) {
+		path := []string{k1}
+		if k2 != "" {
+			path = append(path, k2)
+		}
+		raw, ok := LookupPath(obj, path...)
+		if !ok {
+			return
+		}
+		if !json.Valid(obj) || !utf8.Valid(obj) {
+			t.Fatalf("found %q in invalid input %q", raw, obj)
+		}
+		var m map[string]any
+		if json.Unmarshal(obj, &m) != nil {
+			t.Fatalf("not an object: %q", obj)
+		}
+		var v any = m
+		for _, k := range path {
+			mm, isObj := v.(map[string]any)
+			if !isObj {
+				t.Fatalf("walked into a non-object")
+			}
+			v = mm[k]
+		}
+		var got any
+		if err := json.Unmarshal(raw, &got); err != nil || !reflect.DeepEqual(got, v) {
+			t.Fatalf("%q %v: %q vs %#v", obj, path, raw, v)
+		}
+	})
+}

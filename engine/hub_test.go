@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func listenReq(id any, filter string) string {
+	return req(id, "subscriptions/listen", `"notifications":`+filter)
+}
+
+func subID(t *testing.T, m wireMsg) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	return string(p.Meta["io.modelcontextprotocol/subscriptionId"])
+}
+
+func TestListen(t *testing.T) { // SUB-01..10, META-07
+	s, sc, out := newConn(t, Options{})
+	_ = s.AddResource(Resource{URI: "file:///a", Name: "a", Handler: func(c *Call, uri string, _ map[string]string) error { return nil }})
+	feed(t, sc, listenReq("L", `{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["file:///a"]}`))
+	feed(t, sc, listenReq(5, `{"resourcesListChanged":true}`))
+	ack := out.wait(t, "ack", func(m wireMsg) bool {
+		return m.Method == "notifications/subscriptions/acknowledged" && subID(t, m) == `"L"`
+	})
+	// The server has no prompts: promptsListChanged is left out (SUB-03).
+	if !strings.Contains(string(ack.Params), `"notifications":{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]}`) {
+		t.Fatalf("ack: %s", ack.raw)
+	}
+	out.wait(t, "ack 5", func(m wireMsg) bool {
+		return m.Method == "notifications/subscriptions/acknowledged" && subID(t, m) == `5`
+	})
+	waitFor(t, "both subscribed", func() bool { return s.Stats().ListenStreams.Load() == 2 })
+
+	_ = s.AddTool(Tool{Name: "new", Handler: func(c *Call) error { c.Text("x"); return nil }})
+	s.ResourceUpdated("file:///a/child")
+	s.ResourceUpdated("file:///ab") // not a sub-resource of file:///a
+	_ = s.AddResource(Resource{URI: "file:///b", Name: "b", Handler: func(c *Call, uri string, _ map[string]string) error { return nil }})
+
+	out.wait(t, "tools list_changed", func(m wireMsg) bool {
+		return m.Method == "notifications/tools/list_changed" && subID(t, m) == `"L"`
+	})
+	upd := out.wait(t, "updated", func(m wireMsg) bool { return m.Method == "notifications/resources/updated" })
+	if subID(t, upd) != `"L"` || !strings.Contains(string(upd.Params), `"uri":"file:///a/child"`) {
+		t.Fatalf("updated: %s", upd.raw)
+	}
+	out.wait(t, "resources list_changed", func(m wireMsg) bool {
+		return m.Method == "notifications/resources/list_changed" && subID(t, m) == `5`
+	})
+	for _, f := range out.all() {
+		m := decode(t, f)
+		if m.Method == "notifications/tools/list_changed" && subID(t, m) == "5" {
+			t.Fatalf("filter not honoured (SUB-02): %s", f)
+		}
+		if strings.Contains(f, "file:///ab") {
+			t.Fatalf("update for an unsubscribed URI: %s", f)
+		}
+	}
+
+	// The client ends subscription 5: no response for it (SUB-09).
+	feed(t, sc, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	waitFor(t, "one stream left", func() bool { return s.Stats().ListenStreams.Load() == 1 })
+
+	// Server shutdown completes "L" with a final result (SUB-10).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	fin := out.response(t, `"L"`)
+	if !strings.Contains(string(fin.Result), `"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"L","io.modelcontextprotocol/serverInfo":`) {
+		t.Fatalf("final result: %s", fin.raw)
+	}
+	for _, f := range out.all() {
+		if m := decode(t, f); m.Method == "" && string(m.ID) == "5" {
+			t.Fatalf("cancelled subscription answered: %s", f)
+		}
+	}
+}
+
+func TestListenAckFirstAndDrain(t *testing.T) {
+	s, sc, out := newConn(t, Options{})
+	feed(t, sc, listenReq(1, `{"toolsListChanged":true}`))
+	waitFor(t, "subscribed", func() bool { return s.Stats().ListenStreams.Load() == 1 })
+	_ = s.AddTool(Tool{Name: "x", Handler: func(c *Call) error { return nil }})
+	out.wait(t, "change", func(m wireMsg) bool { return m.Method == "notifications/tools/list_changed" })
+	frames := out.all()
+	if m := decode(t, frames[0]); m.Method != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message for the subscription is not the ack: %v", frames)
+	}
+	// EOF on the connection: Drain completes listen streams at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := sc.Drain(ctx); err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	out.response(t, "1")
+}
+
+func TestListenBadParams(t *testing.T) {
+	_, sc, out := newConn(t, Options{})
+	feed(t, sc, req(1, "subscriptions/listen", ""))
+	if m := out.response(t, "1"); m.code() != -32602 {
+		t.Fatalf("listen without notifications: %s", m.raw)
+	}
+}

@@ -1,0 +1,384 @@
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+func req(id, method, params string) string {
+	p := "{" + meta + "}"
+	if params != "" {
+		p = "{" + params + "," + meta + "}"
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + p + `}`
+}
+
+// testServer has the tools the golden conversations use.
+func testServer(t testing.TB) *engine.Server {
+	s := engine.New(engine.Options{Name: "golden", Version: "1", ProgressInterval: -1})
+	add := func(tl engine.Tool) {
+		if err := s.AddTool(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error {
+		b, _ := c.ArgBytes("text")
+		c.TextBytes(b)
+		return nil
+	}})
+	add(engine.Tool{Name: "wait", Handler: func(c *engine.Call) error {
+		// Reports progress, then waits for cancellation or 200 ms.
+		c.Progress(1, 2, "")
+		select {
+		case <-c.Done():
+			return c.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		c.Text("waited")
+		return nil
+	}})
+	add(engine.Tool{Name: "block", Handler: func(c *engine.Call) error {
+		<-c.Done()
+		return c.Err()
+	}})
+	add(engine.Tool{Name: "print", Handler: func(c *engine.Call) error {
+		fmt.Println("stray debug output") // A14: must not reach the protocol stream
+		c.Text("printed")
+		return nil
+	}})
+	return s
+}
+
+// session runs ServeConn over pipes.
+type session struct {
+	in   *io.PipeWriter
+	out  *bufio.Reader
+	done chan error
+	srv  *engine.Server
+}
+
+func startSession(t *testing.T, opt Options) *session {
+	t.Helper()
+	base := goleak.IgnoreCurrent()
+	srv := testServer(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &session{in: inW, out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1), srv: srv}
+	go func() {
+		err := ServeConn(context.Background(), srv, inR, outW, opt)
+		outW.Close()
+		s.done <- err
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		select {
+		case <-s.done:
+		case <-time.After(5 * time.Second):
+			t.Error("ServeConn did not return after stdin closed")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		goleak.VerifyNone(t, base)
+	})
+	return s
+}
+
+func (s *session) send(t *testing.T, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(s.in, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (s *session) readLine(t *testing.T) string {
+	t.Helper()
+	type res struct {
+		s   string
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() { l, err := s.out.ReadString('\n'); ch <- res{l, err} }()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatalf("read: %v", r.err)
+		}
+		if !strings.HasSuffix(r.s, "\n") || strings.HasSuffix(r.s, "\r\n") {
+			t.Fatalf("line must end in LF only: %q", r.s)
+		}
+		if !json.Valid([]byte(r.s)) {
+			t.Fatalf("not JSON: %q", r.s)
+		}
+		return strings.TrimSuffix(r.s, "\n")
+	case <-time.After(5 * time.Second):
+		t.Fatal("timed out reading a line")
+		return ""
+	}
+}
+
+// TestGolden replays the txtar conversations in testdata/. Each archive has
+// an "in" file (lines sent) and an "out" file (lines expected, in order
+// unless the archive's comment contains "unordered").
+func TestGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no golden files")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			ar := parseTxtar(t, f)
+			s := startSession(t, Options{})
+			in := ar.files["in"]
+			// io.Pipe has no buffer: write from another goroutine while the
+			// test reads the output.
+			go func() {
+				for _, l := range strings.SplitAfter(in, "\n") {
+					if l == "" {
+						continue
+					}
+					if _, err := io.WriteString(s.in, l); err != nil {
+						return
+					}
+					if strings.Contains(ar.comment, "paced") {
+						time.Sleep(20 * time.Millisecond)
+					}
+				}
+			}()
+			want := nonEmptyLines(ar.files["out"])
+			var got []string
+			for range want {
+				got = append(got, s.readLine(t))
+			}
+			if strings.Contains(ar.comment, "unordered") {
+				slices.Sort(got)
+				slices.Sort(want)
+			}
+			for i := range want {
+				if !jsonEqual(got[i], want[i]) {
+					t.Fatalf("line %d:\n got  %s\n want %s", i, got[i], want[i])
+				}
+			}
+			// Nothing else may follow: close stdin and read to the end.
+			s.in.Close()
+			rest, _ := io.ReadAll(s.out)
+			if len(bytes.TrimSpace(rest)) != 0 {
+				t.Fatalf("unexpected extra output: %s", rest)
+			}
+		})
+	}
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return a == b
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+func nonEmptyLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+type txtar struct {
+	comment string
+	files   map[string]string
+}
+
+// parseTxtar reads the txtar format: a comment, then "-- name --" headers.
+func parseTxtar(t *testing.T, path string) txtar {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar := txtar{files: map[string]string{}}
+	name := ""
+	var b strings.Builder
+	flush := func() {
+		if name == "" {
+			ar.comment = b.String()
+		} else {
+			ar.files[name] = b.String()
+		}
+		b.Reset()
+	}
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if strings.HasPrefix(line, "-- ") && strings.HasSuffix(strings.TrimRight(line, "\n"), " --") {
+			flush()
+			name = strings.TrimSuffix(strings.TrimPrefix(strings.TrimRight(line, "\n"), "-- "), " --")
+			continue
+		}
+		b.WriteString(line)
+	}
+	flush()
+	return ar
+}
+
+func TestOverlongLine(t *testing.T) { // A1
+	s := startSession(t, Options{MaxLine: 1 << 20})
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":"` + strings.Repeat("a", 1<<20) + `"}}`
+	go func() {
+		// Written in 64 KiB chunks, like a real pipe.
+		for i := 0; i < len(big); i += 64 << 10 {
+			_, _ = io.WriteString(s.in, big[i:min(i+64<<10, len(big))])
+		}
+		_, _ = io.WriteString(s.in, "\n"+req("2", "tools/call", `"name":"echo","arguments":{"text":"next"}`)+"\n")
+	}()
+	l := s.readLine(t)
+	if l != `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: message too large"}}` {
+		t.Fatalf("over-long line: %s", l)
+	}
+	if l = s.readLine(t); !strings.Contains(l, `"id":2`) || !strings.Contains(l, "next") {
+		t.Fatalf("next line not served: %s", l)
+	}
+	if s.srv.Stats().LinesTooLong.Load() != 1 {
+		t.Fatal("not counted")
+	}
+}
+
+func TestEOFGrace(t *testing.T) { // A15, STD-12
+	s := startSession(t, Options{Grace: 300 * time.Millisecond})
+	s.send(t,
+		req("1", "tools/call", `"name":"wait","arguments":{}`),
+		req("2", "tools/call", `"name":"block","arguments":{}`),
+		req("3", "tools/call", `"name":"wait","arguments":{}`),
+	)
+	t0 := time.Now()
+	// Let the requests start, then EOF.
+	time.Sleep(50 * time.Millisecond)
+	s.in.Close()
+	all, _ := io.ReadAll(s.out)
+	err := <-s.done
+	s.done <- err // for the cleanup
+	if err != nil {
+		t.Fatalf("ServeConn after EOF: %v", err)
+	}
+	took := time.Since(t0)
+	if took > 5*time.Second { // A15: exit within 5 s
+		t.Fatalf("took %v to stop after EOF", took)
+	}
+	out := string(all)
+	// wait finishes within the grace period; block is cancelled at its end.
+	if strings.Count(out, `"waited"`) != 2 || strings.Contains(out, `"id":2,`) {
+		t.Fatalf("output after EOF: %s", out)
+	}
+}
+
+// TestEPIPE: a closed output ends the connection cleanly (A16).
+func TestEPIPE(t *testing.T) {
+	base := goleak.IgnoreCurrent()
+	srv := testServer(t)
+	defer func() { _ = srv.Shutdown(context.Background()); goleak.VerifyNone(t, base) }()
+	inR, inW := io.Pipe()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the peer is gone: writes fail with EPIPE
+	done := make(chan error, 1)
+	go func() { done <- ServeConn(context.Background(), srv, inR, w, Options{}) }()
+	_, _ = io.WriteString(inW, req("1", "tools/call", `"name":"block","arguments":{}`)+"\n")
+	_, _ = io.WriteString(inW, req("2", "tools/call", `"name":"echo","arguments":{"text":"x"}`)+"\n")
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrOutputClosed) {
+			t.Fatalf("ServeConn: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeConn did not end after EPIPE")
+	}
+	inW.Close()
+	w.Close()
+}
+
+// TestProtectStdout runs this test binary as a child serving stdio, with a
+// tool that prints to os.Stdout (A14, STD-03).
+func TestProtectStdout(t *testing.T) {
+	if os.Getenv("MCPWIRE_STDIO_CHILD") == "1" {
+		srv := testServer(t)
+		if err := Serve(context.Background(), srv, Options{}); err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestProtectStdout$")
+	cmd.Env = append(os.Environ(), "MCPWIRE_STDIO_CHILD=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Stdin = strings.NewReader(req("1", "tools/call", `"name":"print","arguments":{}`) + "\n" + req("2", "tools/call", `"name":"echo","arguments":{"text":"x"}`) + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\nstderr: %s", err, stderr.String())
+	}
+	lines := nonEmptyLines(string(out))
+	if len(lines) != 2 {
+		t.Fatalf("stdout must carry exactly the two responses, got %q", out)
+	}
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("non-JSON on stdout: %q", l)
+		}
+	}
+	if !strings.Contains(stderr.String(), "stray debug output") {
+		t.Fatalf("the stray print should be on stderr, stderr = %q", stderr.String())
+	}
+}
+
+// TestConcurrentOutputIsWholeLines: many requests answered concurrently
+// never interleave bytes within a line.
+func TestConcurrentOutputIsWholeLines(t *testing.T) {
+	s := startSession(t, Options{})
+	const n = 500
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < n; i++ {
+			_, _ = io.WriteString(s.in, req(fmt.Sprint(i), "tools/call", `"name":"echo","arguments":{"text":"`+strings.Repeat("z", i)+`"}`)+"\n")
+		}
+	}()
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(s.readLine(t)), &m)
+		seen[string(m.ID)] = true
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("got %d distinct responses, want %d", len(seen), n)
+	}
+}

@@ -1,0 +1,124 @@
+// Package refserver builds the mcpwire reference server: an engine.Server
+// with every fixture the official MCP conformance suite (revision
+// 2026-07-28) drives, plus a few tools of our own for transport tests and
+// demos.
+//
+// Conformance fixtures (names fixed by the suite):
+//
+//   - tools: test_simple_text, test_image_content, test_audio_content,
+//     test_embedded_resource, test_multiple_content_types,
+//     test_error_handling, test_tool_with_progress, json_schema_2020_12_tool,
+//     test_missing_capability, test_streaming_elicitation, test_logging_tool,
+//     test_trigger_tool_change, test_trigger_prompt_change, test_x_mcp_header
+//     and the MRTR tools test_input_required_result_{elicitation, sampling,
+//     list_roots, request_state, multiple_inputs, multi_round,
+//     tampered_state, capabilities};
+//   - resources: test://static-text, test://static-binary,
+//     test://watched-resource and the template test://template/{id}/data;
+//   - prompts: test_simple_prompt, test_prompt_with_arguments,
+//     test_prompt_with_embedded_resource, test_prompt_with_image,
+//     test_input_required_result_prompt;
+//   - completion/complete for the prompt and template arguments.
+//
+// Our own tools: echo {text}, sleep {ms, steps}, big {bytes}, panic {} and
+// touch {uri} (see own.go).
+//
+// Every requestState the MRTR fixtures hand out is integrity-protected
+// (HMAC-SHA256, bound to the method, the tool or prompt name, a digest of
+// the arguments, the principal and an expiry; see state.go) and a retry
+// whose state fails verification is answered -32602 (SEC-07).
+package refserver
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+// ServerName is the serverInfo name of the reference server.
+const ServerName = "mcpwire-refserver"
+
+// Options configures the reference server. The zero value is usable.
+type Options struct {
+	// Logger receives the engine's and the fixtures' logs; nil discards.
+	Logger *slog.Logger
+	// StateKey is the HMAC-SHA256 key protecting MRTR requestState tokens
+	// (at least 16 bytes). Servers sharing a key accept each other's states
+	// (replicas). Nil selects a random key per process.
+	StateKey []byte
+	// ProgressInterval is passed to engine.Options.ProgressInterval: the
+	// minimum time between two progress notifications of one request
+	// (0: engine default, negative: no rate limit).
+	ProgressInterval time.Duration
+}
+
+// refServer holds what the fixtures share.
+type refServer struct {
+	srv   *engine.Server
+	log   *slog.Logger
+	state signer
+}
+
+// New builds an engine.Server with every fixture registered.
+func New(opt Options) (*engine.Server, error) {
+	return newServer(opt, time.Now)
+}
+
+// newServer is New with a clock (tests move time to expire states).
+func newServer(opt Options, now func() time.Time) (*engine.Server, error) {
+	key := opt.StateKey
+	if key == nil {
+		key = processKey()
+	} else if len(key) < stateMinKey {
+		return nil, errors.New("refserver: StateKey must be at least 16 bytes")
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := engine.New(engine.Options{
+		Name:             ServerName,
+		Title:            "mcpwire reference server",
+		Instructions:     "Reference fixtures for the MCP 2026-07-28 conformance suite, plus echo, sleep, big, panic and touch.",
+		ProgressInterval: opt.ProgressInterval,
+		// test_logging_tool logs through Call.Log, which needs the
+		// (deprecated) logging capability; it still sends nothing unless
+		// the request's _meta carries a logLevel (GEN-13).
+		Logging: true,
+		Logger:  log,
+	})
+	r := &refServer{
+		srv:   srv,
+		log:   log,
+		state: signer{key: append([]byte(nil), key...), now: now, ttl: stateTTL},
+	}
+	var errs []error
+	for _, t := range r.tools() {
+		errs = append(errs, srv.AddTool(t))
+	}
+	for _, res := range r.resources() {
+		errs = append(errs, srv.AddResource(res))
+	}
+	for _, t := range r.templates() {
+		errs = append(errs, srv.AddResourceTemplate(t))
+	}
+	for _, p := range r.prompts() {
+		errs = append(errs, srv.AddPrompt(p))
+	}
+	srv.SetCompletion(r.complete)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// tools lists every tool fixture.
+func (r *refServer) tools() []engine.Tool {
+	var ts []engine.Tool
+	ts = append(ts, r.conformanceTools()...)
+	ts = append(ts, r.mrtrTools()...)
+	ts = append(ts, r.ownTools()...)
+	return ts
+}
