@@ -189,7 +189,7 @@ func TestCancellation(t *testing.T) { // STD-10, C7, CAN-04
 	feed(t, sc,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345}}`, // unknown: ignored
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}`,  // string "7" is another id
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}`,   // string "7" is another id
 	)
 	waitFor(t, "cancelled call to end", func() bool { return sc.InFlight() == 0 })
 	feed(t, sc, req(8, "tools/call", `"name":"echo","arguments":{"text":"x"}`))
@@ -225,7 +225,9 @@ func TestMaxInFlightStopsReading(t *testing.T) { // A19
 	s, sc, out := newConn(t, Options{MaxInFlight: 2})
 	feed(t, sc, req(1, "tools/call", `"name":"block","arguments":{}`), req(2, "tools/call", `"name":"block","arguments":{}`))
 	third := make(chan error, 1)
-	go func() { third <- sc.HandleFrame([]byte(req(3, "tools/call", `"name":"echo","arguments":{"text":"3"}`))) }()
+	go func() {
+		third <- sc.HandleFrame([]byte(req(3, "tools/call", `"name":"echo","arguments":{"text":"3"}`)))
+	}()
 	select {
 	case <-third:
 		t.Fatal("HandleFrame returned while MaxInFlight requests were in flight")

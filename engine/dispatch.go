@@ -337,4 +337,3 @@ func complete(c *Call) error {
 	}
 	return h(c)
 }
-

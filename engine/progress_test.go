@@ -44,11 +44,11 @@ func TestProgressLimiter(t *testing.T) {
 		s := New(Options{ProgressInterval: 50 * time.Millisecond})
 		defer func() { _ = s.Shutdown(context.Background()) }()
 		_ = s.AddTool(Tool{Name: "work", Handler: func(c *Call) error {
-			c.Progress(1, 100, "start") // sent at once
+			c.Progress(1, 100, "start")  // sent at once
 			for i := 2; i <= 1000; i++ { // a burst: coalesced, latest wins
 				c.Progress(float64(i), 1000, "")
 			}
-			c.Progress(5, 1000, "")          // not increasing: dropped
+			c.Progress(5, 1000, "")           // not increasing: dropped
 			time.Sleep(60 * time.Millisecond) // the coalesced 1000 goes out by timer
 			c.Progress(1000, 1000, "")        // equal: dropped
 			c.Progress(1001, 2000, "late")    // pending when the result is set: flushed before it

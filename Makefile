@@ -1,0 +1,55 @@
+# mcpwire — build, test, benchmark and run.
+# Every target installs what it needs (Go modules through the module proxy).
+
+GO        ?= go
+BIN       := bin/mcpwire
+FUZZTIME  ?= 10s
+BENCHTIME ?= 1s
+BENCHCOUNT ?= 6
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: all build test vet race fuzz fuzz-short bench lint run demo clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/mcpwire
+
+## test: vet, every test under the race detector, then a short run of every fuzz target.
+test: vet race fuzz-short
+
+vet:
+	$(GO) vet ./...
+
+race:
+	$(GO) test -race -shuffle=on -count=1 -timeout 15m ./...
+
+## fuzz-short: each fuzz target for FUZZTIME (10s by default).
+fuzz-short:
+	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
+
+## fuzz: each fuzz target for 60s.
+fuzz:
+	FUZZTIME=60s ./.ci/fuzz.sh
+
+## bench: every benchmark with allocations, BENCHCOUNT runs, into bench/out/ for benchstat.
+bench:
+	mkdir -p bench/out
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./framing/ ./codec/ ./engine/... | tee bench/out/bench.txt
+
+lint:
+	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi
+	$(GO) vet ./...
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+## run: the reference server on stdio (type JSON-RPC lines; Ctrl-D ends it).
+run: build
+	$(BIN) serve --stdio
+
+## demo: build, start the reference server, exercise it end to end, short load run, stop.
+demo: build
+	$(BIN) demo
+
+clean:
+	rm -rf bin bench/out
