@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzHandleFrame feeds arbitrary frames to a stream connection: the engine
+// never panics, everything it writes is one valid UTF-8 JSON-RPC object, and
+// no request is answered twice.
+func FuzzHandleFrame(f *testing.F) {
+	seeds := []string{
+		req(1, "tools/call", `"name":"echo","arguments":{"text":"hi"}`),
+		req("a", "server/discover", ""),
+		req(2, "tools/list", `"cursor":"x"`),
+		req(3, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`),
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","Method":"x"}`,
+		`[1,2]`, `hello`, `{"jsonrpc":"2.0","id":1.5,"method":"m"}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}",
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	s := New(Options{})
+	_ = s.AddTool(Tool{Name: "echo", Handler: func(c *Call) error {
+		b, _ := c.ArgBytes("text")
+		c.TextBytes(b)
+		return nil
+	}})
+	f.Fuzz(func(t *testing.T, frame string) {
+		out := newSink()
+		sc := s.NewStreamConn(context.Background(), out, nil)
+		if err := sc.HandleFrame([]byte(frame)); err != nil {
+			t.Fatalf("HandleFrame: %v", err)
+		}
+		sc.Close() // ends listen streams and anything in flight
+		waitFor(t, "in flight to end", func() bool { return sc.InFlight() == 0 })
+		responses := map[string]int{}
+		for _, w := range out.all() {
+			if !utf8.ValidString(w) || strings.ContainsRune(w, '\n') {
+				t.Fatalf("bad frame %q", w)
+			}
+			var m struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Method  string          `json:"method"`
+			}
+			if err := json.Unmarshal([]byte(w), &m); err != nil || m.JSONRPC != "2.0" {
+				t.Fatalf("invalid output %q: %v", w, err)
+			}
+			if m.Method == "" && m.ID != nil {
+				responses[string(m.ID)]++
+				if responses[string(m.ID)] > 1 {
+					t.Fatalf("request %s answered twice", m.ID)
+				}
+			}
+		}
+	})
+}
