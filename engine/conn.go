@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/framing"
 )
 
 // FrameWriter is the outbound side of a stream connection: it writes one
@@ -76,6 +77,9 @@ func (sc *StreamConn) Err() error {
 
 func (sc *StreamConn) fail(err error) {
 	if sc.werr.CompareAndSwap(nil, &err) {
+		if errors.Is(err, framing.ErrSlowConsumer) {
+			sc.srv.stats.SlowConsumers.Add(1)
+		}
 		close(sc.dead)
 		sc.CancelAll(err)
 	}

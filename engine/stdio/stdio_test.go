@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/framing"
 )
 
 const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -381,4 +382,40 @@ func TestConcurrentOutputIsWholeLines(t *testing.T) {
 	if len(seen) != n {
 		t.Fatalf("got %d distinct responses, want %d", len(seen), n)
 	}
+}
+
+// TestSlowConsumer: a peer that never reads its output is cut off once the
+// queued output passes MaxPending, and it is counted (A18).
+func TestSlowConsumer(t *testing.T) {
+	base := goleak.IgnoreCurrent()
+	srv := testServer(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // never read until the end
+	done := make(chan error, 1)
+	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{MaxPending: 64 << 10}) }()
+	go func() {
+		for i := 0; i < 5000; i++ {
+			line := req(fmt.Sprint(i), "tools/call", `"name":"echo","arguments":{"text":"`+strings.Repeat("x", 100)+`"}`)
+			if _, err := io.WriteString(inW, line+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Stats().SlowConsumers.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("slow consumer not detected")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	outR.Close() // unblock the stuck write
+	inW.Close()
+	if err := <-done; !errors.Is(err, framing.ErrSlowConsumer) {
+		t.Fatalf("ServeConn: %v", err)
+	}
+	if n := srv.Stats().SlowConsumers.Load(); n != 1 {
+		t.Fatalf("counted %d times", n)
+	}
+	_ = srv.Shutdown(context.Background())
+	goleak.VerifyNone(t, base)
 }
