@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -141,8 +142,9 @@ func (s *session) readLine(t *testing.T) string {
 }
 
 // TestGolden replays the txtar conversations in testdata/. Each archive has
-// an "in" file (lines sent) and an "out" file (lines expected, in order
-// unless the archive's comment contains "unordered").
+// an "in" file (lines sent; a line "#wait N" waits until N lines of output
+// have arrived) and an "out" file (lines expected, in order unless the
+// archive's comment contains "unordered"). Nothing else may be written.
 func TestGolden(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txtar")
 	if len(files) == 0 {
@@ -152,41 +154,78 @@ func TestGolden(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			ar := parseTxtar(t, f)
 			s := startSession(t, Options{})
-			in := ar.files["in"]
-			// io.Pipe has no buffer: write from another goroutine while the
-			// test reads the output.
+			var mu sync.Mutex
+			cond := sync.NewCond(&mu)
+			var got []string
+			readDone := make(chan struct{})
 			go func() {
-				for _, l := range strings.SplitAfter(in, "\n") {
+				defer close(readDone)
+				for {
+					l, err := s.out.ReadString('\n')
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					got = append(got, l)
+					cond.Broadcast()
+					mu.Unlock()
+				}
+			}()
+			waitLines := func(n int) {
+				timer := time.AfterFunc(5*time.Second, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
+				defer timer.Stop()
+				deadline := time.Now().Add(5 * time.Second)
+				mu.Lock()
+				defer mu.Unlock()
+				for len(got) < n && time.Now().Before(deadline) {
+					cond.Wait()
+				}
+			}
+			// io.Pipe has no buffer: write from another goroutine while the
+			// output is read.
+			writeDone := make(chan struct{})
+			go func() {
+				defer close(writeDone)
+				for _, l := range strings.SplitAfter(ar.files["in"], "\n") {
+					if n, ok := strings.CutPrefix(strings.TrimSpace(l), "#wait "); ok {
+						k, _ := strconv.Atoi(n)
+						waitLines(k)
+						continue
+					}
 					if l == "" {
 						continue
 					}
 					if _, err := io.WriteString(s.in, l); err != nil {
 						return
 					}
-					if strings.Contains(ar.comment, "paced") {
-						time.Sleep(20 * time.Millisecond)
-					}
 				}
 			}()
 			want := nonEmptyLines(ar.files["out"])
-			var got []string
-			for range want {
-				got = append(got, s.readLine(t))
+			waitLines(len(want))
+			<-writeDone
+			// Close stdin and read to the end: nothing else may follow.
+			s.in.Close()
+			<-readDone
+			mu.Lock()
+			lines := append([]string(nil), got...)
+			mu.Unlock()
+			for i, l := range lines {
+				if !strings.HasSuffix(l, "\n") || strings.HasSuffix(l, "\r\n") || !json.Valid([]byte(l)) {
+					t.Fatalf("output line %d is not one JSON object ending in LF: %q", i, l)
+				}
+				lines[i] = strings.TrimSuffix(l, "\n")
+			}
+			if len(lines) != len(want) {
+				t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(want), strings.Join(lines, "\n"))
 			}
 			if strings.Contains(ar.comment, "unordered") {
-				slices.Sort(got)
+				slices.Sort(lines)
 				slices.Sort(want)
 			}
 			for i := range want {
-				if !jsonEqual(got[i], want[i]) {
-					t.Fatalf("line %d:\n got  %s\n want %s", i, got[i], want[i])
+				if !jsonEqual(lines[i], want[i]) {
+					t.Fatalf("line %d:\n got  %s\n want %s", i, lines[i], want[i])
 				}
-			}
-			// Nothing else may follow: close stdin and read to the end.
-			s.in.Close()
-			rest, _ := io.ReadAll(s.out)
-			if len(bytes.TrimSpace(rest)) != 0 {
-				t.Fatalf("unexpected extra output: %s", rest)
 			}
 		})
 	}
