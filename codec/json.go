@@ -41,13 +41,20 @@ func Marshal(v any) ([]byte, error) {
 }
 
 // AppendMarshal encodes v and appends it to dst. It encodes straight into
-// the spare capacity of dst (sonic's EncodeInto), so with a large enough dst
-// the only allocations are sonic's own; if dst must grow, the encoding is
-// copied once more. dst[:len(dst)] is never modified.
+// the spare capacity of dst (sonic's EncodeInto, through a pooled slice
+// header so &dst does not escape), so with a large enough dst the only
+// allocation is sonic's own boxing of v (1 alloc, 16 B). If dst must grow,
+// the encoding is copied once more. dst[:len(dst)] is never modified, even
+// when it holds bytes that are not UTF-8.
 func AppendMarshal(dst []byte, v any) ([]byte, error) {
 	start := len(dst)
-	tail := dst[start:start:cap(dst)]
-	if err := encoder.EncodeInto(&tail, v, encOpts); err != nil {
+	h := tailPool.Get().(*[]byte)
+	*h = dst[start:start:cap(dst)]
+	err := encoder.EncodeInto(h, v, encOpts)
+	tail := *h
+	*h = nil
+	tailPool.Put(h)
+	if err != nil {
 		return dst, err
 	}
 	if len(tail) == 0 {
@@ -58,6 +65,9 @@ func AppendMarshal(dst []byte, v any) ([]byte, error) {
 	}
 	return append(dst, tail...), nil
 }
+
+// tailPool holds slice headers for AppendMarshal.
+var tailPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // Unmarshal decodes data into v with the package's sonic configuration
 // (case-sensitive member names while sonic runs natively). Decoded strings
