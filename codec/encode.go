@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"encoding/binary"
 	"math"
 	"math/bits"
 	"strconv"
@@ -30,7 +29,7 @@ func AppendStringBytes(dst, s []byte) []byte {
 	start, i := 0, 0
 	for {
 		for i+8 <= len(s) {
-			m := specialMask(binary.LittleEndian.Uint64(s[i:]))
+			m := specialMask(word(s, i))
 			if m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break

@@ -44,6 +44,8 @@ type Tool struct {
 	// -32021 and data.requiredCapabilities (META-08).
 	RequiredClientCapabilities []string
 	Handler                    ToolHandler
+
+	bindings []HeaderBinding // x-mcp-header annotations, computed by AddTool
 }
 
 // Resource describes a concrete resource.
@@ -137,6 +139,11 @@ func (t *Tool) validate() error {
 			return fmt.Errorf("engine: tool %q: invalid JSON in outputSchema or annotations", t.Name)
 		}
 	}
+	b, err := headerBindings(t.InputSchema)
+	if err != nil {
+		return fmt.Errorf("engine: tool %q: %w", t.Name, err)
+	}
+	t.bindings = b
 	return nil
 }
 
