@@ -53,6 +53,7 @@ type Call struct {
 	buf     []byte // private copy of the request message
 	out     []byte // the encoded response
 	scratch []byte
+	argBuf  []byte // ArgBytes' unescaped values
 	status  int
 	result  bool // a response was set in out
 	open    bool // out holds a result that still needs its closing brace
@@ -150,6 +151,9 @@ func (c *Call) release() {
 	}
 	if cap(c.scratch) > maxKeep {
 		c.scratch = nil
+	}
+	if cap(c.argBuf) > maxKeep {
+		c.argBuf = nil
 	}
 	callPool.Put(c)
 }
@@ -287,9 +291,15 @@ func (c *Call) ProtocolVersion() string { return c.env.ProtocolVersion.String() 
 // HasClientCapability reports whether this request's clientCapabilities
 // declares the top-level capability name (META-08: only this request counts).
 func (c *Call) HasClientCapability(name string) bool {
-	_, ok := codec.LookupPath(c.env.ClientCapabilities, name)
-	return ok && c.env.ClientCapabilities != nil
+	raw, ok := codec.LookupPath(c.env.ClientCapabilities, name)
+	// A capability is declared by an object value; null, false or 0 do not
+	// declare it.
+	return ok && len(raw) > 0 && raw[0] == '{'
 }
+
+// ProgressToken returns the raw progressToken of the request (nil when the
+// client did not opt into progress).
+func (c *Call) ProgressToken() []byte { return c.env.ProgressToken }
 
 // Bind decodes the arguments (params.arguments) into v. Missing arguments
 // decode as an empty object.
@@ -304,8 +314,10 @@ func (c *Call) Bind(v any) error {
 	return nil
 }
 
-// ArgBytes returns the unescaped string argument key, held in the Call's
-// scratch space (valid until the next ArgBytes or the handler's return).
+// ArgBytes returns the unescaped string argument key. The slice aliases the
+// request or a buffer of the Call reserved for ArgBytes: it stays valid
+// until the next ArgBytes call or the handler's return, and may be passed
+// to TextBytes or Return.
 func (c *Call) ArgBytes(key string) ([]byte, bool) {
 	s, ok := codec.LookupString(c.env.Arguments, key)
 	if !ok {
@@ -314,8 +326,8 @@ func (c *Call) ArgBytes(key string) ([]byte, bool) {
 	if !s.Escaped {
 		return s.Raw, true
 	}
-	c.scratch = s.AppendUnescaped(c.scratch[:0])
-	return c.scratch, true
+	c.argBuf = s.AppendUnescaped(c.argBuf[:0])
+	return c.argBuf, true
 }
 
 // ArgString returns the string argument key.
@@ -380,13 +392,23 @@ func (c *Call) Return(v any) error {
 		c.out = append(c.out, ',')
 		c.out = append(c.out, inner...)
 	}
-	if c.method != nil && c.method.cacheable {
+	if c.method != nil && c.method.cacheable && !c.isRetry() {
 		c.out = append(c.out, c.srv.cache.Load().hints...)
 	}
 	c.out = append(c.out, `,"_meta":`...)
 	c.out = append(c.out, c.srv.serverMeta...)
 	c.out = append(c.out, '}')
 	return nil
+}
+
+// isRetry reports whether the request is an MRTR retry, whose result must
+// not carry cache hints (MRTR-10).
+func (c *Call) isRetry() bool {
+	if _, ok := codec.LookupPath(c.env.Params, "requestState"); ok {
+		return true
+	}
+	_, ok := codec.LookupPath(c.env.Params, "inputResponses")
+	return ok
 }
 
 // InputRequired answers with an InputRequiredResult (MRTR-01). Only

@@ -192,6 +192,11 @@ func (c *Call) CheckTarget() *codec.Error {
 			c.srv.stats.InvalidParams.Add(1)
 			return errNoName
 		}
+		if p := c.srv.lookupPrompt(c.nameBytes()); p != nil {
+			if e := c.missingCaps(p.RequiredClientCapabilities); e != nil {
+				return e
+			}
+		}
 	case "resources/read":
 		if !c.env.URI.Present {
 			c.srv.stats.InvalidParams.Add(1)
@@ -227,6 +232,13 @@ func (c *Call) missingCaps(required []string) *codec.Error {
 		return nil
 	}
 	c.srv.stats.MissingCaps.Add(1)
+	return ErrMissingCapabilities(missing...)
+}
+
+// ErrMissingCapabilities is the -32021 error naming the client capabilities
+// a request lacks, with data.requiredCapabilities as a ClientCapabilities
+// object (META-08).
+func ErrMissingCapabilities(missing ...string) *codec.Error {
 	d := []byte(`{"requiredCapabilities":{`)
 	for i, name := range missing {
 		if i > 0 {

@@ -22,7 +22,12 @@ func (c *Call) Log(level, loggerName string, data any) bool {
 	if !c.srv.opt.Logging || !c.env.LogLevel.Present {
 		return false
 	}
-	want := levelRank(c.env.LogLevel.AppendUnescaped(nil))
+	want := -1
+	for i, l := range logLevels {
+		if c.env.LogLevel.EqualString(l) {
+			want = i
+		}
+	}
 	got := levelRank([]byte(level))
 	if got < 0 || want < 0 || got < want {
 		return false

@@ -83,7 +83,9 @@ type Prompt struct {
 	Title       string
 	Description string
 	Arguments   []PromptArgument
-	Handler     PromptHandler
+	// RequiredClientCapabilities: as for Tool (META-08).
+	RequiredClientCapabilities []string
+	Handler                    PromptHandler
 }
 
 // wire forms used to build the cached list results.

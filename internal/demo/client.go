@@ -132,9 +132,9 @@ func (c *client) send(method, params, extraMeta string) (string, chan *Message, 
 	c.mu.Lock()
 	c.pending[id] = ch
 	c.mu.Unlock()
-	p := "{" + meta + extraMeta + "}"
+	p := "{" + meta + extraMeta + "}}"
 	if params != "" {
-		p = "{" + params + "," + meta + extraMeta + "}"
+		p = "{" + params + "," + meta + extraMeta + "}}"
 	}
 	line := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + p + `}`
 	return id, ch, c.w.WriteFrame([]byte(line))

@@ -256,33 +256,6 @@ func (r *refServer) ask(c *engine.Call, reqs map[string]engine.InputRequest, rou
 	return c.InputRequired(engine.InputRequired{InputRequests: reqs, RequestState: st})
 }
 
-// declares reports whether this request's clientCapabilities declares the
-// capability name with an object value. engine.Call.HasClientCapability
-// also counts null, false or 0 as declared, which MRTR-04 must not.
-func declares(c *engine.Call, name string) bool {
-	raw, ok := codec.LookupPath(c.Envelope().ClientCapabilities, name)
-	return ok && len(raw) > 0 && raw[0] == '{'
-}
-
-// missingCapability is the -32021 error naming the client capabilities a
-// request needs (META-08), for methods where engine.Tool's
-// RequiredClientCapabilities does not apply (prompts/get).
-func missingCapability(names ...string) *codec.Error {
-	d := []byte(`{"requiredCapabilities":{`)
-	for i, n := range names {
-		if i > 0 {
-			d = append(d, ',')
-		}
-		d = codec.AppendString(d, n)
-		d = append(d, `:{}`...)
-	}
-	d = append(d, `}}`...)
-	e := codec.NewError(codec.CodeMissingRequiredClientCapability,
-		"Server requires the "+strings.Join(names, ", ")+" client capability for this request")
-	e.Data = d
-	return e
-}
-
 // the handlers ------------------------------------------------------------------
 
 func (r *refServer) irElicitation(c *engine.Call) error {
@@ -464,13 +437,13 @@ func (r *refServer) irCapabilities(c *engine.Call) error {
 		return nil
 	}
 	reqs := map[string]engine.InputRequest{}
-	if declares(c, "elicitation") {
+	if c.HasClientCapability("elicitation") {
 		reqs["user_name"] = askElicit("What is your name?", schemaName)
 	}
-	if declares(c, "sampling") {
+	if c.HasClientCapability("sampling") {
 		reqs["greeting"] = askSampling("Generate a short greeting", 50)
 	}
-	if declares(c, "roots") {
+	if c.HasClientCapability("roots") {
 		reqs["client_roots"] = askRoots()
 	}
 	if len(reqs) == 0 {
@@ -482,8 +455,8 @@ func (r *refServer) irCapabilities(c *engine.Call) error {
 
 // irPrompt is test_input_required_result_prompt: MRTR on prompts/get.
 func (r *refServer) irPrompt(c *engine.Call) error {
-	if !declares(c, "elicitation") {
-		return missingCapability("elicitation")
+	if !c.HasClientCapability("elicitation") {
+		return engine.ErrMissingCapabilities("elicitation")
 	}
 	in, err := r.mrtrInput(c)
 	if err != nil {
