@@ -61,7 +61,7 @@ const (
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // Check runs every validation step in order: CheckMeta, CheckVersion,
-// CheckMethod, CheckTarget. The HTTP binding interleaves its header checks
+// CheckMethod, CheckTarget, CheckCapabilities. The HTTP binding interleaves its header checks
 // between the steps (HVAL-02).
 func (c *Call) Check() *codec.Error {
 	if e := c.CheckMeta(); e != nil {
@@ -73,8 +73,29 @@ func (c *Call) Check() *codec.Error {
 	if e := c.CheckMethod(); e != nil {
 		return e
 	}
-	return c.CheckTarget()
+	if e := c.CheckTarget(); e != nil {
+		return e
+	}
+	return c.CheckCapabilities()
 }
+
+// CheckCapabilities enforces META-08 for the target found by CheckTarget:
+// the client capabilities a tool or prompt requires must be declared in this
+// request.
+func (c *Call) CheckCapabilities() *codec.Error {
+	switch {
+	case c.tool != nil:
+		return c.missingCaps(c.tool.RequiredClientCapabilities)
+	case c.method.name == "prompts/get":
+		if p := c.srv.lookupPrompt(c.nameBytes()); p != nil {
+			return c.missingCaps(p.RequiredClientCapabilities)
+		}
+	}
+	return nil
+}
+
+// Tool returns the tool a tools/call targets (after CheckTarget), or nil.
+func (c *Call) Tool() *Tool { return c.tool }
 
 // CheckMeta enforces META-02/03: params._meta carries the protocol version
 // and the client capabilities; an initialize without a modern claim gets
@@ -168,9 +189,9 @@ func (c *Call) CheckMethod() *codec.Error {
 	return nil
 }
 
-// CheckTarget checks the method's target: the tool or prompt named by
-// params.name exists, resources/read has a uri, and the tool's required
-// client capabilities are declared in this request (META-08).
+// CheckTarget checks the method's target: the tool named by params.name
+// exists, prompts/get has a name, resources/read has a uri, list methods
+// carry no cursor.
 func (c *Call) CheckTarget() *codec.Error {
 	switch c.method.name {
 	case "tools/call":
@@ -184,18 +205,10 @@ func (c *Call) CheckTarget() *codec.Error {
 			return codec.NewError(codec.CodeInvalidParams, "Unknown tool: "+c.env.Name.String())
 		}
 		c.tool = t
-		if e := c.missingCaps(t.RequiredClientCapabilities); e != nil {
-			return e
-		}
 	case "prompts/get":
 		if !c.env.Name.Present {
 			c.srv.stats.InvalidParams.Add(1)
 			return errNoName
-		}
-		if p := c.srv.lookupPrompt(c.nameBytes()); p != nil {
-			if e := c.missingCaps(p.RequiredClientCapabilities); e != nil {
-				return e
-			}
 		}
 	case "resources/read":
 		if !c.env.URI.Present {
@@ -269,6 +282,30 @@ func (c *Call) Start() {
 		return
 	}
 	c.srv.pool.submit(c)
+}
+
+// Run is Start on the caller's goroutine: the handler runs, the response
+// reaches the Replier, Done is called, and only then does Run return.
+// Transports use it when the request cannot stream (see MayNotify).
+func (c *Call) Run() {
+	if !c.srv.track(c) {
+		c.srv.stats.ShutdownRefused.Add(1)
+		c.Fail(errShuttingDown)
+		return
+	}
+	c.srv.stats.Requests.Add(1)
+	c.prog.token = c.env.ProgressToken
+	c.run()
+}
+
+// MayNotify reports whether the request can produce notifications before
+// its response: it asked for progress (progressToken), for log messages
+// (logLevel, with Options.Logging), or is a listen stream. A request that
+// cannot may be answered with a single JSON body (HTTP-07, SSE-10).
+func (c *Call) MayNotify() bool {
+	return c.env.ProgressToken != nil ||
+		(c.srv.opt.Logging && c.env.LogLevel.Present) ||
+		(c.method != nil && c.method.name == "subscriptions/listen")
 }
 
 // run invokes the handler and completes the call.

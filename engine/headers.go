@@ -140,4 +140,3 @@ func isToken(s string) bool {
 	}
 	return true
 }
-

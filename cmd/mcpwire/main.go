@@ -13,10 +13,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine/stdio"
+	"github.com/mcpwire/mcpwire/engine/streamhttp"
 	"github.com/mcpwire/mcpwire/internal/demo"
 	"github.com/mcpwire/mcpwire/internal/refserver"
 )
@@ -51,6 +53,7 @@ func main() {
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   mcpwire serve --stdio [flags]   run the reference server on stdin/stdout
+  mcpwire serve --http ADDR       run it on Streamable HTTP (combinable with --stdio)
   mcpwire demo [flags]            run the reference server, exercise it, run a short load, stop it
   mcpwire version
 `)
@@ -59,13 +62,24 @@ func usage() {
 func serve(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	useStdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout")
+	httpAddr := fs.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080)")
+	httpPath := fs.String("path", streamhttp.DefaultPath, "the HTTP endpoint path")
+	origins := fs.String("allow-origins", "", "comma-separated Origin allow-list (default: the server's own loopback origins; \"none\" allows none)")
+	hosts := fs.String("allow-hosts", "", "comma-separated Host allow-list for loopback listeners (default: localhost, 127.0.0.1, ::1)")
+	nonLoopback := fs.Bool("allow-non-loopback", false, "allow a non-loopback --http address")
+	maxBody := fs.Int("max-body", 0, "largest HTTP request body in bytes (0: 4 MiB)")
+	maxHeader := fs.Int("max-header", 0, "largest HTTP header block in bytes (0: 16 KiB)")
+	keepAlive := fs.Duration("keepalive", 0, "SSE keep-alive comment interval (0: 15s)")
+	perIP := fs.Int("max-conns-per-ip", 0, "connections per client IP before 429 (0: 1024)")
+	maxConns := fs.Int("max-conns", 0, "connections in all before 503 (0: 16384)")
+	compress := fs.Bool("compress", false, "gzip/zstd JSON replies of 1 KiB or more when the client accepts it")
 	grace := fs.Duration("grace", stdio.DefaultGrace, "how long in-flight requests may finish after stdin ends")
 	maxLine := fs.Int("max-line", 0, "largest accepted message in bytes (0: 4 MiB)")
 	progress := fs.Duration("progress-interval", 0, "minimum time between progress notifications of one request (0: 50ms)")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	_ = fs.Parse(args)
-	if !*useStdio {
-		return errors.New("serve: choose a transport: --stdio")
+	if !*useStdio && *httpAddr == "" {
+		return errors.New("serve: choose a transport: --stdio and/or --http ADDR")
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -76,10 +90,43 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log.Info("mcpwire serving on stdio")
-	err = stdio.Serve(ctx, srv, stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log})
-	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	var hs *streamhttp.Server
+	httpErr := make(chan error, 1)
+	if *httpAddr != "" {
+		cfg := streamhttp.Config{
+			Path: *httpPath, AllowNonLoopback: *nonLoopback,
+			MaxBodyBytes: *maxBody, MaxHeaderBytes: *maxHeader, KeepAlive: *keepAlive,
+			MaxConnsPerIP: *perIP, MaxConns: *maxConns, Compression: *compress, Logger: log,
+		}
+		if *origins != "" {
+			cfg.AllowedOrigins = splitList(*origins)
+		}
+		if *hosts != "" {
+			cfg.AllowedHosts = splitList(*hosts)
+		}
+		hs = streamhttp.New(srv, cfg)
+		ln, err := hs.Listen(*httpAddr)
+		if err != nil {
+			return err
+		}
+		log.Info("mcpwire serving Streamable HTTP", "url", "http://"+ln.Addr().String()+*httpPath)
+		go func() { httpErr <- hs.Serve(ln) }()
+	}
+	if *useStdio {
+		log.Info("mcpwire serving on stdio")
+		err = stdio.Serve(ctx, srv, stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log})
+	} else {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case err = <-httpErr:
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
+	if hs != nil {
+		_ = hs.Shutdown(sctx)
+	}
 	_ = srv.Shutdown(sctx)
 	switch {
 	case errors.Is(err, stdio.ErrOutputClosed):
@@ -90,6 +137,20 @@ func serve(ctx context.Context, args []string) error {
 		return nil
 	}
 	return err
+}
+
+// splitList splits a comma-separated flag; "none" is the empty list.
+func splitList(v string) []string {
+	if v == "none" {
+		return []string{}
+	}
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func runDemo(ctx context.Context, args []string) error {

@@ -1,0 +1,141 @@
+package streamhttp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Defaults for Config fields; each applies when the field is zero.
+const (
+	DefaultPath             = "/mcp"
+	DefaultMaxBodyBytes     = 4 << 20
+	DefaultMaxHeaderBytes   = 16 << 10
+	DefaultReadTimeout      = 10 * time.Second
+	DefaultIdleTimeout      = 60 * time.Second
+	DefaultWriteIdleTimeout = 30 * time.Second
+	DefaultKeepAlive        = 15 * time.Second
+	DefaultMaxPendingBytes  = 8 << 20
+	DefaultMaxConnsPerIP    = 1024
+	DefaultMaxConns         = 16384
+	DefaultCompressMinBytes = 1024
+)
+
+// Authenticator verifies the bearer token of a request (SEC-04). It returns
+// the principal, which reaches handlers as Call.Principal, or an error:
+// ErrInsufficientScope answers 403, any other error 401. token is empty
+// when the request carries no Authorization: Bearer header.
+type Authenticator func(ctx context.Context, token string) (principal any, err error)
+
+// ErrInsufficientScope is returned by an Authenticator to answer 403 with
+// error="insufficient_scope".
+type ErrInsufficientScope struct{ Scope string }
+
+func (e *ErrInsufficientScope) Error() string { return "streamhttp: insufficient scope " + e.Scope }
+
+// ErrUnauthorized is a ready-made 401 for Authenticators.
+var ErrUnauthorized = errors.New("streamhttp: missing or invalid bearer token")
+
+// Config configures the Streamable HTTP binding. Every field's zero value
+// selects the documented default.
+type Config struct {
+	// Path is the one MCP endpoint (HTTP-01). Default "/mcp"; other paths
+	// get 404.
+	Path string
+
+	// AllowedOrigins is the exact-match allow-list for the Origin header
+	// (SEC-01/02), compared after normalisation (lowercase scheme and host,
+	// default port dropped, no trailing slash). Nil: the server's own
+	// loopback origins (http://127.0.0.1:PORT, http://localhost:PORT,
+	// http://[::1]:PORT). An empty non-nil list allows no Origin at all
+	// (fail closed). A request without Origin (non-browser client) is allowed.
+	AllowedOrigins []string
+	// AllowedHosts is the allow-list for the Host header on loopback
+	// listeners (DNS-rebinding defence, SEC-03), host names without port.
+	// Nil: localhost, 127.0.0.1, ::1. Ignored on non-loopback listeners.
+	AllowedHosts []string
+	// AllowNonLoopback must be set to listen on an address other than
+	// loopback (SEC-04).
+	AllowNonLoopback bool
+
+	// Authenticate, when set, is called for every POST with its bearer
+	// token.
+	Authenticate Authenticator
+	// ResourceMetadata is the Protected Resource Metadata URL advertised in
+	// WWW-Authenticate on 401/403 (SEC-04).
+	ResourceMetadata string
+
+	// MaxBodyBytes bounds a request body, also when chunked and after
+	// Content-Encoding is undone: 413 past it. Default 4 MiB.
+	MaxBodyBytes int
+	// MaxHeaderBytes bounds the request headers: 431 past it. Default 16 KiB.
+	MaxHeaderBytes int
+	// ReadTimeout bounds reading one request (headers and body). Default 10 s.
+	ReadTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a keep-alive
+	// connection. Default 60 s.
+	IdleTimeout time.Duration
+	// WriteIdleTimeout closes a response stream when one write makes no
+	// progress for this long (never an absolute deadline, C3). Default 30 s.
+	WriteIdleTimeout time.Duration
+	// KeepAlive is the interval of SSE keep-alive comments on a silent
+	// stream (SSE-05). Default 15 s.
+	KeepAlive time.Duration
+	// MaxPendingBytes bounds the bytes queued for one stream whose client
+	// stopped reading; past it the stream is closed and the request
+	// cancelled (slow consumer, C5). Default 8 MiB.
+	MaxPendingBytes int
+	// MaxConnsPerIP (429 past it) and MaxConns (503 past it) bound
+	// connections (C11). Defaults 1024 and 16384.
+	MaxConnsPerIP, MaxConns int
+
+	// Compression enables gzip and zstd for JSON replies of at least
+	// CompressMinBytes (default 1 KiB) when Accept-Encoding allows.
+	// SSE responses are never compressed (see the package documentation).
+	Compression      bool
+	CompressMinBytes int
+
+	// Logger receives transport logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Path == "" {
+		c.Path = DefaultPath
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.WriteIdleTimeout <= 0 {
+		c.WriteIdleTimeout = DefaultWriteIdleTimeout
+	}
+	if c.KeepAlive <= 0 {
+		c.KeepAlive = DefaultKeepAlive
+	}
+	if c.MaxPendingBytes <= 0 {
+		c.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if c.MaxConnsPerIP <= 0 {
+		c.MaxConnsPerIP = DefaultMaxConnsPerIP
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.CompressMinBytes <= 0 {
+		c.CompressMinBytes = DefaultCompressMinBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}

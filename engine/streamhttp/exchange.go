@@ -1,0 +1,298 @@
+package streamhttp
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+type mode uint8
+
+const (
+	modeWaiting mode = iota // nothing produced yet
+	modeJSON                // the response came first: one JSON body
+	modeSSE                 // a notification came first: text/event-stream
+)
+
+var (
+	errClientGone   = errors.New("streamhttp: client closed the connection")
+	errSlowConsumer = errors.New("streamhttp: client is not reading the stream")
+)
+
+// exchange is one POST in flight: the engine's Replier for its Call and the
+// SSE pump's queue. It lives until both the engine (Done) and the HTTP side
+// (release) are finished with it, then returns to the pool.
+type exchange struct {
+	s *Server
+
+	mu      sync.Mutex
+	mode    mode
+	queue   []byte // SSE bytes not yet written
+	spare   []byte
+	reply   []byte // the final response (JSON mode)
+	status  int
+	replied bool
+	ended   bool // engine Done
+	gone    error
+	signal  chan struct{} // wakes the waiter / pump (cap 1)
+
+	// cmu serialises "cancel the call" with Done, so the pump never
+	// cancels a recycled Call.
+	cmu  sync.Mutex
+	call *engine.Call
+
+	refs    atomic.Int32
+	scratch []byte // header decoding space
+	hdr     mirrored
+
+	watch watcher
+}
+
+func (s *Server) acquireExchange() *exchange {
+	x, _ := s.xpool.Get().(*exchange)
+	if x == nil {
+		x = &exchange{s: s, signal: make(chan struct{}, 1), scratch: make([]byte, 0, 256)}
+	}
+	x.refs.Store(1) // the HTTP side
+	return x
+}
+
+// bind makes x the Replier of c: one more reference, released by Done.
+func (x *exchange) bind(c *engine.Call) {
+	x.refs.Add(1)
+	x.cmu.Lock()
+	x.call = c
+	x.cmu.Unlock()
+}
+
+func (x *exchange) unref() {
+	if x.refs.Add(-1) != 0 {
+		return
+	}
+	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
+	x.queue, x.spare, x.reply = x.queue[:0], x.spare[:0], x.reply[:0]
+	if cap(x.queue) > 64<<10 {
+		x.queue = nil
+	}
+	if cap(x.spare) > 64<<10 {
+		x.spare = nil
+	}
+	if cap(x.reply) > 64<<10 {
+		x.reply = nil
+	}
+	select {
+	case <-x.signal:
+	default:
+	}
+	x.hdr.reset()
+	x.s.xpool.Put(x)
+}
+
+func (x *exchange) wake() {
+	select {
+	case x.signal <- struct{}{}:
+	default:
+	}
+}
+
+// appendEvent frames one JSON-RPC message as a data-only SSE event: no id,
+// no retry (SSE-06, SSE-07).
+func appendEvent(dst, msg []byte) []byte {
+	dst = append(dst, "data: "...)
+	dst = append(dst, msg...)
+	return append(dst, "\n\n"...)
+}
+
+// Notify implements engine.Replier: the first notification switches the
+// reply to SSE; later ones queue for the pump. The engine holds the
+// Call's lock here, so this never calls back into the Call.
+func (x *exchange) Notify(c *engine.Call, frame []byte) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.gone != nil {
+		return x.gone
+	}
+	if x.mode == modeWaiting {
+		x.mode = modeSSE
+	}
+	if len(x.queue)+len(frame)+8 > x.s.cfg.MaxPendingBytes {
+		x.gone = errSlowConsumer
+		x.s.stats.SlowConsumers.Add(1)
+		x.wake()
+		return x.gone
+	}
+	x.queue = appendEvent(x.queue, frame)
+	x.wake()
+	return nil
+}
+
+// Reply implements engine.Replier.
+func (x *exchange) Reply(c *engine.Call, frame []byte, status int) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.gone != nil {
+		return x.gone
+	}
+	switch x.mode {
+	case modeWaiting:
+		x.mode = modeJSON
+		x.reply = append(x.reply[:0], frame...)
+		x.status = status
+	default:
+		// Once the stream has started, the response (result or error) is
+		// its last event (ERR-04).
+		x.queue = appendEvent(x.queue, frame)
+	}
+	x.replied = true
+	x.wake()
+	return nil
+}
+
+// Done implements engine.Replier.
+func (x *exchange) Done(c *engine.Call) {
+	x.cmu.Lock()
+	x.call = nil
+	x.cmu.Unlock()
+	x.mu.Lock()
+	x.ended = true
+	x.mu.Unlock()
+	x.wake()
+	x.unref()
+}
+
+// cancel cancels the call if it is still running (client gone, slow
+// consumer, write failure) and records why.
+func (x *exchange) cancel(why error) {
+	x.mu.Lock()
+	if x.gone == nil {
+		x.gone = why
+	}
+	x.mu.Unlock()
+	x.cmu.Lock()
+	if c := x.call; c != nil {
+		c.Cancel(why)
+	}
+	x.cmu.Unlock()
+	x.wake()
+}
+
+// waitFirst blocks until the response or the first notification exists,
+// or the client is gone. It returns the mode.
+func (x *exchange) waitFirst() (mode, error) {
+	for {
+		x.mu.Lock()
+		m, gone, ended := x.mode, x.gone, x.ended
+		x.mu.Unlock()
+		if gone != nil {
+			return m, gone
+		}
+		if m != modeWaiting {
+			return m, nil
+		}
+		if ended {
+			return m, errClientGone // ended without a reply: cancelled
+		}
+		<-x.signal
+	}
+}
+
+// runStream pumps the stream, then ends the watch and drops the HTTP
+// side's reference.
+func (x *exchange) runStream(w sseWriter) {
+	x.pump(w)
+	x.watch.stop()
+	x.unref()
+}
+
+// sseWriter is what the pump writes to: fasthttp's stream writer or an
+// http.ResponseWriter, with a way to set the connection's write deadline.
+type sseWriter interface {
+	io.Writer
+	Flush() error
+	SetWriteDeadline(time.Time) error
+}
+
+// pump writes the SSE stream until the final response has been written,
+// the client goes away, or a write makes no progress for WriteIdleTimeout.
+// A comment line is written after KeepAlive of silence (SSE-05).
+func (x *exchange) pump(w sseWriter) {
+	ka := time.NewTimer(x.s.cfg.KeepAlive)
+	defer ka.Stop()
+	for {
+		x.mu.Lock()
+		batch := x.queue
+		x.queue = x.spare[:0]
+		x.spare = nil
+		done := x.replied && len(batch) == 0
+		gone := x.gone
+		ended := x.ended
+		x.mu.Unlock()
+
+		if gone != nil {
+			x.cancel(gone)
+			x.putSpare(batch)
+			return
+		}
+		if len(batch) > 0 {
+			err := x.write(w, batch)
+			x.putSpare(batch)
+			if err != nil {
+				x.s.stats.StreamWriteErrors.Add(1)
+				x.cancel(errClientGone)
+				return
+			}
+			if !ka.Stop() {
+				select {
+				case <-ka.C:
+				default:
+				}
+			}
+			ka.Reset(x.s.cfg.KeepAlive)
+			continue
+		}
+		x.putSpare(batch)
+		if done || (ended && !x.hasReplied()) {
+			return
+		}
+		select {
+		case <-x.signal:
+		case <-ka.C:
+			if err := x.write(w, keepAliveComment); err != nil {
+				x.cancel(errClientGone)
+				return
+			}
+			x.s.stats.KeepAlives.Add(1)
+			ka.Reset(x.s.cfg.KeepAlive)
+		}
+	}
+}
+
+var keepAliveComment = []byte(": keep-alive\n\n")
+
+func (x *exchange) hasReplied() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.replied
+}
+
+func (x *exchange) putSpare(b []byte) {
+	x.mu.Lock()
+	if x.spare == nil {
+		x.spare = b[:0]
+	}
+	x.mu.Unlock()
+}
+
+// write writes and flushes one batch under an idle write deadline (never an
+// absolute one, C3).
+func (x *exchange) write(w sseWriter, b []byte) error {
+	_ = w.SetWriteDeadline(time.Now().Add(x.s.cfg.WriteIdleTimeout))
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	return w.Flush()
+}

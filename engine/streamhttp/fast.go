@@ -1,0 +1,181 @@
+package streamhttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// fastServer wraps the fasthttp.Server (kept out of the exported API).
+type fastServer struct {
+	srv *fasthttp.Server
+	ln  net.Listener
+}
+
+func (f *fastServer) shutdown(ctx context.Context) error {
+	return f.srv.ShutdownWithContext(ctx)
+}
+
+// ListenAndServe listens on addr (loopback unless AllowNonLoopback) and
+// serves until Shutdown.
+func (s *Server) ListenAndServe(addr string) error {
+	ln, err := s.Listen(addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// Listen opens the listener for addr, checking the loopback rule. Serve it
+// with Serve; its Addr tells the port when addr ends in ":0".
+func (s *Server) Listen(addr string) (net.Listener, error) {
+	if !isLoopback(addr) && !s.cfg.AllowNonLoopback {
+		return nil, ErrNonLoopback
+	}
+	return net.Listen("tcp", addr)
+}
+
+// Serve serves HTTP on ln until Shutdown (it then returns nil).
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.bindAddr(ln.Addr()); err != nil {
+		return err
+	}
+	f := &fastServer{ln: ln, srv: &fasthttp.Server{
+		Handler:                       s.fastHandler,
+		ErrorHandler:                  s.fastError,
+		NoDefaultServerHeader:         true,
+		NoDefaultContentType:          true,
+		DisablePreParseMultipartForm:  true,
+		DisableHeaderNamesNormalizing: false,
+		ReadBufferSize:                s.cfg.MaxHeaderBytes,
+		MaxRequestBodySize:            s.cfg.MaxBodyBytes,
+		ReadTimeout:                   s.cfg.ReadTimeout,
+		IdleTimeout:                   s.cfg.IdleTimeout,
+		MaxConnsPerIP:                 s.cfg.MaxConnsPerIP,
+		Concurrency:                   s.cfg.MaxConns,
+		CloseOnShutdown:               true,
+		Logger:                        fastLogger{s.cfg.Logger},
+	}}
+	s.mu.Lock()
+	s.fast = f
+	s.mu.Unlock()
+	err := f.srv.Serve(ln)
+	if s.closing.Load() {
+		return nil
+	}
+	return err
+}
+
+type fastLogger struct{ l *slog.Logger }
+
+func (l fastLogger) Printf(format string, args ...any) {
+	l.l.Debug("fasthttp", "msg", sprintf(format, args...))
+}
+
+// fastError maps fasthttp's request-reading errors to statuses (B1-B5,
+// C1-C2): 431 for headers over the limit, 413 for bodies over it, 408 for
+// a read that timed out, 400 (and close) for the rest.
+func (s *Server) fastError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case errors.As(err, &small):
+		s.stats.HeadersTooLarge.Add(1)
+		ctx.SetStatusCode(431)
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		s.stats.BodyTooLarge.Add(1)
+		ctx.SetStatusCode(413)
+	case isTimeout(err):
+		s.stats.ReadTimeouts.Add(1)
+		ctx.SetStatusCode(408)
+	default:
+		s.stats.BadFraming.Add(1)
+		ctx.SetStatusCode(400)
+	}
+	ctx.SetConnectionClose()
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
+	x := s.acquireExchange()
+	var r reqInfo
+	r.ctx = context.Background()
+	r.method = ctx.Method()
+	r.path = ctx.Path()
+	h := &ctx.Request.Header
+	r.host = h.Host()
+	for k, v := range h.All() {
+		switch {
+		case len(k) > 3 && (k[0]|0x20) == 'm':
+			x.hdr.add(k, v)
+		case equalFold(k, "origin"):
+			r.origin, r.hasOrigin = v, true
+		case equalFold(k, "content-type"):
+			r.ctype, r.hasCType = v, true
+		case equalFold(k, "accept"):
+			r.accept, r.hasAccept = v, true
+		case equalFold(k, "content-encoding"):
+			r.cenc, r.hasCEnc = v, true
+		case equalFold(k, "authorization"):
+			r.auth = v
+		}
+	}
+	r.body = ctx.PostBody()
+	r.raw = ctx.Conn()
+	fw := fastWriter{ctx: ctx}
+	s.serve(&r, x, &fw)
+	if !fw.streaming {
+		x.unref()
+	}
+}
+
+// fastWriter is the fasthttp respWriter.
+type fastWriter struct {
+	ctx       *fasthttp.RequestCtx
+	streaming bool
+}
+
+func (w *fastWriter) header(k, v string) { w.ctx.Response.Header.Set(k, v) }
+
+func (w *fastWriter) send(status int, contentType string, body []byte) {
+	if status == 499 {
+		w.ctx.SetConnectionClose()
+	}
+	w.ctx.SetStatusCode(status)
+	if contentType != "" {
+		w.ctx.SetContentType(contentType)
+	}
+	if body != nil {
+		w.ctx.SetBody(body)
+	}
+	// Bound the response write (there is no absolute server-wide deadline,
+	// because streams must not have one).
+	_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(30 * time.Second))
+}
+
+func (w *fastWriter) stream(x *exchange) {
+	w.streaming = true
+	w.ctx.SetStatusCode(200)
+	w.ctx.SetContentType(ctSSE)
+	conn := w.ctx.Conn() // never keep the RequestCtx inside the stream writer
+	w.ctx.SetBodyStreamWriter(func(bw *bufio.Writer) {
+		x.runStream(&fastStream{bw: bw, conn: conn})
+	})
+}
+
+type fastStream struct {
+	bw   *bufio.Writer
+	conn net.Conn
+}
+
+func (f *fastStream) Write(p []byte) (int, error)        { return f.bw.Write(p) }
+func (f *fastStream) Flush() error                       { return f.bw.Flush() }
+func (f *fastStream) SetWriteDeadline(t time.Time) error { return f.conn.SetWriteDeadline(t) }

@@ -1,0 +1,332 @@
+package streamhttp
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+// maxParamHeaders bounds the Mcp-Param-* headers looked at per request;
+// more than that is answered -32020 (the headers cap bounds them anyway).
+const maxParamHeaders = 64
+
+type hval struct {
+	v []byte
+	n int // occurrences
+}
+
+func (h *hval) add(v []byte) {
+	if h.n == 0 {
+		h.v = v
+	}
+	h.n++
+}
+
+type kv struct{ k, v []byte }
+
+// mirrored holds the request's mirrored MCP headers, collected in one pass
+// over the header block (HDR-*, PARAM-*). Slices alias the request.
+type mirrored struct {
+	version, method, name hval
+	params                [maxParamHeaders]kv
+	nParams               int
+	tooMany               bool
+}
+
+func (m *mirrored) reset() { *m = mirrored{} }
+
+// add files one header line; names compare case-insensitively (HDR-06) and
+// optional whitespace around the value is dropped (HDR-07).
+func (m *mirrored) add(k, v []byte) {
+	if len(k) < 8 || (k[0]|0x20) != 'm' || (k[1]|0x20) != 'c' || (k[2]|0x20) != 'p' || k[3] != '-' {
+		return
+	}
+	v = trimOWS(v)
+	switch {
+	case equalFold(k, "mcp-protocol-version"):
+		m.version.add(v)
+	case equalFold(k, "mcp-method"):
+		m.method.add(v)
+	case equalFold(k, "mcp-name"):
+		m.name.add(v)
+	case len(k) > len("mcp-param-") && equalFold(k[:len("mcp-param-")], "mcp-param-"):
+		if m.nParams == maxParamHeaders {
+			m.tooMany = true
+			return
+		}
+		m.params[m.nParams] = kv{k, v}
+		m.nParams++
+	}
+}
+
+func trimOWS(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
+// equalFold compares b with the lowercase ASCII string s, ignoring ASCII
+// case in b.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// foldEqual compares b and s ignoring ASCII case on both sides.
+func foldEqual(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], s[i]
+		if x >= 'A' && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if y >= 'A' && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func mismatch(msg string) *codec.Error {
+	return codec.NewError(codec.CodeHeaderMismatch, "Header mismatch: "+msg)
+}
+
+var (
+	errNoVersionHeader = mismatch("missing required MCP-Protocol-Version header")
+	errDupVersion      = mismatch("MCP-Protocol-Version header sent more than once")
+	errNoMethodHeader  = mismatch("missing required Mcp-Method header")
+	errDupMethod       = mismatch("Mcp-Method header sent more than once")
+	errNoNameHeader    = mismatch("missing required Mcp-Name header")
+	errDupName         = mismatch("Mcp-Name header sent more than once")
+	errTooManyParams   = mismatch("too many Mcp-Param-* headers")
+	errBadEncoding     = mismatch("malformed =?base64?...?= header value")
+	errIllegalChars    = mismatch("header value contains characters not allowed in a header")
+)
+
+func once(h *hval, missing, dup *codec.Error) *codec.Error {
+	switch {
+	case h.n == 0:
+		return missing
+	case h.n > 1:
+		return dup
+	}
+	return nil
+}
+
+// checkVersionHeader: present (step 7 of HVAL-02).
+func (m *mirrored) checkVersionPresent() *codec.Error {
+	return once(&m.version, errNoVersionHeader, errDupVersion)
+}
+
+// checkVersionEqual: header == body version (step 9; HDR-01).
+func (m *mirrored) checkVersionEqual(env *codec.Envelope) *codec.Error {
+	if env.ProtocolVersion.Equal(m.version.v) {
+		return nil
+	}
+	return mismatch("MCP-Protocol-Version header value '" + string(m.version.v) + "' does not match body value '" + env.ProtocolVersion.String() + "'")
+}
+
+// checkMethod: Mcp-Method present and equal, case-sensitively (step 11; HDR-03, HDR-06).
+func (m *mirrored) checkMethod(env *codec.Envelope) *codec.Error {
+	if e := once(&m.method, errNoMethodHeader, errDupMethod); e != nil {
+		return e
+	}
+	if env.Method.Equal(m.method.v) {
+		return nil
+	}
+	return mismatch("Mcp-Method header value '" + string(m.method.v) + "' does not match body value '" + env.Method.String() + "'")
+}
+
+// checkName: Mcp-Name for tools/call, prompts/get (params.name) and
+// resources/read (params.uri), decoded when in the base64 form (step 13;
+// HDR-04, HDR-05, B64-05). scratch is reused decoding space.
+func (m *mirrored) checkName(env *codec.Envelope, method string, scratch *[]byte) *codec.Error {
+	var body codec.Str
+	switch method {
+	case "tools/call", "prompts/get":
+		body = env.Name
+	case "resources/read":
+		body = env.URI
+	default:
+		return nil
+	}
+	if e := once(&m.name, errNoNameHeader, errDupName); e != nil {
+		return e
+	}
+	v, e := decodeHeader(m.name.v, scratch)
+	if e != nil {
+		return e
+	}
+	if body.Present && body.Equal(v) {
+		return nil
+	}
+	return mismatch("Mcp-Name header value '" + string(m.name.v) + "' does not match body value '" + body.String() + "'")
+}
+
+func decodeHeader(v []byte, scratch *[]byte) ([]byte, *codec.Error) {
+	for _, c := range v {
+		if (c < 0x20 && c != '\t') || c == 0x7f {
+			return nil, errIllegalChars // PARAM-09
+		}
+	}
+	out, err := codec.DecodeHeaderValue((*scratch)[:0], v)
+	if err != nil {
+		return nil, errBadEncoding // B64-06
+	}
+	if len(out) > 0 && cap(out) > cap(*scratch) {
+		*scratch = out[:0]
+	}
+	return out, nil
+}
+
+// checkParams validates every x-mcp-header binding of the tool against
+// params.arguments (step 14; PARAM-05..09, PARAM-14). Unknown Mcp-Param-*
+// headers are ignored.
+func (m *mirrored) checkParams(env *codec.Envelope, bindings []engine.HeaderBinding, scratch *[]byte) *codec.Error {
+	if m.tooMany {
+		return errTooManyParams
+	}
+	for i := range bindings {
+		b := &bindings[i]
+		var hv []byte
+		n := 0
+		for j := 0; j < m.nParams; j++ {
+			if foldEqual(m.params[j].k, b.Header) {
+				if n == 0 {
+					hv = m.params[j].v
+				}
+				n++
+			}
+		}
+		if n > 1 {
+			return mismatch(b.Header + " header sent more than once")
+		}
+		raw, ok := codec.LookupPath(env.Arguments, b.Path...)
+		absent := !ok || string(raw) == "null"
+		switch {
+		case absent && n == 0:
+			continue // PARAM-05: nothing to mirror
+		case absent:
+			return mismatch(b.Header + " header sent but the argument is absent")
+		case n == 0:
+			return mismatch("missing required " + b.Header + " header")
+		}
+		v, e := decodeHeader(hv, scratch)
+		if e != nil {
+			return e
+		}
+		if !valueMatches(raw, v) {
+			return mismatch(b.Header + " header value '" + string(hv) + "' does not match body value " + string(raw))
+		}
+	}
+	return nil
+}
+
+// valueMatches compares a JSON argument value with its header form
+// (PARAM-06): strings as is, numbers numerically (PARAM-08: 42.0 equals
+// 42), booleans as true/false.
+func valueMatches(raw, h []byte) bool {
+	switch raw[0] {
+	case '"':
+		in := raw[1 : len(raw)-1]
+		s := codec.Str{Raw: in, Escaped: bytes.IndexByte(in, '\\') >= 0, Present: true}
+		return s.Equal(h)
+	case 't':
+		return string(h) == "true" && string(raw) == "true"
+	case 'f':
+		return string(h) == "false" && string(raw) == "false"
+	case '{', '[', 'n':
+		return false
+	}
+	hv, ok := parseIntHeader(h)
+	if !ok {
+		return false
+	}
+	if bv, ok := jsonInteger(raw); ok {
+		return bv == hv
+	}
+	// Exponent forms are rare: let strconv decide.
+	bv, err := strconv.ParseFloat(string(raw), 64)
+	return err == nil && bv == float64(hv)
+}
+
+// jsonInteger reads a JSON number without exponent whose fraction, if
+// any, is all zeros ("42", "-7", "42.0"). ok is false for other forms.
+func jsonInteger(raw []byte) (int64, bool) {
+	neg := len(raw) > 0 && raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	var n int64
+	i := 0
+	for ; i < len(raw) && raw[i] >= '0' && raw[i] <= '9'; i++ {
+		if i >= 16 {
+			return 0, false
+		}
+		n = n*10 + int64(raw[i]-'0')
+	}
+	if i == 0 {
+		return 0, false
+	}
+	if i < len(raw) && raw[i] == '.' {
+		for i++; i < len(raw) && raw[i] == '0'; i++ {
+		}
+	}
+	if i != len(raw) {
+		return 0, false // exponent or a non-zero fraction
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// parseIntHeader parses a decimal integer header value within ±(2^53−1).
+func parseIntHeader(h []byte) (int64, bool) {
+	if len(h) == 0 || len(h) > 17 {
+		return 0, false
+	}
+	neg := h[0] == '-'
+	if neg {
+		h = h[1:]
+	}
+	if len(h) == 0 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range h {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if n > 1<<53-1 {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}

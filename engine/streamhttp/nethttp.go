@@ -1,0 +1,131 @@
+package streamhttp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Handler returns a net/http handler with the same behaviour as the
+// fasthttp server, for mounting mcpwire in an existing router (the router
+// decides the path; Config.Path is still checked). addr is the address the
+// http.Server listens on: it sets the default Origin allow-list and whether
+// Host is checked (SEC-02/03). The body limit is enforced while reading
+// (413); the request context's cancellation (client disconnect) cancels
+// the call (HCAN-01).
+func (s *Server) Handler(addr string) (http.Handler, error) {
+	ta, err := resolveTCP(addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.bindAddr(ta); err != nil {
+		return nil, err
+	}
+	return http.HandlerFunc(s.serveHTTP), nil
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	x := s.acquireExchange()
+	var r reqInfo
+	r.ctx = req.Context()
+	r.method = []byte(req.Method)
+	r.path = []byte(req.URL.Path)
+	r.host = []byte(req.Host)
+	for k, vs := range req.Header {
+		kb := []byte(k)
+		switch {
+		case len(k) > 3 && (k[0]|0x20) == 'm':
+			for _, v := range vs {
+				x.hdr.add(kb, []byte(v))
+			}
+		case k == "Origin":
+			r.origin, r.hasOrigin = []byte(vs[0]), true
+		case k == "Content-Type":
+			r.ctype, r.hasCType = []byte(vs[0]), true
+		case k == "Accept":
+			r.accept, r.hasAccept = []byte(joinValues(vs)), true
+		case k == "Content-Encoding":
+			r.cenc, r.hasCEnc = []byte(vs[0]), true
+		case k == "Authorization":
+			r.auth = []byte(vs[0])
+		}
+	}
+	nw := &netWriter{w: w, rc: http.NewResponseController(w)}
+	if req.Method == http.MethodPost && req.URL.Path == s.cfg.Path {
+		if req.ContentLength > int64(s.cfg.MaxBodyBytes) { // B3: nothing allocated up front
+			s.stats.BodyTooLarge.Add(1)
+			nw.header("Connection", "close")
+			nw.send(413, "", nil)
+			x.unref()
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, int64(s.cfg.MaxBodyBytes)))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				s.stats.BodyTooLarge.Add(1)
+				nw.send(413, "", nil)
+			} else {
+				s.stats.BadFraming.Add(1)
+				nw.send(400, "", nil)
+			}
+			x.unref()
+			return
+		}
+		r.body = body
+	}
+	stop := context.AfterFunc(req.Context(), func() { x.cancel(errClientGone) })
+	s.serve(&r, x, nw)
+	stop()
+	x.unref()
+}
+
+func joinValues(vs []string) string {
+	if len(vs) == 1 {
+		return vs[0]
+	}
+	out := ""
+	for i, v := range vs {
+		if i > 0 {
+			out += ","
+		}
+		out += v
+	}
+	return out
+}
+
+type netWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (n *netWriter) header(k, v string) { n.w.Header().Set(k, v) }
+
+func (n *netWriter) send(status int, contentType string, body []byte) {
+	if status == 499 {
+		return // the client is gone
+	}
+	if contentType != "" {
+		n.w.Header().Set("Content-Type", contentType)
+	}
+	n.w.WriteHeader(status)
+	if body != nil {
+		_, _ = n.w.Write(body)
+	}
+}
+
+// stream runs the pump on the handler's goroutine; runStream drops the
+// stream's reference and serveHTTP drops the request's.
+func (n *netWriter) stream(x *exchange) {
+	x.refs.Add(1)
+	n.w.Header().Set("Content-Type", ctSSE)
+	n.w.WriteHeader(200)
+	_ = n.rc.Flush()
+	x.runStream(n)
+}
+
+func (n *netWriter) Write(p []byte) (int, error)        { return n.w.Write(p) }
+func (n *netWriter) Flush() error                       { return n.rc.Flush() }
+func (n *netWriter) SetWriteDeadline(t time.Time) error { return n.rc.SetWriteDeadline(t) }

@@ -1,0 +1,129 @@
+package streamhttp
+
+import (
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// normalizeOrigin returns the canonical form of an Origin value
+// (SEC-02): lowercase scheme and host, default port dropped, no trailing
+// slash. ok is false for "null", values with a path, query or user info,
+// and anything unparsable.
+func normalizeOrigin(v string) (string, bool) {
+	v = strings.TrimSuffix(v, "/")
+	scheme, rest, found := strings.Cut(v, "://")
+	if !found || rest == "" {
+		return "", false
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme != "http" && scheme != "https" {
+		return "", false
+	}
+	if strings.ContainsAny(rest, "/?#@ \t") {
+		return "", false
+	}
+	host, port := rest, ""
+	if h, p, err := net.SplitHostPort(rest); err == nil {
+		host, port = h, p
+		if n, err := strconv.Atoi(p); err != nil || n <= 0 || n > 65535 {
+			return "", false
+		}
+	} else if strings.HasPrefix(rest, "[") {
+		host = strings.TrimSuffix(strings.TrimPrefix(rest, "["), "]")
+	}
+	if host == "" {
+		return "", false
+	}
+	host = strings.ToLower(host)
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		return scheme + "://" + host + ":" + port, true
+	}
+	return scheme + "://" + host, true
+}
+
+// originSet is a normalised allow-list.
+type originSet map[string]struct{}
+
+func newOriginSet(list []string) originSet {
+	s := originSet{}
+	for _, o := range list {
+		if n, ok := normalizeOrigin(o); ok {
+			s[n] = struct{}{}
+		}
+	}
+	return s
+}
+
+func (s originSet) allows(v []byte) bool {
+	n, ok := normalizeOrigin(string(v))
+	if !ok {
+		return false
+	}
+	_, ok = s[n]
+	return ok
+}
+
+// loopbackOrigins are the default allowed origins of a server on port.
+func loopbackOrigins(port int) []string {
+	p := strconv.Itoa(port)
+	return []string{"http://127.0.0.1:" + p, "http://localhost:" + p, "http://[::1]:" + p}
+}
+
+// hostSet is an allow-list of host names (port ignored).
+type hostSet map[string]struct{}
+
+func newHostSet(list []string) hostSet {
+	s := hostSet{}
+	for _, h := range list {
+		s[strings.ToLower(strings.Trim(h, "[]"))] = struct{}{}
+	}
+	return s
+}
+
+// allows checks a Host header value ("name", "name:port", "[v6]:port").
+func (s hostSet) allows(v []byte) bool {
+	h := string(v)
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	_, ok := s[strings.ToLower(strings.Trim(h, "[]"))]
+	return ok
+}
+
+// isLoopback reports whether addr ("host:port") is a loopback address.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
+}
+
+// resolveTCP parses "host:port" into an address for bindAddr.
+func resolveTCP(addr string) (net.Addr, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, err
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return &net.TCPAddr{IP: ip, Port: p}, nil
+}

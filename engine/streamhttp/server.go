@@ -1,0 +1,393 @@
+package streamhttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+// ErrNonLoopback is returned when asked to listen on a non-loopback
+// address without Config.AllowNonLoopback (SEC-04).
+var ErrNonLoopback = errors.New("streamhttp: refusing a non-loopback listener without AllowNonLoopback")
+
+// Server is the Streamable HTTP binding of an engine.Server: one POST
+// endpoint on fasthttp, plus a net/http adapter (Handler) with the same
+// behaviour.
+type Server struct {
+	eng  *engine.Server
+	cfg  Config
+	path []byte
+
+	origins   originSet
+	hosts     hostSet
+	checkHost bool
+	peek      codec.PeekOptions
+
+	xpool   sync.Pool
+	stats   Stats
+	closing atomic.Bool
+
+	mu   sync.Mutex
+	fast *fastServer
+}
+
+// New binds the engine to HTTP with cfg.
+func New(eng *engine.Server, cfg Config) *Server {
+	cfg = cfg.withDefaults()
+	s := &Server{
+		eng:  eng,
+		cfg:  cfg,
+		path: []byte(cfg.Path),
+		peek: codec.PeekOptions{MaxDepth: eng.Options().MaxDepth},
+	}
+	if cfg.AllowedOrigins != nil {
+		s.origins = newOriginSet(cfg.AllowedOrigins)
+	}
+	hosts := cfg.AllowedHosts
+	if hosts == nil {
+		hosts = []string{"localhost", "127.0.0.1", "::1"}
+	}
+	s.hosts = newHostSet(hosts)
+	return s
+}
+
+// Stats returns the transport's counters.
+func (s *Server) Stats() *Stats { return &s.stats }
+
+// bindAddr records the listening address: it decides the default Origin
+// allow-list and whether Host is checked.
+func (s *Server) bindAddr(addr net.Addr) error {
+	a := addr.String()
+	loop := isLoopback(a)
+	if !loop && !s.cfg.AllowNonLoopback {
+		return ErrNonLoopback
+	}
+	s.checkHost = loop
+	if s.origins == nil {
+		port := 0
+		if ta, ok := addr.(*net.TCPAddr); ok {
+			port = ta.Port
+		} else if _, p, err := net.SplitHostPort(a); err == nil {
+			port, _ = strconv.Atoi(p)
+		}
+		s.origins = newOriginSet(loopbackOrigins(port))
+	}
+	return nil
+}
+
+// reqInfo is what the pipeline needs from one HTTP request; both front
+// ends fill it. Slices alias the request.
+type reqInfo struct {
+	ctx                                     context.Context
+	method, path, host                      []byte
+	origin, ctype, accept, cenc, auth       []byte
+	hasOrigin, hasCType, hasAccept, hasCEnc bool
+	body                                    []byte
+	conn                                    interface{ SetWriteDeadline(time.Time) error }
+	raw                                     net.Conn // for the disconnect watcher; may be nil
+}
+
+// respWriter is the front end's response side.
+type respWriter interface {
+	header(k, v string)
+	// send writes a complete response; contentType "" means no body.
+	send(status int, contentType string, body []byte)
+	// stream writes the SSE response headers and runs (or arranges to run)
+	// x.runStream, which releases the HTTP side's reference to x.
+	stream(x *exchange)
+}
+
+const (
+	ctJSON = "application/json"
+	ctSSE  = "text/event-stream"
+)
+
+// Pre-encoded transport-level error bodies (no id: the body was not read).
+var (
+	bodyUnsupportedType = []byte(`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Unsupported Media Type: Content-Type must be application/json"}}`)
+	bodyNotAcceptable   = []byte(`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Not Acceptable: Accept must list application/json and text/event-stream"}}`)
+	bodyShuttingDown    = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Server is shutting down"}}`)
+)
+
+// serve is the validation pipeline, cheapest checks first, then dispatch.
+func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
+	if !bytes.Equal(r.path, s.path) {
+		s.stats.NotFound.Add(1)
+		w.send(404, "", nil)
+		return
+	}
+	if string(r.method) != "POST" { // HTTP-10, B14
+		s.stats.MethodNotAllowed.Add(1)
+		w.header("Allow", "POST")
+		w.send(405, "", nil)
+		return
+	}
+	if s.closing.Load() { // C14
+		s.stats.ShuttingDown.Add(1)
+		w.send(503, ctJSON, bodyShuttingDown)
+		return
+	}
+	if r.hasOrigin && !s.origins.allows(r.origin) { // SEC-01, B6, B7
+		s.stats.BadOrigin.Add(1)
+		w.send(403, "", nil)
+		return
+	}
+	if s.checkHost && !s.hosts.allows(r.host) { // SEC-03, B7
+		s.stats.BadHost.Add(1)
+		w.send(403, "", nil)
+		return
+	}
+	var principal any
+	if s.cfg.Authenticate != nil {
+		p, ok := s.authenticate(r, w)
+		if !ok {
+			return
+		}
+		principal = p
+	}
+	if !r.hasCType || !isJSONType(r.ctype) { // HTTP-09, B15
+		s.stats.BadContentType.Add(1)
+		w.send(415, ctJSON, bodyUnsupportedType)
+		return
+	}
+	if !acceptsBoth(r.accept) { // HTTP-03, B15
+		s.stats.NotAcceptable.Add(1)
+		w.send(406, ctJSON, bodyNotAcceptable)
+		return
+	}
+	body := r.body
+	if r.hasCEnc && !isIdentity(r.cenc) {
+		var status int
+		body, status = s.decodeBody(r.cenc, body, x)
+		if status != 0 {
+			w.send(status, "", nil)
+			return
+		}
+	}
+	s.dispatch(r, body, principal, x, w)
+}
+
+func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w respWriter) {
+	var env codec.Envelope
+	if err := codec.PeekWith(body, &env, s.peek); err != nil {
+		var ce *codec.Error
+		if !errors.As(err, &ce) {
+			ce = codec.ErrParse
+		}
+		s.stats.BadMessage.Add(1)
+		s.sendError(w, &env, ce, 400) // GEN-09, HVAL-02 step 4
+		return
+	}
+	switch env.Kind {
+	case codec.KindResponse: // HTTP-05, LEG-06
+		s.stats.BadMessage.Add(1)
+		s.sendError(w, &env, errPostedResponse, 400)
+		return
+	case codec.KindNotification: // HTTP-06, HTTP-08
+		s.stats.Notifications.Add(1)
+		w.send(202, "", nil)
+		return
+	}
+	c := s.eng.Begin(r.ctx, body, &env, x, principal)
+	x.bind(c)
+	if e := s.check(c, &x.hdr, &x.scratch); e != nil {
+		s.stats.Rejected.Add(1)
+		c.Fail(e)
+		s.sendReply(w, x)
+		return
+	}
+	if !c.MayNotify() {
+		// No notification can precede the response: run on this goroutine
+		// and answer with one JSON body (HTTP-07, SSE-10).
+		x.watch.arm(r.raw, watchDelay, func() { x.cancel(errClientGone) })
+		c.Run()
+		x.watch.stop()
+		s.sendReply(w, x)
+		return
+	}
+	x.watch.arm(r.raw, 0, func() { x.cancel(errClientGone) })
+	c.Start()
+	m, err := x.waitFirst()
+	if err != nil || m != modeSSE {
+		x.watch.stop()
+		if err != nil {
+			s.stats.Disconnects.Add(1)
+			w.send(499, "", nil) // the client is gone; nobody reads this
+			return
+		}
+		s.sendReply(w, x)
+		return
+	}
+	s.stats.Streams.Add(1)
+	w.header("Cache-Control", "no-cache")
+	w.header("X-Accel-Buffering", "no") // SSE-04
+	w.stream(x)
+}
+
+var errPostedResponse = codec.NewError(codec.CodeInvalidRequest, "Invalid Request: clients do not send responses")
+
+// check interleaves the header checks with the engine's _meta checks in
+// the order of HVAL-02 (steps 7-15).
+func (s *Server) check(c *engine.Call, h *mirrored, scratch *[]byte) *codec.Error {
+	env := c.Envelope()
+	if !env.ProtocolVersion.Present && env.Method.EqualString("initialize") {
+		return c.CheckMeta() // DISC-05: -32022 naming the served versions
+	}
+	if e := h.checkVersionPresent(); e != nil {
+		return e
+	}
+	if e := c.CheckMeta(); e != nil {
+		return e
+	}
+	if e := h.checkVersionEqual(env); e != nil {
+		return e
+	}
+	if e := c.CheckVersion(); e != nil {
+		return e
+	}
+	if e := h.checkMethod(env); e != nil {
+		return e
+	}
+	if e := c.CheckMethod(); e != nil {
+		return e
+	}
+	if e := h.checkName(env, c.Method(), scratch); e != nil {
+		return e
+	}
+	if e := c.CheckTarget(); e != nil {
+		return e
+	}
+	if t := c.Tool(); t != nil {
+		if e := h.checkParams(env, t.HeaderBindings(), scratch); e != nil {
+			return e
+		}
+	}
+	return c.CheckCapabilities()
+}
+
+func (s *Server) sendReply(w respWriter, x *exchange) {
+	x.mu.Lock()
+	status, body := x.status, x.reply
+	x.mu.Unlock()
+	if status == 0 {
+		w.send(499, "", nil) // cancelled: nothing to say
+		return
+	}
+	w.send(status, ctJSON, body)
+}
+
+func (s *Server) sendError(w respWriter, env *codec.Envelope, e *codec.Error, status int) {
+	var id []byte
+	if env.IDKind == codec.IDString || env.IDKind == codec.IDNumber {
+		id = env.ID
+	}
+	w.send(status, ctJSON, codec.AppendErrorResponse(nil, id, e))
+}
+
+func (s *Server) authenticate(r *reqInfo, w respWriter) (any, bool) {
+	token := ""
+	if a := r.auth; len(a) > 7 && equalFold(a[:7], "bearer ") {
+		token = string(trimOWS(a[7:]))
+	}
+	p, err := s.cfg.Authenticate(r.ctx, token)
+	if err == nil {
+		return p, true
+	}
+	var scope *ErrInsufficientScope
+	meta := ""
+	if s.cfg.ResourceMetadata != "" {
+		meta = fmt.Sprintf(`, resource_metadata=%q`, s.cfg.ResourceMetadata)
+	}
+	if errors.As(err, &scope) {
+		s.stats.Forbidden.Add(1)
+		w.header("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, scope.Scope)+meta)
+		w.send(403, "", nil)
+		return nil, false
+	}
+	s.stats.Unauthorized.Add(1)
+	if meta != "" {
+		w.header("WWW-Authenticate", "Bearer"+meta[1:])
+	} else {
+		w.header("WWW-Authenticate", `Bearer realm="mcp"`)
+	}
+	w.send(401, "", nil)
+	return nil, false
+}
+
+// isJSONType accepts application/json with optional parameters.
+func isJSONType(v []byte) bool {
+	v = trimOWS(v)
+	if i := bytes.IndexByte(v, ';'); i >= 0 {
+		v = trimOWS(v[:i])
+	}
+	return equalFold(v, ctJSON)
+}
+
+// acceptsBoth reports whether Accept covers application/json and
+// text/event-stream (wildcards count; HTTP-03).
+func acceptsBoth(v []byte) bool {
+	j, e := false, false
+	for len(v) > 0 {
+		var item []byte
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			item, v = v[:i], v[i+1:]
+		} else {
+			item, v = v, nil
+		}
+		if i := bytes.IndexByte(item, ';'); i >= 0 {
+			item = item[:i]
+		}
+		item = trimOWS(item)
+		switch {
+		case equalFold(item, "*/*"):
+			j, e = true, true
+		case equalFold(item, ctJSON), equalFold(item, "application/*"):
+			j = true
+		case equalFold(item, ctSSE), equalFold(item, "text/*"):
+			e = true
+		}
+	}
+	return j && e
+}
+
+func isIdentity(v []byte) bool { return equalFold(trimOWS(v), "identity") }
+
+// Shutdown stops the binding and the engine behind it: new POSTs get 503,
+// listen streams complete with a final result, in-flight calls are
+// cancelled when ctx ends, the listener closes. It returns by ctx's
+// deadline.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	err := s.eng.Shutdown(ctx)
+	s.mu.Lock()
+	f := s.fast
+	s.mu.Unlock()
+	if f != nil {
+		if e := f.shutdown(ctx); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// Stats are the transport's counters, one per rejection reason.
+type Stats struct {
+	NotFound, MethodNotAllowed, ShuttingDown   atomic.Uint64
+	BadOrigin, BadHost                         atomic.Uint64
+	Unauthorized, Forbidden                    atomic.Uint64
+	BadContentType, NotAcceptable              atomic.Uint64
+	BodyTooLarge, HeadersTooLarge, BadEncoding atomic.Uint64
+	BadFraming, ReadTimeouts                   atomic.Uint64
+	BadMessage, Rejected, Notifications        atomic.Uint64
+	Streams, KeepAlives, SlowConsumers         atomic.Uint64
+	StreamWriteErrors, Disconnects             atomic.Uint64
+}
