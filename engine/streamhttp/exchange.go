@@ -47,6 +47,7 @@ type exchange struct {
 
 	refs    atomic.Int32
 	scratch []byte // header decoding space
+	zbuf    []byte // compressed reply
 	hdr     mirrored
 
 	watch watcher
@@ -83,6 +84,9 @@ func (x *exchange) unref() {
 	}
 	if cap(x.reply) > 64<<10 {
 		x.reply = nil
+	}
+	if cap(x.zbuf) > 64<<10 {
+		x.zbuf = nil
 	}
 	select {
 	case <-x.signal:

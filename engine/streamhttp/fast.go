@@ -126,6 +126,8 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 			r.cenc, r.hasCEnc = v, true
 		case equalFold(k, "authorization"):
 			r.auth = v
+		case equalFold(k, "accept-encoding"):
+			r.aenc = v
 		}
 	}
 	r.body = ctx.PostBody()

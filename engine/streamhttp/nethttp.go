@@ -50,6 +50,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			r.cenc, r.hasCEnc = []byte(vs[0]), true
 		case k == "Authorization":
 			r.auth = []byte(vs[0])
+		case k == "Accept-Encoding":
+			r.aenc = []byte(joinValues(vs))
 		}
 	}
 	nw := &netWriter{w: w, rc: http.NewResponseController(w)}

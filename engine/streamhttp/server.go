@@ -90,6 +90,7 @@ type reqInfo struct {
 	ctx                                     context.Context
 	method, path, host                      []byte
 	origin, ctype, accept, cenc, auth       []byte
+	aenc                                    []byte // Accept-Encoding
 	hasOrigin, hasCType, hasAccept, hasCEnc bool
 	body                                    []byte
 	conn                                    interface{ SetWriteDeadline(time.Time) error }
@@ -202,7 +203,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	if e := s.check(c, &x.hdr, &x.scratch); e != nil {
 		s.stats.Rejected.Add(1)
 		c.Fail(e)
-		s.sendReply(w, x)
+		s.sendReply(w, r, x)
 		return
 	}
 	if !c.MayNotify() {
@@ -211,7 +212,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		x.watch.arm(r.raw, watchDelay, func() { x.cancel(errClientGone) })
 		c.Run()
 		x.watch.stop()
-		s.sendReply(w, x)
+		s.sendReply(w, r, x)
 		return
 	}
 	x.watch.arm(r.raw, 0, func() { x.cancel(errClientGone) })
@@ -224,7 +225,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 			w.send(499, "", nil) // the client is gone; nobody reads this
 			return
 		}
-		s.sendReply(w, x)
+		s.sendReply(w, r, x)
 		return
 	}
 	s.stats.Streams.Add(1)
@@ -274,13 +275,22 @@ func (s *Server) check(c *engine.Call, h *mirrored, scratch *[]byte) *codec.Erro
 	return c.CheckCapabilities()
 }
 
-func (s *Server) sendReply(w respWriter, x *exchange) {
+func (s *Server) sendReply(w respWriter, r *reqInfo, x *exchange) {
 	x.mu.Lock()
 	status, body := x.status, x.reply
 	x.mu.Unlock()
 	if status == 0 {
 		w.send(499, "", nil) // cancelled: nothing to say
 		return
+	}
+	if s.cfg.Compression && len(body) >= s.cfg.CompressMinBytes {
+		if enc := pickEncoding(r.aenc); enc != "" {
+			x.zbuf = s.compress(enc, body, x.zbuf[:0])
+			w.header("Content-Encoding", enc)
+			w.header("Vary", "Accept-Encoding")
+			s.stats.Compressed.Add(1)
+			body = x.zbuf
+		}
 	}
 	w.send(status, ctJSON, body)
 }
@@ -389,5 +399,6 @@ type Stats struct {
 	BadFraming, ReadTimeouts                   atomic.Uint64
 	BadMessage, Rejected, Notifications        atomic.Uint64
 	Streams, KeepAlives, SlowConsumers         atomic.Uint64
+	Compressed                                 atomic.Uint64
 	StreamWriteErrors, Disconnects             atomic.Uint64
 }
