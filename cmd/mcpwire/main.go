@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -73,6 +74,7 @@ func serve(ctx context.Context, args []string) error {
 	perIP := fs.Int("max-conns-per-ip", 0, "connections per client IP before 429 (0: 1024)")
 	maxConns := fs.Int("max-conns", 0, "connections in all before 503 (0: 16384)")
 	compress := fs.Bool("compress", false, "gzip/zstd JSON replies of 1 KiB or more when the client accepts it")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
 	grace := fs.Duration("grace", stdio.DefaultGrace, "how long in-flight requests may finish after stdin ends")
 	maxLine := fs.Int("max-line", 0, "largest accepted message in bytes (0: 4 MiB)")
 	progress := fs.Duration("progress-interval", 0, "minimum time between progress notifications of one request (0: 50ms)")
@@ -89,6 +91,16 @@ func serve(ctx context.Context, args []string) error {
 	srv, err := refserver.New(refserver.Options{Logger: log, ProgressInterval: *progress})
 	if err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	var hs *streamhttp.Server
 	httpErr := make(chan error, 1)

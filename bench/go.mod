@@ -1,0 +1,13 @@
+module github.com/mcpwire/mcpwire/bench
+
+go 1.26.8
+
+require github.com/valyala/fasthttp v1.78.0
+
+require (
+	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/molecule-man/go-brrr v1.3.1 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+)
+
+replace github.com/mcpwire/mcpwire => ../
