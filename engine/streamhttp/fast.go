@@ -2,6 +2,7 @@ package streamhttp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -130,6 +131,16 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 			r.aenc = v
 		}
 	}
+	if h.ContentLength() == -1 && rawHasHeader(h.RawHeaders(), "content-length") {
+		// Content-Length next to Transfer-Encoding: chunked may be request
+		// smuggling. fasthttp drops the length and closes after replying
+		// (RFC 9112 §6.3); we refuse the request outright (B5).
+		s.stats.BadFraming.Add(1)
+		ctx.SetConnectionClose()
+		ctx.SetStatusCode(400)
+		x.unref()
+		return
+	}
 	r.body = ctx.PostBody()
 	r.raw = ctx.Conn()
 	fw := fastWriter{ctx: ctx}
@@ -181,3 +192,20 @@ type fastStream struct {
 func (f *fastStream) Write(p []byte) (int, error)        { return f.bw.Write(p) }
 func (f *fastStream) Flush() error                       { return f.bw.Flush() }
 func (f *fastStream) SetWriteDeadline(t time.Time) error { return f.conn.SetWriteDeadline(t) }
+
+// rawHasHeader reports whether the raw header block has a line named name
+// (lowercase).
+func rawHasHeader(raw []byte, name string) bool {
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if i := bytes.IndexByte(line, ':'); i >= 0 && equalFold(trimOWS(line[:i]), name) {
+			return true
+		}
+	}
+	return false
+}
