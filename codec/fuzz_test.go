@@ -105,6 +105,11 @@ func FuzzPeek(f *testing.F) {
 		} else if env.ClientCapabilities != nil {
 			t.Fatal("clientCapabilities recorded for a non-object")
 		}
+		if info, ok := meta[MetaClientInfo].(map[string]any); ok {
+			checkRaw(t, "clientInfo", env.ClientInfo, info, true)
+		} else if env.ClientInfo != nil {
+			t.Fatal("clientInfo recorded for a non-object")
+		}
 		if v, ok := meta[MetaProgressToken]; ok && env.ProgressToken != nil {
 			checkID(t, "progressToken", env.ProgressToken, v, true)
 		}

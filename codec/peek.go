@@ -90,6 +90,7 @@ type Envelope struct {
 	ClientCapabilities []byte // raw span of params._meta["io.modelcontextprotocol/clientCapabilities"] when an object
 	ProgressToken      []byte // raw token of params._meta.progressToken when a string or integer
 	LogLevel           Str    // params._meta["io.modelcontextprotocol/logLevel"]
+	ClientInfo         []byte // raw span of params._meta["io.modelcontextprotocol/clientInfo"] when an object (META-05: never trust it)
 
 	HasResult, HasError bool
 }
@@ -169,12 +170,18 @@ type parser struct {
 // top-level array is ErrBatch (A11), any other non-object ErrNotObject; a
 // recognised member that appears twice, or a member name that is not a
 // recognised one but case-folds to one under Unicode simple folding
-// ("Method", "paramſ", "\u212Aind"-style Kelvin sign) at the top, params or
-// _meta level is ErrDuplicateKey (A10, CVE-2026-27896); "jsonrpc" not exactly
-// "2.0" is ErrBadVersion; a request id that is not a string or an integer is
-// ErrBadID (GEN-03, A12); no "method", "result" or "error" is ErrNoMethod;
-// a non-string method is ErrBadMethod; params that is not an object is
-// ErrBadParams; a response with both result and error is ErrBadResponse.
+// ("Method", "paramſ", "\u212Aind"-style Kelvin sign), is ErrDuplicateKey
+// (A10, CVE-2026-27896). Recognised members: jsonrpc, id, method, params,
+// result, error at the top; name, uri, arguments, _meta, requestId in
+// params; the Meta* names (protocolVersion, clientCapabilities, logLevel,
+// clientInfo, progressToken) in params._meta. Names are compared after
+// unescaping, so "\u006dethod" is "method". Then: "jsonrpc" not exactly
+// "2.0" is ErrBadVersion (A12); a request id that is not a string or an
+// integer is ErrBadID (GEN-03, A12; null is accepted on responses only);
+// no "method", "result" or "error" is ErrNoMethod; a non-string method is
+// ErrBadMethod; params that is not an object (null included) is
+// ErrBadParams (A13); a response with both result and error is
+// ErrBadResponse.
 // On these errors env keeps whatever was read (Kind when determinable, a
 // valid ID), so the error reply can echo the id (HVAL-03).
 //
@@ -349,6 +356,10 @@ func (p *parser) object(i int, level int) int {
 				case keyClientCapabilities:
 					if c == '{' {
 						env.ClientCapabilities = b[i:e]
+					}
+				case keyClientInfo:
+					if c == '{' {
+						env.ClientInfo = b[i:e]
 					}
 				case keyResult:
 					env.HasResult = true

@@ -16,6 +16,7 @@ type view struct {
 	Params, Arguments, Meta string
 	Version, LogLevel       string
 	Caps, Token, RequestID  string
+	ClientInfo              string
 	HasResult, HasError     bool
 	NonStringVersion        bool
 }
@@ -40,7 +41,7 @@ func viewOf(e *Envelope) view {
 		Method: str(e.Method), Name: str(e.Name), URI: str(e.URI),
 		Params: raw(e.Params), Arguments: raw(e.Arguments), Meta: raw(e.Meta),
 		Version: str(e.ProtocolVersion), LogLevel: str(e.LogLevel),
-		Caps: raw(e.ClientCapabilities), Token: raw(e.ProgressToken), RequestID: raw(e.RequestID),
+		Caps: raw(e.ClientCapabilities), Token: raw(e.ProgressToken), RequestID: raw(e.RequestID), ClientInfo: raw(e.ClientInfo),
 		HasResult: e.HasResult, HasError: e.HasError, NonStringVersion: e.NonStringVersion,
 	}
 }
@@ -48,8 +49,10 @@ func viewOf(e *Envelope) view {
 // absent returns a view with every field absent, to be filled by cases.
 func absent() view {
 	return view{ID: "-", Method: "-", Name: "-", URI: "-", Params: "-", Arguments: "-", Meta: "-",
-		Version: "-", LogLevel: "-", Caps: "-", Token: "-", RequestID: "-"}
+		Version: "-", LogLevel: "-", Caps: "-", Token: "-", RequestID: "-", ClientInfo: "-"}
 }
+
+const exampleClient = `{"name":"ExampleClient","version":"1.0.0"}`
 
 const stdMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"ExampleClient","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}`
 
@@ -65,7 +68,7 @@ func TestPeekVectors(t *testing.T) {
 		{"§1 discover", vecDiscover, func(v *view) {
 			v.Kind, v.ID, v.IDKind, v.Method = KindRequest, "1", IDNumber, "server/discover"
 			v.Params = `{"_meta":` + stdMeta + `}`
-			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+			v.Meta, v.Version, v.Caps, v.ClientInfo = stdMeta, "2026-07-28", "{}", exampleClient
 		}},
 		{"§1 discover response", vecDiscoverResp, func(v *view) {
 			v.Kind, v.ID, v.IDKind, v.HasResult = KindResponse, "1", IDNumber, true
@@ -74,7 +77,7 @@ func TestPeekVectors(t *testing.T) {
 			v.Kind, v.ID, v.IDKind, v.Method, v.Name = KindRequest, "2", IDNumber, "tools/call", "execute_sql"
 			v.Arguments = `{"region":"us-west1","priority":42,"dry_run":false,"query":"SELECT 1"}`
 			v.Params = `{"name":"execute_sql","arguments":` + v.Arguments + `,"_meta":` + stdMeta + `}`
-			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+			v.Meta, v.Version, v.Caps, v.ClientInfo = stdMeta, "2026-07-28", "{}", exampleClient
 		}},
 		{"§2 tools/call response", vecToolsCallResp, func(v *view) {
 			v.Kind, v.ID, v.IDKind, v.HasResult = KindResponse, "2", IDNumber, true
@@ -83,19 +86,19 @@ func TestPeekVectors(t *testing.T) {
 			v.Kind, v.ID, v.IDKind, v.Method, v.Name = KindRequest, "4", IDNumber, "tools/call", "execute_sql"
 			v.Arguments = `{"region":"Zürich","query":"SELECT 1"}`
 			v.Params = `{"name":"execute_sql","arguments":` + v.Arguments + `,"_meta":` + stdMeta + `}`
-			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+			v.Meta, v.Version, v.Caps, v.ClientInfo = stdMeta, "2026-07-28", "{}", exampleClient
 		}},
 		{"§2d resources/read", vecResourcesRead, func(v *view) {
 			v.Kind, v.ID, v.IDKind, v.Method, v.URI = KindRequest, "30", IDNumber, "resources/read", "file:///projects/app/config.json"
 			v.Params = `{"uri":"file:///projects/app/config.json","_meta":` + stdMeta + `}`
-			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+			v.Meta, v.Version, v.Caps, v.ClientInfo = stdMeta, "2026-07-28", "{}", exampleClient
 		}},
 		{"§3 progress token", vecToolsCallProgress, func(v *view) {
 			v.Kind, v.ID, v.IDKind, v.Method, v.Name = KindRequest, "3", IDNumber, "tools/call", "execute_sql"
 			v.Arguments = `{"region":"us-west1","query":"SELECT * FROM big"}`
 			meta := stdMeta[:len(stdMeta)-1] + `,"progressToken":"tok-3"}`
 			v.Params = `{"name":"execute_sql","arguments":` + v.Arguments + `,"_meta":` + meta + `}`
-			v.Meta, v.Version, v.Caps, v.Token = meta, "2026-07-28", "{}", `"tok-3"`
+			v.Meta, v.Version, v.Caps, v.Token, v.ClientInfo = meta, "2026-07-28", "{}", `"tok-3"`, exampleClient
 		}},
 		{"§3 progress notification", vecProgress1, func(v *view) {
 			v.Kind, v.Method = KindNotification, "notifications/progress"
@@ -111,7 +114,7 @@ func TestPeekVectors(t *testing.T) {
 		{"§5 mismatch request", vecMismatchReq, func(v *view) {
 			v.Kind, v.ID, v.IDKind, v.Method, v.Name, v.Arguments = KindRequest, "6", IDNumber, "tools/call", "bar", "{}"
 			v.Params = `{"name":"bar","arguments":{},"_meta":` + stdMeta + `}`
-			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+			v.Meta, v.Version, v.Caps, v.ClientInfo = stdMeta, "2026-07-28", "{}", exampleClient
 		}},
 		{"§5 mismatch error", vecMismatchResp, func(v *view) {
 			v.Kind, v.ID, v.IDKind, v.HasError = KindResponse, "6", IDNumber, true
@@ -129,7 +132,7 @@ func TestPeekVectors(t *testing.T) {
 		{"§8 listen (string id)", vecListen, func(v *view) {
 			v.Kind, v.ID, v.IDKind, v.Method = KindRequest, `"listen-1"`, IDString, "subscriptions/listen"
 			v.Params = vecListen[strings.Index(vecListen, `"params":`)+9 : len(vecListen)-1]
-			v.Meta, v.Version, v.Caps = stdMeta, "2026-07-28", "{}"
+			v.Meta, v.Version, v.Caps, v.ClientInfo = stdMeta, "2026-07-28", "{}", exampleClient
 		}},
 		{"§8 listen completion", vecListenResp, func(v *view) {
 			v.Kind, v.ID, v.IDKind, v.HasResult = KindResponse, `"listen-1"`, IDString, true
@@ -139,7 +142,7 @@ func TestPeekVectors(t *testing.T) {
 			v.Arguments = `{"region":"us-west1","query":"SELECT * FROM big"}`
 			meta := stdMeta[:len(stdMeta)-1] + `,"progressToken":7}`
 			v.Params = `{"name":"execute_sql","arguments":` + v.Arguments + `,"_meta":` + meta + `}`
-			v.Meta, v.Version, v.Caps, v.Token = meta, "2026-07-28", "{}", "7"
+			v.Meta, v.Version, v.Caps, v.Token, v.ClientInfo = meta, "2026-07-28", "{}", "7", exampleClient
 		}},
 		{"§9a cancel", vecStdioCancel, func(v *view) {
 			v.Kind, v.Method, v.RequestID = KindNotification, "notifications/cancelled", "7"
@@ -149,7 +152,7 @@ func TestPeekVectors(t *testing.T) {
 			v.Kind, v.ID, v.IDKind, v.Method = KindRequest, `"probe-1"`, IDString, "server/discover"
 			meta := strings.Replace(stdMeta, "2026-07-28", "2027-01-01", 1)
 			v.Params = `{"_meta":` + meta + `}`
-			v.Meta, v.Version, v.Caps = meta, "2027-01-01", "{}"
+			v.Meta, v.Version, v.Caps, v.ClientInfo = meta, "2027-01-01", "{}", exampleClient
 		}},
 		{"§9d parse error reply (response without id)", vecParseErrResp, func(v *view) {
 			v.Kind, v.HasError = KindResponse, true
@@ -158,7 +161,7 @@ func TestPeekVectors(t *testing.T) {
 			v.Kind, v.ID, v.IDKind, v.Method, v.Name, v.Arguments = KindRequest, "21", IDNumber, "tools/call", "deploy", `{"env":"prod"}`
 			meta := strings.Replace(stdMeta, `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}`, 1)
 			v.Params = vecMRTR2[strings.Index(vecMRTR2, `"params":`)+9 : len(vecMRTR2)-1]
-			v.Meta, v.Version, v.Caps = meta, "2026-07-28", `{"elicitation":{"form":{}}}`
+			v.Meta, v.Version, v.Caps, v.ClientInfo = meta, "2026-07-28", `{"elicitation":{"form":{}}}`, exampleClient
 		}},
 	}
 	for i, c := range cases {

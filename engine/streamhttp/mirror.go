@@ -223,7 +223,13 @@ func (m *mirrored) checkParams(env *codec.Envelope, bindings []engine.HeaderBind
 		if n > 1 {
 			return mismatch(b.Header + " header sent more than once")
 		}
-		raw, ok := codec.LookupPath(env.Arguments, b.Path...)
+		// Strict: a member repeated on the path would let an intermediary
+		// read one value and us another (parser differential, RELIABILITY
+		// "why these matter" 2).
+		raw, ok, err := codec.LookupPathStrict(env.Arguments, b.Path...)
+		if err != nil {
+			return mismatch(b.Header + ": the argument appears more than once in the body")
+		}
 		absent := !ok || string(raw) == "null"
 		switch {
 		case absent && n == 0:
