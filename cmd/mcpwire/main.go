@@ -92,6 +92,7 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	dumpStatsOnSignal(ctx) // SIGUSR1: one "stats ..." line on stderr
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
