@@ -64,6 +64,9 @@ type Call struct {
 	state callState
 	prog  progress
 	sub   *subscription
+	// detached: the handler returned and left the call open (listen);
+	// detachDone: someone has started completing it.
+	detached, detachDone bool
 
 	// transport-owned fields
 	next    *Call  // in-flight hash chain (StreamConn)
@@ -138,6 +141,7 @@ func (c *Call) release() {
 	c.srv, c.rep, c.parent, c.principal = nil, nil, nil, nil
 	c.env = codec.Envelope{}
 	c.method, c.tool, c.sub = nil, nil, nil
+	c.detached, c.detachDone = false, false
 	c.done, c.err = nil, nil
 	c.result, c.open = false, false
 	c.next, c.idHash, c.slotted, c.listed = nil, 0, false, false
@@ -221,10 +225,13 @@ func (c *Call) cancel(why error) bool {
 	c.err = why
 	c.closeDoneLocked()
 	c.prog.stopLocked()
-	sub := c.sub
+	sub, detached := c.sub, c.detached
 	c.mu.Unlock()
 	if sub != nil {
 		c.srv.hub.remove(sub)
+	}
+	if detached {
+		c.finishDetached(false)
 	}
 	return true
 }

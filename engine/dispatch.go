@@ -311,6 +311,9 @@ func (c *Call) MayNotify() bool {
 // run invokes the handler and completes the call.
 func (c *Call) run() {
 	if err := c.invoke(); err != nil {
+		if err == errDetached {
+			return // the call lives on; it may already be recycled: do not touch it
+		}
 		c.handleError(err)
 	}
 	c.complete()

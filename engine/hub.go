@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"hash/maphash"
 	"strings"
 	"sync"
 
@@ -31,29 +33,44 @@ type filter struct {
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 }
 
+// KeyedNotifier is implemented by Repliers that queue notifications: a
+// notification whose key equals one still waiting in the queue may be
+// dropped, so that repeated updates of the same URI (or repeated list
+// changes) collapse into one while a listener is behind.
+type KeyedNotifier interface {
+	NotifyKeyed(c *Call, frame []byte, key uint64) error
+}
+
 type subscription struct {
-	c    *Call
-	f    filter
-	end  chan struct{} // closed to complete this stream (finishListen)
-	once sync.Once
+	c   *Call
+	f   filter
+	kn  KeyedNotifier // c's Replier, when it can collapse
+	idx int           // position in hub.subs, guarded by hub.mu
 }
 
 // hub fans change notifications out to listen streams. A notification is
-// encoded once per event; each subscriber's copy splices in its
-// subscription id.
+// encoded once per event (a prefix and a suffix); each listener's frame
+// splices its subscription id in between. Delivery goes through the
+// listener's Replier, which only queues (HTTP) or hands the frame to the
+// connection's batched writer (streams): no hub lock is held while a
+// Replier runs. A listen stream holds no goroutine of the engine: its Call
+// is detached after the acknowledgement and completed by the client's
+// cancellation, by Drain, or by Shutdown (SUB-10).
 type hub struct {
 	srv     *Server
-	mu      sync.Mutex
-	subs    map[*subscription]struct{}
+	mu      sync.RWMutex
+	subs    []*subscription
 	closing chan struct{}
 	once    sync.Once
-	bufPool sync.Pool
+	seed    maphash.Seed
+	bufs    sync.Pool // *[]byte frame buffers
+	snaps   sync.Pool // *[]*subscription
 }
 
 func (h *hub) init(s *Server) {
 	h.srv = s
-	h.subs = map[*subscription]struct{}{}
 	h.closing = make(chan struct{})
+	h.seed = maphash.MakeSeed()
 }
 
 func (h *hub) add(sub *subscription) bool {
@@ -64,34 +81,59 @@ func (h *hub) add(sub *subscription) bool {
 		return false
 	default:
 	}
-	h.subs[sub] = struct{}{}
+	sub.idx = len(h.subs)
+	h.subs = append(h.subs, sub)
 	h.srv.stats.ListenStreams.Add(1)
 	return true
 }
 
 func (h *hub) remove(sub *subscription) {
 	h.mu.Lock()
-	if _, ok := h.subs[sub]; ok {
-		delete(h.subs, sub)
-		h.srv.stats.ListenStreams.Add(-1)
+	defer h.mu.Unlock()
+	i := sub.idx
+	if i < 0 || i >= len(h.subs) || h.subs[i] != sub {
+		return
 	}
-	h.mu.Unlock()
+	last := len(h.subs) - 1
+	h.subs[i] = h.subs[last]
+	h.subs[i].idx = i
+	h.subs[last] = nil
+	h.subs = h.subs[:last]
+	sub.idx = -1
+	h.srv.stats.ListenStreams.Add(-1)
 }
 
-// closeAll wakes every listen handler so that it completes its stream with
-// the final result (SUB-10).
-func (h *hub) closeAll() { h.once.Do(func() { close(h.closing) }) }
+// closeAll completes every listen stream with its final result (SUB-10)
+// and refuses new subscriptions.
+func (h *hub) closeAll() {
+	h.once.Do(func() { close(h.closing) })
+	for _, s := range h.snapshot(func(*subscription) bool { return true }) {
+		s.c.finishDetached(true)
+	}
+}
 
+// snapshot returns the matching subscribers in a pooled slice; release it
+// with putSnapshot.
 func (h *hub) snapshot(match func(*subscription) bool) []*subscription {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []*subscription
-	for s := range h.subs {
+	sp, _ := h.snaps.Get().(*[]*subscription)
+	if sp == nil {
+		sp = new([]*subscription)
+	}
+	out := (*sp)[:0]
+	h.mu.RLock()
+	for _, s := range h.subs {
 		if match(s) {
 			out = append(out, s)
 		}
 	}
+	h.mu.RUnlock()
 	return out
+}
+
+func (h *hub) putSnapshot(s []*subscription) {
+	clear(s)
+	s = s[:0]
+	h.snaps.Put(&s)
 }
 
 func (h *hub) listChanged(k subKind) {
@@ -105,11 +147,11 @@ func (h *hub) listChanged(k subKind) {
 			return s.f.ResourcesListChanged
 		}
 	})
-	if len(subs) == 0 {
-		return
+	if len(subs) > 0 {
+		prefix := []byte(`{"jsonrpc":"2.0","method":"` + listChangedMethod[k] + `","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`)
+		h.deliver(subs, prefix, []byte(`}}}`), maphash.String(h.seed, listChangedMethod[k]))
 	}
-	prefix := []byte(`{"jsonrpc":"2.0","method":"` + listChangedMethod[k] + `","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`)
-	h.deliver(subs, prefix, []byte(`}}}`))
+	h.putSnapshot(subs)
 }
 
 // resourceUpdated notifies subscribers of uri or of a parent of it (SUB-06).
@@ -122,32 +164,54 @@ func (h *hub) resourceUpdated(uri string) {
 		}
 		return false
 	})
-	if len(subs) == 0 {
-		return
+	if len(subs) > 0 {
+		prefix := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`)
+		suffix := append(codec.AppendString([]byte(`},"uri":`), uri), "}}"...)
+		h.deliver(subs, prefix, suffix, maphash.String(h.seed, "updated "+uri))
 	}
-	prefix := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`)
-	suffix := append(codec.AppendString([]byte(`},"uri":`), uri), "}}"...)
-	h.deliver(subs, prefix, suffix)
+	h.putSnapshot(subs)
 }
 
-func (h *hub) deliver(subs []*subscription, prefix, suffix []byte) {
-	bp, _ := h.bufPool.Get().(*[]byte)
+// deliver writes prefix + subscription id + suffix to each subscriber.
+func (h *hub) deliver(subs []*subscription, prefix, suffix []byte, key uint64) {
+	bp, _ := h.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
+	b := *bp
 	for _, s := range subs {
-		b := append((*bp)[:0], prefix...)
+		b = append(b[:0], prefix...)
 		b = append(b, s.c.env.ID...)
 		b = append(b, suffix...)
-		*bp = b
-		_ = s.c.notify(b)
+		if s.c.notifyKeyed(b, key, s.kn) == nil {
+			h.srv.stats.Deliveries.Add(1)
+		}
 	}
-	h.bufPool.Put(bp)
+	*bp = b
+	h.bufs.Put(bp)
 }
 
+// notifyKeyed writes a listen-stream notification while the call runs.
+func (c *Call) notifyKeyed(frame []byte, key uint64, kn KeyedNotifier) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateRunning {
+		return errNotRunning
+	}
+	if kn != nil {
+		return kn.NotifyKeyed(c, frame, key)
+	}
+	return c.rep.Notify(c, frame)
+}
+
+// errDetached is returned by a handler that leaves its call open after
+// returning (a listen stream); whoever ends the stream completes it.
+var errDetached = errors.New("engine: call detached")
+
 // listen serves subscriptions/listen: acknowledge first with the honoured
-// filter (SUB-03), then deliver until the client cancels or the server
-// shuts down, which completes the stream with a final result (SUB-10).
+// filter (SUB-03), join the hub, and detach: the stream then lives until
+// the client cancels it (SUB-09) or the server ends it with a final result
+// (SUB-10).
 func listen(c *Call) error {
 	raw, ok := codec.LookupPath(c.env.Params, "notifications")
 	if !ok || len(raw) == 0 || raw[0] != '{' {
@@ -158,7 +222,7 @@ func listen(c *Call) error {
 		return codec.NewError(codec.CodeInvalidParams, "Invalid params: "+err.Error())
 	}
 	caps := c.srv.cache.Load().caps
-	sub := &subscription{c: c, end: make(chan struct{}), f: filter{
+	sub := &subscription{c: c, idx: -1, f: filter{
 		ToolsListChanged:     req.ToolsListChanged && caps.tools,
 		PromptsListChanged:   req.PromptsListChanged && caps.prompts,
 		ResourcesListChanged: req.ResourcesListChanged && caps.resources,
@@ -166,6 +230,7 @@ func listen(c *Call) error {
 	if caps.resources {
 		sub.f.ResourceSubscriptions = req.ResourceSubscriptions
 	}
+	sub.kn, _ = c.rep.(KeyedNotifier)
 	enc, err := codec.Marshal(sub.f)
 	if err != nil {
 		return err
@@ -190,28 +255,37 @@ func listen(c *Call) error {
 		return err
 	}
 	if !c.srv.hub.add(sub) {
-		return c.endListen()
+		return c.endListen() // shutting down: end at once
 	}
-	select {
-	case <-c.Done():
-		return nil // cancelled by the client: no response (SUB-09)
-	case <-c.srv.hub.closing:
-		return c.endListen()
-	case <-sub.end:
-		return c.endListen()
+	c.mu.Lock()
+	if c.state != stateRunning {
+		c.mu.Unlock()
+		return nil // cancelled meanwhile; end() leaves the hub
 	}
+	c.detached = true
+	c.mu.Unlock()
+	return errDetached
+}
+
+// finishDetached completes a detached call once: with the listen stream's
+// final result (withResult) or silently (cancelled).
+func (c *Call) finishDetached(withResult bool) {
+	c.mu.Lock()
+	if !c.detached || c.detachDone {
+		c.mu.Unlock()
+		return
+	}
+	c.detachDone = true
+	c.mu.Unlock()
+	if withResult {
+		_ = c.endListen()
+	}
+	c.complete()
 }
 
 // finishListen completes c's listen stream with its final result, if c is
-// a listen call.
-func (c *Call) finishListen() {
-	c.mu.Lock()
-	sub := c.sub
-	c.mu.Unlock()
-	if sub != nil {
-		sub.once.Do(func() { close(sub.end) })
-	}
-}
+// a detached listen call.
+func (c *Call) finishListen() { c.finishDetached(true) }
 
 // endListen sets the server-initiated completion result of a listen stream.
 func (c *Call) endListen() error {

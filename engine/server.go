@@ -444,6 +444,7 @@ type Stats struct {
 	ProgressDropped  atomic.Uint64 // non-increasing, late or tokenless progress
 	ProgressCoalesce atomic.Uint64 // progress values replaced by a later one
 	ListenStreams    atomic.Int64  // open subscriptions/listen streams
+	Deliveries       atomic.Uint64 // listen-stream notifications handed to transports
 	SlowConsumers    atomic.Uint64 // peers closed for not reading
 	ShutdownRefused  atomic.Uint64 // requests refused because Shutdown began
 }

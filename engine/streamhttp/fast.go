@@ -57,15 +57,17 @@ func (s *Server) Serve(ln net.Listener) error {
 		MaxRequestBodySize:            s.cfg.MaxBodyBytes,
 		ReadTimeout:                   s.cfg.ReadTimeout,
 		IdleTimeout:                   s.cfg.IdleTimeout,
-		MaxConnsPerIP:                 s.cfg.MaxConnsPerIP,
-		Concurrency:                   s.cfg.MaxConns,
-		CloseOnShutdown:               true,
-		Logger:                        fastLogger{s.cfg.Logger},
+		// Connection limits are enforced by limitListener; fasthttp's
+		// Concurrency stays above them as a backstop.
+		Concurrency:       s.cfg.MaxConns + 1,
+		KeepHijackedConns: true, // listen streams own their connection after the hijack
+		CloseOnShutdown:   true,
+		Logger:            fastLogger{s.cfg.Logger},
 	}}
 	s.mu.Lock()
 	s.fast = f
 	s.mu.Unlock()
-	err := f.srv.Serve(ln)
+	err := f.srv.Serve(&limitListener{Listener: ln, s: s, perIP: map[string]int{}})
 	if s.closing.Load() {
 		return nil
 	}

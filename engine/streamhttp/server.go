@@ -400,5 +400,6 @@ type Stats struct {
 	BadMessage, Rejected, Notifications        atomic.Uint64
 	Streams, KeepAlives, SlowConsumers         atomic.Uint64
 	Compressed                                 atomic.Uint64
+	TooManyConns, TooManyConnsPerIP            atomic.Uint64
 	StreamWriteErrors, Disconnects             atomic.Uint64
 }

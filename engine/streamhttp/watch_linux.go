@@ -70,8 +70,11 @@ func (w *watcher) begin() {
 	}
 	w.started = true
 	w.done = make(chan struct{})
-	rc, onGone, done := w.rc, w.onGone, w.done
+	rc, onGone, done, conn := w.rc, w.onGone, w.done, w.conn
 	w.mu.Unlock()
+	// The server's read deadline for this request may still be set; the
+	// watch must outlive it (the server sets its own before the next read).
+	_ = conn.SetReadDeadline(time.Time{})
 	go func() {
 		defer close(done)
 		var b [1]byte
