@@ -17,6 +17,7 @@ const (
 	DefaultWriteIdleTimeout = 30 * time.Second
 	DefaultKeepAlive        = 15 * time.Second
 	DefaultMaxPendingBytes  = 8 << 20
+	DefaultMaxListenPending = 1 << 20
 	DefaultMaxConnsPerIP    = 1024
 	DefaultMaxConns         = 16384
 	DefaultCompressMinBytes = 1024
@@ -86,6 +87,10 @@ type Config struct {
 	// stopped reading; past it the stream is closed and the request
 	// cancelled (slow consumer, C5). Default 8 MiB.
 	MaxPendingBytes int
+	// MaxListenPendingBytes is MaxPendingBytes for subscriptions/listen
+	// streams, kept smaller because there may be thousands of them; updates
+	// of one URI still queued collapse into one. Default 1 MiB.
+	MaxListenPendingBytes int
 	// MaxConnsPerIP (429 past it) and MaxConns (503 past it) bound
 	// connections (C11). Defaults 1024 and 16384.
 	MaxConnsPerIP, MaxConns int
@@ -124,6 +129,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPendingBytes <= 0 {
 		c.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if c.MaxListenPendingBytes <= 0 {
+		c.MaxListenPendingBytes = DefaultMaxListenPending
 	}
 	if c.MaxConnsPerIP <= 0 {
 		c.MaxConnsPerIP = DefaultMaxConnsPerIP

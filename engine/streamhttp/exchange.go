@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"errors"
 	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,7 +49,9 @@ type exchange struct {
 	refs    atomic.Int32
 	scratch []byte // header decoding space
 	zbuf    []byte // compressed reply
-	hdr     mirrored
+
+	listen bool     // a subscriptions/listen stream
+	keys   []uint64 // keys of the collapsible events in queue
 
 	watch watcher
 }
@@ -75,6 +78,7 @@ func (x *exchange) unref() {
 		return
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
+	x.listen, x.keys = false, x.keys[:0]
 	x.queue, x.spare, x.reply = x.queue[:0], x.spare[:0], x.reply[:0]
 	if cap(x.queue) > 64<<10 {
 		x.queue = nil
@@ -92,7 +96,6 @@ func (x *exchange) unref() {
 	case <-x.signal:
 	default:
 	}
-	x.hdr.reset()
 	x.s.xpool.Put(x)
 }
 
@@ -123,7 +126,7 @@ func (x *exchange) Notify(c *engine.Call, frame []byte) error {
 	if x.mode == modeWaiting {
 		x.mode = modeSSE
 	}
-	if len(x.queue)+len(frame)+8 > x.s.cfg.MaxPendingBytes {
+	if len(x.queue)+len(frame)+8 > x.maxPending() {
 		x.gone = errSlowConsumer
 		x.s.stats.SlowConsumers.Add(1)
 		x.wake()
@@ -132,6 +135,31 @@ func (x *exchange) Notify(c *engine.Call, frame []byte) error {
 	x.queue = appendEvent(x.queue, frame)
 	x.wake()
 	return nil
+}
+
+func (x *exchange) maxPending() int {
+	if x.listen {
+		return x.s.cfg.MaxListenPendingBytes
+	}
+	return x.s.cfg.MaxPendingBytes
+}
+
+// NotifyKeyed implements engine.KeyedNotifier: a listen-stream event whose
+// key matches one still queued (the same URI updated again, the same list
+// changed again) is dropped, so a listener that is behind gets one
+// notification per URI, not one per update.
+func (x *exchange) NotifyKeyed(c *engine.Call, frame []byte, key uint64) error {
+	x.mu.Lock()
+	for _, k := range x.keys {
+		if k == key && x.gone == nil {
+			x.mu.Unlock()
+			x.s.stats.Collapsed.Add(1)
+			return nil
+		}
+	}
+	x.keys = append(x.keys, key)
+	x.mu.Unlock()
+	return x.Notify(c, frame)
 }
 
 // Reply implements engine.Replier.
@@ -212,6 +240,29 @@ func (x *exchange) runStream(w sseWriter) {
 	x.unref()
 }
 
+// runRaw serves a listen stream on a connection taken over from the HTTP
+// server (fasthttp hijack): the server's goroutine and buffers are gone, so
+// an idle stream costs this goroutine and the exchange. The response is
+// close-delimited (no Content-Length, no chunking, C17).
+func (x *exchange) runRaw(conn net.Conn) {
+	w := &rawStream{conn: conn}
+	if err := x.write(w, sseHead); err == nil {
+		x.pump(w)
+	} else {
+		x.cancel(errClientGone)
+	}
+	_ = conn.Close()
+	x.unref()
+}
+
+var sseHead = []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n")
+
+type rawStream struct{ conn net.Conn }
+
+func (r *rawStream) Write(p []byte) (int, error)        { return r.conn.Write(p) }
+func (r *rawStream) Flush() error                       { return nil }
+func (r *rawStream) SetWriteDeadline(t time.Time) error { return r.conn.SetWriteDeadline(t) }
+
 // sseWriter is what the pump writes to: fasthttp's stream writer or an
 // http.ResponseWriter, with a way to set the connection's write deadline.
 type sseWriter interface {
@@ -231,6 +282,7 @@ func (x *exchange) pump(w sseWriter) {
 		batch := x.queue
 		x.queue = x.spare[:0]
 		x.spare = nil
+		x.keys = x.keys[:0]
 		done := x.replied && len(batch) == 0
 		gone := x.gone
 		ended := x.ended

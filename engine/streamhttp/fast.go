@@ -109,7 +109,9 @@ func isTimeout(err error) bool {
 
 func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	x := s.acquireExchange()
+	var hdr mirrored
 	var r reqInfo
+	r.hdr = &hdr
 	r.ctx = context.Background()
 	r.method = ctx.Method()
 	r.path = ctx.Path()
@@ -118,7 +120,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	for k, v := range h.All() {
 		switch {
 		case len(k) > 3 && (k[0]|0x20) == 'm':
-			x.hdr.add(k, v)
+			hdr.add(k, v)
 		case equalFold(k, "origin"):
 			r.origin, r.hasOrigin = v, true
 		case equalFold(k, "content-type"):
@@ -183,6 +185,17 @@ func (w *fastWriter) stream(x *exchange) {
 	conn := w.ctx.Conn() // never keep the RequestCtx inside the stream writer
 	w.ctx.SetBodyStreamWriter(func(bw *bufio.Writer) {
 		x.runStream(&fastStream{bw: bw, conn: conn})
+	})
+}
+
+func (w *fastWriter) streamListen(x *exchange) {
+	w.streaming = true
+	conn := w.ctx.Conn()
+	w.ctx.HijackSetNoResponse(true)
+	w.ctx.Hijack(func(net.Conn) {
+		// Return at once: fasthttp then drops its reader and writer for
+		// this connection, and the stream lives on in its own goroutine.
+		go x.runRaw(conn)
 	})
 }
 

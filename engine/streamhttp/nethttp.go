@@ -28,7 +28,9 @@ func (s *Server) Handler(addr string) (http.Handler, error) {
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	x := s.acquireExchange()
+	var hdr mirrored
 	var r reqInfo
+	r.hdr = &hdr
 	r.ctx = req.Context()
 	r.method = []byte(req.Method)
 	r.path = []byte(req.URL.Path)
@@ -38,7 +40,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		switch {
 		case len(k) > 3 && (k[0]|0x20) == 'm':
 			for _, v := range vs {
-				x.hdr.add(kb, []byte(v))
+				hdr.add(kb, []byte(v))
 			}
 		case k == "Origin":
 			r.origin, r.hasOrigin = []byte(vs[0]), true
@@ -126,6 +128,12 @@ func (n *netWriter) stream(x *exchange) {
 	n.w.WriteHeader(200)
 	_ = n.rc.Flush()
 	x.runStream(n)
+}
+
+func (n *netWriter) streamListen(x *exchange) {
+	n.w.Header().Set("Cache-Control", "no-cache")
+	n.w.Header().Set("X-Accel-Buffering", "no")
+	n.stream(x)
 }
 
 func (n *netWriter) Write(p []byte) (int, error)        { return n.w.Write(p) }

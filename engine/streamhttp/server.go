@@ -93,6 +93,7 @@ type reqInfo struct {
 	aenc                                    []byte // Accept-Encoding
 	hasOrigin, hasCType, hasAccept, hasCEnc bool
 	body                                    []byte
+	hdr                                     *mirrored // the mirrored MCP headers
 	conn                                    interface{ SetWriteDeadline(time.Time) error }
 	raw                                     net.Conn // for the disconnect watcher; may be nil
 }
@@ -105,6 +106,10 @@ type respWriter interface {
 	// stream writes the SSE response headers and runs (or arranges to run)
 	// x.runStream, which releases the HTTP side's reference to x.
 	stream(x *exchange)
+	// streamListen is stream for a long-lived listen stream; the front end
+	// may take the connection over so that the stream holds no server
+	// goroutine or buffer.
+	streamListen(x *exchange)
 }
 
 const (
@@ -200,7 +205,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	}
 	c := s.eng.Begin(r.ctx, body, &env, x, principal)
 	x.bind(c)
-	if e := s.check(c, &x.hdr, &x.scratch); e != nil {
+	if e := s.check(c, r.hdr, &x.scratch); e != nil {
 		s.stats.Rejected.Add(1)
 		c.Fail(e)
 		s.sendReply(w, r, x)
@@ -215,7 +220,14 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		s.sendReply(w, r, x)
 		return
 	}
-	x.watch.arm(r.raw, 0, func() { x.cancel(errClientGone) })
+	listen := c.Method() == "subscriptions/listen"
+	if listen {
+		// A listen stream learns of a disconnect at its next write or
+		// keep-alive (C6); it holds no watcher.
+		x.listen = true
+	} else {
+		x.watch.arm(r.raw, 0, func() { x.cancel(errClientGone) })
+	}
 	c.Start()
 	m, err := x.waitFirst()
 	if err != nil || m != modeSSE {
@@ -229,6 +241,10 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		return
 	}
 	s.stats.Streams.Add(1)
+	if listen {
+		w.streamListen(x)
+		return
+	}
 	w.header("Cache-Control", "no-cache")
 	w.header("X-Accel-Buffering", "no") // SSE-04
 	w.stream(x)
@@ -399,7 +415,7 @@ type Stats struct {
 	BadFraming, ReadTimeouts                   atomic.Uint64
 	BadMessage, Rejected, Notifications        atomic.Uint64
 	Streams, KeepAlives, SlowConsumers         atomic.Uint64
-	Compressed                                 atomic.Uint64
+	Compressed, Collapsed                      atomic.Uint64
 	TooManyConns, TooManyConnsPerIP            atomic.Uint64
 	StreamWriteErrors, Disconnects             atomic.Uint64
 }

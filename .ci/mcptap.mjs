@@ -1,0 +1,283 @@
+// mcptap.mjs — record what an MCP client and server say to each other, and
+// check the record against the 2026-07-28 wire rules. No dependencies.
+//
+//   node mcptap.mjs http  --target http://127.0.0.1:PORT/mcp --log LOG --port-file FILE
+//       A recording reverse proxy on a free loopback port (written to FILE once
+//       it listens). Point the client at the same URL with the proxy's port.
+//       Stops on SIGTERM/SIGINT. Refuses non-loopback targets.
+//   node mcptap.mjs stdio --log LOG -- SERVER_COMMAND ARGS...
+//       Give the client this command line instead of the server's: it runs the
+//       server and relays stdin/stdout line by line, unchanged.
+//   node mcptap.mjs check LOG [--version 2026-07-28] [--trigger TOOL]
+//       Checks a log written by either mode; prints the findings and one
+//       summary line; exit 1 on any failure.
+//
+// The log has one JSON object per line. Client messages: {from:"client",
+// method, id, name, meta, caps} plus, over HTTP, the HTTP method and the MCP
+// headers of the POST that carried them; server messages {from:"server",
+// method, id, error} are tagged, over HTTP, with the POST whose response
+// stream carried them (req).
+//
+// What check requires:
+//   HTTP only: every request is a POST; no Mcp-Session-Id, neither sent nor
+//     issued; MCP-Protocol-Version = --version and Mcp-Method = the body's
+//     method on every request; Mcp-Name = params.name on tools/call and
+//     prompts/get; every request answered 2xx.
+//   Both: no initialize handshake; every JSON-RPC request carries
+//     _meta io.modelcontextprotocol/protocolVersion = --version and
+//     _meta io.modelcontextprotocol/clientCapabilities; no error responses;
+//     the interop script ran: tools/call echo, a subscriptions/listen whose
+//     stream carried notifications/subscriptions/acknowledged first and then
+//     notifications/tools/list_changed, after the client called --trigger.
+//   A notification missing a header or _meta is a warning (the clients
+//   differ there, e.g. on notifications/cancelled); a notification the
+//   server refused (HTTP 4xx/5xx) is a failure.
+
+import http from 'node:http';
+import fs from 'node:fs';
+import { spawn } from 'node:child_process';
+import readline from 'node:readline';
+
+const PV = 'io.modelcontextprotocol/protocolVersion';
+const CC = 'io.modelcontextprotocol/clientCapabilities';
+const [mode, ...rest] = process.argv.slice(2);
+const flag = (args, name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
+};
+
+// One summary per JSON-RPC message; `raw` is a parsed message or a string.
+function summarize(raw) {
+  let m = raw;
+  if (typeof raw === 'string') {
+    try {
+      m = JSON.parse(raw);
+    } catch {
+      return [{ unparsed: raw.slice(0, 200) }];
+    }
+  }
+  const one = (x) => {
+    const meta = x?.params?._meta;
+    return {
+      method: x?.method,
+      id: x?.id,
+      name: typeof x?.params?.name === 'string' ? x.params.name : undefined,
+      meta: meta === undefined ? undefined : meta?.[PV] ?? null,
+      caps: meta === undefined ? undefined : meta?.[CC] !== undefined,
+      subscriptionId: meta?.['io.modelcontextprotocol/subscriptionId'],
+      result: x?.method === undefined && x?.result !== undefined ? true : undefined,
+      error: x?.error ? { code: x.error.code, message: String(x.error.message).slice(0, 200) } : undefined
+    };
+  };
+  return Array.isArray(m) ? m.map(one) : [one(m)];
+}
+
+function openLog(file) {
+  const out = fs.createWriteStream(file, { flags: 'a' });
+  return { write: (o) => out.write(JSON.stringify(o) + '\n'), end: (cb) => out.end(cb) };
+}
+
+if (mode === 'http') {
+  const target = new URL(flag(rest, '--target', ''));
+  const log = openLog(flag(rest, '--log', '/dev/stderr'));
+  const portFile = flag(rest, '--port-file', '');
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(target.hostname)) {
+    console.error(`mcptap: refusing non-loopback target ${target.hostname}`);
+    process.exit(2);
+  }
+  const HEADERS = ['mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'];
+  let seq = 0;
+  const server = http.createServer((req, res) => {
+    const n = ++seq;
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const headers = {};
+      for (const h of HEADERS) if (req.headers[h] !== undefined) headers[h] = req.headers[h];
+      const msgs = body.length ? summarize(body.toString('utf8')) : [];
+      log.write({ from: 'client', req: n, http: req.method, path: req.url, headers, msgs });
+      const up = http.request(
+        {
+          hostname: target.hostname.replace(/^\[|\]$/g, ''),
+          port: target.port || 80,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: target.host }
+        },
+        (ures) => {
+          const ctype = String(ures.headers['content-type'] ?? '');
+          log.write({ from: 'server', req: n, status: ures.statusCode, ctype, session: ures.headers['mcp-session-id'] });
+          res.writeHead(ures.statusCode ?? 502, ures.headers);
+          // Parse the response as it passes: SSE events one by one (a listen
+          // stream never ends on its own), a JSON body at its end.
+          let buf = '';
+          const sse = ctype.startsWith('text/event-stream');
+          ures.on('data', (c) => {
+            res.write(c);
+            buf += c.toString('utf8');
+            if (!sse) return;
+            let cut;
+            while ((cut = buf.search(/\r?\n\r?\n/)) >= 0) {
+              const event = buf.slice(0, cut);
+              buf = buf.slice(cut).replace(/^\r?\n\r?\n/, '');
+              const data = event
+                .split(/\r?\n/)
+                .filter((l) => l.startsWith('data:'))
+                .map((l) => l.slice(5).replace(/^ /, ''))
+                .join('\n');
+              if (data) log.write({ from: 'server', req: n, msgs: summarize(data) });
+            }
+          });
+          ures.on('end', () => {
+            if (!sse && buf.trim()) log.write({ from: 'server', req: n, msgs: summarize(buf) });
+            log.write({ from: 'server', req: n, end: true });
+            res.end();
+          });
+        }
+      );
+      up.on('error', (e) => {
+        log.write({ from: 'proxy', req: n, error: String(e) });
+        if (!res.headersSent) res.writeHead(502);
+        res.end();
+      });
+      // The client hung up (e.g. closed a listen stream): hang up upstream too.
+      res.on('close', () => {
+        if (!res.writableFinished) {
+          log.write({ from: 'client', req: n, hangup: true });
+          up.destroy();
+        }
+      });
+      up.end(body);
+    });
+  });
+  server.listen(0, '127.0.0.1', () => {
+    if (portFile) fs.writeFileSync(portFile, String(server.address().port));
+  });
+  const stop = () => {
+    server.close();
+    server.closeAllConnections();
+    log.end(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+} else if (mode === 'stdio') {
+  const dd = rest.indexOf('--');
+  if (dd < 0 || dd + 1 >= rest.length) {
+    console.error('usage: mcptap.mjs stdio --log LOG -- SERVER_COMMAND ARGS...');
+    process.exit(2);
+  }
+  const log = openLog(flag(rest.slice(0, dd), '--log', '/dev/stderr'));
+  const child = spawn(rest[dd + 1], rest.slice(dd + 2), { stdio: ['pipe', 'pipe', 'inherit'] });
+  readline.createInterface({ input: process.stdin }).on('line', (line) => {
+    log.write({ from: 'client', msgs: summarize(line) });
+    child.stdin.write(line + '\n');
+  });
+  process.stdin.on('end', () => child.stdin.end());
+  child.stdin.on('error', () => {}); // the server went away first; its exit is logged below
+  readline.createInterface({ input: child.stdout }).on('line', (line) => {
+    log.write({ from: 'server', msgs: summarize(line) });
+    process.stdout.write(line + '\n');
+  });
+  child.on('exit', (code, signal) => {
+    log.write({ from: 'server', exit: code, signal });
+    log.end(() => process.exit(code ?? 1));
+  });
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+} else if (mode === 'check') {
+  const file = rest[0];
+  const want = flag(rest, '--version', '2026-07-28');
+  const trigger = flag(rest, '--trigger', 'test_trigger_tool_change');
+  if (!file) {
+    console.error('usage: mcptap.mjs check LOG [--version V] [--trigger TOOL]');
+    process.exit(2);
+  }
+  const entries = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const isHTTP = entries.some((e) => e.http !== undefined);
+  const fails = [];
+  const warns = [];
+  const reqOf = new Map(); // HTTP request number -> its client entry
+  const listenIds = new Set(); // JSON-RPC ids of subscriptions/listen requests
+  const listenReqs = new Set(); // HTTP request numbers carrying one
+  let requests = 0;
+  let notes = 0;
+  let echoCalled = false;
+  let triggerAt = -1;
+  let ackAt = -1;
+  let changedAt = -1;
+  let firstOnListen = null;
+  entries.forEach((e, at) => {
+    if (e.from === 'client' && e.msgs) {
+      const h = e.headers ?? {};
+      const where = isHTTP ? `#${e.req} ${e.http}` : 'stdio';
+      if (isHTTP) {
+        reqOf.set(e.req, e);
+        if (e.http !== 'POST') fails.push(`${where}: HTTP ${e.http} (2026-07-28 is POST-only)`);
+        if (h['mcp-session-id'] !== undefined) fails.push(`${where}: sent Mcp-Session-Id`);
+      }
+      for (const m of e.msgs) {
+        if (m.unparsed !== undefined) {
+          fails.push(`${where}: unparsable body ${JSON.stringify(m.unparsed)}`);
+          continue;
+        }
+        if (m.method === undefined) continue; // a response to a server request
+        const isNote = m.id === undefined;
+        isNote ? notes++ : requests++;
+        const bucket = isNote ? warns : fails;
+        const what = `${where} ${m.method}${m.name ? ` ${m.name}` : ''}`;
+        if (m.method === 'initialize' || m.method === 'notifications/initialized') fails.push(`${what}: legacy handshake`);
+        if (isHTTP) {
+          if (h['mcp-protocol-version'] !== want) bucket.push(`${what}: MCP-Protocol-Version ${JSON.stringify(h['mcp-protocol-version'])}`);
+          if (h['mcp-method'] !== m.method) bucket.push(`${what}: Mcp-Method ${JSON.stringify(h['mcp-method'])}`);
+          if ((m.method === 'tools/call' || m.method === 'prompts/get') && h['mcp-name'] !== m.name) {
+            fails.push(`${what}: Mcp-Name ${JSON.stringify(h['mcp-name'])}`);
+          }
+        }
+        if (m.meta !== want) bucket.push(`${what}: _meta protocolVersion ${JSON.stringify(m.meta)}`);
+        if (!isNote && !m.caps) fails.push(`${what}: _meta clientCapabilities missing`);
+        if (m.method === 'tools/call' && m.name === 'echo') echoCalled = true;
+        if (m.method === 'tools/call' && m.name === trigger && triggerAt < 0) triggerAt = at;
+        if (m.method === 'subscriptions/listen') {
+          listenIds.add(JSON.stringify(m.id));
+          if (isHTTP) listenReqs.add(e.req);
+        }
+      }
+    } else if (e.from === 'server') {
+      const c = isHTTP ? reqOf.get(e.req) : undefined;
+      const what = (c?.msgs ?? []).map((m) => m.method ?? 'response').join(',') || `HTTP ${c?.http}`;
+      const where = isHTTP ? `#${e.req} reply to ${what}` : 'stdio reply';
+      if (e.session !== undefined) fails.push(`${where}: server issued Mcp-Session-Id`);
+      if (e.status !== undefined && (e.status < 200 || e.status > 299)) fails.push(`${where}: HTTP ${e.status}`);
+      for (const m of e.msgs ?? []) {
+        if (m.error) fails.push(`${where}: error ${m.error.code} ${m.error.message}`);
+        const onListen = isHTTP
+          ? listenReqs.has(e.req)
+          : m.subscriptionId !== undefined; // stdio: a notification tagged with a subscription
+        if (onListen && firstOnListen === null) firstOnListen = m.method ?? 'response';
+        if (m.method === 'notifications/subscriptions/acknowledged' && (onListen || !isHTTP) && ackAt < 0) ackAt = at;
+        if (m.method === 'notifications/tools/list_changed' && (onListen || !isHTTP) && changedAt < 0) changedAt = at;
+      }
+    } else if (e.from === 'proxy') {
+      fails.push(`#${e.req}: proxy error ${e.error}`);
+    }
+  });
+  if (requests === 0) fails.push('no client requests recorded');
+  if (!echoCalled) fails.push('no tools/call echo recorded');
+  if (listenIds.size === 0) fails.push('no subscriptions/listen recorded');
+  else if (firstOnListen !== 'notifications/subscriptions/acknowledged') {
+    fails.push(`first message on the listen stream: ${firstOnListen ?? 'none'} (want notifications/subscriptions/acknowledged)`);
+  }
+  if (ackAt < 0) fails.push('no notifications/subscriptions/acknowledged recorded');
+  if (triggerAt < 0) fails.push(`no tools/call ${trigger} recorded`);
+  if (changedAt < 0) fails.push('no notifications/tools/list_changed on the listen stream');
+  else if (changedAt < triggerAt) fails.push(`notifications/tools/list_changed before tools/call ${trigger}`);
+  for (const w of warns) console.log(`warn ${w}`);
+  for (const f of fails) console.log(`FAIL ${f}`);
+  console.log(
+    `wire ${isHTTP ? 'http' : 'stdio'}: ${requests} requests, ${notes} notifications; ${fails.length} problems, ${warns.length} warnings`
+  );
+  process.exit(fails.length ? 1 : 0);
+} else {
+  console.error('usage: mcptap.mjs http|stdio|check ...');
+  process.exit(2);
+}
