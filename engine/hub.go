@@ -107,14 +107,17 @@ func (h *hub) remove(sub *subscription) {
 // and refuses new subscriptions.
 func (h *hub) closeAll() {
 	h.once.Do(func() { close(h.closing) })
-	for _, s := range h.snapshot(func(*subscription) bool { return true }) {
+	sp := h.snapshot(func(*subscription) bool { return true })
+	subs := append([]*subscription(nil), *sp...)
+	h.putSnapshot(sp)
+	for _, s := range subs {
 		s.c.finishDetached(true)
 	}
 }
 
-// snapshot returns the matching subscribers in a pooled slice; release it
-// with putSnapshot.
-func (h *hub) snapshot(match func(*subscription) bool) []*subscription {
+// snapshot returns the matching subscribers in a pooled slice; give it
+// back with putSnapshot.
+func (h *hub) snapshot(match func(*subscription) bool) *[]*subscription {
 	sp, _ := h.snaps.Get().(*[]*subscription)
 	if sp == nil {
 		sp = new([]*subscription)
@@ -127,17 +130,18 @@ func (h *hub) snapshot(match func(*subscription) bool) []*subscription {
 		}
 	}
 	h.mu.RUnlock()
-	return out
+	*sp = out
+	return sp
 }
 
-func (h *hub) putSnapshot(s []*subscription) {
-	clear(s)
-	s = s[:0]
-	h.snaps.Put(&s)
+func (h *hub) putSnapshot(sp *[]*subscription) {
+	clear(*sp)
+	*sp = (*sp)[:0]
+	h.snaps.Put(sp)
 }
 
 func (h *hub) listChanged(k subKind) {
-	subs := h.snapshot(func(s *subscription) bool {
+	sp := h.snapshot(func(s *subscription) bool {
 		switch k {
 		case subTools:
 			return s.f.ToolsListChanged
@@ -147,16 +151,16 @@ func (h *hub) listChanged(k subKind) {
 			return s.f.ResourcesListChanged
 		}
 	})
-	if len(subs) > 0 {
+	if len(*sp) > 0 {
 		prefix := []byte(`{"jsonrpc":"2.0","method":"` + listChangedMethod[k] + `","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`)
-		h.deliver(subs, prefix, []byte(`}}}`), maphash.String(h.seed, listChangedMethod[k]))
+		h.deliver(*sp, prefix, []byte(`}}}`), maphash.String(h.seed, listChangedMethod[k]))
 	}
-	h.putSnapshot(subs)
+	h.putSnapshot(sp)
 }
 
 // resourceUpdated notifies subscribers of uri or of a parent of it (SUB-06).
 func (h *hub) resourceUpdated(uri string) {
-	subs := h.snapshot(func(s *subscription) bool {
+	sp := h.snapshot(func(s *subscription) bool {
 		for _, u := range s.f.ResourceSubscriptions {
 			if uri == u || (strings.HasPrefix(uri, u) && (strings.HasSuffix(u, "/") || uri[len(u)] == '/')) {
 				return true
@@ -164,13 +168,22 @@ func (h *hub) resourceUpdated(uri string) {
 		}
 		return false
 	})
-	if len(subs) > 0 {
-		prefix := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`)
-		suffix := append(codec.AppendString([]byte(`},"uri":`), uri), "}}"...)
-		h.deliver(subs, prefix, suffix, maphash.String(h.seed, "updated "+uri))
+	if len(*sp) > 0 {
+		bp, _ := h.bufs.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
+		}
+		suffix := append(codec.AppendString(append((*bp)[:0], `},"uri":`...), uri), "}}"...)
+		// The key of an update is its URI's hash; list-change keys hash
+		// method names, which are not URIs.
+		h.deliver(*sp, updatedPrefix, suffix, maphash.String(h.seed, uri))
+		*bp = suffix
+		h.bufs.Put(bp)
 	}
-	h.putSnapshot(subs)
+	h.putSnapshot(sp)
 }
+
+var updatedPrefix = []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`)
 
 // deliver writes prefix + subscription id + suffix to each subscriber.
 func (h *hub) deliver(subs []*subscription, prefix, suffix []byte, key uint64) {
