@@ -63,6 +63,7 @@ type Call struct {
 	err   error
 	state callState
 	prog  progress
+	dl    deadline
 	sub   *subscription
 	// detached: the handler returned and left the call open (listen);
 	// detachDone: someone has started completing it.
@@ -142,6 +143,7 @@ func (c *Call) release() {
 	c.env = codec.Envelope{}
 	c.method, c.tool, c.sub = nil, nil, nil
 	c.detached, c.detachDone = false, false
+	c.dl.timedOut = false
 	c.done, c.err = nil, nil
 	c.result, c.open = false, false
 	c.next, c.idHash, c.slotted, c.listed = nil, 0, false, false
@@ -183,12 +185,16 @@ func (c *Call) Done() <-chan struct{} {
 	return d
 }
 
-// Err is nil while the request runs, context.Canceled after.
+// Err is nil while the request runs; context.DeadlineExceeded after its
+// timeout, context.Canceled after it was cancelled or completed.
 func (c *Call) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == stateRunning {
 		return c.parent.Err()
+	}
+	if c.dl.timedOut {
+		return context.DeadlineExceeded
 	}
 	return context.Canceled
 }
@@ -225,6 +231,7 @@ func (c *Call) cancel(why error) bool {
 	c.err = why
 	c.closeDoneLocked()
 	c.prog.stopLocked()
+	c.stopTimeoutLocked()
 	sub, detached := c.sub, c.detached
 	c.mu.Unlock()
 	if sub != nil {
@@ -494,6 +501,7 @@ func (c *Call) complete() {
 	}
 	c.closeDoneLocked()
 	c.prog.stopLocked()
+	c.stopTimeoutLocked()
 	c.mu.Unlock()
 	if send {
 		if err := c.rep.Reply(c, c.out, c.status); err != nil {

@@ -277,6 +277,7 @@ func (c *Call) Start() {
 	}
 	c.srv.stats.Requests.Add(1)
 	c.prog.token = c.env.ProgressToken
+	c.armTimeout()
 	if c.method.inline {
 		c.run()
 		return
@@ -295,6 +296,7 @@ func (c *Call) Run() {
 	}
 	c.srv.stats.Requests.Add(1)
 	c.prog.token = c.env.ProgressToken
+	c.armTimeout()
 	c.run()
 }
 

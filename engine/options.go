@@ -50,6 +50,10 @@ type Options struct {
 	// latest value wins. Default 50 ms; negative disables rate limiting.
 	ProgressInterval time.Duration
 
+	// Timeout is the default Tool.Timeout for tools that set none. 0: no
+	// timeout.
+	Timeout time.Duration
+
 	// Logging advertises the (deprecated) logging capability, so that
 	// Call.Log delivers notifications/message to requests whose _meta asks for
 	// them (GEN-13). Default off.

@@ -105,6 +105,7 @@ func (p *progress) flushLocked(c *Call) {
 func (c *Call) sendProgressLocked(value, total float64, message string, now time.Time) {
 	p := &c.prog
 	p.sent, p.last, p.lastAt = true, value, now
+	c.extendTimeoutLocked(now) // TMO-03
 	p.buf = codec.AppendProgress(p.buf[:0], p.token, value, total, total > 0, message)
 	c.srv.stats.ProgressSent.Add(1)
 	_ = c.rep.Notify(c, p.buf)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ToolHandler runs a tools/call. It sets the result with one of the Call's
@@ -44,6 +45,11 @@ type Tool struct {
 	// -32021 and data.requiredCapabilities (META-08).
 	RequiredClientCapabilities []string
 	Handler                    ToolHandler
+	// Timeout cancels the handler and answers -32603 "Request timed out"
+	// when the call runs this long without sending progress; each progress
+	// notification restarts it, up to MaxTimeout from the start (default
+	// 4 × Timeout). 0: Options.Timeout.
+	Timeout, MaxTimeout time.Duration
 
 	bindings []HeaderBinding // x-mcp-header annotations, computed by AddTool
 }

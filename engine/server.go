@@ -447,4 +447,5 @@ type Stats struct {
 	Deliveries       atomic.Uint64 // listen-stream notifications handed to transports
 	SlowConsumers    atomic.Uint64 // peers closed for not reading
 	ShutdownRefused  atomic.Uint64 // requests refused because Shutdown began
+	TimedOut         atomic.Uint64 // requests answered "Request timed out"
 }

@@ -211,7 +211,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		s.sendReply(w, r, x)
 		return
 	}
-	if !c.MayNotify() {
+	if !c.MayNotify() && !c.HasTimeout() {
 		// No notification can precede the response: run on this goroutine
 		// and answer with one JSON body (HTTP-07, SSE-10).
 		x.watch.arm(r.raw, watchDelay, func() { x.cancel(errClientGone) })
