@@ -47,6 +47,11 @@ type Server struct {
 	closing  atomic.Bool
 	drained  chan struct{} // closed when closing and no call is in flight
 	shutOnce sync.Once
+
+	bgOnce sync.Once
+	bgCtx  context.Context
+	bgStop context.CancelFunc
+	bg     sync.WaitGroup
 }
 
 type templateEntry struct {
@@ -198,6 +203,19 @@ func (s *Server) SetCompletion(h CompletionHandler) {
 	s.completion = h
 	s.rebuildLocked()
 	s.regMu.Unlock()
+}
+
+// Go runs task in the background with a context that is cancelled when
+// Shutdown begins; Shutdown waits for it (within its own deadline). Use it
+// for work that publishes updates, such as a resource that changes on a
+// timer.
+func (s *Server) Go(task func(ctx context.Context)) {
+	s.bgOnce.Do(func() { s.bgCtx, s.bgStop = context.WithCancel(context.Background()) })
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		task(s.bgCtx)
+	}()
 }
 
 // ResourceUpdated tells listeners subscribed to uri (or to a parent of it)
@@ -397,7 +415,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.connsMu.Unlock()
 		s.hub.closeAll()
+		s.bgOnce.Do(func() { s.bgCtx, s.bgStop = context.WithCancel(context.Background()) })
+		s.bgStop()
 	})
+	bgDone := make(chan struct{})
+	go func() { s.bg.Wait(); close(bgDone) }()
 	var err error
 	select {
 	case <-s.drained:
@@ -408,6 +430,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			c.cancel(errShutdown)
 		}
 		s.connsMu.Unlock()
+	}
+	select {
+	case <-bgDone:
+	case <-ctx.Done():
+		if err == nil {
+			err = ctx.Err()
+		}
 	}
 	s.pool.stop()
 	return err

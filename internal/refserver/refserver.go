@@ -111,6 +111,7 @@ func newServer(opt Options, now func() time.Time) (*engine.Server, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	tickClock(srv)
 	return srv, nil
 }
 

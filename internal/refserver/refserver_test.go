@@ -532,11 +532,15 @@ func TestDiscoverAndLists(t *testing.T) {
 			t.Errorf("resource %+v incomplete", r)
 		}
 	}
-	if !slices.Equal(uris, []string{URIStaticBinary, URIStaticText, URIWatched}) {
+	if !slices.Equal(uris, []string{URIClock, URIStaticBinary, URIStaticText, URIWatched}) {
 		t.Errorf("resources %v", uris)
 	}
 	tpl := c.do("resources/templates/list", nil, noMeta).complete(t)
-	if len(tpl.ResourceTemplates) != 1 || tpl.ResourceTemplates[0].URITemplate != URITemplate {
+	var tpls []string
+	for _, x := range tpl.ResourceTemplates {
+		tpls = append(tpls, x.URITemplate)
+	}
+	if !slices.Equal(tpls, []string{"mcpwire://{name}", "test://load/{name}", URITemplate}) {
 		t.Errorf("templates %+v", tpl.ResourceTemplates)
 	}
 }
@@ -1452,4 +1456,32 @@ func TestConcurrentUse(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestClockTicks: mcpwire://clock publishes an update every second to its
+// listeners; mcpwire:// and test://load/ URIs can be read and touched.
+func TestClockTicks(t *testing.T) {
+	c := newConn(t, Options{})
+	lid := c.send("subscriptions/listen", map[string]any{"notifications": map[string]any{
+		"resourceSubscriptions": []string{URIClock, "mcpwire://mine"},
+	}}, noMeta)
+	c.out.wait(t, 0, "listen ack", "", func(m msg) bool { return m.Method == "notifications/subscriptions/acknowledged" })
+	from := c.out.len()
+	upd := c.out.wait(t, from, "clock update", "", func(m msg) bool {
+		return m.Method == "notifications/resources/updated" && strings.Contains(string(m.Params), URIClock)
+	})
+	if !strings.Contains(upd.raw, `"io.modelcontextprotocol/subscriptionId":`+lid) {
+		t.Fatalf("clock update %s", upd.raw)
+	}
+	from = c.out.len()
+	c.tool("touch", map[string]any{"uri": "mcpwire://mine"}, nil, noMeta).text(t)
+	c.out.wait(t, from, "touch update", "", func(m msg) bool {
+		return m.Method == "notifications/resources/updated" && strings.Contains(string(m.Params), "mcpwire://mine")
+	})
+	got := c.do("resources/read", map[string]any{"uri": "test://load/abc"}, noMeta).complete(t)
+	if len(got.Contents) != 1 || got.Contents[0].Text != "test://load/abc" {
+		t.Fatalf("read test://load/abc: %+v", got.Contents)
+	}
+	c.cancel(lid)
+	waitIdle(t, c)
 }

@@ -1,8 +1,10 @@
 package refserver
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
@@ -14,6 +16,7 @@ const (
 	URIStaticBinary = "test://static-binary"
 	URIWatched      = "test://watched-resource"
 	URITemplate     = "test://template/{id}/data"
+	URIClock        = "mcpwire://clock"
 )
 
 func (r *refServer) resources() []engine.Resource {
@@ -37,6 +40,15 @@ func (r *refServer) resources() []engine.Resource {
 			},
 		},
 		{
+			URI: URIClock, Name: "clock", MimeType: "text/plain",
+			Description: "The server's clock (RFC 3339); listeners subscribed to it get notifications/resources/updated every second",
+			Handler: func(c *engine.Call, uri string, _ map[string]string) error {
+				return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{
+					URI: uri, MimeType: "text/plain", Text: time.Now().UTC().Format(time.RFC3339),
+				}}})
+			},
+		},
+		{
 			URI: URIWatched, Name: "watched-resource", MimeType: "text/plain",
 			Description: "A resource to subscribe to on subscriptions/listen; the touch tool signals an update",
 			Handler: func(c *engine.Call, uri string, _ map[string]string) error {
@@ -50,6 +62,16 @@ func (r *refServer) resources() []engine.Resource {
 
 func (r *refServer) templates() []engine.ResourceTemplate {
 	return []engine.ResourceTemplate{{
+		// Any test://load/NAME or mcpwire://NAME URI can be listened to and
+		// touched (load tools pick their own); reading one returns its URI.
+		URITemplate: "mcpwire://{name}", Name: "mcpwire-any", MimeType: "text/plain",
+		Description: "Any mcpwire://NAME resource: the touch tool publishes its updates",
+		Handler:     readOwnURI,
+	}, {
+		URITemplate: "test://load/{name}", Name: "test-load-any", MimeType: "text/plain",
+		Description: "Any test://load/NAME resource: the touch tool publishes its updates",
+		Handler:     readOwnURI,
+	}, {
 		URITemplate: URITemplate, Name: "template", MimeType: "application/json",
 		Description: "A resource template; reading test://template/ID/data returns a JSON document naming ID",
 		Handler: func(c *engine.Call, uri string, vars map[string]string) error {
@@ -229,4 +251,27 @@ func (r *refServer) complete(c *engine.Call) error {
 		res.Completion.HasMore = true
 	}
 	return c.Return(res)
+}
+
+func readOwnURI(c *engine.Call, uri string, _ map[string]string) error {
+	return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{
+		URI: uri, MimeType: "text/plain", Text: uri,
+	}}})
+}
+
+// tickClock publishes an update of mcpwire://clock every second until the
+// server shuts down.
+func tickClock(srv *engine.Server) {
+	srv.Go(func(ctx context.Context) {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				srv.ResourceUpdated(URIClock)
+			}
+		}
+	})
 }
