@@ -210,19 +210,24 @@ func (c *Call) Cause() error {
 }
 
 // cancelGen cancels the call only if it is still the same request.
-func (c *Call) cancelGen(gen uint64, why error) {
+func (c *Call) cancelGen(gen uint64, why error) bool {
 	c.mu.Lock()
-	same := c.gen == gen
-	c.mu.Unlock()
-	if same {
-		c.cancel(why)
+	if c.gen != gen {
+		c.mu.Unlock()
+		return false
 	}
+	return c.cancelLocked(why)
 }
 
 // cancel moves a running call to cancelled: its context is done and nothing
 // more is sent for it. It reports whether the call was running.
 func (c *Call) cancel(why error) bool {
 	c.mu.Lock()
+	return c.cancelLocked(why)
+}
+
+// cancelLocked is cancel with c.mu held; it releases it.
+func (c *Call) cancelLocked(why error) bool {
 	if c.state != stateRunning {
 		c.mu.Unlock()
 		return false
@@ -241,6 +246,37 @@ func (c *Call) cancel(why error) bool {
 		c.finishDetached(false)
 	}
 	return true
+}
+
+// CallRef names one request: it stays safe to use after the Call has been
+// recycled for another request (it then does nothing). Transports keep a
+// CallRef where the request may end concurrently with their use of it.
+type CallRef struct {
+	c   *Call
+	gen uint64
+}
+
+// Ref returns a reference to this request.
+func (c *Call) Ref() CallRef {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CallRef{c, c.gen}
+}
+
+// Cancel cancels the request if it is still the one referred to and still
+// running (a client disconnect, a slow consumer).
+func (r CallRef) Cancel(why error) {
+	if r.c == nil {
+		return
+	}
+	c := r.c
+	c.mu.Lock()
+	if c.gen != r.gen || c.state != stateRunning {
+		c.mu.Unlock()
+		return
+	}
+	c.srv.stats.Cancelled.Add(1)
+	c.cancelLocked(why)
 }
 
 func (c *Call) closeDoneLocked() {

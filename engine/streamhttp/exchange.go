@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,17 +42,18 @@ type exchange struct {
 	gone    error
 	signal  chan struct{} // wakes the waiter / pump (cap 1)
 
-	// cmu serialises "cancel the call" with Done, so the pump never
-	// cancels a recycled Call.
-	cmu  sync.Mutex
-	call *engine.Call
+	// call refers to the request; a CallRef stays safe after the Call is
+	// recycled (cancelling it then does nothing).
+	call engine.CallRef
 
 	refs    atomic.Int32
 	scratch []byte // header decoding space
 	zbuf    []byte // compressed reply
 
-	listen bool     // a subscriptions/listen stream
-	keys   []uint64 // keys of the collapsible events in queue
+	listen bool                     // a subscriptions/listen stream
+	conn   net.Conn                 // the streaming connection, closed on a slow consumer
+	rc     *http.ResponseController // net/http: its write deadline cuts a slow consumer off
+	keys   []uint64                 // keys of the collapsible events in queue
 
 	watch watcher
 }
@@ -68,9 +70,10 @@ func (s *Server) acquireExchange() *exchange {
 // bind makes x the Replier of c: one more reference, released by Done.
 func (x *exchange) bind(c *engine.Call) {
 	x.refs.Add(1)
-	x.cmu.Lock()
-	x.call = c
-	x.cmu.Unlock()
+	ref := c.Ref()
+	x.mu.Lock()
+	x.call = ref
+	x.mu.Unlock()
 }
 
 func (x *exchange) unref() {
@@ -78,7 +81,7 @@ func (x *exchange) unref() {
 		return
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
-	x.listen, x.keys = false, x.keys[:0]
+	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.CallRef{}
 	x.queue, x.spare, x.reply = x.queue[:0], x.spare[:0], x.reply[:0]
 	if cap(x.queue) > 64<<10 {
 		x.queue = nil
@@ -130,6 +133,21 @@ func (x *exchange) Notify(c *engine.Call, frame []byte) error {
 		x.gone = errSlowConsumer
 		x.s.stats.SlowConsumers.Add(1)
 		x.wake()
+		// The pump may be stuck in a write to the peer that stopped
+		// reading: close the connection to unblock it, and cancel the call
+		// from another goroutine (the Call's lock is held here).
+		conn, rc := x.conn, x.rc
+		x.refs.Add(1) // held by the goroutine below
+		go func() {
+			defer x.unref()
+			switch {
+			case conn != nil:
+				_ = conn.Close()
+			case rc != nil:
+				_ = rc.SetWriteDeadline(time.Now())
+			}
+			x.cancel(errSlowConsumer)
+		}()
 		return x.gone
 	}
 	x.queue = appendEvent(x.queue, frame)
@@ -186,9 +204,6 @@ func (x *exchange) Reply(c *engine.Call, frame []byte, status int) error {
 
 // Done implements engine.Replier.
 func (x *exchange) Done(c *engine.Call) {
-	x.cmu.Lock()
-	x.call = nil
-	x.cmu.Unlock()
 	x.mu.Lock()
 	x.ended = true
 	x.mu.Unlock()
@@ -203,12 +218,9 @@ func (x *exchange) cancel(why error) {
 	if x.gone == nil {
 		x.gone = why
 	}
+	ref := x.call
 	x.mu.Unlock()
-	x.cmu.Lock()
-	if c := x.call; c != nil {
-		c.Cancel(why)
-	}
-	x.cmu.Unlock()
+	ref.Cancel(why) // never under x.mu: cancelling may call Done
 	x.wake()
 }
 
@@ -232,6 +244,12 @@ func (x *exchange) waitFirst() (mode, error) {
 	}
 }
 
+func (x *exchange) setConn(c net.Conn) {
+	x.mu.Lock()
+	x.conn = c
+	x.mu.Unlock()
+}
+
 // runStream pumps the stream, then ends the watch and drops the HTTP
 // side's reference.
 func (x *exchange) runStream(w sseWriter) {
@@ -245,6 +263,7 @@ func (x *exchange) runStream(w sseWriter) {
 // an idle stream costs this goroutine and the exchange. The response is
 // close-delimited (no Content-Length, no chunking, C17).
 func (x *exchange) runRaw(conn net.Conn) {
+	x.setConn(conn)
 	w := &rawStream{conn: conn}
 	if err := x.write(w, sseHead); err == nil {
 		x.pump(w)

@@ -183,6 +183,7 @@ func (w *fastWriter) stream(x *exchange) {
 	w.ctx.SetStatusCode(200)
 	w.ctx.SetContentType(ctSSE)
 	conn := w.ctx.Conn() // never keep the RequestCtx inside the stream writer
+	x.setConn(conn)
 	w.ctx.SetBodyStreamWriter(func(bw *bufio.Writer) {
 		x.runStream(&fastStream{bw: bw, conn: conn})
 	})

@@ -80,9 +80,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		r.body = body
 	}
-	stop := context.AfterFunc(req.Context(), func() { x.cancel(errClientGone) })
+	afDone := make(chan struct{})
+	stop := context.AfterFunc(req.Context(), func() {
+		defer close(afDone)
+		x.cancel(errClientGone)
+	})
 	s.serve(&r, x, nw)
-	stop()
+	if !stop() {
+		<-afDone // the cancellation is running: let it finish before x is reused
+	}
 	x.unref()
 }
 
@@ -124,6 +130,9 @@ func (n *netWriter) send(status int, contentType string, body []byte) {
 // stream's reference and serveHTTP drops the request's.
 func (n *netWriter) stream(x *exchange) {
 	x.refs.Add(1)
+	x.mu.Lock()
+	x.rc = n.rc // a slow consumer is cut off through the write deadline
+	x.mu.Unlock()
 	n.w.Header().Set("Content-Type", ctSSE)
 	n.w.WriteHeader(200)
 	_ = n.rc.Flush()
