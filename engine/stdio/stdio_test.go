@@ -62,6 +62,15 @@ func testServer(t testing.TB) *engine.Server {
 		<-c.Done()
 		return c.Err()
 	}})
+	add(engine.Tool{Name: "touch", Handler: func(c *engine.Call) error {
+		uri, _ := c.ArgString("uri")
+		c.Server().ResourceUpdated(uri)
+		c.Text("touched")
+		return nil
+	}})
+	_ = s.AddResource(engine.Resource{URI: "test://r", Name: "r", Handler: func(c *engine.Call, uri string, _ map[string]string) error {
+		return engine.ErrResourceNotFound(uri)
+	}})
 	add(engine.Tool{Name: "print", Handler: func(c *engine.Call) error {
 		fmt.Println("stray debug output") // A14: must not reach the protocol stream
 		c.Text("printed")
