@@ -157,3 +157,53 @@ func next(b []byte, i int) (int, bool) {
 	}
 	return scanErrParse, false
 }
+
+// LookupMembers scans the members of the object obj once and sets vals[i]
+// to the raw value of the member named names[i], or nil when it is absent
+// (len(vals) must be at least len(names)). It returns ErrDuplicateKey when
+// one of names appears more than once, ErrParse for malformed input, and
+// nil otherwise; obj that is not an object yields all nils. Zero
+// allocation: it is the header check's one pass over params.arguments.
+func LookupMembers(obj []byte, names []string, vals [][]byte) error {
+	for i := range names {
+		vals[i] = nil
+	}
+	var sk skipper
+	sk.max = MaxDepthLimit
+	start := skipWS(obj, 0)
+	if start >= len(obj) {
+		return ErrParse
+	}
+	if obj[start] != '{' {
+		return nil
+	}
+	cur := obj[start:]
+	i := skipWS(cur, 1)
+	if i < len(cur) && cur[i] == '}' {
+		return nil
+	}
+	for {
+		key, fl, v := member(cur, i)
+		if v < 0 {
+			return ErrParse
+		}
+		e := sk.skip(cur, v, 1)
+		if e < 0 {
+			return ErrParse
+		}
+		for n, name := range names {
+			if keyIs(key, fl, name) {
+				if vals[n] != nil {
+					return ErrDuplicateKey
+				}
+				vals[n] = cur[v:e]
+			}
+		}
+		var done bool
+		if i, done = next(cur, e); i < 0 {
+			return ErrParse
+		} else if done {
+			return nil
+		}
+	}
+}

@@ -22,6 +22,13 @@ type HeaderBinding struct {
 // header name). The slice must not be modified.
 func (t *Tool) HeaderBindings() []HeaderBinding { return t.bindings }
 
+// HeaderBindingNames returns, when every binding is a top-level argument,
+// the argument names in the order of HeaderBindings (so one pass over the
+// arguments finds them all), and ok true.
+func (t *Tool) HeaderBindingNames() (names []string, ok bool) {
+	return t.bindingNames, t.bindingNames != nil || len(t.bindings) == 0
+}
+
 // headerBindings validates and extracts the x-mcp-header annotations of an
 // input schema (PARAM-02). An annotation reachable other than through
 // "properties" keys, on a property of another type, with a value that is not

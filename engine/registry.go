@@ -51,7 +51,8 @@ type Tool struct {
 	// 4 × Timeout). 0: Options.Timeout.
 	Timeout, MaxTimeout time.Duration
 
-	bindings []HeaderBinding // x-mcp-header annotations, computed by AddTool
+	bindings     []HeaderBinding // x-mcp-header annotations, computed by AddTool
+	bindingNames []string        // their argument names when all are top level
 }
 
 // Resource describes a concrete resource.
@@ -152,6 +153,16 @@ func (t *Tool) validate() error {
 		return fmt.Errorf("engine: tool %q: %w", t.Name, err)
 	}
 	t.bindings = b
+	t.bindingNames = nil
+	flat := len(b) > 0
+	for _, x := range b {
+		flat = flat && len(x.Path) == 1
+	}
+	if flat {
+		for _, x := range b {
+			t.bindingNames = append(t.bindingNames, x.Path[0])
+		}
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
 )
 
@@ -50,6 +51,14 @@ type exchange struct {
 	scratch []byte // header decoding space
 	zbuf    []byte // compressed reply
 
+	// per-request working space, reused with the exchange
+	env    codec.Envelope
+	hdr    mirrored
+	vals   [maxFlatBindings][]byte
+	fw     fastWriter
+	accept []byte // several Accept lines joined
+	onGone func() // cancels the call: the disconnect watcher's callback
+
 	listen bool                     // a subscriptions/listen stream
 	conn   net.Conn                 // the streaming connection, closed on a slow consumer
 	rc     *http.ResponseController // net/http: its write deadline cuts a slow consumer off
@@ -62,6 +71,7 @@ func (s *Server) acquireExchange() *exchange {
 	x, _ := s.xpool.Get().(*exchange)
 	if x == nil {
 		x = &exchange{s: s, signal: make(chan struct{}, 1), scratch: make([]byte, 0, 256)}
+		x.onGone = func() { x.cancel(errClientGone) }
 	}
 	x.refs.Store(1) // the HTTP side
 	return x
@@ -99,6 +109,11 @@ func (x *exchange) unref() {
 	case <-x.signal:
 	default:
 	}
+	x.env = codec.Envelope{}
+	x.hdr.reset()
+	clear(x.vals[:])
+	x.fw = fastWriter{}
+	x.accept = x.accept[:0]
 	x.s.xpool.Put(x)
 }
 

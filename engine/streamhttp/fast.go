@@ -109,9 +109,8 @@ func isTimeout(err error) bool {
 
 func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	x := s.acquireExchange()
-	var hdr mirrored
 	var r reqInfo
-	r.hdr = &hdr
+	r.hdr = &x.hdr
 	r.ctx = context.Background()
 	r.method = ctx.Method()
 	r.path = ctx.Path()
@@ -120,12 +119,16 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	for k, v := range h.All() {
 		switch {
 		case len(k) > 3 && (k[0]|0x20) == 'm':
-			hdr.add(k, v)
+			x.hdr.add(k, v)
 		case equalFold(k, "origin"):
 			r.origin, r.hasOrigin = v, true
 		case equalFold(k, "content-type"):
 			r.ctype, r.hasCType = v, true
 		case equalFold(k, "accept"):
+			if r.hasAccept { // several Accept lines form one list (RFC 9110 §5.3)
+				x.accept = append(append(append(x.accept[:0], r.accept...), ','), v...)
+				v = x.accept
+			}
 			r.accept, r.hasAccept = v, true
 		case equalFold(k, "content-encoding"):
 			r.cenc, r.hasCEnc = v, true
@@ -147,17 +150,14 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	}
 	r.body = ctx.PostBody()
 	r.raw = ctx.Conn()
-	fw := fastWriter{ctx: ctx}
-	s.serve(&r, x, &fw)
-	if !fw.streaming {
-		x.unref()
-	}
+	x.fw = fastWriter{ctx: ctx}
+	s.serve(&r, x, &x.fw)
+	x.unref() // a stream holds its own reference
 }
 
 // fastWriter is the fasthttp respWriter.
 type fastWriter struct {
-	ctx       *fasthttp.RequestCtx
-	streaming bool
+	ctx *fasthttp.RequestCtx
 }
 
 func (w *fastWriter) header(k, v string) { w.ctx.Response.Header.Set(k, v) }
@@ -179,7 +179,7 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 }
 
 func (w *fastWriter) stream(x *exchange) {
-	w.streaming = true
+	x.refs.Add(1) // released by runStream
 	w.ctx.SetStatusCode(200)
 	w.ctx.SetContentType(ctSSE)
 	conn := w.ctx.Conn() // never keep the RequestCtx inside the stream writer
@@ -190,7 +190,7 @@ func (w *fastWriter) stream(x *exchange) {
 }
 
 func (w *fastWriter) streamListen(x *exchange) {
-	w.streaming = true
+	x.refs.Add(1) // released by runRaw
 	conn := w.ctx.Conn()
 	w.ctx.HijackSetNoResponse(true)
 	w.ctx.Hijack(func(net.Conn) {

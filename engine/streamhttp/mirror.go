@@ -2,7 +2,7 @@ package streamhttp
 
 import (
 	"bytes"
-	"strconv"
+	"math/big"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
@@ -10,7 +10,11 @@ import (
 
 // maxParamHeaders bounds the Mcp-Param-* headers looked at per request;
 // more than that is answered -32020 (the headers cap bounds them anyway).
-const maxParamHeaders = 64
+const maxParamHeaders = 32
+
+// maxFlatBindings bounds the bindings checked in one pass over the
+// arguments; tools with more use one lookup per binding.
+const maxFlatBindings = 16
 
 type hval struct {
 	v []byte
@@ -35,7 +39,12 @@ type mirrored struct {
 	tooMany               bool
 }
 
-func (m *mirrored) reset() { *m = mirrored{} }
+// reset empties m without zeroing its whole array (only what was used).
+func (m *mirrored) reset() {
+	clear(m.params[:m.nParams])
+	m.version, m.method, m.name = hval{}, hval{}, hval{}
+	m.nParams, m.tooMany = 0, false
+}
 
 // add files one header line; names compare case-insensitively (HDR-06) and
 // optional whitespace around the value is dropped (HDR-07).
@@ -204,16 +213,29 @@ func decodeHeader(v []byte, scratch *[]byte) ([]byte, *codec.Error) {
 // checkParams validates every x-mcp-header binding of the tool against
 // params.arguments (step 14; PARAM-05..09, PARAM-14). Unknown Mcp-Param-*
 // headers are ignored.
-func (m *mirrored) checkParams(env *codec.Envelope, bindings []engine.HeaderBinding, scratch *[]byte) *codec.Error {
+func (m *mirrored) checkParams(env *codec.Envelope, t *engine.Tool, scratch *[]byte, vals *[maxFlatBindings][]byte) *codec.Error {
 	if m.tooMany {
 		return errTooManyParams
+	}
+	bindings := t.HeaderBindings()
+	names, flat := t.HeaderBindingNames()
+	flat = flat && len(names) <= maxFlatBindings
+	if flat && len(names) > 0 {
+		// One pass over the arguments for every binding; a member repeated
+		// would let an intermediary read one value and us another (parser
+		// differential), so it is refused.
+		if err := codec.LookupMembers(env.Arguments, names, vals[:]); err != nil {
+			return mismatch("an argument mirrored in a header appears more than once or is malformed")
+		}
 	}
 	for i := range bindings {
 		b := &bindings[i]
 		var hv []byte
 		n := 0
 		for j := 0; j < m.nParams; j++ {
-			if foldEqual(m.params[j].k, b.Header) {
+			// add kept only names starting with "mcp-param-" (any case):
+			// compare what follows with the annotation value.
+			if foldEqual(m.params[j].k[len("mcp-param-"):], b.Name) {
 				if n == 0 {
 					hv = m.params[j].v
 				}
@@ -223,12 +245,19 @@ func (m *mirrored) checkParams(env *codec.Envelope, bindings []engine.HeaderBind
 		if n > 1 {
 			return mismatch(b.Header + " header sent more than once")
 		}
-		// Strict: a member repeated on the path would let an intermediary
-		// read one value and us another (parser differential, RELIABILITY
-		// "why these matter" 2).
-		raw, ok, err := codec.LookupPathStrict(env.Arguments, b.Path...)
-		if err != nil {
-			return mismatch(b.Header + ": the argument appears more than once in the body")
+		var raw []byte
+		var ok bool
+		if flat {
+			raw = vals[i]
+			ok = raw != nil
+		} else {
+			// Strict: a member repeated on the path would let an
+			// intermediary read one value and us another.
+			var err error
+			raw, ok, err = codec.LookupPathStrict(env.Arguments, b.Path...)
+			if err != nil {
+				return mismatch(b.Header + ": the argument appears more than once in the body")
+			}
 		}
 		absent := !ok || string(raw) == "null"
 		switch {
@@ -273,9 +302,13 @@ func valueMatches(raw, h []byte) bool {
 	if bv, ok := jsonInteger(raw); ok {
 		return bv == hv
 	}
-	// Exponent forms are rare: let strconv decide.
-	bv, err := strconv.ParseFloat(string(raw), 64)
-	return err == nil && bv == float64(hv)
+	// Exponent forms and long fractions are rare: compare exactly (a float
+	// would round 1.00000000000000001 to 1).
+	var r big.Rat
+	if _, ok := r.SetString(string(raw)); !ok {
+		return false
+	}
+	return r.IsInt() && r.Num().IsInt64() && r.Num().Int64() == hv
 }
 
 // jsonInteger reads a JSON number without exponent whose fraction, if

@@ -28,9 +28,8 @@ func (s *Server) Handler(addr string) (http.Handler, error) {
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	x := s.acquireExchange()
-	var hdr mirrored
 	var r reqInfo
-	r.hdr = &hdr
+	r.hdr = &x.hdr
 	r.ctx = req.Context()
 	r.method = []byte(req.Method)
 	r.path = []byte(req.URL.Path)
@@ -40,7 +39,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		switch {
 		case len(k) > 3 && (k[0]|0x20) == 'm':
 			for _, v := range vs {
-				hdr.add(kb, []byte(v))
+				x.hdr.add(kb, []byte(v))
 			}
 		case k == "Origin":
 			r.origin, r.hasOrigin = []byte(vs[0]), true
@@ -57,6 +56,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	nw := &netWriter{w: w, rc: http.NewResponseController(w)}
+	if len(req.TransferEncoding) > 0 {
+		// net/http drops a Content-Length sent next to Transfer-Encoding
+		// before we can see it; RFC 9112 §6.1 then requires closing the
+		// connection after the response, so no smuggled request follows (B5).
+		w.Header().Set("Connection", "close")
+	}
 	if req.Method == http.MethodPost && req.URL.Path == s.cfg.Path {
 		if req.ContentLength > int64(s.cfg.MaxBodyBytes) { // B3: nothing allocated up front
 			s.stats.BodyTooLarge.Add(1)

@@ -1,6 +1,7 @@
 package streamhttp
 
 import (
+	"bytes"
 	"net"
 	"net/netip"
 	"strconv"
@@ -88,13 +89,29 @@ func newHostSet(list []string) hostSet {
 	return s
 }
 
-// allows checks a Host header value ("name", "name:port", "[v6]:port").
+// allows checks a Host header value ("name", "name:port", "[v6]:port")
+// without allocating for lowercase names.
 func (s hostSet) allows(v []byte) bool {
-	h := string(v)
-	if host, _, err := net.SplitHostPort(h); err == nil {
-		h = host
+	h := v
+	if len(h) > 0 && h[0] == '[' { // [v6] or [v6]:port
+		end := bytes.IndexByte(h, ']')
+		if end < 0 || (end+1 < len(h) && h[end+1] != ':') {
+			return false
+		}
+		h = h[1:end]
+	} else if i := bytes.LastIndexByte(h, ':'); i >= 0 {
+		if bytes.IndexByte(h[:i], ':') >= 0 {
+			return false // an unbracketed v6 address is not a valid Host
+		}
+		h = h[:i]
 	}
-	_, ok := s[strings.ToLower(strings.Trim(h, "[]"))]
+	for _, c := range h {
+		if c >= 'A' && c <= 'Z' {
+			_, ok := s[strings.ToLower(string(h))]
+			return ok
+		}
+	}
+	_, ok := s[string(h)]
 	return ok
 }
 

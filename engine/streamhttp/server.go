@@ -183,29 +183,29 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 }
 
 func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w respWriter) {
-	var env codec.Envelope
-	if err := codec.PeekWith(body, &env, s.peek); err != nil {
+	env := &x.env
+	if err := codec.PeekWith(body, env, s.peek); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
 			ce = codec.ErrParse
 		}
 		s.stats.BadMessage.Add(1)
-		s.sendError(w, &env, ce, 400) // GEN-09, HVAL-02 step 4
+		s.sendError(w, env, ce, 400) // GEN-09, HVAL-02 step 4
 		return
 	}
 	switch env.Kind {
 	case codec.KindResponse: // HTTP-05, LEG-06
 		s.stats.BadMessage.Add(1)
-		s.sendError(w, &env, errPostedResponse, 400)
+		s.sendError(w, env, errPostedResponse, 400)
 		return
 	case codec.KindNotification: // HTTP-06, HTTP-08
 		s.stats.Notifications.Add(1)
 		w.send(202, "", nil)
 		return
 	}
-	c := s.eng.Begin(r.ctx, body, &env, x, principal)
+	c := s.eng.Begin(r.ctx, body, env, x, principal)
 	x.bind(c)
-	if e := s.check(c, r.hdr, &x.scratch); e != nil {
+	if e := s.check(c, r.hdr, &x.scratch, &x.vals); e != nil {
 		s.stats.Rejected.Add(1)
 		c.Fail(e)
 		s.sendReply(w, r, x)
@@ -214,7 +214,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	if !c.MayNotify() && !c.HasTimeout() {
 		// No notification can precede the response: run on this goroutine
 		// and answer with one JSON body (HTTP-07, SSE-10).
-		x.watch.arm(r.raw, watchDelay, func() { x.cancel(errClientGone) })
+		x.watch.arm(r.raw, watchDelay, x.onGone)
 		c.Run()
 		x.watch.stop()
 		s.sendReply(w, r, x)
@@ -226,7 +226,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		// keep-alive (C6); it holds no watcher.
 		x.listen = true
 	} else {
-		x.watch.arm(r.raw, 0, func() { x.cancel(errClientGone) })
+		x.watch.arm(r.raw, 0, x.onGone)
 	}
 	c.Start()
 	m, err := x.waitFirst()
@@ -254,7 +254,7 @@ var errPostedResponse = codec.NewError(codec.CodeInvalidRequest, "Invalid Reques
 
 // check interleaves the header checks with the engine's _meta checks in
 // the order of HVAL-02 (steps 7-15).
-func (s *Server) check(c *engine.Call, h *mirrored, scratch *[]byte) *codec.Error {
+func (s *Server) check(c *engine.Call, h *mirrored, scratch *[]byte, vals *[maxFlatBindings][]byte) *codec.Error {
 	env := c.Envelope()
 	if !env.ProtocolVersion.Present && env.Method.EqualString("initialize") {
 		return c.CheckMeta() // DISC-05: -32022 naming the served versions
@@ -284,7 +284,7 @@ func (s *Server) check(c *engine.Call, h *mirrored, scratch *[]byte) *codec.Erro
 		return e
 	}
 	if t := c.Tool(); t != nil {
-		if e := h.checkParams(env, t.HeaderBindings(), scratch); e != nil {
+		if e := h.checkParams(env, t, scratch, vals); e != nil {
 			return e
 		}
 	}

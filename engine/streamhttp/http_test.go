@@ -1,0 +1,1247 @@
+package streamhttp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+// The HTTP reliability table: RELIABILITY.md groups B and C, TRANSPORTS.md
+// §4 and the EXAMPLES.md §2-§8 vectors, each case run against both front
+// ends (fasthttp and the net/http adapter) with the same expectations.
+
+func TestExampleVectorsVerbatim(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		body string
+		n    int
+	}{
+		{"§2", ex2Body, 354}, {"§2b", ex2bBody, 323}, {"§2d", ex2dBody, 296}, {"§3", ex3Body, 357},
+		{"§4", ex4Body, 101}, {"§5", ex5Body, 278}, {"§6", ex6Body, 250}, {"§8", ex8Body, 393},
+	} {
+		if len(v.body) != v.n {
+			t.Errorf("EXAMPLES %s body is %d bytes, the vector's Content-Length is %d", v.name, len(v.body), v.n)
+		}
+	}
+}
+
+type httpCase struct {
+	name   string
+	req    request
+	status int
+	code   int    // JSON-RPC error code in the body; 0: the body is a result
+	id     string // raw id the body must carry; "-": the body must have no id
+	empty  bool   // the body must be empty
+	runs   int64  // execute_sql handler runs expected
+	stat   func(*Stats) *atomic.Uint64
+	check  func(t *testing.T, h *harness, resp *http.Response, m *rpcMsg)
+	// parserOwn: the HTTP parser (fasthttp's and net/http's alike)
+	// rejects the request itself with the same status, before the binding
+	// runs: body and counters are not the binding's.
+	parserOwn bool
+}
+
+func gz(t testing.TB, b []byte) string {
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func zst(t testing.TB, b []byte) string {
+	w, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	return string(w.EncodeAll(b, nil))
+}
+
+func wantText(want string) func(t *testing.T, h *harness, resp *http.Response, m *rpcMsg) {
+	return func(t *testing.T, h *harness, resp *http.Response, m *rpcMsg) {
+		t.Helper()
+		if got := toolText(t, m); got != want {
+			t.Errorf("tool text = %q, want %q", got, want)
+		}
+	}
+}
+
+func wantData(want string) func(t *testing.T, h *harness, resp *http.Response, m *rpcMsg) {
+	return func(t *testing.T, h *harness, resp *http.Response, m *rpcMsg) {
+		t.Helper()
+		if !jsonEqual(m.Error.Data, []byte(want)) {
+			t.Errorf("error.data = %s, want %s", m.Error.Data, want)
+		}
+	}
+}
+
+func wantAllowPost(t *testing.T, h *harness, resp *http.Response, m *rpcMsg) {
+	t.Helper()
+	if got := resp.Header.Get("Allow"); got != "POST" {
+		t.Errorf("Allow = %q, want POST", got)
+	}
+	noSessionEcho(t, h, resp, m)
+}
+
+// noSessionEcho: HTTP-11/12, session ids and event ids are never echoed.
+func noSessionEcho(t *testing.T, h *harness, resp *http.Response, m *rpcMsg) {
+	t.Helper()
+	for k, v := range resp.Header {
+		if strings.EqualFold(k, "Mcp-Session-Id") || strings.EqualFold(k, "Last-Event-ID") {
+			t.Errorf("response echoes %s: %v", k, v)
+		}
+		for _, s := range v {
+			if strings.Contains(s, "1f3a4b5c") {
+				t.Errorf("response header %s echoes the session id: %q", k, s)
+			}
+		}
+	}
+}
+
+// paramRow is one EXAMPLES §2c row: a body argument and the header value
+// a client sends for it.
+type paramRow struct {
+	name   string
+	arg    string // JSON member(s) added to the arguments
+	header string // the full Mcp-Param-* line(s); "" none
+	ok     bool
+}
+
+var paramRows = []paramRow{
+	{"plain", `"region":"us-west1"`, "Mcp-Param-Region: us-west1", true},
+	{"inner_spaces", `"region":"us west 1"`, "Mcp-Param-Region: us west 1", true},
+	{"leading_space_b64", `"region":" us-west1"`, "Mcp-Param-Region: =?base64?IHVzLXdlc3Qx?=", true},
+	{"trailing_space_b64", `"region":"us-west1 "`, "Mcp-Param-Region: =?base64?dXMtd2VzdDEg?=", true},
+	{"non_ascii_b64", `"region":"Hello, 世界"`, "Mcp-Param-Region: =?base64?SGVsbG8sIOS4lueVjA==?=", true},
+	{"newline_b64", `"region":"line1\nline2"`, "Mcp-Param-Region: =?base64?bGluZTEKbGluZTI=?=", true},
+	{"tab_b64", `"region":"a\tb"`, "Mcp-Param-Region: =?base64?YQli?=", true},
+	{"sentinel_literal_b64", `"region":"=?base64?literal?="`, "Mcp-Param-Region: =?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=", true},
+	{"empty_value_present", `"region":""`, "Mcp-Param-Region:", true},
+	{"integer_42", `"region":"us-west1","priority":42`, "Mcp-Param-Region: us-west1\r\nMcp-Param-Priority: 42", true},
+	{"integer_-7", `"region":"us-west1","priority":-7`, "Mcp-Param-Region: us-west1\r\nMcp-Param-Priority: -7", true},
+	{"PARAM-08/body_42.0_header_42", `"region":"us-west1","priority":42.0`, "Mcp-Param-Region: us-west1\r\nMcp-Param-Priority: 42", true},
+	{"boolean_true", `"region":"us-west1","dry_run":true`, "Mcp-Param-Region: us-west1\r\nMcp-Param-DryRun: true", true},
+	{"boolean_false", `"region":"us-west1","dry_run":false`, "Mcp-Param-Region: us-west1\r\nMcp-Param-DryRun: false", true},
+	{"uppercase_marker_is_literal", `"region":"=?BASE64?SGk=?="`, "Mcp-Param-Region: =?BASE64?SGk=?=", true},
+	{"no_prefix_is_literal", `"region":"SGVsbG8="`, "Mcp-Param-Region: SGVsbG8=", true},
+	{"no_suffix_is_literal", `"region":"=?base64?SGVsbG8="`, "Mcp-Param-Region: =?base64?SGVsbG8=", true},
+	{"PARAM-05/null_no_header", `"region":"us-west1","priority":null`, "Mcp-Param-Region: us-west1", true},
+	// rejections: 400 + -32020, the handler never runs
+	{"uppercase_marker_not_decoded", `"region":"Hi"`, "Mcp-Param-Region: =?BASE64?SGk=?=", false},
+	{"B64-06/bad_padding", `"region":"Hello"`, "Mcp-Param-Region: =?base64?SGVsbG8?=", false},
+	{"B64-06/bad_alphabet", `"region":"Hello"`, "Mcp-Param-Region: =?base64?SGVs!!!bG8=?=", false},
+	{"integer_mismatch", `"region":"us-west1","priority":42`, "Mcp-Param-Region: us-west1\r\nMcp-Param-Priority: 43", false},
+	{"boolean_mismatch", `"region":"us-west1","dry_run":false`, "Mcp-Param-Region: us-west1\r\nMcp-Param-DryRun: true", false},
+	{"PARAM-07/header_missing", `"region":"us-west1","priority":42`, "Mcp-Param-Region: us-west1", false},
+	{"PARAM-14/header_without_body_value", `"region":"us-west1"`, "Mcp-Param-Region: us-west1\r\nMcp-Param-Priority: 42", false},
+	{"empty_header_vs_value", `"region":"x"`, "Mcp-Param-Region:", false},
+	{"duplicate_param_header", `"region":"us-west1"`, "Mcp-Param-Region: us-west1\r\nmcp-param-region: us-west1", false},
+}
+
+func httpCases(t *testing.T) []httpCase {
+	ok2 := func(r request) httpCase { // EXAMPLES §2 answer
+		return httpCase{req: r, status: 200, id: "2", runs: 1, check: wantText("1 row")}
+	}
+	rej := func(hdr []string, body, id string, code int) httpCase {
+		return httpCase{req: request{hdr: hdr, body: body}, status: 400, code: code, id: id,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.Rejected }}
+	}
+	named := func(name string, c httpCase) httpCase { c.name = name; return c }
+	echo := toolsCall("5", "echo", `{"text":"hi"}`)
+	small := []byte(ex2Body)
+	bomb := make([]byte, 16<<20) // 16 MiB of zeros: about 16 KiB gzipped
+
+	cases := []httpCase{
+		named("EX2/tools_call_json", httpCase{req: request{hdr: ex2Hdr(), body: ex2Body}, status: 200, id: "2", runs: 1,
+			check: func(t *testing.T, h *harness, resp *http.Response, m *rpcMsg) {
+				wantText("1 row")(t, h, resp, m)
+				var r struct {
+					ResultType string                     `json:"resultType"`
+					Meta       map[string]json.RawMessage `json:"_meta"`
+				}
+				_ = json.Unmarshal(m.Result, &r)
+				if r.ResultType != "complete" || !jsonEqual(r.Meta["io.modelcontextprotocol/serverInfo"], []byte(`{"name":"ExampleServer","version":"1.0.0"}`)) {
+					t.Errorf("result = %s", m.Result)
+				}
+			}}),
+		named("EX2b/base64_zurich_omitted_params", httpCase{
+			req:    request{hdr: mcpHdr("tools/call", "Mcp-Name: execute_sql", "Mcp-Param-Region: =?base64?WsO8cmljaA==?="), body: ex2bBody},
+			status: 200, id: "4", runs: 1, check: wantText("1 row")}),
+		named("EX2d/resources_read_name_is_uri", httpCase{
+			req:    request{hdr: mcpHdr("resources/read", "Mcp-Name: file:///projects/app/config.json"), body: ex2dBody},
+			status: 200, id: "30",
+			check: func(t *testing.T, h *harness, resp *http.Response, m *rpcMsg) {
+				if !strings.Contains(string(m.Result), `"uri":"file:///projects/app/config.json"`) {
+					t.Errorf("result = %s", m.Result)
+				}
+			}}),
+		named("EX2d/HDR-04/name_not_the_uri", rej(mcpHdr("resources/read", "Mcp-Name: config"), ex2dBody, "30", -32020)),
+		named("EX4/B16/notification_202", httpCase{req: request{hdr: mcpHdr("notifications/cancelled"), body: ex4Body}, status: 202, empty: true,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.Notifications }}),
+		named("B16/notification_without_mcp_headers_or_meta", httpCase{
+			req:    request{hdr: baseHdr, body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`},
+			status: 202, empty: true, stat: func(s *Stats) *atomic.Uint64 { return &s.Notifications }}),
+		named("B16/string_request_id_notification", httpCase{
+			req:    request{hdr: baseHdr, body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"abc","reason":"AbortError"}}`},
+			status: 202, empty: true}),
+		named("EX5/name_mismatch", rej(mcpHdr("tools/call", "Mcp-Name: foo"), ex5Body, "6", -32020)),
+		named("EX5b/version_header_differs_from_body", rej(mcpHdr("tools/list"), ex5bBody, "7", -32020)),
+		named("EX6/B13/unsupported_version", func() httpCase {
+			c := rej(setHdr(mcpHdr("tools/list"), "MCP-Protocol-Version", "MCP-Protocol-Version: 2099-01-01"), ex6Body, "8", -32022)
+			c.check = wantData(`{"supported":["2026-07-28"],"requested":"2099-01-01"}`)
+			return c
+		}()),
+		named("EX7/HDR-08/ping_is_removed", httpCase{req: request{hdr: mcpHdr("ping"), body: ex7Ping}, status: 404, code: -32601, id: "9"}),
+		named("EX7/META-03/missing_meta", httpCase{req: request{hdr: mcpHdr("tools/list"), body: ex7NoMeta}, status: 400, code: -32602, id: "10"}),
+		named("EX7/META-08/missing_capability", func() httpCase {
+			c := rej(mcpHdr("tools/call", "Mcp-Name: ask_user"), ex7Caps, "11", -32021)
+			c.check = wantData(`{"requiredCapabilities":{"elicitation":{}}}`)
+			return c
+		}()),
+		named("EX7/DISC-05/legacy_initialize", func() httpCase {
+			c := rej(baseHdr, ex7Legacy, "0", -32022)
+			c.check = wantData(`{"supported":["2026-07-28"],"requested":"2025-11-25"}`)
+			return c
+		}()),
+		named("EX7/B14/GET_405", httpCase{req: request{method: "GET", hdr: []string{"Accept: text/event-stream", "Mcp-Session-Id: 1f3a4b5c"}},
+			status: 405, empty: true, check: wantAllowPost, stat: func(s *Stats) *atomic.Uint64 { return &s.MethodNotAllowed }}),
+		named("B14/DELETE_405", httpCase{req: request{method: "DELETE", hdr: []string{"Mcp-Session-Id: 1f3a4b5c"}},
+			status: 405, empty: true, check: wantAllowPost}),
+		named("B14/GET_last_event_id_405", httpCase{req: request{method: "GET", hdr: []string{"Accept: text/event-stream", "Last-Event-ID: 1f3a4b5c"}},
+			status: 405, empty: true, check: wantAllowPost}),
+		named("B14/HTTP-11/HTTP-12/session_and_event_ids_ignored_on_POST", func() httpCase {
+			c := ok2(request{hdr: ex2Hdr("Mcp-Session-Id: 1f3a4b5c", "Last-Event-ID: 1f3a4b5c"), body: ex2Body})
+			c.check = func(t *testing.T, h *harness, resp *http.Response, m *rpcMsg) {
+				wantText("1 row")(t, h, resp, m)
+				noSessionEcho(t, h, resp, m)
+			}
+			return c
+		}()),
+		named("EX7/B6/origin_evil_example_com", httpCase{req: request{hdr: ex2Hdr("Origin: http://evil.example.com"), body: ex2Body},
+			status: 403, empty: true, stat: func(s *Stats) *atomic.Uint64 { return &s.BadOrigin }}),
+		named("B6/origin_evil_example", httpCase{req: request{hdr: ex2Hdr("Origin: http://evil.example"), body: ex2Body}, status: 403, empty: true}),
+		named("B6/origin_other_loopback_port", httpCase{req: request{hdr: ex2Hdr("Origin: http://127.0.0.1:1"), body: ex2Body}, status: 403, empty: true}),
+		named("B7/host_attacker", httpCase{req: request{host: "attacker.example", hdr: ex2Hdr(), body: ex2Body}, status: 403, empty: true,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BadHost }}),
+		named("B7/host_attacker_with_port", httpCase{req: request{host: "attacker.example:{port}", hdr: ex2Hdr(), body: ex2Body}, status: 403, empty: true}),
+		named("B7/origin_null", httpCase{req: request{hdr: ex2Hdr("Origin: null"), body: ex2Body}, status: 403, empty: true}),
+		named("B8/no_origin_allowed", ok2(request{hdr: ex2Hdr(), body: ex2Body})),
+		named("SEC-02/own_origin_allowed", ok2(request{hdr: ex2Hdr("Origin: http://127.0.0.1:{port}"), body: ex2Body})),
+		named("SEC-02/own_localhost_origin_allowed", ok2(request{hdr: ex2Hdr("Origin: http://LOCALHOST:{port}/"), body: ex2Body})),
+		named("SEC-03/host_localhost_allowed", ok2(request{host: "localhost:{port}", hdr: ex2Hdr(), body: ex2Body})),
+		named("B9/x_forwarded_host_localhost_ignored", httpCase{
+			req:    request{host: "attacker.example", hdr: ex2Hdr("X-Forwarded-Host: localhost", "X-Forwarded-For: 127.0.0.1"), body: ex2Body},
+			status: 403, empty: true}),
+		named("B9/x_forwarded_host_attacker_ignored", ok2(request{hdr: ex2Hdr("X-Forwarded-Host: attacker.example"), body: ex2Body})),
+		named("B10/no_mcp_method", rej(setHdr(ex2Hdr(), "Mcp-Method", ""), ex2Body, "2", -32020)),
+		named("B11/method_mismatch", rej(setHdr(ex2Hdr(), "Mcp-Method", "Mcp-Method: tools/list"), ex2Body, "2", -32020)),
+		named("B11/name_mismatch", rej(setHdr(ex2Hdr(), "Mcp-Name", "Mcp-Name: drop_tables"), ex2Body, "2", -32020)),
+		named("B11/param_bad_base64", rej(setHdr(ex2Hdr(), "Mcp-Param-Region", "Mcp-Param-Region: =?base64?SGVsbG8?="), ex2Body, "2", -32020)),
+		named("B11/param_value_mismatch", rej(setHdr(ex2Hdr(), "Mcp-Param-Region", "Mcp-Param-Region: eu-west1"), ex2Body, "2", -32020)),
+		// PARAM-09: both HTTP parsers refuse a control character in a
+		// field value themselves (400) before the binding sees it.
+		named("B11/param_control_character", func() httpCase {
+			c := rej(setHdr(ex2Hdr(), "Mcp-Param-Region", "Mcp-Param-Region: us-\x01west1"), ex2Body, "2", -32020)
+			c.parserOwn = true
+			return c
+		}()),
+		named("B12/two_mcp_method_lines", rej(ex2Hdr("Mcp-Method: tools/list"), ex2Body, "2", -32020)),
+		named("B12/two_mcp_method_lines_same_value", rej(ex2Hdr("mcp-method: tools/call"), ex2Body, "2", -32020)),
+		named("B12/two_mcp_name_lines", rej(ex2Hdr("Mcp-Name: other"), ex2Body, "2", -32020)),
+		named("B12/two_protocol_version_lines", rej(ex2Hdr("MCP-Protocol-Version: 2099-01-01"), ex2Body, "2", -32020)),
+		named("HDR-01/missing_protocol_version_header", rej(setHdr(ex2Hdr(), "MCP-Protocol-Version", ""), ex2Body, "2", -32020)),
+		named("HDR-04/missing_mcp_name", rej(setHdr(ex2Hdr(), "Mcp-Name", ""), ex2Body, "2", -32020)),
+		named("HDR-06/method_value_is_case_sensitive", rej(setHdr(ex2Hdr(), "Mcp-Method", "Mcp-Method: TOOLS/CALL"), ex2Body, "2", -32020)),
+		named("HDR-06/name_value_is_case_sensitive", rej(setHdr(ex2Hdr(), "Mcp-Name", "Mcp-Name: EXECUTE_SQL"), ex2Body, "2", -32020)),
+		named("HDR-06/HDR-07/lowercase_names_and_ows", httpCase{
+			req: request{hdr: []string{"content-type: application/json", "accept: application/json, text/event-stream",
+				"mcp-protocol-version: 2026-07-28", "mcp-method:\ttools/call ", "mcp-name:  echo "}, body: echo},
+			status: 200, id: "5", check: wantText("hi")}),
+		named("HDR-06/uppercase_names", ok2(request{hdr: []string{"CONTENT-TYPE: application/json", "ACCEPT: application/json, text/event-stream",
+			"MCP-PROTOCOL-VERSION: 2026-07-28", "MCP-METHOD: tools/call", "MCP-NAME: execute_sql",
+			"MCP-PARAM-REGION: us-west1", "mcp-param-priority: 42", "Mcp-Param-Dryrun: false"}, body: ex2Body})),
+		named("B15/content_type_text_plain_415", httpCase{req: request{hdr: setHdr(ex2Hdr(), "Content-Type", "Content-Type: text/plain"), body: ex2Body},
+			status: 415, code: -32600, id: "-", stat: func(s *Stats) *atomic.Uint64 { return &s.BadContentType }}),
+		named("B15/content_type_missing_415", httpCase{req: request{hdr: setHdr(ex2Hdr(), "Content-Type", ""), body: ex2Body},
+			status: 415, code: -32600, id: "-"}),
+		named("B15/accept_json_only_406", httpCase{req: request{hdr: setHdr(ex2Hdr(), "Accept", "Accept: application/json"), body: ex2Body},
+			status: 406, code: -32600, id: "-", stat: func(s *Stats) *atomic.Uint64 { return &s.NotAcceptable }}),
+		named("B15/accept_missing_406", httpCase{req: request{hdr: setHdr(ex2Hdr(), "Accept", ""), body: ex2Body}, status: 406, code: -32600, id: "-"}),
+		named("B15/415_checked_before_406", httpCase{req: request{hdr: setHdr(setHdr(ex2Hdr(), "Accept", "Accept: text/html"), "Content-Type", "Content-Type: text/plain"), body: ex2Body},
+			status: 415, code: -32600, id: "-"}),
+		named("HTTP-09/content_type_with_charset", ok2(request{hdr: setHdr(ex2Hdr(), "Content-Type", "Content-Type: application/json; charset=utf-8"), body: ex2Body})),
+		named("HTTP-03/accept_wildcard", ok2(request{hdr: setHdr(ex2Hdr(), "Accept", "Accept: */*"), body: ex2Body})),
+		named("HTTP-03/accept_two_lines", ok2(request{hdr: append(setHdr(ex2Hdr(), "Accept", "Accept: application/json"), "Accept: text/event-stream"), body: ex2Body})),
+		named("B17/gzip_small_accepted", ok2(request{hdr: ex2Hdr("Content-Encoding: gzip"), body: gz(t, small)})),
+		named("B17/zstd_small_accepted", ok2(request{hdr: ex2Hdr("Content-Encoding: zstd"), body: zst(t, small)})),
+		named("B17/gzip_bomb_413", httpCase{req: request{hdr: ex2Hdr("Content-Encoding: gzip"), body: gz(t, bomb)}, status: 413,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BodyTooLarge }}),
+		named("B17/unknown_encoding_415", httpCase{req: request{hdr: ex2Hdr("Content-Encoding: br"), body: ex2Body}, status: 415,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BadEncoding }}),
+		named("B17/corrupt_gzip_400", httpCase{req: request{hdr: ex2Hdr("Content-Encoding: gzip"), body: "\x1f\x8b\x08\x00garbage"}, status: 400}),
+		named("HTTP-01/unknown_path_404", httpCase{req: request{path: "/other", hdr: ex2Hdr(), body: ex2Body}, status: 404,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.NotFound }}),
+		named("HTTP-01/path_prefix_404", httpCase{req: request{path: "/mcp/x", hdr: ex2Hdr(), body: ex2Body}, status: 404}),
+		named("GEN/parse_error_no_id", httpCase{req: request{hdr: ex2Hdr(), body: `{"jsonrpc":"2.0","id":2,`}, status: 400, code: -32700, id: "-",
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BadMessage }}),
+		named("HTTP-05/posted_response_rejected", httpCase{req: request{hdr: baseHdr, body: `{"jsonrpc":"2.0","id":1,"result":{}}`}, status: 400, code: -32600}),
+		named("GEN/batch_rejected", httpCase{req: request{hdr: ex2Hdr(), body: "[" + ex2Body + "]"}, status: 400, code: -32600}),
+	}
+	for _, r := range paramRows {
+		args := "{" + r.arg + `,"query":"SELECT 1"}`
+		hdr := mcpHdr("tools/call", "Mcp-Name: execute_sql")
+		if r.header != "" {
+			hdr = append(hdr, strings.Split(r.header, "\r\n")...)
+		}
+		body := toolsCall("12", "execute_sql", args)
+		if r.ok {
+			cases = append(cases, httpCase{name: "EX2c/" + r.name, req: request{hdr: hdr, body: body}, status: 200, id: "12", runs: 1, check: wantText("1 row")})
+		} else {
+			cases = append(cases, named("EX2c/"+r.name, rej(hdr, body, "12", -32020)))
+		}
+	}
+	return cases
+}
+
+func TestHTTPTable(t *testing.T) {
+	cases := httpCases(t)
+	for _, fe := range frontEnds {
+		t.Run(string(fe), func(t *testing.T) {
+			for i, tc := range cases {
+				t.Run(fmt.Sprintf("%02d_%s", i, tc.name), func(t *testing.T) {
+					leakCheck(t)
+					h := startHarness(t, fe, Config{}, defaultOptions())
+					runCase(t, h, tc)
+				})
+			}
+		})
+	}
+}
+
+func runCase(t *testing.T, h *harness, tc httpCase) {
+	t.Helper()
+	if tc.parserOwn {
+		tc.stat, tc.code, tc.id, tc.check = nil, 0, "", nil
+	}
+	var before uint64
+	if tc.stat != nil {
+		before = tc.stat(h.srv.Stats()).Load()
+	}
+	resp, body := h.do(t, tc.req)
+	if resp.StatusCode != tc.status {
+		t.Fatalf("status = %d, want %d; body %q", resp.StatusCode, tc.status, trunc(body))
+	}
+	if got := h.fx.sqlRuns.Load(); got != tc.runs {
+		t.Errorf("execute_sql ran %d times, want %d", got, tc.runs)
+	}
+	if tc.stat != nil {
+		if d := tc.stat(h.srv.Stats()).Load() - before; d != 1 {
+			t.Errorf("counter went up by %d, want 1", d)
+		}
+	}
+	var m *rpcMsg
+	switch {
+	case tc.empty:
+		if len(body) != 0 {
+			t.Errorf("body = %q, want empty", trunc(body))
+		}
+	case len(body) > 0 && (tc.status == 200 || tc.code != 0):
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("Content-Type = %q, want application/json", ct)
+		}
+		m = decodeMsg(t, body)
+		switch {
+		case tc.code != 0 && m.Error == nil:
+			t.Fatalf("body = %s, want error %d", trunc(body), tc.code)
+		case tc.code != 0 && m.Error.Code != tc.code:
+			t.Fatalf("error code = %d, want %d (%s)", m.Error.Code, tc.code, m.Error.Message)
+		case tc.code == 0 && m.Error != nil:
+			t.Fatalf("unexpected error %d %s", m.Error.Code, m.Error.Message)
+		}
+		switch tc.id {
+		case "":
+		case "-":
+			if m.hasID {
+				t.Errorf("body carries id %s, want none", m.ID)
+			}
+		default:
+			if string(m.ID) != tc.id {
+				t.Errorf("id = %s, want %s (HVAL-03)", m.ID, tc.id)
+			}
+		}
+	case tc.code != 0:
+		t.Fatalf("empty body, want error %d", tc.code)
+	}
+	if tc.check != nil {
+		tc.check(t, h, resp, m)
+	}
+}
+
+// framingCase is a B1-B5 case: malformed or oversized framing.
+type framingCase struct {
+	name string
+	raw  func(h *harness) []byte
+	// status is what both front ends must answer; netStatus, when set,
+	// is what net/http answers by itself, before calling the adapter
+	// (the adapter cannot change it).
+	status    []int
+	netStatus []int
+	closed    bool          // the connection must be closed after the response
+	within    time.Duration // the response must come within this (default 10 s)
+	stat      func(*Stats) *atomic.Uint64
+	netOwn    bool // net/http answers this itself: no adapter counter
+}
+
+func bigBody(n int) string {
+	// A tools/call echo whose body is exactly n bytes.
+	head := `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`
+	tail := `"},` + exMeta + `}}`
+	return head + strings.Repeat("a", n-len(head)-len(tail)) + tail
+}
+
+var echoHdr = mcpHdr("tools/call", "Mcp-Name: echo")
+
+func framingCases() []framingCase {
+	const limit = DefaultMaxBodyBytes
+	hdrLines := func(h *harness) string {
+		var b strings.Builder
+		b.WriteString("POST /mcp HTTP/1.1\r\nHost: " + h.addr + "\r\n")
+		for _, l := range echoHdr {
+			b.WriteString(l + "\r\n")
+		}
+		return b.String()
+	}
+	small := toolsCall("21", "echo", `{"text":"x"}`)
+	return []framingCase{
+		{name: "B1/at_limit_accepted", status: []int{200},
+			raw: func(h *harness) []byte { return h.raw(request{hdr: echoHdr, body: bigBody(limit)}) }},
+		{name: "B1/content_length_over_limit_413", status: []int{413}, closed: true,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BodyTooLarge },
+			raw:  func(h *harness) []byte { return h.raw(request{hdr: echoHdr, body: bigBody(limit + 1)}) }},
+		{name: "B2/chunked_over_limit_413", status: []int{413}, closed: true,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BodyTooLarge },
+			raw:  func(h *harness) []byte { return h.raw(request{hdr: echoHdr, body: bigBody(limit + 1), chunked: true}) }},
+		{name: "B2/chunked_at_limit_accepted", status: []int{200},
+			raw: func(h *harness) []byte { return h.raw(request{hdr: echoHdr, body: bigBody(limit), chunked: true}) }},
+		// The client sends a tiny body and then waits: the 413 must not
+		// wait for (or allocate) the declared 4 GiB.
+		{name: "B3/content_length_4GiB_tiny_body_413", status: []int{413}, closed: true, within: 2 * time.Second,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BodyTooLarge },
+			raw: func(h *harness) []byte {
+				return []byte(hdrLines(h) + "Content-Length: 4294967296\r\n\r\n{}")
+			}},
+		// net/http answers 431 itself (the harness gives its http.Server
+		// Config.MaxHeaderBytes, an http.Handler cannot see the raw block).
+		{name: "B4/64KiB_of_headers_431", status: []int{431}, closed: true, netOwn: true,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.HeadersTooLarge },
+			raw: func(h *harness) []byte {
+				var b strings.Builder
+				b.WriteString(hdrLines(h))
+				for i := 0; i < 64; i++ {
+					fmt.Fprintf(&b, "Mcp-Param-Pad%02d: %s\r\n", i, strings.Repeat("p", 1<<10))
+				}
+				fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s", len(small), small)
+				return []byte(b.String())
+			}},
+		// B5: 400 and close, never a smuggled second request. The
+		// trailing request after the body would be served on a kept-alive
+		// connection.
+		// net/http strips Content-Length when chunked is present and serves
+		// the request by its chunked framing, before the adapter runs, so
+		// the adapter cannot answer 400. What it must still guarantee (RFC
+		// 9112 §6.1: "the server MUST close the connection after
+		// responding to such a request") is the close, and so no smuggled
+		// request: both are asserted for both front ends.
+		{name: "B5/content_length_and_chunked_400", status: []int{400}, netStatus: []int{400, 200}, closed: true, netOwn: true,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BadFraming },
+			raw: func(h *harness) []byte {
+				return []byte(hdrLines(h) + fmt.Sprintf("Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", 5, len(small), small) +
+					string(h.raw(request{hdr: ex2Hdr(), body: ex2Body})))
+			}},
+		{name: "B5/two_different_content_lengths_400", status: []int{400}, closed: true, netOwn: true,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BadFraming },
+			raw: func(h *harness) []byte {
+				return []byte(hdrLines(h) + fmt.Sprintf("Content-Length: %d\r\nContent-Length: %d\r\n\r\n%s", len(small), len(small)+1, small) +
+					string(h.raw(request{hdr: ex2Hdr(), body: ex2Body})))
+			}},
+		// net/http answers 501 (RFC 9112 §6.1 SHOULD) before the adapter
+		// runs: the common outcome asserted is "rejected and closed".
+		{name: "B5/transfer_encoding_gzip_chunked_400", status: []int{400}, netStatus: []int{400, 501}, closed: true, netOwn: true,
+			stat: func(s *Stats) *atomic.Uint64 { return &s.BadFraming },
+			raw: func(h *harness) []byte {
+				return []byte(hdrLines(h) + fmt.Sprintf("Transfer-Encoding: gzip, chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(small), small) +
+					string(h.raw(request{hdr: ex2Hdr(), body: ex2Body})))
+			}},
+	}
+}
+
+func TestHTTPFramingTable(t *testing.T) {
+	for _, fe := range frontEnds {
+		t.Run(string(fe), func(t *testing.T) {
+			for i, tc := range framingCases() {
+				t.Run(fmt.Sprintf("%02d_%s", i, tc.name), func(t *testing.T) {
+					leakCheck(t)
+					h := startHarness(t, fe, Config{}, defaultOptions())
+					var before uint64
+					if tc.stat != nil {
+						before = tc.stat(h.srv.Stats()).Load()
+					}
+					c := h.dial(t)
+					start := time.Now()
+					c.write(tc.raw(h))
+					within := tc.within
+					if within == 0 {
+						within = 10 * time.Second
+					}
+					resp, err := c.readResponse(within)
+					if err != nil {
+						t.Fatalf("no response within %v: %v", within, err)
+					}
+					body := c.readAll(resp)
+					took := time.Since(start)
+					want := tc.status
+					if fe == netFE && tc.netStatus != nil {
+						want = tc.netStatus
+					}
+					okStatus := false
+					for _, s := range want {
+						okStatus = okStatus || resp.StatusCode == s
+					}
+					if !okStatus {
+						t.Fatalf("status = %d, want %v (after %v); body %q", resp.StatusCode, want, took, trunc(body))
+					}
+					if tc.closed && !c.closedByServer(2*time.Second) {
+						t.Errorf("connection still open after %d", resp.StatusCode)
+					}
+					if tc.stat != nil && !(fe == netFE && tc.netOwn) {
+						if d := tc.stat(h.srv.Stats()).Load() - before; d != 1 {
+							t.Errorf("counter went up by %d, want 1", d)
+						}
+					}
+					// The only execute_sql request is the one appended
+					// after the body: it must never be served.
+					if n := h.fx.sqlRuns.Load(); n != 0 {
+						t.Errorf("a smuggled request reached the handler (%d runs)", n)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestEX3ProgressSSE: EXAMPLES §3, a tools/call with a progressToken is
+// answered with a request-scoped SSE stream (SSE-01..07, PROG-03, C17).
+func TestEX3ProgressSSE(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		c := h.dial(t)
+		c.write(h.raw(request{hdr: mcpHdr("tools/call", "Mcp-Name: execute_sql", "Mcp-Param-Region: us-west1"), body: ex3Body}))
+		resp, err := c.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSSEHead(t, resp)
+		s := readSSE(t, c, resp)
+		var last float64
+		var final *rpcMsg
+		n := 0
+		for {
+			it := s.next(5 * time.Second)
+			if it.err != nil {
+				if final == nil {
+					t.Fatalf("stream ended without the final response: %v", it.err)
+				}
+				break
+			}
+			if it.comment {
+				continue
+			}
+			if final != nil {
+				t.Fatalf("event after the final response: %q", it.lines)
+			}
+			for _, l := range it.lines {
+				if !strings.HasPrefix(l, "data: ") {
+					t.Errorf("non-data line %q (SSE-06: no id:, no retry:; data-only events)", l)
+				}
+			}
+			m := decodeMsg(t, []byte(it.data))
+			switch {
+			case m.Method == "notifications/progress":
+				var p struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+					Progress      float64         `json:"progress"`
+				}
+				_ = json.Unmarshal(m.Params, &p)
+				if string(p.ProgressToken) != `"tok-3"` {
+					t.Errorf("progressToken = %s", p.ProgressToken)
+				}
+				if p.Progress <= last {
+					t.Errorf("progress %v after %v: not strictly increasing", p.Progress, last)
+				}
+				last = p.Progress
+				n++
+			case m.hasID:
+				final = m
+				if string(m.ID) != "3" || toolText(t, m) != "1000 rows" {
+					t.Errorf("final = id %s %s", m.ID, m.Result)
+				}
+			default:
+				t.Errorf("unexpected message %s", it.data)
+			}
+		}
+		if n != 2 || last != 0.75 {
+			t.Errorf("got %d progress notifications ending at %v, want 0.25 then 0.75", n, last)
+		}
+	})
+}
+
+// checkSSEHead: SSE-04, C4, C17.
+func checkSSEHead(t *testing.T, resp *http.Response) {
+	t.Helper()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status = %d, want 200", resp.StatusCode)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("Content-Type = %q, want text/event-stream", ct)
+	}
+	if v := resp.Header.Get("Cache-Control"); v != "no-cache" {
+		t.Errorf("Cache-Control = %q, want no-cache", v)
+	}
+	if v := resp.Header.Get("X-Accel-Buffering"); v != "no" {
+		t.Errorf("X-Accel-Buffering = %q, want no", v)
+	}
+	if _, ok := resp.Header["Content-Length"]; ok || resp.ContentLength != -1 {
+		t.Errorf("SSE response has Content-Length %q (C17)", resp.Header.Get("Content-Length"))
+	}
+	if v := resp.Header.Get("Content-Encoding"); v != "" {
+		t.Errorf("SSE response is compressed: Content-Encoding %q", v)
+	}
+	noSessionEcho(t, nil, resp, nil)
+}
+
+// TestEX8ListenStream: EXAMPLES §8, subscriptions/listen over SSE: the ack
+// first, list_changed after AddTool, resources/updated, then Shutdown
+// completes the stream with the final result (SUB-10, C14).
+func TestEX8ListenStream(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		c := h.dial(t)
+		c.write(h.raw(request{hdr: mcpHdr("subscriptions/listen"), body: ex8Body}))
+		resp, err := c.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSSEHead(t, resp)
+		s := readSSE(t, c, resp)
+		expect := func(want string) {
+			t.Helper()
+			it := s.nextEvent(5 * time.Second)
+			if it.err != nil {
+				t.Fatalf("stream ended: %v", it.err)
+			}
+			if !jsonEqual([]byte(it.data), []byte(want)) {
+				t.Fatalf("event = %s\nwant    %s", it.data, want)
+			}
+		}
+		expect(ex8Ack)
+		if err := h.eng.AddTool(engine.Tool{Name: "late_tool", Handler: func(c *engine.Call) error { c.Text("x"); return nil }}); err != nil {
+			t.Fatal(err)
+		}
+		expect(ex8List)
+		h.eng.ResourceUpdated("file:///project/config.json")
+		expect(ex8Upd)
+		start := time.Now()
+		if err := h.shutdown(5 * time.Second); err != nil {
+			t.Errorf("Shutdown = %v, want nil (the listen stream completes)", err)
+		}
+		expect(ex8Done)
+		if it := s.nextEvent(5 * time.Second); it.err == nil {
+			t.Errorf("event after the final result: %s", it.data)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("Shutdown took %v", d)
+		}
+	})
+}
+
+// TestAuth: SEC-04, the Authenticator's verdicts.
+func TestAuth(t *testing.T) {
+	const meta = "https://as.example/.well-known/oauth-protected-resource"
+	auth := func(ctx context.Context, token string) (any, error) {
+		switch token {
+		case "good":
+			return "alice", nil
+		case "limited":
+			return nil, &ErrInsufficientScope{Scope: "tools:call"}
+		}
+		return nil, ErrUnauthorized
+	}
+	whoami := toolsCall("40", "whoami", `{}`)
+	hdr := func(tok string) []string {
+		h := mcpHdr("tools/call", "Mcp-Name: whoami")
+		if tok != "" {
+			h = append(h, "Authorization: Bearer "+tok)
+		}
+		return h
+	}
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{Authenticate: auth, ResourceMetadata: meta}, defaultOptions())
+		for _, tc := range []struct {
+			name, tok string
+			status    int
+			www       []string
+		}{
+			{"no_token_401", "", 401, []string{"Bearer", `resource_metadata="` + meta + `"`}},
+			{"bad_token_401", "forged", 401, []string{"Bearer", `resource_metadata="` + meta + `"`}},
+			{"insufficient_scope_403", "limited", 403, []string{`error="insufficient_scope"`, `scope="tools:call"`, `resource_metadata="` + meta + `"`}},
+			{"principal_reaches_handler", "good", 200, nil},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				resp, body := h.do(t, request{hdr: hdr(tc.tok), body: whoami})
+				if resp.StatusCode != tc.status {
+					t.Fatalf("status = %d, want %d", resp.StatusCode, tc.status)
+				}
+				w := resp.Header.Get("WWW-Authenticate")
+				for _, s := range tc.www {
+					if !strings.Contains(w, s) {
+						t.Errorf("WWW-Authenticate = %q, want it to contain %q", w, s)
+					}
+				}
+				if tc.status == 200 {
+					if got := toolText(t, decodeMsg(t, body)); got != "alice" {
+						t.Errorf("Principal() = %q, want alice", got)
+					}
+				}
+			})
+		}
+		// Origin is checked before authentication (HVAL-02 step 1).
+		resp, _ := h.do(t, request{hdr: append(hdr("good"), "Origin: http://evil.example"), body: whoami})
+		if resp.StatusCode != 403 {
+			t.Errorf("bad Origin with a good token: %d, want 403", resp.StatusCode)
+		}
+	})
+}
+
+// TestC1Slowloris: headers trickled byte by byte are cut at ReadTimeout,
+// and do not stop other clients.
+func TestC1Slowloris(t *testing.T) {
+	const readTimeout = 300 * time.Millisecond
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{ReadTimeout: readTimeout}, defaultOptions())
+		const n = 8
+		type result struct {
+			closedAfter time.Duration
+			err         error
+		}
+		results := make(chan result, n)
+		head := h.raw(request{hdr: ex2Hdr(), body: ex2Body})
+		for i := 0; i < n; i++ {
+			c := h.dial(t)
+			go func() {
+				start := time.Now()
+				for j := 0; j < len(head); j++ {
+					_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+					if _, err := c.conn.Write(head[j : j+1]); err != nil {
+						break // the server closed the connection
+					}
+					if time.Since(start) > 5*time.Second {
+						results <- result{err: errors.New("still writing after 5 s")}
+						return
+					}
+					time.Sleep(25 * time.Millisecond)
+				}
+				// Wait for the close (a 408 may come first).
+				_ = c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+				buf := make([]byte, 512)
+				for {
+					if _, err := c.conn.Read(buf); err != nil {
+						var ne net.Error
+						if errors.As(err, &ne) && ne.Timeout() {
+							results <- result{err: errors.New("connection not closed within 5 s")}
+							return
+						}
+						break
+					}
+				}
+				results <- result{closedAfter: time.Since(start)}
+			}()
+		}
+		// Normal requests are served meanwhile.
+		resp, _ := h.do(t, request{hdr: ex2Hdr(), body: ex2Body})
+		if resp.StatusCode != 200 {
+			t.Errorf("normal request during slowloris: %d", resp.StatusCode)
+		}
+		for i := 0; i < n; i++ {
+			r := <-results
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.closedAfter > readTimeout+time.Second {
+				t.Errorf("slowloris connection closed after %v, want about %v", r.closedAfter, readTimeout)
+			}
+		}
+	})
+}
+
+// TestC3C4ListenNoAbsoluteDeadline: a listen stream outlives every read
+// and write timeout of the server (ReadTimeout 300 ms here), showing
+// keep-alive comments meanwhile.
+func TestC3C4ListenNoAbsoluteDeadline(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{KeepAlive: 100 * time.Millisecond, ReadTimeout: 300 * time.Millisecond}, defaultOptions())
+		c := h.dial(t)
+		c.write(h.raw(request{hdr: mcpHdr("subscriptions/listen"), body: ex8Body}))
+		resp, err := c.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSSEHead(t, resp)
+		s := readSSE(t, c, resp)
+		if it := s.nextEvent(2 * time.Second); !jsonEqual([]byte(it.data), []byte(ex8Ack)) {
+			t.Fatalf("first event = %q %v, want the ack", it.data, it.err)
+		}
+		comments := 0
+		deadline := time.Now().Add(1500 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			it := s.next(time.Second)
+			if it.err != nil {
+				t.Fatalf("stream cut after %v: %v", 1500*time.Millisecond-time.Until(deadline), it.err)
+			}
+			if !it.comment {
+				t.Fatalf("unexpected event %q", it.data)
+			}
+			if it.lines[0] != ": keep-alive" {
+				t.Errorf("comment %q", it.lines[0])
+			}
+			comments++
+		}
+		if comments < 5 {
+			t.Errorf("%d keep-alive comments in 1.5 s at a 100 ms interval", comments)
+		}
+		if got := h.eng.Stats().ListenStreams.Load(); got != 1 {
+			t.Errorf("ListenStreams = %d, want 1 (the stream was cancelled)", got)
+		}
+		// Still alive: a change still arrives.
+		if err := h.eng.AddTool(engine.Tool{Name: "late_tool", Handler: func(c *engine.Call) error { return nil }}); err != nil {
+			t.Fatal(err)
+		}
+		if it := s.nextEvent(2 * time.Second); !jsonEqual([]byte(it.data), []byte(ex8List)) {
+			t.Errorf("event = %q %v, want list_changed", it.data, it.err)
+		}
+	})
+}
+
+// TestC5SlowConsumer: an SSE client that stops reading while the handler
+// emits events: past MaxPendingBytes the stream is closed and the request
+// cancelled, counted once, and other requests are served.
+func TestC5SlowConsumer(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		opt := defaultOptions()
+		opt.ProgressInterval = -1 // no coalescing: every progress is an event
+		h := startHarness(t, fe, Config{MaxPendingBytes: 256 << 10}, opt)
+		c := h.dial(t)
+		c.write(h.raw(request{hdr: mcpHdr("tools/call", "Mcp-Name: flood"), body: toolsCallProgress("50", "flood", `{}`, `"flood-1"`)}))
+		resp, err := c.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSSEHead(t, resp)
+		// ... and the client reads nothing more.
+		if !waitFor(t, h.fx.started, "flood", 5*time.Second) {
+			t.Fatal("flood did not start")
+		}
+		start := time.Now()
+		if !waitFor(t, h.fx.cancelled, "flood", 2*time.Second) {
+			t.Errorf("the request was not cancelled within 2 s of the flood's start (SlowConsumers=%d)", h.srv.Stats().SlowConsumers.Load())
+		} else {
+			t.Logf("cancelled %v after the flood began", time.Since(start))
+		}
+		if got := h.srv.Stats().SlowConsumers.Load(); got != 1 {
+			t.Errorf("SlowConsumers = %d, want 1", got)
+		}
+		// Other requests are served meanwhile.
+		resp2, _ := h.do(t, request{hdr: ex2Hdr(), body: ex2Body})
+		if resp2.StatusCode != 200 {
+			t.Errorf("other request: %d", resp2.StatusCode)
+		}
+		// The stream was closed: what is buffered drains, then it ends.
+		_ = c.conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		buf := make([]byte, 256<<10)
+		for {
+			if _, err := c.br.Read(buf); err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					t.Errorf("the stream was not closed: still open after draining for 2 s")
+				}
+				break
+			}
+		}
+	})
+}
+
+// TestC6DisconnectCancels: closing the TCP connection mid tools/call
+// cancels the handler's context promptly (HCAN-01), on the JSON path (no
+// progressToken) and on the SSE path (progressToken); also when the
+// disconnect comes after the server's ReadTimeout has elapsed, which must
+// neither cancel the call by itself nor blind the disconnect detection.
+func TestC6DisconnectCancels(t *testing.T) {
+	for _, v := range []struct {
+		name  string
+		body  string
+		sse   bool
+		cfg   Config
+		delay time.Duration // time between the handler's start and the close
+	}{
+		{name: "json_path", body: toolsCall("60", "block", `{}`)},
+		{name: "sse_path", body: toolsCallProgress("61", "block", `{}`, `"p-61"`), sse: true},
+		{name: "json_path_after_read_timeout", body: toolsCall("62", "block", `{}`), cfg: Config{ReadTimeout: 300 * time.Millisecond}, delay: 700 * time.Millisecond},
+		{name: "sse_path_after_read_timeout", body: toolsCallProgress("63", "block", `{}`, `"p-63"`), sse: true, cfg: Config{ReadTimeout: 300 * time.Millisecond}, delay: 700 * time.Millisecond},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+				h := startHarness(t, fe, v.cfg, defaultOptions())
+				c := h.dial(t)
+				c.write(h.raw(request{hdr: mcpHdr("tools/call", "Mcp-Name: block"), body: v.body}))
+				if !waitFor(t, h.fx.started, "block", 5*time.Second) {
+					t.Fatal("handler did not start")
+				}
+				if v.sse {
+					resp, err := c.readResponse(5 * time.Second)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkSSEHead(t, resp)
+					if it := readSSE(t, c, resp).nextEvent(5 * time.Second); !strings.Contains(it.data, "notifications/progress") {
+						t.Fatalf("first event = %q %v", it.data, it.err)
+					}
+				}
+				if v.delay > 0 {
+					select {
+					case <-h.fx.cancelled:
+						t.Fatalf("the call was cancelled while the client was still connected (ReadTimeout %v elapsed)", v.cfg.ReadTimeout)
+					case <-time.After(v.delay):
+					}
+				}
+				c.conn.Close()
+				start := time.Now()
+				if !waitFor(t, h.fx.cancelled, "block", 2*time.Second) {
+					t.Fatalf("handler context not cancelled within 2 s of the disconnect")
+				}
+				t.Logf("cancelled %v after the disconnect", time.Since(start))
+			})
+		})
+	}
+	// A listen stream holds no watcher: the disconnect is found by its
+	// next keep-alive write, so within a couple of keep-alive intervals.
+	t.Run("listen_stream", func(t *testing.T) {
+		forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+			h := startHarness(t, fe, Config{KeepAlive: 200 * time.Millisecond}, defaultOptions())
+			c := h.dial(t)
+			c.write(h.raw(request{hdr: mcpHdr("subscriptions/listen"), body: ex8Body}))
+			resp, err := c.readResponse(5 * time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if it := readSSE(t, c, resp).nextEvent(5 * time.Second); !jsonEqual([]byte(it.data), []byte(ex8Ack)) {
+				t.Fatalf("first event %q %v", it.data, it.err)
+			}
+			if n := h.eng.Stats().ListenStreams.Load(); n != 1 {
+				t.Fatalf("ListenStreams = %d", n)
+			}
+			c.conn.Close()
+			start := time.Now()
+			for h.eng.Stats().ListenStreams.Load() != 0 {
+				if time.Since(start) > 2*time.Second {
+					t.Fatalf("listen stream still registered 2 s after the disconnect (KeepAlive 200 ms)")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			t.Logf("listen stream ended %v after the disconnect", time.Since(start))
+		})
+	})
+}
+
+// TestC11ConnectionLimits: MaxConnsPerIP answers 429, MaxConns 503.
+// fasthttp front end only: the net/http adapter is an http.Handler and
+// never sees connections (the embedder's listener owns those limits).
+func TestC11ConnectionLimits(t *testing.T) {
+	for _, v := range []struct {
+		name   string
+		cfg    Config
+		status int
+		stat   func(*Stats) *atomic.Uint64
+	}{
+		{"per_ip_429", Config{MaxConnsPerIP: 2}, 429, func(s *Stats) *atomic.Uint64 { return &s.TooManyConnsPerIP }},
+		{"global_503", Config{MaxConns: 2}, 503, func(s *Stats) *atomic.Uint64 { return &s.TooManyConns }},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			leakCheck(t)
+			h := startHarness(t, fastFE, v.cfg, defaultOptions())
+			// Two connections, each proven live by a request.
+			var open []*client
+			for i := 0; i < 2; i++ {
+				c := h.dial(t)
+				resp, _ := c.roundTrip(h, request{hdr: ex2Hdr(), body: ex2Body})
+				if resp.StatusCode != 200 {
+					t.Fatalf("connection %d: %d", i, resp.StatusCode)
+				}
+				open = append(open, c)
+			}
+			third := func() *http.Response {
+				c := h.dial(t)
+				c.write(h.raw(request{hdr: ex2Hdr(), body: ex2Body}))
+				resp, err := c.readResponse(5 * time.Second)
+				if err != nil {
+					t.Fatalf("third connection: %v", err)
+				}
+				body := c.readAll(resp)
+				if resp.StatusCode != 200 && !c.closedByServer(2*time.Second) {
+					t.Errorf("refused connection left open")
+				}
+				_ = body
+				return resp
+			}
+			if resp := third(); resp.StatusCode != v.status {
+				t.Errorf("third connection: %d, want %d", resp.StatusCode, v.status)
+			}
+			if got := v.stat(h.srv.Stats()).Load(); got != 1 {
+				t.Errorf("refusal counter = %d, want 1", got)
+			}
+			if h.fx.sqlRuns.Load() != 2 {
+				t.Errorf("the refused connection's request ran")
+			}
+			// A slot is given back when a connection closes.
+			open[0].conn.Close()
+			deadline := time.Now().Add(2 * time.Second)
+			for {
+				resp := third()
+				if resp.StatusCode == 200 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("still refused (%d) 2 s after a connection closed", resp.StatusCode)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestC12HandlerPanic: a panic is -32603 with a generic message, and the
+// server keeps serving.
+func TestC12HandlerPanic(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		c := h.dial(t)
+		for i := 0; i < 3; i++ {
+			resp, body := c.roundTrip(h, request{hdr: mcpHdr("tools/call", "Mcp-Name: boom"), body: toolsCall("70", "boom", `{}`)})
+			if resp.StatusCode != 200 {
+				t.Fatalf("status = %d, want 200 (in-band -32603)", resp.StatusCode)
+			}
+			m := decodeMsg(t, body)
+			if m.Error == nil || m.Error.Code != -32603 || string(m.ID) != "70" {
+				t.Fatalf("body = %s, want -32603 for id 70", body)
+			}
+			for _, leak := range []string{"goroutine", ".go:", "runtime", "nil map", "panic"} {
+				if strings.Contains(string(body), leak) {
+					t.Errorf("error leaks %q: %s", leak, body)
+				}
+			}
+			resp, _ = c.roundTrip(h, request{hdr: ex2Hdr(), body: ex2Body})
+			if resp.StatusCode != 200 {
+				t.Fatalf("request after a panic: %d", resp.StatusCode)
+			}
+		}
+		if got := h.eng.Stats().Panics.Load(); got != 3 {
+			t.Errorf("Panics = %d, want 3", got)
+		}
+	})
+}
+
+// TestC13ShutdownDeadline: Shutdown returns by its deadline even when a
+// handler ignores its context.
+func TestC13ShutdownDeadline(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		c := h.dial(t)
+		c.write(h.raw(request{hdr: mcpHdr("tools/call", "Mcp-Name: stubborn"), body: toolsCall("80", "stubborn", `{}`)}))
+		if !waitFor(t, h.fx.started, "stubborn", 5*time.Second) {
+			t.Fatal("handler did not start")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := h.srv.Shutdown(ctx)
+		took := time.Since(start)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown = %v, want context.DeadlineExceeded", err)
+		}
+		if took > 800*time.Millisecond {
+			t.Errorf("Shutdown took %v with a 300 ms deadline", took)
+		}
+		h.fx.releaseAll() // let the stubborn handler end (leak check)
+	})
+}
+
+// TestC14ShutdownDrains: once Shutdown has begun, a new POST gets 503 and
+// open listen streams end with their final result; in-flight calls finish.
+func TestC14ShutdownDrains(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		lc := h.dial(t)
+		lc.write(h.raw(request{hdr: mcpHdr("subscriptions/listen"), body: ex8Body}))
+		resp, err := lc.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := readSSE(t, lc, resp)
+		if it := s.nextEvent(5 * time.Second); !jsonEqual([]byte(it.data), []byte(ex8Ack)) {
+			t.Fatalf("first event %q", it.data)
+		}
+		bc := h.dial(t)
+		bc.write(h.raw(request{hdr: mcpHdr("tools/call", "Mcp-Name: stubborn"), body: toolsCall("81", "stubborn", `{}`)}))
+		if !waitFor(t, h.fx.started, "stubborn", 5*time.Second) {
+			t.Fatal("handler did not start")
+		}
+		shut := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			shut <- h.srv.Shutdown(ctx)
+		}()
+		for !h.srv.closing.Load() {
+			time.Sleep(time.Millisecond)
+		}
+		// The listen stream completes (SUB-10).
+		if it := s.nextEvent(5 * time.Second); !jsonEqual([]byte(it.data), []byte(ex8Done)) {
+			t.Errorf("listen stream: %q %v, want the final result", it.data, it.err)
+		}
+		// A new POST is refused with 503.
+		resp, body := h.do(t, request{hdr: ex2Hdr(), body: ex2Body})
+		if resp.StatusCode != 503 {
+			t.Errorf("POST during shutdown: %d %q, want 503", resp.StatusCode, body)
+		}
+		if h.fx.sqlRuns.Load() != 0 {
+			t.Errorf("handler ran during shutdown")
+		}
+		// The in-flight call finishes, then Shutdown returns.
+		h.fx.releaseAll()
+		resp, body = func() (*http.Response, []byte) {
+			r, err := bc.readResponse(5 * time.Second)
+			if err != nil {
+				t.Fatalf("in-flight call: %v", err)
+			}
+			return r, bc.readAll(r)
+		}()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"late"`) {
+			t.Errorf("in-flight call: %d %s", resp.StatusCode, body)
+		}
+		select {
+		case err := <-shut:
+			if err != nil {
+				t.Errorf("Shutdown = %v", err)
+			}
+		case <-time.After(6 * time.Second):
+			t.Fatal("Shutdown did not return")
+		}
+	})
+}
+
+// TestC15NoGoroutineLeak10k: 10,000 sequential stateless requests over
+// one keep-alive connection leave no goroutine behind.
+func TestC15NoGoroutineLeak10k(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		warm := h.dial(t)
+		warm.roundTrip(h, request{hdr: ex2Hdr(), body: ex2Body})
+		warm.conn.Close()
+		time.Sleep(50 * time.Millisecond)
+		base := runtime.NumGoroutine()
+		c := h.dial(t)
+		req := h.raw(request{hdr: ex2Hdr(), body: ex2Body})
+		for i := 0; i < 10000; i++ {
+			c.write(req)
+			resp, err := c.readResponse(5 * time.Second)
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			body := c.readAll(resp)
+			if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"1 row"`)) {
+				t.Fatalf("request %d: %d %s", i, resp.StatusCode, body)
+			}
+		}
+		if got := h.fx.sqlRuns.Load(); got != 10001 {
+			t.Errorf("handler ran %d times", got)
+		}
+		c.conn.Close()
+		deadline := time.Now().Add(2 * time.Second)
+		n := runtime.NumGoroutine()
+		for n > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			n = runtime.NumGoroutine()
+		}
+		if n > base {
+			t.Errorf("%d goroutines 2 s after the client left, baseline %d", n, base)
+		}
+	})
+}
+
+// TestC17NoCompressionOrLengthOnSSE: with response compression on and
+// Accept-Encoding: gzip, SSE responses carry neither Content-Encoding nor
+// Content-Length, while a large JSON reply is compressed.
+func TestC17NoCompressionOrLengthOnSSE(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{Compression: true, CompressMinBytes: 64}, defaultOptions())
+		c := h.dial(t)
+		c.write(h.raw(request{hdr: mcpHdr("tools/call", "Mcp-Name: execute_sql", "Mcp-Param-Region: us-west1", "Accept-Encoding: gzip"), body: ex3Body}))
+		resp, err := c.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSSEHead(t, resp)
+		s := readSSE(t, c, resp)
+		for {
+			it := s.nextEvent(5 * time.Second)
+			if it.err != nil {
+				break
+			}
+			decodeMsg(t, []byte(it.data))
+		}
+	})
+}
+
+// TestHTTPStatsCountedOnce spot-checks that one rejection moves exactly its
+// own counter (RELIABILITY "counted").
+func TestHTTPStatsCountedOnce(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		h.do(t, request{hdr: ex2Hdr("Origin: http://evil.example"), body: ex2Body})
+		st := h.srv.Stats()
+		total := st.NotFound.Load() + st.MethodNotAllowed.Load() + st.ShuttingDown.Load() + st.BadOrigin.Load() + st.BadHost.Load() +
+			st.Unauthorized.Load() + st.Forbidden.Load() + st.BadContentType.Load() + st.NotAcceptable.Load() + st.BodyTooLarge.Load() +
+			st.HeadersTooLarge.Load() + st.BadEncoding.Load() + st.BadFraming.Load() + st.ReadTimeouts.Load() + st.BadMessage.Load() +
+			st.Rejected.Load()
+		if st.BadOrigin.Load() != 1 || total != 1 {
+			t.Errorf("BadOrigin = %d, all rejection counters = %d; want 1 and 1", st.BadOrigin.Load(), total)
+		}
+	})
+}
