@@ -3,6 +3,7 @@ module github.com/mcpwire/mcpwire
 go 1.26.8
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/bytedance/sonic v1.15.5
 	github.com/klauspost/compress v1.20.4
 	github.com/valyala/fasthttp v1.78.0

@@ -37,6 +37,8 @@ func main() {
 		err = serve(ctx, os.Args[2:])
 	case "demo":
 		err = runDemo(ctx, os.Args[2:])
+	case "load":
+		err = runLoad(ctx, os.Args[2:])
 	case "version":
 		fmt.Println("mcpwire", refserverVersion())
 	case "-h", "--help", "help":
@@ -56,6 +58,7 @@ func usage() {
   mcpwire serve --stdio [flags]   run the reference server on stdin/stdout
   mcpwire serve --http ADDR       run it on Streamable HTTP (combinable with --stdio)
   mcpwire demo [flags]            run the reference server, exercise it, run a short load, stop it
+  mcpwire load [flags] TARGET     load generator against an HTTP, stdio, tcp or unix target (load --help)
   mcpwire version
 `)
 }

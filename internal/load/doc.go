@@ -1,0 +1,60 @@
+// Package load is the load generator behind `mcpwire load`: it drives an MCP
+// (revision 2026-07-28) server over Streamable HTTP, stdio, TCP or a Unix
+// socket and reports throughput, latency percentiles, errors by kind, bytes
+// and its own CPU cost per request.
+//
+// # Design for low overhead
+//
+// The generator must measure the server, not itself:
+//
+//   - Request bytes are built once per workload (request line, headers and
+//     a JSON body split at the id); per request only the decimal id (and the
+//     Content-Length) is spliced in. No encoding/json, no reflection, no
+//     allocation on the hot path.
+//   - Responses are read with codec.Peek (one pass, zero allocation); the
+//     error code comes from codec.LookupPath on the message.
+//   - HTTP uses a minimal HTTP/1.1 client of its own over net.Conn (keep-alive,
+//     Content-Length, chunked and close-delimited bodies, text/event-stream
+//     parsed incrementally), one goroutine per connection, one request in
+//     flight per connection (no pipelining).
+//   - stdio/TCP/Unix use framing.Reader and framing.Writer; each connection
+//     has a sender goroutine (a window of -w requests in flight, ids encode
+//     the window slot), a reader goroutine and a timeout sweeper.
+//   - Latencies go to one HDR histogram per goroutine (1 µs .. 60 s, 3
+//     significant digits), merged at the end.
+//
+// # Measurement rules
+//
+//   - A request belongs to the measurement when its start time falls after
+//     the warm-up; requests started before the end are drained and counted.
+//   - Closed loop (-rate 0): latency is from the send to the final response.
+//   - Open loop (-rate R): request i is due at t0 + i/R on whichever
+//     connection is free (a shared ticket counter); latency is measured from
+//     that intended time, so a server that stalls is charged for the queue
+//     it causes (coordinated-omission correction). Requests that fell due
+//     inside the window but found no free connection until 50 ms after it
+//     closed are reported as "unsent" (text output and a warning; not part
+//     of the JSON errors).
+//   - Every finished request counts in "requests"; requests answered with a
+//     JSON-RPC error or an HTTP error status also count in latency. A failed
+//     request is counted once in "errors", under the JSON-RPC code when the
+//     body carries one ("rpc_-32601"), else the HTTP status ("http_503"),
+//     else "timeout", "io", "connect", "bad_response" or "tool_error"
+//     (a tools/call result with isError true).
+//
+// # Listen workload
+//
+// Every stream is acknowledged before the first publish. The publisher (an
+// open loop at -publish-rate, on its own connection for HTTP, TCP and Unix
+// targets; on the server processes themselves for stdio, since each
+// process has its own subscriptions) logs the send time of every touch.
+// The k-th notifications/resources/updated read on a stream is timed
+// against the k-th publish of its publisher: exact for a server that
+// delivers every publish in order. A server that collapses or drops
+// updates for a stream that is behind (mcpwire's engine may collapse
+// repeated updates of one URI) delivers fewer than expected (reported),
+// and the later deliveries of that stream are then timed against earlier
+// publishes, which overstates their latency. "requests" and "latency_us"
+// are the touch calls; "deliveries" counts every event of a measured
+// publish on every stream.
+package load

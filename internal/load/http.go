@@ -1,0 +1,371 @@
+package load
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/framing"
+)
+
+// msgSink receives each JSON-RPC message of a response body: the whole
+// body of an application/json response, the data of each event of a
+// text/event-stream one.
+type msgSink interface{ message(msg []byte) }
+
+// httpConn is one HTTP/1.1 keep-alive connection of a minimal client:
+// write a request, read the status line, headers and a Content-Length,
+// chunked or close-delimited body; text/event-stream bodies are split into
+// events as they arrive.
+type httpConn struct {
+	addr    string
+	bufSize int
+	in, out *atomic.Int64 // byte counters
+
+	nc      net.Conn
+	br      bufReader
+	body    bodyReader
+	sse     sseParser
+	scratch []byte
+	used    int // requests carried by nc
+}
+
+func (c *httpConn) dial(timeout time.Duration) error {
+	nc, err := net.DialTimeout("tcp", c.addr, timeout)
+	if err != nil {
+		return err
+	}
+	c.attach(nc)
+	return nil
+}
+
+func (c *httpConn) attach(nc net.Conn) {
+	c.nc, c.used = nc, 0
+	c.br.reset(countReader{nc, c.in}, framing.AcquireBuf(c.bufSize))
+}
+
+func (c *httpConn) close() {
+	if c.nc == nil {
+		return
+	}
+	c.nc.Close()
+	c.nc = nil
+	framing.ReleaseBuf(c.br.buf)
+	c.br.buf = nil
+}
+
+// roundTrip writes req and reads its response, handing every JSON-RPC
+// message in the body to sink as it arrives. The connection is closed when
+// it cannot carry another request (Connection: close, a body delimited by
+// EOF, or any error).
+func (c *httpConn) roundTrip(req []byte, sink msgSink) (status int, err error) {
+	c.used++
+	c.br.read = 0
+	n, err := c.nc.Write(req)
+	c.out.Add(int64(n))
+	if err != nil {
+		c.close()
+		return 0, err
+	}
+	var h respHead
+	if err := c.br.readHead(&h); err != nil {
+		c.close()
+		return 0, err
+	}
+	c.body.reset(&c.br, &h)
+	if h.sse {
+		c.sse.reset()
+		for {
+			seg, err := c.body.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				c.close()
+				return h.status, err
+			}
+			c.sse.push(seg)
+			for {
+				data, ok := c.sse.next()
+				if !ok {
+					break
+				}
+				if len(data) > 0 {
+					sink.message(data)
+				}
+			}
+		}
+	} else {
+		body, err := c.body.readAll(&c.scratch)
+		if err != nil {
+			c.close()
+			return h.status, err
+		}
+		if len(body) > 0 {
+			sink.message(body)
+		}
+	}
+	if h.close || !c.body.reusable() {
+		c.close()
+	}
+	return h.status, nil
+}
+
+// retryable reports whether err on a reused keep-alive connection means
+// the server closed it before reading the request (nothing of a response
+// arrived): the request is sent again once on a fresh connection, as
+// net/http does.
+func (c *httpConn) retryable(err error) bool {
+	return c.used > 1 && c.br.read == 0 &&
+		(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+			errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// classify sorts a final JSON-RPC response: an error (by code), a tools/call
+// result with isError true, or success.
+func classify(msg []byte, env *codec.Envelope, isCall bool) (int, int64) {
+	if env.HasError {
+		raw, ok := codec.LookupPath(msg, "error", "code")
+		if !ok {
+			return outBad, 0
+		}
+		code, ok := parseInt(raw)
+		if !ok {
+			return outBad, 0
+		}
+		return outRPC, code
+	}
+	if isCall {
+		if raw, ok := codec.LookupPath(msg, "result", "isError"); ok && string(raw) == "true" {
+			return outToolError, 0
+		}
+	}
+	return outOK, 0
+}
+
+// httpWorker drives one connection: one request in flight at a time.
+type httpWorker struct {
+	r     *run
+	conn  httpConn
+	rec   *recorder
+	timer *time.Timer
+	pub   *pubLog // listen: the publisher's send log
+
+	pos    int
+	nextID int64
+	idBuf  []byte
+	wbuf   []byte
+	env    codec.Envelope
+
+	// The request in flight.
+	tpl      *reqTemplate
+	wantID   int64
+	got      bool
+	out      int
+	code     int64
+	progress int
+	doneAt   int64
+}
+
+func (r *run) newHTTPWorker(i int) *httpWorker {
+	w := &httpWorker{r: r, rec: newRecorder(), timer: time.NewTimer(time.Hour)}
+	w.timer.Stop()
+	w.conn = httpConn{addr: r.t.addr, bufSize: 16 << 10, in: &r.bytesIn, out: &r.bytesOut}
+	w.pos = i * 7 // spread the mix cycle across workers
+	w.idBuf = make([]byte, 0, 24)
+	w.wbuf = make([]byte, 0, 4096)
+	return w
+}
+
+func (w *httpWorker) message(msg []byte) {
+	if w.got {
+		return
+	}
+	if codec.Peek(msg, &w.env) != nil {
+		return
+	}
+	switch w.env.Kind {
+	case codec.KindResponse:
+		w.got = true
+		w.doneAt = w.r.now()
+		id, ok := parseInt(w.env.ID)
+		if w.env.IDKind != codec.IDNumber || !ok || id != w.wantID {
+			w.out = outBad
+			return
+		}
+		w.out, w.code = classify(msg, &w.env, w.tpl.isCall)
+	case codec.KindNotification:
+		if w.env.Method.EqualString("notifications/progress") {
+			w.progress++
+		}
+	}
+}
+
+// loop sends requests until the scheduler ends the run.
+func (w *httpWorker) loop() {
+	s := w.r.sched
+	for {
+		start, measured, ok := s.next(w.timer)
+		if !ok {
+			return
+		}
+		w.tpl = w.r.pick(&w.pos)
+		w.nextID++
+		w.wantID = w.nextID
+		w.idBuf = strconv.AppendInt(w.idBuf[:0], w.wantID, 10)
+		w.wbuf = w.tpl.appendHTTP(w.wbuf[:0], w.idBuf)
+		sent := s.now()
+		if s.rate <= 0 {
+			start = sent
+		}
+		if w.pub != nil {
+			w.pub.add(sent, measured)
+		}
+		out, code := w.do()
+		done := w.doneAt
+		if !w.got {
+			done = s.now()
+		}
+		w.rec.finish(measured, start, done, out, code, w.progress)
+	}
+}
+
+// do carries the request in wbuf: connects when needed, sends it, reads
+// the response, and classifies the outcome.
+func (w *httpWorker) do() (int, int64) {
+	timeout := w.r.cfg.Timeout
+	for attempt := 0; ; attempt++ {
+		w.got, w.out, w.code, w.progress = false, outOK, 0, 0
+		if w.conn.nc == nil {
+			if err := w.conn.dial(timeout); err != nil {
+				if isTimeout(err) {
+					return outTimeout, 0
+				}
+				time.Sleep(10 * time.Millisecond) // no busy loop on a refused port
+				return outConnect, 0
+			}
+		}
+		w.conn.nc.SetDeadline(time.Now().Add(timeout))
+		status, err := w.conn.roundTrip(w.wbuf, w)
+		switch {
+		case w.got:
+			if err != nil {
+				w.conn.close() // the answer came; the rest of the stream did not
+			}
+			if (w.out == outOK || w.out == outToolError || w.out == outBad) && (status < 200 || status > 299) {
+				return outHTTP, int64(status)
+			}
+			return w.out, w.code
+		case err != nil:
+			w.conn.close()
+			if attempt == 0 && status == 0 && w.conn.retryable(err) {
+				continue
+			}
+			if isTimeout(err) {
+				return outTimeout, 0
+			}
+			return outIO, 0
+		case status < 200 || status > 299:
+			return outHTTP, int64(status)
+		default:
+			return outBad, 0
+		}
+	}
+}
+
+// fetcher collects the final response of a one-off setup request.
+type fetcher struct {
+	env  codec.Envelope
+	resp []byte
+}
+
+func (f *fetcher) message(msg []byte) {
+	if codec.Peek(msg, &f.env) == nil && f.env.Kind == codec.KindResponse && f.resp == nil {
+		f.resp = append([]byte(nil), msg...)
+	}
+}
+
+// httpListener is one subscriptions/listen stream over its own connection.
+type httpListener struct {
+	r    *run
+	s    *listenStream
+	conn httpConn
+	req  []byte
+	env  codec.Envelope
+
+	mu       sync.Mutex
+	nc       net.Conn
+	stopping bool
+}
+
+func (l *httpListener) message(msg []byte) {
+	now := l.r.now()
+	if codec.Peek(msg, &l.env) != nil {
+		return
+	}
+	switch l.env.Kind {
+	case codec.KindNotification:
+		l.r.streamNote(l.s, &l.env, msg, now, nil)
+	case codec.KindResponse:
+		l.r.streamEnd(l.s, &l.env, msg)
+	}
+}
+
+// run opens the stream and reads it until stop closes the connection or
+// the server ends it.
+func (l *httpListener) run(dialSem chan struct{}) {
+	dialSem <- struct{}{}
+	nc, err := net.DialTimeout("tcp", l.r.t.addr, l.r.cfg.Timeout)
+	<-dialSem
+	if err != nil {
+		l.r.listenFailed(l.s, errConnect)
+		return
+	}
+	l.mu.Lock()
+	if l.stopping {
+		l.mu.Unlock()
+		nc.Close()
+		return
+	}
+	l.nc = nc
+	l.mu.Unlock()
+	l.conn.attach(nc)
+	status, err := l.conn.roundTrip(l.req, l)
+	l.mu.Lock()
+	stopping := l.stopping
+	l.mu.Unlock()
+	l.conn.close()
+	switch {
+	case stopping:
+	case l.s.state.Load() != streamOpen: // the server answered the listen request
+	case status != 0 && (status < 200 || status > 299):
+		l.r.listenFailed(l.s, "http_"+strconv.Itoa(status))
+	case !l.s.acked.Load():
+		l.r.listenFailed(l.s, errListenFailed)
+	default:
+		_ = err
+		l.r.listenFailed(l.s, errListenLost)
+	}
+}
+
+// stop ends the stream from the client side: on HTTP, by closing the
+// connection (SUB-09).
+func (l *httpListener) stop() {
+	l.mu.Lock()
+	l.stopping = true
+	if l.nc != nil {
+		l.nc.Close()
+	}
+	l.mu.Unlock()
+}

@@ -1,0 +1,166 @@
+package load
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// pubLog records when each touch (publish) was sent, so a delivery can be
+// timed against the publish that caused it. It has one writer: the one
+// sender that publishes on a connection.
+//
+// Deliveries are matched to publishes in order: the k-th
+// notifications/resources/updated on a stream belongs to the k-th publish
+// of its publisher. That holds because every stream is acknowledged before
+// the first publish and the server delivers before it answers the touch.
+type pubLog struct {
+	sent []atomic.Int64 // ns since base; negative for warm-up publishes
+	n    atomic.Int64
+}
+
+func newPubLog(capacity int) *pubLog { return &pubLog{sent: make([]atomic.Int64, capacity)} }
+
+func (p *pubLog) add(t int64, measured bool) {
+	k := p.n.Load()
+	if k < int64(len(p.sent)) {
+		if !measured {
+			t = -t
+		}
+		p.sent[k].Store(t)
+	}
+	p.n.Store(k + 1)
+}
+
+// latency returns the delay of delivery k received at now, and whether
+// publish k is measured.
+func (p *pubLog) latency(k, now int64) (int64, bool) {
+	if k >= int64(len(p.sent)) {
+		return 0, false
+	}
+	t := p.sent[k].Load()
+	if t <= 0 {
+		return 0, false
+	}
+	return now - t, true
+}
+
+// Stream states.
+const (
+	streamOpen = iota
+	streamEnded
+	streamFailed
+)
+
+// listenStream is one subscriptions/listen subscription.
+type listenStream struct {
+	k     int
+	pub   *pubLog
+	conn  *streamConn // stdio/tcp/unix: the connection it lives on
+	count atomic.Int64
+	acked atomic.Bool
+	state atomic.Int32
+}
+
+// listenErrs counts listen stream failures by kind (rare: a mutex is fine).
+type listenErrs struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (e *listenErrs) add(kind string) {
+	e.mu.Lock()
+	if e.m == nil {
+		e.m = map[string]int64{}
+	}
+	e.m[kind]++
+	e.mu.Unlock()
+}
+
+func (r *run) listenFailed(s *listenStream, kind string) {
+	if s.state.CompareAndSwap(streamOpen, streamFailed) {
+		r.lerrs.add(kind)
+	}
+}
+
+// streamEnd handles the response to a listen request: an error means the
+// subscription was refused, a result that the server ended it (SUB-10).
+func (r *run) streamEnd(s *listenStream, env *codec.Envelope, msg []byte) {
+	if env.HasError {
+		kind := errListenFailed
+		if raw, ok := codec.LookupPath(msg, "error", "code"); ok {
+			kind = "rpc_" + string(raw)
+		}
+		r.listenFailed(s, kind)
+		return
+	}
+	if s.state.CompareAndSwap(streamOpen, streamEnded) && !r.stopping.Load() {
+		r.lerrs.add(errListenEnded)
+	}
+}
+
+// streamNote handles a notification that may belong to a subscription.
+// For HTTP, s is the stream of the connection; on a shared connection c
+// the stream is found by subscriptionId (STD-08, SUB-05).
+func (r *run) streamNote(s *listenStream, env *codec.Envelope, msg []byte, now int64, c *streamConn) {
+	updated := env.Method.EqualString("notifications/resources/updated")
+	ack := !updated && env.Method.EqualString("notifications/subscriptions/acknowledged")
+	cancelled := !updated && !ack && env.Method.EqualString("notifications/cancelled")
+	if !updated && !ack && !cancelled {
+		return
+	}
+	if s == nil {
+		var raw []byte
+		if cancelled {
+			raw, _ = codec.LookupPath(env.Params, "requestId")
+		} else {
+			raw, _ = codec.LookupPath(env.Meta, "io.modelcontextprotocol/subscriptionId")
+		}
+		if s = r.streamOn(raw, c); s == nil {
+			return
+		}
+	}
+	switch {
+	case updated:
+		k := s.count.Add(1) - 1
+		if ns, ok := s.pub.latency(k, now); ok {
+			if c != nil {
+				c.rec.delivery(ns)
+			} else {
+				r.shared.record(s.k, ns)
+			}
+		}
+	case ack:
+		if !s.acked.Swap(true) {
+			r.acks.Add(1)
+		}
+	case cancelled:
+		// SUB-11: a server-sent cancel also ends the subscription.
+		if s.state.CompareAndSwap(streamOpen, streamEnded) && !r.stopping.Load() {
+			r.lerrs.add(errListenEnded)
+		}
+	}
+}
+
+// streamOn finds the stream whose raw id is raw on connection c. Reader
+// goroutines start before the streams exist, so the table is published
+// through an atomic pointer once complete.
+func (r *run) streamOn(raw []byte, c *streamConn) *listenStream {
+	k, ok := listenIndex(raw)
+	tab := r.streamTab.Load()
+	if !ok || tab == nil || k >= len(*tab) || (*tab)[k].conn != c {
+		return nil
+	}
+	return (*tab)[k]
+}
+
+// cancelListen is notifications/cancelled for listen stream k (SUB-09).
+func cancelListen(k int) []byte {
+	b := append([]byte(nil), cancelledPrefix...)
+	b = append(b, `"listen-`...)
+	b = strconv.AppendInt(b, int64(k), 10)
+	b = append(b, '"')
+	return append(b, cancelledSuffix...)
+}

@@ -1,0 +1,132 @@
+package load
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sseHub is the listen side of a fake Streamable HTTP server: each
+// subscriptions/listen POST becomes an SSE stream; tools/call touch
+// delivers notifications/resources/updated to every stream before it is
+// answered.
+type sseHub struct {
+	mu      sync.Mutex
+	subs    map[chan []byte]string
+	touches int
+}
+
+func startListenFake(t *testing.T) (*httpFake, *sseHub) {
+	h := &sseHub{subs: map[chan []byte]string{}}
+	f := startHTTPFake(t, func(w http.ResponseWriter, req *http.Request, m *rpcMsg) {
+		switch {
+		case m.Method == "subscriptions/listen":
+			if len(m.Params.Notes.Res) != 1 || m.Params.Notes.Res[0] != "test://load" {
+				writeJSON(w, 200, errorJSON(m.ID, -32602))
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(200)
+			ch := make(chan []byte, 4096)
+			sseEvent(w, fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"notifications":{"resourceSubscriptions":["test://load"]}}}`, m.ID))
+			fmt.Fprint(w, ": keep-alive\n\n")
+			h.mu.Lock()
+			h.subs[ch] = string(m.ID)
+			h.mu.Unlock()
+			defer func() {
+				h.mu.Lock()
+				delete(h.subs, ch)
+				h.mu.Unlock()
+			}()
+			for {
+				select {
+				case b := <-ch:
+					sseEvent(w, b)
+				case <-req.Context().Done():
+					return
+				}
+			}
+		case m.Method == "tools/call" && m.Params.Name == "touch":
+			h.mu.Lock()
+			h.touches++
+			for ch, id := range h.subs {
+				ch <- fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"uri":"test://load"}}`, id)
+			}
+			h.mu.Unlock()
+			writeJSON(w, 200, resultJSON(m.ID, "touched"))
+		default:
+			writeJSON(w, 404, errorJSON(m.ID, -32601))
+		}
+	})
+	return f, h
+}
+
+func (h *sseHub) open() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// TestListenHTTP opens 20 SSE listen streams, publishes at 50/s for 1 s and
+// expects every publish delivered on every stream, timed from its send.
+func TestListenHTTP(t *testing.T) {
+	f, hub := startListenFake(t)
+	res := runLoad(t, Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 20, PublishRate: 50,
+		Duration: time.Second, Warmup: 200 * time.Millisecond,
+	})
+	if bad := f.mismatches(); len(bad) > 0 {
+		t.Fatalf("header/body mismatches: %v", bad)
+	}
+	if len(res.Errors) != 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	if res.acked != 20 || res.Connections != 21 {
+		t.Fatalf("acked %d, connections %d", res.acked, res.Connections)
+	}
+	if res.Requests < 40 || res.Requests > 50 {
+		t.Errorf("publishes = %d, want ~50", res.Requests)
+	}
+	if res.Deliveries != 20*res.Requests || res.Deliveries != res.expected {
+		t.Errorf("deliveries = %d, want 20 per publish (%d) = expected %d", res.Deliveries, 20*res.Requests, res.expected)
+	}
+	if d := res.DeliveryLatencyUs; d.P50 <= 0 || d.Max < d.P50 {
+		t.Errorf("delivery latency %+v", d)
+	}
+	if res.DeliveriesPerS < 500 {
+		t.Errorf("deliveries/s = %.1f, want ~1000", res.DeliveriesPerS)
+	}
+	// The streams were closed at the end (client-side end = close, SUB-09).
+	deadline := time.Now().Add(5 * time.Second)
+	for hub.open() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := hub.open(); n != 0 {
+		t.Errorf("%d listen streams still open at the server", n)
+	}
+}
+
+// TestListenHTTPRefused counts listen requests the server refuses.
+func TestListenHTTPRefused(t *testing.T) {
+	f, _ := startListenFake(t)
+	_, err := Run(t.Context(), Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 3, URI: "test://other",
+		Duration: 100 * time.Millisecond, Timeout: 2 * time.Second,
+	})
+	if err == nil || !contains(err.Error(), "rpc_-32602=3") {
+		t.Fatalf("err = %v, want every stream refused with -32602", err)
+	}
+}
+
+func contains(s, sub string) bool { return len(sub) == 0 || indexOf(s, sub) >= 0 }
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,375 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/framing"
+)
+
+// slot is one place of a stream connection's window. A request's id is
+// seq*window + slot index, so a response finds its slot without a map. The
+// slot is claimed back with a compare-and-swap on id, so exactly one of the
+// reader (response), the sweeper (timeout) or a failing sender completes it.
+type slot struct {
+	id       atomic.Int64 // in-flight request id; 0 when free
+	start    atomic.Int64 // due (open loop) or send time
+	sent     atomic.Int64 // send time, for the timeout
+	meas     atomic.Bool
+	progress atomic.Int32
+	tpl      atomic.Int32
+	_        [16]byte
+}
+
+// streamConn is one newline-delimited JSON-RPC connection: a stdio child
+// process, a TCP or a Unix socket (STD-02, CUST-04).
+type streamConn struct {
+	r   *run
+	idx int
+	win int64
+
+	slots []slot
+	free  chan int32
+	fw    *framing.Writer
+	fr    *framing.Reader
+	rec   *recorder // owned by the reader goroutine
+
+	oobTimeout atomic.Int64 // measured timeouts (sweeper)
+	oobIO      atomic.Int64 // measured requests lost to a broken connection (sender)
+
+	dead      chan struct{} // closed when the reader goroutine ends
+	readErr   error
+	stopSweep chan struct{}
+	sweepDone chan struct{}
+
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	nc     net.Conn
+
+	pub *pubLog // listen: the log of touches sent on this connection
+
+	// Sender state.
+	seq   int64
+	pos   int
+	idBuf []byte
+	wbuf  []byte
+}
+
+// openStream starts the process or dials the socket for connection i.
+func (r *run) openStream(i int) (*streamConn, error) {
+	c := &streamConn{
+		r: r, idx: i, win: int64(r.cfg.Inflight),
+		rec:       newRecorder(),
+		dead:      make(chan struct{}),
+		stopSweep: make(chan struct{}),
+		sweepDone: make(chan struct{}),
+		idBuf:     make([]byte, 0, 24),
+		wbuf:      make([]byte, 0, 4096),
+		pos:       i * 7,
+	}
+	c.slots = make([]slot, c.win)
+	c.free = make(chan int32, c.win)
+	for k := range c.win {
+		c.free <- int32(k)
+	}
+	var rd io.Reader
+	var wr io.Writer
+	switch r.t.kind {
+	case "stdio":
+		cmd := exec.Command(r.t.argv[0], r.t.argv[1:]...)
+		cmd.Stderr = r.log
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("start %s: %w", r.t.argv[0], err)
+		}
+		c.cmd, c.stdin, c.stdout = cmd, stdin, stdout
+		rd, wr = stdout, stdin
+	default:
+		nc, err := net.DialTimeout(r.t.kind, r.t.addr, r.cfg.Timeout)
+		if err != nil {
+			return nil, err
+		}
+		c.nc = nc
+		rd, wr = nc, nc
+	}
+	c.fr = framing.NewReader(countReader{rd, &r.bytesIn}, framing.ReaderOptions{MaxLine: -1})
+	c.fw = framing.NewWriter(countWriter{wr, &r.bytesOut}, framing.WriterOptions{})
+	go c.readLoop()
+	go c.sweep()
+	return c, nil
+}
+
+// readLoop demultiplexes everything the server writes: responses by id,
+// progress by token, subscription traffic by subscriptionId (STD-08).
+func (c *streamConn) readLoop() {
+	defer close(c.dead)
+	var env codec.Envelope
+	r := c.r
+	for {
+		frame, err := c.fr.Next()
+		if err != nil {
+			if err == framing.ErrLineTooLong {
+				continue
+			}
+			c.readErr = err
+			break
+		}
+		now := r.now()
+		if codec.Peek(frame, &env) != nil {
+			continue
+		}
+		switch env.Kind {
+		case codec.KindResponse:
+			if env.IDKind == codec.IDString {
+				if st := r.streamOn(env.ID, c); st != nil {
+					r.streamEnd(st, &env, frame)
+				}
+				continue
+			}
+			id, ok := parseInt(env.ID)
+			if env.IDKind != codec.IDNumber || !ok || id < c.win {
+				continue
+			}
+			k := int32(id % c.win)
+			sl := &c.slots[k]
+			if !sl.id.CompareAndSwap(id, 0) {
+				continue // answered after its timeout
+			}
+			out, code := classify(frame, &env, r.tpls[sl.tpl.Load()].isCall)
+			c.rec.finish(sl.meas.Load(), sl.start.Load(), now, out, code, int(sl.progress.Load()))
+			c.free <- k
+		case codec.KindNotification:
+			if env.Method.EqualString("notifications/progress") {
+				raw, ok := codec.LookupPath(env.Params, "progressToken")
+				if !ok {
+					continue
+				}
+				tok, ok := parseInt(raw)
+				if !ok || tok < c.win {
+					continue
+				}
+				if sl := &c.slots[tok%c.win]; sl.id.Load() == tok {
+					sl.progress.Add(1)
+				}
+				continue
+			}
+			r.streamNote(nil, &env, frame, now, c)
+		}
+	}
+	// The connection is gone: whatever is in flight is lost.
+	for k := range c.slots {
+		sl := &c.slots[k]
+		if id := sl.id.Load(); id != 0 && sl.id.CompareAndSwap(id, 0) {
+			c.rec.finish(sl.meas.Load(), sl.start.Load(), r.now(), outIO, 0, 0)
+			c.free <- int32(k)
+		}
+	}
+}
+
+// sweep times out requests that have waited longer than the timeout and
+// cancels them on the wire (TMO-01, STD-10).
+func (c *streamConn) sweep() {
+	defer close(c.sweepDone)
+	timeout := int64(c.r.cfg.Timeout)
+	tick := min(max(time.Duration(timeout)/10, time.Millisecond), 100*time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	var buf []byte
+	for {
+		select {
+		case <-t.C:
+		case <-c.stopSweep:
+			return
+		}
+		now := c.r.now()
+		for k := range c.slots {
+			sl := &c.slots[k]
+			id := sl.id.Load()
+			if id == 0 || now-sl.sent.Load() < timeout || !sl.id.CompareAndSwap(id, 0) {
+				continue
+			}
+			if sl.meas.Load() {
+				c.oobTimeout.Add(1)
+			}
+			c.rec.live.done.Add(1)
+			c.rec.live.errs.Add(1)
+			buf = append(buf[:0], cancelledPrefix...)
+			buf = strconv.AppendInt(buf, id, 10)
+			buf = append(buf, cancelledSuffix...)
+			_ = c.fw.WriteFrame(buf)
+			c.free <- int32(k)
+		}
+	}
+}
+
+// sendLoop sends requests with up to win in flight until the scheduler
+// ends the run.
+func (c *streamConn) sendLoop() {
+	r := c.r
+	s := r.sched
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		var k int32
+		var start int64
+		var meas, ok bool
+		if s.rate <= 0 {
+			// Closed loop: a request starts when a slot is free.
+			select {
+			case k = <-c.free:
+			case <-c.dead:
+				return
+			case <-s.done:
+				return
+			}
+			if start, meas, ok = s.next(timer); !ok {
+				c.free <- k
+				return
+			}
+		} else {
+			// Open loop: the request is due at start, whether a slot is
+			// free or not; waiting for one is part of its latency.
+			if start, meas, ok = s.next(timer); !ok {
+				return
+			}
+			select {
+			case k = <-c.free:
+			case <-c.dead:
+				if meas {
+					c.oobIO.Add(1)
+				}
+				return
+			}
+			if s.late() {
+				// Every slot stayed busy until the window closed.
+				s.unsend(meas)
+				c.free <- k
+				return
+			}
+		}
+		ti := r.pickIndex(&c.pos)
+		c.seq++
+		id := c.seq*c.win + int64(k)
+		sl := &c.slots[k]
+		now := s.now()
+		if s.rate <= 0 {
+			start = now
+		}
+		sl.start.Store(start)
+		sl.sent.Store(now)
+		sl.meas.Store(meas)
+		sl.progress.Store(0)
+		sl.tpl.Store(int32(ti))
+		sl.id.Store(id)
+		if c.pub != nil {
+			c.pub.add(now, meas)
+		}
+		c.idBuf = strconv.AppendInt(c.idBuf[:0], id, 10)
+		c.wbuf = r.tpls[ti].appendBody(c.wbuf[:0], c.idBuf)
+		if err := c.fw.WriteFrame(c.wbuf); err != nil {
+			if sl.id.CompareAndSwap(id, 0) {
+				if meas {
+					c.oobIO.Add(1)
+				}
+				c.rec.live.done.Add(1)
+				c.rec.live.errs.Add(1)
+				c.free <- k
+			}
+			return
+		}
+	}
+}
+
+// drain waits until every slot is back (answered, timed out or failed).
+func (c *streamConn) drain() {
+	deadline := time.NewTimer(c.r.cfg.Timeout + 2*time.Second)
+	defer deadline.Stop()
+	for range c.win {
+		select {
+		case <-c.free:
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+// writeFrame sends a frame outside the request path (listen, cancel).
+func (c *streamConn) writeFrame(b []byte) error { return c.fw.WriteFrame(b) }
+
+// shutdown ends the connection: for stdio, close the child's stdin and
+// wait for it to exit, then SIGTERM, then SIGKILL (STD-11); for sockets,
+// half-close and wait for the server to close its side.
+func (c *streamConn) shutdown(grace time.Duration) error {
+	close(c.stopSweep)
+	<-c.sweepDone
+	_ = c.fw.Close()
+	var err error
+	if c.cmd != nil {
+		c.stdin.Close()
+		if !waitClosed(c.dead, grace) {
+			_ = c.cmd.Process.Signal(syscall.SIGTERM)
+			if !waitClosed(c.dead, 2*time.Second) {
+				_ = c.cmd.Process.Kill()
+				if !waitClosed(c.dead, 2*time.Second) {
+					c.stdout.Close() // a grandchild holds the pipe
+					<-c.dead
+				}
+			}
+		}
+		err = c.cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && !ee.Exited() {
+			err = fmt.Errorf("server process %d: %v", c.idx, ee)
+		} else if err != nil {
+			err = fmt.Errorf("server process %d: %w", c.idx, err)
+		}
+	} else {
+		if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+			waitClosed(c.dead, grace)
+		}
+		c.nc.Close()
+		<-c.dead
+	}
+	c.fr.Release()
+	return err
+}
+
+func waitClosed(ch chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// timeouts and lost requests counted outside the reader's recorder.
+func (c *streamConn) mergeOOB() {
+	if n := c.oobTimeout.Load(); n > 0 {
+		c.rec.errs.named[errTimeout] += n
+		c.rec.requests += n
+	}
+	if n := c.oobIO.Load(); n > 0 {
+		c.rec.errs.named[errIO] += n
+		c.rec.requests += n
+	}
+}
