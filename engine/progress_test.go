@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -63,7 +62,7 @@ func TestProgressLimiter(t *testing.T) {
 		out := newSink()
 		sc := s.NewStreamConn(context.Background(), out, nil)
 		defer sc.Close()
-		line := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"tok"}}}`)
+		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"tok"}}}`
 		if err := sc.HandleFrame([]byte(line)); err != nil {
 			t.Fatal(err)
 		}

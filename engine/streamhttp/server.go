@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
@@ -94,8 +93,7 @@ type reqInfo struct {
 	hasOrigin, hasCType, hasAccept, hasCEnc bool
 	body                                    []byte
 	hdr                                     *mirrored // the mirrored MCP headers
-	conn                                    interface{ SetWriteDeadline(time.Time) error }
-	raw                                     net.Conn // for the disconnect watcher; may be nil
+	raw                                     net.Conn  // for the disconnect watcher; may be nil
 }
 
 // respWriter is the front end's response side.

@@ -107,7 +107,7 @@ func Run(ctx context.Context, opt Options) error {
 	// bad line, then the reader goes on
 	before := len(c.noID)
 	_ = c.raw(`hello`)
-	m, err = c.call(ctx, "tools/call", `"name":"echo","arguments":{"text":"still here"}`, "")
+	m, _ = c.call(ctx, "tools/call", `"name":"echo","arguments":{"text":"still here"}`, "")
 	c.mu.Lock()
 	var pe *Message
 	if len(c.noID) > before {
