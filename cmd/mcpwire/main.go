@@ -11,6 +11,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine/stdio"
+	"github.com/mcpwire/mcpwire/engine/stream"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
 	"github.com/mcpwire/mcpwire/internal/demo"
 	"github.com/mcpwire/mcpwire/internal/refserver"
@@ -57,6 +60,7 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   mcpwire serve --stdio [flags]   run the reference server on stdin/stdout
   mcpwire serve --http ADDR       run it on Streamable HTTP (combinable with --stdio)
+  mcpwire serve --tcp ADDR | --unix PATH   line-framed JSON-RPC on sockets
   mcpwire demo [flags]            run the reference server, exercise it, run a short load, stop it
   mcpwire load [flags] TARGET     load generator against an HTTP, stdio, tcp or unix target (load --help)
   mcpwire version
@@ -67,6 +71,8 @@ func serve(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	useStdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080)")
+	tcpAddr := fs.String("tcp", "", "serve line-framed JSON-RPC on this TCP address (e.g. 127.0.0.1:9000)")
+	unixPath := fs.String("unix", "", "serve line-framed JSON-RPC on this Unix socket path")
 	httpPath := fs.String("path", streamhttp.DefaultPath, "the HTTP endpoint path")
 	origins := fs.String("allow-origins", "", "comma-separated Origin allow-list (default: the server's own loopback origins; \"none\" allows none)")
 	hosts := fs.String("allow-hosts", "", "comma-separated Host allow-list for loopback listeners (default: localhost, 127.0.0.1, ::1)")
@@ -83,8 +89,11 @@ func serve(ctx context.Context, args []string) error {
 	progress := fs.Duration("progress-interval", 0, "minimum time between progress notifications of one request (0: 50ms)")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
 	_ = fs.Parse(args)
-	if !*useStdio && *httpAddr == "" {
-		return errors.New("serve: choose a transport: --stdio and/or --http ADDR")
+	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
+		return errors.New("serve: choose a transport: --stdio, --http ADDR, --tcp ADDR, --unix PATH (any combination)")
+	}
+	if *tcpAddr != "" && !*nonLoopback && !isLoopbackAddr(*tcpAddr) {
+		return errors.New("serve: --tcp on a non-loopback address needs --allow-non-loopback")
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -128,6 +137,21 @@ func serve(ctx context.Context, args []string) error {
 		log.Info("mcpwire serving Streamable HTTP", "url", "http://"+ln.Addr().String()+*httpPath)
 		go func() { httpErr <- hs.Serve(ln) }()
 	}
+	var ss *stream.Server
+	for _, l := range []struct{ network, addr string }{{"tcp", *tcpAddr}, {"unix", *unixPath}} {
+		if l.addr == "" {
+			continue
+		}
+		if ss == nil {
+			ss = stream.New(srv, stream.Options{Grace: *grace, MaxLine: *maxLine, Logger: log})
+		}
+		ln, err := net.Listen(l.network, l.addr)
+		if err != nil {
+			return err
+		}
+		log.Info("mcpwire serving line-framed JSON-RPC", "network", l.network, "addr", ln.Addr().String())
+		go func() { httpErr <- ss.Serve(ln) }()
+	}
 	if *useStdio {
 		log.Info("mcpwire serving on stdio")
 		err = stdio.Serve(ctx, srv, stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log})
@@ -143,6 +167,9 @@ func serve(ctx context.Context, args []string) error {
 	if hs != nil {
 		_ = hs.Shutdown(sctx)
 	}
+	if ss != nil {
+		_ = ss.Shutdown(sctx)
+	}
 	_ = srv.Shutdown(sctx)
 	switch {
 	case errors.Is(err, stdio.ErrOutputClosed):
@@ -153,6 +180,18 @@ func serve(ctx context.Context, args []string) error {
 		return nil
 	}
 	return err
+}
+
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // splitList splits a comma-separated flag; "none" is the empty list.

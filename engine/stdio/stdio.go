@@ -32,6 +32,9 @@ type Options struct {
 	MaxPending int
 	// Logger receives transport logs (never protocol traffic); nil discards.
 	Logger *slog.Logger
+	// CloseOnTooLong ends the connection after answering an over-long
+	// message (stream sockets do, like nats; stdio reads on).
+	CloseOnTooLong bool
 }
 
 func (o Options) grace() time.Duration {
@@ -122,7 +125,7 @@ func readLoop(in io.Reader, sc *engine.StreamConn, opt Options) error {
 	for {
 		frame, err := r.Next()
 		if err == framing.ErrLineTooLong {
-			if sc.HandleTooLong() != nil {
+			if sc.HandleTooLong() != nil || opt.CloseOnTooLong {
 				return nil
 			}
 			continue
