@@ -53,3 +53,23 @@ demo: build
 
 clean:
 	rm -rf bin bench/out
+
+## conformance: the official MCP conformance suite (pinned; installed into MCP_TOOLS_HOME) against bin/mcpwire over HTTP, 2026-07-28 requirement set.
+conformance: build
+	./.ci/conformance.sh
+
+## interop: TS SDK v2, go-sdk and mcp-go clients (pinned) against bin/mcpwire over HTTP and stdio, each run's wire traffic checked.
+interop: build
+	./.ci/interop.sh
+
+.PHONY: conformance interop
+
+## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings, HTTP/stdio/TCP) under `mcpwire load`; ROUNDS, DURATION env.
+compare:
+	./bench/compare.sh
+
+## compare-fanout: subscriptions/listen fan-out (1,000 and 5,000 streams) against mcpwire, go-sdk, mcp-go and a raw SSE server; LISTENERS, PUBLISH_RATE env.
+compare-fanout:
+	./bench/compare.sh --fanout
+
+.PHONY: compare compare-fanout

@@ -2,27 +2,67 @@
 // server that answers every POST with a fixed tools/call echo reply of the
 // same size as mcpwire's, doing no parsing, validation or dispatch. The
 // ratio mcpwire/rawfast is what the transport costs.
+//
+// With -splice-id (what bench/compare.sh uses, because `mcpwire load` checks
+// that each reply carries its request's id) the reply's id is the request's
+// id token, found with one byte search for `"id":` — still no JSON parsing;
+// the reply then has exactly the size of mcpwire's reply to the same request.
+//
+// SIGUSR1 writes a stats line to stderr (see bench/internal/procstats).
 package main
 
 import (
+	"bytes"
 	"flag"
 	"log"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/mcpwire/mcpwire/bench/internal/procstats"
 )
 
 const reply = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpwire-refserver","title":"mcpwire reference server","version":"devel"}}}}`
 
+var (
+	idKey     = []byte(`"id":`)
+	replyHead = []byte(reply[:len(`{"jsonrpc":"2.0","id":`)])
+	replyTail = []byte(reply[len(`{"jsonrpc":"2.0","id":1`):])
+)
+
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18081", "listen address")
+	splice := flag.Bool("splice-id", false, "copy each request's id into its reply (no parsing: first \"id\": token)")
 	flag.Parse()
+	procstats.OnSignal() // SIGUSR1: a stats line on stderr, like every comparison server
 	body := []byte(reply)
 	s := &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			ctx.SetContentType("application/json")
+			if *splice {
+				if id := idToken(ctx.PostBody()); id != nil {
+					ctx.Response.AppendBody(replyHead)
+					ctx.Response.AppendBody(id)
+					ctx.Response.AppendBody(replyTail)
+					return
+				}
+			}
 			ctx.SetBody(body)
 		},
 		NoDefaultServerHeader: true,
 	}
 	log.Fatal(s.ListenAndServe(*addr))
+}
+
+// idToken is the bytes after the first `"id":` up to the next ',' or '}'.
+func idToken(b []byte) []byte {
+	i := bytes.Index(b, idKey)
+	if i < 0 {
+		return nil
+	}
+	tok := b[i+len(idKey):]
+	end := bytes.IndexAny(tok, ",}")
+	if end < 0 {
+		return nil
+	}
+	return tok[:end]
 }

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// fanRow is one server of the fan-out section.
+type fanRow struct {
+	name    string
+	ceiling bool
+	server  []string
+	// unsupported, when set, is why the row cannot run; it is printed in
+	// the table instead of numbers.
+	unsupported string
+	// note is printed under the table.
+	note string
+}
+
+func fanoutRows(cfg config) []fanRow {
+	b := func(name string) string { return filepath.Join(cfg.bin, name) }
+	return []fanRow{
+		{name: "mcpwire HTTP", server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error",
+			"--max-conns-per-ip", "100000", "--max-conns", "100000"}},
+		{name: "go-sdk HTTP", server: []string{b("bench-gosdk"), "-http", "ADDR"}},
+		{name: "mcp-go HTTP", server: []string{b("bench-mcpgo"), "-http", "ADDR"},
+			note: "mcp-go HTTP: v1.2.1 has no call that fans notifications/resources/updated out to stateless listen streams; its touch uses a registry built from public API (listen hooks + each session's NotificationChannel), see servers/mcpgo"},
+		{name: "raw SSE", ceiling: true, server: []string{b("bench-rawsse"), "-addr", "ADDR"}},
+	}
+}
+
+type fanResult struct {
+	err          error
+	deliveries   float64 // per second
+	p50, p99     float64 // delivery latency, µs
+	rssPerStream float64 // KiB per open stream
+	cpuPerDeliv  float64 // server CPU µs per delivery
+	genCPU       float64 // generator CPU µs per delivery
+	arrived      float64 // deliveries / (measured publishes × streams)
+	note         string
+}
+
+func listenArgs(cfg config, n int) []string {
+	return []string{"-workload", "listen", "-listeners", fmt.Sprint(n), "-uri", "test://load",
+		"-publish-rate", fmt.Sprint(cfg.pubRate), "-d", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json"}
+}
+
+func runFanRow(cfg config, r fanRow, idx, n, round int) fanResult {
+	var res fanResult
+	tag := fmt.Sprintf("fanout-n%d-r%d-%s", n, round, slug(r.name))
+	addr := fmt.Sprintf("127.0.0.1:%d", cfg.basePort+idx)
+	if !portFree(addr) {
+		res.err = fmt.Errorf("port %s is busy", addr)
+		return res
+	}
+	srv, err := startServer(r.server, addr, filepath.Join(cfg.outDir, tag+".stderr"))
+	if err != nil {
+		res.err = err
+		return res
+	}
+	defer srv.stop()
+	time.Sleep(200 * time.Millisecond)
+	idle, err := srv.src.sample()
+	if err != nil {
+		res.err = err
+		return res
+	}
+	baseFDs := countFDs(srv.src.pid)
+	var w window
+	var open stats
+	var openErr error
+	load, _, err := runGenerator(cfg, append(listenArgs(cfg, n), "http://"+addr+"/mcp"),
+		filepath.Join(cfg.outDir, tag+".json"),
+		func(gpid int, _ time.Time) {
+			// The generator opens every stream and waits for the
+			// acknowledgements before its warm-up starts; the server holds
+			// one descriptor per open stream, so its descriptor count tells
+			// when they are all there.
+			deadline := time.Now().Add(cfg.warmup + 60*time.Second)
+			for countFDs(srv.src.pid) < baseFDs+n {
+				if time.Now().After(deadline) || !alive(gpid) {
+					openErr = fmt.Errorf("the server never held %d stream connections", n)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			tOpen := time.Now()
+			if open, openErr = srv.src.sample(); openErr != nil {
+				return
+			}
+			w = sampleWindow(cfg, func() *statSource { return srv.src }, tOpen)
+		})
+	if err != nil {
+		res.err = err
+		return res
+	}
+	res.deliveries = firstNum(load.raw, "deliveries_per_s")
+	res.arrived = nan
+	if d := firstNum(load.raw, "deliveries"); load.Requests > 0 && !isNaN(d) {
+		res.arrived = d / (load.Requests * float64(n))
+	}
+	lat := firstMap(load.raw, "delivery_latency_us")
+	res.p50, res.p99 = num(lat["p50"]), num(lat["p99"])
+	// The generator's CPU per delivery, or derived from its CPU per
+	// publish request.
+	res.genCPU = firstNum(load.raw, "client_cpu_us_per_delivery")
+	if v := firstNum(load.raw, "client_cpu_us_per_req"); isNaN(res.genCPU) && !isNaN(v) && res.deliveries > 0 {
+		if rps := firstNum(load.raw, "rps"); rps > 0 {
+			res.genCPU = v * rps / res.deliveries
+		}
+	}
+	res.rssPerStream, res.cpuPerDeliv = nan, nan
+	if openErr == nil {
+		// RSS with every stream open (sampled as soon as they are, before
+		// publishing starts) minus RSS of the idle server.
+		res.rssPerStream = float64(open.rssKB-idle.rssKB) / float64(n)
+	} else {
+		res.note = openErr.Error()
+	}
+	if openErr == nil && w.err == nil {
+		_, res.cpuPerDeliv = w.perRequest(res.deliveries)
+	} else if w.err != nil {
+		res.note = w.err.Error()
+	}
+	// Errors are per publish request or per stream (listen_failed,
+	// listen_ended, listen_dropped): more than 1% of both together fails the row.
+	if e := load.errorCount(); e > 0 && e/(load.Requests+float64(n)) > 0.01 {
+		res.err = fmt.Errorf("%.0f errors: %s", e, string(load.Errors))
+	}
+	if res.err == nil && (isNaN(res.deliveries) || res.deliveries <= 0) {
+		res.err = fmt.Errorf("no deliveries")
+	}
+	select {
+	case <-srv.done:
+		if res.err == nil {
+			res.err = fmt.Errorf("server exited during the run:\n%s", srv.tail.String())
+		}
+	default:
+	}
+	return res
+}
+
+// countFDs is the number of open descriptors of pid (0 if unreadable).
+func countFDs(pid int) int {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+func num(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	}
+	return nan
+}
+
+func firstNum(m map[string]any, keys ...string) float64 {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			if f := num(v); !isNaN(f) {
+				return f
+			}
+		}
+	}
+	return nan
+}
+
+func firstMap(m map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		if v, ok := m[k].(map[string]any); ok {
+			return v
+		}
+	}
+	return map[string]any{}
+}
+
+func runFanout(cfg config) bool {
+	rows := fanoutRows(cfg)
+	for _, r := range rows {
+		if r.unsupported == "" {
+			if _, err := os.Stat(r.server[0]); err != nil {
+				fatal(fmt.Errorf("%s: %v (run make compare-fanout, which builds it)", r.name, err))
+			}
+		}
+	}
+	header(cfg)
+	ok := true
+	head := []string{"streams", "row", "deliveries/s", "vs raw", "arrived", "p50 µs", "p99 µs", "RSS KiB/stream", "srv CPU µs/delivery", "gen CPU µs/delivery"}
+	var out [][]string
+	var notes []string
+	for _, n := range cfg.listeners {
+		results := make([][]fanResult, len(rows))
+		for round := 0; round < cfg.rounds; round++ {
+			for k := range rows {
+				i := (k + round) % len(rows)
+				r := rows[i]
+				if r.unsupported != "" {
+					continue
+				}
+				fmt.Fprintf(os.Stderr, "fan-out %d streams, round %d/%d: %-14s ", n, round+1, cfg.rounds, r.name)
+				res := runFanRow(cfg, r, i, n, round+1)
+				if res.err != nil {
+					fmt.Fprintf(os.Stderr, "FAILED (%v)\n", res.err)
+				} else {
+					fmt.Fprintf(os.Stderr, "%10.0f deliveries/s  p50 %7.0f µs  p99 %8.0f µs  %.1f KiB/stream\n",
+						res.deliveries, res.p50, res.p99, res.rssPerStream)
+				}
+				if res.note != "" {
+					fmt.Fprintf(os.Stderr, "    %s\n", res.note)
+					notes = append(notes, fmt.Sprintf("%s, %d streams, round %d: %s", r.name, n, round+1, res.note))
+				}
+				if results[i] == nil {
+					results[i] = make([]fanResult, cfg.rounds)
+				}
+				results[i][round] = res
+			}
+		}
+		ceil := -1
+		for i, r := range rows {
+			if r.ceiling {
+				ceil = i
+			}
+		}
+		for i, r := range rows {
+			if r.unsupported != "" {
+				out = append(out, []string{fmt.Sprint(n), r.name, "—", "—", "—", "—", "—", "—", "—", "—"})
+				notes = append(notes, r.name+": "+r.unsupported)
+				continue
+			}
+			var dps, ratio, arr, p50, p99, rss, cpu, gen []float64
+			failed := 0
+			for round, res := range results[i] {
+				if res.err != nil {
+					failed++
+					ok = false
+					notes = append(notes, fmt.Sprintf("FAILED %s, %d streams, round %d: %v", r.name, n, round+1, res.err))
+					continue
+				}
+				dps = append(dps, res.deliveries)
+				arr = append(arr, res.arrived)
+				p50 = append(p50, res.p50)
+				p99 = append(p99, res.p99)
+				rss = append(rss, res.rssPerStream)
+				cpu = append(cpu, res.cpuPerDeliv)
+				gen = append(gen, res.genCPU)
+				if ceil >= 0 {
+					if c := results[ceil][round]; c.err == nil && c.deliveries > 0 {
+						ratio = append(ratio, res.deliveries/c.deliveries)
+					}
+				}
+			}
+			dCell := fmtNum(median(dps), 0)
+			if failed == len(results[i]) {
+				dCell = "FAILED"
+			} else if failed > 0 {
+				dCell += fmt.Sprintf(" (%d/%d failed)", failed, len(results[i]))
+			}
+			rCell := fmtNum(median(ratio), 2)
+			if r.ceiling {
+				rCell = "ceiling"
+			}
+			arrCell := "—"
+			if a := median(arr); !isNaN(a) {
+				arrCell = fmtNum(100*a, 1) + "%"
+			}
+			out = append(out, []string{fmt.Sprint(n), r.name, dCell, rCell, arrCell, fmtNum(median(p50), 0), fmtNum(median(p99), 0),
+				fmtNum(median(rss), 2), fmtNum(median(cpu), 2), fmtNum(median(gen), 2)})
+		}
+	}
+	for _, r := range rows {
+		if r.note != "" {
+			notes = append([]string{r.note}, notes...)
+		}
+	}
+	printGrid(head, out)
+	fmt.Println()
+	fmt.Printf("Each stream is one subscriptions/listen POST on its own connection, subscribed to test://load; the publisher\n")
+	fmt.Printf("calls the touch tool %d times a second and every call fans one notifications/resources/updated out to every\n", cfg.pubRate)
+	fmt.Println("stream. Deliveries/s and latency (touch sent → event read) come from the generator; \"vs raw\" is the median per-round")
+	fmt.Println("ratio to raw SSE (which answers a touch only after writing to every stream, so a server that answers first and")
+	fmt.Println("delivers in the background can pass it when saturated); arrived = deliveries / (touch calls answered × streams).")
+	fmt.Println("RSS KiB/stream = (server RSS once every stream is open and acknowledged, before publishing −")
+	fmt.Println("RSS of the idle server) / streams. CPU per delivery: server CPU over the measured window / deliveries in it.")
+	for _, n := range dedup(notes) {
+		fmt.Println(strings.TrimSpace(n))
+	}
+	return ok
+}
+
+func dedup(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,1000 @@
+// Command compare is the side-by-side comparison harness behind
+// bench/compare.sh (make compare, make compare-fanout). It starts each
+// server, drives it with `mcpwire load`, samples the server's counters over
+// SIGUSR1 (or /proc when the binary has no such hook) and prints one table.
+//
+// Rounds are interleaved: every round runs every row once (the row order
+// rotates from round to round), and each row's ratio to its raw ceiling is
+// taken against the ceiling's run of the same round, so slow drift of the
+// machine hits all rows alike. The table reports medians over rounds.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	bin       string // directory holding mcpwire and the bench binaries
+	gen       string // the load generator binary (default bin/mcpwire)
+	rounds    int
+	duration  time.Duration
+	warmup    time.Duration
+	basePort  int
+	fanout    bool
+	listeners []int
+	pubRate   int
+	outDir    string
+	only      string
+	verbose   bool
+	waitQuiet time.Duration
+}
+
+func main() {
+	var cfg config
+	var listeners string
+	flag.StringVar(&cfg.bin, "bin", "bin", "directory with mcpwire, rawfast and the bench-* servers")
+	flag.StringVar(&cfg.gen, "gen", "", "load generator binary (default: BIN/mcpwire; its `load` subcommand is used)")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "interleaved rounds")
+	flag.DurationVar(&cfg.duration, "d", 5*time.Second, "measured duration of each run")
+	flag.DurationVar(&cfg.warmup, "warmup", time.Second, "unmeasured warm-up before each run")
+	flag.IntVar(&cfg.basePort, "port", 18180, "first loopback port used by the servers")
+	flag.BoolVar(&cfg.fanout, "fanout", false, "run the fan-out section (subscriptions/listen) instead of the request rows")
+	flag.StringVar(&listeners, "listeners", "1000,5000", "fan-out: comma-separated listen stream counts")
+	flag.IntVar(&cfg.pubRate, "publish-rate", 20, "fan-out: touch calls per second")
+	flag.StringVar(&cfg.outDir, "out", "bench/out", "directory for raw generator output and server stderr")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated substrings: run only matching rows (ceilings are always run)")
+	flag.DurationVar(&cfg.waitQuiet, "wait-quiet", 0, "before starting, wait up to this long for the 1-minute load average to fall below half the CPU count")
+	flag.Parse()
+	for _, f := range strings.Split(listeners, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			cfg.listeners = append(cfg.listeners, n)
+		}
+	}
+	if cfg.rounds < 1 {
+		cfg.rounds = 1
+	}
+	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
+		fatal(err)
+	}
+	if cfg.waitQuiet > 0 {
+		waitQuiet(cfg.waitQuiet)
+	}
+	var ok bool
+	if cfg.fanout {
+		ok = runFanout(cfg)
+	} else {
+		ok = runCompare(cfg)
+	}
+	fmt.Printf("load average at the end: %s\n", loadAvg())
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+// loadAvg is the first three fields of /proc/loadavg.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func load1() float64 {
+	f := strings.Fields(loadAvg())
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+func waitQuiet(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	want := float64(runtime.NumCPU()) / 2
+	for load1() >= want && time.Now().Before(deadline) {
+		fmt.Fprintf(os.Stderr, "waiting for a quieter machine: load average %s (want < %.1f)\n", loadAvg(), want)
+		time.Sleep(15 * time.Second)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "compare:", err)
+	os.Exit(2)
+}
+
+// ---------------------------------------------------------------- rows
+
+type kind string
+
+const (
+	kindHTTP  kind = "http"
+	kindStdio kind = "stdio"
+	kindTCP   kind = "tcp"
+)
+
+// row is one line of the request table.
+type row struct {
+	name    string
+	kind    kind
+	ceiling bool
+	// server is the command line: started by the harness for http/tcp rows
+	// (PORT is replaced by the row's port), handed to the generator's stdio
+	// target for stdio rows.
+	server []string
+	note   string
+}
+
+func requestRows(cfg config) []row {
+	b := func(name string) string { return filepath.Join(cfg.bin, name) }
+	return []row{
+		{name: "mcpwire HTTP", kind: kindHTTP, server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error"}},
+		{name: "go-sdk HTTP", kind: kindHTTP, server: []string{b("bench-gosdk"), "-http", "ADDR"}},
+		{name: "mcp-go HTTP", kind: kindHTTP, server: []string{b("bench-mcpgo"), "-http", "ADDR"}},
+		{name: "raw fasthttp", kind: kindHTTP, ceiling: true, server: []string{b("rawfast"), "-addr", "ADDR", "-splice-id"}},
+		{name: "mcpwire stdio", kind: kindStdio, server: []string{b("mcpwire"), "serve", "--stdio", "--log-level", "error"}},
+		{name: "go-sdk stdio", kind: kindStdio, server: []string{b("bench-gosdk")}},
+		{name: "mcp-go stdio", kind: kindStdio, server: []string{b("bench-mcpgo")}},
+		// -splice-id (here and on rawfast): the generator matches replies to
+		// requests by id, so the raw ceilings copy the id token into their
+		// otherwise fixed reply (a byte search, no JSON parsing).
+		{name: "raw stdio lines", kind: kindStdio, ceiling: true, server: []string{b("bench-rawtcp"), "-splice-id"}},
+		{name: "raw TCP lines", kind: kindTCP, ceiling: true, server: []string{b("bench-rawtcp"), "-tcp", "ADDR", "-splice-id"}},
+	}
+}
+
+// ---------------------------------------------------------------- generator output
+
+type latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+type loadResult struct {
+	Requests  float64         `json:"requests"`
+	RPS       float64         `json:"rps"`
+	Errors    json.RawMessage `json:"errors"`
+	Latency   latency         `json:"latency_us"`
+	ClientCPU float64         `json:"client_cpu_us_per_req"`
+	raw       map[string]any
+}
+
+// errorCount sums the errors field, whether it is a number or an object of
+// per-kind counts.
+func (r *loadResult) errorCount() float64 {
+	return sumNumbers(r.Errors)
+}
+
+func sumNumbers(raw json.RawMessage) float64 {
+	if len(raw) == 0 {
+		return 0
+	}
+	var n float64
+	if json.Unmarshal(raw, &n) == nil {
+		return n
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) == nil {
+		var s float64
+		for _, v := range m {
+			s += sumNumbers(v)
+		}
+		return s
+	}
+	return 0
+}
+
+// parseLoad reads the generator's JSON: the last line of stdout that parses
+// as an object (the generator may print progress before it).
+func parseLoad(out []byte) (*loadResult, error) {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	// Try the whole output first (pretty-printed JSON), then line by line from the end.
+	cands := [][]byte{bytes.TrimSpace(out)}
+	if i := bytes.IndexByte(out, '{'); i > 0 {
+		cands = append(cands, bytes.TrimSpace(out[i:]))
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		cands = append(cands, lines[i])
+	}
+	for _, c := range cands {
+		if len(c) == 0 || c[0] != '{' {
+			continue
+		}
+		var r loadResult
+		if json.Unmarshal(c, &r) != nil {
+			continue
+		}
+		_ = json.Unmarshal(c, &r.raw)
+		return &r, nil
+	}
+	return nil, fmt.Errorf("no JSON result in generator output (%d bytes)", len(out))
+}
+
+// ---------------------------------------------------------------- process stats
+
+type stats struct {
+	mallocs int64 // -1: unknown
+	cpuUS   int64
+	rssKB   int64
+	at      time.Time
+}
+
+func parseStatsLine(line string) (stats, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "stats ")
+	if !ok {
+		return stats{}, false
+	}
+	s := stats{mallocs: -1, at: time.Now()}
+	found := 0
+	for _, f := range strings.Fields(rest) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "mallocs":
+			s.mallocs = n
+			found++
+		case "cpu_us":
+			s.cpuUS = n
+			found++
+		case "rss_kb":
+			s.rssKB = n
+			found++
+		}
+	}
+	return s, found >= 2
+}
+
+// procStats reads CPU and RSS of pid from /proc (no allocation count).
+func procStats(pid int) (stats, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return stats{}, err
+	}
+	// Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return stats{}, errors.New("bad /proc stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return stats{}, errors.New("short /proc stat")
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const hz = 100 // USER_HZ on Linux
+	s := stats{mallocs: -1, cpuUS: (ut + st) * 1e6 / hz, at: time.Now()}
+	if sb, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, l := range strings.Split(string(sb), "\n") {
+			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+				s.rssKB, _ = strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			}
+		}
+	}
+	return s, nil
+}
+
+// hasStatsHook reports whether the binary answers SIGUSR1 with a stats line
+// (sending SIGUSR1 to a Go program without a handler kills it).
+var hookCache sync.Map
+
+func hasStatsHook(path string) bool {
+	if v, ok := hookCache.Load(path); ok {
+		return v.(bool)
+	}
+	b, err := os.ReadFile(path)
+	ok := err == nil && bytes.Contains(b, []byte("stats mallocs="))
+	hookCache.Store(path, ok)
+	return ok
+}
+
+// statSource samples one server process.
+type statSource struct {
+	pid  int
+	hook bool
+	// lines receives the stats lines the process writes (hook only).
+	lines chan stats
+}
+
+func (s *statSource) sample() (stats, error) {
+	if !s.hook {
+		return procStats(s.pid)
+	}
+	// Drop stale lines, signal, wait for the answer.
+	for len(s.lines) > 0 {
+		<-s.lines
+	}
+	if err := syscall.Kill(s.pid, syscall.SIGUSR1); err != nil {
+		return stats{}, err
+	}
+	select {
+	case st := <-s.lines:
+		return st, nil
+	case <-time.After(2 * time.Second):
+		// No answer: fall back to /proc so CPU and RSS still come through.
+		st, err := procStats(s.pid)
+		if err != nil {
+			return stats{}, errors.New("no stats line after SIGUSR1")
+		}
+		return st, nil
+	}
+}
+
+// scanStats forwards stats lines from r to ch and keeps the rest in tail.
+func scanStats(r io.Reader, ch chan stats, tail *tailBuf) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if st, ok := parseStatsLine(sc.Text()); ok {
+			select {
+			case ch <- st:
+			default:
+			}
+			continue
+		}
+		tail.add(sc.Text())
+	}
+}
+
+// tailBuf keeps the last lines of a stream for error reports.
+type tailBuf struct {
+	mu    sync.Mutex
+	lines []string
+	w     io.Writer
+}
+
+func (t *tailBuf) add(l string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.w != nil {
+		fmt.Fprintln(t.w, l)
+	}
+	t.lines = append(t.lines, l)
+	if len(t.lines) > 20 {
+		t.lines = t.lines[len(t.lines)-20:]
+	}
+}
+
+func (t *tailBuf) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "\n")
+}
+
+// ---------------------------------------------------------------- servers
+
+type server struct {
+	cmd  *exec.Cmd
+	src  *statSource
+	tail *tailBuf
+	done chan struct{}
+	log  *os.File
+}
+
+func startServer(args []string, addr string, logPath string) (*server, error) {
+	argv := make([]string, len(args))
+	for i, a := range args {
+		argv[i] = strings.ReplaceAll(a, "ADDR", addr)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = nil
+	cmd.Stdout = io.Discard
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	lf, _ := os.Create(logPath)
+	if err := cmd.Start(); err != nil {
+		if lf != nil {
+			lf.Close()
+		}
+		return nil, err
+	}
+	s := &server{cmd: cmd, tail: &tailBuf{}, done: make(chan struct{}), log: lf}
+	if lf != nil {
+		s.tail.w = lf
+	}
+	s.src = &statSource{pid: cmd.Process.Pid, hook: hasStatsHook(argv[0]), lines: make(chan stats, 4)}
+	go func() {
+		scanStats(stderr, s.src.lines, s.tail)
+		_ = cmd.Wait()
+		close(s.done)
+	}()
+	if err := waitListening(addr, s.done, 10*time.Second); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%s: %v\n%s", argv[0], err, s.tail.String())
+	}
+	return s, nil
+}
+
+func waitListening(addr string, done chan struct{}, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return errors.New("exited before listening")
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("not listening after " + limit.String())
+}
+
+func (s *server) stop() {
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(3 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.done
+		}
+	}
+	if s.log != nil {
+		s.log.Close()
+	}
+}
+
+// portFree reports whether nothing listens on addr.
+func portFree(addr string) bool {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}
+
+// ---------------------------------------------------------------- stdio children
+
+// findDescendant returns the pid of a descendant of root whose executable is exe.
+func findDescendant(root int, exe string) int {
+	want, _ := filepath.Abs(exe)
+	if r, err := filepath.EvalSymlinks(want); err == nil {
+		want = r
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	parent := map[int]int{}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		parent[pid] = pp
+		pids = append(pids, pid)
+	}
+	for _, pid := range pids {
+		p := parent[pid]
+		for depth := 0; p > 1 && depth < 8; depth++ {
+			if p == root {
+				if got, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && got == want {
+					return pid
+				}
+				break
+			}
+			p = parent[p]
+		}
+	}
+	return 0
+}
+
+// fileStats follows a stderr file for stats lines.
+func followFile(ctx context.Context, path string, ch chan stats, tail *tailBuf) {
+	var off int64
+	var partial []byte
+	for {
+		f, err := os.Open(path)
+		if err == nil {
+			_, _ = f.Seek(off, io.SeekStart)
+			b, _ := io.ReadAll(f)
+			f.Close()
+			off += int64(len(b))
+			partial = append(partial, b...)
+			for {
+				i := bytes.IndexByte(partial, '\n')
+				if i < 0 {
+					break
+				}
+				l := string(partial[:i])
+				partial = partial[i+1:]
+				if st, ok := parseStatsLine(l); ok {
+					select {
+					case ch <- st:
+					default:
+					}
+				} else {
+					tail.add(l)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// ---------------------------------------------------------------- one run
+
+type runResult struct {
+	load       *loadResult
+	err        error
+	allocsReq  float64 // NaN: unknown
+	cpuReq     float64
+	rssBefore  int64
+	rssAfter   int64
+	statsNote  string
+	genStderr  string
+	deliveries float64
+}
+
+func genPath(cfg config) string {
+	if cfg.gen != "" {
+		return cfg.gen
+	}
+	return filepath.Join(cfg.bin, "mcpwire")
+}
+
+// runGenerator starts `mcpwire load args... target`, calls during(pid,
+// start) while it runs, and parses its JSON.
+func runGenerator(cfg config, args []string, outFile string, during func(pid int, start time.Time)) (*loadResult, string, error) {
+	cmd := exec.Command(genPath(cfg), append([]string{"load"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	var wg sync.WaitGroup
+	if during != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			during(cmd.Process.Pid, start)
+		}()
+	}
+	err := cmd.Wait()
+	wg.Wait()
+	if outFile != "" {
+		_ = os.WriteFile(outFile, append(append(stdout.Bytes(), "\n--- stderr\n"...), stderr.Bytes()...), 0o644)
+	}
+	res, perr := parseLoad(stdout.Bytes())
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 600 {
+			msg = msg[len(msg)-600:]
+		}
+		return res, stderr.String(), fmt.Errorf("generator: %v: %s", err, msg)
+	}
+	if perr != nil {
+		return nil, stderr.String(), perr
+	}
+	return res, stderr.String(), nil
+}
+
+// window samples the server at the start and near the end of the measured
+// part of a run: before at start+warmup+margin, after at
+// start+warmup+duration-margin. Per-request figures are the deltas divided
+// by rps × the time between the samples.
+type window struct {
+	before, after stats
+	err           error
+}
+
+func sampleWindow(cfg config, src func() *statSource, start time.Time) window {
+	var w window
+	margin := cfg.duration / 20
+	if margin > 250*time.Millisecond {
+		margin = 250 * time.Millisecond
+	}
+	sleepUntil(start.Add(cfg.warmup + margin))
+	s := src()
+	if s == nil {
+		w.err = errors.New("server process not found")
+		return w
+	}
+	if w.before, w.err = s.sample(); w.err != nil {
+		return w
+	}
+	sleepUntil(start.Add(cfg.warmup + cfg.duration - margin))
+	w.after, w.err = s.sample()
+	return w
+}
+
+func sleepUntil(t time.Time) {
+	if d := time.Until(t); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+func (w window) perRequest(rps float64) (allocs, cpu float64) {
+	allocs, cpu = nan, nan
+	if w.err != nil || rps <= 0 {
+		return
+	}
+	reqs := rps * w.after.at.Sub(w.before.at).Seconds()
+	if reqs <= 0 {
+		return
+	}
+	cpu = float64(w.after.cpuUS-w.before.cpuUS) / reqs
+	if w.before.mallocs >= 0 && w.after.mallocs >= 0 {
+		allocs = float64(w.after.mallocs-w.before.mallocs) / reqs
+	}
+	return
+}
+
+var nan = func() float64 { var z float64; return z / z }()
+
+func isNaN(f float64) bool { return f != f }
+
+func callArgs(cfg config, k kind) []string {
+	a := []string{"-workload", "call", "-tool", "echo", "-args", `{"text":"hello world"}`}
+	if k == kindStdio {
+		a = append(a, "-c", "1", "-w", "64")
+	} else {
+		a = append(a, "-c", "64", "-w", "1")
+	}
+	return append(a, "-d", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json")
+}
+
+func runRow(cfg config, r row, idx, round int) runResult {
+	var res runResult
+	tag := fmt.Sprintf("r%d-%s", round, slug(r.name))
+	outFile := filepath.Join(cfg.outDir, tag+".json")
+	switch r.kind {
+	case kindHTTP, kindTCP:
+		addr := fmt.Sprintf("127.0.0.1:%d", cfg.basePort+idx)
+		if !portFree(addr) {
+			res.err = fmt.Errorf("port %s is busy", addr)
+			return res
+		}
+		srv, err := startServer(r.server, addr, filepath.Join(cfg.outDir, tag+".stderr"))
+		if err != nil {
+			res.err = err
+			return res
+		}
+		defer srv.stop()
+		target := "http://" + addr + "/mcp"
+		if r.kind == kindTCP {
+			target = "tcp://" + addr
+		}
+		var w window
+		res.load, res.genStderr, res.err = runGenerator(cfg, append(callArgs(cfg, r.kind), target), outFile,
+			func(_ int, start time.Time) { w = sampleWindow(cfg, func() *statSource { return srv.src }, start) })
+		if res.load != nil {
+			res.allocsReq, res.cpuReq = w.perRequest(res.load.RPS)
+		}
+		if w.err != nil {
+			res.statsNote = w.err.Error()
+		}
+		select {
+		case <-srv.done:
+			if res.err == nil {
+				res.err = fmt.Errorf("server exited during the run:\n%s", srv.tail.String())
+			}
+		default:
+		}
+	case kindStdio:
+		errFile := filepath.Join(cfg.outDir, tag+".stderr")
+		_ = os.WriteFile(errFile, nil, 0o644)
+		wrapper, _ := filepath.Abs(filepath.Join("bench", "stdio-stats.sh"))
+		cmdline := append([]string{wrapper, errFile}, r.server...)
+		target := "stdio:" + strings.Join(cmdline, " ")
+		exe := r.server[0]
+		hook := hasStatsHook(exe)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		tail := &tailBuf{}
+		lines := make(chan stats, 4)
+		go followFile(ctx, errFile, lines, tail)
+		var w window
+		res.load, res.genStderr, res.err = runGenerator(cfg, append(callArgs(cfg, r.kind), target), outFile,
+			func(gpid int, start time.Time) {
+				w = sampleWindow(cfg, func() *statSource {
+					deadline := time.Now().Add(3 * time.Second)
+					for time.Now().Before(deadline) {
+						if pid := findDescendant(gpid, exe); pid > 0 {
+							return &statSource{pid: pid, hook: hook, lines: lines}
+						}
+						time.Sleep(10 * time.Millisecond)
+					}
+					return nil
+				}, start)
+			})
+		if res.load != nil {
+			res.allocsReq, res.cpuReq = w.perRequest(res.load.RPS)
+		}
+		if w.err != nil {
+			res.statsNote = w.err.Error()
+		}
+	}
+	if res.err == nil && res.load != nil {
+		// Failed requests are counted in requests too; the ratio is taken
+		// against requests alone, which errs on the strict side.
+		total := max(res.load.Requests, 1)
+		if e := res.load.errorCount(); e/total > 0.01 {
+			res.err = fmt.Errorf("%.0f errors in %.0f requests (%.1f%%): %s", e, res.load.Requests, 100*e/total, string(res.load.Errors))
+		}
+		if res.load.Requests <= 0 {
+			res.err = errors.New("no request completed")
+		}
+	}
+	return res
+}
+
+func slug(s string) string {
+	s = strings.ToLower(s)
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+// ---------------------------------------------------------------- request table
+
+func runCompare(cfg config) bool {
+	rows := requestRows(cfg)
+	if cfg.only != "" {
+		var keep []row
+		for _, r := range rows {
+			if r.ceiling || matchAny(r.name, cfg.only) {
+				keep = append(keep, r)
+			}
+		}
+		rows = keep
+	}
+	for _, r := range rows {
+		if _, err := os.Stat(r.server[0]); err != nil {
+			fatal(fmt.Errorf("%s: %v (run make compare, which builds it)", r.name, err))
+		}
+	}
+	if _, err := os.Stat(genPath(cfg)); err != nil {
+		fatal(err)
+	}
+	header(cfg)
+	results := make([][]runResult, len(rows)) // [row][round]
+	for i := range results {
+		results[i] = make([]runResult, cfg.rounds)
+	}
+	for round := 0; round < cfg.rounds; round++ {
+		for k := range rows {
+			i := (k + round) % len(rows) // rotate the order each round
+			fmt.Fprintf(os.Stderr, "round %d/%d: %-16s ", round+1, cfg.rounds, rows[i].name)
+			t0 := time.Now()
+			res := runRow(cfg, rows[i], i, round+1)
+			results[i][round] = res
+			if res.err != nil {
+				fmt.Fprintf(os.Stderr, "FAILED (%v)\n", res.err)
+			} else {
+				fmt.Fprintf(os.Stderr, "%10.0f req/s  p50 %6.0f µs  p99 %7.0f µs  (%s)\n",
+					res.load.RPS, res.load.Latency.P50, res.load.Latency.P99, time.Since(t0).Round(100*time.Millisecond))
+			}
+			if res.statsNote != "" {
+				fmt.Fprintf(os.Stderr, "    server stats: %s\n", res.statsNote)
+			}
+		}
+	}
+	return printTable(cfg, rows, results)
+}
+
+func matchAny(name, list string) bool {
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f != "" && strings.Contains(strings.ToLower(name), strings.ToLower(f)) {
+			return true
+		}
+	}
+	return false
+}
+
+func header(cfg config) {
+	model := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	nproc := strconv.Itoa(runtime.NumCPU())
+	if out, err := exec.Command("nproc").Output(); err == nil {
+		nproc = strings.TrimSpace(string(out))
+	}
+	fmt.Printf("machine: nproc=%s, CPU %q, %s/%s, %s\n", nproc, model, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Printf("NOTE: every server and the load generator run on this same machine and share its %s cores;\n", nproc)
+	fmt.Printf("      the numbers are relative (row vs row, row vs raw ceiling), not absolute capacity.\n")
+	fmt.Printf("load average at the start: %s", loadAvg())
+	if l := load1(); l >= float64(runtime.NumCPU())/2 {
+		fmt.Printf("  (WARNING: the machine is busy with other work; expect noisy numbers)")
+	}
+	fmt.Println()
+	if cfg.fanout {
+		fmt.Printf("fan-out: %d round(s), %s measured after %s warm-up, publish rate %d touch/s, listeners %v\n\n",
+			cfg.rounds, cfg.duration, cfg.warmup, cfg.pubRate, cfg.listeners)
+	} else {
+		fmt.Printf("rounds: %d (interleaved), %s measured after %s warm-up per run; HTTP/TCP: 64 connections × 1 in flight, stdio: 1 process × 64 in flight\n\n",
+			cfg.rounds, cfg.duration, cfg.warmup)
+	}
+}
+
+func median(xs []float64) float64 {
+	var v []float64
+	for _, x := range xs {
+		if !isNaN(x) {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return nan
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func fmtNum(f float64, prec int) string {
+	if isNaN(f) {
+		return "—"
+	}
+	return strconv.FormatFloat(f, 'f', prec, 64)
+}
+
+func printTable(cfg config, rows []row, results [][]runResult) bool {
+	ok := true
+	ceilingOf := map[kind]int{}
+	for i, r := range rows {
+		if r.ceiling {
+			ceilingOf[r.kind] = i
+		}
+	}
+	head := []string{"row", "kind", "req/s", "vs raw", "p50 µs", "p99 µs", "srv allocs/req", "srv CPU µs/req", "gen CPU µs/req", "errors"}
+	var out [][]string
+	var notes []string
+	for i, r := range rows {
+		var rps, ratio, p50, p99, allocs, cpu, gen, errs []float64
+		failed := 0
+		for round, res := range results[i] {
+			if res.err != nil || res.load == nil {
+				failed++
+				notes = append(notes, fmt.Sprintf("%s, round %d: %v", r.name, round+1, res.err))
+				continue
+			}
+			rps = append(rps, res.load.RPS)
+			p50 = append(p50, res.load.Latency.P50)
+			p99 = append(p99, res.load.Latency.P99)
+			allocs = append(allocs, res.allocsReq)
+			cpu = append(cpu, res.cpuReq)
+			gen = append(gen, res.load.ClientCPU)
+			errs = append(errs, res.load.errorCount())
+			if ci, ok := ceilingOf[r.kind]; ok {
+				c := results[ci][round]
+				if c.err == nil && c.load != nil && c.load.RPS > 0 {
+					ratio = append(ratio, res.load.RPS/c.load.RPS)
+				}
+			}
+		}
+		if failed > 0 {
+			ok = false
+		}
+		ratioCell := fmtNum(median(ratio), 2)
+		if r.ceiling {
+			ratioCell = "ceiling"
+		}
+		rpsCell := fmtNum(median(rps), 0)
+		if failed == len(results[i]) {
+			rpsCell = "FAILED"
+		} else if failed > 0 {
+			rpsCell += fmt.Sprintf(" (%d/%d failed)", failed, len(results[i]))
+		}
+		out = append(out, []string{r.name, string(r.kind), rpsCell, ratioCell,
+			fmtNum(median(p50), 0), fmtNum(median(p99), 0), fmtNum(median(allocs), 1),
+			fmtNum(median(cpu), 1), fmtNum(median(gen), 1), fmtNum(median(errs), 0)})
+	}
+	printGrid(head, out)
+	fmt.Println()
+	fmt.Println("req/s, p50/p99 and the per-request columns are medians over the rounds; \"vs raw\" is the median of each round's")
+	fmt.Println("ratio to the raw ceiling of the same kind (HTTP rows: raw fasthttp; stdio rows: raw stdio lines) run in that round.")
+	fmt.Println("srv allocs/req and srv CPU µs/req come from the server process (SIGUSR1 stats before/after the measured window);")
+	fmt.Println("\"—\" = not available (no SIGUSR1 hook: CPU from /proc, allocations unknown). gen CPU µs/req is the load generator's.")
+	for _, n := range notes {
+		fmt.Println("FAILED:", n)
+	}
+	return ok
+}
+
+func printGrid(head []string, rows [][]string) {
+	w := make([]int, len(head))
+	for i, h := range head {
+		w[i] = runeLen(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			w[i] = max(w[i], runeLen(c))
+		}
+	}
+	pr := func(cells []string) {
+		var b strings.Builder
+		for i, c := range cells {
+			pad := strings.Repeat(" ", w[i]-runeLen(c))
+			if i < 2 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString(pad + c)
+			}
+			if i < len(cells)-1 {
+				b.WriteString("  ")
+			}
+		}
+		fmt.Println(strings.TrimRight(b.String(), " "))
+	}
+	pr(head)
+	sep := make([]string, len(head))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", w[i])
+	}
+	pr(sep)
+	for _, r := range rows {
+		pr(r)
+	}
+}
+
+func runeLen(s string) int { return len([]rune(s)) }

@@ -1,0 +1,131 @@
+// Command rawtcp is the ceiling of the line-framed rows (stdio and TCP): it
+// reads newline-terminated lines and answers each with one FIXED prebuilt
+// reply line, the same size as mcpwire's echo reply, doing no parsing,
+// validation or dispatch. Replies to the lines that arrived together are
+// written together (one write per batch of buffered input), so the number is
+// what plain line I/O costs on this machine.
+//
+// With -splice-id (what bench/compare.sh uses) the reply's id is the
+// request's id token, found with one byte search for `"id":` — still no JSON
+// parsing — because the load generator matches replies to requests by id on
+// line transports; the reply then has exactly the size of mcpwire's reply to
+// the same request.
+//
+//	rawtcp -tcp 127.0.0.1:PORT   one reader/writer loop per accepted connection
+//	rawtcp                       stdin → stdout (exits at EOF)
+//
+// SIGUSR1 writes a stats line to stderr (see bench/internal/procstats).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"log"
+	"net"
+	"os"
+
+	"github.com/mcpwire/mcpwire/bench/internal/procstats"
+)
+
+// reply is mcpwire's echo reply to {"text":"hello world"} with id 1 (253
+// bytes plus the newline), the same body bench/rawfast answers on HTTP.
+const reply = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpwire-refserver","title":"mcpwire reference server","version":"devel"}}}}` + "\n"
+
+// spliceID, when set, copies the request's id token into the reply instead of
+// the fixed 1 (one bytes.Index per line, still no JSON parsing), for load
+// generators that correlate replies by id.
+var spliceID bool
+
+func main() {
+	addr := flag.String("tcp", "", "listen on this TCP address; stdin/stdout when empty")
+	flag.BoolVar(&spliceID, "splice-id", false, "copy each request's id into its reply (no parsing: first \"id\": token)")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("rawtcp: ")
+	procstats.OnSignal()
+	if *addr == "" {
+		if err := serve(os.Stdin, os.Stdout); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			log.Fatal(err)
+		}
+		go func() {
+			defer c.Close()
+			_ = serve(c, c)
+		}()
+	}
+}
+
+var (
+	idKey     = []byte(`"id":`)
+	replyHead = []byte(reply[:len(`{"jsonrpc":"2.0","id":`)])
+	replyTail = []byte(reply[len(`{"jsonrpc":"2.0","id":1`):])
+)
+
+// serve answers every line read from r with the reply on w until EOF. Output
+// is flushed whenever no further input is already buffered.
+func serve(r io.Reader, w io.Writer) error {
+	in := bufio.NewReaderSize(r, 64<<10)
+	out := bufio.NewWriterSize(w, 64<<10)
+	fixed := []byte(reply)
+	for {
+		line, err := in.ReadSlice('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			if spliceID {
+				writeSpliced(out, line)
+			} else {
+				out.Write(fixed)
+			}
+		}
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				// An over-long line: skip to its end without answering.
+				for errors.Is(err, bufio.ErrBufferFull) {
+					_, err = in.ReadSlice('\n')
+				}
+				if err == nil {
+					continue
+				}
+			}
+			out.Flush()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if in.Buffered() == 0 {
+			if err := out.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func writeSpliced(out *bufio.Writer, line []byte) {
+	i := bytes.Index(line, idKey)
+	if i < 0 {
+		out.WriteString(reply)
+		return
+	}
+	tok := line[i+len(idKey):]
+	end := bytes.IndexAny(tok, ",}")
+	if end < 0 {
+		out.WriteString(reply)
+		return
+	}
+	out.Write(replyHead)
+	out.Write(tok[:end])
+	out.Write(replyTail)
+}
