@@ -278,7 +278,7 @@ func (c *Call) Start() {
 	c.srv.stats.Requests.Add(1)
 	c.prog.token = c.env.ProgressToken
 	c.armTimeout()
-	if c.method.inline {
+	if c.method.inline || (c.tool != nil && c.tool.Inline) {
 		c.run()
 		return
 	}

@@ -45,6 +45,11 @@ type Tool struct {
 	// -32021 and data.requiredCapabilities (META-08).
 	RequiredClientCapabilities []string
 	Handler                    ToolHandler
+	// Inline runs the handler on the transport's reading goroutine instead
+	// of a worker: no hand-off, so a trivial handler (no I/O, no waiting)
+	// costs less. While it runs, the connection reads nothing else, so it
+	// cannot be cancelled mid-way: keep it to work measured in microseconds.
+	Inline bool
 	// Timeout cancels the handler and answers -32603 "Request timed out"
 	// when the call runs this long without sending progress; each progress
 	// notification restarts it, up to MaxTimeout from the start (default

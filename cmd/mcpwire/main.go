@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -84,6 +85,7 @@ func serve(ctx context.Context, args []string) error {
 	maxConns := fs.Int("max-conns", 0, "connections in all before 503 (0: 16384)")
 	compress := fs.Bool("compress", false, "gzip/zstd JSON replies of 1 KiB or more when the client accepts it")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
+	memProfile := fs.String("memprofile", "", "write an allocation profile to this file when the server stops")
 	grace := fs.Duration("grace", stdio.DefaultGrace, "how long in-flight requests may finish after stdin ends")
 	maxLine := fs.Int("max-line", 0, "largest accepted message in bytes (0: 4 MiB)")
 	progress := fs.Duration("progress-interval", 0, "minimum time between progress notifications of one request (0: 50ms)")
@@ -114,6 +116,15 @@ func serve(ctx context.Context, args []string) error {
 			return err
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if *memProfile != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			if f, err := os.Create(*memProfile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	var hs *streamhttp.Server
 	httpErr := make(chan error, 1)

@@ -82,6 +82,10 @@ type limitConn struct {
 	l    *limitListener
 	ip   string
 	once sync.Once
+
+	rcOnce sync.Once
+	rc     syscall.RawConn
+	rcErr  error
 }
 
 func (c *limitConn) Close() error {
@@ -91,9 +95,15 @@ func (c *limitConn) Close() error {
 
 var errNoSyscallConn = errors.New("streamhttp: connection has no file descriptor")
 
+// SyscallConn returns the socket's RawConn, created once per connection
+// (the standard library allocates one per call).
 func (c *limitConn) SyscallConn() (syscall.RawConn, error) {
-	if sc, ok := c.Conn.(syscall.Conn); ok {
-		return sc.SyscallConn()
-	}
-	return nil, errNoSyscallConn
+	c.rcOnce.Do(func() {
+		if sc, ok := c.Conn.(syscall.Conn); ok {
+			c.rc, c.rcErr = sc.SyscallConn()
+		} else {
+			c.rcErr = errNoSyscallConn
+		}
+	})
+	return c.rc, c.rcErr
 }

@@ -31,6 +31,9 @@ func (r *refServer) ownTools() []engine.Tool {
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 			Annotations: json.RawMessage(`{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}`),
 			Handler:     echo,
+			// A few hundred nanoseconds of work: run where the request was
+			// read, without a hand-off (stdio and sockets).
+			Inline: true,
 		},
 		{
 			Name:        "sleep",
