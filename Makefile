@@ -73,3 +73,16 @@ compare-fanout:
 	./bench/compare.sh --fanout
 
 .PHONY: compare compare-fanout
+
+## baseline: every micro-benchmark, 6 runs, into profiles/base.txt (compare later runs with benchstat).
+baseline:
+	$(GO) test -run='^$$' -bench=. -benchmem -count=6 ./framing/ ./codec/ ./engine/... > profiles/base.txt
+	@command -v benchstat >/dev/null 2>&1 || $(GO) install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" benchstat profiles/base.txt > profiles/base.benchstat.txt
+	@echo "baseline: profiles/base.txt, summary in profiles/base.benchstat.txt"
+
+## profile: CPU and allocation profiles of the reference server under HTTP and stdio load, into profiles/.
+profile:
+	./.ci/profile.sh
+
+.PHONY: baseline profile
