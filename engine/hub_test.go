@@ -109,3 +109,17 @@ func TestListenBadParams(t *testing.T) {
 		t.Fatalf("listen without notifications: %s", m.raw)
 	}
 }
+
+func TestExplicitListChanged(t *testing.T) { // issue 5: publishing API
+	s, sc, out := newConn(t, Options{})
+	_ = s.AddPrompt(Prompt{Name: "p", Handler: func(c *Call) error { return nil }})
+	_ = s.AddResource(Resource{URI: "file:///a", Name: "a", Handler: func(c *Call, uri string, _ map[string]string) error { return nil }})
+	feed(t, sc, listenReq(1, `{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}`))
+	waitFor(t, "subscribed", func() bool { return s.Stats().ListenStreams.Load() == 1 })
+	s.ToolsChanged()
+	s.PromptsChanged()
+	s.ResourcesChanged()
+	for _, m := range []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"} {
+		out.wait(t, m, func(w wireMsg) bool { return w.Method == m && subID(t, w) == "1" })
+	}
+}

@@ -218,6 +218,14 @@ func (s *Server) Go(task func(ctx context.Context)) {
 	}()
 }
 
+// ToolsChanged, PromptsChanged and ResourcesChanged tell listeners that a
+// list changed for a reason the registries cannot see (for example tools
+// filtered per caller). AddTool, RemoveTool, AddPrompt, RemovePrompt,
+// AddResource and AddResourceTemplate publish their own changes.
+func (s *Server) ToolsChanged()     { s.hub.listChanged(subTools) }
+func (s *Server) PromptsChanged()   { s.hub.listChanged(subPrompts) }
+func (s *Server) ResourcesChanged() { s.hub.listChanged(subResources) }
+
 // ResourceUpdated tells listeners subscribed to uri (or to a parent of it)
 // that the resource changed (notifications/resources/updated).
 func (s *Server) ResourceUpdated(uri string) { s.hub.resourceUpdated(uri) }
