@@ -32,10 +32,11 @@ fuzz-short:
 fuzz:
 	FUZZTIME=60s ./.ci/fuzz.sh
 
-## bench: every benchmark with allocations, BENCHCOUNT runs, into bench/out/ for benchstat.
+## bench: every micro-benchmark with allocations, BENCHCOUNT runs, into bench/out/ for benchstat; then the end-to-end ones (bench/e2e: HTTP, stdio, TCP, Unix, HTTP fan-out).
 bench:
 	mkdir -p bench/out
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./framing/ ./codec/ ./engine/... | tee bench/out/bench.txt
+	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./e2e/ | tee out/e2e.txt
 
 lint:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi
