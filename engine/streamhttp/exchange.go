@@ -309,8 +309,14 @@ type sseWriter interface {
 // the client goes away, or a write makes no progress for WriteIdleTimeout.
 // A comment line is written after KeepAlive of silence (SSE-05).
 func (x *exchange) pump(w sseWriter) {
+	// No timer work per event (the fan-out profile showed a timer reset
+	// and a deadline update per write costing more than the hub): the
+	// keep-alive timer fires every KeepAlive and writes a comment only if
+	// nothing was written since; the write deadline is moved only when it
+	// has come within a second of expiring.
 	ka := time.NewTimer(x.s.cfg.KeepAlive)
 	defer ka.Stop()
+	var st pumpState
 	for {
 		x.mu.Lock()
 		batch := x.queue
@@ -328,20 +334,13 @@ func (x *exchange) pump(w sseWriter) {
 			return
 		}
 		if len(batch) > 0 {
-			err := x.write(w, batch)
+			err := x.writeIdle(w, batch, &st)
 			x.putSpare(batch)
 			if err != nil {
 				x.s.stats.StreamWriteErrors.Add(1)
 				x.cancel(errClientGone)
 				return
 			}
-			if !ka.Stop() {
-				select {
-				case <-ka.C:
-				default:
-				}
-			}
-			ka.Reset(x.s.cfg.KeepAlive)
 			continue
 		}
 		x.putSpare(batch)
@@ -350,8 +349,12 @@ func (x *exchange) pump(w sseWriter) {
 		}
 		select {
 		case <-x.signal:
-		case <-ka.C:
-			if err := x.write(w, keepAliveComment); err != nil {
+		case now := <-ka.C:
+			if idle := now.Sub(st.lastWrite); idle < x.s.cfg.KeepAlive {
+				ka.Reset(x.s.cfg.KeepAlive - idle)
+				continue
+			}
+			if err := x.writeIdle(w, keepAliveComment, &st); err != nil {
 				x.cancel(errClientGone)
 				return
 			}
@@ -359,6 +362,26 @@ func (x *exchange) pump(w sseWriter) {
 			ka.Reset(x.s.cfg.KeepAlive)
 		}
 	}
+}
+
+// pumpState is the pump's write bookkeeping.
+type pumpState struct {
+	lastWrite, deadline time.Time
+}
+
+// writeIdle writes and flushes b under the idle write deadline (C3),
+// refreshing the deadline only when less than WriteIdleTimeout-1s is left.
+func (x *exchange) writeIdle(w sseWriter, b []byte, st *pumpState) error {
+	now := time.Now()
+	if idle := x.s.cfg.WriteIdleTimeout; st.deadline.Sub(now) < idle-min(time.Second, idle/2) {
+		st.deadline = now.Add(idle)
+		_ = w.SetWriteDeadline(st.deadline)
+	}
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	st.lastWrite = now
+	return w.Flush()
 }
 
 var keepAliveComment = []byte(": keep-alive\n\n")
