@@ -267,17 +267,13 @@ func ErrMissingCapabilities(missing ...string) *codec.Error {
 	return e
 }
 
-// Start runs the handler: cheap methods inline, the rest on a pooled
-// worker. The response reaches the Replier; then Done is called.
+// Start runs the handler: cheap methods and Inline tools on the caller's
+// goroutine, the rest on a pooled worker. The response reaches the
+// Replier; then Done is called.
 func (c *Call) Start() {
-	if !c.srv.track(c) {
-		c.srv.stats.ShutdownRefused.Add(1)
-		c.Fail(errShuttingDown)
+	if !c.admit() {
 		return
 	}
-	c.srv.stats.Requests.Add(1)
-	c.prog.token = c.env.ProgressToken
-	c.armTimeout()
 	if c.method.inline || (c.tool != nil && c.tool.Inline) {
 		c.run()
 		return
@@ -289,15 +285,23 @@ func (c *Call) Start() {
 // reaches the Replier, Done is called, and only then does Run return.
 // Transports use it when the request cannot stream (see MayNotify).
 func (c *Call) Run() {
+	if c.admit() {
+		c.run()
+	}
+}
+
+// admit registers the call for Shutdown and arms its progress token and
+// timeout; once Shutdown has begun it answers the call instead.
+func (c *Call) admit() bool {
 	if !c.srv.track(c) {
 		c.srv.stats.ShutdownRefused.Add(1)
 		c.Fail(errShuttingDown)
-		return
+		return false
 	}
 	c.srv.stats.Requests.Add(1)
 	c.prog.token = c.env.ProgressToken
 	c.armTimeout()
-	c.run()
+	return true
 }
 
 // MayNotify reports whether the request can produce notifications before

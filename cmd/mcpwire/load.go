@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 
 	"github.com/mcpwire/mcpwire/internal/load"
 )
@@ -150,16 +149,11 @@ func runLoad(ctx context.Context, args []string) error {
 		return fmt.Errorf("load: -progress %q: want auto, on or off", *progress)
 	}
 	cfg.Log = os.Stderr
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 
 	res, err := load.Run(ctx, cfg)
 	if err != nil {

@@ -107,16 +107,11 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	dumpStatsOnSignal(ctx) // SIGUSR1: one "stats ..." line on stderr
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if *memProfile != "" {
 		runtime.MemProfileRate = 4096
 		defer func() {
