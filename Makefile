@@ -35,7 +35,7 @@ fuzz:
 ## bench: every micro-benchmark with allocations, BENCHCOUNT runs, into bench/out/ for benchstat; then the end-to-end ones (bench/e2e: HTTP, stdio, TCP, Unix, HTTP fan-out).
 bench:
 	mkdir -p bench/out
-	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./framing/ ./codec/ ./engine/... | tee bench/out/bench.txt
+	$(GO) test -p 1 -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./framing/ ./codec/ ./engine/... | tee bench/out/bench.txt
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./e2e/ | tee out/e2e.txt
 
 lint:
@@ -77,7 +77,7 @@ compare-fanout:
 
 ## baseline: every micro-benchmark, 6 runs, into profiles/base.txt (compare later runs with benchstat).
 baseline:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=6 ./framing/ ./codec/ ./engine/... > profiles/base.txt
+	$(GO) test -p 1 -run='^$$' -bench=. -benchmem -count=6 ./framing/ ./codec/ ./engine/... > profiles/base.txt
 	@command -v benchstat >/dev/null 2>&1 || $(GO) install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" benchstat profiles/base.txt > profiles/base.benchstat.txt
 	@echo "baseline: profiles/base.txt, summary in profiles/base.benchstat.txt"
