@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-10s}"
-OUT=profiles
+OUT="${OUT:-profiles}"
 mkdir -p "$OUT"
 go build -o bin/mcpwire ./cmd/mcpwire
 
