@@ -174,8 +174,14 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 		w.ctx.SetBody(body)
 	}
 	// Bound the response write (there is no absolute server-wide deadline,
-	// because streams must not have one).
-	_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(30 * time.Second))
+	// because streams must not have one). On our own connections the
+	// deadline moves only when it has come within a second of expiring,
+	// which keeps timer work off the per-request path.
+	if lc, ok := w.ctx.Conn().(*limitConn); ok {
+		lc.refreshWriteDeadline(time.Now())
+	} else {
+		_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
+	}
 }
 
 func (w *fastWriter) stream(x *exchange) {

@@ -86,6 +86,22 @@ type limitConn struct {
 	rcOnce sync.Once
 	rc     syscall.RawConn
 	rcErr  error
+
+	wdl time.Time // write deadline last set by refreshWriteDeadline
+}
+
+// responseWriteTimeout bounds writing one JSON response.
+const responseWriteTimeout = 30 * time.Second
+
+// refreshWriteDeadline keeps a write deadline of about
+// responseWriteTimeout ahead, touching the connection only when less than
+// responseWriteTimeout-1s is left. Called by the goroutine serving the
+// connection (one request at a time).
+func (c *limitConn) refreshWriteDeadline(now time.Time) {
+	if c.wdl.Sub(now) < responseWriteTimeout-time.Second {
+		c.wdl = now.Add(responseWriteTimeout)
+		_ = c.Conn.SetWriteDeadline(c.wdl)
+	}
 }
 
 func (c *limitConn) Close() error {
