@@ -138,10 +138,11 @@ func (c *Call) release() {
 	}
 	c.mu.Lock()
 	c.gen++
+	c.sub = nil // read under c.mu by hub deliveries racing with the end
 	c.mu.Unlock()
 	c.srv, c.rep, c.parent, c.principal = nil, nil, nil, nil
 	c.env = codec.Envelope{}
-	c.method, c.tool, c.sub = nil, nil, nil
+	c.method, c.tool = nil, nil
 	c.detached, c.detachDone = false, false
 	c.dl.timedOut = false
 	c.done, c.err = nil, nil
@@ -243,7 +244,7 @@ func (c *Call) cancelLocked(why error) bool {
 		c.srv.hub.remove(sub)
 	}
 	if detached {
-		c.finishDetached(false)
+		c.finishDetached(false, nil) // this generation: it cannot end before this
 	}
 	return true
 }
@@ -261,6 +262,13 @@ func (c *Call) Ref() CallRef {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return CallRef{c, c.gen}
+}
+
+// cancelQuiet is Cancel without counting (connection teardown, shutdown).
+func (r CallRef) cancelQuiet(why error) {
+	if r.c != nil {
+		r.c.cancelGen(r.gen, why)
+	}
 }
 
 // Cancel cancels the request if it is still the one referred to and still

@@ -239,15 +239,15 @@ var errCancelledByPeer = errors.New("engine: cancelled by the client")
 func (sc *StreamConn) cancel(id []byte) {
 	h := hashID(id)
 	sc.mu.Lock()
-	var c *Call
+	var ref CallRef
 	for o := sc.inflight[h]; o != nil; o = o.next {
 		if string(o.env.ID) == string(id) {
-			c = o
+			ref = o.Ref() // taken while the call is certainly this request
 			break
 		}
 	}
 	sc.mu.Unlock()
-	if c == nil || !c.cancel(errCancelledByPeer) {
+	if ref.c == nil || !ref.c.cancelGen(ref.gen, errCancelledByPeer) {
 		sc.srv.stats.UnknownCancels.Add(1)
 		return
 	}
@@ -267,18 +267,44 @@ func (sc *StreamConn) Close() {
 
 // CancelAll cancels every request in flight on the connection.
 func (sc *StreamConn) CancelAll(why error) {
-	for _, c := range sc.snapshot() {
-		c.cancel(why)
+	for _, r := range sc.snapshot() {
+		r.cancelQuiet(why)
 	}
 }
 
-func (sc *StreamConn) snapshot() []*Call {
+// snapshot returns references to the calls in flight, taken while they
+// are certainly in the table: a call that ends meanwhile is then left
+// alone even if its Call already serves another request.
+func (sc *StreamConn) snapshot() []CallRef {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	out := make([]*Call, 0, sc.n)
+	out := make([]CallRef, 0, sc.n)
 	for _, c := range sc.inflight {
 		for ; c != nil; c = c.next {
-			out = append(out, c)
+			out = append(out, c.Ref())
+		}
+	}
+	return out
+}
+
+type listenRef struct {
+	c   *Call
+	sub *subscription
+}
+
+// listens returns the connection's listen streams with their
+// subscriptions, read while the calls are certainly in the table.
+func (sc *StreamConn) listens() []listenRef {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	var out []listenRef
+	for _, c := range sc.inflight {
+		for ; c != nil; c = c.next {
+			c.mu.Lock()
+			if c.sub != nil {
+				out = append(out, listenRef{c, c.sub})
+			}
+			c.mu.Unlock()
 		}
 	}
 	return out
@@ -298,8 +324,8 @@ func (sc *StreamConn) InFlight() int {
 // handlers were cancelled (a handler that ignores its context is not waited
 // for).
 func (sc *StreamConn) Drain(ctx context.Context) error {
-	for _, c := range sc.snapshot() {
-		c.finishListen()
+	for _, l := range sc.listens() {
+		l.c.finishDetached(true, l.sub)
 	}
 	for {
 		if sc.InFlight() == 0 {

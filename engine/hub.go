@@ -43,6 +43,7 @@ type KeyedNotifier interface {
 
 type subscription struct {
 	c   *Call
+	id  []byte // the listen request's raw id, owned (the Call may be recycled)
 	f   filter
 	kn  KeyedNotifier // c's Replier, when it can collapse
 	idx int           // position in hub.subs, guarded by hub.mu
@@ -111,7 +112,7 @@ func (h *hub) closeAll() {
 	subs := append([]*subscription(nil), *sp...)
 	h.putSnapshot(sp)
 	for _, s := range subs {
-		s.c.finishDetached(true)
+		s.c.finishDetached(true, s)
 	}
 }
 
@@ -194,9 +195,9 @@ func (h *hub) deliver(subs []*subscription, prefix, suffix []byte, key uint64) {
 	b := *bp
 	for _, s := range subs {
 		b = append(b[:0], prefix...)
-		b = append(b, s.c.env.ID...)
+		b = append(b, s.id...)
 		b = append(b, suffix...)
-		if s.c.notifyKeyed(b, key, s.kn) == nil {
+		if s.c.notifyKeyed(b, key, s) == nil {
 			h.srv.stats.Deliveries.Add(1)
 		}
 	}
@@ -204,15 +205,17 @@ func (h *hub) deliver(subs []*subscription, prefix, suffix []byte, key uint64) {
 	h.bufs.Put(bp)
 }
 
-// notifyKeyed writes a listen-stream notification while the call runs.
-func (c *Call) notifyKeyed(frame []byte, key uint64, kn KeyedNotifier) error {
+// notifyKeyed writes a listen-stream notification while the call still
+// serves subscription sub: a publisher's snapshot may name a stream that
+// has just ended, whose Call may already serve another request.
+func (c *Call) notifyKeyed(frame []byte, key uint64, sub *subscription) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state != stateRunning {
+	if c.sub != sub || c.state != stateRunning {
 		return errNotRunning
 	}
-	if kn != nil {
-		return kn.NotifyKeyed(c, frame, key)
+	if sub.kn != nil {
+		return sub.kn.NotifyKeyed(c, frame, key)
 	}
 	return c.rep.Notify(c, frame)
 }
@@ -235,7 +238,7 @@ func listen(c *Call) error {
 		return codec.NewError(codec.CodeInvalidParams, "Invalid params: "+err.Error())
 	}
 	caps := c.srv.cache.Load().caps
-	sub := &subscription{c: c, idx: -1, f: filter{
+	sub := &subscription{c: c, id: append([]byte(nil), c.env.ID...), idx: -1, f: filter{
 		ToolsListChanged:     req.ToolsListChanged && caps.tools,
 		PromptsListChanged:   req.PromptsListChanged && caps.prompts,
 		ResourcesListChanged: req.ResourcesListChanged && caps.resources,
@@ -281,10 +284,12 @@ func listen(c *Call) error {
 }
 
 // finishDetached completes a detached call once: with the listen stream's
-// final result (withResult) or silently (cancelled).
-func (c *Call) finishDetached(withResult bool) {
+// final result (withResult) or silently (cancelled). With sub set, only
+// while the call still serves that subscription (a snapshot taken by
+// another goroutine may name a stream that has ended meanwhile).
+func (c *Call) finishDetached(withResult bool, sub *subscription) {
 	c.mu.Lock()
-	if !c.detached || c.detachDone {
+	if !c.detached || c.detachDone || (sub != nil && c.sub != sub) {
 		c.mu.Unlock()
 		return
 	}
@@ -296,9 +301,6 @@ func (c *Call) finishDetached(withResult bool) {
 	c.complete()
 }
 
-// finishListen completes c's listen stream with its final result, if c is
-// a detached listen call.
-func (c *Call) finishListen() { c.finishDetached(true) }
 
 // endListen sets the server-initiated completion result of a listen stream.
 func (c *Call) endListen() error {

@@ -434,10 +434,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		s.connsMu.Lock()
+		refs := make([]CallRef, 0, len(s.calls))
 		for c := range s.calls {
-			c.cancel(errShutdown)
+			refs = append(refs, c.Ref())
 		}
 		s.connsMu.Unlock()
+		// Cancelled outside connsMu: a call that completes now untracks
+		// itself under that lock.
+		for _, r := range refs {
+			r.cancelQuiet(errShutdown)
+		}
 	}
 	select {
 	case <-bgDone:
