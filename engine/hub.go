@@ -301,7 +301,6 @@ func (c *Call) finishDetached(withResult bool, sub *subscription) {
 	c.complete()
 }
 
-
 // endListen sets the server-initiated completion result of a listen stream.
 func (c *Call) endListen() error {
 	c.startResult()
