@@ -257,30 +257,31 @@ func listen(c *Call) error {
 	ack = append(ack, enc...)
 	ack = append(ack, `}}`...)
 
-	// The subscription joins the hub only after the ack is written, so no
-	// notification for it can precede the ack.
+	// The subscription joins the hub and the ack is written under c.mu: a
+	// publisher that already sees the subscription waits on c.mu in
+	// notifyKeyed, so nothing for it precedes the ack (SUB-03), and every
+	// change published after the client has read the ack reaches it.
 	c.mu.Lock()
 	if c.state != stateRunning {
 		c.mu.Unlock()
 		return nil
 	}
-	err = c.rep.Notify(c, ack)
 	c.sub = sub
-	c.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if !c.srv.hub.add(sub) {
-		return c.endListen() // shutting down: end at once
-	}
-	c.mu.Lock()
-	if c.state != stateRunning {
+	joined := c.srv.hub.add(sub)
+	if err := c.rep.Notify(c, ack); err != nil || !joined {
+		c.sub = nil
 		c.mu.Unlock()
-		return nil // cancelled meanwhile; end() leaves the hub
+		if joined {
+			c.srv.hub.remove(sub)
+		}
+		if err != nil {
+			return err
+		}
+		return c.endListen() // shutting down: end at once
 	}
 	c.detached = true
 	c.mu.Unlock()
-	return errDetached
+	return errDetached // the call may be completed and recycled from here on
 }
 
 // finishDetached completes a detached call once: with the listen stream's
