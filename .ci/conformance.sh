@@ -22,17 +22,9 @@ cd "$ROOT"
 # shellcheck source=lib-server.sh
 . "$ROOT/.ci/lib-server.sh"
 
-OUT="" KEEP=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --out) OUT=$2; KEEP=1; shift 2 ;;
-    --keep) KEEP=1; shift ;;
-    *) echo "conformance.sh: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+parse_log_args conformance.sh "$@"
 REV=2026-07-28
 MUST_PASS=http-header-validation,http-custom-header-server-validation
-export MCP_TOOLS_HOME="${MCP_TOOLS_HOME:-/tmp/mcpwire-tools}"
 TOOLS=$("$ROOT/.ci/tools.sh" node22 suite) || { echo "conformance: installing the pinned suite failed" >&2; exit 1; }
 NODE="$TOOLS/bin/node22"
 SUITE="$TOOLS/suite/node_modules/@modelcontextprotocol/conformance"

@@ -31,17 +31,9 @@ cd "$ROOT"
 # shellcheck source=lib-server.sh
 . "$ROOT/.ci/lib-server.sh"
 
-OUT="" KEEP=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --out) OUT=$2; KEEP=1; shift 2 ;;
-    --keep) KEEP=1; shift ;;
-    *) echo "interop.sh: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+parse_log_args interop.sh "$@"
 VERSION=2026-07-28
 TRIGGER=test_trigger_tool_change
-export MCP_TOOLS_HOME="${MCP_TOOLS_HOME:-/tmp/mcpwire-tools}"
 TOOLS=$("$ROOT/.ci/tools.sh" node22 clients goclients) || { echo "interop: installing the pinned clients failed" >&2; exit 1; }
 NODE="$TOOLS/bin/node22"
 TAP="$ROOT/.ci/mcptap.mjs"

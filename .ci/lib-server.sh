@@ -4,6 +4,22 @@
 
 TRACKED_PIDS=()
 
+# parse_log_args SCRIPT ARGS...: the scripts' shared options. --out DIR keeps
+# the logs in DIR; --keep keeps the temporary ones. Sets OUT and KEEP, and
+# the tools cache MCP_TOOLS_HOME.
+parse_log_args() {
+  local script=$1; shift
+  OUT="" KEEP=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --out) OUT=$2; KEEP=1; shift 2 ;;
+      --keep) KEEP=1; shift ;;
+      *) echo "$script: unknown argument $1" >&2; exit 2 ;;
+    esac
+  done
+  export MCP_TOOLS_HOME="${MCP_TOOLS_HOME:-/tmp/mcpwire-tools}"
+}
+
 track_pid() { TRACKED_PIDS+=("$1"); }
 
 stop_tracked() {

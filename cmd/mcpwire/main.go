@@ -11,8 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -77,7 +75,7 @@ func serve(ctx context.Context, args []string) error {
 	httpPath := fs.String("path", streamhttp.DefaultPath, "the HTTP endpoint path")
 	origins := fs.String("allow-origins", "", "comma-separated Origin allow-list (default: the server's own loopback origins; \"none\" allows none)")
 	hosts := fs.String("allow-hosts", "", "comma-separated Host allow-list for loopback listeners (default: localhost, 127.0.0.1, ::1)")
-	nonLoopback := fs.Bool("allow-non-loopback", false, "allow a non-loopback --http address")
+	nonLoopback := fs.Bool("allow-non-loopback", false, "allow a non-loopback --http or --tcp address")
 	maxBody := fs.Int("max-body", 0, "largest HTTP request body in bytes (0: 4 MiB)")
 	maxHeader := fs.Int("max-header", 0, "largest HTTP header block in bytes (0: 16 KiB)")
 	keepAlive := fs.Duration("keepalive", 0, "SSE keep-alive comment interval (0: 15s)")
@@ -93,9 +91,6 @@ func serve(ctx context.Context, args []string) error {
 	_ = fs.Parse(args)
 	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
 		return errors.New("serve: choose a transport: --stdio, --http ADDR, --tcp ADDR, --unix PATH (any combination)")
-	}
-	if *tcpAddr != "" && !*nonLoopback && !isLoopbackAddr(*tcpAddr) {
-		return errors.New("serve: --tcp on a non-loopback address needs --allow-non-loopback")
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -149,9 +144,9 @@ func serve(ctx context.Context, args []string) error {
 			continue
 		}
 		if ss == nil {
-			ss = stream.New(srv, stream.Options{Grace: *grace, MaxLine: *maxLine, Logger: log})
+			ss = stream.New(srv, stream.Options{Grace: *grace, MaxLine: *maxLine, AllowNonLoopback: *nonLoopback, Logger: log})
 		}
-		ln, err := net.Listen(l.network, l.addr)
+		ln, err := ss.Listen(l.network, l.addr)
 		if err != nil {
 			return err
 		}
@@ -186,18 +181,6 @@ func serve(ctx context.Context, args []string) error {
 		return nil
 	}
 	return err
-}
-
-func isLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // splitList splits a comma-separated flag; "none" is the empty list.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/engine/stdio"
+	"github.com/mcpwire/mcpwire/internal/netutil"
 )
 
 // Options configures a stream server; zero values select the defaults.
@@ -35,6 +36,9 @@ type Options struct {
 	// MaxLine, MaxPending and Grace: as in stdio.Options.
 	MaxLine, MaxPending int
 	Grace               time.Duration
+	// AllowNonLoopback must be set for Listen to accept a TCP address other
+	// than loopback (SEC-04).
+	AllowNonLoopback bool
 	// MaxConns bounds concurrent connections; past it new ones are closed
 	// at once and counted. Default 16384.
 	MaxConns int
@@ -67,6 +71,20 @@ func New(eng *engine.Server, opt Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{eng: eng, opt: opt, log: log, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+}
+
+// ErrNonLoopback is returned by Listen for a non-loopback TCP address
+// without Options.AllowNonLoopback.
+var ErrNonLoopback = errors.New("stream: refusing a non-loopback listener without AllowNonLoopback")
+
+// Listen opens a listener for network "tcp" or "unix", refusing a
+// non-loopback TCP address unless Options.AllowNonLoopback. Serve it with
+// Serve.
+func (s *Server) Listen(network, addr string) (net.Listener, error) {
+	if network == "tcp" && !s.opt.AllowNonLoopback && !netutil.IsLoopback(addr) {
+		return nil, ErrNonLoopback
+	}
+	return net.Listen(network, addr)
 }
 
 // ErrClosed is returned by Serve after Shutdown.

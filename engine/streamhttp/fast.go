@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/mcpwire/mcpwire/internal/netutil"
 )
 
 // fastServer wraps the fasthttp.Server (kept out of the exported API).
@@ -35,7 +37,7 @@ func (s *Server) ListenAndServe(addr string) error {
 // Listen opens the listener for addr, checking the loopback rule. Serve it
 // with Serve; its Addr tells the port when addr ends in ":0".
 func (s *Server) Listen(addr string) (net.Listener, error) {
-	if !isLoopback(addr) && !s.cfg.AllowNonLoopback {
+	if !netutil.IsLoopback(addr) && !s.cfg.AllowNonLoopback {
 		return nil, ErrNonLoopback
 	}
 	return net.Listen("tcp", addr)

@@ -3,7 +3,6 @@ package streamhttp
 import (
 	"bytes"
 	"net"
-	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -113,19 +112,6 @@ func (s hostSet) allows(v []byte) bool {
 	}
 	_, ok := s[string(h)]
 	return ok
-}
-
-// isLoopback reports whether addr ("host:port") is a loopback address.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	return err == nil && ip.IsLoopback()
 }
 
 // resolveTCP parses "host:port" into an address for bindAddr.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/netutil"
 )
 
 // ErrNonLoopback is returned when asked to listen on a non-loopback
@@ -66,7 +67,7 @@ func (s *Server) Stats() *Stats { return &s.stats }
 // allow-list and whether Host is checked.
 func (s *Server) bindAddr(addr net.Addr) error {
 	a := addr.String()
-	loop := isLoopback(a)
+	loop := netutil.IsLoopback(a)
 	if !loop && !s.cfg.AllowNonLoopback {
 		return ErrNonLoopback
 	}
