@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/binary"
+	"unsafe"
 )
 
 // Kind is the JSON-RPC message kind found by Peek.
@@ -95,6 +96,39 @@ type Envelope struct {
 	HasResult, HasError bool
 }
 
+// Rebase re-points every span of e from old, the message Peek read, onto
+// buf, a copy of old (same length, same bytes), so that e stays valid once
+// old is reused. Spans already outside old are left as they are. A new span
+// field must be added here: TestEnvelopeRebaseCoversEveryField fails until
+// it is.
+func (e *Envelope) Rebase(old, buf []byte) {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(old)))
+	mv := func(p []byte) []byte {
+		if p == nil {
+			return nil
+		}
+		at := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+		if at < base || at-base+uintptr(len(p)) > uintptr(len(old)) {
+			return p // not a span of old
+		}
+		off := int(at - base)
+		return buf[off : off+len(p) : off+len(p)]
+	}
+	e.ID = mv(e.ID)
+	e.Method.Raw = mv(e.Method.Raw)
+	e.Params = mv(e.Params)
+	e.Name.Raw = mv(e.Name.Raw)
+	e.URI.Raw = mv(e.URI.Raw)
+	e.Arguments = mv(e.Arguments)
+	e.Meta = mv(e.Meta)
+	e.RequestID = mv(e.RequestID)
+	e.ProtocolVersion.Raw = mv(e.ProtocolVersion.Raw)
+	e.ClientCapabilities = mv(e.ClientCapabilities)
+	e.ProgressToken = mv(e.ProgressToken)
+	e.LogLevel.Raw = mv(e.LogLevel.Raw)
+	e.ClientInfo = mv(e.ClientInfo)
+}
+
 // PeekOptions tunes PeekWith.
 type PeekOptions struct {
 	// MaxDepth is the deepest container nesting accepted, counting the
@@ -138,7 +172,6 @@ const (
 var (
 	topNames    = [][]byte{[]byte("jsonrpc"), []byte("id"), []byte("method"), []byte("params"), []byte("result"), []byte("error")}
 	paramsNames = [][]byte{[]byte("name"), []byte("uri"), []byte("arguments"), []byte("_meta"), []byte("requestId")}
-	metaNames   = [][]byte{[]byte(MetaProtocolVersion), []byte(MetaClientCapabilities), []byte(MetaLogLevel), []byte(MetaProgressToken), []byte(MetaClientInfo)}
 )
 
 // Semantic problems found while the syntax scan goes on; reported after it.
@@ -168,10 +201,13 @@ type parser struct {
 //
 // Structure (checked only once the syntax is valid, in this order): a
 // top-level array is ErrBatch (A11), any other non-object ErrNotObject; a
-// recognised member that appears twice, or a member name that is not a
-// recognised one but case-folds to one under Unicode simple folding
-// ("Method", "paramſ", "\u212Aind"-style Kelvin sign), is ErrDuplicateKey
-// (A10, CVE-2026-27896). Recognised members: jsonrpc, id, method, params,
+// recognised member that appears twice, or, at the top and params levels, a
+// member name that is not a recognised one but case-folds to one under
+// Unicode simple folding ("Method", "paramſ", "\u212Aind"-style Kelvin
+// sign), is ErrDuplicateKey (A10, CVE-2026-27896). Inside params._meta a
+// case variant ("io.modelcontextprotocol/ProtocolVersion") is an unknown
+// key like any other and is never matched: the request then lacks the real
+// key and gets what a missing key gets (META-02). Recognised members: jsonrpc, id, method, params,
 // result, error at the top; name, uri, arguments, _meta, requestId in
 // params; the Meta* names (protocolVersion, clientCapabilities, logLevel,
 // clientInfo, progressToken) in params._meta. Names are compared after
@@ -673,7 +709,10 @@ func classify(key []byte, fl uint8, level int) int {
 		case MetaClientInfo:
 			return keyClientInfo
 		}
-		return foldKey(key, fl, metaNames)
+		// _meta keys are open-ended (reverse-DNS prefixed): a case variant
+		// such as "io.modelcontextprotocol/ProtocolVersion" is another key,
+		// never the recognised one (META-02), so it is simply unknown.
+		return keyUnknown
 	}
 }
 

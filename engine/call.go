@@ -9,23 +9,6 @@ import (
 	"github.com/mcpwire/mcpwire/codec"
 )
 
-// Replier is a transport's outbound side for one request. The engine calls
-// Notify zero or more times (progress, log and listen-stream notifications),
-// then Reply at most once (not at all when the request was cancelled), then
-// Done exactly once. frame is one complete JSON-RPC message without a
-// trailing newline, valid only during the call. Implementations must be safe
-// for use from several goroutines (a progress timer may call Notify) and must
-// not call back into the same Call.
-type Replier interface {
-	Notify(c *Call, frame []byte) error
-	// Reply delivers the final response; status is the HTTP status of the
-	// ERR table (200 for results and in-band errors).
-	Reply(c *Call, frame []byte, status int) error
-	// Done releases the transport's per-request state. After Done the Call
-	// is recycled.
-	Done(c *Call)
-}
-
 type callState uint8
 
 const (
@@ -38,9 +21,11 @@ const (
 // after cancellation.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// Call is one request in flight: the handler's view of the request, its
-// result builder and its context.Context. It is valid only until the
-// handler returns (see the package documentation).
+// Call is what a handler sees of one request in flight: the request's
+// members, its result builder, progress and log notifications, and its
+// context.Context. It is valid only until the handler returns (see the
+// package documentation). Transports never use a Call: they hold the same
+// request as a Request.
 type Call struct {
 	srv       *Server
 	rep       Replier
@@ -69,67 +54,20 @@ type Call struct {
 	// detachDone: someone has started completing it.
 	detached, detachDone bool
 
-	// transport-owned fields
-	next    *Call  // in-flight hash chain (StreamConn)
-	idHash  uint64 // hash of the raw id
-	slotted bool   // holds a StreamConn in-flight slot
-	listed  bool   // is in a StreamConn in-flight table
-	// TransportData is free for the transport's per-request state.
-	TransportData any
-	stopParent    func() bool
-	gen           uint64 // bumped on every reuse; guarded by mu
+	scope      *Scope
+	tprev      *Call // tracker list links, guarded by the shard's lock
+	tnext      *Call
+	shard      uint8 // tracker shard, fixed for the Call's life
+	tracked    bool
+	tdata      any // the transport's per-request state (Request.SetTransportData)
+	stopParent func() bool
+	gen        uint64 // bumped on every reuse; guarded by mu
 }
 
-var callPool = sync.Pool{New: func() any { return new(Call) }}
+var callPool = sync.Pool{New: func() any { return &Call{shard: nextShard()} }}
 
 // maxKeep bounds the buffers a recycled Call keeps (C16).
 const maxKeep = 64 << 10
-
-// Begin prepares a Call for the request msg, whose envelope env was filled
-// by codec.Peek from msg. The message is copied, so msg may be reused as
-// soon as Begin returns. The caller then runs Check (or its steps), and
-// either Fail or Start.
-func (s *Server) Begin(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Call {
-	c := callPool.Get().(*Call)
-	c.srv, c.rep, c.parent, c.principal = s, rep, parent, principal
-	c.buf = append(c.buf[:0], msg...)
-	c.env = *env
-	rebase(&c.env, msg, c.buf)
-	c.state = stateRunning
-	c.status = 200
-	if parent.Done() != nil {
-		// Propagate the parent's cancellation. Transports that cancel
-		// requests themselves pass a parent without Done (no cost).
-		gen := c.gen
-		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
-	}
-	return c
-}
-
-// rebase moves every span of env from old onto its copy in buf. A span is a
-// sub-slice of old, so its offset is cap(old)-cap(span).
-func rebase(env *codec.Envelope, old, buf []byte) {
-	mv := func(p []byte) []byte {
-		if p == nil {
-			return nil
-		}
-		off := cap(old) - cap(p)
-		return buf[off : off+len(p) : off+len(p)]
-	}
-	ms := func(s *codec.Str) { s.Raw = mv(s.Raw) }
-	env.ID = mv(env.ID)
-	ms(&env.Method)
-	env.Params = mv(env.Params)
-	ms(&env.Name)
-	ms(&env.URI)
-	env.Arguments = mv(env.Arguments)
-	env.Meta = mv(env.Meta)
-	ms(&env.ProtocolVersion)
-	env.ClientCapabilities = mv(env.ClientCapabilities)
-	env.ProgressToken = mv(env.ProgressToken)
-	ms(&env.LogLevel)
-	env.RequestID = mv(env.RequestID)
-}
 
 func (c *Call) release() {
 	if c.stopParent != nil {
@@ -140,15 +78,14 @@ func (c *Call) release() {
 	c.gen++
 	c.sub = nil // read under c.mu by hub deliveries racing with the end
 	c.mu.Unlock()
-	c.srv, c.rep, c.parent, c.principal = nil, nil, nil, nil
+	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 	c.env = codec.Envelope{}
 	c.method, c.tool = nil, nil
 	c.detached, c.detachDone = false, false
 	c.dl.timedOut = false
 	c.done, c.err = nil, nil
 	c.result, c.open = false, false
-	c.next, c.idHash, c.slotted, c.listed = nil, 0, false, false
-	c.TransportData = nil
+	c.tdata = nil
 	c.prog.reset()
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
@@ -249,44 +186,6 @@ func (c *Call) cancelLocked(why error) bool {
 	return true
 }
 
-// CallRef names one request: it stays safe to use after the Call has been
-// recycled for another request (it then does nothing). Transports keep a
-// CallRef where the request may end concurrently with their use of it.
-type CallRef struct {
-	c   *Call
-	gen uint64
-}
-
-// Ref returns a reference to this request.
-func (c *Call) Ref() CallRef {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return CallRef{c, c.gen}
-}
-
-// cancelQuiet is Cancel without counting (connection teardown, shutdown).
-func (r CallRef) cancelQuiet(why error) {
-	if r.c != nil {
-		r.c.cancelGen(r.gen, why)
-	}
-}
-
-// Cancel cancels the request if it is still the one referred to and still
-// running (a client disconnect, a slow consumer).
-func (r CallRef) Cancel(why error) {
-	if r.c == nil {
-		return
-	}
-	c := r.c
-	c.mu.Lock()
-	if c.gen != r.gen || c.state != stateRunning {
-		c.mu.Unlock()
-		return
-	}
-	c.srv.stats.Cancelled.Add(1)
-	c.cancelLocked(why)
-}
-
 func (c *Call) closeDoneLocked() {
 	if c.done == nil {
 		c.done = closedChan
@@ -296,22 +195,10 @@ func (c *Call) closeDoneLocked() {
 	}
 }
 
-// Cancel cancels the call as if the peer had asked for it (transports call
-// it when an HTTP client disconnects).
-func (c *Call) Cancel(why error) {
-	if c.cancel(why) {
-		c.srv.stats.Cancelled.Add(1)
-	}
-}
-
 // request accessors --------------------------------------------------------
 
 // Server returns the server serving the call.
 func (c *Call) Server() *Server { return c.srv }
-
-// Envelope returns the peeked request. Its slices alias the Call's copy of
-// the message.
-func (c *Call) Envelope() *codec.Envelope { return &c.env }
 
 // ID returns the raw JSON id of the request.
 func (c *Call) ID() []byte { return c.env.ID }
@@ -493,9 +380,9 @@ func (c *Call) InputRequired(ir InputRequired) error {
 	return nil
 }
 
-// SetRawResult sets an already encoded result object, which must carry
+// setRawResult sets an already encoded result object, which must carry
 // resultType (and should carry _meta serverInfo, see ServerMeta).
-func (c *Call) SetRawResult(obj []byte) {
+func (c *Call) setRawResult(obj []byte) {
 	c.startResult()
 	c.out = append(c.out, obj...)
 }
@@ -509,9 +396,8 @@ func trimSpace(b []byte) []byte {
 
 // completion ----------------------------------------------------------------
 
-// Fail answers the call with e (status from e) and ends it. Used by
-// transports for validation failures before Start.
-func (c *Call) Fail(e *codec.Error) {
+// fail answers the call with e (status from e) and ends it.
+func (c *Call) fail(e *codec.Error) {
 	c.setError(e)
 	c.complete()
 }
@@ -548,7 +434,7 @@ func (c *Call) complete() {
 	c.stopTimeoutLocked()
 	c.mu.Unlock()
 	if send {
-		if err := c.rep.Reply(c, c.out, c.status); err != nil {
+		if err := c.rep.Reply(c.req(), c.out, c.status); err != nil {
 			c.srv.log.l.Debug("reply not delivered", "err", err)
 		}
 	}
@@ -558,11 +444,14 @@ func (c *Call) complete() {
 var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")
 
 func (c *Call) end() {
-	c.srv.untrack(c)
+	c.srv.tracker.remove(c)
 	rep := c.rep
 	if c.sub != nil {
 		c.srv.hub.remove(c.sub)
 	}
-	rep.Done(c)
+	rep.Done(c.req())
 	c.release()
 }
+
+// req is the binding-facing view of c.
+func (c *Call) req() *Request { return (*Request)(c) }

@@ -19,6 +19,9 @@ type method struct {
 
 var methods map[string]*method
 
+// listenMethod is the subscriptions/listen entry (set by init).
+var listenMethod *method
+
 func init() {
 	tools := func(c capabilities) bool { return c.tools }
 	res := func(c capabilities) bool { return c.resources }
@@ -39,6 +42,7 @@ func init() {
 	for _, m := range ms {
 		methods[m.name] = m
 	}
+	listenMethod = methods["subscriptions/listen"]
 }
 
 // Validation errors. Those without per-request data are shared values so
@@ -63,26 +67,26 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 // Check runs every validation step in order: CheckMeta, CheckVersion,
 // CheckMethod, CheckTarget, CheckCapabilities. The HTTP binding interleaves its header checks
 // between the steps (HVAL-02).
-func (c *Call) Check() *codec.Error {
-	if e := c.CheckMeta(); e != nil {
+func (c *Call) check() *codec.Error {
+	if e := c.checkMeta(); e != nil {
 		return e
 	}
-	if e := c.CheckVersion(); e != nil {
+	if e := c.checkVersion(); e != nil {
 		return e
 	}
-	if e := c.CheckMethod(); e != nil {
+	if e := c.checkMethod(); e != nil {
 		return e
 	}
-	if e := c.CheckTarget(); e != nil {
+	if e := c.checkTarget(); e != nil {
 		return e
 	}
-	return c.CheckCapabilities()
+	return c.checkCapabilities()
 }
 
 // CheckCapabilities enforces META-08 for the target found by CheckTarget:
 // the client capabilities a tool or prompt requires must be declared in this
 // request.
-func (c *Call) CheckCapabilities() *codec.Error {
+func (c *Call) checkCapabilities() *codec.Error {
 	switch {
 	case c.tool != nil:
 		return c.missingCaps(c.tool.RequiredClientCapabilities)
@@ -94,13 +98,10 @@ func (c *Call) CheckCapabilities() *codec.Error {
 	return nil
 }
 
-// Tool returns the tool a tools/call targets (after CheckTarget), or nil.
-func (c *Call) Tool() *Tool { return c.tool }
-
 // CheckMeta enforces META-02/03: params._meta carries the protocol version
 // and the client capabilities; an initialize without a modern claim gets
 // -32022 naming the served versions (DISC-05, our choice).
-func (c *Call) CheckMeta() *codec.Error {
+func (c *Call) checkMeta() *codec.Error {
 	env := &c.env
 	pv, caps := env.ProtocolVersion.Present, env.ClientCapabilities != nil
 	if pv && caps {
@@ -141,7 +142,7 @@ func knownLogLevel(s codec.Str) bool {
 }
 
 // CheckVersion enforces DISC-04.
-func (c *Call) CheckVersion() *codec.Error {
+func (c *Call) checkVersion() *codec.Error {
 	if c.srv.supports(c.env.ProtocolVersion) {
 		return nil
 	}
@@ -171,7 +172,7 @@ func (s *Server) unsupportedVersion(requested, msg string) *codec.Error {
 
 // CheckMethod routes the method: unknown, removed and capability-gated
 // methods get -32601 (HDR-08, DISC-08).
-func (c *Call) CheckMethod() *codec.Error {
+func (c *Call) checkMethod() *codec.Error {
 	var m *method
 	if !c.env.Method.Escaped {
 		m = methods[string(c.env.Method.Raw)]
@@ -192,7 +193,7 @@ func (c *Call) CheckMethod() *codec.Error {
 // CheckTarget checks the method's target: the tool named by params.name
 // exists, prompts/get has a name, resources/read has a uri, list methods
 // carry no cursor.
-func (c *Call) CheckTarget() *codec.Error {
+func (c *Call) checkTarget() *codec.Error {
 	switch c.method.name {
 	case "tools/call":
 		if !c.env.Name.Present {
@@ -270,7 +271,7 @@ func ErrMissingCapabilities(missing ...string) *codec.Error {
 // Start runs the handler: cheap methods and Inline tools on the caller's
 // goroutine, the rest on a pooled worker. The response reaches the
 // Replier; then Done is called.
-func (c *Call) Start() {
+func (c *Call) start() {
 	if !c.admit() {
 		return
 	}
@@ -284,7 +285,7 @@ func (c *Call) Start() {
 // Run is Start on the caller's goroutine: the handler runs, the response
 // reaches the Replier, Done is called, and only then does Run return.
 // Transports use it when the request cannot stream (see MayNotify).
-func (c *Call) Run() {
+func (c *Call) runNow() {
 	if c.admit() {
 		c.run()
 	}
@@ -293,9 +294,9 @@ func (c *Call) Run() {
 // admit registers the call for Shutdown and arms its progress token and
 // timeout; once Shutdown has begun it answers the call instead.
 func (c *Call) admit() bool {
-	if !c.srv.track(c) {
+	if !c.srv.tracker.add(c) {
 		c.srv.stats.ShutdownRefused.Add(1)
-		c.Fail(errShuttingDown)
+		c.fail(errShuttingDown)
 		return false
 	}
 	c.srv.stats.Requests.Add(1)
@@ -308,10 +309,10 @@ func (c *Call) admit() bool {
 // its response: it asked for progress (progressToken), for log messages
 // (logLevel, with Options.Logging), or is a listen stream. A request that
 // cannot may be answered with a single JSON body (HTTP-07, SSE-10).
-func (c *Call) MayNotify() bool {
+func (c *Call) mayNotify() bool {
 	return c.env.ProgressToken != nil ||
 		(c.srv.opt.Logging && c.env.LogLevel.Present) ||
-		(c.method != nil && c.method.name == "subscriptions/listen")
+		(c.method != nil && c.method == listenMethod)
 }
 
 // run invokes the handler and completes the call.
@@ -364,7 +365,7 @@ func ErrResourceNotFound(uri string) *codec.Error {
 
 func cached(pick func(*resultCache) []byte) func(c *Call) error {
 	return func(c *Call) error {
-		c.SetRawResult(pick(c.srv.cache.Load()))
+		c.setRawResult(pick(c.srv.cache.Load()))
 		return nil
 	}
 }

@@ -33,14 +33,6 @@ type filter struct {
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 }
 
-// KeyedNotifier is implemented by Repliers that queue notifications: a
-// notification whose key equals one still waiting in the queue may be
-// dropped, so that repeated updates of the same URI (or repeated list
-// changes) collapse into one while a listener is behind.
-type KeyedNotifier interface {
-	NotifyKeyed(c *Call, frame []byte, key uint64) error
-}
-
 type subscription struct {
 	c   *Call
 	id  []byte // the listen request's raw id, owned (the Call may be recycled)
@@ -215,9 +207,9 @@ func (c *Call) notifyKeyed(frame []byte, key uint64, sub *subscription) error {
 		return errNotRunning
 	}
 	if sub.kn != nil {
-		return sub.kn.NotifyKeyed(c, frame, key)
+		return sub.kn.NotifyKeyed(c.req(), frame, key)
 	}
-	return c.rep.Notify(c, frame)
+	return c.rep.Notify(c.req(), frame)
 }
 
 // errDetached is returned by a handler that leaves its call open after
@@ -268,7 +260,7 @@ func listen(c *Call) error {
 	}
 	c.sub = sub
 	joined := c.srv.hub.add(sub)
-	if err := c.rep.Notify(c, ack); err != nil || !joined {
+	if err := c.rep.Notify(c.req(), ack); err != nil || !joined {
 		c.sub = nil
 		c.mu.Unlock()
 		if joined {

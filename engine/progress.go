@@ -108,7 +108,7 @@ func (c *Call) sendProgressLocked(value, total float64, message string, now time
 	c.extendTimeoutLocked(now) // TMO-03
 	p.buf = codec.AppendProgress(p.buf[:0], p.token, value, total, total > 0, message)
 	c.srv.stats.ProgressSent.Add(1)
-	_ = c.rep.Notify(c, p.buf)
+	_ = c.rep.Notify(c.req(), p.buf)
 }
 
 // notifyLocked-free helper for notifications other than progress: it writes
@@ -120,7 +120,7 @@ func (c *Call) notify(frame []byte) error {
 	if c.state != stateRunning {
 		return errNotRunning
 	}
-	return c.rep.Notify(c, frame)
+	return c.rep.Notify(c.req(), frame)
 }
 
 var errNotRunning = codec.NewError(codec.CodeInternalError, "request is no longer running")

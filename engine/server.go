@@ -42,10 +42,8 @@ type Server struct {
 	serverMeta []byte // `{"io.modelcontextprotocol/serverInfo":{...}}`
 	supported  []byte // `["2026-07-28"]`
 
-	connsMu  sync.Mutex
-	calls    map[*Call]struct{} // every call in flight, for Shutdown
+	tracker  tracker // every request in flight
 	closing  atomic.Bool
-	drained  chan struct{} // closed when closing and no call is in flight
 	shutOnce sync.Once
 
 	bgOnce sync.Once
@@ -77,9 +75,8 @@ func New(opt Options) *Server {
 		tools:     map[string]*Tool{},
 		resources: map[string]*Resource{},
 		prompts:   map[string]*Prompt{},
-		calls:     map[*Call]struct{}{},
-		drained:   make(chan struct{}),
 	}
+	s.tracker.init()
 	s.log = logger{s.opt.Logger}
 	info := Implementation{Name: s.opt.Name, Title: s.opt.Title, Version: s.opt.Version}
 	im, err := codec.Marshal(info)
@@ -378,73 +375,27 @@ func (s *Server) completionHandler() CompletionHandler {
 	return s.completion
 }
 
-// track registers a call for Shutdown; it fails once Shutdown has begun.
-func (s *Server) track(c *Call) bool {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	if s.closing.Load() {
-		return false
-	}
-	s.calls[c] = struct{}{}
-	return true
-}
-
-func (s *Server) untrack(c *Call) {
-	s.connsMu.Lock()
-	delete(s.calls, c)
-	if s.closing.Load() && len(s.calls) == 0 {
-		s.closeDrained()
-	}
-	s.connsMu.Unlock()
-}
-
-func (s *Server) closeDrained() {
-	select {
-	case <-s.drained:
-	default:
-		close(s.drained)
-	}
-}
-
 // Closing reports whether Shutdown has begun.
 func (s *Server) Closing() bool { return s.closing.Load() }
 
-// Shutdown stops the server: new requests are refused, listen streams are
-// completed with a final result (SUB-10), in-flight calls are waited for
-// until ctx ends and then cancelled. It returns by ctx's deadline: nil when
-// everything finished in time, ctx.Err() otherwise. Idle workers are
-// stopped. Transports call it and then close their listeners/streams.
+// Shutdown stops the engine, once, for every transport: new requests are
+// refused, listen streams are completed with a final result (SUB-10),
+// background tasks started with Go are cancelled, in-flight requests are
+// waited for until ctx ends and then cancelled. It returns by ctx's
+// deadline: nil when everything finished in time, ctx.Err() otherwise. Idle
+// workers are stopped. Whoever created the engine shuts it down, after the
+// transports (each transport's own Shutdown stops only that transport).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutOnce.Do(func() {
-		s.connsMu.Lock()
+		s.tracker.closeAll()
 		s.closing.Store(true)
-		if len(s.calls) == 0 {
-			s.closeDrained()
-		}
-		s.connsMu.Unlock()
 		s.hub.closeAll()
 		s.bgOnce.Do(func() { s.bgCtx, s.bgStop = context.WithCancel(context.Background()) })
 		s.bgStop()
 	})
 	bgDone := make(chan struct{})
 	go func() { s.bg.Wait(); close(bgDone) }()
-	var err error
-	select {
-	case <-s.drained:
-	case <-ctx.Done():
-		err = ctx.Err()
-		s.connsMu.Lock()
-		refs := make([]CallRef, 0, len(s.calls))
-		for c := range s.calls {
-			refs = append(refs, c.Ref())
-		}
-		s.connsMu.Unlock()
-		// Cancelled outside connsMu: a call that completes now untracks
-		// itself under that lock.
-		for _, r := range refs {
-			r.cancelQuiet(errShutdown)
-		}
-	}
+	err := s.tracker.wait(ctx, nil)
 	select {
 	case <-bgDone:
 	case <-ctx.Done():
@@ -491,4 +442,6 @@ type Stats struct {
 	SlowConsumers    atomic.Uint64 // peers closed for not reading
 	ShutdownRefused  atomic.Uint64 // requests refused because Shutdown began
 	TimedOut         atomic.Uint64 // requests answered "Request timed out"
+	CancelFloods     atomic.Uint64 // line connections closed for cancelling unknown requests beyond the budget (C8)
+	InputOverflows   atomic.Uint64 // line connections closed for input piling up while the in-flight bound held (A19)
 }

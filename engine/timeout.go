@@ -30,7 +30,7 @@ type deadline struct {
 }
 
 func (c *Call) timeouts() (idle, max time.Duration) {
-	if c.method != nil && c.method.name == "subscriptions/listen" {
+	if c.method == listenMethod {
 		return 0, 0
 	}
 	idle = c.srv.opt.Timeout
@@ -40,10 +40,9 @@ func (c *Call) timeouts() (idle, max time.Duration) {
 	return idle, max
 }
 
-// HasTimeout reports whether the request will be answered by a timeout
-// even if its handler never returns; such a request must not run on a
-// goroutine that has to write the answer.
-func (c *Call) HasTimeout() bool {
+// hasTimeout reports whether the request will be answered by a timeout
+// even if its handler never returns.
+func (c *Call) hasTimeout() bool {
 	idle, _ := c.timeouts()
 	return idle > 0
 }
@@ -114,6 +113,6 @@ func (c *Call) expire(gen uint64) {
 	c.srv.stats.TimedOut.Add(1)
 	// Replied under c.mu (as progress is): the call cannot end, and be
 	// recycled, while its Replier is being told.
-	_ = c.rep.Reply(c, frame, ErrTimedOut.HTTPStatus())
+	_ = c.rep.Reply(c.req(), frame, ErrTimedOut.HTTPStatus())
 	c.mu.Unlock()
 }

@@ -360,6 +360,11 @@ func (d *Decoder) dropOwn() {
 // Feed on an undrained chunk.
 func (d *Decoder) Buffered() int { return len(d.own) - d.op }
 
+// Unread returns the number of input bytes not consumed yet: what is left
+// of the current chunk plus what Buffered counts. Zero means Next would
+// return (nil, nil) without looking at anything.
+func (d *Decoder) Unread() int { return len(d.chunk) - d.cp + d.Buffered() }
+
 // TooLong returns how many over-long lines were rejected so far.
 func (d *Decoder) TooLong() uint64 { return d.tooLong }
 

@@ -95,6 +95,24 @@ func (w *Writer) WriteFrame(p []byte) error {
 	return w.commit()
 }
 
+// QueueFrame queues p followed by '\n' like WriteFrame, but writes nothing
+// itself: frames queued by one goroutine leave together, in one write, at
+// its next Flush (or with a flush another caller is running). Errors are
+// those of WriteFrame.
+func (w *Writer) QueueFrame(p []byte) error {
+	if bytes.IndexByte(p, '\n') >= 0 {
+		return ErrNewlineInFrame
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.reserve(len(p) + 1); err != nil {
+		return err
+	}
+	w.pending = append(w.pending, p...)
+	w.pending = append(w.pending, '\n')
+	return nil
+}
+
 // WriteFrameParts queues one frame made of the concatenation of parts (for
 // fan-out: prefix, id, suffix), like WriteFrame. It does not allocate.
 func (w *Writer) WriteFrameParts(parts ...[]byte) error {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwire/mcpwire/engine/socket"
 	"github.com/mcpwire/mcpwire/engine/stdio"
-	"github.com/mcpwire/mcpwire/engine/stream"
 )
 
 // window is the number of requests in flight on a line-framed connection,
@@ -55,24 +55,12 @@ func BenchmarkStdioEcho(b *testing.B) {
 	}
 }
 
-// BenchmarkStreamEcho: tools/call echo through engine/stream on one
-// connection, 64 requests in flight, over loopback TCP and over a
-// Unix-domain socket.
-func BenchmarkStreamEcho(b *testing.B) {
-	b.Run("tcp", func(b *testing.B) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		benchStream(b, ln)
-	})
-	b.Run("unix", func(b *testing.B) {
-		ln, err := net.Listen("unix", socketPath(b))
-		if err != nil {
-			b.Fatal(err)
-		}
-		benchStream(b, ln)
-	})
+// BenchmarkSocketEcho: tools/call echo through engine/socket (gnet event
+// loops) on one connection, 64 requests in flight, over loopback TCP and
+// over a Unix-domain socket.
+func BenchmarkSocketEcho(b *testing.B) {
+	b.Run("tcp", func(b *testing.B) { benchSocket(b, "tcp", "127.0.0.1:0") })
+	b.Run("unix", func(b *testing.B) { benchSocket(b, "unix", socketPath(b)) })
 }
 
 // socketPath is a fresh socket path in b.TempDir, or in a shorter
@@ -90,14 +78,19 @@ func socketPath(b *testing.B) string {
 	return filepath.Join(dir, "mcp.sock")
 }
 
-func benchStream(b *testing.B, ln net.Listener) {
+func benchSocket(b *testing.B, network, addr string) {
 	eng := newEngine(b)
-	srv := stream.New(eng, stream.Options{})
-	wait := goServe(func() error { return srv.Serve(ln) }, stream.ErrClosed)
-	conn, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
+	srv := socket.New(eng, socket.Config{})
+	if err := srv.Listen(network, addr); err != nil {
+		b.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		b.Fatal(err)
+	}
+	a := srv.Addrs()[0]
+	conn, err := net.Dial(a.Network(), a.String())
 	if err != nil {
-		_ = srv.Shutdown(context.Background())
-		_ = wait()
+		shutdownEngine(b, srv.Shutdown)
 		b.Fatal(err)
 	}
 	p := newPipeliner(conn, conn, window, b.N, func() { _ = conn.Close() })
@@ -110,12 +103,9 @@ func benchStream(b *testing.B, ln net.Listener) {
 
 	_ = conn.Close()
 	shutdownEngine(b, srv.Shutdown)
-	serveErr := wait()
+	shutdownEngine(b, eng.Shutdown)
 	if runErr != nil {
 		b.Fatal(runErr)
-	}
-	if serveErr != nil {
-		b.Fatalf("stream.Serve: %v", serveErr)
 	}
 }
 

@@ -23,7 +23,8 @@ TARGET:
   unix:///path/to.sock       line-delimited JSON-RPC over Unix sockets
 
 Workloads (-workload):
-  call      tools/call of -tool with -args
+  call      tools/call of -tool with -args; _meta carries a progressToken as real clients send it
+            (-progress-token=false drops it)
   mix       a weighted mix of methods (-mix); tools/call uses -tool/-args, resources/read uses -uri,
             other methods are sent with params {_meta} only
   progress  tools/call sleep {ms: -sleep-ms, steps: -steps} with a progressToken; reports the
@@ -72,6 +73,7 @@ func runLoad(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Workload, "workload", load.WorkloadCall, "workload: call, mix, progress or listen")
 	fs.StringVar(&cfg.Tool, "tool", load.DefaultTool, "call/mix: the tool of tools/call")
 	fs.StringVar(&cfg.Args, "args", load.DefaultArgs, "call/mix: the tool's arguments (a JSON object)")
+	withToken := fs.Bool("progress-token", true, "call: send a progressToken in _meta (the standard fixture)")
 	fs.StringVar(&cfg.Mix, "mix", load.DefaultMix, "mix: method=weight list")
 	fs.IntVar(&cfg.SleepMs, "sleep-ms", load.DefaultSleepMs, "progress: sleep {ms}")
 	fs.IntVar(&cfg.Steps, "steps", load.DefaultSteps, "progress: sleep {steps} (progress notifications asked for per call)")
@@ -115,6 +117,7 @@ func runLoad(ctx context.Context, args []string) error {
 		return errors.New("load: want exactly one TARGET")
 	}
 	cfg.Target = positional[0]
+	cfg.NoProgressToken = !*withToken
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if cfg.Requests > 0 && !set["d"] {

@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpwire/mcpwire/engine/socket"
 	"github.com/mcpwire/mcpwire/engine/stdio"
-	"github.com/mcpwire/mcpwire/engine/stream"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
 	"github.com/mcpwire/mcpwire/internal/demo"
 	"github.com/mcpwire/mcpwire/internal/refserver"
@@ -80,7 +80,8 @@ func serve(ctx context.Context, args []string) error {
 	maxHeader := fs.Int("max-header", 0, "largest HTTP header block in bytes (0: 16 KiB)")
 	keepAlive := fs.Duration("keepalive", 0, "SSE keep-alive comment interval (0: 15s)")
 	perIP := fs.Int("max-conns-per-ip", 0, "connections per client IP before 429 (0: 1024)")
-	maxConns := fs.Int("max-conns", 0, "connections in all before 503 (0: 16384)")
+	maxConns := fs.Int("max-conns", 0, "HTTP connections in all before 503 (0: 16384)")
+	sockConns := fs.Int("max-socket-conns", 0, "TCP and Unix socket connections in all; more are closed at once (0: 16384)")
 	compress := fs.Bool("compress", false, "gzip/zstd JSON replies of 1 KiB or more when the client accepts it")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
 	memProfile := fs.String("memprofile", "", "write an allocation profile to this file when the server stops")
@@ -116,8 +117,12 @@ func serve(ctx context.Context, args []string) error {
 			}
 		}()
 	}
+	// Every transport shares one engine. Shutdown goes in one order, once:
+	// each transport stops itself (its listen streams get their final
+	// result, its in-flight requests the grace period), then the engine.
 	var hs *streamhttp.Server
-	httpErr := make(chan error, 1)
+	var ss *socket.Server
+	transportErr := make(chan error, 2)
 	if *httpAddr != "" {
 		cfg := streamhttp.Config{
 			Path: *httpPath, AllowNonLoopback: *nonLoopback,
@@ -136,22 +141,25 @@ func serve(ctx context.Context, args []string) error {
 			return err
 		}
 		log.Info("mcpwire serving Streamable HTTP", "url", "http://"+ln.Addr().String()+*httpPath)
-		go func() { httpErr <- hs.Serve(ln) }()
+		go func() { transportErr <- hs.Serve(ln) }()
 	}
-	var ss *stream.Server
-	for _, l := range []struct{ network, addr string }{{"tcp", *tcpAddr}, {"unix", *unixPath}} {
-		if l.addr == "" {
-			continue
+	if *tcpAddr != "" || *unixPath != "" {
+		ss = socket.New(srv, socket.Config{MaxLine: *maxLine, AllowNonLoopback: *nonLoopback, MaxConns: *sockConns, Logger: log})
+		for _, l := range []struct{ network, addr string }{{"tcp", *tcpAddr}, {"unix", *unixPath}} {
+			if l.addr == "" {
+				continue
+			}
+			if err := ss.Listen(l.network, l.addr); err != nil {
+				return err
+			}
 		}
-		if ss == nil {
-			ss = stream.New(srv, stream.Options{Grace: *grace, MaxLine: *maxLine, AllowNonLoopback: *nonLoopback, Logger: log})
-		}
-		ln, err := ss.Listen(l.network, l.addr)
-		if err != nil {
+		if err := ss.Start(); err != nil {
 			return err
 		}
-		log.Info("mcpwire serving line-framed JSON-RPC", "network", l.network, "addr", ln.Addr().String())
-		go func() { httpErr <- ss.Serve(ln) }()
+		for _, a := range ss.Addrs() {
+			log.Info("mcpwire serving line-framed JSON-RPC", "network", a.Network(), "addr", a.String())
+		}
+		go func() { transportErr <- ss.Wait() }()
 	}
 	if *useStdio {
 		log.Info("mcpwire serving on stdio")
@@ -160,18 +168,24 @@ func serve(ctx context.Context, args []string) error {
 		select {
 		case <-ctx.Done():
 			err = ctx.Err()
-		case err = <-httpErr:
+		case err = <-transportErr:
 		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
 	if hs != nil {
-		_ = hs.Shutdown(sctx)
+		if e := hs.Shutdown(sctx); e != nil {
+			log.Warn("HTTP transport shutdown", "err", e)
+		}
 	}
 	if ss != nil {
-		_ = ss.Shutdown(sctx)
+		if e := ss.Shutdown(sctx); e != nil {
+			log.Warn("socket transport shutdown", "err", e)
+		}
 	}
-	_ = srv.Shutdown(sctx)
+	if e := srv.Shutdown(sctx); e != nil {
+		log.Warn("engine shutdown", "err", e)
+	}
 	switch {
 	case errors.Is(err, stdio.ErrOutputClosed):
 		log.Info("stdout closed by the client; exiting")

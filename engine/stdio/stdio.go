@@ -6,10 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/engine/linestream"
 	"github.com/mcpwire/mcpwire/framing"
 )
 
@@ -32,9 +34,6 @@ type Options struct {
 	MaxPending int
 	// Logger receives transport logs (never protocol traffic); nil discards.
 	Logger *slog.Logger
-	// CloseOnTooLong ends the connection after answering an over-long
-	// message (stream sockets do, like nats; stdio reads on).
-	CloseOnTooLong bool
 }
 
 func (o Options) grace() time.Duration {
@@ -46,7 +45,9 @@ func (o Options) grace() time.Duration {
 
 // Serve runs srv over the process's stdin and stdout. It first protects the
 // protocol stream (see ProtectStdout). It returns nil when stdin ends,
-// ErrOutputClosed when stdout is closed by the peer, ctx.Err() when ctx ends.
+// ErrOutputClosed when stdout is closed by the peer, ctx.Err() when ctx
+// ends. It stops only this transport: the engine is shut down by whoever
+// created it.
 func Serve(ctx context.Context, srv *engine.Server, opt Options) error {
 	out, err := ProtectStdout()
 	if err != nil {
@@ -57,22 +58,34 @@ func Serve(ctx context.Context, srv *engine.Server, opt Options) error {
 }
 
 // ServeConn runs srv over an input and output pair (a pipe pair, a child's
-// stdio, a test harness). When ctx ends, in is closed if it is an io.Closer,
-// to unblock the reader.
+// stdio, a test harness). When ctx ends, in is closed if it is an
+// io.Closer, to unblock the reader, and in-flight requests get the grace
+// period.
 func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Writer, opt Options) error {
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := framing.NewWriter(out, framing.WriterOptions{MaxPending: opt.MaxPending})
+	d := &driver{
+		out:     out,
+		wakeOut: make(chan struct{}, 1),
+		wakeIn:  make(chan struct{}, 1),
+		aborted: make(chan struct{}),
+		quit:    make(chan struct{}),
+	}
 	// Requests are cancelled by the connection (notifications/cancelled,
-	// end of the grace period), not by ctx directly: ctx ending starts the
+	// the end of the grace period), not by ctx: ctx ending starts the
 	// graceful stop below.
-	sc := srv.NewStreamConn(context.WithoutCancel(ctx), w, nil)
-	defer sc.Close()
+	c := linestream.New(srv.NewScope(), d, linestream.Config{
+		MaxLine: opt.MaxLine, MaxPending: opt.MaxPending, Logger: log,
+		HandOffOutput: true, // the reader never blocks on stdout
+	}, ctx, nil)
 
+	writerDone := make(chan struct{})
+	stopWriter := make(chan struct{})
+	go d.writeLoop(c, stopWriter, writerDone)
 	readDone := make(chan error, 1)
-	go func() { readDone <- readLoop(in, sc, opt) }()
+	go func() { readDone <- d.readLoop(in, c) }()
 
 	var rerr error
 	stopped := false // the reader may still be blocked in Read
@@ -80,22 +93,27 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	case rerr = <-readDone:
 	case <-ctx.Done():
 		rerr, stopped = ctx.Err(), true
-	case <-sc.Failed():
+	case <-d.aborted:
 		stopped = true
 	}
 	if stopped {
-		if c, ok := in.(io.Closer); ok {
-			_ = c.Close()
+		if cl, ok := in.(io.Closer); ok {
+			_ = cl.Close()
 		}
 	}
 
-	// No more input: let in-flight work finish within the grace period.
+	// No more input: listen streams complete at once, the rest may finish
+	// within the grace period.
 	gctx, cancel := context.WithTimeout(context.Background(), opt.grace())
-	if err := sc.Drain(gctx); err != nil {
+	if err := c.Drain(gctx); err != nil {
 		log.Warn("in-flight requests cancelled at the end of the grace period", "grace", opt.grace())
 	}
 	cancel()
-	werr := w.Close()
+	close(d.quit) // a reader still waiting for a resume gives up
+	close(stopWriter)
+	<-writerDone
+	werr := c.Flush() // what the last requests wrote, on this goroutine
+	c.Close(nil)
 	if stopped {
 		// The reader may still be blocked in Read on an input that closing
 		// does not interrupt (a blocking stdin); wait for it only briefly.
@@ -104,8 +122,8 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+	if err := d.abortErr(); err != nil {
+		if isClosedOutput(err) {
 			return ErrOutputClosed
 		}
 		return err
@@ -113,31 +131,114 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	if rerr != nil {
 		return rerr
 	}
-	if werr != nil && (errors.Is(werr, syscall.EPIPE) || errors.Is(werr, io.ErrClosedPipe)) {
-		return ErrOutputClosed
+	if werr != nil && werr != linestream.ErrClosed {
+		if isClosedOutput(werr) {
+			return ErrOutputClosed
+		}
+		return werr
 	}
-	return werr
+	return nil
 }
 
-func readLoop(in io.Reader, sc *engine.StreamConn, opt Options) error {
-	r := framing.NewReader(in, framing.ReaderOptions{MaxLine: opt.MaxLine})
-	defer r.Release()
+func isClosedOutput(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
+}
+
+// driver is the stdio side of a linestream.Conn: a reader goroutine that
+// blocks in Read (and stops reading while the Conn is paused, which is real
+// backpressure on the pipe) and a writer goroutine that writes what is
+// queued, in one write per batch. The reader never writes: it keeps reading
+// — and sees EOF and cancellations — while the peer is slow to read its
+// output, which is bounded by MaxPending.
+type driver struct {
+	out     io.Writer
+	wakeOut chan struct{}
+	wakeIn  chan struct{}
+
+	abortOnce sync.Once
+	aborted   chan struct{}
+	quit      chan struct{} // closed when ServeConn is done with the connection
+	mu        sync.Mutex
+	err       error
+}
+
+func (d *driver) Write(b []byte) (int, error) { return d.out.Write(b) }
+
+func (d *driver) WakeOutput() {
+	select {
+	case d.wakeOut <- struct{}{}:
+	default:
+	}
+}
+
+func (d *driver) WakeInput() {
+	select {
+	case d.wakeIn <- struct{}{}:
+	default:
+	}
+}
+
+func (d *driver) Abort(err error) {
+	d.abortOnce.Do(func() {
+		d.mu.Lock()
+		d.err = err
+		d.mu.Unlock()
+		close(d.aborted)
+	})
+}
+
+func (d *driver) abortErr() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
+}
+
+func (d *driver) writeLoop(c *linestream.Conn, stop, done chan struct{}) {
+	defer close(done)
 	for {
-		frame, err := r.Next()
-		if err == framing.ErrLineTooLong {
-			if sc.HandleTooLong() != nil || opt.CloseOnTooLong {
-				return nil
+		select {
+		case <-d.wakeOut:
+			_ = c.Flush()
+		case <-stop:
+			return
+		}
+	}
+}
+
+func (d *driver) readLoop(in io.Reader, c *linestream.Conn) error {
+	buf := framing.AcquireBuf(framing.DefaultReadSize)[:framing.DefaultReadSize]
+	defer func() {
+		framing.ReleaseBuf(buf)
+		c.ReleaseInput()
+	}()
+	for {
+		n, err := in.Read(buf)
+		if n > 0 {
+			paused := c.Feed(buf[:n])
+			for paused {
+				// The in-flight bound is reached: read nothing until a
+				// request ends (A19).
+				select {
+				case <-d.wakeIn:
+					paused = c.Resume()
+				case <-d.aborted:
+					return nil
+				case <-d.quit:
+					return nil
+				}
 			}
-			continue
 		}
 		if err != nil {
 			if err == io.EOF || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+				c.End()
 				return nil
 			}
 			return err
 		}
-		if sc.HandleFrame(frame) != nil {
-			return nil // the output failed: sc.Err says why
+		select {
+		case <-d.aborted:
+			return nil
+		default:
 		}
 	}
 }

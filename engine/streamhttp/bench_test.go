@@ -57,7 +57,7 @@ func BenchmarkHeaderCheck(b *testing.B) {
 		{[]byte("Mcp-Param-DryRun"), []byte("false")},
 	}
 	x := s.acquireExchange()
-	c := eng.Begin(context.Background(), body, &env, x, nil)
+	c := eng.NewScope().Begin(context.Background(), body, &env, x, nil)
 	x.bind(c)
 	var m mirrored
 	b.ReportAllocs()

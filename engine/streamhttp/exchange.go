@@ -45,7 +45,7 @@ type exchange struct {
 
 	// call refers to the request; a CallRef stays safe after the Call is
 	// recycled (cancelling it then does nothing).
-	call engine.CallRef
+	call engine.RequestRef
 
 	refs    atomic.Int32
 	scratch []byte // header decoding space
@@ -78,7 +78,7 @@ func (s *Server) acquireExchange() *exchange {
 }
 
 // bind makes x the Replier of c: one more reference, released by Done.
-func (x *exchange) bind(c *engine.Call) {
+func (x *exchange) bind(c *engine.Request) {
 	x.refs.Add(1)
 	ref := c.Ref()
 	x.mu.Lock()
@@ -91,7 +91,7 @@ func (x *exchange) unref() {
 		return
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
-	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.CallRef{}
+	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
 	x.queue, x.spare, x.reply = x.queue[:0], x.spare[:0], x.reply[:0]
 	if cap(x.queue) > 64<<10 {
 		x.queue = nil
@@ -135,7 +135,7 @@ func appendEvent(dst, msg []byte) []byte {
 // Notify implements engine.Replier: the first notification switches the
 // reply to SSE; later ones queue for the pump. The engine holds the
 // Call's lock here, so this never calls back into the Call.
-func (x *exchange) Notify(c *engine.Call, frame []byte) error {
+func (x *exchange) Notify(c *engine.Request, frame []byte) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.gone != nil {
@@ -181,7 +181,7 @@ func (x *exchange) maxPending() int {
 // key matches one still queued (the same URI updated again, the same list
 // changed again) is dropped, so a listener that is behind gets one
 // notification per URI, not one per update.
-func (x *exchange) NotifyKeyed(c *engine.Call, frame []byte, key uint64) error {
+func (x *exchange) NotifyKeyed(c *engine.Request, frame []byte, key uint64) error {
 	x.mu.Lock()
 	for _, k := range x.keys {
 		if k == key && x.gone == nil {
@@ -196,7 +196,7 @@ func (x *exchange) NotifyKeyed(c *engine.Call, frame []byte, key uint64) error {
 }
 
 // Reply implements engine.Replier.
-func (x *exchange) Reply(c *engine.Call, frame []byte, status int) error {
+func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.gone != nil {
@@ -218,7 +218,7 @@ func (x *exchange) Reply(c *engine.Call, frame []byte, status int) error {
 }
 
 // Done implements engine.Replier.
-func (x *exchange) Done(c *engine.Call) {
+func (x *exchange) Done(c *engine.Request) {
 	x.mu.Lock()
 	x.ended = true
 	x.mu.Unlock()

@@ -33,6 +33,7 @@ func fanoutServer(t *testing.T, cfg Config) (*engine.Server, *Server, string) {
 		defer cancel()
 		_ = hs.Shutdown(ctx)
 		<-done
+		_ = eng.Shutdown(ctx)
 	})
 	return eng, hs, ln.Addr().String()
 }

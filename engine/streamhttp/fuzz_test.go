@@ -18,9 +18,9 @@ import (
 // nopReplier lets a test Begin and Fail a Call without a transport.
 type nopReplier struct{}
 
-func (nopReplier) Notify(*engine.Call, []byte) error     { return nil }
-func (nopReplier) Reply(*engine.Call, []byte, int) error { return nil }
-func (nopReplier) Done(*engine.Call)                     {}
+func (nopReplier) Notify(*engine.Request, []byte) error     { return nil }
+func (nopReplier) Reply(*engine.Request, []byte, int) error { return nil }
+func (nopReplier) Done(*engine.Request)                     {}
 
 var (
 	sqlBindingsOnce sync.Once
@@ -44,7 +44,7 @@ func executeSQLBindings(tb testing.TB) []engine.HeaderBinding {
 		if err := codec.Peek(body, &env); err != nil {
 			panic(err)
 		}
-		c := eng.Begin(context.Background(), body, &env, nopReplier{}, nil)
+		c := eng.NewScope().Begin(context.Background(), body, &env, nopReplier{}, nil)
 		if e := c.Check(); e != nil {
 			panic(e)
 		}

@@ -369,6 +369,11 @@ func (h *harness) shutdown(d time.Duration) (err error) {
 			_ = h.hs.Shutdown(ctx)
 			_ = h.hs.Close()
 		}
+		// The transport stopped itself only; the harness created the
+		// engine, so it shuts it down.
+		if e := h.eng.Shutdown(ctx); e != nil && err == nil {
+			err = e
+		}
 		select {
 		case e := <-h.done:
 			if e != nil {

@@ -23,9 +23,10 @@ var ErrNonLoopback = errors.New("streamhttp: refusing a non-loopback listener wi
 // endpoint on fasthttp, plus a net/http adapter (Handler) with the same
 // behaviour.
 type Server struct {
-	eng  *engine.Server
-	cfg  Config
-	path []byte
+	eng   *engine.Server
+	scope *engine.Scope
+	cfg   Config
+	path  []byte
 
 	origins   originSet
 	hosts     hostSet
@@ -44,10 +45,11 @@ type Server struct {
 func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{
-		eng:  eng,
-		cfg:  cfg,
-		path: []byte(cfg.Path),
-		peek: codec.PeekOptions{MaxDepth: eng.Options().MaxDepth},
+		eng:   eng,
+		scope: eng.NewScope(),
+		cfg:   cfg,
+		path:  []byte(cfg.Path),
+		peek:  codec.PeekOptions{MaxDepth: eng.Options().MaxDepth},
 	}
 	if cfg.AllowedOrigins != nil {
 		s.origins = newOriginSet(cfg.AllowedOrigins)
@@ -202,7 +204,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		w.send(202, "", nil)
 		return
 	}
-	c := s.eng.Begin(r.ctx, body, env, x, principal)
+	c := s.scope.Begin(r.ctx, body, env, x, principal)
 	x.bind(c)
 	if e := s.check(c, r.hdr, &x.scratch, &x.vals); e != nil {
 		s.stats.Rejected.Add(1)
@@ -253,7 +255,7 @@ var errPostedResponse = codec.NewError(codec.CodeInvalidRequest, "Invalid Reques
 
 // check interleaves the header checks with the engine's _meta checks in
 // the order of HVAL-02 (steps 7-15).
-func (s *Server) check(c *engine.Call, h *mirrored, scratch *[]byte, vals *[maxFlatBindings][]byte) *codec.Error {
+func (s *Server) check(c *engine.Request, h *mirrored, scratch *[]byte, vals *[maxFlatBindings][]byte) *codec.Error {
 	env := c.Envelope()
 	if !env.ProtocolVersion.Present && env.Method.EqualString("initialize") {
 		return c.CheckMeta() // DISC-05: -32022 naming the served versions
@@ -386,13 +388,14 @@ func acceptsBoth(v []byte) bool {
 
 func isIdentity(v []byte) bool { return equalFold(trimOWS(v), "identity") }
 
-// Shutdown stops the binding and the engine behind it: new POSTs get 503,
-// listen streams complete with a final result, in-flight calls are
-// cancelled when ctx ends, the listener closes. It returns by ctx's
-// deadline.
+// Shutdown stops this transport only: new POSTs get 503, its listen
+// streams complete with a final result (SUB-10), its in-flight requests
+// may finish until ctx ends and are then cancelled, and the listener
+// closes. It returns by ctx's deadline. The engine and other transports go
+// on: whoever created the engine shuts it down.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
-	err := s.eng.Shutdown(ctx)
+	err := s.scope.Shutdown(ctx)
 	s.mu.Lock()
 	f := s.fast
 	s.mu.Unlock()

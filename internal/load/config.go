@@ -48,6 +48,10 @@ type Config struct {
 
 	Tool string // call: tools/call of this tool ("" = echo)
 	Args string // call: its arguments, a JSON object ("" = {"text":"hello world"})
+	// NoProgressToken drops the progressToken that call requests carry by
+	// default (the standard fixture: real clients send one with every
+	// tools/call).
+	NoProgressToken bool
 	Mix  string // mix: method=weight,... ("" = DefaultMix)
 
 	SleepMs int // progress: sleep {ms}

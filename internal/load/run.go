@@ -107,7 +107,7 @@ func (r *run) buildTemplates() error {
 		if err != nil {
 			return err
 		}
-		r.tpls = []*reqTemplate{newTemplate("tools/call", callParams(c.Tool, args), false)}
+		r.tpls = []*reqTemplate{newTemplate("tools/call", callParams(c.Tool, args), !c.NoProgressToken)}
 	case WorkloadProgress:
 		args := fmt.Sprintf(`{"ms":%d,"steps":%d}`, c.SleepMs, c.Steps)
 		r.tpls = []*reqTemplate{newTemplate("tools/call", callParams("sleep", []byte(args)), true)}

@@ -219,12 +219,15 @@ func (c *streamConn) sweep() {
 }
 
 // sendLoop sends requests with up to win in flight until the scheduler
-// ends the run.
+// ends the run. In a closed loop every slot that is free when the sender
+// looks is filled, and the requests leave in one write (a pipelining
+// client); in an open loop each leaves when it is due.
 func (c *streamConn) sendLoop() {
 	r := c.r
 	s := r.sched
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	queued := 0 // closed loop: requests queued since the last flush
 	for {
 		var k int32
 		var start int64
@@ -233,13 +236,24 @@ func (c *streamConn) sendLoop() {
 			// Closed loop: a request starts when a slot is free.
 			select {
 			case k = <-c.free:
-			case <-c.dead:
-				return
-			case <-s.done:
-				return
+			default:
+				if queued > 0 {
+					queued = 0
+					if c.fw.Flush() != nil {
+						return
+					}
+				}
+				select {
+				case k = <-c.free:
+				case <-c.dead:
+					return
+				case <-s.done:
+					return
+				}
 			}
 			if start, meas, ok = s.next(timer); !ok {
 				c.free <- k
+				_ = c.fw.Flush()
 				return
 			}
 		} else {
@@ -282,7 +296,14 @@ func (c *streamConn) sendLoop() {
 		}
 		c.idBuf = strconv.AppendInt(c.idBuf[:0], id, 10)
 		c.wbuf = r.tpls[ti].appendBody(c.wbuf[:0], c.idBuf)
-		if err := c.fw.WriteFrame(c.wbuf); err != nil {
+		var err error
+		if s.rate <= 0 {
+			err = c.fw.QueueFrame(c.wbuf)
+			queued++
+		} else {
+			err = c.fw.WriteFrame(c.wbuf)
+		}
+		if err != nil {
 			if sl.id.CompareAndSwap(id, 0) {
 				if meas {
 					c.oobIO.Add(1)

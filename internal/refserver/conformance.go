@@ -223,7 +223,7 @@ func (r *refServer) toolWithProgress(c *engine.Call) error {
 		}
 		c.Progress(v, 100, "Completed step "+strconv.Itoa(i+1)+" of 3")
 	}
-	tok := c.Envelope().ProgressToken
+	tok := c.ProgressToken()
 	switch {
 	case tok == nil:
 		c.Text("no progressToken")

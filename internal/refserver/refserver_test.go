@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/engine/linestream"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -282,7 +283,7 @@ const allCaps = `{"sampling":{},"elicitation":{},"roots":{"listChanged":true}}`
 type conn struct {
 	t   *testing.T
 	srv *engine.Server
-	sc  *engine.StreamConn
+	sc  *linestream.MemConn
 	out *sink
 	n   int
 }
@@ -318,7 +319,7 @@ func newServerT(t *testing.T, opt Options, clk *clock) *engine.Server {
 func dial(t *testing.T, srv *engine.Server, principal any) *conn {
 	t.Helper()
 	c := &conn{t: t, srv: srv, out: newSink()}
-	c.sc = srv.NewStreamConn(context.Background(), c.out, principal)
+	c.sc = linestream.NewMem(srv.NewScope(), c.out.WriteFrame, linestream.Config{}, principal)
 	t.Cleanup(c.sc.Close)
 	return c
 }
@@ -331,8 +332,8 @@ func newConn(t *testing.T, opt Options) *conn {
 // frame feeds one raw frame to the server.
 func (c *conn) frame(f string) {
 	c.t.Helper()
-	if err := c.sc.HandleFrame([]byte(f)); err != nil {
-		c.t.Fatalf("HandleFrame: %v", err)
+	if err := c.sc.Send([]byte(f)); err != nil {
+		c.t.Fatalf("Send: %v", err)
 	}
 }
 
@@ -797,9 +798,9 @@ func TestTriggerChanges(t *testing.T) {
 func waitIdle(t *testing.T, c *conn) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
-	for c.sc.InFlight() != 0 {
+	for c.sc.Conn().InFlight() != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d requests still in flight", c.sc.InFlight())
+			t.Fatalf("%d requests still in flight", c.sc.Conn().InFlight())
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -1,6 +1,8 @@
-package engine
+package linestream
 
 import (
+	"github.com/mcpwire/mcpwire/engine"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -132,15 +134,15 @@ func (m wireMsg) text() string {
 }
 
 // testServer builds a server with a few tools used across the tests.
-func testServer(t *testing.T, opt Options) *Server {
+func testServer(t *testing.T, opt engine.Options) *engine.Server {
 	t.Helper()
-	s := New(opt)
+	s := engine.New(opt)
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(s.AddTool(Tool{Name: "echo", Handler: func(c *Call) error {
+	must(s.AddTool(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error {
 		b, ok := c.ArgBytes("text")
 		if !ok {
 			return fmt.Errorf("text is required")
@@ -148,33 +150,33 @@ func testServer(t *testing.T, opt Options) *Server {
 		c.TextBytes(b)
 		return nil
 	}}))
-	must(s.AddTool(Tool{Name: "block", Handler: func(c *Call) error {
+	must(s.AddTool(engine.Tool{Name: "block", Handler: func(c *engine.Call) error {
 		<-c.Done()
 		c.Text("unblocked")
 		return nil
 	}}))
-	must(s.AddTool(Tool{Name: "stuck", Handler: func(c *Call) error {
+	must(s.AddTool(engine.Tool{Name: "stuck", Handler: func(c *engine.Call) error {
 		// Ignores its context, as a buggy handler would (C13).
 		time.Sleep(300 * time.Millisecond)
 		c.Text("late")
 		return nil
 	}}))
-	must(s.AddTool(Tool{Name: "panic", Handler: func(c *Call) error {
+	must(s.AddTool(engine.Tool{Name: "panic", Handler: func(c *engine.Call) error {
 		var m map[string]int
 		//lint:ignore SA5000 a deliberate nil map write: the panic under test (C12)
 		m["x"] = 1
 		return nil
 	}}))
-	must(s.AddTool(Tool{Name: "sample", RequiredClientCapabilities: []string{"sampling"}, Handler: func(c *Call) error {
+	must(s.AddTool(engine.Tool{Name: "sample", RequiredClientCapabilities: []string{"sampling"}, Handler: func(c *engine.Call) error {
 		c.Text("sampled")
 		return nil
 	}}))
-	must(s.AddTool(Tool{Name: "fail", Handler: func(c *Call) error { return fmt.Errorf("disk on fire") }}))
-	must(s.AddTool(Tool{Name: "badutf8", Handler: func(c *Call) error {
+	must(s.AddTool(engine.Tool{Name: "fail", Handler: func(c *engine.Call) error { return fmt.Errorf("disk on fire") }}))
+	must(s.AddTool(engine.Tool{Name: "badutf8", Handler: func(c *engine.Call) error {
 		c.Text("bad \xff\xfe and \xed\xa0\x80 surrogate")
 		return nil
 	}}))
-	must(s.AddTool(Tool{Name: "nothing", Handler: func(c *Call) error { return nil }}))
+	must(s.AddTool(engine.Tool{Name: "nothing", Handler: func(c *engine.Call) error { return nil }}))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -189,3 +191,34 @@ func leakCheck(t *testing.T) {
 	base := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, base) })
 }
+
+// frameWriter receives the frames a connection writes, one at a time.
+type frameWriter interface {
+	WriteFrame(p []byte) error
+}
+
+// streamConn is a MemConn with the method names these tests were first
+// written against (the blocking StreamConn of milestone 1).
+type streamConn struct {
+	*MemConn
+	aborted <-chan struct{}
+}
+
+func newStreamConn(s *engine.Server, w frameWriter) *streamConn {
+	return newStreamConnCfg(s, w, Config{})
+}
+
+func newStreamConnCfg(s *engine.Server, w frameWriter, cfg Config) *streamConn {
+	m := NewMem(s.NewScope(), w.WriteFrame, cfg, nil)
+	return &streamConn{MemConn: m, aborted: m.Aborted()}
+}
+
+func (sc *streamConn) HandleFrame(frame []byte) error { return sc.Send(frame) }
+
+func (sc *streamConn) InFlight() int { return sc.c.InFlight() }
+
+func (sc *streamConn) Drain(ctx context.Context) error { return sc.c.Drain(ctx) }
+
+func (sc *streamConn) CancelAll(why error) { sc.c.cancelAll(why) }
+
+func (sc *streamConn) cancel(id []byte) { sc.c.cancel(id) }

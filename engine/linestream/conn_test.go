@@ -1,6 +1,8 @@
-package engine
+package linestream
 
 import (
+	"github.com/mcpwire/mcpwire/engine"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,17 +12,17 @@ import (
 	"unicode/utf8"
 )
 
-func newConn(t *testing.T, opt Options) (*Server, *StreamConn, *sink) {
+func newConn(t *testing.T, opt engine.Options) (*engine.Server, *streamConn, *sink) {
 	t.Helper()
 	leakCheck(t)
 	s := testServer(t, opt)
 	out := newSink()
-	sc := s.NewStreamConn(context.Background(), out, nil)
+	sc := newStreamConn(s, out)
 	t.Cleanup(sc.Close)
 	return s, sc, out
 }
 
-func feed(t *testing.T, sc *StreamConn, lines ...string) {
+func feed(t *testing.T, sc *streamConn, lines ...string) {
 	t.Helper()
 	for _, l := range lines {
 		if err := sc.HandleFrame([]byte(l)); err != nil {
@@ -30,7 +32,7 @@ func feed(t *testing.T, sc *StreamConn, lines ...string) {
 }
 
 func TestDiscover(t *testing.T) { // DISC-02, META-06, CACHE
-	_, sc, out := newConn(t, Options{Name: "srv", Version: "9"})
+	_, sc, out := newConn(t, engine.Options{Name: "srv", Version: "9"})
 	feed(t, sc, req(1, "server/discover", ""))
 	m := out.response(t, "1")
 	var r struct {
@@ -110,7 +112,7 @@ func TestValidationErrors(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, sc, out := newConn(t, Options{})
+			_, sc, out := newConn(t, engine.Options{})
 			// A well-formed request before the bad one: its _meta must not be
 			// carried over (META-03, GEN-11).
 			feed(t, sc, req("warm", "tools/list", ""))
@@ -147,7 +149,7 @@ func TestValidationErrors(t *testing.T) {
 }
 
 func TestEchoAndToolErrors(t *testing.T) {
-	s, sc, out := newConn(t, Options{})
+	s, sc, out := newConn(t, engine.Options{})
 	feed(t, sc,
 		req(1, "tools/call", `"name":"echo","arguments":{"text":"h\u00e9llo \"q\" \n"}`),
 		req(2, "tools/call", `"name":"fail","arguments":{}`),
@@ -183,7 +185,7 @@ func TestEchoAndToolErrors(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) { // STD-10, C7, CAN-04
-	s, sc, out := newConn(t, Options{})
+	s, sc, out := newConn(t, engine.Options{})
 	feed(t, sc, req(7, "tools/call", `"name":"block","arguments":{}`))
 	waitFor(t, "in flight", func() bool { return sc.InFlight() == 1 })
 	feed(t, sc,
@@ -210,7 +212,7 @@ func TestCancellation(t *testing.T) { // STD-10, C7, CAN-04
 }
 
 func TestDuplicateInFlightID(t *testing.T) { // GEN-04
-	_, sc, out := newConn(t, Options{})
+	_, sc, out := newConn(t, engine.Options{})
 	feed(t, sc, req(1, "tools/call", `"name":"block","arguments":{}`))
 	waitFor(t, "in flight", func() bool { return sc.InFlight() == 1 })
 	feed(t, sc, req(1, "tools/call", `"name":"echo","arguments":{"text":"dup"}`))
@@ -222,7 +224,7 @@ func TestDuplicateInFlightID(t *testing.T) { // GEN-04
 }
 
 func TestMaxInFlightStopsReading(t *testing.T) { // A19
-	s, sc, out := newConn(t, Options{MaxInFlight: 2})
+	s, sc, out := newConn(t, engine.Options{MaxInFlight: 2})
 	feed(t, sc, req(1, "tools/call", `"name":"block","arguments":{}`), req(2, "tools/call", `"name":"block","arguments":{}`))
 	third := make(chan error, 1)
 	go func() {
@@ -249,9 +251,9 @@ func TestMaxInFlightStopsReading(t *testing.T) { // A19
 
 func TestShutdownReturnsByDeadline(t *testing.T) { // C13
 	leakCheck(t)
-	s := testServer(t, Options{})
+	s := testServer(t, engine.Options{})
 	out := newSink()
-	sc := s.NewStreamConn(context.Background(), out, nil)
+	sc := newStreamConn(s, out)
 	defer sc.Close()
 	feed(t, sc, req(1, "tools/call", `"name":"stuck","arguments":{}`))
 	waitFor(t, "in flight", func() bool { return sc.InFlight() == 1 })
@@ -265,7 +267,7 @@ func TestShutdownReturnsByDeadline(t *testing.T) { // C13
 	if d := time.Since(t0); d > time.Second {
 		t.Fatalf("Shutdown took %v", d)
 	}
-	// New requests are refused once shutting down.
+	// engine.New requests are refused once shutting down.
 	feed(t, sc, req(2, "tools/call", `"name":"echo","arguments":{"text":"x"}`))
 	if out.response(t, "2").code() != -32603 {
 		t.Fatal("request accepted after Shutdown")
@@ -281,7 +283,7 @@ func TestShutdownReturnsByDeadline(t *testing.T) { // C13
 }
 
 func TestWriteFailureEndsConnection(t *testing.T) { // A16
-	_, sc, out := newConn(t, Options{})
+	_, sc, out := newConn(t, engine.Options{})
 	feed(t, sc, req(1, "tools/call", `"name":"block","arguments":{}`))
 	waitFor(t, "in flight", func() bool { return sc.InFlight() == 1 })
 	out.mu.Lock()
@@ -290,6 +292,14 @@ func TestWriteFailureEndsConnection(t *testing.T) { // A16
 	if err := sc.HandleFrame([]byte(req(2, "tools/list", ""))); err == nil {
 		t.Fatal("HandleFrame must report the dead output")
 	}
+	// The driver was asked to end the connection; closing it cancels what
+	// is in flight.
+	select {
+	case <-sc.aborted:
+	default:
+		t.Fatal("Driver.Abort not called after the output failed")
+	}
+	sc.Close()
 	waitFor(t, "in-flight cancelled", func() bool { return sc.InFlight() == 0 })
 	if err := sc.HandleFrame([]byte(req(3, "tools/list", ""))); err == nil {
 		t.Fatal("connection must stay failed")

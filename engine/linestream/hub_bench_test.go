@@ -1,6 +1,8 @@
-package engine
+package linestream
 
 import (
+	"github.com/mcpwire/mcpwire/engine"
+
 	"context"
 	"strconv"
 	"testing"
@@ -17,10 +19,10 @@ func (discardFrames) WriteFrame(p []byte) error { return nil }
 // deliveries/s, 0 allocs per delivery.
 func BenchmarkHubFanout(b *testing.B) {
 	const listeners = 10000
-	s := New(Options{MaxInFlight: listeners + 10})
+	s := engine.New(engine.Options{MaxInFlight: listeners + 10})
 	defer func() { _ = s.Shutdown(context.Background()) }()
-	_ = s.AddResource(Resource{URI: "test://x", Name: "x", Handler: func(c *Call, uri string, _ map[string]string) error { return nil }})
-	sc := s.NewStreamConn(context.Background(), discardFrames{}, nil)
+	_ = s.AddResource(engine.Resource{URI: "test://x", Name: "x", Handler: func(c *engine.Call, uri string, _ map[string]string) error { return nil }})
+	sc := newStreamConn(s, discardFrames{})
 	defer sc.Close()
 	for i := 0; i < listeners; i++ {
 		line := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["test://x"]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`

@@ -1,6 +1,8 @@
-package engine
+package linestream
 
 import (
+	"github.com/mcpwire/mcpwire/engine"
+
 	"context"
 	"errors"
 	"strings"
@@ -10,16 +12,16 @@ import (
 
 func TestToolTimeout(t *testing.T) { // TMO-01..03
 	leakCheck(t)
-	s := New(Options{ProgressInterval: -1})
+	s := engine.New(engine.Options{ProgressInterval: -1})
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	ctxErr := make(chan error, 2)
-	_ = s.AddTool(Tool{Name: "deaf", Timeout: 50 * time.Millisecond, Handler: func(c *Call) error {
+	_ = s.AddTool(engine.Tool{Name: "deaf", Timeout: 50 * time.Millisecond, Handler: func(c *engine.Call) error {
 		time.Sleep(300 * time.Millisecond) // ignores its context
 		ctxErr <- c.Err()
 		c.Text("too late")
 		return nil
 	}})
-	_ = s.AddTool(Tool{Name: "chatty", Timeout: 60 * time.Millisecond, MaxTimeout: 250 * time.Millisecond, Handler: func(c *Call) error {
+	_ = s.AddTool(engine.Tool{Name: "chatty", Timeout: 60 * time.Millisecond, MaxTimeout: 250 * time.Millisecond, Handler: func(c *engine.Call) error {
 		for i := 1; ; i++ {
 			c.Progress(float64(i), 0, "")
 			select {
@@ -30,7 +32,7 @@ func TestToolTimeout(t *testing.T) { // TMO-01..03
 		}
 	}})
 	out := newSink()
-	sc := s.NewStreamConn(context.Background(), out, nil)
+	sc := newStreamConn(s, out)
 	defer sc.Close()
 	t0 := time.Now()
 	feed(t, sc, req(1, "tools/call", `"name":"deaf","arguments":{}`))

@@ -1,6 +1,8 @@
-package engine
+package linestream
 
 import (
+	"github.com/mcpwire/mcpwire/engine"
+
 	"context"
 	"strconv"
 	"sync/atomic"
@@ -17,16 +19,16 @@ func (c *countFrames) WriteFrame(p []byte) error { c.n.Add(1); return nil }
 // the transport, with the default 50 ms limiter and with none. It is the
 // evidence for the limiter's default.
 func BenchmarkProgressBurst(b *testing.B) {
-	for _, iv := range []time.Duration{DefaultProgressInterval, -1} {
+	for _, iv := range []time.Duration{engine.DefaultProgressInterval, -1} {
 		name := "interval=" + iv.String()
 		if iv < 0 {
 			name = "interval=none"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := New(Options{ProgressInterval: iv})
+			s := engine.New(engine.Options{ProgressInterval: iv})
 			defer func() { _ = s.Shutdown(context.Background()) }()
 			calls := make(chan int, 1)
-			_ = s.AddTool(Tool{Name: "burst", Handler: func(c *Call) error {
+			_ = s.AddTool(engine.Tool{Name: "burst", Handler: func(c *engine.Call) error {
 				n := <-calls
 				for i := 1; i <= n; i++ {
 					c.Progress(float64(i), float64(n), "")
@@ -35,7 +37,7 @@ func BenchmarkProgressBurst(b *testing.B) {
 				return nil
 			}})
 			out := &countFrames{}
-			sc := s.NewStreamConn(context.Background(), out, nil)
+			sc := newStreamConn(s, out)
 			defer sc.Close()
 			calls <- b.N
 			b.ReportAllocs()

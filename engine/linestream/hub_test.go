@@ -1,6 +1,8 @@
-package engine
+package linestream
 
 import (
+	"github.com/mcpwire/mcpwire/engine"
+
 	"context"
 	"encoding/json"
 	"strings"
@@ -21,8 +23,8 @@ func subID(t *testing.T, m wireMsg) string {
 }
 
 func TestListen(t *testing.T) { // SUB-01..10, META-07
-	s, sc, out := newConn(t, Options{})
-	_ = s.AddResource(Resource{URI: "file:///a", Name: "a", Handler: func(c *Call, uri string, _ map[string]string) error { return nil }})
+	s, sc, out := newConn(t, engine.Options{})
+	_ = s.AddResource(engine.Resource{URI: "file:///a", Name: "a", Handler: func(c *engine.Call, uri string, _ map[string]string) error { return nil }})
 	feed(t, sc, listenReq("L", `{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["file:///a"]}`))
 	feed(t, sc, listenReq(5, `{"resourcesListChanged":true}`))
 	ack := out.wait(t, "ack", func(m wireMsg) bool {
@@ -37,10 +39,10 @@ func TestListen(t *testing.T) { // SUB-01..10, META-07
 	})
 	waitFor(t, "both subscribed", func() bool { return s.Stats().ListenStreams.Load() == 2 })
 
-	_ = s.AddTool(Tool{Name: "new", Handler: func(c *Call) error { c.Text("x"); return nil }})
+	_ = s.AddTool(engine.Tool{Name: "new", Handler: func(c *engine.Call) error { c.Text("x"); return nil }})
 	s.ResourceUpdated("file:///a/child")
 	s.ResourceUpdated("file:///ab") // not a sub-resource of file:///a
-	_ = s.AddResource(Resource{URI: "file:///b", Name: "b", Handler: func(c *Call, uri string, _ map[string]string) error { return nil }})
+	_ = s.AddResource(engine.Resource{URI: "file:///b", Name: "b", Handler: func(c *engine.Call, uri string, _ map[string]string) error { return nil }})
 
 	out.wait(t, "tools list_changed", func(m wireMsg) bool {
 		return m.Method == "notifications/tools/list_changed" && subID(t, m) == `"L"`
@@ -66,7 +68,7 @@ func TestListen(t *testing.T) { // SUB-01..10, META-07
 	feed(t, sc, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
 	waitFor(t, "one stream left", func() bool { return s.Stats().ListenStreams.Load() == 1 })
 
-	// Server shutdown completes "L" with a final result (SUB-10).
+	// engine.Server shutdown completes "L" with a final result (SUB-10).
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
@@ -84,10 +86,10 @@ func TestListen(t *testing.T) { // SUB-01..10, META-07
 }
 
 func TestListenAckFirstAndDrain(t *testing.T) {
-	s, sc, out := newConn(t, Options{})
+	s, sc, out := newConn(t, engine.Options{})
 	feed(t, sc, listenReq(1, `{"toolsListChanged":true}`))
 	waitFor(t, "subscribed", func() bool { return s.Stats().ListenStreams.Load() == 1 })
-	_ = s.AddTool(Tool{Name: "x", Handler: func(c *Call) error { return nil }})
+	_ = s.AddTool(engine.Tool{Name: "x", Handler: func(c *engine.Call) error { return nil }})
 	out.wait(t, "change", func(m wireMsg) bool { return m.Method == "notifications/tools/list_changed" })
 	frames := out.all()
 	if m := decode(t, frames[0]); m.Method != "notifications/subscriptions/acknowledged" {
@@ -103,7 +105,7 @@ func TestListenAckFirstAndDrain(t *testing.T) {
 }
 
 func TestListenBadParams(t *testing.T) {
-	_, sc, out := newConn(t, Options{})
+	_, sc, out := newConn(t, engine.Options{})
 	feed(t, sc, req(1, "subscriptions/listen", ""))
 	if m := out.response(t, "1"); m.code() != -32602 {
 		t.Fatalf("listen without notifications: %s", m.raw)
@@ -111,9 +113,9 @@ func TestListenBadParams(t *testing.T) {
 }
 
 func TestExplicitListChanged(t *testing.T) { // issue 5: publishing API
-	s, sc, out := newConn(t, Options{})
-	_ = s.AddPrompt(Prompt{Name: "p", Handler: func(c *Call) error { return nil }})
-	_ = s.AddResource(Resource{URI: "file:///a", Name: "a", Handler: func(c *Call, uri string, _ map[string]string) error { return nil }})
+	s, sc, out := newConn(t, engine.Options{})
+	_ = s.AddPrompt(engine.Prompt{Name: "p", Handler: func(c *engine.Call) error { return nil }})
+	_ = s.AddResource(engine.Resource{URI: "file:///a", Name: "a", Handler: func(c *engine.Call, uri string, _ map[string]string) error { return nil }})
 	feed(t, sc, listenReq(1, `{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}`))
 	waitFor(t, "subscribed", func() bool { return s.Stats().ListenStreams.Load() == 1 })
 	s.ToolsChanged()

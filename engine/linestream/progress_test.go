@@ -1,6 +1,8 @@
-package engine
+package linestream
 
 import (
+	"github.com/mcpwire/mcpwire/engine"
+
 	"context"
 	"encoding/json"
 	"testing"
@@ -40,9 +42,9 @@ func progressOf(t *testing.T, frames []string) (notes []progressNote, resultAt i
 // fake time (testing/synctest).
 func TestProgressLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := New(Options{ProgressInterval: 50 * time.Millisecond})
+		s := engine.New(engine.Options{ProgressInterval: 50 * time.Millisecond})
 		defer func() { _ = s.Shutdown(context.Background()) }()
-		_ = s.AddTool(Tool{Name: "work", Handler: func(c *Call) error {
+		_ = s.AddTool(engine.Tool{Name: "work", Handler: func(c *engine.Call) error {
 			c.Progress(1, 100, "start")  // sent at once
 			for i := 2; i <= 1000; i++ { // a burst: coalesced, latest wins
 				c.Progress(float64(i), 1000, "")
@@ -54,13 +56,13 @@ func TestProgressLimiter(t *testing.T) {
 			c.Text("done")
 			return nil
 		}})
-		_ = s.AddTool(Tool{Name: "notoken", Handler: func(c *Call) error {
+		_ = s.AddTool(engine.Tool{Name: "notoken", Handler: func(c *engine.Call) error {
 			c.Progress(1, 2, "")
 			c.Text("ok")
 			return nil
 		}})
 		out := newSink()
-		sc := s.NewStreamConn(context.Background(), out, nil)
+		sc := newStreamConn(s, out)
 		defer sc.Close()
 		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"tok"}}}`
 		if err := sc.HandleFrame([]byte(line)); err != nil {
@@ -107,9 +109,9 @@ func TestProgressLimiter(t *testing.T) {
 // TestProgressAfterCancel: nothing is emitted for a cancelled request.
 func TestProgressAfterCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := New(Options{ProgressInterval: 50 * time.Millisecond})
+		s := engine.New(engine.Options{ProgressInterval: 50 * time.Millisecond})
 		defer func() { _ = s.Shutdown(context.Background()) }()
-		_ = s.AddTool(Tool{Name: "w", Handler: func(c *Call) error {
+		_ = s.AddTool(engine.Tool{Name: "w", Handler: func(c *engine.Call) error {
 			for i := 1; ; i++ {
 				c.Progress(float64(i), 0, "")
 				select {
@@ -122,7 +124,7 @@ func TestProgressAfterCancel(t *testing.T) {
 			}
 		}})
 		out := newSink()
-		sc := s.NewStreamConn(context.Background(), out, nil)
+		sc := newStreamConn(s, out)
 		defer sc.Close()
 		line := `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"w","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":9}}}`
 		_ = sc.HandleFrame([]byte(line))

@@ -1,7 +1,8 @@
-package engine
+package linestream
 
 import (
-	"context"
+	"github.com/mcpwire/mcpwire/engine"
+
 	"encoding/json"
 	"strings"
 	"testing"
@@ -26,15 +27,15 @@ func FuzzHandleFrame(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s)
 	}
-	s := New(Options{})
-	_ = s.AddTool(Tool{Name: "echo", Handler: func(c *Call) error {
+	s := engine.New(engine.Options{})
+	_ = s.AddTool(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error {
 		b, _ := c.ArgBytes("text")
 		c.TextBytes(b)
 		return nil
 	}})
 	f.Fuzz(func(t *testing.T, frame string) {
 		out := newSink()
-		sc := s.NewStreamConn(context.Background(), out, nil)
+		sc := newStreamConn(s, out)
 		if err := sc.HandleFrame([]byte(frame)); err != nil {
 			t.Fatalf("HandleFrame: %v", err)
 		}

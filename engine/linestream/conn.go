@@ -1,0 +1,665 @@
+package linestream
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/framing"
+)
+
+// Defaults for Config fields; each applies when the field is zero.
+const (
+	DefaultMaxPending   = framing.DefaultMaxPending // 64 MiB
+	DefaultCancelBudget = 1024
+	// DefaultBacklogSlack is what Config.MaxBacklog adds to MaxLine by
+	// default: room for one largest line plus 1 MiB of pipelined requests.
+	DefaultBacklogSlack = 1 << 20
+)
+
+// Config configures a Conn. Zero values select the defaults.
+type Config struct {
+	// MaxLine is the largest accepted message in bytes (excluding the
+	// newline). Default 4 MiB; negative means unlimited (unsafe).
+	MaxLine int
+	// MaxPending bounds the output queued for a peer that does not read,
+	// in bytes; past it the connection ends as a slow consumer (A18,
+	// Stats.SlowConsumers). Default 64 MiB.
+	MaxPending int
+	// MaxBacklog bounds the input a Conn keeps while it takes no frames (the
+	// in-flight bound is reached, or the driver holds the input); past it
+	// the connection ends (Stats.InputOverflows). Only an event loop, which
+	// cannot stop reading, ever reaches it. Default MaxLine + 1 MiB.
+	MaxBacklog int
+	// CloseOnTooLong ends the connection after answering a line over
+	// MaxLine (sockets do, like nats; stdio reads on).
+	CloseOnTooLong bool
+	// CancelBudget is how many more notifications/cancelled naming no
+	// request in flight than requests served a peer may send before the
+	// connection ends (C8, Stats.CancelFloods). Default 1024; negative
+	// means unlimited.
+	CancelBudget int
+	// HandOffOutput makes Feed, Resume and End leave what they queued to
+	// the driver's output side (WakeOutput) instead of writing it
+	// themselves: for a driver whose Write blocks (stdio), so that its
+	// reader keeps reading — and sees EOF, cancellations and the
+	// MaxPending bound — while the peer is slow to read. An event loop,
+	// whose writes never block, leaves it off and writes at once.
+	HandOffOutput bool
+	// Logger receives the connection's logs (never protocol traffic); nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxLine == 0 {
+		c.MaxLine = framing.DefaultMaxLine
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = DefaultMaxPending
+	}
+	if c.MaxBacklog <= 0 {
+		c.MaxBacklog = DefaultBacklogSlack
+		if c.MaxLine > 0 {
+			c.MaxBacklog += c.MaxLine
+		} else {
+			c.MaxBacklog += framing.DefaultMaxLine
+		}
+	}
+	if c.CancelBudget == 0 {
+		c.CancelBudget = DefaultCancelBudget
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Driver is the transport under a Conn: a stdio process, or a socket on an
+// event loop.
+type Driver interface {
+	// Write writes b (whole frames) to the peer. The Conn calls it from
+	// Flush only, so never concurrently; a short count must come with an
+	// error.
+	Write(b []byte) (int, error)
+	// WakeOutput asks the driver to call Flush soon from its output side.
+	// It is called from any goroutine, possibly with engine locks held,
+	// and must not block.
+	WakeOutput()
+	// WakeInput asks the driver to call Resume soon from its input side
+	// (a request ended while the input was paused, or Admit opened it).
+	// Same rules as WakeOutput.
+	WakeInput()
+	// Abort asks the driver to end the connection: the peer misbehaved or
+	// stopped reading, or the output failed; err says why. Same rules as
+	// WakeOutput. The driver then calls Close from its input side.
+	Abort(err error)
+}
+
+// Errors that end a connection, passed to Driver.Abort.
+var (
+	// ErrSlowConsumer: more than MaxPending bytes of output are waiting.
+	ErrSlowConsumer = framing.ErrSlowConsumer
+	// ErrLineTooLong: a line over MaxLine, with CloseOnTooLong.
+	ErrLineTooLong = framing.ErrLineTooLong
+	// ErrInputOverflow: more than MaxBacklog bytes of input arrived while
+	// the Conn took no frames.
+	ErrInputOverflow = errors.New("linestream: input backlog over limit while the in-flight bound is reached")
+	// ErrCancelFlood: notifications/cancelled for unknown requests beyond
+	// the cancel budget (C8).
+	ErrCancelFlood = errors.New("linestream: too many cancellations naming no request in flight")
+	// ErrClosed: the connection was closed.
+	ErrClosed = errors.New("linestream: connection closed")
+
+	errShortWrite      = errors.New("linestream: short write")
+	errCancelledByPeer = errors.New("linestream: cancelled by the client")
+)
+
+// Answers for messages that never become a request.
+var (
+	// ErrTooLarge is the answer to a line over MaxLine (A1): -32600 without
+	// an id, since the id was never read.
+	ErrTooLarge    = codec.NewError(codec.CodeInvalidRequest, "Invalid Request: message too large")
+	errDuplicateID = codec.NewError(codec.CodeInvalidRequest, "Invalid Request: id is already in use by a request in flight")
+)
+
+var idSeed = maphash.MakeSeed()
+
+// entry is one request in flight that did not complete where it was read
+// (a worker runs it, or it is a listen stream): the in-flight table holds
+// it for notifications/cancelled, duplicate ids and Drain.
+type entry struct {
+	r    *engine.Request // valid while the entry is in the table
+	ref  engine.RequestRef
+	hash uint64
+	next *entry
+}
+
+var entryPool = sync.Pool{New: func() any { return new(entry) }}
+
+// Conn is one line-framed connection bound to the engine. Its input side
+// (Feed, Resume, End, Close) is driven by one goroutine at a time: the
+// driver's reader or event loop. Flush may be called from the input side
+// and from the driver's output side. Everything else is safe for
+// concurrent use.
+type Conn struct {
+	scope     *engine.Scope
+	srv       *engine.Server
+	stats     *engine.Stats
+	d         Driver
+	ctx       context.Context
+	principal any
+	cfg       Config
+	peek      codec.PeekOptions
+	maxFlight int32
+	write     func([]byte) (int, error)
+
+	// input side
+	dec    *framing.Decoder
+	errb   []byte // reused for answers to messages that never became requests
+	budget int    // cancel budget left (C8)
+
+	stopped  atomic.Bool  // no more frames are taken (Drain, Close, fatal input error)
+	aborted  atomic.Bool  // Driver.Abort was called
+	held     atomic.Bool  // the driver holds the input (Hold/Admit)
+	paused   atomic.Bool  // the input side stopped taking frames; Resume goes on
+	wakeIn   atomic.Bool  // WakeInput was called and Resume has not run yet
+	inflight atomic.Int32 // entries in the table
+	closed   atomic.Bool
+
+	tmu      sync.Mutex
+	table    map[uint64]*entry
+	draining bool
+	idle     chan struct{} // signalled by Done while draining
+
+	out outQueue
+}
+
+// New binds a line-framed connection to the engine behind scope. ctx is
+// the parent of every request context (its values reach handlers; its
+// cancellation does not cancel requests: the Conn does that). principal is
+// what the driver's authentication established (nil for none); see also
+// Hold and Admit.
+func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, principal any) *Conn {
+	cfg = cfg.withDefaults()
+	srv := scope.Server()
+	opt := srv.Options()
+	c := &Conn{
+		scope:     scope,
+		srv:       srv,
+		stats:     srv.Stats(),
+		d:         d,
+		ctx:       context.WithoutCancel(ctx),
+		principal: principal,
+		cfg:       cfg,
+		peek:      codec.PeekOptions{MaxDepth: opt.MaxDepth},
+		maxFlight: int32(opt.MaxInFlight),
+		dec:       framing.NewDecoder(framing.ReaderOptions{MaxLine: cfg.MaxLine, ReadSize: 1}),
+		budget:    cfg.CancelBudget,
+	}
+	c.write = d.Write
+	c.out.max = cfg.MaxPending
+	return c
+}
+
+// Hold makes the Conn keep the input it is fed (up to MaxBacklog) without
+// taking frames, until Admit: for a driver that authenticates the peer off
+// its event loop. Call it before the first Feed.
+func (c *Conn) Hold() { c.held.Store(true) }
+
+// Admit sets the principal established by the driver's authentication and
+// lets the input held since Hold go on (the driver's input side is woken).
+func (c *Conn) Admit(principal any) {
+	c.principal = principal
+	c.held.Store(false) // publishes principal to the input side
+	c.wakeInputOnce()
+}
+
+// Feed hands the Conn the next chunk of input and handles every complete
+// line in it; what it writes in answer leaves in one Flush before Feed
+// returns. It reports whether the input is paused: the in-flight bound is
+// reached or the driver holds the input. The chunk may be reused once Feed
+// returns (the Conn copies what it keeps). A blocking reader should stop
+// reading while paused and call Resume when woken; an event loop just goes
+// on feeding, and the Conn keeps up to MaxBacklog bytes.
+func (c *Conn) Feed(chunk []byte) (paused bool) {
+	c.out.hold()
+	if !c.stopped.Load() {
+		c.dec.Feed(chunk)
+		if !c.paused.Load() {
+			c.pump()
+		}
+		c.detach()
+	}
+	c.inputFlush()
+	return c.paused.Load()
+}
+
+// Resume goes on taking frames after a pause, if the cause has gone. The
+// driver calls it from its input side after WakeInput. It reports whether
+// the input is still paused.
+func (c *Conn) Resume() (paused bool) {
+	c.wakeIn.Store(false)
+	if !c.paused.Load() || c.stopped.Load() {
+		return c.paused.Load()
+	}
+	c.out.hold()
+	c.paused.Store(false)
+	c.pump()
+	c.detach()
+	c.inputFlush()
+	return c.paused.Load()
+}
+
+// End tells the Conn that the input has ended: a last line without a
+// newline is still served. The driver then usually calls Drain.
+func (c *Conn) End() {
+	c.out.hold()
+	if !c.stopped.Load() {
+		c.dec.End()
+		if !c.paused.Load() {
+			c.pump()
+		}
+		c.detach()
+	}
+	c.inputFlush()
+}
+
+// inputFlush ends the input side's hold: it writes what was queued, or
+// with HandOffOutput wakes the output side to do it.
+func (c *Conn) inputFlush() {
+	if !c.cfg.HandOffOutput {
+		c.Flush()
+		return
+	}
+	if c.out.release() {
+		c.d.WakeOutput()
+	}
+}
+
+// detach copies what is left of the current chunk, so the caller may
+// reuse it, and enforces MaxBacklog on what the Conn holds.
+func (c *Conn) detach() {
+	c.dec.Feed(nil)
+	if n := c.dec.Buffered(); n > c.cfg.MaxBacklog && !c.stopped.Load() {
+		c.stats.InputOverflows.Add(1)
+		c.cfg.Logger.Warn("input backlog over limit while requests are in flight; closing", "bytes", n, "limit", c.cfg.MaxBacklog)
+		c.stop(ErrInputOverflow)
+	}
+}
+
+// envPool holds the scratch envelopes pump peeks into: an Envelope is
+// ~400 bytes, too much to keep in every idle connection, and codec.PeekWith
+// makes a stack one escape.
+var envPool = sync.Pool{New: func() any { return new(codec.Envelope) }}
+
+// pump takes frames until the input runs out or must pause.
+func (c *Conn) pump() {
+	env := envPool.Get().(*codec.Envelope)
+	defer envPool.Put(env)
+	for !c.stopped.Load() {
+		if c.held.Load() || c.inflight.Load() >= c.maxFlight {
+			if c.dec.Unread() == 0 {
+				return // nothing waits: no need to pause
+			}
+			if !c.pauseInput() {
+				continue // the cause went away meanwhile
+			}
+			return
+		}
+		frame, err := c.dec.Next()
+		if err == framing.ErrLineTooLong {
+			c.stats.LinesTooLong.Add(1)
+			c.cfg.Logger.Debug("line over the size limit", "limit", c.cfg.MaxLine, "start", string(c.dec.LastTooLong()))
+			c.replyError(nil, ErrTooLarge)
+			if c.cfg.CloseOnTooLong {
+				c.stop(ErrLineTooLong)
+				return
+			}
+			continue
+		}
+		if frame == nil {
+			return
+		}
+		c.handle(frame, env)
+	}
+}
+
+// pauseInput marks the input paused, then checks the cause again: a
+// request that ended in between saw no pause to wake. It reports whether
+// the input stays paused.
+func (c *Conn) pauseInput() bool {
+	if !c.paused.Load() && !c.held.Load() {
+		c.stats.InFlightStalls.Add(1)
+	}
+	c.paused.Store(true)
+	if c.held.Load() || c.inflight.Load() >= c.maxFlight {
+		return true
+	}
+	c.paused.Store(false)
+	return false
+}
+
+// stop ends the input for a fatal reason and asks the driver to close.
+func (c *Conn) stop(why error) {
+	c.stopped.Store(true)
+	c.abort(why)
+}
+
+// abort asks the driver, once, to end the connection.
+func (c *Conn) abort(why error) {
+	if !c.closed.Load() && c.aborted.CompareAndSwap(false, true) {
+		c.d.Abort(why)
+	}
+}
+
+// handle processes one message.
+func (c *Conn) handle(frame []byte, env *codec.Envelope) {
+	if err := codec.PeekWith(frame, env, c.peek); err != nil {
+		var ce *codec.Error
+		if !errors.As(err, &ce) {
+			ce = codec.ErrParse
+		}
+		c.countReject(ce)
+		var id []byte
+		if env.IDKind == codec.IDString || env.IDKind == codec.IDNumber {
+			id = env.ID
+		}
+		c.replyError(id, ce)
+		return
+	}
+	switch env.Kind {
+	case codec.KindNotification:
+		c.stats.Notifications.Add(1)
+		if env.Method.EqualString("notifications/cancelled") && env.RequestID != nil {
+			c.cancel(env.RequestID)
+		}
+		return // other notifications are accepted and ignored (GEN-07)
+	case codec.KindResponse:
+		// Clients send no responses in this revision (STD-06); answering
+		// one could start a loop with a confused peer, so it is counted.
+		c.stats.Responses.Add(1)
+		return
+	}
+	if c.budget < c.cfg.CancelBudget {
+		c.budget++ // a request served earns back one cancel
+	}
+	r := c.scope.Begin(c.ctx, frame, env, c, c.principal)
+	if e := r.Check(); e != nil {
+		r.Fail(e)
+		return
+	}
+	id := r.Envelope().ID
+	var h uint64
+	if c.inflight.Load() > 0 {
+		h = maphash.Bytes(idSeed, id)
+		if c.lookup(h, id) {
+			c.stats.DuplicateIDs.Add(1)
+			r.Fail(errDuplicateID)
+			return
+		}
+	}
+	if r.Inline() {
+		// Runs here and ends before Start returns: nothing can cancel it
+		// meanwhile, so it never enters the table.
+		r.Start()
+		return
+	}
+	if h == 0 {
+		h = maphash.Bytes(idSeed, id)
+	}
+	e := entryPool.Get().(*entry)
+	e.r, e.ref, e.hash = r, r.Ref(), h
+	r.SetTransportData(e)
+	c.insert(e)
+	r.Start()
+}
+
+func (c *Conn) countReject(e *codec.Error) {
+	switch {
+	case e == codec.ErrTooDeep:
+		c.stats.TooDeep.Add(1)
+	case e.Code == codec.CodeParseError:
+		c.stats.ParseErrors.Add(1)
+	default:
+		c.stats.InvalidRequests.Add(1)
+	}
+}
+
+// replyError answers a message that never became a request.
+func (c *Conn) replyError(id []byte, e *codec.Error) {
+	c.errb = codec.AppendErrorResponse(c.errb[:0], id, e)
+	c.send(c.errb)
+	if cap(c.errb) > 4<<10 {
+		c.errb = nil
+	}
+}
+
+// send queues one frame, waking the output side or aborting as needed.
+func (c *Conn) send(frame []byte) error {
+	wake, err := c.out.appendFrame(frame)
+	if wake {
+		c.d.WakeOutput()
+	}
+	if err != nil && err != framing.ErrNewlineInFrame {
+		c.fail(err)
+	}
+	return err
+}
+
+// fail ends the connection because its output failed. It may run inside a
+// Replier call, with a request's lock held, so it cancels nothing itself:
+// the driver closes the connection, and Close cancels what is in flight.
+func (c *Conn) fail(err error) {
+	if err == ErrClosed || c.closed.Load() {
+		return
+	}
+	if err == ErrSlowConsumer && !c.aborted.Load() {
+		c.stats.SlowConsumers.Add(1)
+	}
+	c.stopped.Store(true)
+	c.abort(err)
+}
+
+// Flush writes everything queued with the driver's Write, unless another
+// flusher is running (it then writes it). It returns the output's error,
+// if any. The input side flushes at the end of each Feed and Resume; the
+// driver's output side calls Flush after WakeOutput.
+func (c *Conn) Flush() error {
+	err := c.out.flush(c.write)
+	if err != nil && !c.closed.Load() {
+		c.fail(err)
+	}
+	return err
+}
+
+// Pending returns the output bytes queued and not yet handed to Write.
+func (c *Conn) Pending() int { return c.out.pending() }
+
+// Err returns why the connection's output failed (nil while it works).
+func (c *Conn) Err() error { return c.out.error() }
+
+// InFlight returns the requests in flight that did not complete where
+// they were read (workers, listen streams).
+func (c *Conn) InFlight() int { return int(c.inflight.Load()) }
+
+// in-flight table ------------------------------------------------------
+
+func (c *Conn) lookup(h uint64, id []byte) bool {
+	c.tmu.Lock()
+	defer c.tmu.Unlock()
+	for e := c.table[h]; e != nil; e = e.next {
+		if string(e.r.Envelope().ID) == string(id) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Conn) insert(e *entry) {
+	c.tmu.Lock()
+	if c.table == nil {
+		c.table = make(map[uint64]*entry)
+	}
+	e.next = c.table[e.hash]
+	c.table[e.hash] = e
+	c.inflight.Add(1)
+	c.tmu.Unlock()
+}
+
+// cancel handles notifications/cancelled for the raw request id; unknown
+// ids are ignored (CAN-04) but draw on the cancel budget (C8).
+func (c *Conn) cancel(id []byte) {
+	h := maphash.Bytes(idSeed, id)
+	var ref engine.RequestRef
+	c.tmu.Lock()
+	for e := c.table[h]; e != nil; e = e.next {
+		if string(e.r.Envelope().ID) == string(id) {
+			ref = e.ref
+			break
+		}
+	}
+	c.tmu.Unlock()
+	if ref.Cancel(errCancelledByPeer) {
+		return
+	}
+	c.stats.UnknownCancels.Add(1)
+	if c.cfg.CancelBudget < 0 {
+		return
+	}
+	if c.budget--; c.budget < 0 {
+		c.stats.CancelFloods.Add(1)
+		c.cfg.Logger.Warn("cancellation flood: notifications/cancelled naming no request in flight beyond the budget; closing", "budget", c.cfg.CancelBudget)
+		c.stop(ErrCancelFlood)
+	}
+}
+
+// refs returns references to the requests in flight.
+func (c *Conn) refs() []engine.RequestRef {
+	c.tmu.Lock()
+	defer c.tmu.Unlock()
+	out := make([]engine.RequestRef, 0, len(c.table))
+	for _, e := range c.table {
+		for ; e != nil; e = e.next {
+			out = append(out, e.ref)
+		}
+	}
+	return out
+}
+
+func (c *Conn) cancelAll(why error) {
+	for _, r := range c.refs() {
+		r.Abort(why)
+	}
+}
+
+// engine.Replier ------------------------------------------------------------
+
+// Notify implements engine.Replier.
+func (c *Conn) Notify(r *engine.Request, frame []byte) error { return c.send(frame) }
+
+// Reply implements engine.Replier.
+func (c *Conn) Reply(r *engine.Request, frame []byte, status int) error { return c.send(frame) }
+
+// Done implements engine.Replier.
+func (c *Conn) Done(r *engine.Request) {
+	e, _ := r.TransportData().(*entry)
+	if e == nil {
+		return // ended where it was read, or failed validation
+	}
+	c.tmu.Lock()
+	if p := c.table[e.hash]; p == e {
+		if e.next == nil {
+			delete(c.table, e.hash)
+		} else {
+			c.table[e.hash] = e.next
+		}
+	} else {
+		for ; p != nil; p = p.next {
+			if p.next == e {
+				p.next = e.next
+				break
+			}
+		}
+	}
+	if len(c.table) == 0 {
+		c.table = nil // an idle connection keeps no map
+	}
+	c.inflight.Add(-1)
+	if c.draining {
+		select {
+		case c.idle <- struct{}{}:
+		default:
+		}
+	}
+	c.tmu.Unlock()
+	*e = entry{}
+	entryPool.Put(e)
+	if c.paused.Load() {
+		c.wakeInputOnce()
+	}
+}
+
+func (c *Conn) wakeInputOnce() {
+	if c.wakeIn.CompareAndSwap(false, true) {
+		c.d.WakeInput()
+	}
+}
+
+// ending -------------------------------------------------------------------
+
+// Drain ends the connection's requests gracefully: it takes no more frames,
+// completes listen streams with their final result at once (SUB-10), and
+// lets the other requests finish until ctx ends; then it cancels them. It
+// returns nil when none is left, ctx.Err() otherwise. The answers are
+// queued: the driver flushes them (the output side is woken) and then
+// closes. Drain may be called from any goroutine.
+func (c *Conn) Drain(ctx context.Context) error {
+	c.stopped.Store(true)
+	c.tmu.Lock()
+	c.draining = true
+	if c.idle == nil {
+		c.idle = make(chan struct{}, 1)
+	}
+	c.tmu.Unlock()
+	for _, r := range c.refs() {
+		r.EndStream()
+	}
+	for c.inflight.Load() > 0 {
+		select {
+		case <-c.idle:
+		case <-ctx.Done():
+			c.cancelAll(context.Cause(ctx))
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Close ends the connection at once: the peer is gone or the driver closed
+// it. Requests in flight are cancelled (a disconnect is a cancellation) and
+// nothing more is written. It may be called from any goroutine and is
+// idempotent; the input side then calls ReleaseInput.
+func (c *Conn) Close(why error) {
+	if !c.closed.CompareAndSwap(false, true) {
+		return
+	}
+	if why == nil {
+		why = ErrClosed
+	}
+	c.stopped.Store(true)
+	c.out.fail(ErrClosed)
+	c.cancelAll(why)
+}
+
+// ReleaseInput gives the input side's buffers back to the pool; what it
+// held is dropped. Call it from the input side once it feeds no more.
+func (c *Conn) ReleaseInput() {
+	c.stopped.Store(true)
+	c.dec.Release()
+}

@@ -1,0 +1,164 @@
+package linestream
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+const echoHead = `{"jsonrpc":"2.0","id":`
+
+// echoTail is the standard fixture: tools/call echo {"text":"hello world"}
+// whose _meta carries what real clients send, a progressToken included.
+const echoTail = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}`
+
+// echoTailNoToken is the fixture without its progressToken.
+const echoTailNoToken = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+func echoServer(tb testing.TB, inline bool) *engine.Server {
+	s := engine.New(engine.Options{})
+	_ = s.AddTool(engine.Tool{Name: "echo", Inline: inline, Handler: func(c *engine.Call) error {
+		b, _ := c.ArgBytes("text")
+		c.TextBytes(b)
+		return nil
+	}})
+	return s
+}
+
+// benchDriver counts the frames a Conn writes and flushes on a goroutine
+// of its own when woken, as the stdio writer does.
+type benchDriver struct {
+	c     *Conn
+	lines atomic.Int64
+	wake  chan struct{}
+	in    chan struct{}
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	target int64 // wake the waiter once lines reach it
+}
+
+func (d *benchDriver) Write(b []byte) (int, error) {
+	n := d.lines.Add(int64(bytes.Count(b, []byte{'\n'})))
+	d.mu.Lock()
+	if d.target > 0 && n >= d.target {
+		d.cond.Signal()
+	}
+	d.mu.Unlock()
+	return len(b), nil
+}
+
+// waitLines blocks until n lines were written in all.
+func (d *benchDriver) waitLines(n int64) {
+	d.mu.Lock()
+	d.target = n
+	for d.lines.Load() < n {
+		d.cond.Wait()
+	}
+	d.target = 0
+	d.mu.Unlock()
+}
+
+func (d *benchDriver) WakeOutput() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (d *benchDriver) WakeInput() {
+	select {
+	case d.in <- struct{}{}:
+	default:
+	}
+}
+
+func (d *benchDriver) Abort(err error) { panic(err) }
+
+func newBenchConn(s *engine.Server) (*benchDriver, func()) {
+	d := &benchDriver{wake: make(chan struct{}, 1), in: make(chan struct{}, 1)}
+	d.cond.L = &d.mu
+	d.c = New(s.NewScope(), d, Config{}, context.Background(), nil)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-d.wake:
+				_ = d.c.Flush()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return d, func() { close(quit); <-done; d.c.Close(nil); d.c.ReleaseInput() }
+}
+
+// pipelined builds one chunk of n requests with ids from start, as one
+// read from a pipelining client delivers them.
+func pipelined(dst []byte, start, n int, tail string) []byte {
+	dst = dst[:0]
+	for i := start; i < start+n; i++ {
+		dst = append(dst, echoHead...)
+		dst = strconv.AppendInt(dst, int64(i&0xffff), 10)
+		dst = append(dst, tail...)
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
+// roundTrips feeds rounds chunks of window requests each and waits for
+// every answer before the next chunk (a client with window requests in
+// flight).
+func roundTrips(d *benchDriver, rounds, window int, tail string, chunk []byte) []byte {
+	for r := 0; r < rounds; r++ {
+		base := d.lines.Load()
+		chunk = pipelined(chunk, r*window, window, tail)
+		for paused := d.c.Feed(chunk); paused; {
+			<-d.in
+			paused = d.c.Resume()
+		}
+		d.waitLines(base + int64(window))
+	}
+	return chunk
+}
+
+// BenchmarkStreamEcho is the line core's echo round trip: 64 requests
+// arrive in one chunk (one read), are peeked, validated, run, encoded and
+// written out. ns/op is per message. Inline runs the handler where the
+// chunk was fed; Worker hands it to the engine's pool. Target: <= 1
+// allocation per message.
+func BenchmarkStreamEcho(b *testing.B) {
+	const window = 64
+	for _, bc := range []struct {
+		name   string
+		inline bool
+		tail   string
+	}{
+		{"Inline/progressToken", true, echoTail},
+		{"Inline/noToken", true, echoTailNoToken},
+		{"Worker/progressToken", false, echoTail},
+		{"Worker/noToken", false, echoTailNoToken},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := echoServer(b, bc.inline)
+			defer func() { _ = s.Shutdown(context.Background()) }()
+			d, stop := newBenchConn(s)
+			defer stop()
+			chunk := roundTrips(d, 20, window, bc.tail, nil) // warm the pools
+			rounds := (b.N + window - 1) / window
+			b.ReportAllocs()
+			b.SetBytes(int64(len(echoHead) + len(bc.tail) + 4))
+			b.ResetTimer()
+			roundTrips(d, rounds, window, bc.tail, chunk)
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rounds*window), "ns/msg")
+		})
+	}
+}

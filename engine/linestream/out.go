@@ -1,0 +1,160 @@
+package linestream
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/mcpwire/mcpwire/framing"
+)
+
+// minOut is the first output buffer a connection takes from the pool.
+const minOut = 4 << 10
+
+// outQueue holds a connection's frames until the driver writes them. It is
+// safe for concurrent use: the input side, the engine's workers, progress
+// timers and listen-stream publishers append; one flusher at a time writes.
+//
+// Batching: while the input side is feeding (held) nobody is woken, since
+// the input side flushes when it is done; otherwise the first frame that
+// lands in an empty, unflushed queue wakes the driver's output side once,
+// and everything appended until the flusher takes the batch leaves with it.
+// Buffers go back to the pool whenever the queue is empty, so an idle
+// connection holds none.
+type outQueue struct {
+	mu       sync.Mutex
+	buf      []byte // frames waiting, each ending in '\n'
+	spare    []byte // the flusher's previous batch, reused
+	max      int
+	held     bool  // the input side is feeding and will flush
+	flushing bool  // a flusher is running
+	woken    bool  // the output side was woken and has not flushed yet
+	err      error // sticky: the connection cannot take more output
+}
+
+// appendFrame queues frame and a '\n'. It reports whether the driver's
+// output side must be woken, and an error when the frame was refused: it
+// contains a newline (nothing queued), the connection has failed, or the
+// queue would pass max (ErrSlowConsumer: the queue fails).
+func (q *outQueue) appendFrame(frame []byte) (wake bool, err error) {
+	if bytes.IndexByte(frame, '\n') >= 0 {
+		return false, framing.ErrNewlineInFrame
+	}
+	q.mu.Lock()
+	if q.err != nil {
+		err = q.err
+		q.mu.Unlock()
+		return false, err
+	}
+	need := len(q.buf) + len(frame) + 1
+	if need > q.max {
+		q.failLocked(ErrSlowConsumer)
+		q.mu.Unlock()
+		return false, ErrSlowConsumer
+	}
+	if need > cap(q.buf) {
+		nb := append(framing.AcquireBuf(max(2*cap(q.buf), need, minOut)), q.buf...)
+		framing.ReleaseBuf(q.buf)
+		q.buf = nb
+	}
+	q.buf = append(q.buf, frame...)
+	q.buf = append(q.buf, '\n')
+	if !q.held && !q.flushing && !q.woken {
+		q.woken, wake = true, true
+	}
+	q.mu.Unlock()
+	return wake, nil
+}
+
+// hold marks the input side as feeding: frames queued meanwhile wait for
+// its flush instead of waking the output side.
+func (q *outQueue) hold() {
+	q.mu.Lock()
+	q.held = true
+	q.mu.Unlock()
+}
+
+// release ends a hold without writing; it reports whether the output side
+// must be woken for what is queued.
+func (q *outQueue) release() (wake bool) {
+	q.mu.Lock()
+	q.held = false
+	if len(q.buf) > 0 && !q.flushing && !q.woken {
+		q.woken, wake = true, true
+	}
+	q.mu.Unlock()
+	return wake
+}
+
+// flush ends a hold (if any) and writes everything queued with write,
+// looping while more frames arrive, unless another flusher is running (it
+// then takes them). It returns the queue's error, if any.
+func (q *outQueue) flush(write func([]byte) (int, error)) error {
+	q.mu.Lock()
+	q.held = false
+	if q.flushing {
+		err := q.err
+		q.mu.Unlock()
+		return err
+	}
+	q.flushing = true
+	for len(q.buf) > 0 && q.err == nil {
+		batch := q.buf
+		q.buf = q.spare[:0]
+		q.spare = nil
+		q.mu.Unlock()
+		n, err := write(batch)
+		if err == nil && n != len(batch) {
+			err = errShortWrite
+		}
+		q.mu.Lock()
+		q.spare = batch[:0]
+		if err != nil {
+			q.failLocked(err)
+		}
+	}
+	q.flushing, q.woken = false, false
+	if len(q.buf) == 0 {
+		// Idle: give the buffers back (an idle connection holds none).
+		framing.ReleaseBuf(q.buf)
+		framing.ReleaseBuf(q.spare)
+		q.buf, q.spare = nil, nil
+	}
+	err := q.err
+	q.mu.Unlock()
+	return err
+}
+
+// fail makes the queue refuse further frames with err and drops what is
+// queued; the first error sticks.
+func (q *outQueue) fail(err error) {
+	q.mu.Lock()
+	q.failLocked(err)
+	q.mu.Unlock()
+}
+
+func (q *outQueue) failLocked(err error) {
+	if q.err != nil {
+		return
+	}
+	q.err = err
+	// A running flusher owns its batch (spare is nil then); what waits in
+	// buf is dropped.
+	framing.ReleaseBuf(q.buf)
+	framing.ReleaseBuf(q.spare)
+	q.buf, q.spare = nil, nil
+}
+
+// pending returns the number of bytes queued and not yet taken by a
+// flusher.
+func (q *outQueue) pending() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.buf)
+}
+
+// error returns the queue's sticky error.
+func (q *outQueue) error() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.err
+}

@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// This file is the binding-facing side of the engine: what a transport
+// (stdio, sockets, HTTP, or one written by a user) needs to turn framed
+// messages into requests and to carry their answers back. Handlers never
+// see any of it: they get a *Call.
+
+// Replier is a transport's outbound side for one request. The engine calls
+// Notify zero or more times (progress, log and listen-stream notifications),
+// then Reply at most once (not at all when the request was cancelled), then
+// Done exactly once. frame is one complete JSON-RPC message without a
+// trailing newline, valid only during the call. Implementations must be safe
+// for use from several goroutines (a progress timer may call Notify), must
+// not block for long (the engine may hold the request's lock, see LOCKS.md)
+// and must not call back into the same Request.
+type Replier interface {
+	Notify(r *Request, frame []byte) error
+	// Reply delivers the final response; status is the HTTP status of the
+	// ERR table (200 for results and in-band errors).
+	Reply(r *Request, frame []byte, status int) error
+	// Done releases the transport's per-request state. After Done the
+	// Request is recycled.
+	Done(r *Request)
+}
+
+// KeyedNotifier is implemented by Repliers that queue notifications: a
+// notification whose key equals one still waiting in the queue may be
+// dropped, so that repeated updates of the same URI (or repeated list
+// changes) collapse into one while a listener is behind.
+type KeyedNotifier interface {
+	NotifyKeyed(r *Request, frame []byte, key uint64) error
+}
+
+// Request is the transport's handle on one request in flight: the same
+// request a handler sees as a *Call, with the operations only a binding
+// needs — validation steps, start, failure, raw results, cancellation and
+// per-request transport state. A transport gets one from Scope.Begin, then
+// runs Check (or its steps), and either Fail or Start/Run. Like a Call, a
+// Request is recycled after its Replier's Done returns; keep a RequestRef
+// where the request may end concurrently with its use.
+type Request Call
+
+// Call returns the handler's view of the request.
+func (r *Request) Call() *Call { return (*Call)(r) }
+
+func (r *Request) c() *Call { return (*Call)(r) }
+
+// Envelope returns the peeked request. Its slices alias the request's own
+// copy of the message.
+func (r *Request) Envelope() *codec.Envelope { return &r.env }
+
+// Server returns the engine serving the request.
+func (r *Request) Server() *Server { return r.srv }
+
+// Check runs every validation step in order: CheckMeta, CheckVersion,
+// CheckMethod, CheckTarget, CheckCapabilities. The HTTP binding interleaves
+// its header checks between the steps (HVAL-02).
+func (r *Request) Check() *codec.Error { return r.c().check() }
+
+// CheckMeta enforces META-02/03: params._meta carries the protocol version
+// and the client capabilities (an initialize without a modern claim gets
+// -32022 naming the served versions: DISC-05, our choice).
+func (r *Request) CheckMeta() *codec.Error { return r.c().checkMeta() }
+
+// CheckVersion enforces DISC-04.
+func (r *Request) CheckVersion() *codec.Error { return r.c().checkVersion() }
+
+// CheckMethod routes the method: unknown, removed and capability-gated
+// methods get -32601 (HDR-08, DISC-08).
+func (r *Request) CheckMethod() *codec.Error { return r.c().checkMethod() }
+
+// CheckTarget checks the method's target: the tool named by params.name
+// exists, prompts/get has a name, resources/read has a uri, list methods
+// carry no cursor.
+func (r *Request) CheckTarget() *codec.Error { return r.c().checkTarget() }
+
+// CheckCapabilities enforces META-08 for the target found by CheckTarget.
+func (r *Request) CheckCapabilities() *codec.Error { return r.c().checkCapabilities() }
+
+// Tool returns the tool a tools/call targets (after CheckTarget), or nil.
+func (r *Request) Tool() *Tool { return r.tool }
+
+// Method returns the method name.
+func (r *Request) Method() string { return r.c().Method() }
+
+// IsListen reports whether the request is a subscriptions/listen stream
+// (after CheckMethod).
+func (r *Request) IsListen() bool { return r.method != nil && r.method == listenMethod }
+
+// Fail answers the request with e (status from e) and ends it: for
+// validation failures before Start.
+func (r *Request) Fail(e *codec.Error) { r.c().fail(e) }
+
+// Start runs the handler: cheap methods and Inline tools on the caller's
+// goroutine (see Inline), the rest on a pooled worker. The response reaches
+// the Replier; then Done is called. The request may be recycled before
+// Start returns.
+func (r *Request) Start() { r.c().start() }
+
+// Inline reports whether Start will run the handler on the caller's
+// goroutine (and so return only after Done).
+func (r *Request) Inline() bool {
+	return r.method != nil && (r.method.inline || (r.tool != nil && r.tool.Inline))
+}
+
+// Run is Start on the caller's goroutine: the handler runs, the response
+// reaches the Replier, Done is called, and only then does Run return.
+func (r *Request) Run() { r.c().runNow() }
+
+// MayNotify reports whether the request can produce notifications before
+// its response: it asked for progress (progressToken), for log messages
+// (logLevel, with Options.Logging), or is a listen stream.
+func (r *Request) MayNotify() bool { return r.c().mayNotify() }
+
+// HasTimeout reports whether the request will be answered by a timeout
+// even if its handler never returns; such a request must not run on a
+// goroutine that has to write the answer.
+func (r *Request) HasTimeout() bool { return r.c().hasTimeout() }
+
+// SetRawResult sets an already encoded result object, which must carry
+// resultType (and should carry _meta serverInfo, see Server.ServerMeta).
+func (r *Request) SetRawResult(obj []byte) { r.c().setRawResult(obj) }
+
+// SetTransportData keeps the transport's per-request state with the
+// request (cleared when it is recycled).
+func (r *Request) SetTransportData(v any) { r.tdata = v }
+
+// TransportData returns what SetTransportData stored.
+func (r *Request) TransportData() any { return r.tdata }
+
+// Ref returns a reference to this request that stays safe to use after the
+// request has ended.
+func (r *Request) Ref() RequestRef {
+	c := r.c()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return RequestRef{c, c.gen}
+}
+
+// RequestRef names one request: it stays safe to use after the Request has
+// been recycled for another request (its methods then do nothing).
+// Transports keep a RequestRef where the request may end concurrently with
+// their use of it.
+type RequestRef struct {
+	c   *Call
+	gen uint64
+}
+
+// Valid reports whether r names a request at all (the zero RequestRef
+// names none).
+func (r RequestRef) Valid() bool { return r.c != nil }
+
+// Cancel cancels the request, counted as cancelled by its peer, if it is
+// still the one referred to and still running: a notifications/cancelled,
+// a client disconnect, a slow consumer. It reports whether it did.
+func (r RequestRef) Cancel(why error) bool {
+	if r.c == nil {
+		return false
+	}
+	c := r.c
+	c.mu.Lock()
+	if c.gen != r.gen || c.state != stateRunning {
+		c.mu.Unlock()
+		return false
+	}
+	c.srv.stats.Cancelled.Add(1)
+	return c.cancelLocked(why)
+}
+
+// Abort is Cancel without counting: the server ends the request itself
+// (connection teardown, the end of a grace period, shutdown).
+func (r RequestRef) Abort(why error) {
+	if r.c != nil {
+		r.c.cancelGen(r.gen, why)
+	}
+}
+
+// EndStream completes the request with its final result if it is an open
+// subscriptions/listen stream (SUB-10: the server ends the stream, the
+// client sees resultType "complete"); it reports whether it was one.
+func (r RequestRef) EndStream() bool {
+	if r.c == nil {
+		return false
+	}
+	c := r.c
+	c.mu.Lock()
+	if c.gen != r.gen || !c.detached || c.detachDone {
+		c.mu.Unlock()
+		return false
+	}
+	sub := c.sub
+	c.mu.Unlock()
+	c.finishDetached(true, sub)
+	return true
+}
+
+// Scope is a transport's handle on the engine: the requests it begins are
+// its own, so that the transport can be shut down without stopping the
+// engine or the other transports. Create one per transport (or per
+// listener) with Server.NewScope.
+type Scope struct {
+	srv     *Server
+	closing bool // guarded by the tracker's shard locks: set under all of them
+}
+
+// NewScope returns a new scope for a transport of s.
+func (s *Server) NewScope() *Scope { return &Scope{srv: s} }
+
+// Server returns the engine.
+func (sc *Scope) Server() *Server { return sc.srv }
+
+// Begin prepares a Request for the message msg, whose envelope env was
+// filled by codec.Peek from msg. The message is copied, so msg may be
+// reused as soon as Begin returns. parent is the request context's parent:
+// its values are visible to the handler, and when it can be cancelled
+// (Done is not nil) its cancellation cancels the request; transports that
+// cancel requests themselves pass a context without Done, which costs
+// nothing. principal is what the transport's authentication established
+// (nil when unauthenticated); handlers read it with Call.Principal.
+func (sc *Scope) Begin(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Request {
+	c := callPool.Get().(*Call)
+	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, rep, parent, principal
+	c.buf = append(c.buf[:0], msg...)
+	c.env = *env
+	c.env.Rebase(msg, c.buf)
+	c.state = stateRunning
+	c.status = 200
+	if parent.Done() != nil {
+		gen := c.gen
+		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
+	}
+	return c.req()
+}
+
+// Shutdown stops the scope only: requests it begins from now on are
+// answered "Server is shutting down", its listen streams complete with
+// their final result at once (SUB-10), and its other requests may finish
+// until ctx ends; then they are cancelled. It returns nil once none of the
+// scope's requests is in flight, or ctx.Err() at ctx's deadline. The engine
+// and other scopes go on.
+func (sc *Scope) Shutdown(ctx context.Context) error {
+	sc.srv.tracker.closeScope(sc)
+	for _, r := range sc.srv.tracker.refs(sc) {
+		r.EndStream()
+	}
+	return sc.srv.tracker.wait(ctx, sc)
+}

@@ -1,0 +1,31 @@
+// Package socket serves the engine over TCP and Unix-domain sockets on
+// gnet event loops, with the stdio framing and rules unchanged (CUST-04):
+// newline-delimited JSON-RPC, notifications/cancelled for cancellation
+// (CUST-05), all of a connection's output on that connection.
+//
+// Connection setup: a client connects and sends requests; there is no
+// handshake (every request carries its _meta). With Config.Authenticate the
+// server first establishes the peer's principal (Unix peer credentials, or
+// the TCP remote address) off the event loop; the connection is closed if
+// it is refused. Framing: one message per line, at most Config.MaxLine
+// bytes (default 4 MiB); a longer line is answered -32600 "message too
+// large" and the connection is closed, as in nats (A1). Closing: when the
+// peer closes the connection (or shuts down its write side), the
+// connection ends and its in-flight requests are cancelled, as a
+// disconnect is on Streamable HTTP.
+//
+// Each connection is a linestream.Conn fed from gnet's traffic callback:
+// no goroutine and no buffer is held per idle connection; handlers run on
+// the engine's workers (only Inline tools and the cached list methods run
+// on the event loop, where they were read); everything that becomes ready
+// in one loop turn leaves in one write. Limits: Config.MaxConns
+// connections (past it a new one is closed at once and counted),
+// Config.MaxPending bytes of output per connection, and a write-progress
+// deadline (Config.WriteTimeout): a peer that stops reading is closed and
+// counted as a slow consumer (A18).
+//
+// Shutdown stops this transport only: new connections are refused, listen
+// streams get their final result, in-flight requests finish or are
+// cancelled at the context's deadline, answers are flushed and connections
+// closed. The engine is shut down by whoever created it.
+package socket

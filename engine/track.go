@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// trackShards is how many independently locked lists hold the requests in
+// flight: a request takes one shard lock when it starts and once when it
+// ends, and requests started on different event loops rarely share one.
+const trackShards = 16
+
+var shardSeq atomic.Uint32
+
+// nextShard spreads new Calls over the shards; a Call keeps its shard for
+// life (it is pooled).
+func nextShard() uint8 { return uint8(shardSeq.Add(1) % trackShards) }
+
+type trackShard struct {
+	mu   sync.Mutex
+	head *Call
+	n    int
+	_    [40]byte // keep neighbouring shards off one cache line
+}
+
+// tracker holds every request in flight, for Server.Shutdown and
+// Scope.Shutdown: whether new requests are admitted, which requests are
+// left, and waiting until none is.
+type tracker struct {
+	shards  [trackShards]trackShard
+	closing bool          // the engine is shutting down; written under every shard lock
+	wake    chan struct{} // cap 1: a request ended while someone waits
+	waiters atomic.Int32
+}
+
+func (t *tracker) init() { t.wake = make(chan struct{}, 1) }
+
+// add registers c; it fails once the engine or c's scope is closing.
+func (t *tracker) add(c *Call) bool {
+	sh := &t.shards[c.shard]
+	sh.mu.Lock()
+	if t.closing || (c.scope != nil && c.scope.closing) {
+		sh.mu.Unlock()
+		return false
+	}
+	c.tprev, c.tnext = nil, sh.head
+	if sh.head != nil {
+		sh.head.tprev = c
+	}
+	sh.head = c
+	sh.n++
+	c.tracked = true
+	sh.mu.Unlock()
+	return true
+}
+
+func (t *tracker) remove(c *Call) {
+	if !c.tracked {
+		return
+	}
+	sh := &t.shards[c.shard]
+	sh.mu.Lock()
+	if c.tprev != nil {
+		c.tprev.tnext = c.tnext
+	} else {
+		sh.head = c.tnext
+	}
+	if c.tnext != nil {
+		c.tnext.tprev = c.tprev
+	}
+	c.tprev, c.tnext = nil, nil
+	c.tracked = false
+	sh.n--
+	sh.mu.Unlock()
+	if t.waiters.Load() > 0 {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// lockAll and unlockAll bracket a change of the admission flags.
+func (t *tracker) lockAll() {
+	for i := range t.shards {
+		t.shards[i].mu.Lock()
+	}
+}
+
+func (t *tracker) unlockAll() {
+	for i := range t.shards {
+		t.shards[i].mu.Unlock()
+	}
+}
+
+func (t *tracker) closeAll() {
+	t.lockAll()
+	t.closing = true
+	t.unlockAll()
+}
+
+func (t *tracker) closeScope(sc *Scope) {
+	t.lockAll()
+	sc.closing = true
+	t.unlockAll()
+}
+
+// count returns how many requests of sc (of any scope when sc is nil) are
+// in flight.
+func (t *tracker) count(sc *Scope) int {
+	n := 0
+	for i := range t.shards {
+		sh := &t.shards[i]
+		sh.mu.Lock()
+		if sc == nil {
+			n += sh.n
+		} else {
+			for c := sh.head; c != nil; c = c.tnext {
+				if c.scope == sc {
+					n++
+				}
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// refs returns references to the requests of sc (all when nil) in flight,
+// taken while each is certainly in the list: one that ends meanwhile is
+// then left alone even if its Call already serves another request.
+func (t *tracker) refs(sc *Scope) []RequestRef {
+	var out []RequestRef
+	for i := range t.shards {
+		sh := &t.shards[i]
+		sh.mu.Lock()
+		for c := sh.head; c != nil; c = c.tnext {
+			if sc == nil || c.scope == sc {
+				c.mu.Lock()
+				out = append(out, RequestRef{c, c.gen})
+				c.mu.Unlock()
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return out
+}
+
+// wait returns nil once no request of sc (any when nil) is in flight, or
+// cancels those left and returns ctx.Err() when ctx ends first.
+func (t *tracker) wait(ctx context.Context, sc *Scope) error {
+	t.waiters.Add(1)
+	defer t.waiters.Add(-1)
+	tick := time.NewTicker(5 * time.Millisecond) // backstop: waiters share one wake signal
+	defer tick.Stop()
+	for {
+		if t.count(sc) == 0 {
+			return nil
+		}
+		select {
+		case <-t.wake:
+		case <-tick.C:
+		case <-ctx.Done():
+			for _, r := range t.refs(sc) {
+				r.Abort(errShutdown)
+			}
+			return ctx.Err()
+		}
+	}
+}
