@@ -242,6 +242,11 @@ func (c *Call) HasClientCapability(name string) bool {
 	return ok && len(raw) > 0 && raw[0] == '{'
 }
 
+// ClientInfo returns the raw io.modelcontextprotocol/clientInfo object of
+// the request's _meta, or nil. It is what the client says of itself, for
+// logs and metrics only: never trust it for a decision (META-05).
+func (c *Call) ClientInfo() []byte { return c.env.ClientInfo }
+
 // ProgressToken returns the raw progressToken of the request (nil when the
 // client did not opt into progress).
 func (c *Call) ProgressToken() []byte { return c.env.ProgressToken }

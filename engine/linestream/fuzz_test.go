@@ -63,3 +63,29 @@ func FuzzHandleFrame(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFeedSplit feeds arbitrary input in two chunks split at an arbitrary
+// point: the answers are the same bytes as when it arrives whole (inline
+// handlers only, so the output depends on the bytes alone), and never
+// contain a raw newline inside a frame.
+func FuzzFeedSplit(f *testing.F) {
+	f.Add([]byte(splitInput()), uint16(17))
+	f.Add([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\r\n\n  \n"), uint16(3))
+	f.Add([]byte("\xe2\x82\xac\n{}\n[]\n"), uint16(1))
+	s := splitServer(f)
+	f.Fuzz(func(t *testing.T, in []byte, at uint16) {
+		if len(in) > 1<<16 {
+			return
+		}
+		i := int(at) % (len(in) + 1)
+		want := feedChunks(s, [][]byte{in})
+		if got := feedChunks(s, [][]byte{in[:i], in[i:]}); got != want {
+			t.Fatalf("split at %d:\n got  %q\n want %q", i, got, want)
+		}
+		for _, l := range strings.SplitAfter(want, "\n") {
+			if l != "" && !json.Valid([]byte(l)) {
+				t.Fatalf("not one JSON object per line: %q", l)
+			}
+		}
+	})
+}

@@ -529,7 +529,7 @@ type conn struct {
 
 	// event loop only
 	handed uint64    // bytes ever handed to gnet
-	mark   uint64    // bytes written to the socket at the last progress
+	mark   uint64    // bytes the peer had taken at the last progress
 	since  time.Time // when that progress was seen
 	armed  bool      // the write timer runs
 	timer  *time.Timer
@@ -560,7 +560,7 @@ func (c *conn) watchStall(ob int) {
 		return
 	}
 	c.armed = true
-	c.mark = c.handed - uint64(ob)
+	c.mark = c.delivered(ob)
 	c.since = time.Now()
 	if c.timer == nil {
 		c.timer = time.AfterFunc(c.s.cfg.WriteTimeout, c.onTimer)
@@ -572,6 +572,17 @@ func (c *conn) watchStall(ob int) {
 func (c *conn) onTimer() {
 	c.stallCheck.Store(true)
 	_ = c.gc.Wake(nil)
+}
+
+// delivered is how many bytes of output the peer has taken: what was
+// handed to gnet, less what gnet still holds (ob) and what waits in the
+// kernel's send queue.
+func (c *conn) delivered(ob int) uint64 {
+	d := c.handed - uint64(ob)
+	if q := uint64(kernelQueued(c.gc.Fd())); q < d {
+		d -= q
+	}
+	return d
 }
 
 // checkStall runs on the event loop when the write timer fired; it
@@ -586,8 +597,8 @@ func (c *conn) checkStall() bool {
 		return true
 	}
 	now := time.Now()
-	if written := c.handed - uint64(ob); written > c.mark {
-		c.mark, c.since = written, now
+	if d := c.delivered(ob); d > c.mark {
+		c.mark, c.since = d, now
 		c.timer.Reset(c.s.cfg.WriteTimeout)
 		return true
 	}

@@ -10,9 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +19,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/framing"
+	"github.com/mcpwire/mcpwire/internal/golden"
 )
 
 const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -35,49 +33,7 @@ func req(id, method, params string) string {
 }
 
 // testServer has the tools the golden conversations use.
-func testServer(t testing.TB) *engine.Server {
-	s := engine.New(engine.Options{Name: "golden", Version: "1", ProgressInterval: -1})
-	add := func(tl engine.Tool) {
-		if err := s.AddTool(tl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error {
-		b, _ := c.ArgBytes("text")
-		c.TextBytes(b)
-		return nil
-	}})
-	add(engine.Tool{Name: "wait", Handler: func(c *engine.Call) error {
-		// Reports progress, then waits for cancellation or 200 ms.
-		c.Progress(1, 2, "")
-		select {
-		case <-c.Done():
-			return c.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-		c.Text("waited")
-		return nil
-	}})
-	add(engine.Tool{Name: "block", Handler: func(c *engine.Call) error {
-		<-c.Done()
-		return c.Err()
-	}})
-	add(engine.Tool{Name: "touch", Handler: func(c *engine.Call) error {
-		uri, _ := c.ArgString("uri")
-		c.Server().ResourceUpdated(uri)
-		c.Text("touched")
-		return nil
-	}})
-	_ = s.AddResource(engine.Resource{URI: "test://r", Name: "r", Handler: func(c *engine.Call, uri string, _ map[string]string) error {
-		return engine.ErrResourceNotFound(uri)
-	}})
-	add(engine.Tool{Name: "print", Handler: func(c *engine.Call) error {
-		fmt.Println("stray debug output") // A14: must not reach the protocol stream
-		c.Text("printed")
-		return nil
-	}})
-	return s
-}
+func testServer(t testing.TB) *engine.Server { return golden.Server(t) }
 
 // session runs ServeConn over pipes.
 type session struct {
@@ -150,104 +106,16 @@ func (s *session) readLine(t *testing.T) string {
 	}
 }
 
-// TestGolden replays the txtar conversations in testdata/. Each archive has
-// an "in" file (lines sent; a line "#wait N" waits until N lines of output
-// have arrived) and an "out" file (lines expected, in order unless the
-// archive's comment contains "unordered"). Nothing else may be written.
+// TestGolden replays the shared golden conversations (internal/golden)
+// over stdio: the conversation ends with EOF on stdin, which completes what
+// is still open (SUB-10, STD-12) and ends the output.
 func TestGolden(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.txtar")
-	if len(files) == 0 {
-		t.Fatal("no golden files")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			ar := parseTxtar(t, f)
+	for _, c := range golden.Conversations(t) {
+		t.Run(c.Name, func(t *testing.T) {
 			s := startSession(t, Options{})
-			var mu sync.Mutex
-			cond := sync.NewCond(&mu)
-			var got []string
-			readDone := make(chan struct{})
-			go func() {
-				defer close(readDone)
-				for {
-					l, err := s.out.ReadString('\n')
-					if err != nil {
-						return
-					}
-					mu.Lock()
-					got = append(got, l)
-					cond.Broadcast()
-					mu.Unlock()
-				}
-			}()
-			waitLines := func(n int) {
-				timer := time.AfterFunc(5*time.Second, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
-				defer timer.Stop()
-				deadline := time.Now().Add(5 * time.Second)
-				mu.Lock()
-				defer mu.Unlock()
-				for len(got) < n && time.Now().Before(deadline) {
-					cond.Wait()
-				}
-			}
-			// io.Pipe has no buffer: write from another goroutine while the
-			// output is read.
-			writeDone := make(chan struct{})
-			go func() {
-				defer close(writeDone)
-				for _, l := range strings.SplitAfter(ar.files["in"], "\n") {
-					if n, ok := strings.CutPrefix(strings.TrimSpace(l), "#wait "); ok {
-						k, _ := strconv.Atoi(n)
-						waitLines(k)
-						continue
-					}
-					if l == "" {
-						continue
-					}
-					if _, err := io.WriteString(s.in, l); err != nil {
-						return
-					}
-				}
-			}()
-			want := nonEmptyLines(ar.files["out"])
-			waitLines(len(want))
-			<-writeDone
-			// Close stdin and read to the end: nothing else may follow.
-			s.in.Close()
-			<-readDone
-			mu.Lock()
-			lines := append([]string(nil), got...)
-			mu.Unlock()
-			for i, l := range lines {
-				if !strings.HasSuffix(l, "\n") || strings.HasSuffix(l, "\r\n") || !json.Valid([]byte(l)) {
-					t.Fatalf("output line %d is not one JSON object ending in LF: %q", i, l)
-				}
-				lines[i] = strings.TrimSuffix(l, "\n")
-			}
-			if len(lines) != len(want) {
-				t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(want), strings.Join(lines, "\n"))
-			}
-			if strings.Contains(ar.comment, "unordered") {
-				slices.Sort(lines)
-				slices.Sort(want)
-			}
-			for i := range want {
-				if !jsonEqual(lines[i], want[i]) {
-					t.Fatalf("line %d:\n got  %s\n want %s", i, lines[i], want[i])
-				}
-			}
+			golden.Replay(t, c, s.in, s.out, func() { s.in.Close() })
 		})
 	}
-}
-
-func jsonEqual(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return a == b
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
 }
 
 func nonEmptyLines(s string) []string {
@@ -258,40 +126,6 @@ func nonEmptyLines(s string) []string {
 		}
 	}
 	return out
-}
-
-type txtar struct {
-	comment string
-	files   map[string]string
-}
-
-// parseTxtar reads the txtar format: a comment, then "-- name --" headers.
-func parseTxtar(t *testing.T, path string) txtar {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ar := txtar{files: map[string]string{}}
-	name := ""
-	var b strings.Builder
-	flush := func() {
-		if name == "" {
-			ar.comment = b.String()
-		} else {
-			ar.files[name] = b.String()
-		}
-		b.Reset()
-	}
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		if strings.HasPrefix(line, "-- ") && strings.HasSuffix(strings.TrimRight(line, "\n"), " --") {
-			flush()
-			name = strings.TrimSuffix(strings.TrimPrefix(strings.TrimRight(line, "\n"), "-- "), " --")
-			continue
-		}
-		b.WriteString(line)
-	}
-	flush()
-	return ar
 }
 
 func TestOverlongLine(t *testing.T) { // A1

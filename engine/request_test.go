@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// capture is a Replier that keeps the last reply.
+type capture struct {
+	mu    sync.Mutex
+	reply []byte
+	done  chan struct{}
+}
+
+func (r *capture) Notify(*Request, []byte) error { return nil }
+func (r *capture) Reply(_ *Request, frame []byte, _ int) error {
+	r.mu.Lock()
+	r.reply = append([]byte(nil), frame...)
+	r.mu.Unlock()
+	return nil
+}
+func (r *capture) Done(*Request) { close(r.done) }
+
+// TestBeginOwnsTheMessage: Begin copies the message and re-points every
+// span of the envelope, clientInfo included, so a handler that runs after
+// the transport reused its read buffer still sees its own request (the
+// clientInfo span once read the next frame's bytes).
+func TestBeginOwnsTheMessage(t *testing.T) {
+	s := New(Options{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	gate := make(chan struct{})
+	got := make(chan [3]string, 1)
+	_ = s.AddTool(Tool{Name: "who", Handler: func(c *Call) error {
+		<-gate // runs after the transport has reused its buffer
+		got <- [3]string{string(c.ClientInfo()), string(c.ProgressToken()), c.ProtocolVersion()}
+		c.Text("ok")
+		return nil
+	}})
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"who","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"first","version":"1"},"progressToken":"tok"}}}`)
+	var env codec.Envelope
+	if err := codec.Peek(msg, &env); err != nil {
+		t.Fatal(err)
+	}
+	rep := &capture{done: make(chan struct{})}
+	r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+	if e := r.Check(); e != nil {
+		t.Fatal(e.Message)
+	}
+	r.Start() // on a worker: it waits for the gate
+	copy(msg, bytes.Repeat([]byte{'#'}, len(msg)))
+	close(gate)
+	v := <-got
+	<-rep.done
+	if v[0] != `{"name":"first","version":"1"}` || v[1] != `"tok"` || v[2] != "2026-07-28" {
+		t.Fatalf("handler saw %q after the buffer was reused", v)
+	}
+}
+
+// TestCallAndRequestAreApart: the handler's Call has none of the binding
+// operations; they live on Request. A compile-time list would be brittle,
+// so the method sets are compared by name.
+func TestCallAndRequestAreApart(t *testing.T) {
+	binding := []string{"Begin", "Check", "CheckMeta", "CheckVersion", "CheckMethod", "CheckTarget",
+		"CheckCapabilities", "Fail", "Start", "Run", "SetRawResult", "TransportData", "SetTransportData",
+		"Envelope", "Ref", "Cancel", "MayNotify", "HasTimeout", "Tool", "Inline"}
+	for _, name := range binding {
+		if hasMethod((*Call)(nil), name) {
+			t.Errorf("Call has the binding method %s", name)
+		}
+	}
+	for _, name := range []string{"Check", "Fail", "Start", "Run", "SetRawResult", "TransportData", "Envelope", "Ref"} {
+		if !hasMethod((*Request)(nil), name) {
+			t.Errorf("Request lacks %s", name)
+		}
+	}
+}
+
+func hasMethod(v any, name string) bool {
+	_, ok := reflect.TypeOf(v).MethodByName(name)
+	return ok
+}
