@@ -33,8 +33,9 @@
 //     (latest value wins, at most one notification per
 //     Options.ProgressInterval, default 50 ms) and never sent after the
 //     response (PROG-03, PROG-07, PROG-08).
-//   - Each stream connection has at most Options.MaxInFlight requests in
-//     flight (default 256); beyond that the transport stops reading (A19).
+//   - Each line connection has at most Options.MaxInFlight requests in
+//     flight (default 256); beyond that the transport stops taking frames
+//     (A19).
 //   - Shutdown(ctx) completes listen streams with a final result, waits for
 //     in-flight work, cancels what is left when ctx ends, and returns by ctx's
 //     deadline (C13).
@@ -45,7 +46,23 @@
 // Call and every slice it returns are valid only until the handler returns:
 // the engine recycles it (the fasthttp RequestCtx rule). Goroutines started
 // by a handler must not use the Call after the handler has returned; the
-// Call's context is cancelled when the request completes.
+// Call's context is cancelled when the request completes. A Call carries the
+// handler's methods only: the request's members, results, Progress and Log.
+//
+// A request with a progressToken (or a logLevel) costs what one without
+// costs until its handler first reports progress (or logs): the limiter's
+// timer exists only once a burst has to be coalesced.
+//
+// # Transports
+//
+// Transports (engine/stdio, engine/socket, engine/streamhttp, or your own)
+// hold the same request as a *Request, the binding-facing type: Scope.Begin
+// makes one from a framed message, then the transport runs Check (or its
+// steps, interleaved with its own), Fail or Start/Run, and receives the
+// answers through its Replier. Each transport gets a Scope from
+// Server.NewScope, so that its Shutdown stops that transport only; whoever
+// created the Server shuts the engine down, once, after the transports.
+// The line-framed transports share one connection core, engine/linestream.
 //
 // Lock order is documented in LOCKS.md.
 package engine

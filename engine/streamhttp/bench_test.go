@@ -22,7 +22,8 @@ func benchEngine(b *testing.B) *engine.Server {
 		Handler: func(c *engine.Call) error { c.Text("1 row"); return nil }}); err != nil {
 		b.Fatal(err)
 	}
-	if err := eng.AddTool(engine.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
+	// Inline, as the reference server's echo.
+	if err := eng.AddTool(engine.Tool{Name: "echo", Inline: true, InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
 		Handler: func(c *engine.Call) error {
 			s, _ := c.ArgBytes("text")
 			c.TextBytes(s)
@@ -89,6 +90,14 @@ func (nopConn) RemoteAddr() net.Addr             { return benchAddr }
 func (nopConn) SetDeadline(time.Time) error      { return nil }
 func (nopConn) SetReadDeadline(time.Time) error  { return nil }
 func (nopConn) SetWriteDeadline(time.Time) error { return nil }
+
+// echoRequestToken is echoRequest with a progressToken in _meta (the
+// standard fixture: real clients send one).
+func echoRequestToken() *fasthttp.Request {
+	req := echoRequest()
+	req.SetBodyString(toolsCallProgress("1", "echo", `{"text":"hi"}`, `"tok"`))
+	return req
+}
 
 // echoRequest is a tools/call of echo as a fasthttp request.
 func echoRequest() *fasthttp.Request {
@@ -165,12 +174,22 @@ func BenchmarkFastEchoInMemory(b *testing.B) {
 		hc := inMemory(b, s.Serve, func() { _ = s.Shutdown(context.Background()) })
 		runClient(b, hc, echoReply)
 	})
-	b.Run("handler", func(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		req  func() *fasthttp.Request
+	}{{"handler", echoRequest}, {"handler/progressToken", echoRequestToken}} {
+		b.Run(bc.name, func(b *testing.B) { benchHandler(b, bc.req) })
+	}
+}
+
+// benchHandler calls the fasthttp handler on a reused RequestCtx.
+func benchHandler(b *testing.B, newReq func() *fasthttp.Request) {
+	{
 		s := New(benchEngine(b), Config{})
 		if err := s.bindAddr(benchAddr); err != nil {
 			b.Fatal(err)
 		}
-		req := echoRequest()
+		req := newReq()
 		defer fasthttp.ReleaseRequest(req)
 		var ctx fasthttp.RequestCtx
 		ctx.Init2(nopConn{}, nil, true)
@@ -193,7 +212,7 @@ func BenchmarkFastEchoInMemory(b *testing.B) {
 		for b.Loop() {
 			call()
 		}
-	})
+	}
 }
 
 // BenchmarkRawFasthttpInMemory: the same harness around a bare fasthttp

@@ -183,6 +183,26 @@ func newFixture(t *testing.T, eng *engine.Server) *fixture {
 			return nil
 		},
 	}))
+	// quick is Inline: it runs where the request was read, and reports
+	// progress only when asked to (issue 8: a progressToken costs nothing
+	// until the handler uses it).
+	must(eng.AddTool(engine.Tool{
+		Name:   "quick",
+		Inline: true,
+		Handler: func(c *engine.Call) error {
+			var a struct {
+				Steps int `json:"steps"`
+			}
+			if err := c.Bind(&a); err != nil {
+				return err
+			}
+			for i := 1; i <= a.Steps; i++ {
+				c.Progress(float64(i), float64(a.Steps), "")
+			}
+			c.Text("quick done")
+			return nil
+		},
+	}))
 	must(eng.AddTool(engine.Tool{
 		Name:                       "ask_user",
 		RequiredClientCapabilities: []string{"elicitation"},

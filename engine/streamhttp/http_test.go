@@ -615,6 +615,52 @@ func TestEX3ProgressSSE(t *testing.T) {
 }
 
 // checkSSEHead: SSE-04, C4, C17.
+// TestInlineWithProgressToken: an Inline handler runs where the request
+// was read even when the request carries a progressToken (issue 8). If it
+// reports no progress the answer is one JSON body, as without the token
+// (no stream, no hand-off); if it does, the answer is an SSE stream with
+// the progress first and the result last (PROG-07, ERR-04).
+func TestInlineWithProgressToken(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		resp, body := h.do(t, request{hdr: mcpHdr("tools/call", "Mcp-Name: quick"), body: toolsCallProgress("1", "quick", `{"steps":0}`, `"p1"`)})
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Fatalf("no progress: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		if m := decodeMsg(t, body); !strings.Contains(string(m.Result), "quick done") {
+			t.Fatalf("result: %s", body)
+		}
+		if n := h.srv.Stats().Streams.Load(); n != 0 {
+			t.Fatalf("Streams = %d for a request that reported nothing", n)
+		}
+		c := h.dial(t)
+		c.write(h.raw(request{hdr: mcpHdr("tools/call", "Mcp-Name: quick"), body: toolsCallProgress("2", "quick", `{"steps":2}`, `"p2"`)}))
+		resp2, err := c.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSSEHead(t, resp2)
+		s := readSSE(t, c, resp2)
+		var kinds []string
+		for {
+			it := s.nextEvent(5 * time.Second)
+			if it.err != nil {
+				break
+			}
+			m := decodeMsg(t, []byte(it.data))
+			switch {
+			case m.Method == "notifications/progress":
+				kinds = append(kinds, "progress")
+			case string(m.ID) == "2":
+				kinds = append(kinds, "result")
+			}
+		}
+		if strings.Join(kinds, ",") != "progress,result" && strings.Join(kinds, ",") != "progress,progress,result" {
+			t.Fatalf("events: %v", kinds)
+		}
+	})
+}
+
 func checkSSEHead(t *testing.T, resp *http.Response) {
 	t.Helper()
 	if resp.StatusCode != 200 {

@@ -212,12 +212,23 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		s.sendReply(w, r, x)
 		return
 	}
-	if !c.MayNotify() && !c.HasTimeout() {
-		// No notification can precede the response: run on this goroutine
-		// and answer with one JSON body (HTTP-07, SSE-10).
+	if !c.HasTimeout() && (!c.MayNotify() || c.Inline()) {
+		// Run on this goroutine: no hand-off. Either no notification can
+		// precede the response (one JSON body: HTTP-07, SSE-10), or the
+		// handler is Inline — microseconds by contract — so whatever it
+		// notifies (progress, logs) is sent with its result once it
+		// returns. A progressToken or logLevel therefore costs nothing
+		// until the handler actually uses it (issue 8).
 		x.watch.arm(r.raw, watchDelay, x.onGone)
 		c.Run()
 		x.watch.stop()
+		if x.streaming() {
+			s.stats.Streams.Add(1)
+			w.header("Cache-Control", "no-cache")
+			w.header("X-Accel-Buffering", "no") // SSE-04
+			w.stream(x)
+			return
+		}
 		s.sendReply(w, r, x)
 		return
 	}
