@@ -157,13 +157,6 @@ func (c *Call) cancelGen(gen uint64, why error) bool {
 	return c.cancelLocked(why)
 }
 
-// cancel moves a running call to cancelled: its context is done and nothing
-// more is sent for it. It reports whether the call was running.
-func (c *Call) cancel(why error) bool {
-	c.mu.Lock()
-	return c.cancelLocked(why)
-}
-
 // cancelLocked is cancel with c.mu held; it releases it.
 func (c *Call) cancelLocked(why error) bool {
 	if c.state != stateRunning {

@@ -54,7 +54,6 @@ var (
 	errNoName       = codec.NewError(codec.CodeInvalidParams, "Invalid params: params.name must be a string")
 	errNoURI        = codec.NewError(codec.CodeInvalidParams, "Invalid params: params.uri must be a string")
 	errBadLogLevel  = codec.NewError(codec.CodeInvalidParams, "Invalid params: unknown io.modelcontextprotocol/logLevel")
-	errDuplicateID  = codec.NewError(codec.CodeInvalidRequest, "Invalid Request: id is already in use by a request in flight")
 )
 
 const (
