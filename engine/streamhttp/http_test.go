@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/engine/linestream"
 )
 
 // The HTTP reliability table: RELIABILITY.md groups B and C, TRANSPORTS.md
@@ -1288,6 +1289,32 @@ func TestHTTPStatsCountedOnce(t *testing.T) {
 			st.Rejected.Load()
 		if st.BadOrigin.Load() != 1 || total != 1 {
 			t.Errorf("BadOrigin = %d, all rejection counters = %d; want 1 and 1", st.BadOrigin.Load(), total)
+		}
+	})
+}
+
+// TestShutdownStopsThisTransportOnly: the HTTP transport's Shutdown leaves
+// the engine running for the other transports (issue 8): the engine is
+// shut down once, by whoever created it.
+func TestShutdownStopsThisTransportOnly(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		if err := h.srv.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if h.eng.Closing() {
+			t.Fatal("the HTTP transport's Shutdown shut the engine down")
+		}
+		got := make(chan string, 1)
+		m := linestream.NewMem(h.eng.NewScope(), func(f []byte) error { got <- string(f); return nil }, linestream.Config{}, nil)
+		defer m.Close()
+		if err := m.Send([]byte(toolsCall("9", "echo", `{"text":"still served"}`))); err != nil {
+			t.Fatal(err)
+		}
+		if r := <-got; !strings.Contains(r, "still served") {
+			t.Fatalf("engine after the transport's shutdown: %s", r)
 		}
 	})
 }
