@@ -3,14 +3,16 @@
 # ceilings, driven by `mcpwire load`. Run from anywhere; `make compare` and
 # `make compare-fanout` call it after building.
 #
-#   ROUNDS=3 DURATION=5s WARMUP=1s bench/compare.sh            request rows (HTTP, stdio, TCP)
+#   ROUNDS=3 DURATION=5s WARMUP=1s bench/compare.sh            request rows (HTTP, stdio, TCP, Unix)
 #   bench/compare.sh --fanout                                   fan-out rows (subscriptions/listen)
 #
 # Environment: ROUNDS (3), DURATION (5s), WARMUP (1s), PORT (18180: first of
 # the loopback ports used), LISTENERS (1000,5000), PUBLISH_RATE (20 touch/s),
 # ONLY (comma-separated row name filter), WAIT_QUIET (0: e.g. 300s waits up
 # to that long for the load average to drop below half the cores), NOBUILD=1
-# to skip the build.
+# to skip the build, TSUNG=0 to skip the tsung rows (otherwise the Debian
+# package tsung, the outside generator of the TCP rows, is installed when
+# missing).
 # Raw generator output and server stderr go to bench/out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +36,7 @@ if [[ "${NOBUILD:-}" != 1 ]]; then
 		"$GO" build -o ../bin/bench-gosdk ./servers/gosdk
 		"$GO" build -o ../bin/bench-mcpgo ./servers/mcpgo
 		"$GO" build -o ../bin/bench-rawtcp ./servers/rawtcp
+		"$GO" build -o ../bin/bench-rawgnet ./servers/rawgnet
 		"$GO" build -o ../bin/bench-rawsse ./servers/rawsse
 		"$GO" build -o ../bin/bench-compare ./cmd/compare
 	)
@@ -44,8 +47,31 @@ if ! bin/mcpwire load --help >/dev/null 2>&1; then
 	exit 2
 fi
 
+# tsung: a load generator we did not write, for the TCP rows (request table only).
+TSUNG_BIN=tsung
+if [[ "${TSUNG:-1}" == 0 ]]; then
+	TSUNG_BIN=
+elif [[ " $* " != *" --fanout "* ]] && ! command -v tsung >/dev/null 2>&1; then
+	echo "compare.sh: installing tsung (Debian package) for the outside-generator rows; TSUNG=0 skips them" >&2
+	SUDO=
+	[[ $(id -u) == 0 ]] || SUDO=sudo
+	if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends tsung; } >&2; then
+		echo "compare.sh: could not install tsung; its rows are skipped" >&2
+	fi
+fi
+
 # 5,000 listen streams need 5,000 descriptors on each side.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-exec bin/bench-compare -bin bin -out bench/out -rounds "$ROUNDS" -d "$DURATION" -warmup "$WARMUP" \
-	-port "$PORT" -listeners "$LISTENERS" -publish-rate "$PUBLISH_RATE" -only "$ONLY" -wait-quiet "$WAIT_QUIET" "$@"
+# tsung starts Erlang's port mapper (epmd), which outlives it: stop it
+# afterwards unless it was already running.
+EPMD_BEFORE=0
+pgrep -x epmd >/dev/null 2>&1 && EPMD_BEFORE=1
+status=0
+bin/bench-compare -bin bin -out bench/out -rounds "$ROUNDS" -d "$DURATION" -warmup "$WARMUP" \
+	-port "$PORT" -listeners "$LISTENERS" -publish-rate "$PUBLISH_RATE" -only "$ONLY" -wait-quiet "$WAIT_QUIET" \
+	-tsung "$TSUNG_BIN" "$@" || status=$?
+if [[ $EPMD_BEFORE == 0 ]] && command -v epmd >/dev/null 2>&1 && pgrep -x epmd >/dev/null 2>&1; then
+	epmd -kill >/dev/null 2>&1 || true
+fi
+exit $status

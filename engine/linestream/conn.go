@@ -101,6 +101,16 @@ type Driver interface {
 	Abort(err error)
 }
 
+// TryWriter is implemented by a driver whose Write may block (see
+// Config.HandOffOutput) but which can also write without blocking:
+// TryWrite writes what the peer takes at once — possibly nothing, which is
+// not an error — and returns how much. The input side then writes its own
+// answers and leaves only what did not fit to the output side, sparing it a
+// wake-up in the common case. It is called by one flusher at a time.
+type TryWriter interface {
+	TryWrite(b []byte) (int, error)
+}
+
 // Errors that end a connection, passed to Driver.Abort.
 var (
 	// ErrSlowConsumer: more than MaxPending bytes of output are waiting.
@@ -158,6 +168,7 @@ type Conn struct {
 	peek      codec.PeekOptions
 	maxFlight int32
 	write     func([]byte) (int, error)
+	try       TryWriter // the driver, when it can write without blocking
 
 	// input side
 	dec    *framing.Decoder
@@ -203,6 +214,7 @@ func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, princip
 		budget:    cfg.CancelBudget,
 	}
 	c.write = d.Write
+	c.try, _ = d.(TryWriter)
 	c.out.max = cfg.MaxPending
 	return c
 }
@@ -275,6 +287,18 @@ func (c *Conn) End() {
 func (c *Conn) inputFlush() {
 	if !c.cfg.HandOffOutput {
 		c.Flush()
+		return
+	}
+	if c.try != nil {
+		// Write here what the peer takes at once; wake the output side
+		// only for what is left.
+		wake, err := c.out.tryFlush(c.try.TryWrite)
+		if err != nil && !c.closed.Load() {
+			c.fail(err)
+		}
+		if wake {
+			c.d.WakeOutput()
+		}
 		return
 	}
 	if c.out.release() {
@@ -351,11 +375,14 @@ func (c *Conn) stop(why error) {
 	c.abort(why)
 }
 
-// abort asks the driver, once, to end the connection.
-func (c *Conn) abort(why error) {
+// abort asks the driver, once, to end the connection; it reports whether
+// this call did.
+func (c *Conn) abort(why error) bool {
 	if !c.closed.Load() && c.aborted.CompareAndSwap(false, true) {
 		c.d.Abort(why)
+		return true
 	}
+	return false
 }
 
 // handle processes one message.
@@ -459,11 +486,10 @@ func (c *Conn) fail(err error) {
 	if err == ErrClosed || c.closed.Load() {
 		return
 	}
-	if err == ErrSlowConsumer && !c.aborted.Load() {
-		c.stats.SlowConsumers.Add(1)
-	}
 	c.stopped.Store(true)
-	c.abort(err)
+	if c.abort(err) && err == ErrSlowConsumer {
+		c.stats.SlowConsumers.Add(1) // once, by whoever ended the connection
+	}
 }
 
 // Flush writes everything queued with the driver's Write, unless another

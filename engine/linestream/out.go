@@ -85,6 +85,52 @@ func (q *outQueue) release() (wake bool) {
 	return wake
 }
 
+// tryFlush ends a hold and writes what is queued with try, which never
+// blocks and may take only part of it. What try does not take stays at the
+// head of the queue, and tryFlush reports that the output side must be
+// woken to write it.
+func (q *outQueue) tryFlush(try func([]byte) (int, error)) (wake bool, err error) {
+	q.mu.Lock()
+	q.held = false
+	for !q.flushing && len(q.buf) > 0 && q.err == nil {
+		q.flushing = true
+		batch := q.buf
+		q.buf = q.spare[:0]
+		q.spare = nil
+		q.mu.Unlock()
+		n, werr := try(batch)
+		q.mu.Lock()
+		q.flushing = false
+		if werr != nil {
+			q.spare = batch[:0]
+			q.failLocked(werr)
+			break
+		}
+		if n < len(batch) {
+			// The peer is full: the rest goes first, before what was
+			// queued meanwhile, and the output side writes it.
+			rest := batch[n:]
+			nb := append(framing.AcquireBuf(max(len(rest)+len(q.buf), minOut)), rest...)
+			nb = append(nb, q.buf...)
+			framing.ReleaseBuf(q.buf)
+			q.buf = nb
+			q.spare = batch[:0]
+			wake = !q.woken
+			q.woken = true
+			break
+		}
+		q.spare = batch[:0]
+	}
+	if len(q.buf) == 0 && !q.flushing {
+		framing.ReleaseBuf(q.buf)
+		framing.ReleaseBuf(q.spare)
+		q.buf, q.spare = nil, nil
+	}
+	err = q.err
+	q.mu.Unlock()
+	return wake, err
+}
+
 // flush ends a hold (if any) and writes everything queued with write,
 // looping while more frames arrive, unless another flusher is running (it
 // then takes them). It returns the queue's error, if any.

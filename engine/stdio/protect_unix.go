@@ -23,5 +23,14 @@ func ProtectStdout() (*os.File, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("stdio: redirect stdout to stderr: %w", err)
 	}
+	// A pipe (the usual stdout of an MCP server) is made non-blocking, and
+	// os.NewFile then serves it through the runtime poller: the reader can
+	// write what the pipe takes at once without ever blocking on a parent
+	// that is slow to read. Only this process writes to it. A terminal or
+	// a file is left as it is (a terminal's mode is shared with the shell).
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		_ = unix.SetNonblock(fd, true)
+	}
 	return os.NewFile(uintptr(fd), "mcp-stdout"), nil
 }

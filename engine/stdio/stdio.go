@@ -76,7 +76,14 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	// Requests are cancelled by the connection (notifications/cancelled,
 	// the end of the grace period), not by ctx: ctx ending starts the
 	// graceful stop below.
-	c := linestream.New(srv.NewScope(), d, linestream.Config{
+	var ld linestream.Driver = d
+	if rc := nonBlockingOut(out); rc != nil {
+		// The output can be written without blocking: the reader writes
+		// what it produced itself, and wakes the writer only for what the
+		// peer did not take at once.
+		ld = &tryDriver{driver: d, rc: rc}
+	}
+	c := linestream.New(srv.NewScope(), ld, linestream.Config{
 		MaxLine: opt.MaxLine, MaxPending: opt.MaxPending, Logger: log,
 		HandOffOutput: true, // the reader never blocks on stdout
 	}, ctx, nil)
@@ -147,9 +154,12 @@ func isClosedOutput(err error) bool {
 // driver is the stdio side of a linestream.Conn: a reader goroutine that
 // blocks in Read (and stops reading while the Conn is paused, which is real
 // backpressure on the pipe) and a writer goroutine that writes what is
-// queued, in one write per batch. The reader never writes: it keeps reading
-// — and sees EOF and cancellations — while the peer is slow to read its
-// output, which is bounded by MaxPending.
+// queued, in one write per batch. The reader never blocks on the output: it
+// keeps reading — and sees EOF and cancellations — while the peer is slow to
+// read, and the output waiting is bounded by MaxPending. When the output is
+// non-blocking (a pipe: see ProtectStdout), the reader writes its own
+// answers as far as the pipe takes them at once, and wakes the writer only
+// for the rest.
 type driver struct {
 	out     io.Writer
 	wakeOut chan struct{}
@@ -163,6 +173,15 @@ type driver struct {
 }
 
 func (d *driver) Write(b []byte) (int, error) { return d.out.Write(b) }
+
+// tryDriver is the driver of an output that can be written without
+// blocking (linestream.TryWriter).
+type tryDriver struct {
+	*driver
+	rc syscall.RawConn
+}
+
+func (t *tryDriver) TryWrite(b []byte) (int, error) { return tryWrite(t.rc, b) }
 
 func (d *driver) WakeOutput() {
 	select {

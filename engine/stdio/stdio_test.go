@@ -301,3 +301,46 @@ func TestSlowConsumer(t *testing.T) {
 	_ = srv.Shutdown(context.Background())
 	goleak.VerifyNone(t, base)
 }
+
+// TestSlowConsumerOSPipe is TestSlowConsumer over an OS pipe, whose free
+// room the reader checks before writing its own answers: once the pipe is
+// full the reader hands the output to the writer and keeps reading, so the
+// bound is reached and counted rather than the reader blocking.
+func TestSlowConsumerOSPipe(t *testing.T) {
+	base := goleak.IgnoreCurrent()
+	srv := testServer(t)
+	inR, inW := io.Pipe()
+	outR, outW, err := os.Pipe() // never read until the end
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	defer outW.Close()
+	done := make(chan error, 1)
+	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{MaxPending: 64 << 10}) }()
+	go func() {
+		for i := 0; i < 5000; i++ {
+			line := req(fmt.Sprint(i), "tools/call", `"name":"echo","arguments":{"text":"`+strings.Repeat("x", 100)+`"}`)
+			if _, err := io.WriteString(inW, line+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Stats().SlowConsumers.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("slow consumer not detected")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	outR.Close() // unblock the stuck write
+	inW.Close()
+	if err := <-done; !errors.Is(err, framing.ErrSlowConsumer) {
+		t.Fatalf("ServeConn: %v", err)
+	}
+	if n := srv.Stats().SlowConsumers.Load(); n != 1 {
+		t.Fatalf("counted %d times", n)
+	}
+	_ = srv.Shutdown(context.Background())
+	goleak.VerifyNone(t, base)
+}

@@ -52,7 +52,7 @@ type Config struct {
 	// default (the standard fixture: real clients send one with every
 	// tools/call).
 	NoProgressToken bool
-	Mix  string // mix: method=weight,... ("" = DefaultMix)
+	Mix             string // mix: method=weight,... ("" = DefaultMix)
 
 	SleepMs int // progress: sleep {ms}
 	Steps   int // progress: sleep {steps}

@@ -19,7 +19,16 @@
 //     flight per connection (no pipelining).
 //   - stdio/TCP/Unix use framing.Reader and framing.Writer; each connection
 //     has a sender goroutine (a window of -w requests in flight, ids encode
-//     the window slot), a reader goroutine and a timeout sweeper.
+//     the window slot), a reader goroutine and a timeout sweeper. In a
+//     closed loop the sender queues every request it can start and writes
+//     them in one batch (pipelining). With one request in flight (-w 1,
+//     closed loop) the reader sends the next request itself as soon as it
+//     has read an answer: no hand-off between goroutines per request; the
+//     sender only starts the loop and refills a slot freed by a timeout.
+//     On Linux such TCP and Unix sockets are not read by a goroutine each
+//     but by a few pollers (epoll on sockets dialled outside Go's network
+//     poller, see poll_linux.go): per request one read and one write, no
+//     goroutine parked or woken, no read that returns EAGAIN.
 //   - Latencies go to one HDR histogram per goroutine (1 µs .. 60 s, 3
 //     significant digits), merged at the end.
 //

@@ -58,6 +58,21 @@ func newTemplate(method string, params []byte, progress bool) *reqTemplate {
 	return t
 }
 
+// RequestBody returns the JSON-RPC message the run described by cfg sends
+// first, with id as its id (and progressToken, when the workload carries
+// one): the fixture itself, for driving a server with another client
+// (bench/cmd/compare hands it to tsung). cfg.Target must be valid.
+func RequestBody(cfg Config, id int64) ([]byte, error) {
+	if _, err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg}
+	if err := r.buildTemplates(); err != nil {
+		return nil, err
+	}
+	return r.tpls[0].appendBody(nil, strconv.AppendInt(nil, id, 10)), nil
+}
+
 // callParams is `"name":TOOL,"arguments":ARGS,`.
 func callParams(tool string, args []byte) []byte {
 	b := append([]byte(`"name":`), codec.AppendString(nil, tool)...)

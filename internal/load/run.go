@@ -40,6 +40,9 @@ type run struct {
 	acks      atomic.Int64
 	lerrs     listenErrs
 	stopping  atomic.Bool
+
+	pollMu  sync.Mutex
+	pollers []*poller // reading the relay sockets (see poll_linux.go)
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -476,6 +479,7 @@ func (r *run) teardown() error {
 		})
 	}
 	wg.Wait()
+	r.stopPollers()
 	return errors.Join(errs...)
 }
 

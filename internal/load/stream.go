@@ -16,7 +16,7 @@ import (
 )
 
 // slot is one place of a stream connection's window. A request's id is
-// seq*window + slot index, so a response finds its slot without a map. The
+// gen*window + slot index, so a response finds its slot without a map. The
 // slot is claimed back with a compare-and-swap on id, so exactly one of the
 // reader (response), the sweeper (timeout) or a failing sender completes it.
 type slot struct {
@@ -26,7 +26,8 @@ type slot struct {
 	meas     atomic.Bool
 	progress atomic.Int32
 	tpl      atomic.Int32
-	_        [16]byte
+	gen      int64 // requests sent in this slot; owned by whoever holds the slot
+	_        [8]byte
 }
 
 // streamConn is one newline-delimited JSON-RPC connection: a stdio child
@@ -46,6 +47,7 @@ type streamConn struct {
 	oobIO      atomic.Int64 // measured requests lost to a broken connection (sender)
 
 	dead      chan struct{} // closed when the reader goroutine ends
+	ended     atomic.Bool   // set before the reader gives back what was in flight
 	readErr   error
 	stopSweep chan struct{}
 	sweepDone chan struct{}
@@ -54,14 +56,30 @@ type streamConn struct {
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
 	nc     net.Conn
+	// A relay socket read by a poller instead of a reader goroutine.
+	fd  *fdConn
+	dec *framing.Decoder
 
 	pub *pubLog // listen: the log of touches sent on this connection
 
-	// Sender state.
-	seq   int64
-	pos   int
+	// relay: a closed loop with one request in flight, where the reader
+	// goroutine sends the next request itself as soon as it has read the
+	// answer (no hand-off to the sender, which then only starts the loop
+	// and refills slots freed by timeouts).
+	relay bool
+	snd   sendState // the sender goroutine's
+	rsnd  sendState // the reader goroutine's (relay)
+}
+
+// sendState is what one goroutine sending on a stream connection owns.
+type sendState struct {
+	pos   int // position in the mix cycle
 	idBuf []byte
 	wbuf  []byte
+}
+
+func newSendState(pos int) sendState {
+	return sendState{pos: pos, idBuf: make([]byte, 0, 24), wbuf: make([]byte, 0, 4096)}
 }
 
 // openStream starts the process or dials the socket for connection i.
@@ -72,9 +90,13 @@ func (r *run) openStream(i int) (*streamConn, error) {
 		dead:      make(chan struct{}),
 		stopSweep: make(chan struct{}),
 		sweepDone: make(chan struct{}),
-		idBuf:     make([]byte, 0, 24),
-		wbuf:      make([]byte, 0, 4096),
-		pos:       i * 7,
+		snd:       newSendState(i * 7),
+		// A closed loop of one request in flight (a listen run's touches
+		// go at the publish rate).
+		relay: r.cfg.Inflight == 1 && r.cfg.Rate <= 0 && r.cfg.Workload != WorkloadListen,
+	}
+	if c.relay {
+		c.rsnd = newSendState(i*7 + 3)
 	}
 	c.slots = make([]slot, c.win)
 	c.free = make(chan int32, c.win)
@@ -101,6 +123,12 @@ func (r *run) openStream(i int) (*streamConn, error) {
 		c.cmd, c.stdin, c.stdout = cmd, stdin, stdout
 		rd, wr = stdout, stdin
 	default:
+		if c.relay && canPoll {
+			if err := c.openPolled(); err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
 		nc, err := net.DialTimeout(r.t.kind, r.t.addr, r.cfg.Timeout)
 		if err != nil {
 			return nil, err
@@ -115,12 +143,34 @@ func (r *run) openStream(i int) (*streamConn, error) {
 	return c, nil
 }
 
+// openPolled dials a relay socket and hands its reading to a poller.
+func (c *streamConn) openPolled() error {
+	r := c.r
+	fd, err := dialFD(r.t.kind, r.t.addr, r.cfg.Timeout)
+	if err != nil {
+		return err
+	}
+	p, err := r.pollerFor(c.idx)
+	if err != nil {
+		_ = fd.close()
+		return err
+	}
+	c.fd = fd
+	c.dec = framing.NewDecoder(framing.ReaderOptions{MaxLine: -1})
+	c.fw = framing.NewWriter(countWriter{fd, &r.bytesOut}, framing.WriterOptions{})
+	if err := p.add(c); err != nil {
+		_ = fd.close()
+		return err
+	}
+	go c.sweep()
+	return nil
+}
+
 // readLoop demultiplexes everything the server writes: responses by id,
 // progress by token, subscription traffic by subscriptionId (STD-08).
 func (c *streamConn) readLoop() {
 	defer close(c.dead)
 	var env codec.Envelope
-	r := c.r
 	for {
 		frame, err := c.fr.Next()
 		if err != nil {
@@ -130,53 +180,70 @@ func (c *streamConn) readLoop() {
 			c.readErr = err
 			break
 		}
-		now := r.now()
-		if codec.Peek(frame, &env) != nil {
-			continue
-		}
-		switch env.Kind {
-		case codec.KindResponse:
-			if env.IDKind == codec.IDString {
-				if st := r.streamOn(env.ID, c); st != nil {
-					r.streamEnd(st, &env, frame)
-				}
-				continue
-			}
-			id, ok := parseInt(env.ID)
-			if env.IDKind != codec.IDNumber || !ok || id < c.win {
-				continue
-			}
-			k := int32(id % c.win)
-			sl := &c.slots[k]
-			if !sl.id.CompareAndSwap(id, 0) {
-				continue // answered after its timeout
-			}
-			out, code := classify(frame, &env, r.tpls[sl.tpl.Load()].isCall)
-			c.rec.finish(sl.meas.Load(), sl.start.Load(), now, out, code, int(sl.progress.Load()))
-			c.free <- k
-		case codec.KindNotification:
-			if env.Method.EqualString("notifications/progress") {
-				raw, ok := codec.LookupPath(env.Params, "progressToken")
-				if !ok {
-					continue
-				}
-				tok, ok := parseInt(raw)
-				if !ok || tok < c.win {
-					continue
-				}
-				if sl := &c.slots[tok%c.win]; sl.id.Load() == tok {
-					sl.progress.Add(1)
-				}
-				continue
-			}
-			r.streamNote(nil, &env, frame, now, c)
-		}
+		c.onFrame(frame, &env)
 	}
-	// The connection is gone: whatever is in flight is lost.
+	c.lost()
+}
+
+// onFrame handles one line from the server (reader side).
+func (c *streamConn) onFrame(frame []byte, env *codec.Envelope) {
+	r := c.r
+	now := r.now()
+	if codec.Peek(frame, env) != nil {
+		return
+	}
+	switch env.Kind {
+	case codec.KindResponse:
+		if env.IDKind == codec.IDString {
+			if st := r.streamOn(env.ID, c); st != nil {
+				r.streamEnd(st, env, frame)
+			}
+			return
+		}
+		id, ok := parseInt(env.ID)
+		if env.IDKind != codec.IDNumber || !ok || id < c.win {
+			return
+		}
+		k := int32(id % c.win)
+		sl := &c.slots[k]
+		if !sl.id.CompareAndSwap(id, 0) {
+			return // answered after its timeout
+		}
+		out, code := classify(frame, env, r.tpls[sl.tpl.Load()].isCall)
+		c.rec.finish(sl.meas.Load(), sl.start.Load(), now, out, code, int(sl.progress.Load()))
+		if c.relay {
+			if start, meas, ok := r.sched.next(nil); ok {
+				c.send(&c.rsnd, k, start, meas, false)
+				return
+			}
+		}
+		c.free <- k
+	case codec.KindNotification:
+		if env.Method.EqualString("notifications/progress") {
+			raw, ok := codec.LookupPath(env.Params, "progressToken")
+			if !ok {
+				return
+			}
+			tok, ok := parseInt(raw)
+			if !ok || tok < c.win {
+				return
+			}
+			if sl := &c.slots[tok%c.win]; sl.id.Load() == tok {
+				sl.progress.Add(1)
+			}
+			return
+		}
+		r.streamNote(nil, env, frame, now, c)
+	}
+}
+
+// lost completes what is in flight on a connection whose input has ended.
+func (c *streamConn) lost() {
+	c.ended.Store(true)
 	for k := range c.slots {
 		sl := &c.slots[k]
 		if id := sl.id.Load(); id != 0 && sl.id.CompareAndSwap(id, 0) {
-			c.rec.finish(sl.meas.Load(), sl.start.Load(), r.now(), outIO, 0, 0)
+			c.rec.finish(sl.meas.Load(), sl.start.Load(), c.r.now(), outIO, 0, 0)
 			c.free <- int32(k)
 		}
 	}
@@ -251,7 +318,9 @@ func (c *streamConn) sendLoop() {
 					return
 				}
 			}
-			if start, meas, ok = s.next(timer); !ok {
+			if start, meas, ok = s.next(timer); !ok || c.ended.Load() {
+				// The run is over, or the server closed the connection (a
+				// request sent now would only time out).
 				c.free <- k
 				_ = c.fw.Flush()
 				return
@@ -277,44 +346,58 @@ func (c *streamConn) sendLoop() {
 				return
 			}
 		}
-		ti := r.pickIndex(&c.pos)
-		c.seq++
-		id := c.seq*c.win + int64(k)
-		sl := &c.slots[k]
-		now := s.now()
-		if s.rate <= 0 {
-			start = now
-		}
-		sl.start.Store(start)
-		sl.sent.Store(now)
-		sl.meas.Store(meas)
-		sl.progress.Store(0)
-		sl.tpl.Store(int32(ti))
-		sl.id.Store(id)
-		if c.pub != nil {
-			c.pub.add(now, meas)
-		}
-		c.idBuf = strconv.AppendInt(c.idBuf[:0], id, 10)
-		c.wbuf = r.tpls[ti].appendBody(c.wbuf[:0], c.idBuf)
-		var err error
-		if s.rate <= 0 {
-			err = c.fw.QueueFrame(c.wbuf)
-			queued++
-		} else {
-			err = c.fw.WriteFrame(c.wbuf)
-		}
-		if err != nil {
-			if sl.id.CompareAndSwap(id, 0) {
-				if meas {
-					c.oobIO.Add(1)
-				}
-				c.rec.live.done.Add(1)
-				c.rec.live.errs.Add(1)
-				c.free <- k
-			}
+		if !c.send(&c.snd, k, start, meas, s.rate <= 0) {
 			return
 		}
+		if s.rate <= 0 {
+			queued++
+		}
 	}
+}
+
+// send puts a request in slot k on the wire: queued for the next Flush when
+// queue is set, written at once otherwise. It reports false when the
+// connection can no longer send (the slot is then given back).
+func (c *streamConn) send(ss *sendState, k int32, start int64, meas, queue bool) bool {
+	r := c.r
+	s := r.sched
+	ti := r.pickIndex(&ss.pos)
+	sl := &c.slots[k]
+	sl.gen++
+	id := sl.gen*c.win + int64(k)
+	now := s.now()
+	if s.rate <= 0 {
+		start = now
+	}
+	sl.start.Store(start)
+	sl.sent.Store(now)
+	sl.meas.Store(meas)
+	sl.progress.Store(0)
+	sl.tpl.Store(int32(ti))
+	sl.id.Store(id)
+	if c.pub != nil {
+		c.pub.add(now, meas)
+	}
+	ss.idBuf = strconv.AppendInt(ss.idBuf[:0], id, 10)
+	ss.wbuf = r.tpls[ti].appendBody(ss.wbuf[:0], ss.idBuf)
+	var err error
+	if queue {
+		err = c.fw.QueueFrame(ss.wbuf)
+	} else {
+		err = c.fw.WriteFrame(ss.wbuf)
+	}
+	if err != nil {
+		if sl.id.CompareAndSwap(id, 0) {
+			if meas {
+				c.oobIO.Add(1)
+			}
+			c.rec.live.done.Add(1)
+			c.rec.live.errs.Add(1)
+			c.free <- k
+		}
+		return false
+	}
+	return true
 }
 
 // drain waits until every slot is back (answered, timed out or failed).
@@ -360,6 +443,13 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 		} else if err != nil {
 			err = fmt.Errorf("server process %d: %w", c.idx, err)
 		}
+	} else if c.fd != nil {
+		_ = c.fd.closeWrite()
+		if !waitClosed(c.dead, grace) {
+			_ = c.fd.closeBoth() // the poller then reads the end
+			<-c.dead
+		}
+		_ = c.fd.close() // the poller has released c.dec
 	} else {
 		if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
@@ -368,7 +458,9 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 		c.nc.Close()
 		<-c.dead
 	}
-	c.fr.Release()
+	if c.fr != nil {
+		c.fr.Release()
+	}
 	return err
 }
 

@@ -56,7 +56,7 @@ func runFanRow(cfg config, r fanRow, idx, n, round int) fanResult {
 		res.err = fmt.Errorf("port %s is busy", addr)
 		return res
 	}
-	srv, err := startServer(r.server, addr, filepath.Join(cfg.outDir, tag+".stderr"))
+	srv, err := startServer(r.server, "tcp", addr, filepath.Join(cfg.outDir, tag+".stderr"))
 	if err != nil {
 		res.err = err
 		return res
@@ -289,7 +289,7 @@ func runFanout(cfg config) bool {
 			notes = append([]string{r.note}, notes...)
 		}
 	}
-	printGrid(head, out)
+	printGrid(head, out, 2)
 	fmt.Println()
 	fmt.Printf("Each stream is one subscriptions/listen POST on its own connection, subscribed to test://load; the publisher\n")
 	fmt.Printf("calls the touch tool %d times a second and every call fans one notifications/resources/updated out to every\n", cfg.pubRate)

@@ -43,8 +43,9 @@ type config struct {
 	pubRate   int
 	outDir    string
 	only      string
-	verbose   bool
 	waitQuiet time.Duration
+	tsung     string // tsung binary for the outside-generator rows ("" = none)
+	sockDir   string // temporary directory for the Unix socket rows
 }
 
 func main() {
@@ -60,7 +61,8 @@ func main() {
 	flag.StringVar(&listeners, "listeners", "1000,5000", "fan-out: comma-separated listen stream counts")
 	flag.IntVar(&cfg.pubRate, "publish-rate", 20, "fan-out: touch calls per second")
 	flag.StringVar(&cfg.outDir, "out", "bench/out", "directory for raw generator output and server stderr")
-	flag.StringVar(&cfg.only, "only", "", "comma-separated substrings: run only matching rows (ceilings are always run)")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated substrings: run only matching rows (and the ceilings they are compared with)")
+	flag.StringVar(&cfg.tsung, "tsung", "tsung", "tsung binary for the outside-generator TCP rows (\"\" or a missing binary: those rows are skipped)")
 	flag.DurationVar(&cfg.waitQuiet, "wait-quiet", 0, "before starting, wait up to this long for the 1-minute load average to fall below half the CPU count")
 	flag.Parse()
 	for _, f := range strings.Split(listeners, ",") {
@@ -133,42 +135,97 @@ const (
 	kindHTTP  kind = "http"
 	kindStdio kind = "stdio"
 	kindTCP   kind = "tcp"
+	kindUnix  kind = "unix"
+)
+
+// generator is the load generator of a row.
+type generator string
+
+const (
+	genLoad  generator = "mcpwire load"
+	genTsung generator = "tsung"
 )
 
 // row is one line of the request table.
 type row struct {
-	name    string
-	kind    kind
-	ceiling bool
-	// server is the command line: started by the harness for http/tcp rows
-	// (PORT is replaced by the row's port), handed to the generator's stdio
-	// target for stdio rows.
+	name     string
+	kind     kind
+	conns    int // connections (stdio: processes)
+	inflight int // requests in flight on each
+	gen      generator
+	ceiling  bool
+	// server is the command line: started by the harness for http, tcp
+	// and unix rows (ADDR is replaced by the row's address or socket
+	// path), handed to the generator's stdio target for stdio rows.
 	server []string
-	note   string
 }
+
+func (r row) shape() string { return fmt.Sprintf("%d×%d", r.conns, r.inflight) }
+
+// group is what a row is compared within: the transport, the shape and
+// the generator; each group has one ceiling.
+func (r row) group() string { return fmt.Sprintf("%s %s %s", r.kind, r.shape(), r.gen) }
 
 func requestRows(cfg config) []row {
 	b := func(name string) string { return filepath.Join(cfg.bin, name) }
-	return []row{
-		{name: "mcpwire HTTP", kind: kindHTTP, server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error"}},
-		{name: "go-sdk HTTP", kind: kindHTTP, server: []string{b("bench-gosdk"), "-http", "ADDR"}},
-		{name: "mcp-go HTTP", kind: kindHTTP, server: []string{b("bench-mcpgo"), "-http", "ADDR"}},
-		{name: "raw fasthttp", kind: kindHTTP, ceiling: true, server: []string{b("rawfast"), "-addr", "ADDR", "-splice-id"}},
-		{name: "mcpwire stdio", kind: kindStdio, server: []string{b("mcpwire"), "serve", "--stdio", "--log-level", "error"}},
-		{name: "go-sdk stdio", kind: kindStdio, server: []string{b("bench-gosdk")}},
-		{name: "mcp-go stdio", kind: kindStdio, server: []string{b("bench-mcpgo")}},
-		// -splice-id (here and on rawfast): the generator matches replies to
-		// requests by id, so the raw ceilings copy the id token into their
-		// otherwise fixed reply (a byte search, no JSON parsing).
-		{name: "raw stdio lines", kind: kindStdio, ceiling: true, server: []string{b("bench-rawtcp"), "-splice-id"}},
-		{name: "raw TCP lines", kind: kindTCP, ceiling: true, server: []string{b("bench-rawtcp"), "-tcp", "ADDR", "-splice-id"}},
+	http := func(name string, ceiling bool, server ...string) row {
+		return row{name: name, kind: kindHTTP, conns: 64, inflight: 1, gen: genLoad, ceiling: ceiling, server: server}
 	}
+	stdio := func(name string, ceiling bool, server ...string) row {
+		return row{name: name, kind: kindStdio, conns: 1, inflight: 64, gen: genLoad, ceiling: ceiling, server: server}
+	}
+	rows := []row{
+		http("mcpwire HTTP", false, b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error"),
+		http("go-sdk HTTP", false, b("bench-gosdk"), "-http", "ADDR"),
+		http("mcp-go HTTP", false, b("bench-mcpgo"), "-http", "ADDR"),
+		// -splice-id (here and on the raw line servers): the generator
+		// matches replies to requests by id, so the raw ceilings copy the
+		// id token into their otherwise fixed reply (a byte search, no
+		// JSON parsing).
+		http("raw fasthttp", true, b("rawfast"), "-addr", "ADDR", "-splice-id"),
+		stdio("mcpwire stdio", false, b("mcpwire"), "serve", "--stdio", "--log-level", "error"),
+		stdio("go-sdk stdio", false, b("bench-gosdk")),
+		stdio("mcp-go stdio", false, b("bench-mcpgo")),
+		stdio("raw stdio lines", true, b("bench-rawtcp"), "-splice-id"),
+	}
+	// Sockets: mcpwire serve --tcp/--unix (gnet event loops) against a bare
+	// gnet line server, one request pipeline of 64 and 64 connections of 1.
+	for _, k := range []kind{kindTCP, kindUnix} {
+		label, mflag, rflag := "TCP", "--tcp", "-tcp"
+		if k == kindUnix {
+			label, mflag, rflag = "Unix", "--unix", "-unix"
+		}
+		for _, sh := range [][2]int{{1, 64}, {64, 1}} {
+			sock := func(name string, ceiling bool, server ...string) row {
+				r := row{kind: k, conns: sh[0], inflight: sh[1], gen: genLoad, ceiling: ceiling, server: server}
+				r.name = name + " " + label + " " + r.shape()
+				return r
+			}
+			rows = append(rows,
+				sock("mcpwire", false, b("mcpwire"), "serve", mflag, "ADDR", "--log-level", "error"),
+				sock("raw gnet", true, b("bench-rawgnet"), rflag, "ADDR", "-splice-id"))
+			if k == kindTCP && sh[0] == 64 {
+				// The former raw TCP row: goroutine-per-connection net server.
+				rows = append(rows, sock("raw net", false, b("bench-rawtcp"), "-tcp", "ADDR", "-splice-id"))
+			}
+		}
+	}
+	// The same TCP pair under a generator we did not write.
+	if cfg.tsung != "" {
+		ts := func(name string, ceiling bool, server ...string) row {
+			return row{name: name, kind: kindTCP, conns: 64, inflight: 1, gen: genTsung, ceiling: ceiling, server: server}
+		}
+		rows = append(rows,
+			ts("mcpwire TCP 64×1 (tsung)", false, b("mcpwire"), "serve", "--tcp", "ADDR", "--log-level", "error"),
+			ts("raw gnet TCP 64×1 (tsung)", true, b("bench-rawgnet"), "-tcp", "ADDR", "-splice-id"))
+	}
+	return rows
 }
 
 // ---------------------------------------------------------------- generator output
 
 type latency struct {
-	P50  float64 `json:"p50"`
+	P50  float64 `json:"p50"` // NaN when the generator does not tell (tsung)
 	P90  float64 `json:"p90"`
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
@@ -402,7 +459,9 @@ type server struct {
 	log  *os.File
 }
 
-func startServer(args []string, addr string, logPath string) (*server, error) {
+// startServer starts args (ADDR replaced by addr) and waits until it
+// accepts connections on addr (network "tcp" or "unix").
+func startServer(args []string, network, addr string, logPath string) (*server, error) {
 	argv := make([]string, len(args))
 	for i, a := range args {
 		argv[i] = strings.ReplaceAll(a, "ADDR", addr)
@@ -431,14 +490,14 @@ func startServer(args []string, addr string, logPath string) (*server, error) {
 		_ = cmd.Wait()
 		close(s.done)
 	}()
-	if err := waitListening(addr, s.done, 10*time.Second); err != nil {
+	if err := waitListening(network, addr, s.done, 10*time.Second); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("%s: %v\n%s", argv[0], err, s.tail.String())
 	}
 	return s, nil
 }
 
-func waitListening(addr string, done chan struct{}, limit time.Duration) error {
+func waitListening(network, addr string, done chan struct{}, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		select {
@@ -446,7 +505,7 @@ func waitListening(addr string, done chan struct{}, limit time.Duration) error {
 			return errors.New("exited before listening")
 		default:
 		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		c, err := net.DialTimeout(network, addr, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
 			return nil
@@ -571,15 +630,12 @@ func followFile(ctx context.Context, path string, ch chan stats, tail *tailBuf) 
 // ---------------------------------------------------------------- one run
 
 type runResult struct {
-	load       *loadResult
-	err        error
-	allocsReq  float64 // NaN: unknown
-	cpuReq     float64
-	rssBefore  int64
-	rssAfter   int64
-	statsNote  string
-	genStderr  string
-	deliveries float64
+	load      *loadResult
+	err       error
+	allocsReq float64 // NaN: unknown
+	cpuReq    float64
+	statsNote string
+	genStderr string
 }
 
 func genPath(cfg config) string {
@@ -682,39 +738,49 @@ var nan = func() float64 { var z float64; return z / z }()
 
 func isNaN(f float64) bool { return f != f }
 
-func callArgs(cfg config, k kind) []string {
-	a := []string{"-workload", "call", "-tool", "echo", "-args", `{"text":"hello world"}`}
-	if k == kindStdio {
-		a = append(a, "-c", "1", "-w", "64")
-	} else {
-		a = append(a, "-c", "64", "-w", "1")
+func callArgs(cfg config, r row) []string {
+	return []string{"-workload", "call", "-tool", "echo", "-args", `{"text":"hello world"}`,
+		"-c", strconv.Itoa(r.conns), "-w", strconv.Itoa(r.inflight),
+		"-d", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json"}
+}
+
+// endpoint is where the harness starts a row's server: a loopback port
+// (from the row's index) or a socket path in the temporary directory.
+func endpoint(cfg config, r row, idx int) (network, addr, target string) {
+	switch r.kind {
+	case kindUnix:
+		addr = filepath.Join(cfg.sockDir, fmt.Sprintf("row%d.sock", idx))
+		return "unix", addr, "unix://" + addr
+	case kindHTTP:
+		addr = fmt.Sprintf("127.0.0.1:%d", cfg.basePort+idx)
+		return "tcp", addr, "http://" + addr + "/mcp"
+	default:
+		addr = fmt.Sprintf("127.0.0.1:%d", cfg.basePort+idx)
+		return "tcp", addr, "tcp://" + addr
 	}
-	return append(a, "-d", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json")
 }
 
 func runRow(cfg config, r row, idx, round int) runResult {
 	var res runResult
 	tag := fmt.Sprintf("r%d-%s", round, slug(r.name))
 	outFile := filepath.Join(cfg.outDir, tag+".json")
-	switch r.kind {
-	case kindHTTP, kindTCP:
-		addr := fmt.Sprintf("127.0.0.1:%d", cfg.basePort+idx)
-		if !portFree(addr) {
+	switch {
+	case r.gen == genTsung:
+		res = runTsungRow(cfg, r, idx, tag)
+	case r.kind != kindStdio:
+		network, addr, target := endpoint(cfg, r, idx)
+		if network == "tcp" && !portFree(addr) {
 			res.err = fmt.Errorf("port %s is busy", addr)
 			return res
 		}
-		srv, err := startServer(r.server, addr, filepath.Join(cfg.outDir, tag+".stderr"))
+		srv, err := startServer(r.server, network, addr, filepath.Join(cfg.outDir, tag+".stderr"))
 		if err != nil {
 			res.err = err
 			return res
 		}
 		defer srv.stop()
-		target := "http://" + addr + "/mcp"
-		if r.kind == kindTCP {
-			target = "tcp://" + addr
-		}
 		var w window
-		res.load, res.genStderr, res.err = runGenerator(cfg, append(callArgs(cfg, r.kind), target), outFile,
+		res.load, res.genStderr, res.err = runGenerator(cfg, append(callArgs(cfg, r), target), outFile,
 			func(_ int, start time.Time) { w = sampleWindow(cfg, func() *statSource { return srv.src }, start) })
 		if res.load != nil {
 			res.allocsReq, res.cpuReq = w.perRequest(res.load.RPS)
@@ -729,7 +795,7 @@ func runRow(cfg config, r row, idx, round int) runResult {
 			}
 		default:
 		}
-	case kindStdio:
+	default: // stdio
 		errFile := filepath.Join(cfg.outDir, tag+".stderr")
 		_ = os.WriteFile(errFile, nil, 0o644)
 		wrapper, _ := filepath.Abs(filepath.Join("bench", "stdio-stats.sh"))
@@ -743,7 +809,7 @@ func runRow(cfg config, r row, idx, round int) runResult {
 		lines := make(chan stats, 4)
 		go followFile(ctx, errFile, lines, tail)
 		var w window
-		res.load, res.genStderr, res.err = runGenerator(cfg, append(callArgs(cfg, r.kind), target), outFile,
+		res.load, res.genStderr, res.err = runGenerator(cfg, append(callArgs(cfg, r), target), outFile,
 			func(gpid int, start time.Time) {
 				w = sampleWindow(cfg, func() *statSource {
 					deadline := time.Now().Add(3 * time.Second)
@@ -790,15 +856,18 @@ func slug(s string) string {
 // ---------------------------------------------------------------- request table
 
 func runCompare(cfg config) bool {
-	rows := requestRows(cfg)
-	if cfg.only != "" {
-		var keep []row
-		for _, r := range rows {
-			if r.ceiling || matchAny(r.name, cfg.only) {
-				keep = append(keep, r)
-			}
+	tsungNote := ""
+	if cfg.tsung != "" {
+		if p, err := exec.LookPath(cfg.tsung); err != nil {
+			tsungNote = fmt.Sprintf("tsung rows skipped: %v (bench/compare.sh installs the Debian package tsung; TSUNG=0 skips it)", err)
+			cfg.tsung = ""
+		} else {
+			cfg.tsung = p
 		}
-		rows = keep
+	}
+	rows := selectRows(requestRows(cfg), cfg.only)
+	if len(rows) == 0 {
+		fatal(fmt.Errorf("no row matches -only %q", cfg.only))
 	}
 	for _, r := range rows {
 		if _, err := os.Stat(r.server[0]); err != nil {
@@ -808,6 +877,16 @@ func runCompare(cfg config) bool {
 	if _, err := os.Stat(genPath(cfg)); err != nil {
 		fatal(err)
 	}
+	fixture, err := fixtureLine()
+	if err != nil {
+		fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "compare-sock-") // the Unix socket rows' sockets
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cfg.sockDir = dir
 	header(cfg)
 	results := make([][]runResult, len(rows)) // [row][round]
 	for i := range results {
@@ -816,22 +895,44 @@ func runCompare(cfg config) bool {
 	for round := 0; round < cfg.rounds; round++ {
 		for k := range rows {
 			i := (k + round) % len(rows) // rotate the order each round
-			fmt.Fprintf(os.Stderr, "round %d/%d: %-16s ", round+1, cfg.rounds, rows[i].name)
+			fmt.Fprintf(os.Stderr, "round %d/%d: %-26s ", round+1, cfg.rounds, rows[i].name)
 			t0 := time.Now()
 			res := runRow(cfg, rows[i], i, round+1)
 			results[i][round] = res
 			if res.err != nil {
 				fmt.Fprintf(os.Stderr, "FAILED (%v)\n", res.err)
 			} else {
-				fmt.Fprintf(os.Stderr, "%10.0f req/s  p50 %6.0f µs  p99 %7.0f µs  (%s)\n",
-					res.load.RPS, res.load.Latency.P50, res.load.Latency.P99, time.Since(t0).Round(100*time.Millisecond))
+				fmt.Fprintf(os.Stderr, "%10.0f req/s  mean %6.0f µs  p99 %7s µs  gen %5.1f µs/req  (%s)\n",
+					res.load.RPS, res.load.Latency.Mean, fmtNum(res.load.Latency.P99, 0), res.load.ClientCPU,
+					time.Since(t0).Round(100*time.Millisecond))
 			}
 			if res.statsNote != "" {
 				fmt.Fprintf(os.Stderr, "    server stats: %s\n", res.statsNote)
 			}
 		}
 	}
-	return printTable(cfg, rows, results)
+	return printTable(cfg, rows, results, fixture, tsungNote)
+}
+
+// selectRows keeps, when only is set, the rows whose name matches it and
+// the ceilings they are compared with.
+func selectRows(rows []row, only string) []row {
+	if only == "" {
+		return rows
+	}
+	groups := map[string]bool{}
+	for _, r := range rows {
+		if matchAny(r.name, only) {
+			groups[r.group()] = true
+		}
+	}
+	var keep []row
+	for _, r := range rows {
+		if matchAny(r.name, only) || r.ceiling && groups[r.group()] {
+			keep = append(keep, r)
+		}
+	}
+	return keep
 }
 
 func matchAny(name, list string) bool {
@@ -869,7 +970,7 @@ func header(cfg config) {
 		fmt.Printf("fan-out: %d round(s), %s measured after %s warm-up, publish rate %d touch/s, listeners %v\n\n",
 			cfg.rounds, cfg.duration, cfg.warmup, cfg.pubRate, cfg.listeners)
 	} else {
-		fmt.Printf("rounds: %d (interleaved), %s measured after %s warm-up per run; HTTP/TCP: 64 connections × 1 in flight, stdio: 1 process × 64 in flight\n\n",
+		fmt.Printf("rounds: %d (interleaved), %s measured after %s warm-up per run; shape = connections (stdio: processes) × requests in flight on each\n\n",
 			cfg.rounds, cfg.duration, cfg.warmup)
 	}
 }
@@ -898,19 +999,19 @@ func fmtNum(f float64, prec int) string {
 	return strconv.FormatFloat(f, 'f', prec, 64)
 }
 
-func printTable(cfg config, rows []row, results [][]runResult) bool {
+func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, tsungNote string) bool {
 	ok := true
-	ceilingOf := map[kind]int{}
+	ceilingOf := map[string]int{}
 	for i, r := range rows {
 		if r.ceiling {
-			ceilingOf[r.kind] = i
+			ceilingOf[r.group()] = i
 		}
 	}
-	head := []string{"row", "kind", "req/s", "vs raw", "p50 µs", "p99 µs", "srv allocs/req", "srv CPU µs/req", "gen CPU µs/req", "errors"}
+	head := []string{"row", "shape", "generator", "req/s", "vs ceiling", "mean µs", "p50 µs", "p99 µs", "srv allocs/req", "srv CPU µs/req", "gen CPU µs/req", "errors"}
 	var out [][]string
 	var notes []string
 	for i, r := range rows {
-		var rps, ratio, p50, p99, allocs, cpu, gen, errs []float64
+		var rps, ratio, mean, p50, p99, allocs, cpu, gen, errs []float64
 		failed := 0
 		for round, res := range results[i] {
 			if res.err != nil || res.load == nil {
@@ -919,13 +1020,14 @@ func printTable(cfg config, rows []row, results [][]runResult) bool {
 				continue
 			}
 			rps = append(rps, res.load.RPS)
+			mean = append(mean, res.load.Latency.Mean)
 			p50 = append(p50, res.load.Latency.P50)
 			p99 = append(p99, res.load.Latency.P99)
 			allocs = append(allocs, res.allocsReq)
 			cpu = append(cpu, res.cpuReq)
 			gen = append(gen, res.load.ClientCPU)
 			errs = append(errs, res.load.errorCount())
-			if ci, ok := ceilingOf[r.kind]; ok {
+			if ci, ok := ceilingOf[r.group()]; ok {
 				c := results[ci][round]
 				if c.err == nil && c.load != nil && c.load.RPS > 0 {
 					ratio = append(ratio, res.load.RPS/c.load.RPS)
@@ -945,23 +1047,36 @@ func printTable(cfg config, rows []row, results [][]runResult) bool {
 		} else if failed > 0 {
 			rpsCell += fmt.Sprintf(" (%d/%d failed)", failed, len(results[i]))
 		}
-		out = append(out, []string{r.name, string(r.kind), rpsCell, ratioCell,
-			fmtNum(median(p50), 0), fmtNum(median(p99), 0), fmtNum(median(allocs), 1),
+		out = append(out, []string{r.name, r.shape(), string(r.gen), rpsCell, ratioCell,
+			fmtNum(median(mean), 0), fmtNum(median(p50), 0), fmtNum(median(p99), 0), fmtNum(median(allocs), 1),
 			fmtNum(median(cpu), 1), fmtNum(median(gen), 1), fmtNum(median(errs), 0)})
 	}
-	printGrid(head, out)
+	printGrid(head, out, 3)
 	fmt.Println()
-	fmt.Println("req/s, p50/p99 and the per-request columns are medians over the rounds; \"vs raw\" is the median of each round's")
-	fmt.Println("ratio to the raw ceiling of the same kind (HTTP rows: raw fasthttp; stdio rows: raw stdio lines) run in that round.")
-	fmt.Println("srv allocs/req and srv CPU µs/req come from the server process (SIGUSR1 stats before/after the measured window);")
-	fmt.Println("\"—\" = not available (no SIGUSR1 hook: CPU from /proc, allocations unknown). gen CPU µs/req is the load generator's.")
+	fmt.Println("Fixture (every row): tools/call echo {\"text\":\"hello world\"} with params._meta protocolVersion, clientCapabilities,")
+	fmt.Printf("clientInfo and a progressToken equal to the id; %d bytes + newline for id 1:\n  %s\n", len(fixture), fixture)
+	fmt.Println("mcpwire load sends it as one line per request (stdio, TCP, Unix) or as the body of a POST with the mirrored")
+	fmt.Println("MCP-Protocol-Version/Mcp-Method/Mcp-Name headers (HTTP), with a fresh id per request; tsung sends the same line")
+	fmt.Println("(id 1 every time, one request in flight per connection) and counts a request done when reply bytes arrive.")
+	fmt.Println()
+	fmt.Println("req/s, latencies and the per-request columns are medians over the rounds; \"vs ceiling\" is the median of each")
+	fmt.Println("round's ratio to the ceiling of the same transport, shape and generator run in that round (HTTP: raw fasthttp;")
+	fmt.Println("stdio: raw stdio lines; TCP and Unix: raw gnet). srv allocs/req and srv CPU µs/req come from the server process")
+	fmt.Println("(SIGUSR1 stats before/after the measured window); \"—\" = not available (no SIGUSR1 hook: CPU from /proc,")
+	fmt.Println("allocations unknown; tsung reports a mean per second, no percentiles). gen CPU µs/req is the load generator's")
+	fmt.Println("own CPU (tsung: the Erlang VM and its children, sampled over the window).")
+	if tsungNote != "" {
+		fmt.Println(tsungNote)
+	}
 	for _, n := range notes {
 		fmt.Println("FAILED:", n)
 	}
 	return ok
 }
 
-func printGrid(head []string, rows [][]string) {
+// printGrid prints a table; the first left columns are left-aligned, the
+// others right-aligned.
+func printGrid(head []string, rows [][]string, left int) {
 	w := make([]int, len(head))
 	for i, h := range head {
 		w[i] = runeLen(h)
@@ -975,7 +1090,7 @@ func printGrid(head []string, rows [][]string) {
 		var b strings.Builder
 		for i, c := range cells {
 			pad := strings.Repeat(" ", w[i]-runeLen(c))
-			if i < 2 {
+			if i < left {
 				b.WriteString(c + pad)
 			} else {
 				b.WriteString(pad + c)

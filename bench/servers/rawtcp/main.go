@@ -1,6 +1,6 @@
 // Command rawtcp is the ceiling of the line-framed rows (stdio and TCP): it
 // reads newline-terminated lines and answers each with one FIXED prebuilt
-// reply line, the same size as mcpwire's echo reply, doing no parsing,
+// reply line (bench/internal/rawreply: mcpwire's echo reply), doing no parsing,
 // validation or dispatch. Replies to the lines that arrived together are
 // written together (one write per batch of buffered input), so the number is
 // what plain line I/O costs on this machine.
@@ -19,7 +19,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"flag"
 	"io"
@@ -28,11 +27,8 @@ import (
 	"os"
 
 	"github.com/mcpwire/mcpwire/bench/internal/procstats"
+	"github.com/mcpwire/mcpwire/bench/internal/rawreply"
 )
-
-// reply is mcpwire's echo reply to {"text":"hello world"} with id 1 (253
-// bytes plus the newline), the same body bench/rawfast answers on HTTP.
-const reply = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpwire-refserver","title":"mcpwire reference server","version":"devel"}}}}` + "\n"
 
 // spliceID, when set, copies the request's id token into the reply instead of
 // the fixed 1 (one bytes.Index per line, still no JSON parsing), for load
@@ -68,18 +64,12 @@ func main() {
 	}
 }
 
-var (
-	idKey     = []byte(`"id":`)
-	replyHead = []byte(reply[:len(`{"jsonrpc":"2.0","id":`)])
-	replyTail = []byte(reply[len(`{"jsonrpc":"2.0","id":1`):])
-)
-
 // serve answers every line read from r with the reply on w until EOF. Output
 // is flushed whenever no further input is already buffered.
 func serve(r io.Reader, w io.Writer) error {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriterSize(w, 64<<10)
-	fixed := []byte(reply)
+	fixed := []byte(rawreply.Line)
 	for {
 		line, err := in.ReadSlice('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' {
@@ -114,18 +104,12 @@ func serve(r io.Reader, w io.Writer) error {
 }
 
 func writeSpliced(out *bufio.Writer, line []byte) {
-	i := bytes.Index(line, idKey)
-	if i < 0 {
-		out.WriteString(reply)
+	id, ok := rawreply.ID(line)
+	if !ok {
+		out.WriteString(rawreply.Line)
 		return
 	}
-	tok := line[i+len(idKey):]
-	end := bytes.IndexAny(tok, ",}")
-	if end < 0 {
-		out.WriteString(reply)
-		return
-	}
-	out.Write(replyHead)
-	out.Write(tok[:end])
-	out.Write(replyTail)
+	out.Write(rawreply.Head)
+	out.Write(id)
+	out.Write(rawreply.Tail)
 }
