@@ -65,15 +65,23 @@ interop: build
 
 .PHONY: conformance interop
 
-## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings, HTTP/stdio/TCP) under `mcpwire load`; ROUNDS, DURATION env.
+## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings: HTTP, stdio, TCP and Unix at 1x64 and 64x1) under `mcpwire load`, and the TCP rows under tsung (installed by the target; TSUNG=0 skips); ROUNDS, DURATION, ONLY env.
 compare:
 	./bench/compare.sh
+
+## compare-conns: 10,000 mostly idle socket connections, mcpwire vs raw gnet: RSS per idle connection, then p50/p99 with one call per connection per second; CONNS, DURATION env.
+compare-conns:
+	$(GO) build -o $(BIN) ./cmd/mcpwire
+	cd bench && $(GO) build -o ../bin/bench-rawgnet ./servers/rawgnet && $(GO) build -o ../bin/bench-idleconns ./cmd/idleconns
+	bin/bench-idleconns -n $${CONNS:-10000} -d $${DURATION:-10s} \
+		-row 'mcpwire=$(BIN) serve --tcp ADDR --log-level error' \
+		-row 'raw-gnet=bin/bench-rawgnet -tcp ADDR -splice-id'
 
 ## compare-fanout: subscriptions/listen fan-out (1,000 and 5,000 streams) against mcpwire, go-sdk, mcp-go and a raw SSE server; LISTENERS, PUBLISH_RATE env.
 compare-fanout:
 	./bench/compare.sh --fanout
 
-.PHONY: compare compare-fanout
+.PHONY: compare compare-fanout compare-conns
 
 ## baseline: every micro-benchmark, 6 runs, into profiles/base.txt (compare later runs with benchstat).
 baseline:

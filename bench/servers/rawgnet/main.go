@@ -22,6 +22,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,12 +42,15 @@ type server struct {
 	booted chan gnet.Engine
 }
 
-// conn is the per-connection state: the reply buffer, reused by every
-// OnTraffic call (gnet copies what the socket does not take at once).
+// conn is the per-connection state. The reply buffer is not in it: an
+// idle connection holds nothing but gnet's own state.
 type conn struct {
-	out  []byte
 	skip bool // inside an over-long line
 }
+
+// outPool holds reply buffers, taken for one OnTraffic call (gnet copies
+// what the socket does not take at once).
+var outPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 func (s *server) OnBoot(e gnet.Engine) gnet.Action {
 	s.booted <- e
@@ -54,7 +58,7 @@ func (s *server) OnBoot(e gnet.Engine) gnet.Action {
 }
 
 func (s *server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	c.SetContext(&conn{out: make([]byte, 0, 16<<10)})
+	c.SetContext(&conn{})
 	return nil, gnet.None
 }
 
@@ -63,7 +67,9 @@ func (s *server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 func (s *server) OnTraffic(c gnet.Conn) gnet.Action {
 	st := c.Context().(*conn)
 	in, _ := c.Peek(-1)
-	out := st.out[:0]
+	bp := outPool.Get().(*[]byte)
+	defer outPool.Put(bp)
+	out := (*bp)[:0]
 	done := 0
 	for {
 		i := bytes.IndexByte(in[done:], '\n')
@@ -84,7 +90,7 @@ func (s *server) OnTraffic(c gnet.Conn) gnet.Action {
 	if done > 0 {
 		_, _ = c.Discard(done) // Discard(0) would drop everything
 	}
-	st.out = out
+	*bp = out
 	if len(out) > 0 {
 		if _, err := c.Write(out); err != nil {
 			return gnet.Close
