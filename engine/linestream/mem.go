@@ -13,13 +13,9 @@ import (
 // callback. It serves tests of handlers and transports, and in-process
 // clients. Send is the input side (one goroutine at a time).
 type MemConn struct {
+	*Signals
 	c       *Conn
 	deliver func(frame []byte) error
-	wakeIn  chan struct{}
-	aborted chan struct{}
-	once    sync.Once
-	mu      sync.Mutex
-	err     error
 	line    []byte
 }
 
@@ -30,7 +26,7 @@ type MemConn struct {
 // copy what it keeps, return quickly and not call into the server. An
 // error from deliver fails the connection.
 func NewMem(scope *engine.Scope, deliver func(frame []byte) error, cfg Config, principal any) *MemConn {
-	m := &MemConn{deliver: deliver, wakeIn: make(chan struct{}, 1), aborted: make(chan struct{})}
+	m := &MemConn{Signals: NewSignals(), deliver: deliver}
 	m.c = New(scope, m, cfg, context.Background(), principal)
 	return m
 }
@@ -46,20 +42,14 @@ func (m *MemConn) Send(msg []byte) error {
 	paused := m.c.Feed(m.line)
 	for paused {
 		select {
-		case <-m.wakeIn:
+		case <-m.In:
 			paused = m.c.Resume()
-		case <-m.aborted:
-			return m.abortErr()
+		case <-m.Aborted():
+			return m.Err()
 		}
 	}
-	return m.abortErr()
+	return m.Err()
 }
-
-// Aborted is closed once the connection has failed (see Err).
-func (m *MemConn) Aborted() <-chan struct{} { return m.aborted }
-
-// Err returns why the connection failed, or nil.
-func (m *MemConn) Err() error { return m.abortErr() }
 
 // Close ends the connection as a peer that goes away: requests in flight
 // are cancelled.
@@ -85,26 +75,55 @@ func (m *MemConn) Write(b []byte) (int, error) {
 // WakeOutput implements Driver: frames are delivered at once.
 func (m *MemConn) WakeOutput() { _ = m.c.Flush() }
 
-// WakeInput implements Driver.
-func (m *MemConn) WakeInput() {
+// Signals is the wake-up and abort plumbing of a driver that runs
+// goroutines of its own (a blocking reader, a writer): two wake channels
+// that never block the waker, and the first Abort's reason. It implements
+// Driver's WakeOutput, WakeInput and Abort.
+type Signals struct {
+	// Out and In receive a value when the output or the input side is
+	// woken (capacity 1: wakes coalesce).
+	Out, In chan struct{}
+
+	once    sync.Once
+	aborted chan struct{}
+	mu      sync.Mutex
+	err     error
+}
+
+// NewSignals returns ready Signals.
+func NewSignals() *Signals {
+	return &Signals{Out: make(chan struct{}, 1), In: make(chan struct{}, 1), aborted: make(chan struct{})}
+}
+
+func wake(ch chan struct{}) {
 	select {
-	case m.wakeIn <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
 
-// Abort implements Driver.
-func (m *MemConn) Abort(err error) {
-	m.once.Do(func() {
-		m.mu.Lock()
-		m.err = err
-		m.mu.Unlock()
-		close(m.aborted)
+// WakeOutput signals Out.
+func (s *Signals) WakeOutput() { wake(s.Out) }
+
+// WakeInput signals In.
+func (s *Signals) WakeInput() { wake(s.In) }
+
+// Abort records err (the first one only) and closes Aborted.
+func (s *Signals) Abort(err error) {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+		close(s.aborted)
 	})
 }
 
-func (m *MemConn) abortErr() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.err
+// Aborted is closed once Abort has been called.
+func (s *Signals) Aborted() <-chan struct{} { return s.aborted }
+
+// Err returns the reason given to Abort, or nil.
+func (s *Signals) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }

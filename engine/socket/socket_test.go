@@ -22,15 +22,8 @@ import (
 	"github.com/mcpwire/mcpwire/internal/golden"
 )
 
-const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-
-func req(id, method, params string) string {
-	p := "{" + meta + "}"
-	if params != "" {
-		p = "{" + params + "," + meta + "}"
-	}
-	return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + p + `}`
-}
+// req builds a request line (id is raw JSON).
+func req(id, method, params string) string { return golden.Request(id, method, params) }
 
 // gnetGoroutines are process-wide goroutines gnet's package-level worker
 // pool (ants) starts when it is first used; they are not per server.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"syscall"
 	"time"
 
@@ -67,10 +66,8 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 		log = slog.New(slog.DiscardHandler)
 	}
 	d := &driver{
+		Signals: linestream.NewSignals(),
 		out:     out,
-		wakeOut: make(chan struct{}, 1),
-		wakeIn:  make(chan struct{}, 1),
-		aborted: make(chan struct{}),
 		quit:    make(chan struct{}),
 	}
 	// Requests are cancelled by the connection (notifications/cancelled,
@@ -100,7 +97,7 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	case rerr = <-readDone:
 	case <-ctx.Done():
 		rerr, stopped = ctx.Err(), true
-	case <-d.aborted:
+	case <-d.Aborted():
 		stopped = true
 	}
 	if stopped {
@@ -129,7 +126,7 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	if err := d.abortErr(); err != nil {
+	if err := d.Err(); err != nil {
 		if isClosedOutput(err) {
 			return ErrOutputClosed
 		}
@@ -161,15 +158,9 @@ func isClosedOutput(err error) bool {
 // answers as far as the pipe takes them at once, and wakes the writer only
 // for the rest.
 type driver struct {
-	out     io.Writer
-	wakeOut chan struct{}
-	wakeIn  chan struct{}
-
-	abortOnce sync.Once
-	aborted   chan struct{}
-	quit      chan struct{} // closed when ServeConn is done with the connection
-	mu        sync.Mutex
-	err       error
+	*linestream.Signals // WakeOutput wakes the writer, WakeInput the paused reader
+	out                 io.Writer
+	quit                chan struct{} // closed when ServeConn is done with the connection
 }
 
 func (d *driver) Write(b []byte) (int, error) { return d.out.Write(b) }
@@ -183,40 +174,11 @@ type tryDriver struct {
 
 func (t *tryDriver) TryWrite(b []byte) (int, error) { return tryWrite(t.rc, b) }
 
-func (d *driver) WakeOutput() {
-	select {
-	case d.wakeOut <- struct{}{}:
-	default:
-	}
-}
-
-func (d *driver) WakeInput() {
-	select {
-	case d.wakeIn <- struct{}{}:
-	default:
-	}
-}
-
-func (d *driver) Abort(err error) {
-	d.abortOnce.Do(func() {
-		d.mu.Lock()
-		d.err = err
-		d.mu.Unlock()
-		close(d.aborted)
-	})
-}
-
-func (d *driver) abortErr() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.err
-}
-
 func (d *driver) writeLoop(c *linestream.Conn, stop, done chan struct{}) {
 	defer close(done)
 	for {
 		select {
-		case <-d.wakeOut:
+		case <-d.Out:
 			_ = c.Flush()
 		case <-stop:
 			return
@@ -238,9 +200,9 @@ func (d *driver) readLoop(in io.Reader, c *linestream.Conn) error {
 				// The in-flight bound is reached: read nothing until a
 				// request ends (A19).
 				select {
-				case <-d.wakeIn:
+				case <-d.In:
 					paused = c.Resume()
-				case <-d.aborted:
+				case <-d.Aborted():
 					return nil
 				case <-d.quit:
 					return nil
@@ -255,7 +217,7 @@ func (d *driver) readLoop(in io.Reader, c *linestream.Conn) error {
 			return err
 		}
 		select {
-		case <-d.aborted:
+		case <-d.Aborted():
 			return nil
 		default:
 		}

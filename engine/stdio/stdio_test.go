@@ -22,15 +22,8 @@ import (
 	"github.com/mcpwire/mcpwire/internal/golden"
 )
 
-const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-
-func req(id, method, params string) string {
-	p := "{" + meta + "}"
-	if params != "" {
-		p = "{" + params + "," + meta + "}"
-	}
-	return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + p + `}`
-}
+// req builds a request line (id is raw JSON).
+func req(id, method, params string) string { return golden.Request(id, method, params) }
 
 // testServer has the tools the golden conversations use.
 func testServer(t testing.TB) *engine.Server { return golden.Server(t) }
@@ -267,80 +260,58 @@ func TestConcurrentOutputIsWholeLines(t *testing.T) {
 }
 
 // TestSlowConsumer: a peer that never reads its output is cut off once the
-// queued output passes MaxPending, and it is counted (A18).
+// queued output passes MaxPending, and it is counted once (A18). Over an
+// io.Pipe the reader hands every batch to the writer; over an OS pipe,
+// non-blocking, it writes what the pipe takes and hands over the rest: in
+// both the reader keeps reading, so the bound is reached and counted
+// rather than the reader blocking.
 func TestSlowConsumer(t *testing.T) {
-	base := goleak.IgnoreCurrent()
-	srv := testServer(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe() // never read until the end
-	done := make(chan error, 1)
-	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{MaxPending: 64 << 10}) }()
-	go func() {
-		for i := 0; i < 5000; i++ {
-			line := req(fmt.Sprint(i), "tools/call", `"name":"echo","arguments":{"text":"`+strings.Repeat("x", 100)+`"}`)
-			if _, err := io.WriteString(inW, line+"\n"); err != nil {
-				return
+	for _, tc := range []struct {
+		name string
+		pipe func(t *testing.T) (io.ReadCloser, io.WriteCloser)
+	}{
+		{"io.Pipe", func(*testing.T) (io.ReadCloser, io.WriteCloser) { return io.Pipe() }},
+		{"os.Pipe", func(t *testing.T) (io.ReadCloser, io.WriteCloser) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.Stats().SlowConsumers.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("slow consumer not detected")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	outR.Close() // unblock the stuck write
-	inW.Close()
-	if err := <-done; !errors.Is(err, framing.ErrSlowConsumer) {
-		t.Fatalf("ServeConn: %v", err)
-	}
-	if n := srv.Stats().SlowConsumers.Load(); n != 1 {
-		t.Fatalf("counted %d times", n)
-	}
-	_ = srv.Shutdown(context.Background())
-	goleak.VerifyNone(t, base)
-}
-
-// TestSlowConsumerOSPipe is TestSlowConsumer over an OS pipe, whose free
-// room the reader checks before writing its own answers: once the pipe is
-// full the reader hands the output to the writer and keeps reading, so the
-// bound is reached and counted rather than the reader blocking.
-func TestSlowConsumerOSPipe(t *testing.T) {
-	base := goleak.IgnoreCurrent()
-	srv := testServer(t)
-	inR, inW := io.Pipe()
-	outR, outW, err := os.Pipe() // never read until the end
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer outR.Close()
-	defer outW.Close()
-	done := make(chan error, 1)
-	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{MaxPending: 64 << 10}) }()
-	go func() {
-		for i := 0; i < 5000; i++ {
-			line := req(fmt.Sprint(i), "tools/call", `"name":"echo","arguments":{"text":"`+strings.Repeat("x", 100)+`"}`)
-			if _, err := io.WriteString(inW, line+"\n"); err != nil {
-				return
+			return r, w
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := goleak.IgnoreCurrent()
+			srv := testServer(t)
+			inR, inW := io.Pipe()
+			outR, outW := tc.pipe(t) // never read until the end
+			defer outW.Close()
+			done := make(chan error, 1)
+			go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{MaxPending: 64 << 10}) }()
+			go func() {
+				for i := 0; i < 5000; i++ {
+					line := req(fmt.Sprint(i), "tools/call", `"name":"echo","arguments":{"text":"`+strings.Repeat("x", 100)+`"}`)
+					if _, err := io.WriteString(inW, line+"\n"); err != nil {
+						return
+					}
+				}
+			}()
+			deadline := time.Now().Add(5 * time.Second)
+			for srv.Stats().SlowConsumers.Load() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("slow consumer not detected")
+				}
+				time.Sleep(time.Millisecond)
 			}
-		}
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.Stats().SlowConsumers.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("slow consumer not detected")
-		}
-		time.Sleep(time.Millisecond)
+			outR.Close() // unblock the stuck write
+			inW.Close()
+			if err := <-done; !errors.Is(err, framing.ErrSlowConsumer) {
+				t.Fatalf("ServeConn: %v", err)
+			}
+			if n := srv.Stats().SlowConsumers.Load(); n != 1 {
+				t.Fatalf("counted %d times", n)
+			}
+			_ = srv.Shutdown(context.Background())
+			goleak.VerifyNone(t, base)
+		})
 	}
-	outR.Close() // unblock the stuck write
-	inW.Close()
-	if err := <-done; !errors.Is(err, framing.ErrSlowConsumer) {
-		t.Fatalf("ServeConn: %v", err)
-	}
-	if n := srv.Stats().SlowConsumers.Load(); n != 1 {
-		t.Fatalf("counted %d times", n)
-	}
-	_ = srv.Shutdown(context.Background())
-	goleak.VerifyNone(t, base)
 }

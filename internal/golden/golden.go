@@ -131,6 +131,19 @@ func parse(name, data string) (Conversation, error) {
 	return c, nil
 }
 
+// Meta is the params._meta member every test request carries.
+const Meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// Request builds a request line: id is raw JSON, params the members of
+// params before _meta (or "").
+func Request(id, method, params string) string {
+	p := "{" + Meta + "}"
+	if params != "" {
+		p = "{" + params + "," + Meta + "}"
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + p + `}`
+}
+
 // Server returns the engine every conversation runs against.
 func Server(t testing.TB) *engine.Server {
 	s := engine.New(engine.Options{Name: "golden", Version: "1", ProgressInterval: -1})

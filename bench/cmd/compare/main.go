@@ -548,12 +548,21 @@ func findDescendant(root int, exe string) int {
 	if r, err := filepath.EvalSymlinks(want); err == nil {
 		want = r
 	}
+	for _, pid := range descendants(root) {
+		if got, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && got == want {
+			return pid
+		}
+	}
+	return 0
+}
+
+// parents maps every process to its parent, from /proc.
+func parents() map[int]int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return nil
 	}
 	parent := map[int]int{}
-	var pids []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -571,23 +580,28 @@ func findDescendant(root int, exe string) int {
 		if len(f) < 2 {
 			continue
 		}
-		pp, _ := strconv.Atoi(f[1])
-		parent[pid] = pp
-		pids = append(pids, pid)
+		parent[pid], _ = strconv.Atoi(f[1])
 	}
-	for _, pid := range pids {
-		p := parent[pid]
-		for depth := 0; p > 1 && depth < 8; depth++ {
-			if p == root {
-				if got, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && got == want {
-					return pid
-				}
-				break
-			}
-			p = parent[p]
+	return parent
+}
+
+// descendants lists the pids below root in the process tree, nearest first.
+func descendants(root int) []int {
+	children := map[int][]int{}
+	for pid, pp := range parents() {
+		children[pp] = append(children[pp], pid)
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
 		}
 	}
-	return 0
+	return out
 }
 
 // fileStats follows a stderr file for stats lines.
