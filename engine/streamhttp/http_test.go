@@ -1318,3 +1318,22 @@ func TestShutdownStopsThisTransportOnly(t *testing.T) {
 		}
 	})
 }
+
+// TestMetaCaseVariantIsMissing: inside _meta a key that differs from a
+// recognised one only in case is another key (META-02, issue 8): the
+// request lacks the real key and gets what a missing key gets, -32602 and
+// HTTP 400, even with the mirrored MCP-Protocol-Version header present.
+func TestMetaCaseVariantIsMissing(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		body := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/ProtocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		resp, b := h.do(t, request{hdr: mcpHdr("tools/call", "Mcp-Name: echo"), body: body})
+		if resp.StatusCode != 400 {
+			t.Fatalf("status %d, want 400: %s", resp.StatusCode, b)
+		}
+		m := decodeMsg(t, b)
+		if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "io.modelcontextprotocol/protocolVersion") {
+			t.Fatalf("reply %s", b)
+		}
+	})
+}
