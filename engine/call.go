@@ -35,6 +35,7 @@ type Call struct {
 	method    *method
 	tool      *Tool
 
+	msg     []byte // the transport's message while borrowed (BeginBorrowed), else nil
 	buf     []byte // private copy of the request message
 	out     []byte // the encoded response
 	scratch []byte
@@ -69,6 +70,18 @@ var callPool = sync.Pool{New: func() any { return &Call{shard: nextShard()} }}
 // maxKeep bounds the buffers a recycled Call keeps (C16).
 const maxKeep = 64 << 10
 
+// own makes the request independent of the transport's buffer: the
+// message is copied and the envelope re-pointed at the copy. A no-op once
+// owned.
+func (c *Call) own() {
+	if c.msg == nil {
+		return
+	}
+	c.buf = append(c.buf[:0], c.msg...)
+	c.env.Rebase(c.msg, c.buf)
+	c.msg = nil
+}
+
 func (c *Call) release() {
 	if c.stopParent != nil {
 		c.stopParent()
@@ -79,6 +92,7 @@ func (c *Call) release() {
 	c.sub = nil // read under c.mu by hub deliveries racing with the end
 	c.mu.Unlock()
 	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
+	c.msg = nil
 	c.env = codec.Envelope{}
 	c.method, c.tool = nil, nil
 	c.detached, c.detachDone = false, false

@@ -271,10 +271,16 @@ func ErrMissingCapabilities(missing ...string) *codec.Error {
 // goroutine, the rest on a pooled worker. The response reaches the
 // Replier; then Done is called.
 func (c *Call) start() {
+	inline := c.method.inline || (c.tool != nil && c.tool.Inline)
+	if !inline {
+		// A worker runs it after the transport has moved on; owned before
+		// admit arms a timeout that may read it from another goroutine.
+		c.own()
+	}
 	if !c.admit() {
 		return
 	}
-	if c.method.inline || (c.tool != nil && c.tool.Inline) {
+	if inline {
 		c.run()
 		return
 	}
@@ -299,7 +305,6 @@ func (c *Call) admit() bool {
 		return false
 	}
 	c.srv.stats.Requests.Add(1)
-	c.prog.token = c.env.ProgressToken
 	c.armTimeout()
 	return true
 }

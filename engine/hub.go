@@ -271,6 +271,7 @@ func listen(c *Call) error {
 		}
 		return c.endListen() // shutting down: end at once
 	}
+	c.own() // the stream outlives the handler (and the transport's buffer)
 	c.detached = true
 	c.mu.Unlock()
 	return errDetached // the call may be completed and recycled from here on

@@ -12,7 +12,6 @@ import (
 // is ready is flushed before it; nothing is sent after it. Fields are
 // guarded by Call.mu.
 type progress struct {
-	token  []byte // raw progressToken, nil when the client did not opt in
 	sent   bool
 	last   float64 // highest value accepted
 	lastAt time.Time
@@ -28,7 +27,6 @@ type progress struct {
 
 func (p *progress) reset() {
 	p.stopLocked()
-	p.token = nil
 	p.sent, p.pending = false, false
 	p.last, p.pv, p.pt, p.pmsg = 0, 0, 0, ""
 	p.lastAt = time.Time{}
@@ -54,7 +52,7 @@ func (c *Call) Progress(value, total float64, message string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := &c.prog
-	if p.token == nil || c.state != stateRunning || (p.sent && value <= p.last) || (p.pending && value <= p.pv) {
+	if c.env.ProgressToken == nil || c.state != stateRunning || (p.sent && value <= p.last) || (p.pending && value <= p.pv) {
 		c.srv.stats.ProgressDropped.Add(1)
 		return
 	}
@@ -106,7 +104,7 @@ func (c *Call) sendProgressLocked(value, total float64, message string, now time
 	p := &c.prog
 	p.sent, p.last, p.lastAt = true, value, now
 	c.extendTimeoutLocked(now) // TMO-03
-	p.buf = codec.AppendProgress(p.buf[:0], p.token, value, total, total > 0, message)
+	p.buf = codec.AppendProgress(p.buf[:0], c.env.ProgressToken, value, total, total > 0, message)
 	c.srv.stats.ProgressSent.Add(1)
 	_ = c.rep.Notify(c.req(), p.buf)
 }

@@ -224,11 +224,16 @@ func (sc *Scope) Server() *Server { return sc.srv }
 // nothing. principal is what the transport's authentication established
 // (nil when unauthenticated); handlers read it with Call.Principal.
 func (sc *Scope) Begin(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Request {
+	r := sc.begin(parent, env, rep, principal)
+	r.msg = msg
+	r.c().own()
+	return r
+}
+
+func (sc *Scope) begin(parent context.Context, env *codec.Envelope, rep Replier, principal any) *Request {
 	c := callPool.Get().(*Call)
 	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, rep, parent, principal
-	c.buf = append(c.buf[:0], msg...)
 	c.env = *env
-	c.env.Rebase(msg, c.buf)
 	c.state = stateRunning
 	c.status = 200
 	if parent.Done() != nil {
@@ -236,6 +241,18 @@ func (sc *Scope) Begin(parent context.Context, msg []byte, env *codec.Envelope, 
 		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
 	}
 	return c.req()
+}
+
+// BeginBorrowed is Begin without the copy: the request reads msg in
+// place, so msg must stay valid and unchanged until the request has ended
+// or been handed to another goroutine. The engine copies it itself at that
+// point (Start on a worker, a listen stream that outlives its handler), so
+// a transport that runs the request to its end before reusing its buffer
+// — Inline handlers, validation failures, Run — never pays for the copy.
+func (sc *Scope) BeginBorrowed(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Request {
+	r := sc.begin(parent, env, rep, principal)
+	r.msg = msg
+	return r
 }
 
 // Shutdown stops the scope only: requests it begins from now on are

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
 )
@@ -58,6 +59,60 @@ func TestBeginOwnsTheMessage(t *testing.T) {
 	<-rep.done
 	if v[0] != `{"name":"first","version":"1"}` || v[1] != `"tok"` || v[2] != "2026-07-28" {
 		t.Fatalf("handler saw %q after the buffer was reused", v)
+	}
+}
+
+// TestBeginBorrowedCopiesWhenHandedOver: with BeginBorrowed the request
+// reads the transport's buffer in place while it runs where it was begun,
+// and is copied when it goes to a worker (or outlives its handler as a
+// listen stream), so a transport may reuse its buffer as soon as Start
+// returns either way.
+func TestBeginBorrowedCopiesWhenHandedOver(t *testing.T) {
+	s := New(Options{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	gate := make(chan struct{})
+	got := make(chan [2]string, 1)
+	_ = s.AddTool(Tool{Name: "later", Timeout: time.Second, Handler: func(c *Call) error {
+		<-gate
+		got <- [2]string{string(c.ClientInfo()), string(c.ProgressToken())}
+		c.Text("ok")
+		return nil
+	}})
+	inlineSaw := ""
+	_ = s.AddTool(Tool{Name: "now", Inline: true, Handler: func(c *Call) error {
+		inlineSaw = string(c.ClientInfo())
+		c.Text("ok")
+		return nil
+	}})
+	begin := func(name string) (*Request, []byte, *capture) {
+		msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"first","version":"1"},"progressToken":"tok"}}}`)
+		var env codec.Envelope
+		if err := codec.Peek(msg, &env); err != nil {
+			t.Fatal(err)
+		}
+		rep := &capture{done: make(chan struct{})}
+		r := s.NewScope().BeginBorrowed(context.Background(), msg, &env, rep, nil)
+		if e := r.Check(); e != nil {
+			t.Fatal(e.Message)
+		}
+		return r, msg, rep
+	}
+	r, _, rep := begin("now")
+	r.Start() // runs here: nothing to copy
+	<-rep.done
+	if inlineSaw != `{"name":"first","version":"1"}` {
+		t.Fatalf("inline handler saw %q", inlineSaw)
+	}
+	r2, msg, rep2 := begin("later")
+	r2.Start() // a worker: copied before Start returns
+	copy(msg, bytes.Repeat([]byte{'#'}, len(msg)))
+	close(gate)
+	if v := <-got; v[0] != `{"name":"first","version":"1"}` || v[1] != `"tok"` {
+		t.Fatalf("worker saw %q after the transport reused its buffer", v)
+	}
+	<-rep2.done
+	if !bytes.Contains(rep2.reply, []byte(`"id":1`)) {
+		t.Fatalf("reply %s", rep2.reply)
 	}
 }
 

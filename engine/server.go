@@ -62,6 +62,11 @@ type resultCache struct {
 	discover, tools, resources, templates, prompts []byte
 	hints                                          []byte // `,"ttlMs":N,"cacheScope":"S"`
 	caps                                           capabilities
+	// Snapshots of the tool and prompt registries for the request path:
+	// read without a lock (a read lock is an atomic on a cache line every
+	// core shares). Never modified once published.
+	toolsByName   map[string]*Tool
+	promptsByName map[string]*Prompt
 }
 
 type capabilities struct {
@@ -244,6 +249,14 @@ func (s *Server) rebuildLocked() {
 	}}
 	hints := s.cacheHints()
 	c.hints = hints
+	c.toolsByName = make(map[string]*Tool, len(s.tools))
+	for k, t := range s.tools {
+		c.toolsByName[k] = t
+	}
+	c.promptsByName = make(map[string]*Prompt, len(s.prompts))
+	for k, p := range s.prompts {
+		c.promptsByName[k] = p
+	}
 
 	tools := make([]toolWire, 0, len(s.tools))
 	for _, t := range s.tools {
@@ -340,17 +353,11 @@ func (c capabilities) append(b []byte) []byte {
 }
 
 func (s *Server) lookupTool(name []byte) *Tool {
-	s.regMu.RLock()
-	t := s.tools[string(name)]
-	s.regMu.RUnlock()
-	return t
+	return s.cache.Load().toolsByName[string(name)]
 }
 
 func (s *Server) lookupPrompt(name []byte) *Prompt {
-	s.regMu.RLock()
-	p := s.prompts[string(name)]
-	s.regMu.RUnlock()
-	return p
+	return s.cache.Load().promptsByName[string(name)]
 }
 
 // lookupResource finds the handler for uri: a concrete resource first, then

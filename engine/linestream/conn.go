@@ -416,7 +416,7 @@ func (c *Conn) handle(frame []byte, env *codec.Envelope) {
 	if c.budget < c.cfg.CancelBudget {
 		c.budget++ // a request served earns back one cancel
 	}
-	r := c.scope.Begin(c.ctx, frame, env, c, c.principal)
+	r := c.scope.BeginBorrowed(c.ctx, frame, env, c, c.principal) // frame lives until the next frame; Start copies it
 	if e := r.Check(); e != nil {
 		r.Fail(e)
 		return

@@ -119,6 +119,16 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	h := &ctx.Request.Header
 	r.host = h.Host()
 	for k, v := range h.All() {
+		// fasthttp hands over canonical names ("Content-Type"): exact
+		// compares first, the case-insensitive ones below only for
+		// other spellings.
+		switch string(k) {
+		case "Content-Type":
+			r.ctype, r.hasCType = v, true
+			continue
+		case "Host", "Content-Length", "User-Agent", "Connection":
+			continue
+		}
 		switch {
 		case len(k) > 3 && (k[0]|0x20) == 'm':
 			x.hdr.add(k, v)

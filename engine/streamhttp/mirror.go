@@ -53,6 +53,19 @@ func (m *mirrored) add(k, v []byte) {
 		return
 	}
 	v = trimOWS(v)
+	// Both front ends hand over canonical names ("Mcp-Method"): one exact
+	// compare each, the case-insensitive ones only for other spellings.
+	switch string(k) {
+	case "Mcp-Protocol-Version":
+		m.version.add(v)
+		return
+	case "Mcp-Method":
+		m.method.add(v)
+		return
+	case "Mcp-Name":
+		m.name.add(v)
+		return
+	}
 	switch {
 	case equalFold(k, "mcp-protocol-version"):
 		m.version.add(v)

@@ -204,7 +204,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		w.send(202, "", nil)
 		return
 	}
-	c := s.scope.Begin(r.ctx, body, env, x, principal)
+	c := s.scope.BeginBorrowed(r.ctx, body, env, x, principal) // body lives until the handler returns; Start copies it
 	x.bind(c)
 	if e := s.check(c, r.hdr, &x.scratch, &x.vals); e != nil {
 		s.stats.Rejected.Add(1)
@@ -219,9 +219,17 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		// notifies (progress, logs) is sent with its result once it
 		// returns. A progressToken or logLevel therefore costs nothing
 		// until the handler actually uses it (issue 8).
-		x.watch.arm(r.raw, watchDelay, x.onGone)
+		inline := c.Inline()
+		if !inline {
+			// An Inline handler is microseconds by contract: a watch
+			// (a timer armed and stopped) would cost more than it could
+			// save.
+			x.watch.arm(r.raw, watchDelay, x.onGone)
+		}
 		c.Run()
-		x.watch.stop()
+		if !inline {
+			x.watch.stop()
+		}
 		if x.streaming() {
 			s.stats.Streams.Add(1)
 			w.header("Cache-Control", "no-cache")
@@ -363,6 +371,9 @@ func (s *Server) authenticate(r *reqInfo, w respWriter) (any, bool) {
 
 // isJSONType accepts application/json with optional parameters.
 func isJSONType(v []byte) bool {
+	if string(v) == ctJSON {
+		return true // what clients send
+	}
 	v = trimOWS(v)
 	if i := bytes.IndexByte(v, ';'); i >= 0 {
 		v = trimOWS(v[:i])
@@ -373,6 +384,11 @@ func isJSONType(v []byte) bool {
 // acceptsBoth reports whether Accept covers application/json and
 // text/event-stream (wildcards count; HTTP-03).
 func acceptsBoth(v []byte) bool {
+	switch string(v) { // what clients send (HTTP-03's example spelling first)
+	case "application/json, text/event-stream", "text/event-stream, application/json",
+		"application/json,text/event-stream", "text/event-stream,application/json":
+		return true
+	}
 	j, e := false, false
 	for len(v) > 0 {
 		var item []byte
