@@ -15,7 +15,7 @@ import (
 )
 
 // benchEngine is an engine with the EXAMPLES execute_sql tool and echo.
-func benchEngine(b *testing.B) *engine.Server {
+func benchEngine(b testing.TB) *engine.Server {
 	b.Helper()
 	eng := engine.New(defaultOptions())
 	if err := eng.AddTool(engine.Tool{Name: "execute_sql", InputSchema: json.RawMessage(executeSQLSchema),

@@ -14,6 +14,7 @@ const (
 	DefaultMaxHeaderBytes   = 16 << 10
 	DefaultReadTimeout      = 10 * time.Second
 	DefaultIdleTimeout      = 60 * time.Second
+	DefaultReadIdleTimeout  = 10 * time.Second
 	DefaultWriteIdleTimeout = 30 * time.Second
 	DefaultKeepAlive        = 15 * time.Second
 	DefaultMaxPendingBytes  = 8 << 20
@@ -74,6 +75,14 @@ type Config struct {
 	MaxHeaderBytes int
 	// ReadTimeout bounds reading one request (headers and body). Default 10 s.
 	ReadTimeout time.Duration
+	// ReadIdleTimeout bounds the wait between two reads of one request
+	// (C2: a body trickled after its headers): past it the request is
+	// answered 408 and the connection closed (Stats.ReadIdleTimeouts). It
+	// holds while ReadTimeout is longer (large bodies over slow links) and
+	// is never applied between keep-alive requests (IdleTimeout is). fasthttp
+	// front end; with the net/http adapter the embedding http.Server's
+	// timeouts apply. Default 10 s.
+	ReadIdleTimeout time.Duration
 	// IdleTimeout bounds the wait for the next request on a keep-alive
 	// connection. Default 60 s.
 	IdleTimeout time.Duration
@@ -120,6 +129,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.ReadIdleTimeout <= 0 {
+		c.ReadIdleTimeout = DefaultReadIdleTimeout
 	}
 	if c.WriteIdleTimeout <= 0 {
 		c.WriteIdleTimeout = DefaultWriteIdleTimeout

@@ -110,6 +110,9 @@ func isTimeout(err error) bool {
 }
 
 func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
+	if lc, ok := ctx.Conn().(*limitConn); ok {
+		lc.requestRead()
+	}
 	x := s.acquireExchange()
 	var r reqInfo
 	r.hdr = &x.hdr

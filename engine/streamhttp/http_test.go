@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
@@ -1027,6 +1028,64 @@ func TestC6DisconnectCancels(t *testing.T) {
 	})
 }
 
+// TestC2SlowBody: a client that sends its headers and then trickles its
+// body is cut off by the limit between reads (ReadIdleTimeout), long before
+// the request's ReadTimeout, answered 408 and counted; a body that keeps
+// arriving is not cut, and neither is a keep-alive connection that waits
+// between requests (C2; fasthttp front end: the net/http adapter's reads
+// belong to the embedding http.Server).
+func TestC2SlowBody(t *testing.T) {
+	h := startHarness(t, fastFE, Config{ReadTimeout: 30 * time.Second, ReadIdleTimeout: 300 * time.Millisecond}, defaultOptions())
+	head := func(n int) string {
+		return "POST /mcp HTTP/1.1\r\nHost: " + h.addr + "\r\n" + strings.Join(ex2Hdr(), "\r\n") + fmt.Sprintf("\r\nContent-Length: %d\r\n\r\n", n)
+	}
+	// Stalled: the headers and a few bytes, then nothing.
+	c := h.dial(t)
+	start := time.Now()
+	c.write([]byte(head(len(ex2Body)) + ex2Body[:10]))
+	resp, err := c.readResponse(10 * time.Second)
+	if err != nil {
+		t.Fatalf("stalled body: %v", err)
+	}
+	if resp.StatusCode != 408 {
+		t.Fatalf("stalled body: %d, want 408", resp.StatusCode)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("cut after %v: the between-reads limit did not act before ReadTimeout", d)
+	}
+	if !c.closedByServer(2 * time.Second) {
+		t.Error("connection left open after 408")
+	}
+	if h.srv.Stats().ReadIdleTimeouts.Load() != 1 {
+		t.Errorf("ReadIdleTimeouts = %d", h.srv.Stats().ReadIdleTimeouts.Load())
+	}
+	// Trickled but steady: every 100 ms, well within the idle limit, for
+	// longer than the idle limit in all.
+	c = h.dial(t)
+	c.write([]byte(head(len(ex2Body))))
+	for i := 0; i < len(ex2Body); i += 20 {
+		time.Sleep(100 * time.Millisecond)
+		c.write([]byte(ex2Body[i:min(i+20, len(ex2Body))]))
+		if time.Since(start) > 20*time.Second {
+			break
+		}
+	}
+	if resp, err := c.readResponse(5 * time.Second); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("steady trickle: %v %v", resp, err)
+	} else {
+		c.readAll(resp)
+	}
+	// Keep-alive: waiting longer than the idle limit between requests is
+	// the IdleTimeout's business.
+	time.Sleep(700 * time.Millisecond)
+	if resp, _ := c.roundTrip(h, request{hdr: ex2Hdr(), body: ex2Body}); resp.StatusCode != 200 {
+		t.Fatalf("next request on the kept-alive connection: %d", resp.StatusCode)
+	}
+	if h.srv.Stats().ReadIdleTimeouts.Load() != 1 {
+		t.Errorf("ReadIdleTimeouts = %d after the steady and keep-alive cases", h.srv.Stats().ReadIdleTimeouts.Load())
+	}
+}
+
 // TestC11ConnectionLimits: MaxConnsPerIP answers 429, MaxConns 503.
 // fasthttp front end only: the net/http adapter is an http.Handler and
 // never sees connections (the embedder's listener owns those limits).
@@ -1334,6 +1393,89 @@ func TestMetaCaseVariantIsMissing(t *testing.T) {
 		m := decodeMsg(t, b)
 		if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "io.modelcontextprotocol/protocolVersion") {
 			t.Fatalf("reply %s", b)
+		}
+	})
+}
+
+// TestC17JSONCompression: a JSON reply over CompressMinBytes comes back
+// zstd- or gzip-encoded as Accept-Encoding allows (zstd preferred, q=0
+// refused), with Vary: Accept-Encoding, and decodes to exactly the bytes an
+// identity request gets; identity, an absent Accept-Encoding and a reply
+// under the threshold are plain JSON (C17).
+func TestC17JSONCompression(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{Compression: true, CompressMinBytes: 1024}, defaultOptions())
+		big := toolsCall("7", "echo", `{"text":"`+strings.Repeat("compressible ", 200)+`"}`)
+		small := toolsCall("8", "echo", `{"text":"short"}`)
+		call := func(body string, ae ...string) (string, []byte) {
+			t.Helper()
+			hdr := mcpHdr("tools/call", append([]string{"Mcp-Name: echo"}, ae...)...)
+			resp, b := h.do(t, request{hdr: hdr, body: body})
+			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				t.Fatalf("%v: %d %s", ae, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			enc := resp.Header.Get("Content-Encoding")
+			if enc != "" && resp.Header.Get("Vary") != "Accept-Encoding" {
+				t.Errorf("%v: compressed without Vary: Accept-Encoding", ae)
+			}
+			return enc, b
+		}
+		_, plain := call(big)
+		if m := decodeMsg(t, plain); m.Error != nil || len(plain) < 2000 {
+			t.Fatalf("plain reply: %.100s", plain)
+		}
+		for _, tc := range []struct {
+			ae, want string
+		}{
+			{"Accept-Encoding: gzip", "gzip"},
+			{"Accept-Encoding: zstd", "zstd"},
+			{"Accept-Encoding: gzip, zstd", "zstd"},
+			{"Accept-Encoding: gzip;q=0, zstd", "zstd"},
+			{"Accept-Encoding: gzip, zstd;q=0", "gzip"},
+			{"Accept-Encoding: GZIP", "gzip"},
+			{"Accept-Encoding: *", "zstd"},
+			{"Accept-Encoding: identity", ""},
+			{"Accept-Encoding: br", ""},
+			{"Accept-Encoding: gzip;q=0.0", ""},
+		} {
+			enc, b := call(big, tc.ae)
+			if enc != tc.want {
+				t.Errorf("%s: Content-Encoding %q, want %q", tc.ae, enc, tc.want)
+				continue
+			}
+			var got []byte
+			switch enc {
+			case "gzip":
+				zr, err := gzip.NewReader(bytes.NewReader(b))
+				if err != nil {
+					t.Fatalf("%s: %v", tc.ae, err)
+				}
+				got, err = io.ReadAll(zr)
+				if err != nil {
+					t.Fatalf("%s: %v", tc.ae, err)
+				}
+			case "zstd":
+				zr, err := zstd.NewReader(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err = zr.DecodeAll(b, nil)
+				zr.Close()
+				if err != nil {
+					t.Fatalf("%s: %v", tc.ae, err)
+				}
+			default:
+				got = b
+			}
+			if !bytes.Equal(got, plain) {
+				t.Errorf("%s: decoded reply differs from the identity reply (%d vs %d bytes)", tc.ae, len(got), len(plain))
+			}
+			if enc != "" && len(b) >= len(plain) {
+				t.Errorf("%s: %d bytes compressed, %d plain", tc.ae, len(b), len(plain))
+			}
+		}
+		if enc, _ := call(small, "Accept-Encoding: gzip, zstd"); enc != "" {
+			t.Errorf("a reply under the threshold was compressed (%s)", enc)
 		}
 	})
 }

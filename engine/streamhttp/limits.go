@@ -53,7 +53,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			_ = c.Close()
 			continue
 		}
-		return &limitConn{Conn: c, l: l, ip: ip}, nil
+		return &limitConn{Conn: c, l: l, ip: ip, idle: l.s.cfg.ReadIdleTimeout, stats: &l.s.stats}, nil
 	}
 }
 
@@ -88,6 +88,82 @@ type limitConn struct {
 	rcErr  error
 
 	wdl time.Time // write deadline last set by refreshWriteDeadline
+
+	// Read side: the goroutine serving the connection, and the disconnect
+	// watcher while the handler runs (rmu orders them).
+	idle   time.Duration // Config.ReadIdleTimeout
+	stats  *Stats
+	rmu    sync.Mutex
+	inReq  bool      // bytes of a request have been read, its handler has not run yet
+	userRD time.Time // the read deadline fasthttp (or the watcher) asked for
+	sockRD time.Time // the read deadline set on the socket
+	idleRD bool      // sockRD is the idle limit, earlier than userRD
+}
+
+// SetReadDeadline records the deadline fasthttp asks for (ReadTimeout,
+// IdleTimeout) and applies the earlier of it and the idle limit.
+func (c *limitConn) SetReadDeadline(t time.Time) error {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.userRD = t
+	return c.applyReadDeadline(time.Now(), true)
+}
+
+// Read enforces ReadIdleTimeout between the reads of one request (C2)
+// without touching the socket's deadline on every read: it moves only when
+// it has come within min(1 s, idle/2) of the limit, so a request that keeps
+// arriving costs a clock read per read. A request starts with its first
+// byte after the previous handler ran (see requestRead).
+func (c *limitConn) Read(p []byte) (int, error) {
+	c.rmu.Lock()
+	if c.inReq {
+		_ = c.applyReadDeadline(time.Now(), false)
+	}
+	c.rmu.Unlock()
+	n, err := c.Conn.Read(p)
+	c.rmu.Lock()
+	if n > 0 && !c.inReq {
+		c.inReq = true
+		_ = c.applyReadDeadline(time.Now(), true)
+	}
+	idle := c.idleRD
+	c.rmu.Unlock()
+	if err != nil && idle && isTimeout(err) {
+		c.stats.ReadIdleTimeouts.Add(1)
+	}
+	return n, err
+}
+
+// requestRead is called when fasthttp hands a request to the handler: its
+// bytes are all read, and the idle limit no longer applies until the next
+// request begins.
+func (c *limitConn) requestRead() {
+	// The socket keeps its idle deadline for now: fasthttp sets its own
+	// (IdleTimeout) before it waits for the next request, and that call
+	// drops the idle limit (see SetReadDeadline).
+	c.rmu.Lock()
+	c.inReq = false
+	c.rmu.Unlock()
+}
+
+// applyReadDeadline sets the socket's read deadline to the earlier of
+// fasthttp's and, inside a request, now+idle. Without force it touches the
+// socket only when the idle limit has come close. Called with rmu held.
+func (c *limitConn) applyReadDeadline(now time.Time, force bool) error {
+	want, idle := c.userRD, false
+	if c.inReq && c.idle > 0 {
+		if w := now.Add(c.idle); want.IsZero() || w.Before(want) {
+			want, idle = w, true
+		}
+	}
+	if !force && (!c.idleRD || c.sockRD.Sub(now) >= c.idle-min(time.Second, c.idle/2)) {
+		return nil
+	}
+	if want.Equal(c.sockRD) && idle == c.idleRD {
+		return nil
+	}
+	c.sockRD, c.idleRD = want, idle
+	return c.Conn.SetReadDeadline(want)
 }
 
 // responseWriteTimeout bounds writing one JSON response.

@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"bytes"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -21,7 +22,10 @@ func normalizeOrigin(v string) (string, bool) {
 	if scheme != "http" && scheme != "https" {
 		return "", false
 	}
-	if strings.ContainsAny(rest, "/?#@ \t") {
+	// No path, query, fragment, user info or white space; no '%' either: a
+	// percent-encoded host or an IPv6 zone is not something browsers send,
+	// and readers disagree on its decoding.
+	if strings.ContainsAny(rest, "/?#@ \t%") {
 		return "", false
 	}
 	host, port := rest, ""
@@ -30,11 +34,18 @@ func normalizeOrigin(v string) (string, bool) {
 		if n, err := strconv.Atoi(p); err != nil || n <= 0 || n > 65535 {
 			return "", false
 		}
-	} else if strings.HasPrefix(rest, "[") {
-		host = strings.TrimSuffix(strings.TrimPrefix(rest, "["), "]")
+	} else if strings.HasPrefix(rest, "[") && strings.HasSuffix(rest, "]") {
+		host = rest[1 : len(rest)-1]
+	} else if strings.ContainsAny(rest, ":[]") {
+		return "", false // an IPv6 literal without brackets, or a stray one
 	}
-	if host == "" {
+	if host == "" || !validOriginHost(host, strings.HasPrefix(rest, "[")) {
 		return "", false
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return "", false
+		}
 	}
 	host = strings.ToLower(host)
 	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
@@ -47,6 +58,23 @@ func normalizeOrigin(v string) (string, bool) {
 		return scheme + "://" + host + ":" + port, true
 	}
 	return scheme + "://" + host, true
+}
+
+// validOriginHost accepts a DNS name (ASCII letters, digits, '-', '.', '_')
+// or, bracketed, an IPv6 literal: an Origin's host is ASCII (RFC 6454 serializes IDNs
+// as punycode), and anything else is refused rather than guessed at.
+func validOriginHost(h string, bracketed bool) bool {
+	if bracketed {
+		ip, err := netip.ParseAddr(h)
+		return err == nil && ip.Is6() && ip.Zone() == ""
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // originSet is a normalised allow-list.
@@ -92,17 +120,26 @@ func newHostSet(list []string) hostSet {
 // without allocating for lowercase names.
 func (s hostSet) allows(v []byte) bool {
 	h := v
+	var port []byte
 	if len(h) > 0 && h[0] == '[' { // [v6] or [v6]:port
 		end := bytes.IndexByte(h, ']')
 		if end < 0 || (end+1 < len(h) && h[end+1] != ':') {
 			return false
+		}
+		if end+1 < len(h) {
+			port = h[end+2:]
 		}
 		h = h[1:end]
 	} else if i := bytes.LastIndexByte(h, ':'); i >= 0 {
 		if bytes.IndexByte(h[:i], ':') >= 0 {
 			return false // an unbracketed v6 address is not a valid Host
 		}
-		h = h[:i]
+		h, port = h[:i], h[i+1:]
+	}
+	for _, c := range port { // port = *DIGIT (RFC 9110 §4.2.1)
+		if c < '0' || c > '9' {
+			return false
+		}
 	}
 	for _, c := range h {
 		if c >= 'A' && c <= 'Z' {

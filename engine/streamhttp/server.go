@@ -441,7 +441,7 @@ type Stats struct {
 	Unauthorized, Forbidden                    atomic.Uint64
 	BadContentType, NotAcceptable              atomic.Uint64
 	BodyTooLarge, HeadersTooLarge, BadEncoding atomic.Uint64
-	BadFraming, ReadTimeouts                   atomic.Uint64
+	BadFraming, ReadTimeouts, ReadIdleTimeouts atomic.Uint64
 	BadMessage, Rejected, Notifications        atomic.Uint64
 	Streams, KeepAlives, SlowConsumers         atomic.Uint64
 	Compressed, Collapsed                      atomic.Uint64
