@@ -254,3 +254,32 @@ func FuzzDecodeBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFramingScan: NetListener's reading of request framing (B5) gives
+// the same verdict however the stream is split into reads, never panics,
+// and flags only a block that carries both Content-Length and
+// Transfer-Encoding lines.
+func FuzzFramingScan(f *testing.F) {
+	f.Add([]byte("POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}POST /mcp HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), uint16(40))
+	f.Add([]byte("GET / HTTP/1.1\n\nPOST / HTTP/1.1\ntransfer-encoding: chunked\ncontent-length: 1\n\n"), uint16(3))
+	f.Add([]byte("\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 999999999999999999999\r\n\r\n"), uint16(7))
+	f.Fuzz(func(t *testing.T, data []byte, at uint16) {
+		var whole framingScan
+		k1 := whole.feed(data, 1024)
+		var split framingScan
+		i := int(at) % (len(data) + 1)
+		k2 := split.feed(data[:i], 1024)
+		if k2 == 0 {
+			k2 = split.feed(data[i:], 1024)
+		}
+		if k1 != k2 || (k1 == 0 && whole.n != split.n) {
+			t.Fatalf("split at %d: verdict %d/%d, blocks %d/%d", i, k1, k2, whole.n, split.n)
+		}
+		if k1 > 0 {
+			low := bytes.ToLower(data)
+			if !bytes.Contains(low, []byte("content-length")) || !bytes.Contains(low, []byte("transfer-encoding")) {
+				t.Fatalf("flagged block %d without both headers", k1)
+			}
+		}
+	})
+}

@@ -15,10 +15,11 @@ import (
 // watcher.
 type limitListener struct {
 	net.Listener
-	s     *Server
-	mu    sync.Mutex
-	perIP map[string]int
-	total int
+	s       *Server
+	mu      sync.Mutex
+	perIP   map[string]int
+	total   int
+	netHTTP bool // for net/http (NetListener): connections are netConns
 }
 
 var (
@@ -53,7 +54,11 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			_ = c.Close()
 			continue
 		}
-		return &limitConn{Conn: c, l: l, ip: ip, idle: l.s.cfg.ReadIdleTimeout, stats: &l.s.stats}, nil
+		lc := &limitConn{Conn: c, l: l, ip: ip, idle: l.s.cfg.ReadIdleTimeout, stats: &l.s.stats}
+		if l.netHTTP {
+			return &netConn{limitConn: lc, maxHeader: l.s.cfg.MaxHeaderBytes}, nil
+		}
+		return lc, nil
 	}
 }
 

@@ -56,6 +56,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	nw := &netWriter{w: w, rc: http.NewResponseController(w)}
+	if nc, ok := req.Context().Value(netConnKey{}).(*netConn); ok && nc.smuggled() {
+		// Content-Length and Transfer-Encoding both: refused, as on the
+		// fasthttp front end (B5; seen by NetListener).
+		s.stats.BadFraming.Add(1)
+		nw.header("Connection", "close")
+		nw.send(400, "", nil)
+		x.unref()
+		return
+	}
 	if len(req.TransferEncoding) > 0 {
 		// net/http drops a Content-Length sent next to Transfer-Encoding
 		// before we can see it; RFC 9112 §6.1 then requires closing the
