@@ -47,7 +47,11 @@ type exchange struct {
 	// recycled (cancelling it then does nothing).
 	call engine.RequestRef
 
-	refs    atomic.Int32
+	refs atomic.Int32
+	// waiting is set, before the state is looked at, by a goroutine that
+	// may block on signal; wakers look at it after changing the state, so
+	// no wake is lost.
+	waiting atomic.Bool
 	scratch []byte // header decoding space
 	zbuf    []byte // compressed reply
 
@@ -117,7 +121,13 @@ func (x *exchange) unref() {
 	x.s.xpool.Put(x)
 }
 
+// wake signals a goroutine waiting on x.signal, if one is (waitFirst, the
+// pump): a request that runs where it was read has nobody to wake, and
+// pays no channel operation.
 func (x *exchange) wake() {
+	if !x.waiting.Load() {
+		return
+	}
 	select {
 	case x.signal <- struct{}{}:
 	default:
@@ -250,6 +260,8 @@ func (x *exchange) streaming() bool {
 // waitFirst blocks until the response or the first notification exists,
 // or the client is gone. It returns the mode.
 func (x *exchange) waitFirst() (mode, error) {
+	x.waiting.Store(true)
+	defer x.waiting.Store(false)
 	for {
 		x.mu.Lock()
 		m, gone, ended := x.mode, x.gone, x.ended
@@ -322,6 +334,8 @@ func (x *exchange) pump(w sseWriter) {
 	// keep-alive timer fires every KeepAlive and writes a comment only if
 	// nothing was written since; the write deadline is moved only when it
 	// has come within a second of expiring.
+	x.waiting.Store(true)
+	defer x.waiting.Store(false)
 	ka := time.NewTimer(x.s.cfg.KeepAlive)
 	defer ka.Stop()
 	var st pumpState
