@@ -57,8 +57,11 @@ func (s *Server) Serve(ln net.Listener) error {
 		DisableHeaderNamesNormalizing: false,
 		ReadBufferSize:                s.cfg.MaxHeaderBytes,
 		MaxRequestBodySize:            s.cfg.MaxBodyBytes,
-		ReadTimeout:                   s.cfg.ReadTimeout,
-		IdleTimeout:                   s.cfg.IdleTimeout,
+		// ReadTimeout, IdleTimeout and ReadIdleTimeout are applied by
+		// limitConn, once per read; fasthttp would set two deadlines per
+		// request. Nothing here reads RequestCtx.Time, so fasthttp needs
+		// no clock reading per request either.
+		LazyRequestTime: true,
 		// Connection limits are enforced by limitListener; fasthttp's
 		// Concurrency stays above them as a backstop.
 		Concurrency:       s.cfg.MaxConns + 1,
@@ -213,6 +216,9 @@ func (w *fastWriter) stream(x *exchange) {
 func (w *fastWriter) streamListen(x *exchange) {
 	x.refs.Add(1) // released by runRaw
 	conn := w.ctx.Conn()
+	if lc, ok := conn.(*limitConn); ok {
+		lc.hijacked()
+	}
 	w.ctx.HijackSetNoResponse(true)
 	w.ctx.Hijack(func(net.Conn) {
 		// Return at once: fasthttp then drops its reader and writer for

@@ -1086,6 +1086,82 @@ func TestC2SlowBody(t *testing.T) {
 	}
 }
 
+// TestReadDeadlinePhases: the fasthttp front end applies its read limits
+// itself (limitConn), one per phase of a connection: ReadTimeout for a new
+// connection's first request and for the whole of each request, IdleTimeout
+// between keep-alive requests, ReadIdleTimeout between the reads of one
+// request (C1, C2).
+func TestReadDeadlinePhases(t *testing.T) {
+	const readTO = 400 * time.Millisecond
+	h := startHarness(t, fastFE, Config{ReadTimeout: readTO, IdleTimeout: 3 * time.Second, ReadIdleTimeout: 300 * time.Millisecond}, defaultOptions())
+	head := func(n int) string {
+		return "POST /mcp HTTP/1.1\r\nHost: " + h.addr + "\r\n" + strings.Join(ex2Hdr(), "\r\n") + fmt.Sprintf("\r\nContent-Length: %d\r\n\r\n", n)
+	}
+	t.Run("new_connection_silent", func(t *testing.T) {
+		c := h.dial(t)
+		start := time.Now()
+		if !c.closedByServer(5 * time.Second) {
+			t.Fatal("a connection that never sent a byte was kept past 5 s")
+		}
+		if d := time.Since(start); d < readTO/2 || d > readTO+2*time.Second {
+			t.Errorf("silent new connection closed after %v, want about ReadTimeout (%v)", d, readTO)
+		}
+	})
+	t.Run("keep_alive_wait_is_idle_timeout", func(t *testing.T) {
+		c := h.dial(t)
+		for i := 0; i < 3; i++ {
+			if resp, _ := c.roundTrip(h, request{hdr: ex2Hdr(), body: ex2Body}); resp.StatusCode != 200 {
+				t.Fatalf("request %d: %d", i, resp.StatusCode)
+			}
+			// Longer than ReadTimeout, shorter than IdleTimeout.
+			time.Sleep(2 * readTO)
+		}
+	})
+	t.Run("whole_request_is_read_timeout", func(t *testing.T) {
+		// Every read comes well within ReadIdleTimeout, but the body takes
+		// far longer than ReadTimeout in all: cut at about ReadTimeout.
+		c := h.dial(t)
+		body := strings.Repeat(" ", 40) + ex2Body
+		start := time.Now()
+		c.write([]byte(head(len(body))))
+		cut := false
+		for i := 0; i < len(body) && !cut; i += 2 {
+			time.Sleep(100 * time.Millisecond)
+			_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := c.conn.Write([]byte(body[i:min(i+2, len(body))])); err != nil {
+				cut = true
+			}
+			if time.Since(start) > 8*time.Second {
+				t.Fatal("still accepted body bytes after 8 s")
+			}
+		}
+		resp, err := c.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatalf("slow whole body: %v", err)
+		}
+		if resp.StatusCode != 408 {
+			t.Fatalf("slow whole body: %d, want 408", resp.StatusCode)
+		}
+		if d := time.Since(start); d > readTO+2*time.Second {
+			t.Errorf("cut after %v, want about ReadTimeout (%v)", d, readTO)
+		}
+	})
+	t.Run("idle_timeout_closes", func(t *testing.T) {
+		h := startHarness(t, fastFE, Config{ReadTimeout: 5 * time.Second, IdleTimeout: 300 * time.Millisecond}, defaultOptions())
+		c := h.dial(t)
+		if resp, _ := c.roundTrip(h, request{hdr: ex2Hdr(), body: ex2Body}); resp.StatusCode != 200 {
+			t.Fatalf("request: %d", resp.StatusCode)
+		}
+		start := time.Now()
+		if !c.closedByServer(4 * time.Second) {
+			t.Fatal("kept-alive connection open past 4 s with IdleTimeout 300 ms")
+		}
+		if d := time.Since(start); d < 200*time.Millisecond {
+			t.Errorf("closed after %v, before IdleTimeout", d)
+		}
+	})
+}
+
 // TestB5PlainAdapterCloses: the net/http adapter mounted without
 // NetListener cannot see a Content-Length that net/http dropped, but it
 // still closes the connection after a request with a Transfer-Encoding

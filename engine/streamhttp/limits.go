@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -54,7 +55,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			_ = c.Close()
 			continue
 		}
-		lc := &limitConn{Conn: c, l: l, ip: ip, idle: l.s.cfg.ReadIdleTimeout, stats: &l.s.stats}
+		cfg := &l.s.cfg
+		lc := &limitConn{Conn: c, l: l, ip: ip, stats: &l.s.stats,
+			readTO: cfg.ReadTimeout, idleTO: cfg.IdleTimeout, gapTO: cfg.ReadIdleTimeout}
 		if l.netHTTP {
 			return &netConn{limitConn: lc, maxHeader: l.s.cfg.MaxHeaderBytes}, nil
 		}
@@ -80,8 +83,11 @@ func remoteIP(c net.Conn) string {
 	return c.RemoteAddr().String()
 }
 
-// limitConn gives its slot back on Close and keeps the socket reachable
-// (syscall.Conn) for the disconnect watcher.
+// limitConn gives its slot back on Close, keeps the socket reachable
+// (syscall.Conn) for the disconnect watcher, and owns the connection's read
+// deadlines: fasthttp is configured without ReadTimeout and IdleTimeout, so
+// the per-request deadline work is done here, once per read, instead of by
+// two SetReadDeadline calls per request.
 type limitConn struct {
 	net.Conn
 	l    *limitListener
@@ -92,83 +98,136 @@ type limitConn struct {
 	rc     syscall.RawConn
 	rcErr  error
 
-	wdl time.Time // write deadline last set by refreshWriteDeadline
+	wdl atomic.Int64 // the socket's write deadline, Unix ns (0: none)
 
 	// Read side: the goroutine serving the connection, and the disconnect
 	// watcher while the handler runs (rmu orders them).
-	idle   time.Duration // Config.ReadIdleTimeout
-	stats  *Stats
-	rmu    sync.Mutex
-	inReq  bool      // bytes of a request have been read, its handler has not run yet
-	userRD time.Time // the read deadline fasthttp (or the watcher) asked for
-	sockRD time.Time // the read deadline set on the socket
-	idleRD bool      // sockRD is the idle limit, earlier than userRD
+	readTO, idleTO, gapTO time.Duration // Config.ReadTimeout, IdleTimeout, ReadIdleTimeout
+	stats                 *Stats
+
+	rmu      sync.Mutex
+	manual   bool      // the connection was hijacked: deadlines are the owner's (SetReadDeadline)
+	served   bool      // a request has reached the handler: waits between requests are keep-alive waits
+	inReq    bool      // bytes of a request have been read, its handler has not run yet
+	reqStart time.Time // when the current request began (zero: not yet noted, see Read)
+	sockRD   time.Time // the read deadline on the socket
+	rdKind   uint8     // what sockRD bounds (rdIdle, rdRequest, rdGap)
 }
 
-// SetReadDeadline records the deadline fasthttp asks for (ReadTimeout,
-// IdleTimeout) and applies the earlier of it and the idle limit.
-func (c *limitConn) SetReadDeadline(t time.Time) error {
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	c.userRD = t
-	return c.applyReadDeadline(time.Now(), true)
-}
+// What the socket's read deadline bounds.
+const (
+	rdNone    uint8 = iota
+	rdIdle          // the wait for a request (IdleTimeout, or ReadTimeout on a new connection)
+	rdRequest       // the whole request (ReadTimeout)
+	rdGap           // the wait between two reads of one request (ReadIdleTimeout, C2)
+)
 
-// Read enforces ReadIdleTimeout between the reads of one request (C2)
-// without touching the socket's deadline on every read: it moves only when
-// it has come within min(1 s, idle/2) of the limit, so a request that keeps
-// arriving costs a clock read per read. A request starts with its first
-// byte after the previous handler ran (see requestRead).
+// Read applies the deadline the connection's state calls for, then reads:
+//
+//   - waiting for a request: IdleTimeout on a kept-alive connection,
+//     ReadTimeout on a new one;
+//   - inside a request: ReadTimeout from its start, and ReadIdleTimeout
+//     (C2) from now, whichever comes first.
+//
+// A request starts with its first bytes after the previous handler ran
+// (requestRead ends it). Its start is noted at the next read, not when the
+// bytes arrive: a request that arrives in one read, as nearly all do, then
+// costs one clock reading in all. The socket's deadline is left alone when
+// it is at most a sixteenth of the limit earlier than wanted, so keep-alive
+// requests normally touch no timer.
 func (c *limitConn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
-	if c.inReq {
-		_ = c.applyReadDeadline(time.Now(), false)
+	if !c.manual {
+		c.applyReadDeadline(time.Now())
 	}
 	c.rmu.Unlock()
 	n, err := c.Conn.Read(p)
-	c.rmu.Lock()
-	if n > 0 && !c.inReq {
-		c.inReq = true
-		_ = c.applyReadDeadline(time.Now(), true)
-	}
-	idle := c.idleRD
-	c.rmu.Unlock()
-	if err != nil && idle && isTimeout(err) {
-		c.stats.ReadIdleTimeouts.Add(1)
+	if n > 0 || err != nil {
+		c.rmu.Lock()
+		if n > 0 && !c.inReq && !c.manual {
+			c.inReq, c.reqStart = true, time.Time{}
+		}
+		kind := c.rdKind
+		c.rmu.Unlock()
+		if err != nil && kind == rdGap && isTimeout(err) {
+			c.stats.ReadIdleTimeouts.Add(1)
+		}
 	}
 	return n, err
 }
 
+// applyReadDeadline sets the read deadline for the connection's state at
+// now. Called with rmu held.
+func (c *limitConn) applyReadDeadline(now time.Time) {
+	var want time.Time
+	var kind uint8
+	var limit time.Duration
+	switch {
+	case !c.inReq && c.served:
+		want, kind, limit = now.Add(c.idleTO), rdIdle, c.idleTO
+	case !c.inReq:
+		want, kind, limit = now.Add(c.readTO), rdIdle, c.readTO
+	default:
+		if c.reqStart.IsZero() {
+			c.reqStart = now
+		}
+		want, kind, limit = c.reqStart.Add(c.readTO), rdRequest, c.readTO
+		if g := now.Add(c.gapTO); g.Before(want) {
+			want, kind, limit = g, rdGap, c.gapTO
+		}
+	}
+	// An earlier deadline than wanted is kept while it is close enough;
+	// never a later one.
+	if !c.sockRD.IsZero() && !c.sockRD.After(want) && want.Sub(c.sockRD) <= limit/16 {
+		return
+	}
+	c.sockRD, c.rdKind = want, kind
+	_ = c.Conn.SetReadDeadline(want)
+}
+
 // requestRead is called when fasthttp hands a request to the handler: its
-// bytes are all read, and the idle limit no longer applies until the next
-// request begins.
+// bytes are all read, and the next read waits for the next request.
 func (c *limitConn) requestRead() {
-	// The socket keeps its idle deadline for now: fasthttp sets its own
-	// (IdleTimeout) before it waits for the next request, and that call
-	// drops the idle limit (see SetReadDeadline).
 	c.rmu.Lock()
-	c.inReq = false
+	c.inReq, c.served = false, true
 	c.rmu.Unlock()
 }
 
-// applyReadDeadline sets the socket's read deadline to the earlier of
-// fasthttp's and, inside a request, now+idle. Without force it touches the
-// socket only when the idle limit has come close. Called with rmu held.
-func (c *limitConn) applyReadDeadline(now time.Time, force bool) error {
-	want, idle := c.userRD, false
-	if c.inReq && c.idle > 0 {
-		if w := now.Add(c.idle); want.IsZero() || w.Before(want) {
-			want, idle = w, true
-		}
+// hijacked hands the connection's read deadlines to its new owner (a
+// listen stream): Read then applies none of its own.
+func (c *limitConn) hijacked() {
+	c.rmu.Lock()
+	c.manual = true
+	c.rmu.Unlock()
+}
+
+// SetReadDeadline sets the socket's read deadline at once (the disconnect
+// watcher wakes its wait this way). While the connection is served by
+// fasthttp the next Read puts back the deadline its state calls for.
+func (c *limitConn) SetReadDeadline(t time.Time) error {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.sockRD, c.rdKind = t, rdNone
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline is SetReadDeadline and SetWriteDeadline.
+func (c *limitConn) SetDeadline(t time.Time) error {
+	if err := c.SetReadDeadline(t); err != nil {
+		return err
 	}
-	if !force && (!c.idleRD || c.sockRD.Sub(now) >= c.idle-min(time.Second, c.idle/2)) {
-		return nil
+	return c.SetWriteDeadline(t)
+}
+
+// SetWriteDeadline sets the socket's write deadline and notes it for
+// refreshWriteDeadline.
+func (c *limitConn) SetWriteDeadline(t time.Time) error {
+	var ns int64
+	if !t.IsZero() {
+		ns = t.UnixNano()
 	}
-	if want.Equal(c.sockRD) && idle == c.idleRD {
-		return nil
-	}
-	c.sockRD, c.idleRD = want, idle
-	return c.Conn.SetReadDeadline(want)
+	c.wdl.Store(ns)
+	return c.Conn.SetWriteDeadline(t)
 }
 
 // responseWriteTimeout bounds writing one JSON response.
@@ -179,9 +238,8 @@ const responseWriteTimeout = 30 * time.Second
 // responseWriteTimeout-1s is left. Called by the goroutine serving the
 // connection (one request at a time).
 func (c *limitConn) refreshWriteDeadline(now time.Time) {
-	if c.wdl.Sub(now) < responseWriteTimeout-time.Second {
-		c.wdl = now.Add(responseWriteTimeout)
-		_ = c.Conn.SetWriteDeadline(c.wdl)
+	if d := c.wdl.Load(); d == 0 || time.Duration(d-now.UnixNano()) < responseWriteTimeout-time.Second {
+		_ = c.SetWriteDeadline(now.Add(responseWriteTimeout))
 	}
 }
 
