@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # compare.sh — side-by-side comparison of mcpwire with go-sdk, mcp-go and raw
-# ceilings, driven by `mcpwire load`. Run from anywhere; `make compare` and
-# `make compare-fanout` call it after building.
+# ceilings, driven by `mcpwire load`, and by wrk (HTTP rows) and tsung (TCP
+# rows). Run from anywhere; `make compare` and `make compare-fanout` call it
+# after building.
 #
 #   ROUNDS=3 DURATION=5s WARMUP=1s bench/compare.sh            request rows (HTTP, stdio, TCP, Unix)
 #   bench/compare.sh --fanout                                   fan-out rows (subscriptions/listen)
@@ -12,7 +13,8 @@
 # to that long for the load average to drop below half the cores), NOBUILD=1
 # to skip the build, TSUNG=0 to skip the tsung rows (otherwise the Debian
 # package tsung, the outside generator of the TCP rows, is installed when
-# missing).
+# missing), WRK=0 to skip the wrk rows (likewise the Debian package wrk, the
+# outside generator of the HTTP rows).
 # Raw generator output and server stderr go to bench/out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,17 +49,30 @@ if ! bin/mcpwire load --help >/dev/null 2>&1; then
 	exit 2
 fi
 
+# install_deb PACKAGE: install a Debian package with apt-get (sudo when not
+# root); reports failure without stopping the script.
+install_deb() {
+	local SUDO=
+	[[ $(id -u) == 0 ]] || SUDO=sudo
+	{ $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$1"; } >&2
+}
+
 # tsung: a load generator we did not write, for the TCP rows (request table only).
 TSUNG_BIN=tsung
 if [[ "${TSUNG:-1}" == 0 ]]; then
 	TSUNG_BIN=
 elif [[ " $* " != *" --fanout "* ]] && ! command -v tsung >/dev/null 2>&1; then
 	echo "compare.sh: installing tsung (Debian package) for the outside-generator rows; TSUNG=0 skips them" >&2
-	SUDO=
-	[[ $(id -u) == 0 ]] || SUDO=sudo
-	if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends tsung; } >&2; then
-		echo "compare.sh: could not install tsung; its rows are skipped" >&2
-	fi
+	install_deb tsung || echo "compare.sh: could not install tsung; its rows are skipped" >&2
+fi
+
+# wrk: the outside generator of the HTTP rows (request table only).
+WRK_BIN=wrk
+if [[ "${WRK:-1}" == 0 ]]; then
+	WRK_BIN=
+elif [[ " $* " != *" --fanout "* ]] && ! command -v wrk >/dev/null 2>&1; then
+	echo "compare.sh: installing wrk (Debian package) for the outside-generator HTTP rows; WRK=0 skips them" >&2
+	install_deb wrk || echo "compare.sh: could not install wrk; its rows are skipped" >&2
 fi
 
 # 5,000 listen streams need 5,000 descriptors on each side.
@@ -70,7 +85,7 @@ pgrep -x epmd >/dev/null 2>&1 && EPMD_BEFORE=1
 status=0
 bin/bench-compare -bin bin -out bench/out -rounds "$ROUNDS" -d "$DURATION" -warmup "$WARMUP" \
 	-port "$PORT" -listeners "$LISTENERS" -publish-rate "$PUBLISH_RATE" -only "$ONLY" -wait-quiet "$WAIT_QUIET" \
-	-tsung "$TSUNG_BIN" "$@" || status=$?
+	-tsung "$TSUNG_BIN" -wrk "$WRK_BIN" -wrk-scripts bench/wrk "$@" || status=$?
 if [[ $EPMD_BEFORE == 0 ]] && command -v epmd >/dev/null 2>&1 && pgrep -x epmd >/dev/null 2>&1; then
 	epmd -kill >/dev/null 2>&1 || true
 fi

@@ -13,10 +13,18 @@
 //     allocation on the hot path.
 //   - Responses are read with codec.Peek (one pass, zero allocation); the
 //     error code comes from codec.LookupPath on the message.
-//   - HTTP uses a minimal HTTP/1.1 client of its own over net.Conn (keep-alive,
+//   - HTTP uses a minimal HTTP/1.1 client of its own (keep-alive,
 //     Content-Length, chunked and close-delimited bodies, text/event-stream
-//     parsed incrementally), one goroutine per connection, one request in
-//     flight per connection (no pipelining).
+//     parsed incrementally), one request in flight per connection (no
+//     pipelining). In a closed loop over two connections or more on Linux
+//     (the HTTP relay, httprelay.go)
+//     the connections are sockets read by the same pollers as the socket
+//     relay below: the poller parses each response as its bytes arrive
+//     (the parser resumes where it ran out of bytes), records it and writes
+//     the next request on the same connection itself; a goroutine per
+//     connection only opens connections (at the start, after a close or a
+//     timeout). Otherwise (one connection, -rate, the listen publisher,
+//     other systems) each connection has a goroutine over a net.Conn.
 //   - stdio/TCP/Unix use framing.Reader and framing.Writer; each connection
 //     has a sender goroutine (a window of -w requests in flight, ids encode
 //     the window slot), a reader goroutine and a timeout sweeper. In a
@@ -28,7 +36,9 @@
 //     On Linux such TCP and Unix sockets are not read by a goroutine each
 //     but by a few pollers (epoll on sockets dialled outside Go's network
 //     poller, see poll_linux.go): per request one read and one write, no
-//     goroutine parked or woken, no read that returns EAGAIN.
+//     goroutine parked or woken, no read that returns EAGAIN. A poller with
+//     nothing ready parks on its epoll descriptor through Go's network
+//     poller rather than blocking in epoll_wait.
 //   - Latencies go to one HDR histogram per goroutine (1 µs .. 60 s, 3
 //     significant digits), merged at the end.
 //

@@ -15,8 +15,21 @@ import (
 )
 
 // TestErrorsByKind runs a mix whose every method fails differently and
-// checks each failure is counted once under its kind.
+// checks each failure is counted once under its kind, with the goroutine
+// client and with the relay.
 func TestErrorsByKind(t *testing.T) {
+	t.Run("goroutine", testErrorsByKind)
+	t.Run("relay", func(t *testing.T) {
+		if !canPoll {
+			t.Skip("no poller")
+		}
+		defer func(n int) { httpRelayMinConns = n }(httpRelayMinConns)
+		httpRelayMinConns = 1
+		testErrorsByKind(t)
+	})
+}
+
+func testErrorsByKind(t *testing.T) {
 	f := startHTTPFake(t, func(w http.ResponseWriter, req *http.Request, m *rpcMsg) {
 		switch m.Method {
 		case "server/discover":
@@ -87,9 +100,11 @@ func TestConnectFailure(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	for _, target := range []string{"http://" + addr + "/mcp", "tcp://" + addr} {
-		_, err := Run(context.Background(), Config{Target: target, Requests: 1, Timeout: time.Second})
-		if err == nil || !strings.Contains(err.Error(), "refused") {
-			t.Errorf("%s: err = %v, want connection refused", target, err)
+		for _, conns := range []int{1, 2} { // HTTP: the goroutine client and the relay
+			_, err := Run(context.Background(), Config{Target: target, Conns: conns, Requests: 1, Timeout: time.Second})
+			if err == nil || !strings.Contains(err.Error(), "refused") {
+				t.Errorf("%s, %d connections: err = %v, want connection refused", target, conns, err)
+			}
 		}
 	}
 }

@@ -34,6 +34,9 @@ type httpConn struct {
 	sse     sseParser
 	scratch []byte
 	used    int // requests carried by nc
+
+	h      respHead // of the response being read
+	inBody bool     // its head has been read
 }
 
 func (c *httpConn) dial(timeout time.Duration) error {
@@ -65,30 +68,67 @@ func (c *httpConn) close() {
 // it cannot carry another request (Connection: close, a body delimited by
 // EOF, or any error).
 func (c *httpConn) roundTrip(req []byte, sink msgSink) (status int, err error) {
-	c.used++
-	c.br.read = 0
+	c.begin()
 	n, err := c.nc.Write(req)
 	c.out.Add(int64(n))
 	if err != nil {
 		c.close()
 		return 0, err
 	}
-	var h respHead
-	if err := c.br.readHead(&h); err != nil {
+	_, status, err = c.readResponse(sink) // pull mode: always done
+	if err != nil || !c.keepAlive() {
 		c.close()
-		return 0, err
 	}
-	c.body.reset(&c.br, &h)
-	if h.sse {
-		c.sse.reset()
+	return status, err
+}
+
+// begin starts a request on the connection.
+func (c *httpConn) begin() {
+	c.used++
+	c.br.read = 0
+	c.inBody = false
+}
+
+// keepAlive reports whether the connection can carry another request once
+// the response just read is complete.
+func (c *httpConn) keepAlive() bool { return !c.h.close && c.body.reusable() }
+
+// readResponse reads the response to the request in flight, handing every
+// JSON-RPC message of its body to sink as it arrives. In pull mode it reads
+// until the response is complete or fails. In push mode it parses what the
+// buffer holds and reports done false when it needs more bytes; called
+// again once they have arrived, it resumes (the head is parsed again from
+// its start, the body where it stopped). status is the response's status
+// (0 when the head itself failed); err != nil means the response failed
+// (done is then true).
+func (c *httpConn) readResponse(sink msgSink) (done bool, status int, err error) {
+	b := &c.br
+	if !c.inBody {
+		r0 := b.r
+		if err := b.readHead(&c.h); err != nil {
+			if err == errNeedMore {
+				b.r = r0
+				return false, 0, nil
+			}
+			return true, 0, err
+		}
+		c.body.reset(b, &c.h)
+		c.inBody = true
+		if c.h.sse {
+			c.sse.reset()
+		}
+	}
+	if c.h.sse {
 		for {
 			seg, err := c.body.next()
 			if err == io.EOF {
 				break
 			}
+			if err == errNeedMore {
+				return false, c.h.status, nil
+			}
 			if err != nil {
-				c.close()
-				return h.status, err
+				return true, c.h.status, err
 			}
 			c.sse.push(seg)
 			for {
@@ -103,18 +143,18 @@ func (c *httpConn) roundTrip(req []byte, sink msgSink) (status int, err error) {
 		}
 	} else {
 		body, err := c.body.readAll(&c.scratch)
+		if err == errNeedMore {
+			return false, c.h.status, nil
+		}
 		if err != nil {
-			c.close()
-			return h.status, err
+			return true, c.h.status, err
 		}
 		if len(body) > 0 {
 			sink.message(body)
 		}
 	}
-	if h.close || !c.body.reusable() {
-		c.close()
-	}
-	return h.status, nil
+	c.inBody = false
+	return true, c.h.status, nil
 }
 
 // retryable reports whether err on a reused keep-alive connection means
@@ -176,6 +216,24 @@ type httpWorker struct {
 	code     int64
 	progress int
 	doneAt   int64
+
+	// relay: a closed loop whose connection a poller reads (httprelay.go).
+	relay      bool
+	p          *poller
+	key        int32
+	fd         *fdConn    // the connection; nil between connections
+	fdMu       sync.Mutex // fd: set and cleared by the owner, shut down by the sweeper
+	polled     bool       // fd is registered with p
+	kick       chan bool  // the poller hands the worker back; true: the run is over for it
+	start      int64      // send time of the request in flight
+	measured   bool
+	attempt    int
+	retry      bool         // resend the request in flight on a fresh connection
+	finished   bool         // the run is over for this worker (poller side)
+	inflight   atomic.Int64 // id of the request in flight, 0 when none; claimed back by CAS
+	sentAt     atomic.Int64
+	measAt     atomic.Bool
+	oobTimeout atomic.Int64 // measured timeouts (sweeper)
 }
 
 func (r *run) newHTTPWorker(i int) *httpWorker {

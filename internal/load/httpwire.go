@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"sync/atomic"
+
+	"github.com/mcpwire/mcpwire/framing"
 )
 
 // Errors of the HTTP/1.1 response parser.
@@ -13,6 +15,9 @@ var (
 	errBadChunk    = errors.New("load: malformed chunked body")
 	errLineTooLong = errors.New("load: HTTP header line too long")
 	errBodyTooBig  = errors.New("load: response body too large")
+	// errNeedMore: a push-mode bufReader has no more bytes for now (see
+	// bufReader.push); never returned by a pull-mode one.
+	errNeedMore = errors.New("load: response incomplete")
 )
 
 // maxBody bounds a JSON body gathered into scratch memory.
@@ -49,12 +54,18 @@ func (c countWriter) Write(p []byte) (int, error) {
 // bufReader is a read buffer over a connection. Slices it returns alias the
 // buffer and stay valid until the next call that reads (fill may move the
 // unread bytes to the front).
+//
+// In push mode (a connection read by a poller, see httppoll_linux.go) the
+// bufReader never reads: the poller reads into buf[w:] and sets err at the
+// end of the stream, and fill reports errNeedMore instead of reading, so a
+// parse that runs out of bytes stops and is resumed when more arrive.
 type bufReader struct {
 	rd   io.Reader
 	buf  []byte // len == cap
 	r, w int
 	err  error // sticky read error, reported once the buffer is drained
 	read int64 // bytes read from rd since reset (a response started arriving)
+	push bool
 }
 
 func (b *bufReader) reset(rd io.Reader, buf []byte) {
@@ -66,6 +77,9 @@ func (b *bufReader) reset(rd io.Reader, buf []byte) {
 func (b *bufReader) fill() error {
 	if b.err != nil {
 		return b.err
+	}
+	if b.push {
+		return errNeedMore
 	}
 	if b.w == len(b.buf) {
 		if b.r == 0 {
@@ -108,6 +122,34 @@ func (b *bufReader) line() ([]byte, error) {
 			return nil, eofUnexpected(err)
 		}
 	}
+}
+
+// room makes space at the end of a push-mode buffer before the poller reads
+// into it: the unread bytes move to the front, or, when they fill the
+// whole buffer (a response head or a chunk line longer than it), the
+// buffer doubles, up to framing.TopClass. It fails only past that size.
+func (b *bufReader) room() error {
+	if b.r == b.w {
+		b.r, b.w = 0, 0
+		return nil
+	}
+	if b.w < len(b.buf) {
+		return nil
+	}
+	if b.r > 0 {
+		b.w = copy(b.buf, b.buf[b.r:b.w])
+		b.r = 0
+		return nil
+	}
+	if len(b.buf) >= framing.TopClass {
+		return errLineTooLong
+	}
+	nb := framing.AcquireBuf(2 * len(b.buf))
+	nb = nb[:cap(nb)]
+	copy(nb, b.buf[:b.w])
+	framing.ReleaseBuf(b.buf)
+	b.buf = nb
+	return nil
 }
 
 // eofUnexpected turns io.EOF inside a message into io.ErrUnexpectedEOF.
@@ -242,10 +284,11 @@ type bodyReader struct {
 	mode   uint8
 	state  uint8
 	remain int64
+	acc    int // readAll: bytes gathered into scratch so far (push mode resumes there)
 }
 
 func (r *bodyReader) reset(b *bufReader, h *respHead) {
-	r.b, r.state, r.remain = b, chunkSize, 0
+	r.b, r.state, r.remain, r.acc = b, chunkSize, 0, 0
 	switch {
 	case h.noBody:
 		r.mode = bodyNone
@@ -374,10 +417,11 @@ func parseHex(b []byte) (int64, bool) {
 
 // readAll returns the whole body. A Content-Length body that fits the
 // read buffer is returned in place; anything else is gathered into
-// *scratch.
+// *scratch. In push mode it returns errNeedMore when the body is not all
+// there yet; calling it again resumes where it stopped.
 func (r *bodyReader) readAll(scratch *[]byte) ([]byte, error) {
 	b := r.b
-	if r.mode == bodyLength && r.remain <= int64(len(b.buf)) {
+	if r.mode == bodyLength && r.acc == 0 && r.remain <= int64(len(b.buf)) {
 		n := int(r.remain)
 		for b.w-b.r < n {
 			if b.r > 0 && len(b.buf)-b.r < n {
@@ -393,7 +437,7 @@ func (r *bodyReader) readAll(scratch *[]byte) ([]byte, error) {
 		r.remain = 0
 		return body, nil
 	}
-	out := (*scratch)[:0]
+	out := (*scratch)[:r.acc]
 	for {
 		seg, err := r.next()
 		if err == io.EOF {
@@ -402,6 +446,7 @@ func (r *bodyReader) readAll(scratch *[]byte) ([]byte, error) {
 		}
 		if err != nil {
 			*scratch = out
+			r.acc = len(out)
 			return nil, err
 		}
 		if len(out)+len(seg) > maxBody {

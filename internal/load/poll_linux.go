@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"syscall"
@@ -21,9 +22,10 @@ import (
 const canPoll = true
 
 // A poller reads many relay connections (TCP or Unix sockets, one request
-// in flight each) from one goroutine: epoll (level-triggered) on sockets
-// the generator dialled itself, outside Go's network poller, one read per
-// ready socket, and the next request written by the same goroutine. A
+// in flight each; HTTP connections of a closed loop, see httprelay.go) from
+// one goroutine: epoll (level-triggered) on sockets the generator dialled
+// itself, outside Go's network poller, one read per ready socket, and the
+// next request written by the same goroutine. A
 // request then costs one write, one read and a share of an epoll_wait; no
 // goroutine is parked or woken per request, and no read returns EAGAIN.
 // The sockets stay in blocking mode: a socket is read only when epoll says
@@ -31,11 +33,22 @@ const canPoll = true
 // a Writer over a net.Conn.
 type poller struct {
 	epfd  int
-	evfd  int // eventfd: wakes the loop to stop it
+	ef    *os.File        // epfd, registered with Go's network poller
+	rc    syscall.RawConn // to wait for epfd to be readable
+	evfd  int             // eventfd: wakes the loop to stop it
 	buf   []byte
 	mu    sync.Mutex
-	conns map[int32]*streamConn // by connection index (the event's data)
+	conns map[int32]pollConn // by key (the event's data)
 	done  chan struct{}
+}
+
+// pollConn is a connection a poller reads.
+type pollConn interface {
+	// readable is called on the poller's goroutine when the socket has
+	// bytes to read or has ended.
+	readable(p *poller, env *codec.Envelope)
+	// failed ends the connection when the poller itself fails.
+	failed(p *poller, err error)
 }
 
 // pollerFor returns the poller of connection i. The run's pollers start on
@@ -89,48 +102,81 @@ func newPoller() (*poller, error) {
 		unix.Close(evfd)
 		return nil, fmt.Errorf("epoll_ctl: %w", err)
 	}
-	p := &poller{epfd: epfd, evfd: evfd, buf: make([]byte, framing.DefaultReadSize),
-		conns: map[int32]*streamConn{}, done: make(chan struct{})}
+	// Non-blocking, so that os.NewFile hands it to the network poller.
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		unix.Close(evfd)
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	ef := os.NewFile(uintptr(epfd), "epoll")
+	rc, err := ef.SyscallConn()
+	if err != nil {
+		ef.Close()
+		unix.Close(evfd)
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	p := &poller{epfd: epfd, ef: ef, rc: rc, evfd: evfd, buf: make([]byte, framing.DefaultReadSize),
+		conns: map[int32]pollConn{}, done: make(chan struct{})}
 	go p.loop()
 	return p, nil
 }
 
-// add starts reading c's socket.
-func (p *poller) add(c *streamConn) error {
+// add starts reading fd, which belongs to pc, under key (unique in the
+// run: a stream connection's index, httpKeyBase + an HTTP worker's).
+func (p *poller) add(key int32, fd *fdConn, pc pollConn) error {
 	p.mu.Lock()
-	p.conns[int32(c.idx)] = c
+	p.conns[key] = pc
 	p.mu.Unlock()
-	err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, c.fd.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(c.idx)})
+	err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: key})
 	if err != nil {
 		p.mu.Lock()
-		delete(p.conns, int32(c.idx))
+		delete(p.conns, key)
 		p.mu.Unlock()
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
 	return nil
 }
 
+// remove stops reading fd (called by the connection's owner while the
+// poller runs).
+func (p *poller) remove(key int32, fd *fdConn) {
+	_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, fd.fd, nil)
+	p.mu.Lock()
+	delete(p.conns, key)
+	p.mu.Unlock()
+}
+
 func (p *poller) loop() {
 	defer close(p.done)
-	defer unix.Close(p.epfd)
+	defer p.ef.Close()
 	defer unix.Close(p.evfd)
 	events := make([]unix.EpollEvent, 128)
 	var env codec.Envelope
-	for {
-		n, err := unix.EpollWait(p.epfd, events, -1)
-		if err != nil {
-			if err == unix.EINTR {
-				continue
+	var n int
+	var werr error
+	wait := func(fd uintptr) bool {
+		for {
+			n, werr = unix.EpollWait(int(fd), events, 0)
+			if werr != unix.EINTR {
+				return n > 0 || werr != nil
 			}
+		}
+	}
+	for {
+		err := p.rc.Read(wait) // parks until epfd is readable when nothing is ready
+		if err == nil {
+			err = werr
+		}
+		if err != nil {
 			// Nothing sensible is left to do: end every connection.
 			p.mu.Lock()
-			cs := make([]*streamConn, 0, len(p.conns))
+			cs := make([]pollConn, 0, len(p.conns))
 			for _, c := range p.conns {
 				cs = append(cs, c)
 			}
 			p.mu.Unlock()
 			for _, c := range cs {
-				p.end(c, fmt.Errorf("epoll_wait: %w", err))
+				c.failed(p, fmt.Errorf("epoll_wait: %w", err))
 			}
 			return
 		}
@@ -142,11 +188,14 @@ func (p *poller) loop() {
 			c := p.conns[ev.Fd]
 			p.mu.Unlock()
 			if c != nil {
-				p.read(c, &env)
+				c.readable(p, &env)
 			}
 		}
 	}
 }
+
+func (c *streamConn) readable(p *poller, env *codec.Envelope) { p.read(c, env) }
+func (c *streamConn) failed(p *poller, err error)             { p.end(c, err) }
 
 // read performs one read on c and handles every complete line it brings.
 func (p *poller) read(c *streamConn, env *codec.Envelope) {
@@ -183,10 +232,7 @@ func (p *poller) frames(c *streamConn, env *codec.Envelope) {
 
 // end stops reading c, whose input ended with err.
 func (p *poller) end(c *streamConn, err error) {
-	_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, c.fd.fd, nil)
-	p.mu.Lock()
-	delete(p.conns, int32(c.idx))
-	p.mu.Unlock()
+	p.remove(int32(c.idx), c.fd)
 	c.readErr = err
 	c.lost()
 	c.dec.Release()
@@ -214,8 +260,11 @@ func (f *fdConn) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// closeWrite half-closes the socket; closeRead makes a pending read see
-// the end at once.
+// read reads once into b.
+func (f *fdConn) read(b []byte) (int, error) { return unix.Read(f.fd, b) }
+
+// closeWrite half-closes the socket; closeBoth makes a pending read see
+// the end at once (and a blocked write fail).
 func (f *fdConn) closeWrite() error { return unix.Shutdown(f.fd, unix.SHUT_WR) }
 func (f *fdConn) closeBoth() error  { return unix.Shutdown(f.fd, unix.SHUT_RDWR) }
 func (f *fdConn) close() error      { return unix.Close(f.fd) }

@@ -43,6 +43,8 @@ type run struct {
 
 	pollMu  sync.Mutex
 	pollers []*poller // reading the relay sockets (see poll_linux.go)
+
+	sweepStop, sweepDone chan struct{} // the HTTP relay's timeout sweeper
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -170,11 +172,16 @@ func (r *run) setup(ctx context.Context) error {
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, 64)
+		relay := r.httpRelay()
 		for i := range n {
 			r.workers[i] = r.newHTTPWorker(i)
 			wg.Go(func() {
 				sem <- struct{}{}
-				errs[i] = r.workers[i].conn.dial(c.Timeout)
+				if relay {
+					errs[i] = r.workers[i].setupRelay(i)
+				} else {
+					errs[i] = r.workers[i].conn.dial(c.Timeout)
+				}
 				<-sem
 			})
 		}
@@ -339,6 +346,11 @@ func (r *run) measure(ctx context.Context) *Result {
 
 	var senders sync.WaitGroup
 	switch {
+	case r.t.kind == "http" && r.httpRelay():
+		r.startHTTPSweep()
+		for _, w := range r.workers {
+			senders.Go(w.relayLoop)
+		}
 	case r.t.kind == "http":
 		for _, w := range r.workers {
 			senders.Go(w.loop)
@@ -463,8 +475,13 @@ func (r *run) teardown() error {
 			_ = s.conn.writeFrame(cancelListen(s.k))
 		}
 	}
+	r.stopHTTPSweep()
+	if r.t.kind == "http" && r.httpRelay() {
+		r.stopPollers() // before their sockets close
+	}
 	for _, w := range r.workers {
 		w.conn.close()
+		w.closeRelay()
 	}
 	var mu sync.Mutex
 	var errs []error
@@ -559,6 +576,9 @@ func (r *run) collect(res *Result) {
 	var answered, progress, lastDone int64
 	for _, sc := range r.allConns() {
 		sc.mergeOOB()
+	}
+	for _, w := range r.workers {
+		w.mergeOOB()
 	}
 	for _, rec := range r.recorders() {
 		res.Requests += rec.requests

@@ -158,7 +158,7 @@ func (c *streamConn) openPolled() error {
 	c.fd = fd
 	c.dec = framing.NewDecoder(framing.ReaderOptions{MaxLine: -1})
 	c.fw = framing.NewWriter(countWriter{fd, &r.bytesOut}, framing.WriterOptions{})
-	if err := p.add(c); err != nil {
+	if err := p.add(int32(c.idx), fd, c); err != nil {
 		_ = fd.close()
 		return err
 	}

@@ -3,14 +3,24 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpwire/mcpwire/internal/load"
 )
 
 // TestRowGroups: every group of the request table has exactly one ceiling,
 // and row names (the -only filter, the output file names) are unique.
 func TestRowGroups(t *testing.T) {
-	rows := requestRows(config{bin: "bin", tsung: "tsung"})
+	rows := requestRows(config{bin: "bin", tsung: "tsung", wrk: "wrk"})
 	ceilings := map[string]int{}
 	names := map[string]bool{}
 	for _, r := range rows {
@@ -28,7 +38,10 @@ func TestRowGroups(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"mcpwire TCP 1×64", "mcpwire TCP 64×1", "mcpwire Unix 1×64", "mcpwire Unix 64×1",
-		"raw gnet TCP 1×64", "raw gnet Unix 64×1", "mcpwire TCP 64×1 (tsung)", "mcpwire stdio", "mcpwire HTTP"} {
+		"raw gnet TCP 1×64", "raw gnet Unix 64×1", "mcpwire TCP 64×1 (tsung)", "mcpwire stdio", "mcpwire HTTP",
+		"mcpwire HTTP (wrk)", "go-sdk HTTP (wrk)", "mcp-go HTTP (wrk)", "raw fasthttp (wrk)",
+		"mcpwire HTTP no token", "raw fasthttp no token", "mcpwire HTTP no token (wrk)", "raw fasthttp no token (wrk)",
+		"mcpwire HTTP 1×1", "raw fasthttp 1×1", "mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)"} {
 		if !names[slug(want)] {
 			t.Errorf("no row %q", want)
 		}
@@ -36,12 +49,14 @@ func TestRowGroups(t *testing.T) {
 }
 
 func TestSelectRows(t *testing.T) {
-	rows := requestRows(config{bin: "bin", tsung: "tsung"})
+	rows := requestRows(config{bin: "bin", tsung: "tsung", wrk: "wrk"})
 	for only, want := range map[string][]string{
 		"mcpwire Unix": {"mcpwire Unix 1×64", "raw gnet Unix 1×64", "mcpwire Unix 64×1", "raw gnet Unix 64×1"},
-		"go-sdk":       {"go-sdk HTTP", "raw fasthttp", "go-sdk stdio", "raw stdio lines"},
+		"go-sdk":       {"go-sdk HTTP", "go-sdk HTTP (wrk)", "raw fasthttp", "raw fasthttp (wrk)", "go-sdk stdio", "raw stdio lines"},
 		"tsung":        {"mcpwire TCP 64×1 (tsung)", "raw gnet TCP 64×1 (tsung)"},
 		"raw net":      {"raw gnet TCP 64×1", "raw net TCP 64×1"},
+		"no token":     {"mcpwire HTTP no token", "mcpwire HTTP no token (wrk)", "raw fasthttp no token", "raw fasthttp no token (wrk)"},
+		"1×1 (wrk)":    {"mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)"},
 	} {
 		var got []string
 		for _, r := range selectRows(rows, only) {
@@ -49,6 +64,12 @@ func TestSelectRows(t *testing.T) {
 		}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("-only %q: %q, want %q", only, got, want)
+		}
+	}
+	// WRK=0 (-wrk ""): no wrk row.
+	for _, r := range requestRows(config{bin: "bin"}) {
+		if r.gen == genWrk || r.gen == genTsung {
+			t.Errorf("row %q without wrk and tsung", r.name)
 		}
 	}
 }
@@ -96,5 +117,118 @@ func TestParseTsungLine(t *testing.T) {
 	}
 	if _, ok := parseTsungLine(` "stats": [`); ok {
 		t.Error("the header line parsed as a second")
+	}
+}
+
+// TestWrkScripts: the wrk scripts send the fixture mcpwire load sends (for
+// id 1, progressToken 1; clientInfo names wrk), with the same mirrored
+// headers, and without the token in fixture-notoken.lua.
+func TestWrkScripts(t *testing.T) {
+	withToken, err := fixtureLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noToken, err := load.RequestBody(load.Config{Target: "tcp://127.0.0.1:1", Duration: time.Second,
+		Tool: "echo", Args: `{"text":"hello world"}`, NoProgressToken: true}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string][]byte{"fixture.lua": withToken, "fixture-notoken.lua": noToken} {
+		s, err := parseWrkScript(filepath.Join("..", "..", "wrk", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := strings.Replace(s.body, `clientInfo":{"name":"wrk",`, `clientInfo":{"name":"mcpwire-load",`, 1)
+		if body != string(want) {
+			t.Errorf("%s: body\n%s\nwant (clientInfo aside)\n%s", file, s.body, want)
+		}
+		got := map[string]string{}
+		for _, h := range s.headers {
+			got[h[0]] = h[1]
+		}
+		wantH := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}
+		if s.method != "POST" || !reflect.DeepEqual(got, wantH) {
+			t.Errorf("%s: %s with headers %v, want POST with %v", file, s.method, got, wantH)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.lua")
+	os.WriteFile(bad, []byte("wrk.method = \"POST\"\nrequest = function() return wrk.format() end\n"), 0o644)
+	if _, err := parseWrkScript(bad); err == nil {
+		t.Error("a script with code was accepted")
+	}
+}
+
+func TestParseWrk(t *testing.T) {
+	out := `Running 5s test @ http://127.0.0.1:18180/mcp
+  1 threads and 64 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     1.43ms    1.42ms  18.93ms   92.28%
+    Req/Sec    38.46k     5.62k   46.56k    75.00%
+  Latency Distribution
+     50%  812.00us
+     75%    1.44ms
+     90%    2.34ms
+     99%    1.07s
+  76476 requests in 2.01s, 26.40MB read
+  Socket errors: connect 0, read 2, write 0, timeout 3
+  Non-2xx or 3xx responses: 12
+Requests/sec:  38142.61
+Transfer/sec:     13.17MB
+`
+	r, err := parseWrk(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wrkResult{requests: 76476, rps: 38142.61, bytesRead: 26.40 * 1024 * 1024, meanUs: 1430, p50: 812, p99: 1.07e6,
+		non2xx: 12, sockErrors: 5, sockDetail: "Socket errors: connect 0, read 2, write 0, timeout 3"}
+	if math.Abs(r.meanUs-want.meanUs) > 1e-6 || math.Abs(r.bytesRead-want.bytesRead) > 1 {
+		t.Errorf("mean %v bytes %v", r.meanUs, r.bytesRead)
+	}
+	r.meanUs, r.bytesRead = want.meanUs, want.bytesRead
+	if *r != want {
+		t.Errorf("parsed %+v\nwant %+v", *r, want)
+	}
+	if _, err := parseWrk("unable to connect to 127.0.0.1:1 Connection refused\n"); err == nil {
+		t.Error("no error for an output without results")
+	}
+}
+
+// TestCheckReply: the one-off check accepts the echo result as JSON or
+// SSE and refuses an error status, a JSON-RPC error and another result.
+func TestCheckReply(t *testing.T) {
+	s := &wrkScript{method: "POST", headers: [][2]string{{"Content-Type", "application/json"}}, body: `{"jsonrpc":"2.0","id":1}`}
+	ok := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello world"}],"isError":false}}`
+	for _, tc := range []struct {
+		name, ct, body string
+		status         int
+		good           bool
+	}{
+		{"json", "application/json", ok, 200, true},
+		{"sse", "text/event-stream", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\ndata: " + ok + "\n\n", 200, true},
+		{"status", "application/json", ok, 400, false},
+		{"rpc error", "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}`, 200, false},
+		{"other text", "application/json", strings.Replace(ok, "hello world", "bye", 1), 200, false},
+		{"other id", "application/json", strings.Replace(ok, `"id":1`, `"id":2`, 1), 200, false},
+		{"tool error", "application/json", strings.Replace(ok, `"isError":false`, `"isError":true`, 1), 200, false},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			if string(b) != s.body || r.Header.Get("Content-Type") != "application/json" || r.URL.Path != "/mcp" {
+				w.WriteHeader(500)
+				return
+			}
+			w.Header().Set("Content-Type", tc.ct)
+			w.WriteHeader(tc.status)
+			io.WriteString(w, tc.body)
+		}))
+		size, err := checkReply(s, strings.TrimPrefix(srv.URL, "http://"), "/mcp")
+		srv.Close()
+		if (err == nil) != tc.good {
+			t.Errorf("%s: err = %v", tc.name, err)
+		}
+		if tc.good && size < len(tc.body) {
+			t.Errorf("%s: reply size %d", tc.name, size)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 // Command compare is the side-by-side comparison harness behind
 // bench/compare.sh (make compare, make compare-fanout). It starts each
-// server, drives it with `mcpwire load`, samples the server's counters over
-// SIGUSR1 (or /proc when the binary has no such hook) and prints one table.
+// server, drives it with `mcpwire load` (and, for the HTTP rows, wrk; for
+// the TCP rows, tsung: generators we did not write, see wrk.go and
+// tsung.go), samples the server's counters over SIGUSR1 (or /proc when the
+// binary has no such hook) and prints one table.
 //
 // Rounds are interleaved: every round runs every row once (the row order
 // rotates from round to round), and each row's ratio to its raw ceiling is
@@ -45,6 +47,8 @@ type config struct {
 	only      string
 	waitQuiet time.Duration
 	tsung     string // tsung binary for the outside-generator rows ("" = none)
+	wrk       string // wrk binary for the outside-generator HTTP rows ("" = none)
+	wrkDir    string // directory of the wrk scripts (bench/wrk)
 	sockDir   string // temporary directory for the Unix socket rows
 }
 
@@ -63,6 +67,8 @@ func main() {
 	flag.StringVar(&cfg.outDir, "out", "bench/out", "directory for raw generator output and server stderr")
 	flag.StringVar(&cfg.only, "only", "", "comma-separated substrings: run only matching rows (and the ceilings they are compared with)")
 	flag.StringVar(&cfg.tsung, "tsung", "tsung", "tsung binary for the outside-generator TCP rows (\"\" or a missing binary: those rows are skipped)")
+	flag.StringVar(&cfg.wrk, "wrk", "wrk", "wrk binary for the outside-generator HTTP rows (\"\" or a missing binary: those rows are skipped)")
+	flag.StringVar(&cfg.wrkDir, "wrk-scripts", "bench/wrk", "directory of the wrk fixture scripts")
 	flag.DurationVar(&cfg.waitQuiet, "wait-quiet", 0, "before starting, wait up to this long for the 1-minute load average to fall below half the CPU count")
 	flag.Parse()
 	for _, f := range strings.Split(listeners, ",") {
@@ -144,6 +150,20 @@ type generator string
 const (
 	genLoad  generator = "mcpwire load"
 	genTsung generator = "tsung"
+	genWrk   generator = "wrk"
+)
+
+// fixture is the request a row sends: the standard fixture (a
+// progressToken in _meta) or the same without the token (HTTP rows only).
+type fixture struct {
+	name      string // the table's fixture column
+	noToken   bool   // mcpwire load: -progress-token=false
+	wrkScript string // wrk: the script in bench/wrk sending it
+}
+
+var (
+	fixToken   = fixture{name: "token", wrkScript: "fixture.lua"}
+	fixNoToken = fixture{name: "no token", noToken: true, wrkScript: "fixture-notoken.lua"}
 )
 
 // row is one line of the request table.
@@ -153,6 +173,7 @@ type row struct {
 	conns    int // connections (stdio: processes)
 	inflight int // requests in flight on each
 	gen      generator
+	fixture  fixture
 	ceiling  bool
 	// server is the command line: started by the harness for http, tcp
 	// and unix rows (ADDR is replaced by the row's address or socket
@@ -162,32 +183,66 @@ type row struct {
 
 func (r row) shape() string { return fmt.Sprintf("%d×%d", r.conns, r.inflight) }
 
-// group is what a row is compared within: the transport, the shape and
-// the generator; each group has one ceiling.
-func (r row) group() string { return fmt.Sprintf("%s %s %s", r.kind, r.shape(), r.gen) }
+// group is what a row is compared within: the transport, the shape, the
+// generator and the fixture; each group has one ceiling.
+func (r row) group() string {
+	return fmt.Sprintf("%s %s %s %s", r.kind, r.shape(), r.gen, r.fixture.name)
+}
 
 func requestRows(cfg config) []row {
 	b := func(name string) string { return filepath.Join(cfg.bin, name) }
-	http := func(name string, ceiling bool, server ...string) row {
-		return row{name: name, kind: kindHTTP, conns: 64, inflight: 1, gen: genLoad, ceiling: ceiling, server: server}
-	}
 	stdio := func(name string, ceiling bool, server ...string) row {
-		return row{name: name, kind: kindStdio, conns: 1, inflight: 64, gen: genLoad, ceiling: ceiling, server: server}
+		return row{name: name, kind: kindStdio, conns: 1, inflight: 64, gen: genLoad, fixture: fixToken, ceiling: ceiling, server: server}
 	}
-	rows := []row{
-		http("mcpwire HTTP", false, b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error"),
-		http("go-sdk HTTP", false, b("bench-gosdk"), "-http", "ADDR"),
-		http("mcp-go HTTP", false, b("bench-mcpgo"), "-http", "ADDR"),
-		// -splice-id (here and on the raw line servers): the generator
-		// matches replies to requests by id, so the raw ceilings copy the
-		// id token into their otherwise fixed reply (a byte search, no
-		// JSON parsing).
-		http("raw fasthttp", true, b("rawfast"), "-addr", "ADDR", "-splice-id"),
+	// HTTP: every server at 64×1 with the standard fixture; mcpwire and
+	// its ceiling also without the progressToken and at 1×1. Each under
+	// mcpwire load and, next to it, under wrk.
+	var rows []row
+	gens := []generator{genLoad}
+	if cfg.wrk != "" {
+		gens = append(gens, genWrk)
+	}
+	for _, v := range []struct {
+		suffix string
+		conns  int
+		fix    fixture
+		all    bool // go-sdk and mcp-go too
+	}{{"", 64, fixToken, true}, {" no token", 64, fixNoToken, false}, {" 1×1", 1, fixToken, false}} {
+		type srv struct {
+			name    string
+			ceiling bool
+			args    []string
+		}
+		servers := []srv{
+			{"mcpwire HTTP", false, []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error"}},
+			{"go-sdk HTTP", false, []string{b("bench-gosdk"), "-http", "ADDR"}},
+			{"mcp-go HTTP", false, []string{b("bench-mcpgo"), "-http", "ADDR"}},
+			// -splice-id (here and on the raw line servers): mcpwire load
+			// matches replies to requests by id, so the raw ceilings copy
+			// the id token into their otherwise fixed reply (a byte
+			// search, no JSON parsing).
+			{"raw fasthttp", true, []string{b("rawfast"), "-addr", "ADDR", "-splice-id"}},
+		}
+		for _, sv := range servers {
+			if !v.all && !sv.ceiling && sv.name != "mcpwire HTTP" {
+				continue
+			}
+			for _, g := range gens {
+				name := sv.name + v.suffix
+				if g == genWrk {
+					name += " (wrk)"
+				}
+				rows = append(rows, row{name: name, kind: kindHTTP, conns: v.conns, inflight: 1, gen: g,
+					fixture: v.fix, ceiling: sv.ceiling, server: sv.args})
+			}
+		}
+	}
+	rows = append(rows,
 		stdio("mcpwire stdio", false, b("mcpwire"), "serve", "--stdio", "--log-level", "error"),
 		stdio("go-sdk stdio", false, b("bench-gosdk")),
 		stdio("mcp-go stdio", false, b("bench-mcpgo")),
 		stdio("raw stdio lines", true, b("bench-rawtcp"), "-splice-id"),
-	}
+	)
 	// Sockets: mcpwire serve --tcp/--unix (gnet event loops) against a bare
 	// gnet line server, one request pipeline of 64 and 64 connections of 1.
 	for _, k := range []kind{kindTCP, kindUnix} {
@@ -197,7 +252,7 @@ func requestRows(cfg config) []row {
 		}
 		for _, sh := range [][2]int{{1, 64}, {64, 1}} {
 			sock := func(name string, ceiling bool, server ...string) row {
-				r := row{kind: k, conns: sh[0], inflight: sh[1], gen: genLoad, ceiling: ceiling, server: server}
+				r := row{kind: k, conns: sh[0], inflight: sh[1], gen: genLoad, fixture: fixToken, ceiling: ceiling, server: server}
 				r.name = name + " " + label + " " + r.shape()
 				return r
 			}
@@ -213,7 +268,7 @@ func requestRows(cfg config) []row {
 	// The same TCP pair under a generator we did not write.
 	if cfg.tsung != "" {
 		ts := func(name string, ceiling bool, server ...string) row {
-			return row{name: name, kind: kindTCP, conns: 64, inflight: 1, gen: genTsung, ceiling: ceiling, server: server}
+			return row{name: name, kind: kindTCP, conns: 64, inflight: 1, gen: genTsung, fixture: fixToken, ceiling: ceiling, server: server}
 		}
 		rows = append(rows,
 			ts("mcpwire TCP 64×1 (tsung)", false, b("mcpwire"), "serve", "--tcp", "ADDR", "--log-level", "error"),
@@ -753,9 +808,13 @@ var nan = func() float64 { var z float64; return z / z }()
 func isNaN(f float64) bool { return f != f }
 
 func callArgs(cfg config, r row) []string {
-	return []string{"-workload", "call", "-tool", "echo", "-args", `{"text":"hello world"}`,
+	args := []string{"-workload", "call", "-tool", "echo", "-args", `{"text":"hello world"}`,
 		"-c", strconv.Itoa(r.conns), "-w", strconv.Itoa(r.inflight),
 		"-d", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json"}
+	if r.fixture.noToken {
+		args = append(args, "-progress-token=false")
+	}
+	return args
 }
 
 // endpoint is where the harness starts a row's server: a loopback port
@@ -781,6 +840,8 @@ func runRow(cfg config, r row, idx, round int) runResult {
 	switch {
 	case r.gen == genTsung:
 		res = runTsungRow(cfg, r, idx, tag)
+	case r.gen == genWrk:
+		res = runWrkRow(cfg, r, idx, tag)
 	case r.kind != kindStdio:
 		network, addr, target := endpoint(cfg, r, idx)
 		if network == "tcp" && !portFree(addr) {
@@ -870,13 +931,21 @@ func slug(s string) string {
 // ---------------------------------------------------------------- request table
 
 func runCompare(cfg config) bool {
-	tsungNote := ""
+	var skipNotes []string
 	if cfg.tsung != "" {
 		if p, err := exec.LookPath(cfg.tsung); err != nil {
-			tsungNote = fmt.Sprintf("tsung rows skipped: %v (bench/compare.sh installs the Debian package tsung; TSUNG=0 skips it)", err)
+			skipNotes = append(skipNotes, fmt.Sprintf("tsung rows skipped: %v (bench/compare.sh installs the Debian package tsung; TSUNG=0 skips it)", err))
 			cfg.tsung = ""
 		} else {
 			cfg.tsung = p
+		}
+	}
+	if cfg.wrk != "" {
+		if p, err := exec.LookPath(cfg.wrk); err != nil {
+			skipNotes = append(skipNotes, fmt.Sprintf("wrk rows skipped: %v (bench/compare.sh installs the Debian package wrk; WRK=0 skips it)", err))
+			cfg.wrk = ""
+		} else {
+			cfg.wrk = p
 		}
 	}
 	rows := selectRows(requestRows(cfg), cfg.only)
@@ -909,7 +978,7 @@ func runCompare(cfg config) bool {
 	for round := 0; round < cfg.rounds; round++ {
 		for k := range rows {
 			i := (k + round) % len(rows) // rotate the order each round
-			fmt.Fprintf(os.Stderr, "round %d/%d: %-26s ", round+1, cfg.rounds, rows[i].name)
+			fmt.Fprintf(os.Stderr, "round %d/%d: %-30s ", round+1, cfg.rounds, rows[i].name)
 			t0 := time.Now()
 			res := runRow(cfg, rows[i], i, round+1)
 			results[i][round] = res
@@ -925,7 +994,7 @@ func runCompare(cfg config) bool {
 			}
 		}
 	}
-	return printTable(cfg, rows, results, fixture, tsungNote)
+	return printTable(cfg, rows, results, fixture, skipNotes)
 }
 
 // selectRows keeps, when only is set, the rows whose name matches it and
@@ -1013,7 +1082,7 @@ func fmtNum(f float64, prec int) string {
 	return strconv.FormatFloat(f, 'f', prec, 64)
 }
 
-func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, tsungNote string) bool {
+func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, skipNotes []string) bool {
 	ok := true
 	ceilingOf := map[string]int{}
 	for i, r := range rows {
@@ -1021,7 +1090,13 @@ func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, t
 			ceilingOf[r.group()] = i
 		}
 	}
-	head := []string{"row", "shape", "generator", "req/s", "vs ceiling", "mean µs", "p50 µs", "p99 µs", "srv allocs/req", "srv CPU µs/req", "gen CPU µs/req", "errors"}
+	head := []string{"row", "shape", "generator", "fixture", "req/s", "vs ceiling", "mean µs", "p50 µs", "p99 µs", "srv allocs/req", "srv CPU µs/req", "gen CPU µs/req", "errors"}
+	used := map[generator]bool{}
+	noToken := false
+	for _, r := range rows {
+		used[r.gen] = true
+		noToken = noToken || r.fixture.noToken
+	}
 	var out [][]string
 	var notes []string
 	for i, r := range rows {
@@ -1061,26 +1136,41 @@ func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, t
 		} else if failed > 0 {
 			rpsCell += fmt.Sprintf(" (%d/%d failed)", failed, len(results[i]))
 		}
-		out = append(out, []string{r.name, r.shape(), string(r.gen), rpsCell, ratioCell,
+		out = append(out, []string{r.name, r.shape(), string(r.gen), r.fixture.name, rpsCell, ratioCell,
 			fmtNum(median(mean), 0), fmtNum(median(p50), 0), fmtNum(median(p99), 0), fmtNum(median(allocs), 1),
 			fmtNum(median(cpu), 1), fmtNum(median(gen), 1), fmtNum(median(errs), 0)})
 	}
-	printGrid(head, out, 3)
+	printGrid(head, out, 4)
 	fmt.Println()
-	fmt.Println("Fixture (every row): tools/call echo {\"text\":\"hello world\"} with params._meta protocolVersion, clientCapabilities,")
-	fmt.Printf("clientInfo and a progressToken equal to the id; %d bytes + newline for id 1:\n  %s\n", len(fixture), fixture)
+	fmt.Println("Fixture \"token\" (the standard fixture, every row but the \"no token\" ones): tools/call echo {\"text\":\"hello world\"}")
+	fmt.Printf("with params._meta protocolVersion, clientCapabilities, clientInfo and a progressToken equal to the id; %d bytes +\nnewline for id 1:\n  %s\n", len(fixture), fixture)
+	if noToken {
+		fmt.Println("Fixture \"no token\": the same without the progressToken (mcpwire load -progress-token=false; wrk: fixture-notoken.lua).")
+	}
 	fmt.Println("mcpwire load sends it as one line per request (stdio, TCP, Unix) or as the body of a POST with the mirrored")
-	fmt.Println("MCP-Protocol-Version/Mcp-Method/Mcp-Name headers (HTTP), with a fresh id per request; tsung sends the same line")
-	fmt.Println("(id 1 every time, one request in flight per connection) and counts a request done when reply bytes arrive.")
+	fmt.Println("MCP-Protocol-Version/Mcp-Method/Mcp-Name headers (HTTP), with a fresh id per request.")
+	if used[genTsung] {
+		fmt.Println("tsung sends the same line (id 1 every time, one request in flight per connection) and counts a request done")
+		fmt.Println("when reply bytes arrive; it reports a mean per second, no percentiles.")
+	}
+	if used[genWrk] {
+		fmt.Printf("wrk (-t1 -cN --latency, N = the shape's connections, one request in flight on each) sends the request of\n")
+		fmt.Printf("%s/fixture.lua or fixture-notoken.lua unchanged (id 1, clientInfo name \"wrk\", the same headers); it does\n", cfg.wrkDir)
+		fmt.Println("not read bodies, so before its runs the harness sends the script's request once and checks the reply is the")
+		fmt.Println("echo result (mcpwire, go-sdk and mcp-go answer it with 200 and application/json), and a run fails on any")
+		fmt.Println("non-2xx response or socket error, or when the bytes read per request differ from that reply's by over 2%.")
+		fmt.Println("wrk has no warm-up: each wrk row runs it WARMUP (whole seconds) unmeasured, then DURATION measured.")
+	}
 	fmt.Println()
 	fmt.Println("req/s, latencies and the per-request columns are medians over the rounds; \"vs ceiling\" is the median of each")
-	fmt.Println("round's ratio to the ceiling of the same transport, shape and generator run in that round (HTTP: raw fasthttp;")
+	fmt.Println("round's ratio to the ceiling of the same transport, shape, generator and fixture run in that round (HTTP: raw fasthttp;")
 	fmt.Println("stdio: raw stdio lines; TCP and Unix: raw gnet). srv allocs/req and srv CPU µs/req come from the server process")
 	fmt.Println("(SIGUSR1 stats before/after the measured window); \"—\" = not available (no SIGUSR1 hook: CPU from /proc,")
 	fmt.Println("allocations unknown; tsung reports a mean per second, no percentiles). gen CPU µs/req is the load generator's")
-	fmt.Println("own CPU (tsung: the Erlang VM and its children, sampled over the window).")
-	if tsungNote != "" {
-		fmt.Println(tsungNote)
+	fmt.Println("own CPU (tsung: the Erlang VM and its children, sampled over the window; wrk: its user+system CPU over the")
+	fmt.Println("measured run / the requests it completed).")
+	for _, n := range skipNotes {
+		fmt.Println(n)
 	}
 	for _, n := range notes {
 		fmt.Println("FAILED:", n)
