@@ -72,6 +72,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	s.fast = f
 	s.mu.Unlock()
+	s.clk.start()
 	err := f.srv.Serve(&limitListener{Listener: ln, s: s, perIP: map[string]int{}})
 	if s.closing.Load() {
 		return nil
@@ -196,7 +197,7 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 	// deadline moves only when it has come within a second of expiring,
 	// which keeps timer work off the per-request path.
 	if lc, ok := w.ctx.Conn().(*limitConn); ok {
-		lc.refreshWriteDeadline(time.Now())
+		lc.refreshWriteDeadline(lc.clk.now())
 	} else {
 		_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
 	}

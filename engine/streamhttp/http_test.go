@@ -1090,10 +1090,28 @@ func TestC2SlowBody(t *testing.T) {
 // itself (limitConn), one per phase of a connection: ReadTimeout for a new
 // connection's first request and for the whole of each request, IdleTimeout
 // between keep-alive requests, ReadIdleTimeout between the reads of one
-// request (C1, C2).
+// request (C1, C2). Each phase is run with deadlines from the clock and
+// from the server's coarse clock (limits of at least 16 ticks use it).
 func TestReadDeadlinePhases(t *testing.T) {
+	old := coarseTick
+	defer func() { coarseTick = old }()
+	for _, tc := range []struct {
+		name string
+		tick time.Duration
+	}{{"clock", time.Hour}, {"coarse_clock", 20 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			coarseTick = tc.tick
+			testReadDeadlinePhases(t)
+		})
+	}
+}
+
+func testReadDeadlinePhases(t *testing.T) {
 	const readTO = 400 * time.Millisecond
-	h := startHarness(t, fastFE, Config{ReadTimeout: readTO, IdleTimeout: 3 * time.Second, ReadIdleTimeout: 300 * time.Millisecond}, defaultOptions())
+	h := startHarness(t, fastFE, Config{ReadTimeout: readTO, IdleTimeout: 3 * time.Second, ReadIdleTimeout: 320 * time.Millisecond}, defaultOptions())
+	if h.srv.clk.t.Load() == nil {
+		t.Fatal("coarse clock not running while the server serves")
+	}
 	head := func(n int) string {
 		return "POST /mcp HTTP/1.1\r\nHost: " + h.addr + "\r\n" + strings.Join(ex2Hdr(), "\r\n") + fmt.Sprintf("\r\nContent-Length: %d\r\n\r\n", n)
 	}
@@ -1147,17 +1165,23 @@ func TestReadDeadlinePhases(t *testing.T) {
 		}
 	})
 	t.Run("idle_timeout_closes", func(t *testing.T) {
-		h := startHarness(t, fastFE, Config{ReadTimeout: 5 * time.Second, IdleTimeout: 300 * time.Millisecond}, defaultOptions())
+		h := startHarness(t, fastFE, Config{ReadTimeout: 5 * time.Second, IdleTimeout: 320 * time.Millisecond}, defaultOptions())
 		c := h.dial(t)
 		if resp, _ := c.roundTrip(h, request{hdr: ex2Hdr(), body: ex2Body}); resp.StatusCode != 200 {
 			t.Fatalf("request: %d", resp.StatusCode)
 		}
 		start := time.Now()
 		if !c.closedByServer(4 * time.Second) {
-			t.Fatal("kept-alive connection open past 4 s with IdleTimeout 300 ms")
+			t.Fatal("kept-alive connection open past 4 s with IdleTimeout 320 ms")
 		}
 		if d := time.Since(start); d < 200*time.Millisecond {
 			t.Errorf("closed after %v, before IdleTimeout", d)
+		}
+	})
+	t.Run("halted_with_the_server", func(t *testing.T) {
+		_ = h.srv.Shutdown(context.Background())
+		if h.srv.clk.t.Load() != nil {
+			t.Error("coarse clock still running after Shutdown")
 		}
 	})
 }

@@ -56,8 +56,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			continue
 		}
 		cfg := &l.s.cfg
-		lc := &limitConn{Conn: c, l: l, ip: ip, stats: &l.s.stats,
+		lc := &limitConn{Conn: c, l: l, ip: ip, stats: &l.s.stats, clk: &l.s.clk,
 			readTO: cfg.ReadTimeout, idleTO: cfg.IdleTimeout, gapTO: cfg.ReadIdleTimeout}
+		lc.coarse = min(lc.readTO, lc.idleTO, lc.gapTO) >= coarseMinLimit()
 		if l.netHTTP {
 			return &netConn{limitConn: lc, maxHeader: l.s.cfg.MaxHeaderBytes}, nil
 		}
@@ -104,6 +105,8 @@ type limitConn struct {
 	// watcher while the handler runs (rmu orders them).
 	readTO, idleTO, gapTO time.Duration // Config.ReadTimeout, IdleTimeout, ReadIdleTimeout
 	stats                 *Stats
+	clk                   *coarseClock
+	coarse                bool // the read limits are long enough for clk (coarseMinLimit)
 
 	rmu      sync.Mutex
 	manual   bool      // the connection was hijacked: deadlines are the owner's (SetReadDeadline)
@@ -132,13 +135,18 @@ const (
 // A request starts with its first bytes after the previous handler ran
 // (requestRead ends it). Its start is noted at the next read, not when the
 // bytes arrive: a request that arrives in one read, as nearly all do, then
-// costs one clock reading in all. The socket's deadline is left alone when
-// it is at most a sixteenth of the limit earlier than wanted, so keep-alive
-// requests normally touch no timer.
+// costs one clock reading in all, and none with limits long enough for
+// the server's coarse clock (the defaults are). The socket's deadline is
+// left alone when it is at most a sixteenth of the limit earlier than
+// wanted, so keep-alive requests normally touch no timer.
 func (c *limitConn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	if !c.manual {
-		c.applyReadDeadline(time.Now())
+		if c.coarse {
+			c.applyReadDeadline(c.clk.now())
+		} else {
+			c.applyReadDeadline(time.Now())
+		}
 	}
 	c.rmu.Unlock()
 	n, err := c.Conn.Read(p)

@@ -39,6 +39,7 @@ type Server struct {
 
 	mu   sync.Mutex
 	fast *fastServer
+	clk  coarseClock // per-request deadlines while the fasthttp front end serves
 }
 
 // New binds the engine to HTTP with cfg.
@@ -431,6 +432,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			err = e
 		}
 	}
+	s.clk.halt()
 	return err
 }
 
