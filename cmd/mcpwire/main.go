@@ -1,6 +1,8 @@
 // Command mcpwire runs the mcpwire reference server and its tools.
 //
 //	mcpwire serve --stdio        the reference server on stdin/stdout
+//	mcpwire probe TARGET         what a server is (era, revision, info, capabilities, tools)
+//	mcpwire call TARGET TOOL '{"arg":1}'   one call
 //	mcpwire demo                 start the reference server, exercise it end to end, run a short load, stop it
 //	mcpwire version
 package main
@@ -41,6 +43,12 @@ func main() {
 		err = runDemo(ctx, os.Args[2:])
 	case "load":
 		err = runLoad(ctx, os.Args[2:])
+	case "probe":
+		err = runProbe(ctx, os.Args[2:])
+	case "call":
+		err = runCall(ctx, os.Args[2:])
+	case "conformance-client": // hidden: the official suite's client leg runs it (.ci/conformance-client.sh)
+		err = runConformanceClient(ctx, os.Args[2:])
 	case "version":
 		fmt.Println("mcpwire", refserverVersion())
 	case "-h", "--help", "help":
@@ -62,6 +70,8 @@ func usage() {
   mcpwire serve --tcp ADDR | --unix PATH   line-framed JSON-RPC on sockets
   mcpwire demo [flags]            run the reference server, exercise it, run a short load, stop it
   mcpwire load [flags] TARGET     load generator against an HTTP, stdio, tcp or unix target (load --help)
+  mcpwire probe [--json] TARGET   era, revision, server info, capabilities and tools of any MCP server
+  mcpwire call [flags] TARGET METHOD|TOOL [JSON]   one call: result on stdout, progress and errors on stderr
   mcpwire version
 `)
 }

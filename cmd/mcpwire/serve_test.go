@@ -20,6 +20,11 @@ import (
 // TestMain lets the test binary act as the mcpwire command when asked to,
 // so that serve runs in a process of its own (it takes over fd 1).
 func TestMain(m *testing.M) {
+	if os.Getenv("MCPWIRE_TEST_SERVE_STDIO") != "" {
+		os.Args = []string{"mcpwire", "serve", "--stdio", "--log-level", "warn"}
+		main()
+		os.Exit(0)
+	}
 	if args := os.Getenv("MCPWIRE_TEST_MAIN"); args != "" {
 		os.Args = append([]string{"mcpwire"}, strings.Split(args, "\x1f")...)
 		main()

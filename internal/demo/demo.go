@@ -1,13 +1,24 @@
+// Package demo drives a reference server over stdio end to end: the
+// `mcpwire demo` command. It runs on the public client (engine/client with
+// a stdio.Command), plus a few raw lines sent through the client's line
+// transport to show how the server treats bad input.
 package demo
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/mcpwire/mcpwire/engine/client"
+	"github.com/mcpwire/mcpwire/engine/stdio"
 )
 
 // Options configures Run.
@@ -39,6 +50,31 @@ func (r *report) check(name string, ok bool, detail string, args ...any) {
 	fmt.Fprintf(r.out, "  %s %-34s %s\n", mark, name, fmt.Sprintf(detail, args...))
 }
 
+// unmatched collects the messages that belong to no request (the -32700
+// for a bad line, a reply that arrives after its cancel).
+type unmatched struct {
+	mu   sync.Mutex
+	msgs []json.RawMessage
+}
+
+func (u *unmatched) add(m []byte) {
+	u.mu.Lock()
+	u.msgs = append(u.msgs, m)
+	u.mu.Unlock()
+}
+
+func (u *unmatched) since(n int) []json.RawMessage {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]json.RawMessage(nil), u.msgs[n:]...)
+}
+
+func (u *unmatched) len() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.msgs)
+}
+
 // Run starts the server, exercises it end to end, runs a short load, stops
 // it, and prints what happened. It returns an error when any check failed.
 func Run(ctx context.Context, opt Options) error {
@@ -50,91 +86,85 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	r := &report{out: opt.Out}
 	fmt.Fprintf(opt.Out, "mcpwire demo: starting %s\n", strings.Join(opt.Server, " "))
-	c, err := start(opt.Server[0], opt.Server[1:]...)
-	if err != nil {
-		return err
-	}
+	var stderrBytes atomic.Int64
+	quiet := slog.New(slog.DiscardHandler)
+	cmd := &stdio.Command{Path: opt.Server[0], Args: opt.Server[1:], Logger: quiet,
+		Stderr: func(line string) { stderrBytes.Add(int64(len(line) + 1)) }}
+	var late unmatched
+	lt := client.NewLineTransport(cmd.Dial, client.LineOptions{NoReconnect: true, Logger: quiet, OnUnmatched: late.add})
+	c := client.New(lt, client.Options{Info: client.Implementation{Name: "mcpwire-demo", Version: "1"}, Logger: quiet, Era: client.EraModern})
+	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second+opt.Load)
 	defer cancel()
 
 	// server/discover
-	if m, err := c.call(ctx, "server/discover", "", ""); err == nil && m.Result != nil {
-		var d struct {
-			SupportedVersions []string        `json:"supportedVersions"`
-			Capabilities      json.RawMessage `json:"capabilities"`
-		}
-		_ = json.Unmarshal(m.Result, &d)
-		r.check("server/discover", slices.Contains(d.SupportedVersions, "2026-07-28"), "versions %v, capabilities %s", d.SupportedVersions, d.Capabilities)
+	if d, err := c.Discover(ctx); err == nil {
+		r.check("server/discover", slices.Contains(d.Supported, "2026-07-28"), "versions %v, capabilities %s", d.Supported, d.Capabilities)
 	} else {
-		r.check("server/discover", false, "%v %v", err, errText(m))
+		r.check("server/discover", false, "%v", err)
 	}
 
 	// tools/list
-	if m, err := c.call(ctx, "tools/list", "", ""); err == nil && m.Result != nil {
-		var l struct {
-			Tools []struct{ Name string } `json:"tools"`
-		}
-		_ = json.Unmarshal(m.Result, &l)
-		r.check("tools/list", len(l.Tools) > 0, "%d tools", len(l.Tools))
-	} else {
-		r.check("tools/list", false, "%v %v", err, errText(m))
-	}
+	tools, err := c.ListTools(ctx)
+	r.check("tools/list", err == nil && len(tools) > 0, "%d tools %v", len(tools), errOr(err))
 
 	// echo with non-ASCII text
 	const hello = "hello, 世界"
-	m, err := c.call(ctx, "tools/call", `"name":"echo","arguments":{"text":"`+hello+`"}`, "")
-	r.check("tools/call echo", err == nil && text(m) == hello, "-> %q", text(m))
+	res, err := c.CallTool(ctx, "echo", map[string]string{"text": hello}, nil)
+	r.check("tools/call echo", err == nil && res.Text() == hello, "-> %q %v", text(res), errOr(err))
 
 	// progress
-	m, err = c.call(ctx, "tools/call", `"name":"sleep","arguments":{"ms":300,"steps":5}`, `,"progressToken":"p1"`)
-	prog := c.notifications("notifications/progress")
-	r.check("progress (sleep 300ms, 5 steps)", err == nil && m.Error == nil && len(prog) > 0 && len(prog) <= 5,
-		"%d progress notifications before the result", len(prog))
+	var prog int
+	res, err = c.CallTool(ctx, "sleep", map[string]int{"ms": 300, "steps": 5}, &client.CallOptions{
+		OnProgress: func(client.Progress) { prog++ }})
+	r.check("progress (sleep 300ms, 5 steps)", err == nil && !res.IsError && prog > 0 && prog <= 5,
+		"%d progress notifications before the result %v", prog, errOr(err))
 
-	// cancellation
-	id, ch, _ := c.send("tools/call", `"name":"sleep","arguments":{"ms":10000}`, "")
-	time.Sleep(50 * time.Millisecond)
+	// cancellation: the context ends the call, the client sends
+	// notifications/cancelled, and nothing more arrives for it.
+	before := late.len()
+	cctx, ccancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	t0 := time.Now()
-	_ = c.raw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"demo"}}`)
-	after, _ := c.call(ctx, "tools/call", `"name":"echo","arguments":{"text":"after cancel"}`, "")
-	select {
-	case late := <-ch:
-		r.check("notifications/cancelled", false, "a response arrived after the cancel: %s", late.Result)
-	case <-time.After(200 * time.Millisecond):
-		r.check("notifications/cancelled", text(after) == "after cancel", "no response in the %v after the cancel; the next call was served", time.Since(t0).Round(time.Millisecond))
-	}
+	_, err = c.CallTool(cctx, "sleep", map[string]int{"ms": 10000}, nil)
+	ccancel()
+	after, _ := c.CallTool(ctx, "echo", map[string]string{"text": "after cancel"}, nil)
+	time.Sleep(200 * time.Millisecond)
+	lateOnes := late.since(before)
+	r.check("notifications/cancelled", errors.Is(err, context.DeadlineExceeded) && len(lateOnes) == 0 && text(after) == "after cancel",
+		"call ended after %v, no response in the 200ms after the cancel (%d late), the next call was served", time.Since(t0).Round(time.Millisecond)-200*time.Millisecond, len(lateOnes))
 
 	// bad line, then the reader goes on
-	before := len(c.noID)
-	_ = c.raw(`hello`)
-	m, _ = c.call(ctx, "tools/call", `"name":"echo","arguments":{"text":"still here"}`, "")
-	c.mu.Lock()
-	var pe *Message
-	if len(c.noID) > before {
-		pe = c.noID[before]
+	before = late.len()
+	_ = lt.Notify(ctx, &client.Outgoing{Body: []byte(`hello`)})
+	res, _ = c.CallTool(ctx, "echo", map[string]string{"text": "still here"}, nil)
+	var pe struct {
+		ID    json.RawMessage  `json:"id"`
+		Error *client.RPCError `json:"error"`
 	}
-	c.mu.Unlock()
-	r.check("bad line -> -32700, reader goes on", pe != nil && pe.Error != nil && pe.Error.Code == -32700 && text(m) == "still here", "%s", errText(pe))
+	for _, m := range late.since(before) {
+		_ = json.Unmarshal(m, &pe)
+	}
+	r.check("bad line -> -32700, reader goes on", pe.Error != nil && pe.Error.Code == -32700 && pe.ID == nil && text(res) == "still here", "%v", errOr(pe.Error))
 
 	// panic
-	m, err = c.call(ctx, "tools/call", `"name":"panic","arguments":{}`, "")
-	r.check("handler panic -> -32603", err == nil && m.Error != nil && m.Error.Code == -32603, "%s", errText(m))
+	_, err = c.CallTool(ctx, "panic", map[string]any{}, nil)
+	r.check("handler panic -> -32603", rpcCode(err) == -32603, "%v", err)
 
 	// missing _meta: every request must carry its own (META-03)
-	m, err = c.rawCall(ctx, `"nometa"`, `{"jsonrpc":"2.0","id":"nometa","method":"tools/list","params":{}}`)
-	r.check("missing _meta -> -32602", err == nil && m.Error != nil && m.Error.Code == -32602, "%s", errText(m))
+	err = rawCall(ctx, lt, `"nometa"`, `{"jsonrpc":"2.0","id":"nometa","method":"tools/list","params":{}}`)
+	r.check("missing _meta -> -32602", rpcCode(err) == -32602, "%v", err)
 
 	// big result
-	m, err = c.call(ctx, "tools/call", `"name":"big","arguments":{"bytes":1048576}`, "")
-	r.check("big 1 MiB result", err == nil && len(text(m)) == 1<<20, "%d bytes", len(text(m)))
+	res, err = c.CallTool(ctx, "big", map[string]int{"bytes": 1 << 20}, nil)
+	r.check("big 1 MiB result", err == nil && len(res.Text()) == 1<<20, "%d bytes %v", len(text(res)), errOr(err))
 
 	// resource template
-	m, err = c.call(ctx, "resources/read", `"uri":"test://template/42/data"`, "")
-	r.check("resources/read template", err == nil && strings.Contains(string(m.Result), "42"), "%.80s", result(m))
+	contents, err := c.ReadResource(ctx, "test://template/42/data")
+	r.check("resources/read template", err == nil && len(contents) == 1 && strings.Contains(contents[0].Text, "42"), "%.80s %v", firstText(contents), errOr(err))
 
 	// removed method
-	m, err = c.call(ctx, "ping", "", "")
-	r.check("removed method ping -> -32601", err == nil && m.Error != nil && m.Error.Code == -32601, "%s", errText(m))
+	_, err = c.Call(ctx, "ping", nil, nil)
+	r.check("removed method ping -> -32601", rpcCode(err) == -32601, "%v", err)
 
 	// load
 	n, lat := load(ctx, c, opt.Load, opt.Window)
@@ -147,11 +177,13 @@ func Run(ctx context.Context, opt Options) error {
 		r.check("load", false, "no call completed")
 	}
 
-	// graceful stop
-	took, err := c.stop(5 * time.Second)
-	r.check("stdin closed -> exit 0", err == nil, "exited in %v (%v)", took.Round(time.Millisecond), err)
-	if s := c.stderr.String(); s != "" {
-		fmt.Fprintf(opt.Out, "  server stderr: %d bytes (logs only; stdout carried protocol messages only)\n", len(s))
+	// graceful stop: Close runs the STD-11 sequence and reports a server
+	// that needed a signal.
+	t0 = time.Now()
+	err = c.Close()
+	r.check("stdin closed -> exit", err == nil, "exited in %v %v", time.Since(t0).Round(time.Millisecond), errOr(err))
+	if n := stderrBytes.Load(); n > 0 {
+		fmt.Fprintf(opt.Out, "  server stderr: %d bytes (logs only; stdout carried protocol messages only)\n", n)
 	}
 	fmt.Fprintf(opt.Out, "mcpwire demo: %d checks ok, %d not ok\n", r.passed, r.failed)
 	if r.failed > 0 {
@@ -160,65 +192,84 @@ func Run(ctx context.Context, opt Options) error {
 	return nil
 }
 
+// rawCall sends a hand-written request through the transport and returns
+// the server's error, if any.
+func rawCall(ctx context.Context, t client.Transport, id, line string) error {
+	ex, err := t.Open(ctx, &client.Outgoing{ID: []byte(id), Method: "tools/list", Body: []byte(line)})
+	if err != nil {
+		return err
+	}
+	defer ex.Close()
+	msg, err := ex.Next(ctx)
+	if err != nil {
+		return err
+	}
+	var m struct {
+		Error *client.RPCError `json:"error"`
+	}
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return err
+	}
+	if m.Error != nil {
+		return m.Error
+	}
+	return nil
+}
+
 // load keeps window echo calls in flight for d and returns the number of
 // completed calls and their latencies.
-func load(ctx context.Context, c *client, d time.Duration, window int) (int, []time.Duration) {
-	type inflight struct {
-		ch chan *Message
-		t0 time.Time
-	}
+func load(ctx context.Context, c *client.Client, d time.Duration, window int) (int, []time.Duration) {
 	deadline := time.Now().Add(d)
-	q := make(chan inflight, window)
+	var mu sync.Mutex
 	lat := make([]time.Duration, 0, 1<<16)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for f := range q {
-			select {
-			case <-f.ch:
-				lat = append(lat, time.Since(f.t0))
-			case <-ctx.Done():
-				return
+	var wg sync.WaitGroup
+	for range window {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				t0 := time.Now()
+				res, err := c.CallTool(ctx, "echo", map[string]string{"text": "load"}, nil)
+				if err != nil || res.Text() != "load" {
+					break
+				}
+				mine = append(mine, time.Since(t0))
 			}
-		}
-	}()
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		t0 := time.Now()
-		_, ch, err := c.send("tools/call", `"name":"echo","arguments":{"text":"load"}`, "")
-		if err != nil {
-			break
-		}
-		q <- inflight{ch, t0}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
 	}
-	close(q)
-	<-done
+	wg.Wait()
 	return len(lat), lat
 }
 
-func result(m *Message) string {
-	if m == nil {
-		return "no response"
+func rpcCode(err error) int {
+	var re *client.RPCError
+	if errors.As(err, &re) {
+		return re.Code
 	}
-	return string(m.Result)
+	return 0
 }
 
-func text(m *Message) string {
-	if m == nil || m.Result == nil {
+func errOr(err error) string {
+	if err == nil {
 		return ""
 	}
-	var r struct {
-		Content []struct{ Text string } `json:"content"`
-	}
-	_ = json.Unmarshal(m.Result, &r)
-	if len(r.Content) == 0 {
-		return ""
-	}
-	return r.Content[0].Text
+	return "(" + err.Error() + ")"
 }
 
-func errText(m *Message) string {
-	if m == nil || m.Error == nil {
+func text(r *client.ToolResult) string {
+	if r == nil {
 		return ""
 	}
-	return fmt.Sprintf("error %d %q", m.Error.Code, m.Error.Message)
+	return r.Text()
+}
+
+func firstText(c []client.ResourceContents) string {
+	if len(c) == 0 {
+		return ""
+	}
+	return c[0].Text
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpwire/mcpwire/engine/client"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -80,24 +82,26 @@ func TestParamHeaders(t *testing.T) {
 		"n":{"type":"integer","x-mcp-header":"N"},
 		"b":{"type":"boolean","x-mcp-header":"B"},
 		"nested":{"type":"object","properties":{"deep":{"type":"string","x-mcp-header":"Deep"}}},
-		"items":{"type":"array","items":{"type":"object","properties":{"no":{"type":"string","x-mcp-header":"No"}}}},
 		"absent":{"type":"string","x-mcp-header":"Absent"},
 		"null":{"type":"string","x-mcp-header":"Null"}}}`)
-	bs := bindingsOf(schema)
-	got, err := paramHeaders(bs, []byte(`{"region":" us-west1","n":42.0,"b":true,"nested":{"deep":"plain value"},"null":null}`))
+	bs, err := client.ParseHeaderBindings(schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []header{
-		{"Mcp-Param-B", "true"},
-		{"Mcp-Param-Deep", "plain value"},
-		{"Mcp-Param-N", "42"},
-		{"Mcp-Param-Region", "=?base64?IHVzLXdlc3Qx?="},
+	got, err := bs.Headers([]byte(`{"region":" us-west1","n":42.0,"b":true,"nested":{"deep":"plain value"},"null":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []client.Header{
+		{Name: "Mcp-Param-B", Value: "true"},
+		{Name: "Mcp-Param-Deep", Value: "plain value"},
+		{Name: "Mcp-Param-N", Value: "42"},
+		{Name: "Mcp-Param-Region", Value: "=?base64?IHVzLXdlc3Qx?="},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if _, err := paramHeaders(bs, []byte(`{"region":{"x":1}}`)); err == nil {
+	if _, err := bs.Headers([]byte(`{"region":{"x":1}}`)); err == nil {
 		t.Error("an object value was mirrored")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/framing"
+	"github.com/mcpwire/mcpwire/internal/httpwire"
 )
 
 // msgSink receives each JSON-RPC message of a response body: the whole
@@ -29,14 +30,14 @@ type httpConn struct {
 	in, out *atomic.Int64 // byte counters
 
 	nc      net.Conn
-	br      bufReader
-	body    bodyReader
-	sse     sseParser
+	br      httpwire.Reader
+	body    httpwire.Body
+	sse     httpwire.SSEParser
 	scratch []byte
 	used    int // requests carried by nc
 
-	h      respHead // of the response being read
-	inBody bool     // its head has been read
+	h      httpwire.Head // of the response being read
+	inBody bool          // its head has been read
 }
 
 func (c *httpConn) dial(timeout time.Duration) error {
@@ -50,7 +51,7 @@ func (c *httpConn) dial(timeout time.Duration) error {
 
 func (c *httpConn) attach(nc net.Conn) {
 	c.nc, c.used = nc, 0
-	c.br.reset(countReader{nc, c.in}, framing.AcquireBuf(c.bufSize))
+	c.br.Reset(countReader{nc, c.in}, framing.AcquireBuf(c.bufSize))
 }
 
 func (c *httpConn) close() {
@@ -59,8 +60,8 @@ func (c *httpConn) close() {
 	}
 	c.nc.Close()
 	c.nc = nil
-	framing.ReleaseBuf(c.br.buf)
-	c.br.buf = nil
+	framing.ReleaseBuf(c.br.Buf)
+	c.br.Buf = nil
 }
 
 // roundTrip writes req and reads its response, handing every JSON-RPC
@@ -85,13 +86,13 @@ func (c *httpConn) roundTrip(req []byte, sink msgSink) (status int, err error) {
 // begin starts a request on the connection.
 func (c *httpConn) begin() {
 	c.used++
-	c.br.read = 0
+	c.br.Got = 0
 	c.inBody = false
 }
 
 // keepAlive reports whether the connection can carry another request once
 // the response just read is complete.
-func (c *httpConn) keepAlive() bool { return !c.h.close && c.body.reusable() }
+func (c *httpConn) keepAlive() bool { return !c.h.Close && c.body.Reusable() }
 
 // readResponse reads the response to the request in flight, handing every
 // JSON-RPC message of its body to sink as it arrives. In pull mode it reads
@@ -104,35 +105,35 @@ func (c *httpConn) keepAlive() bool { return !c.h.close && c.body.reusable() }
 func (c *httpConn) readResponse(sink msgSink) (done bool, status int, err error) {
 	b := &c.br
 	if !c.inBody {
-		r0 := b.r
-		if err := b.readHead(&c.h); err != nil {
-			if err == errNeedMore {
-				b.r = r0
+		r0 := b.R
+		if err := b.ReadHead(&c.h); err != nil {
+			if err == httpwire.ErrNeedMore {
+				b.R = r0
 				return false, 0, nil
 			}
 			return true, 0, err
 		}
-		c.body.reset(b, &c.h)
+		c.body.Reset(b, &c.h)
 		c.inBody = true
-		if c.h.sse {
-			c.sse.reset()
+		if c.h.SSE {
+			c.sse.Reset()
 		}
 	}
-	if c.h.sse {
+	if c.h.SSE {
 		for {
-			seg, err := c.body.next()
+			seg, err := c.body.Next()
 			if err == io.EOF {
 				break
 			}
-			if err == errNeedMore {
-				return false, c.h.status, nil
+			if err == httpwire.ErrNeedMore {
+				return false, c.h.Status, nil
 			}
 			if err != nil {
-				return true, c.h.status, err
+				return true, c.h.Status, err
 			}
-			c.sse.push(seg)
+			c.sse.Push(seg)
 			for {
-				data, ok := c.sse.next()
+				data, ok := c.sse.Next()
 				if !ok {
 					break
 				}
@@ -142,19 +143,19 @@ func (c *httpConn) readResponse(sink msgSink) (done bool, status int, err error)
 			}
 		}
 	} else {
-		body, err := c.body.readAll(&c.scratch)
-		if err == errNeedMore {
-			return false, c.h.status, nil
+		body, err := c.body.ReadAll(&c.scratch)
+		if err == httpwire.ErrNeedMore {
+			return false, c.h.Status, nil
 		}
 		if err != nil {
-			return true, c.h.status, err
+			return true, c.h.Status, err
 		}
 		if len(body) > 0 {
 			sink.message(body)
 		}
 	}
 	c.inBody = false
-	return true, c.h.status, nil
+	return true, c.h.Status, nil
 }
 
 // retryable reports whether err on a reused keep-alive connection means
@@ -162,7 +163,7 @@ func (c *httpConn) readResponse(sink msgSink) (done bool, status int, err error)
 // arrived): the request is sent again once on a fresh connection, as
 // net/http does.
 func (c *httpConn) retryable(err error) bool {
-	return c.used > 1 && c.br.read == 0 &&
+	return c.used > 1 && c.br.Got == 0 &&
 		(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 			errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
 }

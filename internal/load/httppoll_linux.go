@@ -12,14 +12,14 @@ import (
 // parses what arrived (see httprelay.go).
 func (w *httpWorker) readable(_ *poller, _ *codec.Envelope) {
 	b := &w.conn.br
-	if err := b.room(); err != nil {
+	if err := b.Room(); err != nil {
 		w.relayEnded(err)
 		return
 	}
-	n, err := w.fd.read(b.buf[b.w:])
+	n, err := w.fd.read(b.Buf[b.W:])
 	if n > 0 {
-		b.w += n
-		b.read += int64(n)
+		b.W += n
+		b.Got += int64(n)
 		w.r.bytesIn.Add(int64(n))
 		w.step()
 		return

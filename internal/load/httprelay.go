@@ -12,7 +12,7 @@ import (
 // HTTP on a system with a poller (Linux), with at least two connections. Each worker's connection is a
 // socket dialled outside Go's network poller and read by one of the run's
 // pollers (poll_linux.go), which parses the response as it arrives (the
-// bufReader in push mode) and, once it is complete, records it and writes
+// httpwire.Reader in push mode) and, once it is complete, records it and writes
 // the next request on the same connection itself. A request then costs
 // one write, one read and a share of an epoll_wait, with no goroutine
 // parked and woken and no read that returns EAGAIN, as in the socket relay.
@@ -58,8 +58,8 @@ func (w *httpWorker) setupRelay(i int) error {
 	}
 	w.relay, w.p, w.key = true, p, int32(httpKeyBase+i)
 	w.kick = make(chan bool, 1)
-	w.conn.br.reset(nil, framing.AcquireBuf(w.conn.bufSize))
-	w.conn.br.push = true
+	w.conn.br.Reset(nil, framing.AcquireBuf(w.conn.bufSize))
+	w.conn.br.Push = true
 	fd, err := dialFD("tcp", r.t.addr, r.cfg.Timeout)
 	if err != nil {
 		return err
@@ -76,7 +76,7 @@ func (w *httpWorker) setFD(fd *fdConn) {
 	c := &w.conn
 	c.used, c.inBody = 0, false
 	b := &c.br
-	b.r, b.w, b.err, b.read = 0, 0, nil, 0
+	b.R, b.W, b.Err, b.Got = 0, 0, nil, 0
 }
 
 // closeFD closes the worker's connection (owner only): it leaves its
@@ -103,8 +103,8 @@ func (w *httpWorker) closeRelay() {
 	}
 	w.polled = false // the pollers are gone
 	w.closeFD()
-	framing.ReleaseBuf(w.conn.br.buf)
-	w.conn.br.buf = nil
+	framing.ReleaseBuf(w.conn.br.Buf)
+	w.conn.br.Buf = nil
 }
 
 // relayLoop is a relay worker's sender goroutine: it sends the first
@@ -278,7 +278,7 @@ func (w *httpWorker) step() {
 			w.handBack()
 			return
 		}
-		if b := &w.conn.br; b.r == b.w && b.err == nil {
+		if b := &w.conn.br; b.R == b.W && b.Err == nil {
 			return // wait for the answer
 		}
 	}
@@ -350,6 +350,6 @@ func (w *httpWorker) relayEnded(err error) {
 	if err == nil {
 		err = io.EOF
 	}
-	w.conn.br.err = err
+	w.conn.br.Err = err
 	w.step()
 }

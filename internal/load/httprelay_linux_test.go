@@ -50,8 +50,8 @@ func TestHTTPRelayPathAllocs(t *testing.T) {
 	r.tpls[0].head = httpHead(r.t, "tools/call", &tool, nil)
 	w := r.newHTTPWorker(0)
 	w.relay, w.kick = true, make(chan bool, 1)
-	w.conn.br.reset(nil, make([]byte, 16<<10))
-	w.conn.br.push = true
+	w.conn.br.Reset(nil, make([]byte, 16<<10))
+	w.conn.br.Push = true
 	w.setFD(&fdConn{fd: fds[0]})
 	w.prepare(true)
 	if !w.send() {

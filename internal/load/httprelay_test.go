@@ -23,22 +23,22 @@ import (
 func pushAllWire(rd io.Reader, bufSize int) []wireOutcome {
 	var in, out atomic.Int64
 	c := httpConn{bufSize: bufSize, in: &in, out: &out}
-	c.br.reset(nil, make([]byte, bufSize))
-	c.br.push = true
+	c.br.Reset(nil, make([]byte, bufSize))
+	c.br.Push = true
 	var res []wireOutcome
 	var col collector
 	c.begin()
 	for len(res) < 8 {
 		done, status, err := c.readResponse(&col)
 		if !done {
-			if err := c.br.room(); err != nil {
-				c.br.err = err
+			if err := c.br.Room(); err != nil {
+				c.br.Err = err
 				continue
 			}
-			n, err := rd.Read(c.br.buf[c.br.w:])
-			c.br.w += n
+			n, err := rd.Read(c.br.Buf[c.br.W:])
+			c.br.W += n
 			if n == 0 && err != nil {
-				c.br.err = err
+				c.br.Err = err
 			}
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/mcpwire/mcpwire/engine/client"
 )
 
 // callArgs returns the compact arguments of the workload's tools/call.
@@ -38,8 +40,12 @@ func (r *run) httpHeads() error {
 		case !found:
 			r.warnf("the server does not list the tool %q", tool)
 		}
-		if params, err = paramHeaders(bs, r.callArgs()); err != nil {
+		hs, err := bs.Headers(r.callArgs())
+		if err != nil {
 			return err
+		}
+		for _, h := range hs {
+			params = append(params, header{h.Name, h.Value})
 		}
 		break
 	}
@@ -60,10 +66,11 @@ func (r *run) httpHeads() error {
 
 // toolBindings pages through tools/list and returns the x-mcp-header
 // bindings of tool.
-func (r *run) toolBindings(tool string) ([]binding, bool, error) {
+func (r *run) toolBindings(tool string) (client.HeaderBindings, bool, error) {
+	var none client.HeaderBindings
 	c := httpConn{addr: r.t.addr, bufSize: 64 << 10, in: &r.bytesIn, out: &r.bytesOut}
 	if err := c.dial(r.cfg.Timeout); err != nil {
-		return nil, false, err
+		return none, false, err
 	}
 	defer c.close()
 	head := httpHead(r.t, "tools/list", nil, nil)
@@ -77,17 +84,17 @@ func (r *run) toolBindings(tool string) ([]binding, bool, error) {
 		body := newTemplate("tools/list", params, false).appendBody(nil, []byte(fmt.Sprint(page+1)))
 		if c.nc == nil {
 			if err := c.dial(r.cfg.Timeout); err != nil {
-				return nil, false, err
+				return none, false, err
 			}
 		}
 		c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
 		var f fetcher
 		status, err := c.roundTrip(fullHTTP(head, body), &f)
 		if err != nil {
-			return nil, false, err
+			return none, false, err
 		}
 		if f.resp == nil {
-			return nil, false, fmt.Errorf("HTTP %d without a JSON-RPC response", status)
+			return none, false, fmt.Errorf("HTTP %d without a JSON-RPC response", status)
 		}
 		var resp struct {
 			Error *struct {
@@ -103,14 +110,20 @@ func (r *run) toolBindings(tool string) ([]binding, bool, error) {
 			} `json:"result"`
 		}
 		if err := json.Unmarshal(f.resp, &resp); err != nil {
-			return nil, false, err
+			return none, false, err
 		}
 		if resp.Error != nil {
-			return nil, false, fmt.Errorf("error %d: %s", resp.Error.Code, resp.Error.Message)
+			return none, false, fmt.Errorf("error %d: %s", resp.Error.Code, resp.Error.Message)
 		}
 		for _, t := range resp.Result.Tools {
 			if t.Name == tool {
-				return bindingsOf(t.InputSchema), true, nil
+				bs, err := client.ParseHeaderBindings(t.InputSchema)
+				if err != nil {
+					// PARAM-03: an invalid annotation makes the tool unusable
+					// over HTTP; say so rather than send wrong headers.
+					return none, true, fmt.Errorf("tool %q: %v", tool, err)
+				}
+				return bs, true, nil
 			}
 		}
 		if resp.Result.NextCursor == "" {
@@ -118,5 +131,5 @@ func (r *run) toolBindings(tool string) ([]binding, bool, error) {
 		}
 		cursor = resp.Result.NextCursor
 	}
-	return nil, false, nil
+	return none, false, nil
 }

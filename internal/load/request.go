@@ -1,12 +1,7 @@
 package load
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/mcpwire/mcpwire/codec"
 )
@@ -165,90 +160,6 @@ var (
 	cancelledPrefix = []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`)
 	cancelledSuffix = []byte(`}}`)
 )
-
-// binding is one x-mcp-header annotation: the value at path inside
-// arguments goes into the header Mcp-Param-<name> (PARAM-01..06).
-type binding struct {
-	name string
-	path []string
-}
-
-// bindingsOf finds the x-mcp-header annotations of an input schema,
-// following "properties" keys only (PARAM-02).
-func bindingsOf(schema json.RawMessage) []binding {
-	var root any
-	if json.Unmarshal(schema, &root) != nil {
-		return nil
-	}
-	var out []binding
-	var walk func(node any, path []string)
-	walk = func(node any, path []string) {
-		obj, _ := node.(map[string]any)
-		props, _ := obj["properties"].(map[string]any)
-		for name, p := range props {
-			prop, ok := p.(map[string]any)
-			if !ok {
-				continue
-			}
-			sub := append(append([]string(nil), path...), name)
-			if h, ok := prop["x-mcp-header"].(string); ok && h != "" {
-				out = append(out, binding{name: h, path: sub})
-			}
-			walk(prop, sub)
-		}
-	}
-	walk(root, nil)
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
-}
-
-// paramHeaders returns the Mcp-Param-* headers for args under bs: strings
-// as they are (Base64 sentinel form when needed), integers in decimal,
-// booleans as true/false; absent or null values send no header (PARAM-05,
-// PARAM-06, B64-01..03).
-func paramHeaders(bs []binding, args []byte) ([]header, error) {
-	if len(bs) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		return nil, err
-	}
-	var out []header
-	for _, b := range bs {
-		var v any = root
-		for _, k := range b.path {
-			m, ok := v.(map[string]any)
-			if !ok {
-				v = nil
-				break
-			}
-			v = m[k]
-		}
-		var s string
-		switch x := v.(type) {
-		case nil:
-			continue
-		case string:
-			s = string(codec.AppendHeaderValue(nil, []byte(x)))
-		case bool:
-			s = strconv.FormatBool(x)
-		case json.Number:
-			s = x.String()
-			if strings.ContainsAny(s, ".eE") {
-				if f, err := x.Float64(); err == nil && f == float64(int64(f)) {
-					s = strconv.FormatInt(int64(f), 10)
-				}
-			}
-		default:
-			return nil, fmt.Errorf("argument %s is annotated x-mcp-header %q but is not a string, integer or boolean", strings.Join(b.path, "."), b.name)
-		}
-		out = append(out, header{"Mcp-Param-" + b.name, s})
-	}
-	return out, nil
-}
 
 // parseInt parses a JSON integer token without allocating (at most 18
 // digits, optional '-').

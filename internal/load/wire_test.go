@@ -199,7 +199,7 @@ func runWire(t *testing.T, tc wireCase, rd io.Reader, small bool, label string) 
 	c := httpConn{bufSize: 4096, in: &in, out: &out}
 	c.attach(&memConn{r: rd})
 	if small {
-		c.br.buf = make([]byte, 64)
+		c.br.Buf = make([]byte, 64)
 	}
 	for i := 0; ; i++ {
 		var col collector
@@ -242,51 +242,6 @@ func TestHTTPWireEverySplit(t *testing.T) {
 			}
 			runWire(t, tc, iotest.OneByteReader(strings.NewReader(tc.in)), false, "one byte at a time")
 		})
-	}
-}
-
-// TestSSEParserEverySplit feeds event streams to the SSE parser in two and
-// in three segments at every position.
-func TestSSEParserEverySplit(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{"data: a\n\ndata: b\n\n", []string{"a", "b"}},
-		{"data: a\r\n\r\ndata: b\r\n\r\n", []string{"a", "b"}},
-		{"data: a\r\rdata: b\r\r", []string{"a", "b"}},
-		{"data: a\r\n\rdata: b\n\r\n", []string{"a", "b"}},
-		{"\xef\xbb\xbfdata: bom\n\n", []string{"bom"}},
-		{": c\nevent: message\ndata:x\ndata:  y\n\n", []string{"x\n y"}},
-		{"event: other\ndata: no\n\nevent:\ndata: yes\n\n", []string{"yes"}},
-		{"data\n\ndata:\n\n", []string{"", ""}},
-		{"id: 1\nretry: 5\nfoo: bar\n\n", nil},
-		{"data: unterminated", nil},
-	}
-	parse := func(segs []string) []string {
-		var p sseParser
-		var got []string
-		for _, s := range segs {
-			p.push([]byte(s))
-			for {
-				d, ok := p.next()
-				if !ok {
-					break
-				}
-				got = append(got, string(d))
-			}
-		}
-		return got
-	}
-	for _, tc := range cases {
-		for i := 0; i <= len(tc.in); i++ {
-			for j := i; j <= len(tc.in); j++ {
-				got := parse([]string{tc.in[:i], tc.in[i:j], tc.in[j:]})
-				if !reflect.DeepEqual(got, tc.want) {
-					t.Fatalf("%q split at %d,%d: got %q, want %q", tc.in, i, j, got, tc.want)
-				}
-			}
-		}
 	}
 }
 

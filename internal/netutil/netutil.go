@@ -2,6 +2,7 @@
 package netutil
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"strings"
@@ -19,4 +20,58 @@ func IsLoopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	return err == nil && ip.IsLoopback()
+}
+
+// SplitCommand splits a command line the way a POSIX shell splits words:
+// blanks separate words, single quotes keep everything, double quotes keep
+// everything but \" \\ \$ \`, a backslash outside quotes escapes the next
+// character. No expansion of any kind.
+func SplitCommand(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("unterminated single quote")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, errors.New("unterminated double quote")
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 < len(s) {
+				i++
+				cur.WriteByte(s[i])
+			}
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out, nil
 }

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpwire/mcpwire/engine/client"
+	"github.com/mcpwire/mcpwire/engine/client/target"
+)
+
+// clientFlags are the flags probe and call share.
+type clientFlags struct {
+	timeout  time.Duration
+	verbose  bool
+	era      string
+	stopWait time.Duration
+}
+
+func (f *clientFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound for the whole command")
+	fs.BoolVar(&f.verbose, "v", false, "log the client's decisions (probe, retries, restarts) to stderr")
+	fs.StringVar(&f.era, "era", "auto", "auto (probe, then fall back), modern, or legacy (2025-11-25 initialize)")
+	fs.DurationVar(&f.stopWait, "stop-wait", 2*time.Second, "stdio targets: wait after closing stdin, and again after SIGTERM")
+}
+
+func (f *clientFlags) open(tgt string) (*client.Client, error) {
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	o := target.Options{Logger: logger, StopWait: f.stopWait}
+	o.Client.Info = client.Implementation{Name: "mcpwire-cli", Version: refserverVersion()}
+	o.Client.Timeout = f.timeout
+	switch f.era {
+	case "auto":
+	case "modern":
+		o.Client.Era = client.EraModern
+	case "legacy":
+		o.Client.Era = client.Era2025
+	default:
+		return nil, fmt.Errorf("--era %q: want auto, modern or legacy", f.era)
+	}
+	return target.Open(tgt, o)
+}
+
+// probeReport is what probe prints.
+type probeReport struct {
+	Era          string                `json:"era"`
+	Version      string                `json:"protocolVersion"`
+	Supported    []string              `json:"supportedVersions,omitempty"`
+	ServerInfo   client.Implementation `json:"serverInfo"`
+	Capabilities json.RawMessage       `json:"capabilities"`
+	Instructions string                `json:"instructions,omitempty"`
+	Tools        []probeTool           `json:"tools"`
+	ToolsError   string                `json:"toolsError,omitempty"`
+	Elapsed      string                `json:"elapsed"`
+}
+
+type probeTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+func runProbe(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("probe", flag.ExitOnError)
+	var cf clientFlags
+	cf.register(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: mcpwire probe [flags] TARGET\n\nTARGET: http://host:port/path, stdio:'command args', tcp://host:port, unix:///path")
+		fs.PrintDefaults()
+	}
+	_ = fs.Parse(args)
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("probe needs exactly one TARGET")
+	}
+	c, err := cf.open(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	start := time.Now()
+	d, err := c.Probe(ctx)
+	if err != nil {
+		return err
+	}
+	rep := probeReport{Era: c.Era().String(), Version: c.ProtocolVersion(), Supported: d.Supported,
+		ServerInfo: d.Info, Capabilities: d.Capabilities, Instructions: d.Instructions, Tools: []probeTool{}}
+	if hasCapability(d.Capabilities, "tools") {
+		tools, err := c.ListTools(ctx)
+		if err != nil {
+			rep.ToolsError = err.Error()
+		}
+		for _, t := range tools {
+			rep.Tools = append(rep.Tools, probeTool{Name: t.Name, Description: t.Description})
+		}
+	}
+	rep.Elapsed = time.Since(start).Round(time.Microsecond).String()
+	return printProbe(os.Stdout, &rep, *asJSON)
+}
+
+func hasCapability(caps json.RawMessage, name string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(caps, &m) != nil {
+		return false
+	}
+	_, ok := m[name]
+	return ok
+}
+
+func printProbe(w io.Writer, r *probeReport, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(w, "era:          %s\n", r.Era)
+	fmt.Fprintf(w, "revision:     %s\n", r.Version)
+	if len(r.Supported) > 0 {
+		fmt.Fprintf(w, "supported:    %s\n", strings.Join(r.Supported, ", "))
+	}
+	fmt.Fprintf(w, "server:       %s %s\n", r.ServerInfo.Name, r.ServerInfo.Version)
+	fmt.Fprintf(w, "capabilities: %s\n", compactJSON(r.Capabilities))
+	if r.Instructions != "" {
+		fmt.Fprintf(w, "instructions: %s\n", r.Instructions)
+	}
+	fmt.Fprintf(w, "tools (%d):\n", len(r.Tools))
+	for _, t := range r.Tools {
+		if t.Description != "" {
+			fmt.Fprintf(w, "  %-32s %s\n", t.Name, firstLine(t.Description))
+		} else {
+			fmt.Fprintf(w, "  %s\n", t.Name)
+		}
+	}
+	if r.ToolsError != "" {
+		fmt.Fprintf(w, "tools/list failed: %s\n", r.ToolsError)
+	}
+	fmt.Fprintf(w, "elapsed:      %s\n", r.Elapsed)
+	return nil
+}
+
+func compactJSON(b json.RawMessage) string {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return string(b)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func runCall(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("call", flag.ExitOnError)
+	var cf clientFlags
+	cf.register(fs)
+	progress := fs.Bool("progress", true, "ask for progress and print it to stderr")
+	logLevel := fs.String("log-level", "", "ask for log messages at or above this level (printed to stderr)")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: mcpwire call [flags] TARGET METHOD|TOOL [JSON]\n\n"+
+			"A name with a '/' is a method and JSON its params (tools/list, resources/read '{\"uri\":\"…\"}');\n"+
+			"any other name is a tool and JSON its arguments. The result goes to stdout.")
+		fs.PrintDefaults()
+	}
+	_ = fs.Parse(args)
+	if fs.NArg() < 2 || fs.NArg() > 3 {
+		fs.Usage()
+		return errors.New("call needs TARGET, METHOD|TOOL and optional JSON")
+	}
+	name := fs.Arg(1)
+	var payload json.RawMessage
+	if fs.NArg() == 3 {
+		payload = json.RawMessage(fs.Arg(2))
+		if !json.Valid(payload) {
+			return fmt.Errorf("JSON argument is not valid JSON: %s", fs.Arg(2))
+		}
+	}
+	c, err := cf.open(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	opts := &client.CallOptions{LogLevel: *logLevel}
+	if *progress {
+		opts.OnProgress = func(p client.Progress) {
+			if p.Total > 0 {
+				fmt.Fprintf(os.Stderr, "progress %g/%g %s\n", p.Progress, p.Total, p.Message)
+			} else {
+				fmt.Fprintf(os.Stderr, "progress %g %s\n", p.Progress, p.Message)
+			}
+		}
+	}
+	if *logLevel != "" {
+		opts.OnLog = func(m client.LogMessage) { fmt.Fprintf(os.Stderr, "log %s: %s\n", m.Level, m.Data) }
+	}
+	method, params := name, payload
+	if !strings.Contains(name, "/") {
+		if payload == nil {
+			payload = json.RawMessage(`{}`)
+		}
+		method = "tools/call"
+		params, _ = json.Marshal(map[string]json.RawMessage{"name": mustJSON(name), "arguments": payload})
+		// Learn the tool's x-mcp-header annotations first (PARAM-05), as
+		// a client that lists tools before calling them does.
+		if _, err := c.Probe(ctx); err == nil && c.Era() != client.Era2024 {
+			_, _ = c.ListTools(ctx)
+		}
+	}
+	res, err := c.Call(ctx, method, params, opts)
+	if err != nil {
+		var re *client.RPCError
+		if errors.As(err, &re) {
+			b, _ := json.Marshal(re)
+			fmt.Fprintf(os.Stdout, "%s\n", b)
+		}
+		return err
+	}
+	var v any
+	if json.Unmarshal(res.Raw, &v) == nil {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	}
+	if method == "tools/call" {
+		var tr struct {
+			IsError bool `json:"isError"`
+		}
+		if json.Unmarshal(res.Raw, &tr) == nil && tr.IsError {
+			return errors.New("the tool reported an error (isError)")
+		}
+	}
+	return nil
+}
+
+func mustJSON(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
