@@ -67,7 +67,7 @@ interop: build
 conformance-client: build
 	./.ci/conformance-client.sh
 
-## interop-client: engine/client (`bin/mcpwire probe` and `call`) against real servers, pinned: go-sdk everything-server (stateless, stateful; HTTP and stdio), mcp-go conformance server, TS SDK v1 on HTTP+SSE.
+## interop-client: engine/client (`bin/mcpwire probe` and `call`) against real servers, pinned: go-sdk everything-server (stateless, stateful; HTTP and stdio), mcp-go conformance server (HTTP) and everything example (stdio), TS SDK v1 on HTTP+SSE, TS SDK v2 server (HTTP and stdio).
 interop-client: build
 	./.ci/interop-client.sh
 

@@ -12,9 +12,19 @@
 #   go-sdk-stdio    the same on stdio (no flag; serves 2026-07-28 and
 #                   2025-11-25): "modern", and "legacy-2025" with --era legacy
 #   mcp-go          mcp-go v1.2.1 examples/conformance over HTTP: "modern"
+#   mcp-go-stdio    mcp-go v1.2.1 examples/everything on stdio (the
+#                   conformance example serves HTTP only): "modern", and
+#                   "legacy-2025" with --era legacy
 #   ts-sdk-v1-sse   interop/ts-sse-server.mjs on @modelcontextprotocol/sdk
 #                   1.32.2's deprecated HTTP+SSE transport (POST refused with
 #                   405, COMPAT-04): era must be "legacy-2024-sse"
+#   ts-sdk-v2       interop/ts-v2-server.mjs on @modelcontextprotocol/server
+#                   2.4.0 (+ @modelcontextprotocol/node 2.1.2), Streamable
+#                   HTTP: "modern" at 2026-07-28 (and "legacy-2025" with
+#                   --era legacy, through the SDK's stateless fallback);
+#                   echo, count's progress, and the x-mcp-header tool region
+#                   (the SDK rejects the call unless Mcp-Param-Region agrees)
+#   ts-sdk-v2-stdio the same server with --stdio
 #
 #   .ci/interop-client.sh [--out DIR] [--keep]
 #
@@ -30,11 +40,13 @@ cd "$ROOT"
 . "$ROOT/.ci/lib-server.sh"
 
 parse_log_args interop-client.sh "$@"
-TOOLS=$("$ROOT/.ci/tools.sh" node22 servers sdkv1) || { echo "interop-client: installing the pinned servers failed" >&2; exit 1; }
+TOOLS=$("$ROOT/.ci/tools.sh" node22 servers sdkv1 sdkv2) || { echo "interop-client: installing the pinned servers failed" >&2; exit 1; }
 NODE="$TOOLS/bin/node22"
 GOSDK="$TOOLS/bin/gosdk-everything-server"
 MCPGO="$TOOLS/bin/mcpgo-conformance-server"
+MCPGO_EVERYTHING="$TOOLS/bin/mcpgo-everything-server"
 cp "$ROOT/interop/ts-sse-server.mjs" "$TOOLS/sdkv1/ts-sse-server.mjs"
+cp "$ROOT/interop/ts-v2-server.mjs" "$TOOLS/sdkv2/ts-v2-server.mjs"
 
 go build -o bin/mcpwire ./cmd/mcpwire || exit 1
 MCPWIRE="$ROOT/bin/mcpwire"
@@ -74,7 +86,9 @@ fail() {
 }
 
 # probe_check SERVER TARGET WANT_ERA [PROBE_FLAGS...]: `mcpwire probe --json`
-# succeeds, reports WANT_ERA and lists at least one tool.
+# succeeds, reports WANT_ERA (and the revision that era implies: 2026-07-28
+# for "modern", 2025-11-25 for "legacy-2025"), lists at least one tool and,
+# when WANT_TOOLS is set (names separated by blanks), each of those tools.
 probe_check() {
   local server=$1 tgt=$2 want=$3; shift 3
   N=$((N + 1))
@@ -85,15 +99,23 @@ probe_check() {
   got=$("$NODE" -e '
     try {
       const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-      console.log(`${r.era} ${r.protocolVersion} ${r.tools.length} ${r.serverInfo.name} ${r.elapsed}`);
-    } catch { console.log("-"); }' "$log")
-  read -r era rev ntools name elapsed <<<"$got"
+      const names = new Set(r.tools.map((t) => t.name));
+      const missing = process.argv.slice(2).filter((n) => !names.has(n));
+      console.log(`${r.era} ${r.protocolVersion} ${r.tools.length} ${missing.join(",") || "-"} ${r.serverInfo.name} ${r.elapsed}`);
+    } catch { console.log("-"); }' "$log" ${WANT_TOOLS:-})
+  read -r era rev ntools missing name elapsed <<<"$got"
+  local want_rev=
+  case "$want" in
+    modern) want_rev=2026-07-28 ;;
+    legacy-2025) want_rev=2025-11-25 ;;
+  esac
   local what="probe${*:+ $*}"
-  if [ $rc -eq 0 ] && [ "$era" = "$want" ] && [ "${ntools:-0}" -gt 0 ]; then
+  if [ $rc -eq 0 ] && [ "$era" = "$want" ] && [ -z "$want_rev" -o "$rev" = "$want_rev" ] &&
+    [ "${ntools:-0}" -gt 0 ] && [ "$missing" = - ]; then
     pass "$server" "$what" "era $era, $rev, $ntools tools, $name ($elapsed)"
   else
     cat "$log.err" >>"$log"
-    fail "$server" "$what" "exit $rc, era ${era:-?} (want $want), ${ntools:-0} tools" "$log"
+    fail "$server" "$what" "exit $rc, era ${era:-?} (want $want), ${rev:-?}${want_rev:+ (want $want_rev)}, ${ntools:-0} tools, missing ${missing:--}" "$log"
   fi
 }
 
@@ -135,8 +157,19 @@ everything_checks() {
   call_check "$s" "$t" 'isError' --fails -- test_error_handling
 }
 
+# tsv2_checks SERVER TARGET: interop/ts-v2-server.mjs's tools.
+tsv2_checks() {
+  local s=$1 t=$2
+  WANT_TOOLS="echo count region" probe_check "$s" "$t" modern
+  probe_check "$s" "$t" legacy-2025 --era legacy
+  call_check "$s" "$t" '"text": "héllo, wire ✓ 日本"' -- echo '{"text":"héllo, wire ✓ 日本"}'
+  call_check "$s" "$t" '^progress 5/5' -- count '{"n":5}'
+  call_check "$s" "$t" '"text": "region=eu wést 1"' -- region '{"region":"eu wést 1"}'
+  call_check "$s" "$t" '"text": "héllo"' --era=legacy -- echo '{"text":"héllo"}'
+}
+
 start=$SECONDS
-echo "interop-client: bin/mcpwire probe/call against go-sdk v1.8.0, mcp-go v1.2.1, TS SDK v1 1.32.2 (HTTP+SSE); logs in $OUT$([ $KEEP -eq 0 ] && echo ' (kept on failure)')"
+echo "interop-client: bin/mcpwire probe/call against go-sdk v1.8.0, mcp-go v1.2.1, TS SDK v1 1.32.2 (HTTP+SSE), TS SDK v2 server 2.4.0; logs in $OUT$([ $KEEP -eq 0 ] && echo ' (kept on failure)')"
 
 if start_bg go-sdk-modern "$GOSDK" -http=127.0.0.1:@PORT@; then
   probe_check go-sdk-modern "$URL" modern
@@ -181,6 +214,22 @@ if start_bg ts-sdk-v1-sse "$NODE" "$TOOLS/sdkv1/ts-sse-server.mjs" --port @PORT@
 else
   FAIL=$((FAIL + 1))
 fi
+
+STDIO="stdio:'$MCPGO_EVERYTHING'"
+probe_check mcp-go-stdio "$STDIO" modern
+probe_check mcp-go-stdio "$STDIO" legacy-2025 --era legacy
+call_check mcp-go-stdio "$STDIO" '"text": "Echo: héllo, wire ✓"' -- echo '{"message":"héllo, wire ✓"}'
+call_check mcp-go-stdio "$STDIO" '^progress 3/3' -- longRunningOperation '{"duration":0.3,"steps":3}'
+call_check mcp-go-stdio "$STDIO" 'Text content for resource 1' -- resources/read '{"uri":"test://static/resource/1"}'
+call_check mcp-go-stdio "$STDIO" 'temperature=0.7, style=terse' -- prompts/get '{"name":"complex_prompt","arguments":{"temperature":"0.7","style":"terse"}}'
+call_check mcp-go-stdio "$STDIO" '"text": "Echo: héllo"' --era=legacy -- echo '{"message":"héllo"}'
+
+if start_bg ts-sdk-v2 "$NODE" "$TOOLS/sdkv2/ts-v2-server.mjs" --port @PORT@; then
+  tsv2_checks ts-sdk-v2 "$URL"
+else
+  FAIL=$((FAIL + 1))
+fi
+tsv2_checks ts-sdk-v2-stdio "stdio:'$NODE' '$TOOLS/sdkv2/ts-v2-server.mjs' --stdio"
 
 stop_tracked
 echo "interop-client: $PASS passed, $FAIL failed ($((SECONDS - start))s)"

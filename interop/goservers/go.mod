@@ -7,6 +7,7 @@ go 1.26.8
 
 tool (
 	github.com/mark3labs/mcp-go/examples/conformance
+	github.com/mark3labs/mcp-go/examples/everything
 	github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 )
 
