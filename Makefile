@@ -73,9 +73,10 @@ interop-client: build
 
 .PHONY: conformance interop conformance-client interop-client
 
-## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings: HTTP, stdio, TCP and Unix at 1x64 and 64x1) under `mcpwire load`, and the TCP rows under tsung (installed by the target; TSUNG=0 skips); ROUNDS, DURATION, ONLY env.
+## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings: HTTP, stdio, TCP and Unix at 1x64 and 64x1) under `mcpwire load`, and the TCP rows under tsung (installed by the target; TSUNG=0 skips), then the client rows of compare-clients (CLIENTS=0 skips; skipped with ONLY); ROUNDS, DURATION, ONLY env.
 compare:
 	./bench/compare.sh
+	@if [ "$${CLIENTS:-1}" != 0 ] && [ -z "$${ONLY:-}" ]; then $(MAKE) --no-print-directory compare-clients; fi
 
 ## compare-conns: 10,000 mostly idle socket connections, mcpwire vs raw gnet: RSS per idle connection, then p50/p99 with one call per connection per second; CONNS, DURATION env.
 compare-conns:

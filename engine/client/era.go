@@ -123,7 +123,10 @@ func (c *Client) probe(ctx context.Context) error {
 			return fmt.Errorf("client: probe timed out (not taken as a legacy server, COMPAT-02): %w", err)
 		case errors.Is(err, ErrClosed):
 			return err
-		case errors.Is(err, ErrNotDelivered) && c.isHTTP():
+		case errors.Is(err, ErrNotDelivered):
+			// Nothing reached a server (it could not be started or
+			// dialled): no evidence either way. A stdio server that
+			// exits on a pre-initialize request ends in ErrDropped.
 			return err
 		}
 		c.opts.Logger.Debug("client: probe says legacy", "err", err)
