@@ -63,7 +63,7 @@ conformance: build
 interop: build
 	./.ci/interop.sh
 
-## conformance-client: the suite's client leg (pinned) against engine/client through `bin/mcpwire conformance-client`, 2026-07-28 scenarios (auth/* left out: no OAuth in the client).
+## conformance-client: the suite's client leg (pinned) against engine/client through `bin/mcpwire conformance-client`, every 2026-07-28 client scenario (auth/* through engine/client/oauth) plus the 6 auth extensions (client credentials basic and JWT, enterprise-managed, WIF JWT bearer, DPoP, DPoP nonces).
 conformance-client: build
 	./.ci/conformance-client.sh
 
@@ -110,3 +110,14 @@ profile:
 	./.ci/profile.sh
 
 .PHONY: baseline profile
+
+## cluster: redis-server, 3 replicas sharing it (--state redis://) and HAProxy (deploy/haproxy.cfg) on loopback free ports, until Ctrl-C; Debian redis-server and haproxy installed if missing.
+cluster: build
+	./deploy/cluster.sh
+
+## cluster-test: the multi-replica test (deploy/clustertest, build tag cluster): fan-out across replicas, > 1,024 streams through the balancer, SIGKILL/SIGTERM of a replica, a Redis outage, handles across replicas.
+cluster-test: build
+	./deploy/cluster.sh --install
+	$(GO) test -tags cluster -count=1 -timeout 3m -v ./deploy/clustertest/
+
+.PHONY: cluster cluster-test

@@ -63,6 +63,12 @@ type Call struct {
 	tdata      any // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
 	gen        uint64 // bumped on every reuse; guarded by mu
+
+	// Callbacks of contexts derived from the Call (afterfunc.go), guarded
+	// by mu; afterWG holds the Call back from recycling while they run.
+	afters   []afterFunc
+	afterSeq uint64
+	afterWG  sync.WaitGroup
 }
 
 var callPool = sync.Pool{New: func() any { return &Call{shard: nextShard()} }}
@@ -180,10 +186,12 @@ func (c *Call) cancelLocked(why error) bool {
 	c.state = stateCancelled
 	c.err = why
 	c.closeDoneLocked()
+	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
 	sub, detached := c.sub, c.detached
 	c.mu.Unlock()
+	c.runAfters(afters)
 	if sub != nil {
 		c.srv.hub.remove(sub)
 	}
@@ -442,9 +450,11 @@ func (c *Call) complete() {
 		c.state = stateFinished
 	}
 	c.closeDoneLocked()
+	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
 	c.mu.Unlock()
+	c.runAfters(afters)
 	if send {
 		if err := c.rep.Reply(c.req(), c.out, c.status); err != nil {
 			c.srv.log.l.Debug("reply not delivered", "err", err)
@@ -456,6 +466,7 @@ func (c *Call) complete() {
 var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")
 
 func (c *Call) end() {
+	c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
 	c.srv.tracker.remove(c)
 	rep := c.rep
 	if c.sub != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine/state"
 )
 
 // method is one entry of the 2026-07-28 method table (Appendix A).
@@ -346,6 +347,12 @@ func (c *Call) handleError(err error) {
 	switch {
 	case errors.As(err, &ce):
 		c.setError(ce)
+	case errors.Is(err, state.ErrUnavailable):
+		// The shared store or backplane is down: a retryable error (HTTP
+		// 503), never a tool result the model would take as an answer.
+		c.srv.stats.Unavailable.Add(1)
+		c.srv.log.l.Warn("shared state unavailable", "method", c.method.name, "err", err)
+		c.setError(ErrUnavailable)
 	case c.method.name == "tools/call":
 		// A tool's own failure is a result the model can read, not a
 		// protocol error.

@@ -36,6 +36,12 @@
 //   - Each line connection has at most Options.MaxInFlight requests in
 //     flight (default 256); beyond that the transport stops taking frames
 //     (A19).
+//   - With Options.Backplane (scale-out, see backplane.go and package
+//     engine/state), change cues reach the listen streams of every replica,
+//     once per stream; while the backplane is lost, listen streams are ended
+//     (HTTP: dropped, so clients listen again) and new ones refused with
+//     -32603 and HTTP 503, never left open to miss cues silently (E1). A
+//     handler error wrapping state.ErrUnavailable is -32603 with HTTP 503.
 //   - Shutdown(ctx) completes listen streams with a final result, waits for
 //     in-flight work, cancels what is left when ctx ends, and returns by ctx's
 //     deadline (C13).
@@ -46,8 +52,11 @@
 // Call and every slice it returns are valid only until the handler returns:
 // the engine recycles it (the fasthttp RequestCtx rule). Goroutines started
 // by a handler must not use the Call after the handler has returned; the
-// Call's context is cancelled when the request completes. A Call carries the
-// handler's methods only: the request's members, results, Progress and Log.
+// Call's context is cancelled when the request completes. Contexts derived
+// from a Call (context.WithTimeout(c, …)) are cancelled when it ends and
+// start no watcher goroutine (Call.AfterFunc); they too must not be used
+// after the handler returns. A Call carries the handler's methods only:
+// the request's members, results, Progress and Log.
 //
 // A request with a progressToken (or a logLevel) costs what one without
 // costs until its handler first reports progress (or logs): the limiter's

@@ -253,6 +253,10 @@ func listen(c *Call) error {
 	// publisher that already sees the subscription waits on c.mu in
 	// notifyKeyed, so nothing for it precedes the ack (SUB-03), and every
 	// change published after the client has read the ack reaches it.
+	if !c.srv.BackplaneUp() {
+		c.srv.stats.ListenRefused.Add(1)
+		return errListenUnavailable
+	}
 	c.mu.Lock()
 	if c.state != stateRunning {
 		c.mu.Unlock()
@@ -260,6 +264,16 @@ func listen(c *Call) error {
 	}
 	c.sub = sub
 	joined := c.srv.hub.add(sub)
+	// The backplane may have been lost between the check above and the
+	// join: the loss marks the state before it snapshots the hub, so a
+	// stream that joined after the snapshot sees it here (backplane.go).
+	if joined && !c.srv.BackplaneUp() {
+		c.sub = nil
+		c.mu.Unlock()
+		c.srv.hub.remove(sub)
+		c.srv.stats.ListenRefused.Add(1)
+		return errListenUnavailable
+	}
 	if err := c.rep.Notify(c.req(), ack); err != nil || !joined {
 		c.sub = nil
 		c.mu.Unlock()

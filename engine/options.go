@@ -3,6 +3,8 @@ package engine
 import (
 	"log/slog"
 	"time"
+
+	"github.com/mcpwire/mcpwire/engine/state"
 )
 
 // ProtocolVersion is the MCP revision this engine implements.
@@ -62,6 +64,15 @@ type Options struct {
 	// Logger receives the engine's own logs (never protocol traffic). Nil
 	// discards them.
 	Logger *slog.Logger
+
+	// Backplane, when set, carries the change cues (ToolsChanged,
+	// PromptsChanged, ResourcesChanged, ResourceUpdated) to the listen
+	// streams of every replica sharing it; Server.Start must subscribe
+	// before the server is served. Nil: cues stay in this process (no
+	// cost). The caller owns it and closes it after Shutdown.
+	Backplane state.Backplane
+	// PublishTimeout bounds one publish on the backplane. Default 2 s.
+	PublishTimeout time.Duration
 }
 
 func (o *Options) withDefaults() Options {
@@ -96,6 +107,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.PublishTimeout <= 0 {
+		c.PublishTimeout = DefaultPublishTimeout
 	}
 	return c
 }

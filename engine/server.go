@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine/state"
 )
 
 // ErrServerClosed is returned by transports once Shutdown has begun.
@@ -50,6 +51,11 @@ type Server struct {
 	bgCtx  context.Context
 	bgStop context.CancelFunc
 	bg     sync.WaitGroup
+
+	// Scale-out (backplane.go): nil bp keeps every cue in this process.
+	bp        state.Backplane
+	bpState   atomic.Int32 // bpStarting, bpUp, bpDown
+	bpStarted atomic.Bool  // Start subscribed (or is subscribing)
 }
 
 type templateEntry struct {
@@ -81,6 +87,7 @@ func New(opt Options) *Server {
 		resources: map[string]*Resource{},
 		prompts:   map[string]*Prompt{},
 	}
+	s.bp = s.opt.Backplane
 	s.tracker.init()
 	s.log = logger{s.opt.Logger}
 	info := Implementation{Name: s.opt.Name, Title: s.opt.Title, Version: s.opt.Version}
@@ -223,14 +230,24 @@ func (s *Server) Go(task func(ctx context.Context)) {
 // ToolsChanged, PromptsChanged and ResourcesChanged tell listeners that a
 // list changed for a reason the registries cannot see (for example tools
 // filtered per caller). AddTool, RemoveTool, AddPrompt, RemovePrompt,
-// AddResource and AddResourceTemplate publish their own changes.
-func (s *Server) ToolsChanged()     { s.hub.listChanged(subTools) }
-func (s *Server) PromptsChanged()   { s.hub.listChanged(subPrompts) }
-func (s *Server) ResourcesChanged() { s.hub.listChanged(subResources) }
+// AddResource and AddResourceTemplate publish their own changes, to this
+// process's listeners only: each replica of a fleet has its own registries.
+//
+// With Options.Backplane the change goes to the listeners of every replica
+// (see Start); the error is then ErrBackplaneLost while the backplane is
+// not connected, or the publish error, both wrapping
+// state.ErrUnavailable (a handler may return it: -32603, HTTP 503).
+// Without a backplane they deliver at once and return nil.
+func (s *Server) ToolsChanged() error     { return s.publish(state.CueToolsChanged, "") }
+func (s *Server) PromptsChanged() error   { return s.publish(state.CuePromptsChanged, "") }
+func (s *Server) ResourcesChanged() error { return s.publish(state.CueResourcesChanged, "") }
 
 // ResourceUpdated tells listeners subscribed to uri (or to a parent of it)
-// that the resource changed (notifications/resources/updated).
-func (s *Server) ResourceUpdated(uri string) { s.hub.resourceUpdated(uri) }
+// that the resource changed (notifications/resources/updated); with a
+// backplane, the listeners of every replica (errors as ToolsChanged).
+func (s *Server) ResourceUpdated(uri string) error {
+	return s.publish(state.CueResourceUpdated, uri)
+}
 
 func (s *Server) rebuild() {
 	s.regMu.Lock()
@@ -398,7 +415,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.closing.Store(true)
 		s.hub.closeAll()
 		s.bgOnce.Do(func() { s.bgCtx, s.bgStop = context.WithCancel(context.Background()) })
-		s.bgStop()
+		s.bgStop() // also ends the backplane subscription (Start)
 	})
 	bgDone := make(chan struct{})
 	go func() { s.bg.Wait(); close(bgDone) }()
@@ -451,4 +468,11 @@ type Stats struct {
 	TimedOut         atomic.Uint64 // requests answered "Request timed out"
 	CancelFloods     atomic.Uint64 // line connections closed for cancelling unknown requests beyond the budget (C8)
 	InputOverflows   atomic.Uint64 // line connections closed for input piling up while the in-flight bound held (A19)
+	// Backplane (Options.Backplane; all zero without one).
+	Published         atomic.Uint64 // cues published
+	PublishErrors     atomic.Uint64 // cues not published: backplane lost or Publish failed (E1)
+	BackplaneLost     atomic.Uint64 // times the backplane subscription was lost
+	ListenInterrupted atomic.Uint64 // listen streams ended because the backplane was lost (E1)
+	ListenRefused     atomic.Uint64 // listen requests refused while the backplane was not connected
+	Unavailable       atomic.Uint64 // requests answered 503 because shared state was unreachable
 }

@@ -104,6 +104,7 @@ func (c *Call) expire(gen uint64) {
 	c.state = stateFinished // nothing else is sent for it
 	c.err = context.DeadlineExceeded
 	c.closeDoneLocked()
+	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	var id []byte
 	if c.env.IDKind == codec.IDString || c.env.IDKind == codec.IDNumber {
@@ -115,4 +116,5 @@ func (c *Call) expire(gen uint64) {
 	// recycled, while its Replier is being told.
 	_ = c.rep.Reply(c.req(), frame, ErrTimedOut.HTTPStatus())
 	c.mu.Unlock()
+	c.runAfters(afters)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine/client"
+	"github.com/mcpwire/mcpwire/engine/client/oauth"
 	"github.com/mcpwire/mcpwire/engine/client/target"
 )
 
@@ -22,6 +23,15 @@ type clientFlags struct {
 	verbose  bool
 	era      string
 	stopWait time.Duration
+
+	// OAuth (http targets)
+	oauthGrant    string
+	oauthClientID string
+	oauthSecret   string
+	oauthScope    string
+	oauthRedirect string
+	oauthCIMD     string
+	oauthDPoP     bool
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet) {
@@ -29,6 +39,46 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "v", false, "log the client's decisions (probe, retries, restarts) to stderr")
 	fs.StringVar(&f.era, "era", "auto", "auto (probe, then fall back), modern, or legacy (2025-11-25 initialize)")
 	fs.DurationVar(&f.stopWait, "stop-wait", 2*time.Second, "stdio targets: wait after closing stdin, and again after SIGTERM")
+	fs.StringVar(&f.oauthGrant, "oauth", "", "http targets: authorize with OAuth 2.1 on the server's 401: code (browser: the URL is printed, the redirect caught on --oauth-redirect), headless (code grant, redirect followed without a user: test servers) or client-credentials")
+	fs.StringVar(&f.oauthClientID, "oauth-client-id", "", "pre-registered client id (default: Client ID Metadata Document or dynamic registration)")
+	fs.StringVar(&f.oauthSecret, "oauth-client-secret", "", "pre-registered client secret (default: $MCPWIRE_OAUTH_CLIENT_SECRET)")
+	fs.StringVar(&f.oauthScope, "oauth-scope", "", "scopes to request, space-separated (default: what the server asks for)")
+	fs.StringVar(&f.oauthRedirect, "oauth-redirect", "http://127.0.0.1:8976/callback", "loopback redirect URI of the code grant")
+	fs.BoolVar(&f.oauthDPoP, "oauth-dpop", false, "bind tokens to a DPoP key where the authorization server supports it")
+	fs.StringVar(&f.oauthCIMD, "oauth-client-metadata-url", "", "HTTPS URL of this client's Client ID Metadata Document, used as client_id where the server accepts one")
+}
+
+// oauthConfig is the OAuth configuration the flags ask for (nil: none).
+func (f *clientFlags) oauthConfig() (*oauth.Config, error) {
+	if f.oauthGrant == "" {
+		return nil, nil
+	}
+	cfg := &oauth.Config{
+		ClientName:        "mcpwire-cli",
+		ClientID:          f.oauthClientID,
+		ClientSecret:      f.oauthSecret,
+		Scopes:            strings.Fields(f.oauthScope),
+		RedirectURL:       f.oauthRedirect,
+		ClientMetadataURL: f.oauthCIMD,
+		OfflineAccess:     true,
+		DPoP:              f.oauthDPoP,
+	}
+	if cfg.ClientSecret == "" {
+		cfg.ClientSecret = os.Getenv("MCPWIRE_OAUTH_CLIENT_SECRET")
+	}
+	switch f.oauthGrant {
+	case "code":
+		cfg.Authorize = oauth.LoopbackAuthorize(f.oauthRedirect, func(u string) {
+			fmt.Fprintf(os.Stderr, "mcpwire: open this URL to authorize:\n  %s\n", u)
+		})
+	case "headless":
+		cfg.Authorize = oauth.FollowRedirect(nil)
+	case "client-credentials":
+		cfg.Grant = oauth.GrantClientCredentials
+	default:
+		return nil, fmt.Errorf("--oauth %q: want code, headless or client-credentials", f.oauthGrant)
+	}
+	return cfg, nil
 }
 
 func (f *clientFlags) open(tgt string) (*client.Client, error) {
@@ -49,6 +99,11 @@ func (f *clientFlags) open(tgt string) (*client.Client, error) {
 	default:
 		return nil, fmt.Errorf("--era %q: want auto, modern or legacy", f.era)
 	}
+	cfg, err := f.oauthConfig()
+	if err != nil {
+		return nil, err
+	}
+	o.OAuth = cfg
 	return target.Open(tgt, o)
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine/client"
+	"github.com/mcpwire/mcpwire/engine/client/oauth"
 	"github.com/mcpwire/mcpwire/engine/client/target"
 )
 
@@ -25,8 +26,8 @@ import (
 // application would use it; the checks are the harness's. The exit status
 // is non-zero when a step the scenario needs failed.
 //
-// Not handled: the auth/* scenarios (the client has no OAuth flow; a
-// token can only be passed as a static header).
+// The auth/* scenarios run the OAuth flow of engine/client/oauth
+// (conformanceOAuth) and then list and call the tools.
 func runConformanceClient(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New("conformance-client: the server URL must be the last argument")
@@ -34,6 +35,9 @@ func runConformanceClient(ctx context.Context, args []string) error {
 	url := args[len(args)-1]
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	run, ok := conformanceScenarios[scenario]
+	if !ok && strings.HasPrefix(scenario, "auth/") {
+		run, ok = authScenario, true
+	}
 	if !ok {
 		return fmt.Errorf("conformance-client: scenario %q is not supported", scenario)
 	}
@@ -55,6 +59,13 @@ func runConformanceClient(ctx context.Context, args []string) error {
 		}
 		o.Client.Version = v
 	}
+	if strings.HasPrefix(scenario, "auth/") {
+		cfg, err := conformanceOAuth(scenario, sc)
+		if err != nil {
+			return err
+		}
+		o.OAuth = cfg
+	}
 	c, err := target.Open(url, o)
 	if err != nil {
 		return err
@@ -73,8 +84,22 @@ func runConformanceClient(ctx context.Context, args []string) error {
 // scenarioContext is MCP_CONFORMANCE_CONTEXT: the scenario's name plus
 // whatever data it hands the client.
 type scenarioContext struct {
-	Name      string `json:"name"`
-	ToolCalls []struct {
+	Name string `json:"name"`
+	// The auth/* scenarios: a pre-registered client, and the
+	// authorization server it is registered with.
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	Issuer       string `json:"issuer"`
+	// auth/client-credentials-jwt: the client's key (PKCS #8 PEM).
+	PrivateKeyPEM string `json:"private_key_pem"`
+	// auth/wif-jwt-bearer: the workload's JWT.
+	ValidJWT string `json:"valid_jwt"`
+	// auth/enterprise-managed-authorization: the user's ID token at the
+	// enterprise identity provider, and that provider.
+	IDPClientID      string `json:"idp_client_id"`
+	IDPIDToken       string `json:"idp_id_token"`
+	IDPTokenEndpoint string `json:"idp_token_endpoint"`
+	ToolCalls        []struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"toolCalls"`
@@ -215,6 +240,72 @@ var conformanceScenarios = map[string]func(context.Context, *confClient) error{
 		}
 		return nil
 	},
+}
+
+// conformanceCIMD is the Client ID Metadata Document URL the suite
+// expects a client to use as client_id where the authorization server
+// accepts one (auth/basic-cimd).
+const conformanceCIMD = "https://conformance-test.local/client-metadata.json"
+
+// conformanceOAuth configures the OAuth flow for an auth/* scenario: the
+// suite's mock authorization server approves at once, so the
+// authorization URL is followed headlessly and the code read from the
+// redirect. A client id in the context is a pre-registered client (with
+// a secret, or a private key: private_key_jwt); auth/client-credentials-*
+// use the client credentials grant, auth/wif-jwt-bearer the JWT bearer
+// grant with the workload JWT of the context, and
+// auth/enterprise-managed-authorization the JWT bearer grant with an
+// ID-JAG the identity provider exchanged the context's ID token for.
+func conformanceOAuth(scenario string, sc scenarioContext) (*oauth.Config, error) {
+	cfg := &oauth.Config{
+		ClientName:        "mcpwire-conformance-client",
+		RedirectURL:       "http://localhost:3000/callback",
+		Authorize:         oauth.FollowRedirect(nil),
+		ClientMetadataURL: conformanceCIMD,
+		OfflineAccess:     true,
+		DPoP:              true,
+		ClientID:          sc.ClientID,
+		ClientSecret:      sc.ClientSecret,
+		Issuer:            sc.Issuer,
+	}
+	if strings.HasPrefix(scenario, "auth/client-credentials-") {
+		cfg.Grant = oauth.GrantClientCredentials
+	}
+	if scenario == "auth/wif-jwt-bearer" {
+		jwt := sc.ValidJWT
+		cfg.Grant = oauth.GrantJWTBearer
+		cfg.Assertion = func(context.Context, string, string) (string, error) { return jwt, nil }
+	}
+	if scenario == "auth/enterprise-managed-authorization" {
+		idToken := sc.IDPIDToken
+		cfg.Grant = oauth.GrantJWTBearer
+		cfg.Assertion = oauth.IDJAGAssertion(nil, sc.IDPTokenEndpoint, sc.IDPClientID,
+			func(context.Context) (string, error) { return idToken, nil })
+	}
+	if sc.PrivateKeyPEM != "" {
+		k, err := oauth.ParsePrivateKey([]byte(sc.PrivateKeyPEM))
+		if err != nil {
+			return nil, err
+		}
+		cfg.PrivateKey = k
+	}
+	return cfg, nil
+}
+
+// authScenario: the server challenges the first request; once
+// authorized, list the tools and call each (a step-up scenario asks for
+// more scope on tools/call).
+func authScenario(ctx context.Context, cc *confClient) error {
+	tools, err := cc.listTools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if err := cc.call(ctx, t.Name, sampleArguments(t.InputSchema), ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // listTools runs tools/list and prints the names it kept.

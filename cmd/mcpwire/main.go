@@ -68,6 +68,8 @@ func usage() {
   mcpwire serve --stdio [flags]   run the reference server on stdin/stdout
   mcpwire serve --http ADDR       run it on Streamable HTTP (combinable with --stdio)
   mcpwire serve --tcp ADDR | --unix PATH   line-framed JSON-RPC on sockets
+  mcpwire serve --http ADDR --state redis://HOST:PORT/DB [--state-key-file FILE] [--trusted-proxy CIDR]
+                                  a replica sharing drafts and change cues (deploy/, make cluster)
   mcpwire demo [flags]            run the reference server, exercise it, run a short load, stop it
   mcpwire load [flags] TARGET     load generator against an HTTP, stdio, tcp or unix target (load --help)
   mcpwire probe [--json] TARGET   era, revision, server info, capabilities and tools of any MCP server
@@ -99,6 +101,11 @@ func serve(ctx context.Context, args []string) error {
 	maxLine := fs.Int("max-line", 0, "largest accepted message in bytes (0: 4 MiB)")
 	progress := fs.Duration("progress-interval", 0, "minimum time between progress notifications of one request (0: 50ms)")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn, error")
+	stateSpec := fs.String("state", "memory", "where drafts and change cues live: memory, or redis://HOST:PORT/DB shared by replicas")
+	stateKeyFile := fs.String("state-key-file", "", "requestState HMAC keys, one a line in hex (first signs, all verify); default: "+stateKeysEnv+", else a random key per process")
+	var trusted prefixList
+	fs.Var(&trusted, "trusted-proxy", "a balancer (CIDR or address) whose connections begin with a PROXY protocol header naming the client; repeatable")
+	testAuth := fs.Bool("insecure-test-auth", false, "TESTS ONLY: accept any bearer token, unverified, as the caller's principal")
 	_ = fs.Parse(args)
 	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
 		return errors.New("serve: choose a transport: --stdio, --http ADDR, --tcp ADDR, --unix PATH (any combination)")
@@ -108,9 +115,26 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-	srv, err := refserver.New(refserver.Options{Logger: log, ProgressInterval: *progress})
+	keys, err := loadStateKeys(*stateKeyFile, os.Getenv)
 	if err != nil {
 		return err
+	}
+	shared, err := openState(ctx, *stateSpec, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if e := shared.Close(); e != nil {
+			log.Warn("state close", "err", e)
+		}
+	}()
+	srv, err := refserver.New(refserver.Options{Logger: log, ProgressInterval: *progress,
+		StateKeys: keys, Store: shared.Store, Backplane: shared.Backplane})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil { // subscribes to the backplane, if any
+		return fmt.Errorf("serve: --state %s: %w", *stateSpec, err)
 	}
 	dumpStatsOnSignal(ctx) // SIGUSR1: one "stats ..." line on stderr
 	stopProfile, err := startCPUProfile(*cpuProfile)
@@ -138,6 +162,11 @@ func serve(ctx context.Context, args []string) error {
 			Path: *httpPath, AllowNonLoopback: *nonLoopback,
 			MaxBodyBytes: *maxBody, MaxHeaderBytes: *maxHeader, KeepAlive: *keepAlive,
 			MaxConnsPerIP: *perIP, MaxConns: *maxConns, Compression: *compress, Logger: log,
+			TrustedProxies: trusted,
+		}
+		if *testAuth {
+			log.Warn("--insecure-test-auth: every bearer token is accepted as a principal; never use this outside tests")
+			cfg.Authenticate = testPrincipal
 		}
 		if *origins != "" {
 			cfg.AllowedOrigins = splitList(*origins)

@@ -556,3 +556,24 @@ func TestHeaderMismatchRefresh(t *testing.T) {
 		t.Fatalf("%d messages: %q", len(msgs), msgs)
 	}
 }
+
+// TestRelistenable: a 503 (a replica without its backplane) is worth a
+// new listen; a JSON-RPC refusal is not.
+func TestRelistenable(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("x: %w", ErrDropped), true},
+		{fmt.Errorf("x: %w", ErrNotDelivered), true},
+		{&StatusError{Status: 503}, true},
+		{&RPCError{Code: -32603, Status: 503}, true},
+		{&RPCError{Code: -32602, Status: 400}, false},
+		{&StatusError{Status: 404}, false},
+		{ErrClosed, false},
+	} {
+		if got := relistenable(tc.err); got != tc.want {
+			t.Errorf("relistenable(%v) = %v", tc.err, got)
+		}
+	}
+}

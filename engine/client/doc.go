@@ -36,6 +36,10 @@
 //   - x-mcp-header: ListTools learns each tool's annotations, drops tools
 //     whose annotations break PARAM-02 (PARAM-03), and later tools/call
 //     requests carry the Mcp-Param-* headers (PARAM-05, PARAM-06).
+//   - HTTP authorization (SEC-04) is the transport's: package
+//     client/oauth implements streamhttp.DialOptions.Auth (the MCP OAuth
+//     2.1 flow, run on the server's 401 or 403 insufficient_scope, the
+//     request then sent again); target.Options.OAuth sets it up.
 //
 // Line transports (LineTransport) match replies by id, progress by token,
 // listen notifications by subscription id; skip and count lines that are

@@ -167,7 +167,7 @@ func (s *Subscription) run(ex Exchange) {
 		if err == nil || ctx.Err() != nil {
 			return // completed by the server, or closed by us
 		}
-		if !errors.Is(err, ErrDropped) && !errors.Is(err, ErrNotDelivered) {
+		if !relistenable(err) {
 			s.err = err
 			return
 		}
@@ -191,7 +191,7 @@ func (s *Subscription) run(ex Exchange) {
 			if ctx.Err() != nil {
 				return
 			}
-			if !errors.Is(err, ErrDropped) && !errors.Is(err, ErrNotDelivered) {
+			if !relistenable(err) {
 				s.err = err
 				return
 			}
@@ -248,4 +248,19 @@ func (s *Subscription) pump(ctx context.Context, ex Exchange) error {
 			return nil
 		}
 	}
+}
+
+// relistenable reports an end of stream after which listening again makes
+// sense: the stream broke, never got through, or the server is briefly
+// unable to serve it (HTTP 503: a replica that lost its backplane).
+func relistenable(err error) bool {
+	if errors.Is(err, ErrDropped) || errors.Is(err, ErrNotDelivered) {
+		return true
+	}
+	var se *StatusError
+	if errors.As(err, &se) && se.Status == 503 {
+		return true
+	}
+	var re *RPCError
+	return errors.As(err, &re) && re.Status == 503
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/netip"
 	"time"
 )
 
@@ -103,6 +104,17 @@ type Config struct {
 	// MaxConnsPerIP (429 past it) and MaxConns (503 past it) bound
 	// connections (C11). Defaults 1024 and 16384.
 	MaxConnsPerIP, MaxConns int
+
+	// TrustedProxies lists the balancers (CIDRs) in front of this server.
+	// A connection from one of them must begin with a PROXY protocol
+	// header, version 1 or 2 (HAProxy "send-proxy" or "send-proxy-v2"),
+	// naming the client: MaxConnsPerIP then counts that client, not the
+	// balancer (E7), and the connection's remote address is the client's.
+	// A trusted connection without a valid header is closed
+	// (Stats.BadProxyHeader); a LOCAL header (health check) counts
+	// against no client. Nil: no proxy is trusted, and a server behind a
+	// balancer sees one client.
+	TrustedProxies []netip.Prefix
 
 	// Compression enables gzip and zstd for JSON replies of at least
 	// CompressMinBytes (default 1 KiB) when Accept-Encoding allows.

@@ -91,6 +91,15 @@ type DialOptions struct {
 	// message is read from its connection only when Next asks for it.
 	// Default 4096 (DefaultDialMaxQueued).
 	MaxQueued int
+	// Auth, when set, authorizes the requests (OAuth 2.1 for MCP: package
+	// engine/client/oauth implements it): each request carries the
+	// Authorization value it returns (SEC-04: a header, never the query),
+	// and a 401 or 403 reply goes to its Challenge; when that succeeds the
+	// request is sent again (at most 3 times per request), else the reply's
+	// *client.StatusError is returned along with the reason. Header must
+	// not then hold Authorization. Nil: no authorization beyond Header, at
+	// no cost on the request path.
+	Auth Authorizer
 	// Logger receives a warning when a connect hook fails, and debug logs
 	// (messages ignored: server requests on a stream, replies nobody waits
 	// for; legacy sessions ending). Nil discards them.
@@ -214,6 +223,9 @@ func Dial(rawURL string, opts DialOptions) (mcpclient.Transport, error) {
 	extra, err := renderHeaders(opts.Header)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Auth != nil && opts.Header.Get("Authorization") != "" {
+		return nil, errors.New("streamhttp: DialOptions.Header holds Authorization and DialOptions.Auth is set")
 	}
 	t := &transport{
 		opts:   opts,
@@ -376,12 +388,16 @@ func (t *transport) appendPOST(b []byte, c *wconn, out *mcpclient.Outgoing, sess
 		b = append(b, sess.id...)
 		b = append(b, "\r\n"...)
 	}
-	return t.appendEnd(b, n)
+	return t.appendEnd(b, c, n)
 }
 
-// appendEnd finishes a request head: extra headers, Content-Length.
-func (t *transport) appendEnd(b []byte, n int) []byte {
+// appendEnd finishes a request head: extra headers, the Authorization the
+// connection carries for this request (DialOptions.Auth), Content-Length.
+func (t *transport) appendEnd(b []byte, c *wconn, n int) []byte {
 	b = append(b, t.extra...)
+	if c.authz != "" {
+		b = appendAuth(b, c)
+	}
 	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, "\r\n\r\n"...)
@@ -427,14 +443,37 @@ func (t *transport) Open(ctx context.Context, out *mcpclient.Outgoing) (mcpclien
 			return nil, err
 		}
 	}
+	if t.opts.Auth == nil {
+		x, _, err := t.openOnce(ctx, out, era, "", "", false)
+		return x, err
+	}
+	for tries := 0; ; tries++ {
+		authz, proof, err := t.authorization(ctx, "POST", "")
+		if err != nil {
+			return nil, err
+		}
+		x, ch, err := t.openOnce(ctx, out, era, authz, proof, tries < maxAuthRetries)
+		if ch == nil {
+			return x, err
+		}
+		if err := t.answer(ctx, ch); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// openOnce sends out and reads the reply's head. With challengeable, a
+// 401 or 403 reply is read whole and returned as a challenge instead.
+func (t *transport) openOnce(ctx context.Context, out *mcpclient.Outgoing, era mcpclient.Era, authz, proof string, challengeable bool) (mcpclient.Exchange, *challenge, error) {
 	c, reused, err := t.pool.get(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	c.authz, c.dpop = authz, proof
 	x := &dialExchange{t: t, c: c, id: out.ID, era: era, reused: reused, handshake: out.Handshake, version: out.Version}
 	if err := x.enter(ctx); err != nil {
 		x.leave()
-		return nil, x.fail(err)
+		return nil, nil, x.fail(err)
 	}
 	defer x.leave()
 	if era == mcpclient.Era2025 {
@@ -443,15 +482,23 @@ func (t *transport) Open(ctx context.Context, out *mcpclient.Outgoing) (mcpclien
 	c.begin()
 	c.wbuf = t.appendPOST(c.wbuf[:0], c, out, x.sess, len(out.Body))
 	if err := c.write(out.Body); err != nil {
-		return nil, x.failOpen(err, true)
+		return nil, nil, x.failOpen(err, true)
 	}
 	if err := c.br.ReadHead(&c.h); err != nil {
-		return nil, x.failOpen(err, false)
+		return nil, nil, x.failOpen(err, false)
+	}
+	if challengeable && isChallenge(c.h.Status) {
+		ch := readChallenge(c)
+		if ch.err != nil {
+			return nil, nil, x.fail(ch.err)
+		}
+		x.end(ch.reusable, io.EOF)
+		return nil, ch, nil
 	}
 	if err := x.start(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return x, nil
+	return x, nil, nil
 }
 
 // Notify sends out as one POST and reads the reply: 202 (HTTP-06), or any
@@ -472,7 +519,7 @@ func (t *transport) Notify(ctx context.Context, out *mcpclient.Outgoing) error {
 		if err != nil {
 			return err
 		}
-		status, body, err := t.call(ctx, s.postHead(out), out.Body, notifyBodyMax)
+		status, body, err := t.call(ctx, "POST", s.target, s.postHead(out), out.Body, notifyBodyMax)
 		if err != nil && !errors.Is(err, mcpclient.ErrTooLarge) {
 			return err
 		}
@@ -491,7 +538,7 @@ func (t *transport) Notify(ctx context.Context, out *mcpclient.Outgoing) error {
 		sess = t.session.Load()
 	}
 	head := func(b []byte, c *wconn) []byte { return t.appendPOST(b, c, out, sess, len(out.Body)) }
-	status, body, err := t.call(ctx, head, out.Body, notifyBodyMax)
+	status, body, err := t.call(ctx, "POST", "", head, out.Body, notifyBodyMax)
 	if err != nil && !errors.Is(err, mcpclient.ErrTooLarge) {
 		return err
 	}
@@ -509,11 +556,37 @@ func (t *transport) Notify(ctx context.Context, out *mcpclient.Outgoing) error {
 // the status and the body, at most max bytes (past it: the bytes read,
 // at least the first statusBodyMax, and client.ErrTooLarge; the
 // connection is closed). A 2025-era session id in the reply is kept.
-func (t *transport) call(ctx context.Context, head func(b []byte, c *wconn) []byte, body []byte, max int64) (int, []byte, error) {
+//
+// method and target (the request-target when it is not the endpoint's)
+// are what a DPoP proof is made for.
+func (t *transport) call(ctx context.Context, method, target string, head func(b []byte, c *wconn) []byte, body []byte, max int64) (int, []byte, error) {
+	if t.opts.Auth == nil {
+		status, reply, _, err := t.callOnce(ctx, head, body, max, "", "", false)
+		return status, reply, err
+	}
+	for tries := 0; ; tries++ {
+		authz, proof, err := t.authorization(ctx, method, target)
+		if err != nil {
+			return 0, nil, err
+		}
+		status, reply, ch, err := t.callOnce(ctx, head, body, max, authz, proof, tries < maxAuthRetries)
+		if ch == nil {
+			return status, reply, err
+		}
+		if err := t.answer(ctx, ch); err != nil {
+			return 0, nil, err
+		}
+	}
+}
+
+// callOnce is one attempt of call; with challengeable, a 401 or 403
+// reply is returned as a challenge.
+func (t *transport) callOnce(ctx context.Context, head func(b []byte, c *wconn) []byte, body []byte, max int64, authz, proof string, challengeable bool) (int, []byte, *challenge, error) {
 	c, reused, err := t.pool.get(ctx)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
+	c.authz, c.dpop = authz, proof
 	var stop func() bool
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, c.close)
@@ -532,10 +605,24 @@ func (t *transport) call(ctx context.Context, head func(b []byte, c *wconn) []by
 	c.begin()
 	c.wbuf = head(c.wbuf[:0], c)
 	if err := c.write(body); err != nil {
-		return 0, nil, fail(wrapNotDelivered("send", err))
+		return 0, nil, nil, fail(wrapNotDelivered("send", err))
 	}
 	if err := c.br.ReadHead(&c.h); err != nil {
-		return 0, nil, fail(headError(err, c, reused))
+		return 0, nil, nil, fail(headError(err, c, reused))
+	}
+	if challengeable && isChallenge(c.h.Status) {
+		ch := readChallenge(c)
+		if ch.err != nil {
+			return 0, nil, nil, fail(ch.err)
+		}
+		if stop != nil && !stop() {
+			c.close()
+		} else if ch.reusable {
+			t.pool.put(c)
+		} else {
+			c.close()
+		}
+		return 0, nil, ch, nil
 	}
 	status := c.h.Status // c is not ours once given back
 	if s := c.h.Session; s != "" && mcpclient.Era(t.era.Load()) == mcpclient.Era2025 {
@@ -546,20 +633,20 @@ func (t *transport) call(ctx context.Context, head func(b []byte, c *wconn) []by
 	if err != nil {
 		if errors.Is(err, mcpclient.ErrTooLarge) {
 			c.close()
-			return status, reply, mcpclient.ErrTooLarge
+			return status, reply, nil, mcpclient.ErrTooLarge
 		}
-		return status, nil, fail(bodyError(err))
+		return status, nil, nil, fail(bodyError(err))
 	}
 	if stop != nil && !stop() {
 		c.close() // the context ended meanwhile; the reply is complete
-		return status, reply, nil
+		return status, reply, nil, nil
 	}
 	if c.reusable() {
 		t.pool.put(c)
 	} else {
 		c.close()
 	}
-	return status, reply, nil
+	return status, reply, nil, nil
 }
 
 // headError classifies a failure to read a reply's head: nothing arrived
@@ -610,7 +697,7 @@ func (t *transport) Close() error {
 func (t *transport) deleteSession(s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	head := func(b []byte, _ *wconn) []byte {
+	head := func(b []byte, c *wconn) []byte {
 		b = append(b, "DELETE "...)
 		b = append(b, t.target...)
 		b = append(b, " HTTP/1.1\r\nHost: "...)
@@ -622,9 +709,9 @@ func (t *transport) deleteSession(s *session) {
 			b = append(b, s.version...)
 		}
 		b = append(b, "\r\n"...)
-		return t.appendEnd(b, 0)
+		return t.appendEnd(b, c, 0)
 	}
-	if status, _, err := t.call(ctx, head, nil, statusBodyMax); err != nil {
+	if status, _, err := t.call(ctx, "DELETE", "", head, nil, statusBodyMax); err != nil {
 		t.log.Debug("streamhttp: session DELETE failed", "err", err)
 	} else {
 		t.log.Debug("streamhttp: session ended", "status", status)

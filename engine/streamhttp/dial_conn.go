@@ -43,6 +43,11 @@ type wconn struct {
 	used int    // requests carried
 	idle time.Time
 
+	// authz is the Authorization value of the request being written
+	// (DialOptions.Auth); "" for none.
+	authz string
+	dpop  string // its DPoP proof
+
 	dead atomic.Bool
 }
 

@@ -179,10 +179,15 @@ type legacyStream struct {
 
 // dialLegacy opens the HTTP+SSE stream and waits for its endpoint event.
 func (t *transport) dialLegacy(ctx context.Context) (*legacyStream, error) {
+	authz, proof, err := t.authorization(ctx, "GET", "")
+	if err != nil {
+		return nil, err
+	}
 	c, err := t.connect(ctx)
 	if err != nil {
 		return nil, wrapNotDelivered("connect", err)
 	}
+	c.authz, c.dpop = authz, proof
 	stop := context.AfterFunc(ctx, c.close)
 	target, err := t.openStream(c)
 	ok := stop()
@@ -218,6 +223,9 @@ func (t *transport) openStream(c *wconn) (string, error) {
 	b = append(b, t.host...)
 	b = append(b, "\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n"...)
 	b = append(b, t.extra...)
+	if c.authz != "" {
+		b = appendAuth(b, c)
+	}
 	c.wbuf = append(b, "\r\n"...)
 	if err := c.write(nil); err != nil {
 		return "", fmt.Errorf("streamhttp: HTTP+SSE stream: %w", err)
@@ -317,13 +325,13 @@ func (t *transport) legacyFor(ctx context.Context, handshake bool) (*legacyStrea
 // postHead writes the head of a POST to the endpoint.
 func (s *legacyStream) postHead(out *mcpclient.Outgoing) func([]byte, *wconn) []byte {
 	t := s.t
-	return func(b []byte, _ *wconn) []byte {
+	return func(b []byte, c *wconn) []byte {
 		b = append(b, "POST "...)
 		b = append(b, s.target...)
 		b = append(b, " HTTP/1.1\r\nHost: "...)
 		b = append(b, t.host...)
 		b = append(b, "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"...)
-		return t.appendEnd(b, len(out.Body))
+		return t.appendEnd(b, c, len(out.Body))
 	}
 }
 
@@ -342,7 +350,7 @@ func (t *transport) openLegacy(ctx context.Context, out *mcpclient.Outgoing) (mc
 	if !s.register(x, out.Listen) {
 		return nil, wrapNotDelivered("HTTP+SSE", errStreamLost)
 	}
-	status, body, err := t.call(ctx, s.postHead(out), out.Body, t.maxMsg)
+	status, body, err := t.call(ctx, "POST", s.target, s.postHead(out), out.Body, t.maxMsg)
 	x.status = status
 	if err != nil && !errors.Is(err, mcpclient.ErrTooLarge) {
 		s.remove(x)

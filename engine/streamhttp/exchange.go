@@ -205,6 +205,12 @@ func (x *exchange) NotifyKeyed(c *engine.Request, frame []byte, key uint64) erro
 	return x.Notify(c, frame)
 }
 
+// DropsOnCancel implements engine.StreamDropper: a cancelled stream ends
+// without a response (the pump stops at Done, the connection or chunked
+// body is closed), which a client takes as a drop and answers by listening
+// again (SUB-10).
+func (x *exchange) DropsOnCancel() {}
+
 // Reply implements engine.Replier.
 func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
 	x.mu.Lock()

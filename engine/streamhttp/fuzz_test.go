@@ -352,3 +352,49 @@ func plainSafe(s string) bool {
 	}
 	return true
 }
+
+// FuzzProxyHeader: the PROXY header parser never panics, never claims more
+// bytes than it was given, parses a complete header the same with or
+// without what follows it, and asks for more (no error) on every prefix of
+// a valid header, so a header split across reads parses as in one.
+func FuzzProxyHeader(f *testing.F) {
+	for _, s := range []string{
+		"PROXY TCP4 192.0.2.1 198.51.100.2 56324 443\r\nGET / HTTP/1.1\r\n",
+		"PROXY TCP6 2001:db8::1 2001:db8::2 1 2\r\n",
+		"PROXY UNKNOWN\r\n",
+		"PROXY TCP4 1.1.1.1 2.2.2.2 65535 0\r\n",
+		"\r\n\r\n\x00\r\nQUIT\n\x21\x11\x00\x0c\xc0\x00\x02\x09\x0a\x00\x00\x01\x04\xd2\x00\x50POST",
+		"\r\n\r\n\x00\r\nQUIT\n\x20\x00\x00\x00",
+		"\r\n\r\n\x00\r\nQUIT\n\x21\x21\x00\x24" + strings.Repeat("\x01", 36),
+		"GET / HTTP/1.1\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, n, err := parseProxy(b)
+		if err != nil {
+			if n != 0 {
+				t.Fatalf("error with n=%d", n)
+			}
+			return
+		}
+		if n < 0 || n > len(b) {
+			t.Fatalf("n=%d of %d bytes", n, len(b))
+		}
+		if n == 0 {
+			return
+		}
+		h2, n2, err2 := parseProxy(b[:n])
+		if err2 != nil || n2 != n || h2 != h {
+			t.Fatalf("header alone: %v %d %v, with the rest: %v %d", h2, n2, err2, h, n)
+		}
+		if !h.local && !h.src.Addr().IsValid() {
+			t.Fatalf("no client address in %q", b[:n])
+		}
+		for k := 0; k < n; k += max(1, n/16) {
+			if _, m, err := parseProxy(b[:k]); m != 0 || err != nil {
+				t.Fatalf("prefix %d of %q: n=%d err=%v", k, b[:n], m, err)
+			}
+		}
+	})
+}

@@ -34,19 +34,27 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		ip := remoteIP(c)
+		// A trusted proxy's connection is charged to the client its PROXY
+		// header names, once the header is read (proxyproto.go).
+		proxied := l.s.trusted(c.RemoteAddr())
+		ip := ""
+		if !proxied {
+			ip = remoteIP(c)
+		}
 		l.mu.Lock()
 		var refuse []byte
 		switch {
 		case l.total >= l.s.cfg.MaxConns:
 			refuse = resp503
 			l.s.stats.TooManyConns.Add(1)
-		case l.perIP[ip] >= l.s.cfg.MaxConnsPerIP:
+		case !proxied && l.perIP[ip] >= l.s.cfg.MaxConnsPerIP:
 			refuse = resp429
 			l.s.stats.TooManyConnsPerIP.Add(1)
 		default:
 			l.total++
-			l.perIP[ip]++
+			if !proxied {
+				l.perIP[ip]++
+			}
 		}
 		l.mu.Unlock()
 		if refuse != nil {
@@ -59,6 +67,10 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		lc := &limitConn{Conn: c, l: l, ip: ip, stats: &l.s.stats, clk: &l.s.clk,
 			readTO: cfg.ReadTimeout, idleTO: cfg.IdleTimeout, gapTO: cfg.ReadIdleTimeout}
 		lc.coarse = min(lc.readTO, lc.idleTO, lc.gapTO) >= coarseMinLimit()
+		if proxied {
+			l.s.stats.Proxied.Add(1)
+			lc.Conn = &proxyConn{Conn: c, lc: lc}
+		}
 		if l.netHTTP {
 			return &netConn{limitConn: lc, maxHeader: l.s.cfg.MaxHeaderBytes}, nil
 		}
@@ -66,15 +78,31 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-func (l *limitListener) release(ip string) {
+func (l *limitListener) release(c *limitConn) {
 	l.mu.Lock()
 	l.total--
-	if n := l.perIP[ip] - 1; n > 0 {
-		l.perIP[ip] = n
-	} else {
-		delete(l.perIP, ip)
+	if ip := c.ip; ip != "" {
+		if n := l.perIP[ip] - 1; n > 0 {
+			l.perIP[ip] = n
+		} else {
+			delete(l.perIP, ip)
+		}
 	}
 	l.mu.Unlock()
+}
+
+// chargeClient charges a proxied connection to the client ip its PROXY
+// header names; false (counted) when that client is at MaxConnsPerIP.
+func (l *limitListener) chargeClient(c *limitConn, ip string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.perIP[ip] >= l.s.cfg.MaxConnsPerIP {
+		l.s.stats.TooManyConnsPerIP.Add(1)
+		return false
+	}
+	l.perIP[ip]++
+	c.ip = ip
+	return true
 }
 
 func remoteIP(c net.Conn) string {
@@ -92,7 +120,7 @@ func remoteIP(c net.Conn) string {
 type limitConn struct {
 	net.Conn
 	l    *limitListener
-	ip   string
+	ip   string // the per-IP slot this connection holds ("": none); guarded by l.mu
 	once sync.Once
 
 	rcOnce sync.Once
@@ -252,7 +280,7 @@ func (c *limitConn) refreshWriteDeadline(now time.Time) {
 }
 
 func (c *limitConn) Close() error {
-	c.once.Do(func() { c.l.release(c.ip) })
+	c.once.Do(func() { c.l.release(c) })
 	return c.Conn.Close()
 }
 

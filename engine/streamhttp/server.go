@@ -329,6 +329,12 @@ func (s *Server) sendReply(w respWriter, r *reqInfo, x *exchange) {
 			body = x.zbuf
 		}
 	}
+	if status == 503 {
+		// A shared service (state store, backplane) is unreachable: the
+		// request may be retried, here or on another replica.
+		s.stats.Unavailable.Add(1)
+		w.header("Retry-After", "1")
+	}
 	w.send(status, ctJSON, body)
 }
 
@@ -449,4 +455,6 @@ type Stats struct {
 	Compressed, Collapsed                      atomic.Uint64
 	TooManyConns, TooManyConnsPerIP            atomic.Uint64
 	StreamWriteErrors, Disconnects             atomic.Uint64
+	Unavailable                                atomic.Uint64 // 503 replies: shared state unreachable (engine.ErrUnavailable)
+	Proxied, BadProxyHeader                    atomic.Uint64 // connections from Config.TrustedProxies; those closed for a bad or missing PROXY header
 }

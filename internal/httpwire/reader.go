@@ -148,6 +148,13 @@ type Head struct {
 	// Session is the Mcp-Session-Id header of a 2025-era server ("" when
 	// absent; a string is allocated only when the header is there).
 	Session string
+	// WWWAuthenticate is the WWW-Authenticate header of a 401 or 403
+	// reply (several fields joined by ", "); it is not kept for other
+	// statuses.
+	WWWAuthenticate string
+	// DPoPNonce is the DPoP-Nonce header of a 401 or 403 reply (RFC 9449
+	// §9).
+	DPoPNonce string
 }
 
 // ReadHead reads a status line and headers, skipping interim 1xx
@@ -214,6 +221,13 @@ func (r *Reader) ReadHead(h *Head) error {
 				}
 			case len(name) == 14 && bytes.EqualFold(name, []byte("Mcp-Session-Id")):
 				h.Session = string(val)
+			case len(name) == 16 && (st == 401 || st == 403) && bytes.EqualFold(name, []byte("WWW-Authenticate")):
+				if h.WWWAuthenticate != "" {
+					h.WWWAuthenticate += ", "
+				}
+				h.WWWAuthenticate += string(val)
+			case len(name) == 10 && (st == 401 || st == 403) && bytes.EqualFold(name, []byte("DPoP-Nonce")):
+				h.DPoPNonce = string(val)
 			}
 		}
 		if h.Status >= 100 && h.Status < 200 && h.Status != 101 {

@@ -155,7 +155,11 @@ func (r *refServer) touch(c *engine.Call) error {
 	if !ok || uri == "" {
 		return errURIRequired
 	}
-	r.srv.ResourceUpdated(uri)
+	// With a backplane the update may fail to go out (shared state
+	// unreachable): the caller gets -32603, HTTP 503, and may retry.
+	if err := r.srv.ResourceUpdated(uri); err != nil {
+		return err
+	}
 	c.Text("updated " + uri)
 	return nil
 }

@@ -21,7 +21,9 @@
 //   - completion/complete for the prompt and template arguments.
 //
 // Our own tools: echo {text}, sleep {ms, steps}, big {bytes}, panic {} and
-// touch {uri} (see own.go).
+// touch {uri} (see own.go); with Options.Store the handle tools
+// draft_create {text}, draft_append {handle, text, idempotencyKey?} and
+// draft_read {handle} (see drafts.go).
 //
 // Every requestState the MRTR fixtures hand out is integrity-protected
 // (HMAC-SHA256, bound to the method, the tool or prompt name, a digest of
@@ -35,6 +37,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/engine/state"
 )
 
 // ServerName is the serverInfo name of the reference server.
@@ -46,8 +49,22 @@ type Options struct {
 	Logger *slog.Logger
 	// StateKey is the HMAC-SHA256 key protecting MRTR requestState tokens
 	// (at least 16 bytes). Servers sharing a key accept each other's states
-	// (replicas). Nil selects a random key per process.
+	// (replicas). Nil (and no StateKeys) selects a random key per process.
 	StateKey []byte
+	// StateKeys is a rotating list of requestState keys (each at least 16
+	// bytes) shared by a fleet, so that a retry served by another replica
+	// still verifies (E5): the first signs, every one verifies. To rotate,
+	// deploy [new, old] everywhere, then [new] once the old states have
+	// expired (10 minutes). When set, StateKey must be nil.
+	StateKeys [][]byte
+	// Store keeps the drafts of the handle tools (draft_create,
+	// draft_append, draft_read; see drafts.go), shared by every replica
+	// that uses the same store. Nil: no draft tools.
+	Store state.Store
+	// Backplane is passed to engine.Options.Backplane: change cues (touch,
+	// the clock, the trigger tools) then reach the listen streams of every
+	// replica. The caller runs engine.Server.Start before serving.
+	Backplane state.Backplane
 	// ProgressInterval is passed to engine.Options.ProgressInterval: the
 	// minimum time between two progress notifications of one request
 	// (0: engine default, negative: no rate limit).
@@ -59,6 +76,7 @@ type refServer struct {
 	srv   *engine.Server
 	log   *slog.Logger
 	state signer
+	store state.Store
 }
 
 // New builds an engine.Server with every fixture registered.
@@ -68,11 +86,23 @@ func New(opt Options) (*engine.Server, error) {
 
 // newServer is New with a clock (tests move time to expire states).
 func newServer(opt Options, now func() time.Time) (*engine.Server, error) {
-	key := opt.StateKey
-	if key == nil {
-		key = processKey()
-	} else if len(key) < stateMinKey {
-		return nil, errors.New("refserver: StateKey must be at least 16 bytes")
+	keys := opt.StateKeys
+	switch {
+	case opt.StateKey != nil && keys != nil:
+		return nil, errors.New("refserver: set StateKey or StateKeys, not both")
+	case opt.StateKey != nil:
+		keys = [][]byte{opt.StateKey}
+	case keys == nil:
+		keys = [][]byte{processKey()}
+	case len(keys) == 0:
+		return nil, errors.New("refserver: StateKeys is empty")
+	}
+	own := make([][]byte, len(keys))
+	for i, k := range keys {
+		if len(k) < stateMinKey {
+			return nil, errors.New("refserver: every requestState key must be at least 16 bytes")
+		}
+		own[i] = append([]byte(nil), k...)
 	}
 	log := opt.Logger
 	if log == nil {
@@ -86,13 +116,15 @@ func newServer(opt Options, now func() time.Time) (*engine.Server, error) {
 		// test_logging_tool logs through Call.Log, which needs the
 		// (deprecated) logging capability; it still sends nothing unless
 		// the request's _meta carries a logLevel (GEN-13).
-		Logging: true,
-		Logger:  log,
+		Logging:   true,
+		Logger:    log,
+		Backplane: opt.Backplane,
 	})
 	r := &refServer{
 		srv:   srv,
 		log:   log,
-		state: signer{key: append([]byte(nil), key...), now: now, ttl: stateTTL},
+		state: signer{keys: own, now: now, ttl: stateTTL},
+		store: opt.Store,
 	}
 	var errs []error
 	for _, t := range r.tools() {
@@ -121,5 +153,6 @@ func (r *refServer) tools() []engine.Tool {
 	ts = append(ts, r.conformanceTools()...)
 	ts = append(ts, r.mrtrTools()...)
 	ts = append(ts, r.ownTools()...)
+	ts = append(ts, r.draftTools()...)
 	return ts
 }

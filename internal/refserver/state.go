@@ -53,11 +53,12 @@ var processKey = sync.OnceValue(func() []byte {
 	return k
 })
 
-// signer mints and verifies requestState tokens.
+// signer mints and verifies requestState tokens. keys[0] signs; every key
+// verifies (a fleet rotating its keys, E5).
 type signer struct {
-	key []byte
-	now func() time.Time
-	ttl time.Duration
+	keys [][]byte
+	now  func() time.Time
+	ttl  time.Duration
 }
 
 // stateData is the verified content of a requestState.
@@ -128,8 +129,8 @@ func argsDigest(raw []byte) ([sha256.Size]byte, error) {
 	return sha256.Sum256(canon), nil
 }
 
-func (s *signer) tag(bind, payload []byte) []byte {
-	m := hmac.New(sha256.New, s.key)
+func tag(key, bind, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(stateDomain))
 	m.Write(bind)
 	m.Write(payload)
@@ -152,7 +153,7 @@ func (s *signer) mint(c *engine.Call, round uint64, data string) (string, error)
 	sb.Grow(enc.EncodedLen(len(payload)) + 1 + enc.EncodedLen(stateTagBytes))
 	sb.WriteString(enc.EncodeToString(payload))
 	sb.WriteByte('.')
-	sb.WriteString(enc.EncodeToString(s.tag(bind, payload)))
+	sb.WriteString(enc.EncodeToString(tag(s.keys[0], bind, payload)))
 	return sb.String(), nil
 }
 
@@ -185,7 +186,14 @@ func (s *signer) verify(c *engine.Call, token string) (stateData, error) {
 	if err != nil {
 		return stateData{}, errStateFormat
 	}
-	if !hmac.Equal(got, s.tag(bind, payload)) {
+	ok := false
+	for _, k := range s.keys {
+		if hmac.Equal(got, tag(k, bind, payload)) {
+			ok = true
+			break
+		}
+	}
+	if !ok {
 		return stateData{}, errStateTag
 	}
 	// Authentic from here on: the payload was written by mint.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine/client"
+	"github.com/mcpwire/mcpwire/engine/client/oauth"
 	"github.com/mcpwire/mcpwire/engine/socket"
 	"github.com/mcpwire/mcpwire/engine/stdio"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
@@ -27,6 +28,12 @@ type Options struct {
 	Line client.LineOptions
 	// HTTP applies to http and https targets.
 	HTTP streamhttp.DialOptions
+	// OAuth, for http and https targets, authorizes the requests with the
+	// MCP authorization flow (package oauth): Open makes an
+	// oauth.Authorizer of it for HTTP.Auth, with Resource set to the
+	// target URL when empty and Logger to Logger when nil. Nil: none
+	// (HTTP.Auth and HTTP.Header apply as they are).
+	OAuth *oauth.Config
 	// StopWait is the stdio stop sequence's CloseWait and TermWait.
 	// Default 2 s each.
 	StopWait time.Duration
@@ -51,6 +58,20 @@ func Open(s string, o Options) (*client.Client, error) {
 	var t client.Transport
 	switch {
 	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
+		if o.OAuth != nil {
+			cfg := *o.OAuth
+			if cfg.Resource == "" {
+				cfg.Resource = s
+			}
+			if cfg.Logger == nil {
+				cfg.Logger = o.Logger
+			}
+			a, err := oauth.New(cfg)
+			if err != nil {
+				return nil, err
+			}
+			o.HTTP.Auth = a
+		}
 		ht, err := streamhttp.Dial(s, o.HTTP)
 		if err != nil {
 			return nil, err

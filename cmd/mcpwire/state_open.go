@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/engine/state/redisstate"
+)
+
+// openState opens what --state names: "memory" (the default: drafts in
+// this process, change cues delivered in process) or
+// redis://HOST:PORT/DB (drafts and change cues shared by every replica
+// using that database). An unreachable Redis fails here: serve does not
+// start without its shared state (E1).
+func openState(ctx context.Context, spec string, log *slog.Logger) (*sharedState, error) {
+	switch {
+	case spec == "" || spec == "memory":
+		// One process: the cues need no backplane (the engine delivers
+		// them in process, at no cost); the drafts live in memory.
+		m := state.NewMemory(state.MemoryOptions{})
+		return &sharedState{Store: m, close: []func() error{m.Close}}, nil
+	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"), strings.HasPrefix(spec, "unix://"):
+		r, err := redisstate.New(ctx, spec, redisstate.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("--state: %w", err)
+		}
+		log.Info("shared state on Redis", "db", redactURL(spec))
+		return &sharedState{Store: r, Backplane: r, close: []func() error{r.Close}}, nil
+	}
+	return nil, fmt.Errorf("--state %q: want memory or redis://HOST:PORT/DB", redactURL(spec))
+}
+
+// redactURL drops a password from a Redis URL for logs and errors.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return u
+	}
+	return scheme + "://***@" + rest[at+1:]
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# make cluster: redis-server, 3 mcpwire replicas sharing it, and HAProxy in
+# front of them (deploy/haproxy.cfg with free ports), all on loopback,
+# started and stopped by PID. Runs until Ctrl-C (or SIGTERM), then stops
+# everything it started.
+#
+#   deploy/cluster.sh                   interactive
+#   deploy/cluster.sh -- CMD ARGS...    run CMD with MCPWIRE_CLUSTER_URL,
+#                                       MCPWIRE_CLUSTER_REPLICAS and
+#                                       MCPWIRE_CLUSTER_REDIS set, then stop
+#   deploy/cluster.sh --install         only install redis-server and haproxy
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${MCPWIRE_BIN:-bin/mcpwire}
+
+need() { # need COMMAND PACKAGE: install the Debian package when COMMAND is missing
+  command -v "$1" >/dev/null 2>&1 && return 0
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "cluster: $1 is missing; install the Debian package $2" >&2; exit 1; }
+    sudo=sudo
+  fi
+  echo "cluster: installing $2"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$2" >/dev/null 2>&1 ||
+    { $sudo apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$2" >/dev/null; }
+}
+need redis-server redis-server
+need haproxy haproxy
+[ "${1:-}" = "--install" ] && exit 0
+[ -x "$BIN" ] || { echo "cluster: $BIN missing (make build)" >&2; exit 1; }
+
+# freeport: a loopback port nobody listens on now.
+used=" "
+freeport() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768-)
+    case "$used" in *" $p "*) continue ;; esac
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      used="$used$p "
+      echo "$p"
+      return
+    fi
+  done
+}
+waitport() { # waitport PORT PID NAME
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    kill -0 "$2" 2>/dev/null || { echo "cluster: $3 exited" >&2; return 1; }
+    sleep 0.05
+  done
+  echo "cluster: $3 not listening on $1" >&2
+  return 1
+}
+
+dir=$(mktemp -d)
+pids=()
+stop() {
+  local rc=$?
+  trap - EXIT INT TERM
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$dir"
+  exit "$rc"
+}
+trap stop EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+rport=$(freeport)
+redis-server --bind 127.0.0.1 --port "$rport" --save '' --appendonly no --daemonize no \
+  --logfile "$dir/redis.log" &
+pids+=($!)
+waitport "$rport" "$!" redis-server
+
+# One requestState key for the fleet (E5), readable by this user only.
+umask 077
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/state.keys"
+echo >> "$dir/state.keys"
+
+ports=()
+for i in 1 2 3; do
+  p=$(freeport)
+  "$BIN" serve --http "127.0.0.1:$p" --state "redis://127.0.0.1:$rport/0" \
+    --state-key-file "$dir/state.keys" --trusted-proxy 127.0.0.1/32 \
+    --log-level "${LOG_LEVEL:-warn}" ${MCPWIRE_SERVE_FLAGS:-} 2>>"$dir/replica$i.log" &
+  pids+=($!)
+  waitport "$p" "$!" "replica $i"
+  ports+=("$p")
+done
+
+fport=$(freeport)
+sed -e "s/127\.0\.0\.1:8080/127.0.0.1:$fport/" \
+    -e "s/127\.0\.0\.1:8081/127.0.0.1:${ports[0]}/" \
+    -e "s/127\.0\.0\.1:8082/127.0.0.1:${ports[1]}/" \
+    -e "s/127\.0\.0\.1:8083/127.0.0.1:${ports[2]}/" deploy/haproxy.cfg > "$dir/haproxy.cfg"
+haproxy -c -q -f "$dir/haproxy.cfg"
+haproxy -db -f "$dir/haproxy.cfg" 2>>"$dir/haproxy.log" &
+pids+=($!)
+waitport "$fport" "$!" haproxy
+
+export MCPWIRE_CLUSTER_URL="http://127.0.0.1:$fport/mcp"
+export MCPWIRE_CLUSTER_REPLICAS="http://127.0.0.1:${ports[0]}/mcp http://127.0.0.1:${ports[1]}/mcp http://127.0.0.1:${ports[2]}/mcp"
+export MCPWIRE_CLUSTER_REDIS="127.0.0.1:$rport"
+echo "cluster: balancer $MCPWIRE_CLUSTER_URL"
+echo "cluster: replicas $MCPWIRE_CLUSTER_REPLICAS"
+echo "cluster: redis    $MCPWIRE_CLUSTER_REDIS (pids ${pids[*]}; logs in $dir)"
+
+if [ "${1:-}" = "--" ]; then
+  shift
+  "$@"
+  exit $?
+fi
+echo "cluster: Ctrl-C stops everything"
+wait -n "${pids[@]}" || true
+echo "cluster: a process exited; stopping" >&2
+exit 1

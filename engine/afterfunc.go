@@ -1,0 +1,78 @@
+package engine
+
+// Contexts derived from a Call (context.WithTimeout(c, …), or a library
+// doing so with the Call it was given) must not outlive it. The context
+// package watches a parent it does not know with a goroutine that, once
+// the parent is done, reads the parent's Err and Value — possibly after
+// the engine has recycled the Call, which crashed a replica whose state
+// store derived a context per operation (issue 11). A Call therefore
+// implements the context package's AfterFunc hook: derived contexts
+// register a callback instead of starting a goroutine, the callbacks run
+// when the call ends (cancelled, timed out or completed), after c.mu is
+// released and before the Call is recycled, and the derived context's
+// cancel unregisters its callback at once.
+
+// afterFunc is one registered callback.
+type afterFunc struct {
+	id uint64
+	f  func()
+}
+
+// AfterFunc arranges for f to run once the call is done (its Done channel
+// closed), and returns a function that unregisters f: it reports whether
+// it stopped f from running. It exists for the context package
+// (contexts derived from the Call); f must be quick and must not block.
+// If the call is already done, f runs at once in its own goroutine.
+func (c *Call) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	if c.state != stateRunning {
+		c.afterWG.Add(1) // the Call is not recycled until f has run
+		c.mu.Unlock()
+		go func() {
+			defer c.afterWG.Done()
+			f()
+		}()
+		return func() bool { return false }
+	}
+	c.afterSeq++
+	id, gen := c.afterSeq, c.gen
+	c.afters = append(c.afters, afterFunc{id: id, f: f})
+	c.mu.Unlock()
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.gen != gen {
+			return false
+		}
+		for i, a := range c.afters {
+			if a.id == id {
+				c.afters = append(c.afters[:i], c.afters[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// takeAftersLocked hands the registered callbacks to the caller, which
+// runs them with runAfters once c.mu is released. Called with c.mu held,
+// where Done is closed.
+func (c *Call) takeAftersLocked() []afterFunc {
+	a := c.afters
+	if len(a) == 0 {
+		return nil
+	}
+	c.afters = nil
+	c.afterWG.Add(1)
+	return a
+}
+
+func (c *Call) runAfters(a []afterFunc) {
+	if len(a) == 0 {
+		return
+	}
+	defer c.afterWG.Done()
+	for _, x := range a {
+		x.f()
+	}
+}

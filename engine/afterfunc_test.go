@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// TestDerivedContextsOutliveNoCall: contexts derived from a Call (as a
+// state store does per operation) are cancelled when the call ends,
+// before it is recycled, and start no goroutine that could read a
+// recycled Call: many calls whose handlers leave a derived context
+// behind, or cancel it as they return, run clean under the race detector.
+func TestDerivedContextsOutliveNoCall(t *testing.T) {
+	s := New(Options{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	var mu sync.Mutex
+	var leftover []context.Context
+	var cancels []context.CancelFunc // never called: the call's end cancels them
+	_ = s.AddTool(Tool{Name: "derive", Handler: func(c *Call) error {
+		ctx, cancel := context.WithTimeout(c, time.Hour)
+		defer cancel()
+		kept, keptCancel := context.WithCancel(c)
+		mu.Lock()
+		leftover = append(leftover, kept)
+		cancels = append(cancels, keptCancel)
+		mu.Unlock()
+		stop := context.AfterFunc(c, func() {})
+		_ = stop
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.Text("ok")
+		return nil
+	}})
+	for i := range 200 {
+		msg := []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"derive","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+		var env codec.Envelope
+		if err := codec.Peek(msg, &env); err != nil {
+			t.Fatal(err)
+		}
+		rep := &capture{done: make(chan struct{})}
+		r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+		if e := r.Check(); e != nil {
+			t.Fatal(e.Message)
+		}
+		r.Start()
+		<-rep.done
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	_ = cancels
+	for i, ctx := range leftover {
+		select {
+		case <-ctx.Done():
+		default:
+			t.Fatalf("context %d derived from a call not cancelled when it ended", i)
+		}
+	}
+}
+
+// TestAfterFuncStop: a stopped callback never runs; one registered on an
+// ended call runs at once.
+func TestAfterFuncStop(t *testing.T) {
+	s := New(Options{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	ran := make(chan string, 4)
+	_ = s.AddTool(Tool{Name: "t", Handler: func(c *Call) error {
+		stop := c.AfterFunc(func() { ran <- "stopped" })
+		if !stop() || stop() {
+			t.Error("stop did not report the first removal only")
+		}
+		c.AfterFunc(func() { ran <- "ran" })
+		c.Text("ok")
+		return nil
+	}})
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	var env codec.Envelope
+	_ = codec.Peek(msg, &env)
+	rep := &capture{done: make(chan struct{})}
+	r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+	_ = r.Check()
+	r.Start()
+	<-rep.done
+	if got := <-ran; got != "ran" {
+		t.Fatalf("%s", got)
+	}
+	select {
+	case got := <-ran:
+		t.Fatalf("also %s", got)
+	case <-time.After(20 * time.Millisecond):
+	}
+}

@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine/state"
+)
+
+// Scale-out: with Options.Backplane set, the change cues of
+// ToolsChanged, PromptsChanged, ResourcesChanged and ResourceUpdated go to
+// every replica through the backplane instead of straight to this
+// process's hub, and the backplane's subscription delivers every cue — this
+// replica's own included — to the local hub, once. The hub's behaviour is
+// unchanged: one encoding per cue and replica, updates of one URI still
+// queued for a slow listener collapse into one.
+//
+// Delivery is at most once (the spec has no replay). What must never
+// happen is a listen stream that was acknowledged and then silently misses
+// a cue, so:
+//
+//   - until Start has subscribed, and while the backplane is lost, listen
+//     requests are refused (-32603, HTTP 503) and publishing fails
+//     (ErrBackplaneLost, counted in Stats.PublishErrors);
+//   - when the backplane is lost, every local listen stream is ended
+//     (Stats.ListenInterrupted): a transport that can drop a stream without
+//     a response does so (StreamDropper; HTTP closes the SSE stream, which
+//     tells the client to listen again, SUB-10), the others answer the
+//     listen request with a -32603 error. Clients re-listen and re-fetch.
+
+// Backplane states (Server.bpState).
+const (
+	bpStarting int32 = iota // Start has not subscribed yet
+	bpUp                    // subscribed: cues flow
+	bpDown                  // the subscription was lost
+)
+
+// DefaultPublishTimeout bounds one Backplane.Publish.
+const DefaultPublishTimeout = 2 * time.Second
+
+// ErrBackplaneLost is returned by the publishing methods while the
+// backplane is not connected. It wraps state.ErrUnavailable, so a tool
+// handler that returns it is answered -32603 with HTTP 503.
+var ErrBackplaneLost = fmt.Errorf("engine: change backplane not connected: %w", state.ErrUnavailable)
+
+// ErrUnavailable is the answer to a request that needs a shared service
+// (the state store or the backplane) that cannot be reached: -32603 with
+// HTTP status 503 on Streamable HTTP, so that a balancer or client may
+// retry; on the other transports the -32603 error alone. A handler error
+// wrapping state.ErrUnavailable is answered with it.
+var ErrUnavailable = &codec.Error{Code: codec.CodeInternalError,
+	Message: "Service unavailable: shared state cannot be reached; retry later", Status: 503}
+
+var errStartedTwice = errors.New("engine: Start called twice")
+
+// errListenUnavailable refuses a listen request while no cue could reach it.
+var errListenUnavailable = &codec.Error{Code: codec.CodeInternalError,
+	Message: "Service unavailable: change notifications are interrupted; listen again later", Status: 503}
+
+// errListenInterrupted ends a listen stream on a transport that cannot drop
+// it when the backplane is lost.
+var errListenInterrupted = &codec.Error{Code: codec.CodeInternalError,
+	Message: "Listen stream interrupted: change notifications may have been missed; listen again and re-fetch"}
+
+// StreamDropper is implemented by Repliers whose transport ends a request's
+// stream without a response when the request is cancelled, which the
+// client sees as an unexpected drop and answers by listening again (SUB-10;
+// the Streamable HTTP binding). The engine ends listen streams that may
+// have missed cues this way; streams of other Repliers get a -32603 error
+// response instead.
+type StreamDropper interface {
+	DropsOnCancel()
+}
+
+// Start connects the server to the services it shares with other
+// replicas: with Options.Backplane it subscribes, and returns once the
+// subscription is active (or with its error: the caller should not serve).
+// The subscription lasts until Shutdown. Without a backplane Start does
+// nothing. Until Start has returned nil, listen requests are refused and
+// publishing fails.
+func (s *Server) Start(ctx context.Context) error {
+	if s.bp == nil {
+		return nil
+	}
+	if !s.bpStarted.CompareAndSwap(false, true) {
+		return errStartedTwice // a second subscription would deliver every cue twice
+	}
+	s.bgOnce.Do(func() { s.bgCtx, s.bgStop = context.WithCancel(context.Background()) })
+	// The subscription lives in the server's background context (ended by
+	// Shutdown); ctx bounds the setup only.
+	sub, cancel := context.WithCancel(s.bgCtx)
+	stop := context.AfterFunc(ctx, cancel)
+	err := s.bp.Subscribe(sub, s.deliverCue, s.backplaneLost, s.backplaneRestored)
+	if !stop() || err != nil {
+		cancel()
+		if err == nil {
+			err = ctx.Err()
+		}
+		s.bpStarted.Store(false) // may be tried again
+		return fmt.Errorf("engine: backplane subscribe: %w", err)
+	}
+	s.bpState.CompareAndSwap(bpStarting, bpUp)
+	s.log.l.Info("backplane subscribed")
+	return nil
+}
+
+// BackplaneUp reports whether cues flow: always true without a backplane.
+func (s *Server) BackplaneUp() bool {
+	return s.bp == nil || s.bpState.Load() == bpUp
+}
+
+// publish sends a cue to every replica, or, without a backplane, to this
+// process's listeners.
+func (s *Server) publish(k state.CueKind, uri string) error {
+	if s.bp == nil {
+		s.deliverCue(state.Cue{Kind: k, URI: uri})
+		return nil
+	}
+	if s.bpState.Load() != bpUp {
+		s.stats.PublishErrors.Add(1)
+		s.log.l.Warn("change not published: backplane not connected", "kind", k, "uri", uri)
+		return ErrBackplaneLost
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opt.PublishTimeout)
+	err := s.bp.Publish(ctx, state.Cue{Kind: k, URI: uri})
+	cancel()
+	if err != nil {
+		s.stats.PublishErrors.Add(1)
+		s.log.l.Warn("change not published", "kind", k, "uri", uri, "err", err)
+		if !errors.Is(err, state.ErrUnavailable) {
+			err = fmt.Errorf("%w: %w", state.ErrUnavailable, err)
+		}
+		return fmt.Errorf("engine: publish: %w", err)
+	}
+	s.stats.Published.Add(1)
+	return nil
+}
+
+// deliverCue hands one cue to this process's listen streams.
+func (s *Server) deliverCue(c state.Cue) {
+	switch c.Kind {
+	case state.CueToolsChanged:
+		s.hub.listChanged(subTools)
+	case state.CuePromptsChanged:
+		s.hub.listChanged(subPrompts)
+	case state.CueResourcesChanged:
+		s.hub.listChanged(subResources)
+	case state.CueResourceUpdated:
+		if c.URI != "" {
+			s.hub.resourceUpdated(c.URI)
+		}
+	}
+}
+
+// backplaneLost ends every local listen stream: they may miss cues from now
+// on. New listen requests are refused until the backplane is restored.
+func (s *Server) backplaneLost() {
+	s.bpState.Store(bpDown) // before the snapshot: see listen
+	s.stats.BackplaneLost.Add(1)
+	n := s.hub.interruptAll()
+	s.log.l.Warn("backplane lost: listen streams ended, new ones refused until it is back", "streams", n)
+}
+
+func (s *Server) backplaneRestored() {
+	if s.bpState.CompareAndSwap(bpDown, bpUp) {
+		s.log.l.Info("backplane restored")
+	}
+}
+
+// interruptAll ends every listen stream without the hub closing; it returns
+// how many it ended.
+func (h *hub) interruptAll() int {
+	sp := h.snapshot(func(*subscription) bool { return true })
+	subs := append([]*subscription(nil), *sp...)
+	h.putSnapshot(sp)
+	n := 0
+	for _, sub := range subs {
+		if sub.c.interrupt(sub) {
+			n++
+		}
+	}
+	h.srv.stats.ListenInterrupted.Add(uint64(n))
+	return n
+}
+
+// interrupt ends a detached listen stream that may have missed cues: as a
+// drop where the transport can (StreamDropper), else with an error
+// response. Only while the call still serves sub.
+func (c *Call) interrupt(sub *subscription) bool {
+	c.mu.Lock()
+	if !c.detached || c.detachDone || c.sub != sub || c.state != stateRunning {
+		c.mu.Unlock()
+		return false
+	}
+	if _, ok := c.rep.(StreamDropper); ok {
+		return c.cancelLocked(ErrBackplaneLost) // releases c.mu; completes the call without a response
+	}
+	c.detachDone = true
+	c.mu.Unlock()
+	c.setError(errListenInterrupted)
+	c.complete()
+	return true
+}

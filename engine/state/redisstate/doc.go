@@ -1,0 +1,30 @@
+// Package redisstate keeps state handles and carries change cues on Redis,
+// so that several replicas of one MCP server share them (issue 11). It is
+// a package of its own so that the engine does not pull a Redis client.
+//
+// Guarantees and limits:
+//
+//   - Records: one Redis string per (principal, handle), under
+//     "<Prefix>h:<SHA-256 of the principal>:<handle>", with PX expiry
+//     (Options.DefaultTTL, 1 h). A handle presented by another principal
+//     names another key, which does not exist: ErrNotFound (E3). Values
+//     up to Options.MaxValueBytes (1 MiB).
+//   - CompareAndSet and Once are atomic Lua scripts (EVALSHA, loaded on
+//     first use). Once holds a lease of Options.OnceLease (10 s, renewed
+//     while the call runs) so that a call re-sent to another replica is
+//     applied once (E4).
+//   - Cues: PUBLISH/SUBSCRIBE on "<Prefix>cues", one byte of kind plus the
+//     URI. Delivery is at most once; a subscriber whose connection drops
+//     is told (lost), reconnects with backoff and is told again (restored).
+//   - Every call is bounded by Options.OpTimeout (1 s) unless its context
+//     ends sooner; an unreachable Redis fails with an error matching
+//     state.ErrUnavailable, never a hang (E1).
+//   - Counters: Store.Stats.
+//
+// The client is github.com/redis/rueidis, chosen by measurement against
+// github.com/redis/go-redis/v9 on a local redis-server 7.0 (2 CPUs,
+// 8 goroutines): GET 21–25 µs/op, 1 alloc vs 26–30 µs, 6 allocs; the CAS
+// script 24–25 µs/op, 5 allocs vs 34–42 µs, 17 allocs. One sequential
+// PUBLISH→receive was 94 µs p50 / 220 µs p99 vs 61 µs / 250 µs: both far
+// under the 10 ms goal, and cue delivery is not on a caller's path.
+package redisstate
