@@ -6,8 +6,9 @@
 #
 #   deploy/cluster.sh                   interactive
 #   deploy/cluster.sh -- CMD ARGS...    run CMD with MCPWIRE_CLUSTER_URL,
-#                                       MCPWIRE_CLUSTER_REPLICAS and
-#                                       MCPWIRE_CLUSTER_REDIS set, then stop
+#                                       MCPWIRE_CLUSTER_REPLICAS,
+#                                       MCPWIRE_CLUSTER_REDIS and
+#                                       MCPWIRE_CLUSTER_PIDS set, then stop
 #   deploy/cluster.sh --install         only install redis-server and haproxy
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -102,6 +103,7 @@ waitport "$fport" "$!" haproxy
 export MCPWIRE_CLUSTER_URL="http://127.0.0.1:$fport/mcp"
 export MCPWIRE_CLUSTER_REPLICAS="http://127.0.0.1:${ports[0]}/mcp http://127.0.0.1:${ports[1]}/mcp http://127.0.0.1:${ports[2]}/mcp"
 export MCPWIRE_CLUSTER_REDIS="127.0.0.1:$rport"
+export MCPWIRE_CLUSTER_PIDS="redis=${pids[0]} r1=${pids[1]} r2=${pids[2]} r3=${pids[3]} haproxy=${pids[4]}"
 echo "cluster: balancer $MCPWIRE_CLUSTER_URL"
 echo "cluster: replicas $MCPWIRE_CLUSTER_REPLICAS"
 echo "cluster: redis    $MCPWIRE_CLUSTER_REDIS (pids ${pids[*]}; logs in $dir)"
