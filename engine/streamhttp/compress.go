@@ -99,8 +99,8 @@ func pickEncoding(ae []byte) string {
 		name, params, _ := bytes.Cut(item, []byte(";"))
 		name = trimOWS(name)
 		if q := trimOWS(params); len(q) >= 2 && (q[0]|0x20) == 'q' && q[1] == '=' {
-			if v := trimOWS(q[2:]); len(v) > 0 && len(bytes.Trim(v, "0.")) == 0 {
-				continue // q=0
+			if v := trimOWS(q[2:]); !validQValue(v) || len(bytes.Trim(v, "0.")) == 0 {
+				continue // q=0, or a weight that is not a qvalue: not offered
 			}
 		}
 		switch {
@@ -119,4 +119,26 @@ func pickEncoding(ae []byte) string {
 		return "gzip"
 	}
 	return ""
+}
+
+// validQValue reports an RFC 9110 §12.4.2 qvalue: "0" or "1", then
+// optionally "." and up to three digits (only zeros after a "1"). Anything
+// else ("0E0", "5", "") makes the coding count as not offered, the
+// conservative reading.
+func validQValue(v []byte) bool {
+	if len(v) == 0 || (v[0] != '0' && v[0] != '1') {
+		return false
+	}
+	if len(v) == 1 {
+		return true
+	}
+	if v[1] != '.' || len(v) > 5 {
+		return false
+	}
+	for _, c := range v[2:] {
+		if c < '0' || c > '9' || (v[0] == '1' && c != '0') {
+			return false
+		}
+	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,6 +159,9 @@ func FuzzContentType(f *testing.F) {
 
 // FuzzAcceptEncoding: pickEncoding names a coding only when the list gives
 // it (or "*") a q-value above zero as strconv reads it, and prefers zstd.
+// qvalueGrammar is RFC 9110's qvalue, the oracle's own reading of it.
+var qvalueGrammar = regexp.MustCompile(`^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`)
+
 func FuzzAcceptEncoding(f *testing.F) {
 	for _, s := range []string{"gzip", "zstd", "gzip, zstd", "gzip;q=0, zstd", "zstd;q=0.0, gzip;q=0.5", "*", "*;q=0",
 		"identity", "GZIP;Q=1", "gzip;q=.", "gzip ; q=0.001", "br, deflate", ""} {
@@ -177,8 +181,9 @@ func FuzzAcceptEncoding(f *testing.F) {
 			name = strings.ToLower(strings.Trim(name, " \t"))
 			w := 1.0
 			if p := strings.Trim(params, " \t"); len(p) >= 2 && (p[0]|0x20) == 'q' && p[1] == '=' {
-				f, err := strconv.ParseFloat(strings.Trim(p[2:], " \t"), 64)
-				if err != nil {
+				raw := strings.Trim(p[2:], " \t")
+				f, err := strconv.ParseFloat(raw, 64)
+				if err != nil || !qvalueGrammar.MatchString(raw) {
 					unsure[name] = true
 					continue
 				}
