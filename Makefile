@@ -120,4 +120,10 @@ cluster-test: build
 	./deploy/cluster.sh --install
 	$(GO) test -tags cluster -count=1 -timeout 3m -v ./deploy/clustertest/
 
-.PHONY: cluster cluster-test
+## cluster-bench: the scale-out figures (deploy/clusterbench) on the cluster of `make cluster`: publish→receive latency of listen streams opened through HAProxy, as an update reaches 1 to 1,000 of 1,000 streams, touch straight to the replicas; publishes/s; draft_create/append/read calls/s with 16 callers through HAProxy; CPU of every process. CLUSTERBENCH_FLAGS env (e.g. -runs 1@1000 -d 5s -phases fanout).
+cluster-bench: build
+	./deploy/cluster.sh --install
+	$(GO) build -o bin/clusterbench ./deploy/clusterbench
+	./deploy/cluster.sh -- bin/clusterbench $${CLUSTERBENCH_FLAGS:-}
+
+.PHONY: cluster cluster-test cluster-bench
