@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/internal/netutil"
 )
 
 // binding is one x-mcp-header annotation of a tool's input schema: the
@@ -55,7 +56,7 @@ func bindingsOf(schema json.RawMessage) ([]binding, error) {
 					return fmt.Errorf("x-mcp-header outside a properties chain at %q", strings.Join(path, "."))
 				}
 				name, ok := h.(string)
-				if !ok || !isToken(name) {
+				if !ok || !netutil.IsToken(name) {
 					return fmt.Errorf("x-mcp-header %v on %q is not a header token", h, strings.Join(path, "."))
 				}
 				switch n["type"] {
@@ -100,23 +101,6 @@ func bindingsOf(schema json.RawMessage) ([]binding, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out, nil
-}
-
-// isToken reports an RFC 9110 token (1*tchar).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // errHeaderValue: an annotated argument holds a value the header cannot

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpwire/mcpwire/codec"
 	mcpclient "github.com/mcpwire/mcpwire/engine/client"
 	"github.com/mcpwire/mcpwire/internal/httpwire"
+	"github.com/mcpwire/mcpwire/internal/netutil"
 )
 
 // Defaults for DialOptions fields; each applies when the field is zero.
@@ -294,21 +295,7 @@ func renderHeaders(h http.Header) ([]byte, error) {
 }
 
 // validHeaderName reports whether s is an RFC 9110 token.
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
+func validHeaderName(s string) bool { return netutil.IsToken(s) }
 
 // validHeaderValue reports whether s has no control character but HTAB
 // (no header can be smuggled through it).

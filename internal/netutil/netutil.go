@@ -75,3 +75,21 @@ func SplitCommand(s string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// IsToken reports an RFC 9110 token (1*tchar): a header name, an
+// x-mcp-header value.
+func IsToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
