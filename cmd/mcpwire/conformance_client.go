@@ -154,14 +154,8 @@ var conformanceScenarios = map[string]func(context.Context, *confClient) error{
 	// Mcp-Method on every request, Mcp-Name on tools/call, resources/read
 	// and prompts/get: exercise each method on everything listed.
 	"http-standard-headers": func(ctx context.Context, cc *confClient) error {
-		tools, err := cc.listTools(ctx)
-		if err != nil {
+		if err := cc.callEveryTool(ctx); err != nil {
 			return err
-		}
-		for _, t := range tools {
-			if err := cc.call(ctx, t.Name, sampleArguments(t.InputSchema), ""); err != nil {
-				return err
-			}
 		}
 		res, err := cc.c.List(ctx, "resources/list", "resources")
 		if err != nil {
@@ -217,16 +211,7 @@ var conformanceScenarios = map[string]func(context.Context, *confClient) error{
 	// Tools with invalid x-mcp-header annotations are dropped by ListTools
 	// (PARAM-03); call every tool that is left.
 	"http-invalid-tool-headers": func(ctx context.Context, cc *confClient) error {
-		tools, err := cc.listTools(ctx)
-		if err != nil {
-			return err
-		}
-		for _, t := range tools {
-			if err := cc.call(ctx, t.Name, sampleArguments(t.InputSchema), ""); err != nil {
-				return err
-			}
-		}
-		return nil
+		return cc.callEveryTool(ctx)
 	},
 	// tools/list against a tool whose schema has a network $ref: the client
 	// must not fetch it (it never resolves $ref at all).
@@ -320,6 +305,20 @@ func (cc *confClient) listTools(ctx context.Context) ([]client.Tool, error) {
 	}
 	fmt.Printf("tools/list (era %s): %s\n", cc.c.Era(), strings.Join(names, ", "))
 	return tools, nil
+}
+
+// callEveryTool lists the tools and calls each with sample arguments.
+func (cc *confClient) callEveryTool(ctx context.Context) error {
+	tools, err := cc.listTools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if err := cc.call(ctx, t.Name, sampleArguments(t.InputSchema), ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // call runs one tool; want, when set, must appear in the result's text.

@@ -30,12 +30,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpwire/mcpwire/bench/internal/report"
 )
 
 type config struct {
@@ -85,7 +86,7 @@ func main() {
 		}
 	}
 	ok := run(cfg)
-	fmt.Printf("load average at the end: %s\n", loadAvg())
+	fmt.Printf("load average at the end: %s\n", report.LoadAvg())
 	if !ok {
 		os.Exit(1)
 	}
@@ -142,26 +143,17 @@ func selectRows(rows []row, only string) []row {
 	}
 	refs := map[row]bool{}
 	for _, r := range rows {
-		if matchAny(r.name(), only) {
+		if report.MatchAny(r.name(), only) {
 			refs[r.ref()] = true
 		}
 	}
 	var keep []row
 	for _, r := range rows {
-		if matchAny(r.name(), only) || refs[r] {
+		if report.MatchAny(r.name(), only) || refs[r] {
 			keep = append(keep, r)
 		}
 	}
 	return keep
-}
-
-func matchAny(name, list string) bool {
-	for _, f := range strings.Split(list, ",") {
-		if f = strings.TrimSpace(f); f != "" && strings.Contains(strings.ToLower(name), strings.ToLower(f)) {
-			return true
-		}
-	}
-	return false
 }
 
 // ---------------------------------------------------------------- one run
@@ -257,7 +249,7 @@ func (s *server) stop() {
 }
 
 func runRow(cfg config, r row, round int) runResult {
-	tag := fmt.Sprintf("clientrt-r%d-%s", round, slug(r.name()))
+	tag := fmt.Sprintf("clientrt-r%d-%s", round, report.Slug(r.name()))
 	logPath := func(ext string) string {
 		if cfg.outDir == "" {
 			return ""
@@ -336,16 +328,6 @@ func lastLines(s string, n int) string {
 	return s
 }
 
-func slug(s string) string {
-	s = strings.ToLower(s)
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, s)
-}
-
 // tailBuf keeps the last lines of a server's stderr (and copies them to w).
 type tailBuf struct {
 	mu    sync.Mutex
@@ -395,7 +377,7 @@ func run(cfg config) bool {
 			} else {
 				c := res.res
 				fmt.Fprintf(os.Stderr, "%9.0f calls/s  p50 %6s µs  p99 %7s µs  cpu %6.1f µs/call  %6.1f allocs/call  (%s)\n",
-					float64(c.Calls)/c.ElapsedS, fmtNum(c.P50US, 0), fmtNum(c.P99US, 0),
+					float64(c.Calls)/c.ElapsedS, report.FmtNum(c.P50US, 0), report.FmtNum(c.P99US, 0),
 					float64(c.CPUUS)/float64(c.Calls), float64(c.Mallocs)/float64(c.Calls),
 					time.Since(t0).Round(100*time.Millisecond))
 			}
@@ -417,7 +399,7 @@ func header(cfg config) {
 	fmt.Printf("machine: nproc=%d, CPU %q, %s/%s, %s\n", runtime.NumCPU(), model, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Printf("NOTE: the client and the server (mcpwire serve) run on this same machine and share its %d cores;\n", runtime.NumCPU())
 	fmt.Printf("      the numbers are relative (client vs client), not absolute capacity.\n")
-	fmt.Printf("load average at the start: %s", loadAvg())
+	fmt.Printf("load average at the start: %s", report.LoadAvg())
 	if l := load1(); l >= float64(runtime.NumCPU())/2 {
 		fmt.Printf("  (WARNING: the machine is busy with other work; expect noisy numbers)")
 	}
@@ -426,20 +408,8 @@ func header(cfg config) {
 		cfg.rounds, cfg.duration, cfg.warmup)
 }
 
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 func load1() float64 {
-	f := strings.Fields(loadAvg())
+	f := strings.Fields(report.LoadAvg())
 	if len(f) == 0 {
 		return 0
 	}
@@ -448,32 +418,6 @@ func load1() float64 {
 }
 
 var nan = func() float64 { var z float64; return z / z }()
-
-func isNaN(f float64) bool { return f != f }
-
-func median(xs []float64) float64 {
-	var v []float64
-	for _, x := range xs {
-		if !isNaN(x) {
-			v = append(v, x)
-		}
-	}
-	if len(v) == 0 {
-		return nan
-	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-func fmtNum(f float64, prec int) string {
-	if isNaN(f) {
-		return "—"
-	}
-	return strconv.FormatFloat(f, 'f', prec, 64)
-}
 
 func printTable(rows []row, results [][]runResult) bool {
 	ok := true
@@ -514,21 +458,21 @@ func printTable(rows []row, results [][]runResult) bool {
 		if failed > 0 {
 			ok = false
 		}
-		rateCell := fmtNum(median(rate), 0)
+		rateCell := report.FmtNum(report.Median(rate), 0)
 		if failed == len(results[i]) {
 			rateCell = "FAILED"
 		} else if failed > 0 {
 			rateCell += fmt.Sprintf(" (%d/%d failed)", failed, len(results[i]))
 		}
-		ratioCell := fmtNum(median(ratio), 2)
+		ratioCell := report.FmtNum(report.Median(ratio), 2)
 		if r.client == "mcpwire" {
 			ratioCell = "ref"
 		}
 		out = append(out, []string{r.name(), r.client, transportLabel[r.transport], strconv.Itoa(r.callers), protocol,
-			rateCell, ratioCell, fmtNum(median(p50), 0), fmtNum(median(p99), 0),
-			fmtNum(median(cpu), 1), fmtNum(median(allocs), 1), fmtNum(median(errs), 0)})
+			rateCell, ratioCell, report.FmtNum(report.Median(p50), 0), report.FmtNum(report.Median(p99), 0),
+			report.FmtNum(report.Median(cpu), 1), report.FmtNum(report.Median(allocs), 1), report.FmtNum(report.Median(errs), 0)})
 	}
-	printGrid(head, out, 5)
+	report.PrintGrid(head, out, 5)
 	fmt.Println()
 	fmt.Println("Every call: tools/call echo {\"text\":\"hello world\"} through the client's own call API (mcpwire CallTool,")
 	fmt.Println("go-sdk ClientSession.CallTool, mcp-go Client.CallTool), arguments as map[string]any; the result must be exactly")
@@ -547,43 +491,3 @@ func printTable(rows []row, results [][]runResult) bool {
 	}
 	return ok
 }
-
-// printGrid prints a table; the first left columns are left-aligned, the
-// others right-aligned.
-func printGrid(head []string, rows [][]string, left int) {
-	w := make([]int, len(head))
-	for i, h := range head {
-		w[i] = runeLen(h)
-	}
-	for _, r := range rows {
-		for i, c := range r {
-			w[i] = max(w[i], runeLen(c))
-		}
-	}
-	pr := func(cells []string) {
-		var b strings.Builder
-		for i, c := range cells {
-			pad := strings.Repeat(" ", w[i]-runeLen(c))
-			if i < left {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString(pad + c)
-			}
-			if i < len(cells)-1 {
-				b.WriteString("  ")
-			}
-		}
-		fmt.Println(strings.TrimRight(b.String(), " "))
-	}
-	pr(head)
-	sep := make([]string, len(head))
-	for i := range sep {
-		sep[i] = strings.Repeat("-", w[i])
-	}
-	pr(sep)
-	for _, r := range rows {
-		pr(r)
-	}
-}
-
-func runeLen(s string) int { return len([]rune(s)) }

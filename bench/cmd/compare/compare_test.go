@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwire/mcpwire/bench/internal/report"
+
 	"github.com/mcpwire/mcpwire/internal/load"
 )
 
@@ -24,10 +26,10 @@ func TestRowGroups(t *testing.T) {
 	ceilings := map[string]int{}
 	names := map[string]bool{}
 	for _, r := range rows {
-		if names[slug(r.name)] {
+		if names[report.Slug(r.name)] {
 			t.Errorf("row name %q is not unique", r.name)
 		}
-		names[slug(r.name)] = true
+		names[report.Slug(r.name)] = true
 		if r.ceiling {
 			ceilings[r.group()]++
 		}
@@ -42,7 +44,7 @@ func TestRowGroups(t *testing.T) {
 		"mcpwire HTTP (wrk)", "go-sdk HTTP (wrk)", "mcp-go HTTP (wrk)", "raw fasthttp (wrk)",
 		"mcpwire HTTP no token", "raw fasthttp no token", "mcpwire HTTP no token (wrk)", "raw fasthttp no token (wrk)",
 		"mcpwire HTTP 1×1", "raw fasthttp 1×1", "mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)"} {
-		if !names[slug(want)] {
+		if !names[report.Slug(want)] {
 			t.Errorf("no row %q", want)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcpwire/mcpwire/bench/internal/report"
 )
 
 // fanRow is one server of the fan-out section.
@@ -50,7 +52,7 @@ func listenArgs(cfg config, n int) []string {
 
 func runFanRow(cfg config, r fanRow, idx, n, round int) fanResult {
 	var res fanResult
-	tag := fmt.Sprintf("fanout-n%d-r%d-%s", n, round, slug(r.name))
+	tag := fmt.Sprintf("fanout-n%d-r%d-%s", n, round, report.Slug(r.name))
 	addr := fmt.Sprintf("127.0.0.1:%d", cfg.basePort+idx)
 	if !portFree(addr) {
 		res.err = fmt.Errorf("port %s is busy", addr)
@@ -266,22 +268,22 @@ func runFanout(cfg config) bool {
 					}
 				}
 			}
-			dCell := fmtNum(median(dps), 0)
+			dCell := report.FmtNum(report.Median(dps), 0)
 			if failed == len(results[i]) {
 				dCell = "FAILED"
 			} else if failed > 0 {
 				dCell += fmt.Sprintf(" (%d/%d failed)", failed, len(results[i]))
 			}
-			rCell := fmtNum(median(ratio), 2)
+			rCell := report.FmtNum(report.Median(ratio), 2)
 			if r.ceiling {
 				rCell = "ceiling"
 			}
 			arrCell := "—"
-			if a := median(arr); !isNaN(a) {
-				arrCell = fmtNum(100*a, 1) + "%"
+			if a := report.Median(arr); !isNaN(a) {
+				arrCell = report.FmtNum(100*a, 1) + "%"
 			}
-			out = append(out, []string{fmt.Sprint(n), r.name, dCell, rCell, arrCell, fmtNum(median(p50), 0), fmtNum(median(p99), 0),
-				fmtNum(median(rss), 2), fmtNum(median(cpu), 2), fmtNum(median(gen), 2)})
+			out = append(out, []string{fmt.Sprint(n), r.name, dCell, rCell, arrCell, report.FmtNum(report.Median(p50), 0), report.FmtNum(report.Median(p99), 0),
+				report.FmtNum(report.Median(rss), 2), report.FmtNum(report.Median(cpu), 2), report.FmtNum(report.Median(gen), 2)})
 		}
 	}
 	for _, r := range rows {
@@ -289,7 +291,7 @@ func runFanout(cfg config) bool {
 			notes = append([]string{r.note}, notes...)
 		}
 	}
-	printGrid(head, out, 2)
+	report.PrintGrid(head, out, 2)
 	fmt.Println()
 	fmt.Printf("Each stream is one subscriptions/listen POST on its own connection, subscribed to test://load; the publisher\n")
 	fmt.Printf("calls the touch tool %d times a second and every call fans one notifications/resources/updated out to every\n", cfg.pubRate)

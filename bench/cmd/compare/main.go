@@ -25,12 +25,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpwire/mcpwire/bench/internal/report"
 )
 
 type config struct {
@@ -91,27 +92,14 @@ func main() {
 	} else {
 		ok = runCompare(cfg)
 	}
-	fmt.Printf("load average at the end: %s\n", loadAvg())
+	fmt.Printf("load average at the end: %s\n", report.LoadAvg())
 	if !ok {
 		os.Exit(1)
 	}
 }
 
-// loadAvg is the first three fields of /proc/loadavg.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 func load1() float64 {
-	f := strings.Fields(loadAvg())
+	f := strings.Fields(report.LoadAvg())
 	if len(f) == 0 {
 		return 0
 	}
@@ -123,7 +111,7 @@ func waitQuiet(limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	want := float64(runtime.NumCPU()) / 2
 	for load1() >= want && time.Now().Before(deadline) {
-		fmt.Fprintf(os.Stderr, "waiting for a quieter machine: load average %s (want < %.1f)\n", loadAvg(), want)
+		fmt.Fprintf(os.Stderr, "waiting for a quieter machine: load average %s (want < %.1f)\n", report.LoadAvg(), want)
 		time.Sleep(15 * time.Second)
 	}
 }
@@ -835,7 +823,7 @@ func endpoint(cfg config, r row, idx int) (network, addr, target string) {
 
 func runRow(cfg config, r row, idx, round int) runResult {
 	var res runResult
-	tag := fmt.Sprintf("r%d-%s", round, slug(r.name))
+	tag := fmt.Sprintf("r%d-%s", round, report.Slug(r.name))
 	outFile := filepath.Join(cfg.outDir, tag+".json")
 	switch {
 	case r.gen == genTsung:
@@ -918,16 +906,6 @@ func runRow(cfg config, r row, idx, round int) runResult {
 	return res
 }
 
-func slug(s string) string {
-	s = strings.ToLower(s)
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, s)
-}
-
 // ---------------------------------------------------------------- request table
 
 func runCompare(cfg config) bool {
@@ -986,7 +964,7 @@ func runCompare(cfg config) bool {
 				fmt.Fprintf(os.Stderr, "FAILED (%v)\n", res.err)
 			} else {
 				fmt.Fprintf(os.Stderr, "%10.0f req/s  mean %6.0f µs  p99 %7s µs  gen %5.1f µs/req  (%s)\n",
-					res.load.RPS, res.load.Latency.Mean, fmtNum(res.load.Latency.P99, 0), res.load.ClientCPU,
+					res.load.RPS, res.load.Latency.Mean, report.FmtNum(res.load.Latency.P99, 0), res.load.ClientCPU,
 					time.Since(t0).Round(100*time.Millisecond))
 			}
 			if res.statsNote != "" {
@@ -1005,26 +983,17 @@ func selectRows(rows []row, only string) []row {
 	}
 	groups := map[string]bool{}
 	for _, r := range rows {
-		if matchAny(r.name, only) {
+		if report.MatchAny(r.name, only) {
 			groups[r.group()] = true
 		}
 	}
 	var keep []row
 	for _, r := range rows {
-		if matchAny(r.name, only) || r.ceiling && groups[r.group()] {
+		if report.MatchAny(r.name, only) || r.ceiling && groups[r.group()] {
 			keep = append(keep, r)
 		}
 	}
 	return keep
-}
-
-func matchAny(name, list string) bool {
-	for _, f := range strings.Split(list, ",") {
-		if f = strings.TrimSpace(f); f != "" && strings.Contains(strings.ToLower(name), strings.ToLower(f)) {
-			return true
-		}
-	}
-	return false
 }
 
 func header(cfg config) {
@@ -1044,7 +1013,7 @@ func header(cfg config) {
 	fmt.Printf("machine: nproc=%s, CPU %q, %s/%s, %s\n", nproc, model, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Printf("NOTE: every server and the load generator run on this same machine and share its %s cores;\n", nproc)
 	fmt.Printf("      the numbers are relative (row vs row, row vs raw ceiling), not absolute capacity.\n")
-	fmt.Printf("load average at the start: %s", loadAvg())
+	fmt.Printf("load average at the start: %s", report.LoadAvg())
 	if l := load1(); l >= float64(runtime.NumCPU())/2 {
 		fmt.Printf("  (WARNING: the machine is busy with other work; expect noisy numbers)")
 	}
@@ -1056,30 +1025,6 @@ func header(cfg config) {
 		fmt.Printf("rounds: %d (interleaved), %s measured after %s warm-up per run; shape = connections (stdio: processes) × requests in flight on each\n\n",
 			cfg.rounds, cfg.duration, cfg.warmup)
 	}
-}
-
-func median(xs []float64) float64 {
-	var v []float64
-	for _, x := range xs {
-		if !isNaN(x) {
-			v = append(v, x)
-		}
-	}
-	if len(v) == 0 {
-		return nan
-	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-func fmtNum(f float64, prec int) string {
-	if isNaN(f) {
-		return "—"
-	}
-	return strconv.FormatFloat(f, 'f', prec, 64)
 }
 
 func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, skipNotes []string) bool {
@@ -1126,21 +1071,21 @@ func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, s
 		if failed > 0 {
 			ok = false
 		}
-		ratioCell := fmtNum(median(ratio), 2)
+		ratioCell := report.FmtNum(report.Median(ratio), 2)
 		if r.ceiling {
 			ratioCell = "ceiling"
 		}
-		rpsCell := fmtNum(median(rps), 0)
+		rpsCell := report.FmtNum(report.Median(rps), 0)
 		if failed == len(results[i]) {
 			rpsCell = "FAILED"
 		} else if failed > 0 {
 			rpsCell += fmt.Sprintf(" (%d/%d failed)", failed, len(results[i]))
 		}
 		out = append(out, []string{r.name, r.shape(), string(r.gen), r.fixture.name, rpsCell, ratioCell,
-			fmtNum(median(mean), 0), fmtNum(median(p50), 0), fmtNum(median(p99), 0), fmtNum(median(allocs), 1),
-			fmtNum(median(cpu), 1), fmtNum(median(gen), 1), fmtNum(median(errs), 0)})
+			report.FmtNum(report.Median(mean), 0), report.FmtNum(report.Median(p50), 0), report.FmtNum(report.Median(p99), 0), report.FmtNum(report.Median(allocs), 1),
+			report.FmtNum(report.Median(cpu), 1), report.FmtNum(report.Median(gen), 1), report.FmtNum(report.Median(errs), 0)})
 	}
-	printGrid(head, out, 4)
+	report.PrintGrid(head, out, 4)
 	fmt.Println()
 	fmt.Println("Fixture \"token\" (the standard fixture, every row but the \"no token\" ones): tools/call echo {\"text\":\"hello world\"}")
 	fmt.Printf("with params._meta protocolVersion, clientCapabilities, clientInfo and a progressToken equal to the id; %d bytes +\nnewline for id 1:\n  %s\n", len(fixture), fixture)
@@ -1177,43 +1122,3 @@ func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, s
 	}
 	return ok
 }
-
-// printGrid prints a table; the first left columns are left-aligned, the
-// others right-aligned.
-func printGrid(head []string, rows [][]string, left int) {
-	w := make([]int, len(head))
-	for i, h := range head {
-		w[i] = runeLen(h)
-	}
-	for _, r := range rows {
-		for i, c := range r {
-			w[i] = max(w[i], runeLen(c))
-		}
-	}
-	pr := func(cells []string) {
-		var b strings.Builder
-		for i, c := range cells {
-			pad := strings.Repeat(" ", w[i]-runeLen(c))
-			if i < left {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString(pad + c)
-			}
-			if i < len(cells)-1 {
-				b.WriteString("  ")
-			}
-		}
-		fmt.Println(strings.TrimRight(b.String(), " "))
-	}
-	pr(head)
-	sep := make([]string, len(head))
-	for i := range sep {
-		sep[i] = strings.Repeat("-", w[i])
-	}
-	pr(sep)
-	for _, r := range rows {
-		pr(r)
-	}
-}
-
-func runeLen(s string) int { return len([]rune(s)) }
