@@ -129,7 +129,8 @@ func (s *Server) publish(k state.CueKind, uri string) error {
 	cancel()
 	if err != nil {
 		s.stats.PublishErrors.Add(1)
-		s.log.l.Warn("change not published", "kind", k, "uri", uri, "err", err)
+		// A timed-out publish may still reach Redis: the outcome is unknown.
+		s.log.l.Warn("change publish failed; other replicas may not have it", "kind", k, "uri", uri, "err", err)
 		if !errors.Is(err, state.ErrUnavailable) {
 			err = fmt.Errorf("%w: %w", state.ErrUnavailable, err)
 		}

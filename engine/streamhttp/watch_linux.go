@@ -33,6 +33,10 @@ type watcher struct {
 	done    chan struct{}
 }
 
+// watchBeginGap, when set by a test, runs in begin between marking the
+// watch started and starting the wait.
+var watchBeginGap func()
+
 // watchDelay is how long a request runs before its connection is watched.
 const watchDelay = 20 * time.Millisecond
 
@@ -71,10 +75,17 @@ func (w *watcher) begin() {
 	w.started = true
 	w.done = make(chan struct{})
 	rc, onGone, done, conn := w.rc, w.onGone, w.done, w.conn
-	w.mu.Unlock()
 	// The server's read deadline for this request may still be set; the
 	// watch must outlive it (the server sets its own before the next read).
+	// Cleared under mu: stop sets its wake-up deadline only after it saw
+	// started, so this cannot erase it. Cleared after the unlock, it once
+	// could, and stop then waited for the client to close the connection
+	// (a reply held back 15 s in the cluster test).
 	_ = conn.SetReadDeadline(time.Time{})
+	w.mu.Unlock()
+	if watchBeginGap != nil {
+		watchBeginGap()
+	}
 	go func() {
 		defer close(done)
 		var b [1]byte

@@ -18,7 +18,9 @@
 //     is told (lost), reconnects with backoff and is told again (restored).
 //   - Every call is bounded by Options.OpTimeout (1 s) unless its context
 //     ends sooner; an unreachable Redis fails with an error matching
-//     state.ErrUnavailable, never a hang (E1).
+//     state.ErrUnavailable, never a hang (E1). A connection that stops
+//     answering is declared dead after Options.HealthTimeout (3 s), kept
+//     longer than OpTimeout so a busy server is not taken for a dead one.
 //   - Counters: Store.Stats.
 //
 // The client is github.com/redis/rueidis, chosen by measurement against

@@ -23,12 +23,13 @@ import (
 
 // Defaults for Options fields; each applies when the field is zero.
 const (
-	DefaultPrefix       = "mcpwire:"
-	DefaultOpTimeout    = time.Second
-	DefaultDialTimeout  = 500 * time.Millisecond
-	DefaultOnceLease    = 10 * time.Second
-	DefaultReconnectMin = 50 * time.Millisecond
-	DefaultReconnectMax = 2 * time.Second
+	DefaultPrefix        = "mcpwire:"
+	DefaultOpTimeout     = time.Second
+	DefaultDialTimeout   = 500 * time.Millisecond
+	DefaultOnceLease     = 10 * time.Second
+	DefaultReconnectMin  = 50 * time.Millisecond
+	DefaultReconnectMax  = 2 * time.Second
+	DefaultHealthTimeout = 3 * time.Second
 )
 
 // Options configures a Store. Every field's zero value selects the
@@ -47,9 +48,17 @@ type Options struct {
 	MaxValueBytes int
 	// OpTimeout bounds one call to Redis when the caller's context has no
 	// earlier deadline: past it the call fails with state.ErrUnavailable.
-	// It also bounds a write on a connection and the health PINGs that
-	// detect a dead server. Default 1 s.
+	// Default 1 s.
 	OpTimeout time.Duration
+	// HealthTimeout bounds a write on a connection and the PING sent on a
+	// connection idle for a second; past it the connection is declared
+	// dead (a frozen server, a lost network), which for the cue
+	// subscription means lost. It is kept apart from OpTimeout, and
+	// longer, because a false alarm is costly: every listen stream of the
+	// replica ends. On a saturated 2-core machine a 1 s bound tripped
+	// while Redis was alive. A frozen server is detected after about
+	// 1 s + HealthTimeout. Default 3 s.
+	HealthTimeout time.Duration
 	// DialTimeout bounds connecting to Redis. Default 500 ms.
 	DialTimeout time.Duration
 	// OnceLease is how long a running Once holds its key without renewal;
@@ -74,6 +83,9 @@ func (o *Options) fill() {
 	}
 	if o.OpTimeout <= 0 {
 		o.OpTimeout = DefaultOpTimeout
+	}
+	if o.HealthTimeout <= 0 {
+		o.HealthTimeout = DefaultHealthTimeout
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = DefaultDialTimeout
@@ -136,7 +148,7 @@ func New(ctx context.Context, url string, opt Options) (*Store, error) {
 	}
 	co.DisableCache = true // no client-side caching: every replica reads Redis
 	co.Dialer.Timeout = opt.DialTimeout
-	co.ConnWriteTimeout = opt.OpTimeout
+	co.ConnWriteTimeout = opt.HealthTimeout
 	co.ClientName = "mcpwire"
 	c, err := rueidis.NewClient(co)
 	if err != nil {
