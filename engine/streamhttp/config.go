@@ -75,8 +75,9 @@ type Config struct {
 	// (Serve) and the net/http adapter's listener (NetListener; serve it
 	// with http.Server.Serve, not ServeTLS, and requests then arrive with
 	// a nil Request.TLS) both run the handshake above the connection
-	// limits. It is cloned by New; ALPN offers http/1.1 only (NextProtos
-	// is replaced: HTTP/2 is not served), and MinVersion 0 means TLS 1.2.
+	// limits. It is cloned by New; ALPN offers http/1.1 and never h2
+	// (HTTP/2 is not served; other NextProtos, such as acme-tls/1, are
+	// kept), and MinVersion 0 means TLS 1.2.
 	// It needs Certificates, GetCertificate or GetConfigForClient; to
 	// renew the certificate without a restart set GetCertificate, for
 	// instance to CertFiles.GetCertificate, which reloads PEM files when

@@ -70,8 +70,9 @@
 // Config.TLS makes both front ends speak HTTPS: the handshake runs above
 // the connection limits and the PROXY header, so a connection is counted
 // before any certificate work, and it is bounded by the read timeouts like
-// the first request. ALPN offers http/1.1 only (HTTP/2 is not served), and
-// TLS 1.2 is the minimum unless MinVersion says otherwise. Plain HTTP sent
+// the first request. ALPN offers http/1.1, never h2 (HTTP/2 is not
+// served; acme-tls/1 and other protocols in NextProtos are kept), and TLS
+// 1.2 is the minimum unless MinVersion says otherwise. Plain HTTP sent
 // to a TLS listener is answered with a plain 400 and closed
 // (Stats.PlainOnTLS); other failed handshakes are counted in
 // TLSHandshakeErrors. CertFiles serves a certificate and key from PEM

@@ -18,7 +18,7 @@ import (
 // so a connection is counted and its handshake is bounded by ReadTimeout
 // (on a new connection the wait for its first bytes) and ReadIdleTimeout
 // (between two reads of the handshake and of the first request), before
-// any certificate work. ALPN offers http/1.1 only: HTTP/2 is not served.
+// any certificate work. ALPN offers http/1.1, never h2: HTTP/2 is not served.
 
 // ErrPlaintext is returned by Listen and Serve for a non-loopback address
 // without Config.TLS, unless Config.InsecurePlaintext says plain HTTP is
@@ -29,9 +29,10 @@ var ErrPlaintext = errors.New("streamhttp: refusing plain HTTP on a non-loopback
 // certificate.
 var errNoCertificate = errors.New("streamhttp: Config.TLS has no Certificates, GetCertificate or GetConfigForClient")
 
-// serverTLS is the transport's copy of Config.TLS: ALPN http/1.1 only
-// (HTTP/2 is not served, whatever NextProtos said), TLS 1.2 at least
-// unless MinVersion says otherwise.
+// serverTLS is the transport's copy of Config.TLS: ALPN offers http/1.1
+// and never h2 (HTTP/2 is not served), other protocols of NextProtos are
+// kept (acme-tls/1 for ACME's TLS-ALPN-01 challenge), and TLS 1.2 is the
+// minimum unless MinVersion says otherwise.
 func serverTLS(c *tls.Config) (*tls.Config, error) {
 	if c == nil {
 		return nil, nil
@@ -40,7 +41,13 @@ func serverTLS(c *tls.Config) (*tls.Config, error) {
 		return nil, errNoCertificate
 	}
 	c = c.Clone()
-	c.NextProtos = []string{"http/1.1"}
+	protos := []string{"http/1.1"}
+	for _, p := range c.NextProtos {
+		if p != "h2" && p != "h2c" && p != "http/1.1" {
+			protos = append(protos, p)
+		}
+	}
+	c.NextProtos = protos
 	if c.MinVersion == 0 {
 		c.MinVersion = tls.VersionTLS12
 	}

@@ -235,6 +235,30 @@ func TestTLSDisconnectCancels(t *testing.T) {
 	})
 }
 
+// TestServerTLSConfig: the served copy of Config.TLS offers http/1.1
+// first, drops h2, keeps other protocols, defaults MinVersion to TLS 1.2
+// and leaves the caller's config alone.
+func TestServerTLSConfig(t *testing.T) {
+	f := newTLSFixture(t)
+	in := &tls.Config{Certificates: []tls.Certificate{f.cert}, NextProtos: []string{"h2", "acme-tls/1", "http/1.1"}}
+	got, err := serverTLS(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.NextProtos, ",") != "http/1.1,acme-tls/1" || got.MinVersion != tls.VersionTLS12 {
+		t.Fatalf("NextProtos %q, MinVersion %x", got.NextProtos, got.MinVersion)
+	}
+	if strings.Join(in.NextProtos, ",") != "h2,acme-tls/1,http/1.1" || in.MinVersion != 0 {
+		t.Fatal("the caller's config was changed")
+	}
+	if got, _ := serverTLS(&tls.Config{Certificates: in.Certificates, MinVersion: tls.VersionTLS13}); got.MinVersion != tls.VersionTLS13 {
+		t.Fatalf("MinVersion %x", got.MinVersion)
+	}
+	if _, err := serverTLS(&tls.Config{}); !errors.Is(err, errNoCertificate) {
+		t.Fatalf("no certificate: %v", err)
+	}
+}
+
 // TestTLSPlaintextRule: a non-loopback listener needs TLS or an explicit
 // InsecurePlaintext (SEC-04: remote servers are reached over HTTPS).
 func TestTLSPlaintextRule(t *testing.T) {
