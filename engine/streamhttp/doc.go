@@ -7,10 +7,11 @@
 // HTTP-01) with a Config whose zero value is the safe default. Two front
 // ends run the same validation pipeline:
 //
-//   - fasthttp: Listen and Serve (or ListenAndServe). No goroutine per
-//     idle keep-alive connection beyond fasthttp's, per-request deadlines
-//     kept by the connection itself, listen streams taken over from
-//     fasthttp so that an idle one holds no server goroutine or buffer.
+//   - fasthttp: Listen and Serve (or ListenAndServe). fasthttp's pooled
+//     workers and buffers; read deadlines kept by the connection itself
+//     (no timer work per keep-alive request); listen streams taken over
+//     from fasthttp, so that an idle one holds no server goroutine or
+//     buffer.
 //   - net/http: Handler returns an http.Handler for an existing router;
 //     NetListener and ConnContext give it the connection limits and the
 //     request-smuggling refusal the fasthttp front end has on its own. The
