@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -231,6 +232,53 @@ func TestTLSDisconnectCancels(t *testing.T) {
 		}
 		if !waitFor(t, h.fx.cancelled, "block", 5*time.Second) {
 			t.Fatal("closing the TLS connection did not cancel the handler")
+		}
+	})
+}
+
+// TestTLSFramingAndLimits: over TLS, a request with both Content-Length
+// and Transfer-Encoding is still refused with 400 and the connection
+// closed (B5: the net/http adapter's scan reads the decrypted bytes), and
+// the per-IP connection limit still answers 429 before any handshake (C11).
+func TestTLSFramingAndLimits(t *testing.T) {
+	f := newTLSFixture(t)
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{TLS: &tls.Config{Certificates: []tls.Certificate{f.cert}}, MaxConnsPerIP: 2}, defaultOptions())
+		small := toolsCall("21", "echo", `{"text":"x"}`)
+		c := h.dialTLS(t, f)
+		c.write([]byte(hdrLines(h) + fmt.Sprintf("Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", 5, len(small), small) +
+			string(h.raw(request{hdr: ex2Hdr(), body: ex2Body}))))
+		resp, err := c.readResponse(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !c.closedByServer(5*time.Second) {
+			t.Fatalf("both framings over TLS: %d, want 400 and close", resp.StatusCode)
+		}
+		if n := h.srv.Stats().BadFraming.Load(); n != 1 {
+			t.Fatalf("BadFraming = %d", n)
+		}
+		if n := h.fx.sqlRuns.Load(); n != 0 {
+			t.Fatalf("the smuggled request ran (%d)", n)
+		}
+
+		// Two TLS connections held open; the third is refused in plain
+		// HTTP at accept time, before any handshake.
+		a, b := h.dialTLS(t, f), h.dialTLS(t, f)
+		for _, cl := range []*client{a, b} {
+			if r, body := cl.roundTrip(h, request{hdr: ex2Hdr(), body: ex2Body}); r.StatusCode != 200 {
+				t.Fatalf("%d %s", r.StatusCode, body)
+			}
+		}
+		third := h.dial(t)
+		r, err := third.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != 429 {
+			t.Fatalf("third connection: %d, want 429", r.StatusCode)
 		}
 	})
 }
