@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -308,45 +310,98 @@ func TestServerTLSConfig(t *testing.T) {
 }
 
 // TestTLSPlaintextRule: a non-loopback listener needs TLS or an explicit
-// InsecurePlaintext (SEC-04: remote servers are reached over HTTPS).
+// InsecurePlaintext (SEC-04: remote servers are reached over HTTPS), and
+// plain HTTP on one is logged as a warning. Serve runs on a loopback
+// socket that reports a public address, so nothing listens beyond
+// loopback.
 func TestTLSPlaintextRule(t *testing.T) {
+	leakCheck(t)
 	eng := engine.New(defaultOptions())
 	defer eng.Shutdown(context.Background())
+	// Listen refuses before binding anything.
 	if _, err := New(eng, Config{AllowNonLoopback: true}).Listen("0.0.0.0:0"); !errors.Is(err, ErrPlaintext) {
 		t.Fatalf("plain non-loopback Listen: %v, want ErrPlaintext", err)
-	}
-	// Serve checks it too, for a listener opened elsewhere.
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	if err := New(eng, Config{AllowNonLoopback: true}).Serve(ln); !errors.Is(err, ErrPlaintext) {
-		t.Fatalf("plain non-loopback Serve: %v, want ErrPlaintext", err)
 	}
 	if _, err := New(eng, Config{}).Listen("0.0.0.0:0"); !errors.Is(err, ErrNonLoopback) {
 		t.Fatalf("Listen without AllowNonLoopback: %v", err)
 	}
-	f := newTLSFixture(t)
-	for _, cfg := range []Config{
-		{AllowNonLoopback: true, InsecurePlaintext: true},
-		{AllowNonLoopback: true, TLS: &tls.Config{Certificates: []tls.Certificate{f.cert}}},
-	} {
-		ln, err := New(eng, cfg).Listen("0.0.0.0:0")
+	public := func() net.Listener {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatalf("TLS %v, InsecurePlaintext %v: %v", cfg.TLS != nil, cfg.InsecurePlaintext, err)
+			t.Fatal(err)
 		}
-		ln.Close()
+		t.Cleanup(func() { ln.Close() })
+		return publicAddr{ln}
+	}
+	if err := New(eng, Config{AllowNonLoopback: true}).Serve(public()); !errors.Is(err, ErrPlaintext) {
+		t.Fatalf("plain non-loopback Serve: %v, want ErrPlaintext", err)
+	}
+	if err := New(eng, Config{}).Serve(public()); !errors.Is(err, ErrNonLoopback) {
+		t.Fatalf("Serve without AllowNonLoopback: %v", err)
+	}
+	f := newTLSFixture(t)
+	for _, tc := range []struct {
+		cfg  Config
+		warn bool
+	}{
+		{Config{AllowNonLoopback: true, InsecurePlaintext: true}, true},
+		{Config{AllowNonLoopback: true, TLS: &tls.Config{Certificates: []tls.Certificate{f.cert}}}, false},
+	} {
+		var logs strings.Builder
+		var mu sync.Mutex
+		tc.cfg.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+		s := New(eng, tc.cfg)
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(public()) }()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			s.mu.Lock()
+			up := s.fast != nil
+			s.mu.Unlock()
+			if up {
+				break
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("TLS %v, InsecurePlaintext %v: %v", tc.cfg.TLS != nil, tc.cfg.InsecurePlaintext, err)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("Serve did not start")
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.Shutdown(ctx)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		warned := strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "plain HTTP")
+		mu.Unlock()
+		if warned != tc.warn {
+			t.Fatalf("TLS %v: warning logged %v, want %v: %s", tc.cfg.TLS != nil, warned, tc.warn, logs.String())
+		}
 	}
 	// A TLS config without a certificate is refused at Serve.
-	l2, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Close()
-	if err := New(eng, Config{TLS: &tls.Config{}}).Serve(l2); !errors.Is(err, errNoCertificate) {
+	if err := New(eng, Config{TLS: &tls.Config{}}).Serve(public()); !errors.Is(err, errNoCertificate) {
 		t.Fatalf("TLS without a certificate: %v", err)
 	}
+}
+
+// publicAddr is a listener that reports a public address.
+type publicAddr struct{ net.Listener }
+
+func (publicAddr) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 8443} }
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // TestTLSDialClient: our client (Dial, client.Client) over TLS on
