@@ -20,8 +20,13 @@ type fastServer struct {
 	ln  net.Listener
 }
 
+// shutdown stops fasthttp and closes the listener itself: when Shutdown
+// comes right after Serve published f, fasthttp may not have registered
+// the listener yet, and would then accept on it forever.
 func (f *fastServer) shutdown(ctx context.Context) error {
-	return f.srv.ShutdownWithContext(ctx)
+	err := f.srv.ShutdownWithContext(ctx)
+	_ = f.ln.Close()
+	return err
 }
 
 // ListenAndServe listens on addr (loopback unless AllowNonLoopback) and
@@ -87,10 +92,19 @@ func (s *Server) Serve(ln net.Listener) error {
 		CloseOnShutdown:   true,
 		Logger:            fastLogger{s.cfg.Logger},
 	}}
+	// The clock starts before f is published: a Shutdown that finds f
+	// halts it after; one that does not is seen here (Shutdown sets
+	// closing, then reads fast under mu).
+	s.clk.start()
 	s.mu.Lock()
 	s.fast = f
+	closing := s.closing.Load()
 	s.mu.Unlock()
-	s.clk.start()
+	if closing {
+		s.clk.halt()
+		_ = ln.Close()
+		return nil
+	}
 	err := f.srv.Serve(&limitListener{Listener: ln, s: s, perIP: map[string]int{}})
 	if s.closing.Load() {
 		return nil
