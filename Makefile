@@ -73,7 +73,7 @@ interop-client: build
 
 .PHONY: conformance interop conformance-client interop-client
 
-## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings: HTTP, stdio, TCP and Unix at 1x64 and 64x1) under `mcpwire load`, and the TCP rows under tsung (installed by the target; TSUNG=0 skips), then the client rows of compare-clients (CLIENTS=0 skips; skipped with ONLY); ROUNDS, DURATION, ONLY env.
+## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings: HTTP, stdio, TCP and Unix at 1x64 and 64x1) under `mcpwire load`, mcpwire HTTPS next to plain HTTP under wrk, and the TCP rows under tsung (installed by the target; TSUNG=0 skips), then the client rows of compare-clients (CLIENTS=0 skips; skipped with ONLY); ROUNDS, DURATION, ONLY env.
 compare:
 	./bench/compare.sh
 	@if [ "$${CLIENTS:-1}" != 0 ] && [ -z "$${ONLY:-}" ]; then $(MAKE) --no-print-directory compare-clients; fi

@@ -23,6 +23,7 @@ type clientFlags struct {
 	verbose  bool
 	era      string
 	stopWait time.Duration
+	caFile   string
 
 	// OAuth (http targets)
 	oauthGrant    string
@@ -39,6 +40,7 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "v", false, "log the client's decisions (probe, retries, restarts) to stderr")
 	fs.StringVar(&f.era, "era", "auto", "auto (probe, then fall back), modern, or legacy (2025-11-25 initialize)")
 	fs.DurationVar(&f.stopWait, "stop-wait", 2*time.Second, "stdio targets: wait after closing stdin, and again after SIGTERM")
+	fs.StringVar(&f.caFile, "cacert", "", "https targets: trust the CA certificates in this PEM file instead of the system roots")
 	fs.StringVar(&f.oauthGrant, "oauth", "", "http targets: authorize with OAuth 2.1 on the server's 401: code (browser: the URL is printed, the redirect caught on --oauth-redirect), headless (code grant, redirect followed without a user: test servers) or client-credentials")
 	fs.StringVar(&f.oauthClientID, "oauth-client-id", "", "pre-registered client id (default: Client ID Metadata Document or dynamic registration)")
 	fs.StringVar(&f.oauthSecret, "oauth-client-secret", "", "pre-registered client secret (default: $MCPWIRE_OAUTH_CLIENT_SECRET)")
@@ -102,6 +104,15 @@ func (f *clientFlags) open(tgt string) (*client.Client, error) {
 	cfg, err := f.oauthConfig()
 	if err != nil {
 		return nil, err
+	}
+	if o.HTTP.TLSConfig, err = clientTLS(f.caFile); err != nil {
+		return nil, err
+	}
+	if cfg != nil && o.HTTP.TLSConfig != nil {
+		cfg.HTTPClient = httpsClient(o.HTTP.TLSConfig) // metadata, registration, token requests
+		if f.oauthGrant == "headless" {
+			cfg.Authorize = oauth.FollowRedirect(cfg.HTTPClient)
+		}
 	}
 	o.OAuth = cfg
 	return target.Open(tgt, o)

@@ -67,6 +67,7 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   mcpwire serve --stdio [flags]   run the reference server on stdin/stdout
   mcpwire serve --http ADDR       run it on Streamable HTTP (combinable with --stdio)
+                [--tls-cert FILE --tls-key FILE]   over TLS (HTTPS); reloaded when the files change and on SIGHUP
   mcpwire serve --tcp ADDR | --unix PATH   line-framed JSON-RPC on sockets
   mcpwire serve --http ADDR --state redis://HOST:PORT/DB [--state-key-file FILE] [--trusted-proxy CIDR]
                                   a replica sharing drafts and change cues (deploy/, make cluster)
@@ -88,6 +89,9 @@ func serve(ctx context.Context, args []string) error {
 	origins := fs.String("allow-origins", "", "comma-separated Origin allow-list (default: the server's own loopback origins; \"none\" allows none)")
 	hosts := fs.String("allow-hosts", "", "comma-separated Host allow-list for loopback listeners (default: localhost, 127.0.0.1, ::1)")
 	nonLoopback := fs.Bool("allow-non-loopback", false, "allow a non-loopback --http or --tcp address")
+	plainHTTP := fs.Bool("insecure-plaintext", false, "with --allow-non-loopback and no --tls-cert: serve plain HTTP on a non-loopback --http address (behind a balancer terminating TLS)")
+	tlsCert := fs.String("tls-cert", "", "serve --http over TLS with this PEM certificate chain (reloaded when the file changes, and on SIGHUP)")
+	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
 	maxBody := fs.Int("max-body", 0, "largest HTTP request body in bytes (0: 4 MiB)")
 	maxHeader := fs.Int("max-header", 0, "largest HTTP header block in bytes (0: 16 KiB)")
 	keepAlive := fs.Duration("keepalive", 0, "SSE keep-alive comment interval (0: 15s)")
@@ -162,7 +166,10 @@ func serve(ctx context.Context, args []string) error {
 			Path: *httpPath, AllowNonLoopback: *nonLoopback,
 			MaxBodyBytes: *maxBody, MaxHeaderBytes: *maxHeader, KeepAlive: *keepAlive,
 			MaxConnsPerIP: *perIP, MaxConns: *maxConns, Compression: *compress, Logger: log,
-			TrustedProxies: trusted,
+			TrustedProxies: trusted, InsecurePlaintext: *plainHTTP,
+		}
+		if cfg.TLS, err = serverTLS(ctx, *tlsCert, *tlsKey, log); err != nil {
+			return err
 		}
 		if *testAuth {
 			log.Warn("--insecure-test-auth: every bearer token is accepted as a principal; never use this outside tests")
@@ -176,10 +183,17 @@ func serve(ctx context.Context, args []string) error {
 		}
 		hs = streamhttp.New(srv, cfg)
 		ln, err := hs.Listen(*httpAddr)
+		if errors.Is(err, streamhttp.ErrPlaintext) {
+			return errors.New("serve: a non-loopback --http address needs --tls-cert and --tls-key, or --insecure-plaintext for plain HTTP")
+		}
 		if err != nil {
 			return err
 		}
-		log.Info("mcpwire serving Streamable HTTP", "url", "http://"+ln.Addr().String()+*httpPath)
+		scheme := "http://"
+		if cfg.TLS != nil {
+			scheme = "https://"
+		}
+		log.Info("mcpwire serving Streamable HTTP", "url", scheme+ln.Addr().String()+*httpPath)
 		go func() { transportErr <- hs.Serve(ln) }()
 	}
 	if *tcpAddr != "" || *unixPath != "" {

@@ -170,7 +170,7 @@ func runClient(b *testing.B, hc *fasthttp.HostClient, want []byte) {
 // Target: ≤3 allocs per request on the server side.
 func BenchmarkFastEchoInMemory(b *testing.B) {
 	b.Run("client+server", func(b *testing.B) {
-		s := New(benchEngine(b), Config{AllowNonLoopback: true})
+		s := New(benchEngine(b), Config{AllowNonLoopback: true, InsecurePlaintext: true})
 		hc := inMemory(b, s.Serve, func() { _ = s.Shutdown(context.Background()) })
 		runClient(b, hc, echoReply)
 	})

@@ -2,6 +2,7 @@ package streamhttp
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net/netip"
@@ -61,6 +62,27 @@ type Config struct {
 	// AllowNonLoopback must be set to listen on an address other than
 	// loopback (SEC-04).
 	AllowNonLoopback bool
+	// InsecurePlaintext must also be set for the fasthttp front end
+	// (Listen, Serve) to serve plain HTTP, without TLS, on a non-loopback
+	// address: behind a balancer that terminates TLS, or on a private
+	// network. Serve then logs a warning. Remote MCP servers are reached
+	// over HTTPS (the authorization spec requires it). The net/http
+	// adapter's Handler does not check it: its TLS may be the embedding
+	// http.Server's.
+	InsecurePlaintext bool
+
+	// TLS, when set, makes the server speak HTTPS: the fasthttp front end
+	// (Serve) and the net/http adapter's listener (NetListener; serve it
+	// with http.Server.Serve, not ServeTLS, and requests then arrive with
+	// a nil Request.TLS) both run the handshake above the connection
+	// limits. It is cloned by New; ALPN offers http/1.1 and never h2
+	// (HTTP/2 is not served; other NextProtos, such as acme-tls/1, are
+	// kept), and MinVersion 0 means TLS 1.2.
+	// It needs Certificates, GetCertificate or GetConfigForClient; to
+	// renew the certificate without a restart set GetCertificate, for
+	// instance to CertFiles.GetCertificate, which reloads PEM files when
+	// they change. Nil: plain HTTP.
+	TLS *tls.Config
 
 	// Authenticate, when set, is called for every POST with its bearer
 	// token.

@@ -20,8 +20,13 @@ type fastServer struct {
 	ln  net.Listener
 }
 
+// shutdown stops fasthttp and closes the listener itself: when Shutdown
+// comes right after Serve published f, fasthttp may not have registered
+// the listener yet, and would then accept on it forever.
 func (f *fastServer) shutdown(ctx context.Context) error {
-	return f.srv.ShutdownWithContext(ctx)
+	err := f.srv.ShutdownWithContext(ctx)
+	_ = f.ln.Close()
+	return err
 }
 
 // ListenAndServe listens on addr (loopback unless AllowNonLoopback) and
@@ -34,19 +39,37 @@ func (s *Server) ListenAndServe(addr string) error {
 	return s.Serve(ln)
 }
 
-// Listen opens the listener for addr, checking the loopback rule. Serve it
-// with Serve; its Addr tells the port when addr ends in ":0".
+// Listen opens the listener for addr, checking the loopback rule (and, on
+// a non-loopback address, that TLS is configured or InsecurePlaintext
+// set). Serve it with Serve; its Addr tells the port when addr ends in
+// ":0".
 func (s *Server) Listen(addr string) (net.Listener, error) {
-	if !netutil.IsLoopback(addr) && !s.cfg.AllowNonLoopback {
-		return nil, ErrNonLoopback
+	if !netutil.IsLoopback(addr) {
+		if !s.cfg.AllowNonLoopback {
+			return nil, ErrNonLoopback
+		}
+		if s.tlsConf == nil && s.tlsErr == nil && !s.cfg.InsecurePlaintext {
+			return nil, ErrPlaintext
+		}
 	}
 	return net.Listen("tcp", addr)
 }
 
-// Serve serves HTTP on ln until Shutdown (it then returns nil).
+// Serve serves HTTP on ln until Shutdown (it then returns nil): HTTPS when
+// Config.TLS is set. A non-loopback listener needs AllowNonLoopback, and
+// TLS or InsecurePlaintext; plain HTTP on one is logged as a warning.
 func (s *Server) Serve(ln net.Listener) error {
+	if s.tlsErr != nil {
+		return s.tlsErr
+	}
 	if err := s.bindAddr(ln.Addr()); err != nil {
 		return err
+	}
+	if !s.checkHost && s.tlsConf == nil {
+		if !s.cfg.InsecurePlaintext {
+			return ErrPlaintext
+		}
+		s.cfg.Logger.Warn("streamhttp: serving plain HTTP (no TLS) on a non-loopback address: InsecurePlaintext is set", "addr", ln.Addr().String())
 	}
 	f := &fastServer{ln: ln, srv: &fasthttp.Server{
 		Handler:                       s.fastHandler,
@@ -69,10 +92,19 @@ func (s *Server) Serve(ln net.Listener) error {
 		CloseOnShutdown:   true,
 		Logger:            fastLogger{s.cfg.Logger},
 	}}
+	// The clock starts before f is published: a Shutdown that finds f
+	// halts it after; one that does not is seen here (Shutdown sets
+	// closing, then reads fast under mu).
+	s.clk.start()
 	s.mu.Lock()
 	s.fast = f
+	closing := s.closing.Load()
 	s.mu.Unlock()
-	s.clk.start()
+	if closing {
+		s.clk.halt()
+		_ = ln.Close()
+		return nil
+	}
 	err := f.srv.Serve(&limitListener{Listener: ln, s: s, perIP: map[string]int{}})
 	if s.closing.Load() {
 		return nil
@@ -114,7 +146,7 @@ func isTimeout(err error) bool {
 }
 
 func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
-	if lc, ok := ctx.Conn().(*limitConn); ok {
+	if lc := limitOf(ctx.Conn()); lc != nil {
 		lc.requestRead()
 	}
 	x := s.acquireExchange()
@@ -196,7 +228,7 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 	// because streams must not have one). On our own connections the
 	// deadline moves only when it has come within a second of expiring,
 	// which keeps timer work off the per-request path.
-	if lc, ok := w.ctx.Conn().(*limitConn); ok {
+	if lc := limitOf(w.ctx.Conn()); lc != nil {
 		lc.refreshWriteDeadline(lc.clk.now())
 	} else {
 		_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
@@ -217,7 +249,7 @@ func (w *fastWriter) stream(x *exchange) {
 func (w *fastWriter) streamListen(x *exchange) {
 	x.refs.Add(1) // released by runRaw
 	conn := w.ctx.Conn()
-	if lc, ok := conn.(*limitConn); ok {
+	if lc := limitOf(conn); lc != nil {
 		lc.hijacked()
 	}
 	w.ctx.HijackSetNoResponse(true)

@@ -1,6 +1,7 @@
 package streamhttp
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -29,6 +30,9 @@ var (
 )
 
 func (l *limitListener) Accept() (net.Conn, error) {
+	if l.s.tlsErr != nil {
+		return nil, l.s.tlsErr // NetListener with an unusable Config.TLS
+	}
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -72,7 +76,14 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			lc.Conn = &proxyConn{Conn: c, lc: lc}
 		}
 		if l.netHTTP {
-			return &netConn{limitConn: lc, maxHeader: l.s.cfg.MaxHeaderBytes}, nil
+			nc := &netConn{limitConn: lc, maxHeader: l.s.cfg.MaxHeaderBytes}
+			if l.s.tlsConf != nil {
+				nc.tc = tls.Server(lc.Conn, l.s.tlsConf)
+			}
+			return nc, nil
+		}
+		if l.s.tlsConf != nil {
+			return &tlsConn{Conn: tls.Server(lc, l.s.tlsConf), lc: lc}, nil
 		}
 		return lc, nil
 	}

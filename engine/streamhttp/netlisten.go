@@ -3,6 +3,8 @@ package streamhttp
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"io"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -48,13 +50,36 @@ type netConn struct {
 	maxHeader int
 	sc        framingScan
 
+	// tc is the TLS layer over limitConn.Conn when Config.TLS is set: the
+	// scan sees the requests' plain bytes. net/http sees no *tls.Conn, so
+	// it neither negotiates HTTP/2 nor fills Request.TLS.
+	tc       *tls.Conn
+	hsDone   bool // Read ran the handshake
+	hsFailed bool
+
 	served  atomic.Int64 // requests handed to the handler so far
 	suspect atomic.Int64 // 1-based index of a request with both framings, 0 if none
 }
 
 // Read passes the bytes through and scans them; it never changes them.
 func (c *netConn) Read(p []byte) (int, error) {
-	n, err := c.limitConn.Conn.Read(p)
+	var n int
+	var err error
+	if c.tc != nil {
+		if !c.hsDone {
+			c.hsDone = true
+			if herr := c.tc.Handshake(); herr != nil {
+				c.hsFailed = true
+				handshakeFailed(herr, c.limitConn.Conn, c.stats)
+			}
+		}
+		if c.hsFailed {
+			return 0, io.EOF // net/http closes quietly; a plain HTTP client has had its 400
+		}
+		n, err = c.tc.Read(p)
+	} else {
+		n, err = c.limitConn.Conn.Read(p)
+	}
 	if n > 0 && !c.sc.done {
 		if k := c.sc.feed(p[:n], c.maxHeader); k > 0 {
 			c.suspect.Store(k)
@@ -64,6 +89,24 @@ func (c *netConn) Read(p []byte) (int, error) {
 }
 
 func (c *netConn) SetReadDeadline(t time.Time) error { return c.limitConn.Conn.SetReadDeadline(t) }
+
+// Write goes through TLS when it is on.
+func (c *netConn) Write(p []byte) (int, error) {
+	if c.tc != nil {
+		return c.tc.Write(p)
+	}
+	return c.limitConn.Conn.Write(p)
+}
+
+// Close gives the slot back and closes the connection (with a TLS
+// close_notify when TLS is on).
+func (c *netConn) Close() error {
+	if c.tc == nil {
+		return c.limitConn.Close()
+	}
+	c.once.Do(func() { c.l.release(c.limitConn) })
+	return c.tc.Close()
+}
 
 // smuggled is called by the handler once per request, in order; it reports
 // whether this request carried both Content-Length and Transfer-Encoding.

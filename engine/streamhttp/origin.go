@@ -100,9 +100,9 @@ func (s originSet) allows(v []byte) bool {
 }
 
 // loopbackOrigins are the default allowed origins of a server on port.
-func loopbackOrigins(port int) []string {
+func loopbackOrigins(scheme string, port int) []string {
 	p := strconv.Itoa(port)
-	return []string{"http://127.0.0.1:" + p, "http://localhost:" + p, "http://[::1]:" + p}
+	return []string{scheme + "://127.0.0.1:" + p, scheme + "://localhost:" + p, scheme + "://[::1]:" + p}
 }
 
 // hostSet is an allow-list of host names (port ignored).

@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,9 @@ type Server struct {
 	stats   Stats
 	closing atomic.Bool
 
+	tlsConf *tls.Config // Config.TLS as served (serverTLS); nil: plain HTTP
+	tlsErr  error       // Config.TLS cannot be served: Serve and NetListener's Accept return it
+
 	mu   sync.Mutex
 	fast *fastServer
 	clk  coarseClock // per-request deadlines while the fasthttp front end serves
@@ -60,6 +64,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 		hosts = []string{"localhost", "127.0.0.1", "::1"}
 	}
 	s.hosts = newHostSet(hosts)
+	s.tlsConf, s.tlsErr = serverTLS(cfg.TLS)
 	return s
 }
 
@@ -82,7 +87,11 @@ func (s *Server) bindAddr(addr net.Addr) error {
 		} else if _, p, err := net.SplitHostPort(a); err == nil {
 			port, _ = strconv.Atoi(p)
 		}
-		s.origins = newOriginSet(loopbackOrigins(port))
+		scheme := "http"
+		if s.tlsConf != nil {
+			scheme = "https"
+		}
+		s.origins = newOriginSet(loopbackOrigins(scheme, port))
 	}
 	return nil
 }
@@ -457,4 +466,5 @@ type Stats struct {
 	StreamWriteErrors, Disconnects             atomic.Uint64
 	Unavailable                                atomic.Uint64 // 503 replies: shared state unreachable (engine.ErrUnavailable)
 	Proxied, BadProxyHeader                    atomic.Uint64 // connections from Config.TrustedProxies; those closed for a bad or missing PROXY header
+	TLSHandshakeErrors, PlainOnTLS             atomic.Uint64 // failed TLS handshakes (a client that left is not one); plain HTTP sent to a TLS listener (answered 400)
 }

@@ -20,6 +20,11 @@ import (
 // consumed): zero bytes is the peer's FIN, an error a reset. Data means a
 // pipelined request: the client is alive and watching stops.
 //
+// On a TLS connection data proves nothing: a client's close_notify alert
+// is a record like any other (encrypted, in TLS 1.3). There the watcher
+// asks for POLLRDHUP (the peer's FIN behind whatever is queued) whenever
+// the socket has data, and otherwise keeps waiting for the next event.
+//
 // For requests that cannot stream, the watch starts only after a short
 // delay, so fast requests never pay for it.
 type watcher struct {
@@ -27,6 +32,7 @@ type watcher struct {
 	timer   *time.Timer
 	conn    net.Conn
 	rc      syscall.RawConn
+	tls     bool // data is no sign of life (see above)
 	onGone  func()
 	started bool
 	stopped bool
@@ -51,8 +57,9 @@ func (w *watcher) arm(conn net.Conn, delay time.Duration, onGone func()) {
 	if err != nil {
 		return
 	}
+	_, isTLS := conn.(*tlsConn)
 	w.mu.Lock()
-	w.conn, w.rc, w.onGone = conn, rc, onGone
+	w.conn, w.rc, w.onGone, w.tls = conn, rc, onGone, isTLS
 	w.started, w.stopped = false, false
 	w.mu.Unlock()
 	if delay == 0 {
@@ -74,7 +81,7 @@ func (w *watcher) begin() {
 	}
 	w.started = true
 	w.done = make(chan struct{})
-	rc, onGone, done, conn := w.rc, w.onGone, w.done, w.conn
+	rc, onGone, done, conn, isTLS := w.rc, w.onGone, w.done, w.conn, w.tls
 	// The server's read deadline for this request may still be set; the
 	// watch must outlive it (the server sets its own before the next read).
 	// Cleared under mu: stop sets its wake-up deadline only after it saw
@@ -97,6 +104,12 @@ func (w *watcher) begin() {
 				return false // keep waiting
 			case err != nil || n == 0:
 				gone = true
+			case isTLS:
+				if peerClosed(int(fd)) {
+					gone = true
+					return true
+				}
+				return false // wait for the next event (the FIN, perhaps)
 			}
 			return true
 		})
@@ -126,4 +139,12 @@ func (w *watcher) stop() {
 		<-done
 		_ = conn.SetReadDeadline(time.Time{})
 	}
+}
+
+// peerClosed reports whether the peer has shut down its side of the
+// socket, whatever data is still queued before its FIN.
+func peerClosed(fd int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -43,7 +44,8 @@ func TestRowGroups(t *testing.T) {
 		"raw gnet TCP 1×64", "raw gnet Unix 64×1", "mcpwire TCP 64×1 (tsung)", "mcpwire stdio", "mcpwire HTTP",
 		"mcpwire HTTP (wrk)", "go-sdk HTTP (wrk)", "mcp-go HTTP (wrk)", "raw fasthttp (wrk)",
 		"mcpwire HTTP no token", "raw fasthttp no token", "mcpwire HTTP no token (wrk)", "raw fasthttp no token (wrk)",
-		"mcpwire HTTP 1×1", "raw fasthttp 1×1", "mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)"} {
+		"mcpwire HTTP 1×1", "raw fasthttp 1×1", "mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)",
+		"mcpwire HTTPS (wrk)", "mcpwire HTTPS 1×1 (wrk)"} {
 		if !names[report.Slug(want)] {
 			t.Errorf("no row %q", want)
 		}
@@ -58,7 +60,9 @@ func TestSelectRows(t *testing.T) {
 		"tsung":        {"mcpwire TCP 64×1 (tsung)", "raw gnet TCP 64×1 (tsung)"},
 		"raw net":      {"raw gnet TCP 64×1", "raw net TCP 64×1"},
 		"no token":     {"mcpwire HTTP no token", "mcpwire HTTP no token (wrk)", "raw fasthttp no token", "raw fasthttp no token (wrk)"},
-		"1×1 (wrk)":    {"mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)"},
+		"1×1 (wrk)":    {"mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)", "mcpwire HTTPS 1×1 (wrk)"},
+		// An HTTPS row brings its plain twin (the ratio) and the ceiling.
+		"HTTPS 1×1": {"mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)", "mcpwire HTTPS 1×1 (wrk)"},
 	} {
 		var got []string
 		for _, r := range selectRows(rows, only) {
@@ -224,7 +228,7 @@ func TestCheckReply(t *testing.T) {
 			w.WriteHeader(tc.status)
 			io.WriteString(w, tc.body)
 		}))
-		size, err := checkReply(s, strings.TrimPrefix(srv.URL, "http://"), "/mcp")
+		size, err := checkReply(s, strings.TrimPrefix(srv.URL, "http://"), "/mcp", nil)
 		srv.Close()
 		if (err == nil) != tc.good {
 			t.Errorf("%s: err = %v", tc.name, err)
@@ -232,5 +236,53 @@ func TestCheckReply(t *testing.T) {
 		if tc.good && size < len(tc.body) {
 			t.Errorf("%s: reply size %d", tc.name, size)
 		}
+	}
+}
+
+// TestTLSRows: the HTTPS rows serve with the test certificate on an
+// https:// target, and their ratio is the median of each round's ratio to
+// the plain twin of that round.
+func TestTLSRows(t *testing.T) {
+	cfg := config{bin: "bin", wrk: "wrk", tlsDir: "out/tls"}
+	rows := requestRows(cfg)
+	var tlsRow, plain = -1, -1
+	for i, r := range rows {
+		switch r.name {
+		case "mcpwire HTTPS (wrk)":
+			tlsRow = i
+		case "mcpwire HTTP (wrk)":
+			plain = i
+		}
+	}
+	if tlsRow < 0 || plain < 0 {
+		t.Fatal("no HTTPS row or no plain twin")
+	}
+	r := rows[tlsRow]
+	if args := strings.Join(r.server, " "); !strings.Contains(args, "--tls-cert out/tls/cert.pem --tls-key out/tls/key.pem") {
+		t.Errorf("server %q", args)
+	}
+	if _, _, target := endpoint(cfg, r, tlsRow); !strings.HasPrefix(target, "https://127.0.0.1:") {
+		t.Errorf("target %q", target)
+	}
+	if r.group() != rows[plain].group() {
+		t.Errorf("groups %q and %q differ: not the same shape, generator and fixture", r.group(), rows[plain].group())
+	}
+	results := make([][]runResult, len(rows))
+	for i := range results {
+		results[i] = make([]runResult, 3)
+	}
+	set := func(i, round int, rps float64) { results[i][round] = runResult{load: &loadResult{RPS: rps}} }
+	set(tlsRow, 0, 50)
+	set(plain, 0, 100) // 0.5
+	set(tlsRow, 1, 90)
+	set(plain, 1, 100) // 0.9
+	set(tlsRow, 2, 70)
+	set(plain, 2, 100) // 0.7
+	if got, n := tlsRatio(rows, results, tlsRow); got != 0.7 || n != 3 {
+		t.Errorf("ratio %v over %d rounds, want 0.7 over 3", got, n)
+	}
+	results[plain][1].err = errors.New("failed")
+	if got, n := tlsRatio(rows, results, tlsRow); got != 0.6 || n != 2 {
+		t.Errorf("with a failed round: ratio %v over %d rounds, want 0.6 over 2", got, n)
 	}
 }

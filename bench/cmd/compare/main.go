@@ -50,6 +50,7 @@ type config struct {
 	tsung     string // tsung binary for the outside-generator rows ("" = none)
 	wrk       string // wrk binary for the outside-generator HTTP rows ("" = none)
 	wrkDir    string // directory of the wrk scripts (bench/wrk)
+	tlsDir    string // the HTTPS rows' test CA, certificate and key (made by runCompare)
 	sockDir   string // temporary directory for the Unix socket rows
 }
 
@@ -66,12 +67,16 @@ func main() {
 	flag.StringVar(&listeners, "listeners", "1000,5000", "fan-out: comma-separated listen stream counts")
 	flag.IntVar(&cfg.pubRate, "publish-rate", 20, "fan-out: touch calls per second")
 	flag.StringVar(&cfg.outDir, "out", "bench/out", "directory for raw generator output and server stderr")
+	flag.StringVar(&cfg.tlsDir, "tls-dir", "", "where the HTTPS rows' throwaway test CA and certificate are written (default: OUT/tls)")
 	flag.StringVar(&cfg.only, "only", "", "comma-separated substrings: run only matching rows (and the ceilings they are compared with)")
 	flag.StringVar(&cfg.tsung, "tsung", "tsung", "tsung binary for the outside-generator TCP rows (\"\" or a missing binary: those rows are skipped)")
 	flag.StringVar(&cfg.wrk, "wrk", "wrk", "wrk binary for the outside-generator HTTP rows (\"\" or a missing binary: those rows are skipped)")
 	flag.StringVar(&cfg.wrkDir, "wrk-scripts", "bench/wrk", "directory of the wrk fixture scripts")
 	flag.DurationVar(&cfg.waitQuiet, "wait-quiet", 0, "before starting, wait up to this long for the 1-minute load average to fall below half the CPU count")
 	flag.Parse()
+	if cfg.tlsDir == "" {
+		cfg.tlsDir = filepath.Join(cfg.outDir, "tls")
+	}
 	for _, f := range strings.Split(listeners, ",") {
 		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
 			cfg.listeners = append(cfg.listeners, n)
@@ -163,6 +168,8 @@ type row struct {
 	gen      generator
 	fixture  fixture
 	ceiling  bool
+	tls      bool   // HTTPS (https:// target)
+	plain    string // an HTTPS row: its plain HTTP twin (same server, shape, generator, fixture), for the TLS ratio
 	// server is the command line: started by the harness for http, tcp
 	// and unix rows (ADDR is replaced by the row's address or socket
 	// path), handed to the generator's stdio target for stdio rows.
@@ -223,6 +230,20 @@ func requestRows(cfg config) []row {
 				rows = append(rows, row{name: name, kind: kindHTTP, conns: v.conns, inflight: 1, gen: g,
 					fixture: v.fix, ceiling: sv.ceiling, server: sv.args})
 			}
+		}
+	}
+	// HTTPS: mcpwire with --tls-cert/--tls-key next to its plain HTTP
+	// rows, under wrk (mcpwire load speaks plain HTTP only). Compared
+	// with the plain HTTP twin of the same round (see tlsRatios).
+	if cfg.wrk != "" {
+		for _, v := range []struct {
+			suffix string
+			conns  int
+		}{{"", 64}, {" 1×1", 1}} {
+			rows = append(rows, row{name: "mcpwire HTTPS" + v.suffix + " (wrk)", kind: kindHTTP, conns: v.conns, inflight: 1, gen: genWrk,
+				fixture: fixToken, tls: true, plain: "mcpwire HTTP" + v.suffix + " (wrk)",
+				server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error",
+					"--tls-cert", filepath.Join(cfg.tlsDir, "cert.pem"), "--tls-key", filepath.Join(cfg.tlsDir, "key.pem")}})
 		}
 	}
 	rows = append(rows,
@@ -814,6 +835,9 @@ func endpoint(cfg config, r row, idx int) (network, addr, target string) {
 		return "unix", addr, "unix://" + addr
 	case kindHTTP:
 		addr = fmt.Sprintf("127.0.0.1:%d", cfg.basePort+idx)
+		if r.tls {
+			return "tcp", addr, "https://" + addr + "/mcp"
+		}
 		return "tcp", addr, "http://" + addr + "/mcp"
 	default:
 		addr = fmt.Sprintf("127.0.0.1:%d", cfg.basePort+idx)
@@ -926,6 +950,11 @@ func runCompare(cfg config) bool {
 			cfg.wrk = p
 		}
 	}
+	if cfg.wrk != "" {
+		if err := writeTestCert(cfg.tlsDir); err != nil {
+			fatal(err)
+		}
+	}
 	rows := selectRows(requestRows(cfg), cfg.only)
 	if len(rows) == 0 {
 		fatal(fmt.Errorf("no row matches -only %q", cfg.only))
@@ -982,14 +1011,18 @@ func selectRows(rows []row, only string) []row {
 		return rows
 	}
 	groups := map[string]bool{}
+	twins := map[string]bool{}
 	for _, r := range rows {
 		if report.MatchAny(r.name, only) {
 			groups[r.group()] = true
+			if r.plain != "" {
+				twins[r.plain] = true
+			}
 		}
 	}
 	var keep []row
 	for _, r := range rows {
-		if report.MatchAny(r.name, only) || r.ceiling && groups[r.group()] {
+		if report.MatchAny(r.name, only) || r.ceiling && groups[r.group()] || twins[r.name] {
 			keep = append(keep, r)
 		}
 	}
@@ -1087,6 +1120,7 @@ func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, s
 	}
 	report.PrintGrid(head, out, 4)
 	fmt.Println()
+	tlsNotes(rows, results)
 	fmt.Println("Fixture \"token\" (the standard fixture, every row but the \"no token\" ones): tools/call echo {\"text\":\"hello world\"}")
 	fmt.Printf("with params._meta protocolVersion, clientCapabilities, clientInfo and a progressToken equal to the id; %d bytes +\nnewline for id 1:\n  %s\n", len(fixture), fixture)
 	if noToken {

@@ -16,6 +16,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,8 +92,15 @@ func (s *wrkScript) request(host, path string) []byte {
 // checkReply sends the script's request once to addr and checks that the
 // reply is a 200 carrying the echo tool's result for id 1 (as JSON or as
 // an event of an SSE stream). It returns the reply's size on the wire.
-func checkReply(s *wrkScript, addr, path string) (int, error) {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+func checkReply(s *wrkScript, addr, path string, tlsConf *tls.Config) (int, error) {
+	var c net.Conn
+	var err error
+	if tlsConf != nil {
+		d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: tlsConf}
+		c, err = d.Dial("tcp", addr)
+	} else {
+		c, err = net.DialTimeout("tcp", addr, 5*time.Second)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -332,7 +340,14 @@ func runWrkRow(cfg config, r row, idx int, tag string) runResult {
 		return res
 	}
 	defer srv.stop()
-	replySize, err := checkReply(script, addr, "/mcp")
+	var tlsConf *tls.Config
+	if r.tls {
+		if tlsConf, err = testCertClient(cfg.tlsDir); err != nil {
+			res.err = err
+			return res
+		}
+	}
+	replySize, err := checkReply(script, addr, "/mcp", tlsConf)
 	if err != nil {
 		res.err = fmt.Errorf("the server does not answer %s with the echo result: %v", r.fixture.wrkScript, err)
 		return res
