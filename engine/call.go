@@ -266,15 +266,20 @@ func (c *Call) ClientInfo() []byte { return c.env.ClientInfo }
 // client did not opt into progress).
 func (c *Call) ProgressToken() []byte { return c.env.ProgressToken }
 
-// Bind decodes the arguments (params.arguments) into v. Missing arguments
-// decode as an empty object.
+// Bind decodes the arguments (params.arguments) into v, a pointer. Missing
+// arguments decode as an empty object. Member names match json tags (or
+// field names) exactly, case included, unlike encoding/json: {"Text":"x"}
+// leaves a field tagged `json:"text"` empty. A value of the wrong type is
+// a -32602 error whose one-line message names the argument and the JSON
+// type wanted ("Invalid arguments: arguments.n: want integer, got string"),
+// never a copy of the input.
 func (c *Call) Bind(v any) error {
 	args := c.env.Arguments
 	if args == nil {
 		args = []byte("{}")
 	}
 	if err := codec.Unmarshal(args, v); err != nil {
-		return codec.NewError(codec.CodeInvalidParams, "Invalid arguments: "+err.Error())
+		return bindError(args, v)
 	}
 	return nil
 }

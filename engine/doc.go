@@ -24,6 +24,11 @@
 //     server does not advertise get -32601 (DISC-08). An initialize without a
 //     modern _meta claim gets -32022 naming the served versions (DISC-05, our
 //     choice).
+//   - tools/call arguments are checked against the tool's InputSchema
+//     (compiled once by AddTool) before the handler runs; a mismatch is
+//     -32602 with a one-line message of at most 200 bytes naming the
+//     argument and the rule, never a copy of the input (args.go;
+//     Tool.SkipValidation opts out).
 //   - A handler panic becomes -32603 with a generic message; the stack goes to
 //     the log only (C12).
 //   - notifications/cancelled cancels the handler's context and suppresses

@@ -33,7 +33,11 @@ type Tool struct {
 	Title       string
 	Description string
 	// InputSchema is the JSON Schema of the arguments (a JSON object).
-	// Default {"type":"object"}.
+	// Default {"type":"object"}. AddTool compiles it (an invalid schema, or
+	// one that refers to an external document, is an error), and every
+	// tools/call's arguments are checked against it before the handler
+	// runs: a mismatch is answered -32602 with a one-line message naming
+	// the argument and the rule (see args.go).
 	InputSchema json.RawMessage
 	// OutputSchema, when set, is advertised in tools/list.
 	OutputSchema json.RawMessage
@@ -55,7 +59,15 @@ type Tool struct {
 	// notification restarts it, up to MaxTimeout from the start (default
 	// 4 × Timeout). 0: Options.Timeout.
 	Timeout, MaxTimeout time.Duration
+	// SkipValidation leaves the arguments unchecked: the handler validates
+	// what it reads itself (ArgBytes, ArgString, Bind). The schema is then
+	// not compiled either, only checked to be a JSON object, so AddTool
+	// does not report what the validator would refuse. For the fastest
+	// paths: checking a small object costs about a microsecond and a few
+	// dozen allocations (BenchmarkToolArgs).
+	SkipValidation bool
 
+	args         *argSchema      // compiled InputSchema, nil with SkipValidation
 	bindings     []HeaderBinding // x-mcp-header annotations, computed by AddTool
 	bindingNames []string        // their argument names when all are top level
 }
@@ -153,6 +165,14 @@ func (t *Tool) validate() error {
 			return fmt.Errorf("engine: tool %q: invalid JSON in outputSchema or annotations", t.Name)
 		}
 	}
+	t.args = nil
+	if !t.SkipValidation {
+		a, err := compileArgSchema(t.InputSchema)
+		if err != nil {
+			return fmt.Errorf("engine: tool %q: inputSchema: %s", t.Name, firstLine(err.Error()))
+		}
+		t.args = a
+	}
 	b, err := headerBindings(t.InputSchema)
 	if err != nil {
 		return fmt.Errorf("engine: tool %q: %w", t.Name, err)
@@ -169,6 +189,12 @@ func (t *Tool) validate() error {
 		}
 	}
 	return nil
+}
+
+// firstLine keeps the first line of a multi-line library error.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
 }
 
 // template matching ------------------------------------------------------

@@ -451,6 +451,7 @@ type Stats struct {
 	Responses        atomic.Uint64 // responses received from a peer (ignored)
 	MethodNotFound   atomic.Uint64 // -32601 answers
 	InvalidParams    atomic.Uint64 // -32602 answers from validation
+	InvalidArguments atomic.Uint64 // tools/call arguments refused by the tool's InputSchema (-32602)
 	BadVersion       atomic.Uint64 // -32022 answers
 	MissingCaps      atomic.Uint64 // -32021 answers
 	Panics           atomic.Uint64 // handler panics (-32603)
