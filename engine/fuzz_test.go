@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -77,6 +78,61 @@ func FuzzArgMessage(f *testing.F) {
 			if c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029 {
 				t.Fatalf("control character in %q", e.Message)
 			}
+		}
+	})
+}
+
+// FuzzTemplateMatch: parsing and matching never panic; a level-1 match
+// puts the URI back together from the literals and the values (each
+// non-empty and free of '/'); a match beyond level 1 is one the template's
+// regular expression accepts, and its values expand again.
+func FuzzTemplateMatch(f *testing.F) {
+	for _, s := range [][2]string{
+		{"test://template/{id}/data", "test://template/12/data"},
+		{"test://{a}-{b}", "test://x-y-z"},
+		{"file:///{+path}", "file:///a/b%20c"},
+		{"search://items{?q,lang}", "search://items?q=go&lang=en"},
+		{"doc://{id}{#section}", "doc://7#intro"},
+		{"doc://x{/seg*}", "doc://x/a/b"},
+		{"m{;x,y}{.ext}{&z}", "m;x=1;y.json&z=2"},
+		{"p{x:3}", "pabc"},
+		{"bad{", "bad"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, tpl, uri string) {
+		if len(tpl) > 128 || len(uri) > 128 {
+			return // the library's matcher is slow; length adds nothing here
+		}
+		tp, err := parseTemplate(tpl)
+		if err != nil {
+			return
+		}
+		vars, ok := tp.match(uri)
+		if !ok {
+			return
+		}
+		if tp.lib != nil {
+			if !tp.lib.re.MatchString(uri) {
+				t.Fatalf("%q matched %q outside its regexp", tpl, uri)
+			}
+			if _, err := (ResourceTemplate{URITemplate: tpl}).Expand(vars); err != nil {
+				t.Fatalf("%q: matched values of %q do not expand: %v", tpl, uri, err)
+			}
+			return
+		}
+		got := tp.lits[0]
+		for i, name := range tp.vars {
+			v := vars[name]
+			if v == "" || strings.IndexByte(v, '/') >= 0 {
+				t.Fatalf("%q ~ %q: %s = %q", tpl, uri, name, v)
+			}
+			got += v + tp.lits[i+1]
+		}
+		// A repeated name keeps its last value: rebuild only when names
+		// are distinct.
+		if len(vars) == len(tp.vars) && got != uri {
+			t.Fatalf("%q ~ %q: rebuilt %q", tpl, uri, got)
 		}
 	})
 }

@@ -82,9 +82,13 @@ type Resource struct {
 	Handler     ResourceHandler
 }
 
-// ResourceTemplate describes a family of resources by an RFC 6570 level-1
-// URI template ("test://template/{id}/data"): each {var} matches one or more
-// characters other than '/'.
+// ResourceTemplate describes a family of resources by an RFC 6570 URI
+// template. In a level-1 template ("test://template/{id}/data") each {var}
+// matches one or more characters other than '/', as they are (not
+// percent-decoded). Templates with operators or modifiers
+// ("file:///{+path}", "search://items{?q,lang}", "doc://{id}{#section}")
+// are matched by github.com/yosida95/uritemplate/v3, with percent-decoded
+// values (see uritemplate.go).
 type ResourceTemplate struct {
 	URITemplate string
 	Name        string
@@ -198,13 +202,26 @@ func firstLine(s string) string {
 }
 
 // template matching ------------------------------------------------------
+//
+// A template whose expressions are all simple {name} (RFC 6570 level 1) is
+// matched by the literal-splitting matcher below, as before: each variable
+// spans one or more characters up to the next literal, never '/', and is
+// not percent-decoded. Any other template goes to uritemplate.go.
 
 type uriTemplate struct {
 	lits []string // literal pieces; len(lits) == len(vars)+1
 	vars []string
+	lib  *libTemplate // set for templates beyond level 1
 }
 
 func parseTemplate(s string) (uriTemplate, error) {
+	if !isLevel1(s) {
+		lt, err := parseLibTemplate(s)
+		if err != nil {
+			return uriTemplate{}, err
+		}
+		return uriTemplate{lib: lt}, nil
+	}
 	var t uriTemplate
 	rest := s
 	for {
@@ -230,8 +247,37 @@ func parseTemplate(s string) (uriTemplate, error) {
 	}
 }
 
+// isLevel1 reports whether every expression of s is a single variable
+// without operator or modifier ({id}, not {+path}, {?q,lang}, {x:3} or
+// {list*}). Malformed templates count as level 1 so that the matcher below
+// reports them as it always has.
+func isLevel1(s string) bool {
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			return true
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return true
+		}
+		expr := s[i+1 : i+j]
+		if expr != "" && (strings.IndexByte(rfc6570Operators, expr[0]) >= 0 || strings.ContainsAny(expr, ",:*")) {
+			return false
+		}
+		s = s[i+j+1:]
+	}
+}
+
+// rfc6570Operators are the operator characters of RFC 6570 §2.2 (levels 2
+// and 3, and those reserved for future extensions).
+const rfc6570Operators = "+#./;?&=,!@|"
+
 // match reports whether uri matches the template and returns the variables.
 func (t *uriTemplate) match(uri string) (map[string]string, bool) {
+	if t.lib != nil {
+		return t.lib.match(uri)
+	}
 	if !strings.HasPrefix(uri, t.lits[0]) {
 		return nil, false
 	}
