@@ -49,6 +49,7 @@ type Call struct {
 	err   error
 	state callState
 	prog  progress
+	logs  logLimit
 	dl    deadline
 	sub   *subscription
 	// detached: the handler returned and left the call open (listen);
@@ -107,6 +108,7 @@ func (c *Call) release() {
 	c.result, c.open = false, false
 	c.tdata = nil
 	c.prog.reset()
+	c.logs.reset()
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
 	}
@@ -452,6 +454,7 @@ func (c *Call) complete() {
 	send := c.state == stateRunning
 	if send {
 		c.prog.flushLocked(c)
+		c.logs.flushLocked(c)
 		c.state = stateFinished
 	}
 	c.closeDoneLocked()

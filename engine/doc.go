@@ -38,6 +38,11 @@
 //     (latest value wins, at most one notification per
 //     Options.ProgressInterval, default 50 ms) and never sent after the
 //     response (PROG-03, PROG-07, PROG-08).
+//   - Call.Log is rate limited per request (a burst of Options.LogBurst,
+//     then one per Options.LogInterval; default 20 and 10 ms). Log messages
+//     are never coalesced: one over the limit is dropped and counted
+//     (Stats.LogsDropped), and the client gets one warning with
+//     {"droppedLogMessages":N} just before the response.
 //   - Each line connection has at most Options.MaxInFlight requests in
 //     flight (default 256); beyond that the transport stops taking frames
 //     (A19).

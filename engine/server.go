@@ -462,6 +462,8 @@ type Stats struct {
 	ProgressSent     atomic.Uint64
 	ProgressDropped  atomic.Uint64 // non-increasing, late or tokenless progress
 	ProgressCoalesce atomic.Uint64 // progress values replaced by a later one
+	LogsSent         atomic.Uint64 // notifications/message sent by Call.Log
+	LogsDropped      atomic.Uint64 // Call.Log messages over the per-request rate limit (LogInterval, LogBurst)
 	ListenStreams    atomic.Int64  // open subscriptions/listen streams
 	Deliveries       atomic.Uint64 // listen-stream notifications handed to transports
 	SlowConsumers    atomic.Uint64 // peers closed for not reading
