@@ -9,7 +9,9 @@ import (
 // BenchmarkTemplateMatch: a level-1 template on its own matcher (what
 // resources/read does, unchanged by level-3 support), the same template
 // through the library's matcher (what it would cost to send everything
-// there), and a {+path} template (regexp, then the library).
+// there), a {+path} template (values from the regexp's groups; and through
+// the library's matcher), single- and multi-variable query templates, a
+// URI no template matches, and the longest URI matched.
 func BenchmarkTemplateMatch(b *testing.B) {
 	const l1, l1URI = "test://template/{id}/data", "test://template/12345/data"
 	b.Run("level1", func(b *testing.B) {
@@ -53,6 +55,33 @@ func BenchmarkTemplateMatch(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, ok := tp.match("file:///docs/2026/report.txt"); !ok {
+				b.Fatal("no match")
+			}
+		}
+	})
+	b.Run("reserved-library", func(b *testing.B) {
+		tp, _ := parseTemplate("file:///{+path}")
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := tp.lib.libMatch("file:///docs/2026/report.txt"); !ok {
+				b.Fatal("no match")
+			}
+		}
+	})
+	b.Run("query", func(b *testing.B) {
+		tp, _ := parseTemplate("search://items{?q}{&lang}")
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := tp.match("search://items?q=go&lang=en"); !ok {
+				b.Fatal("no match")
+			}
+		}
+	})
+	b.Run("query-list", func(b *testing.B) {
+		tp, _ := parseTemplate("search://items{?q,lang}") // two variables: the library's matcher
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := tp.match("search://items?q=go&lang=en"); !ok {
 				b.Fatal("no match")
 			}
 		}
