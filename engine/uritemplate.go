@@ -15,14 +15,19 @@ import (
 // parsed, matched and expanded with github.com/yosida95/uritemplate/v3, the
 // library both official SDKs use, so a URI resolves here as it does there.
 //
-// Matching is two steps. The template's regular expression (RE2: linear
-// in the URI, no backtracking) decides whether the URI belongs to the
-// template at all; only then does the library's matcher extract the
-// values (percent-decoded). That matcher is a general NFA that allocates
-// per character, a few tens of microseconds for a short URI
-// (BenchmarkTemplateMatch), which is why level-1 templates keep their own
-// matcher, and why URIs longer than MaxTemplateURI are not matched against
-// such a template at all.
+// The template's regular expression (from the library; RE2, linear in the
+// URI) decides whether a URI belongs to the template. For the common shapes
+// — each expression one variable, or several under a named operator
+// ({?q,lang}), no prefix or explode modifier, no name twice, adjacent
+// expressions that cannot run into each other — the values are then read
+// from the expression's groups (percent-decoded), a few hundred
+// nanoseconds; FuzzTemplateExtract checks that every such match is one the
+// library's matcher makes, with the same values. Other templates go to the
+// library's matcher, a general NFA that allocates per character (tens of
+// microseconds for a short URI, milliseconds for a long one,
+// BenchmarkTemplateMatch), so URIs longer than MaxTemplateURI are not
+// matched against those templates at all. Level-1 templates keep their own matcher
+// (registry.go).
 //
 // As in the SDKs, a query expression matches its variables in the
 // template's order only ({?q,lang} matches ?q=x&lang=y and ?q=x, not
@@ -31,10 +36,11 @@ import (
 // with commas. A URI whose decoded values are not valid UTF-8 (%80) does
 // not match.
 
-// MaxTemplateURI bounds, in bytes, the URIs matched against a template
-// beyond level 1; a longer URI matches none of them (resources/read then
-// answers "Resource not found" unless a level-1 template or a resource
-// takes it).
+// MaxTemplateURI bounds, in bytes, the URIs matched by the library's
+// matcher (templates with prefix or explode modifiers, or whose
+// expressions could run into each other); a longer URI matches none of
+// them (resources/read then answers "Resource not found" unless another
+// template or a resource takes it). About 2.5 ms of matching at the bound.
 const MaxTemplateURI = 512
 
 // libTemplate is a template beyond level 1.
@@ -42,15 +48,16 @@ type libTemplate struct {
 	t  *uritemplate.Template
 	re *regexp.Regexp
 	// exprs, when set, lets the regular expression extract the values
-	// itself: every expression holds one variable without modifier, and
-	// the library's regexp has one group per expression, in order.
+	// itself: no variable has a modifier or appears twice, only the named
+	// operators (; ? &) hold more than one, and the library's regexp has
+	// one group per expression, in order.
 	exprs []libExpr
 }
 
-// libExpr is one expression of a template: its operator and variable.
+// libExpr is one expression of a template: its operator and variables.
 type libExpr struct {
-	op   byte // 0 for none
-	name string
+	op    byte // 0 for none
+	names []string
 }
 
 func parseLibTemplate(s string) (*libTemplate, error) {
@@ -59,16 +66,20 @@ func parseLibTemplate(s string) (*libTemplate, error) {
 		return nil, fmt.Errorf("engine: bad URI template %q: %v", s, err)
 	}
 	l := &libTemplate{t: t, re: t.Regexp()}
-	if ex, ok := singleVarExprs(s); ok && len(ex) == l.re.NumSubexp() {
+	if ex, ok := simpleExprs(s); ok && len(ex) == l.re.NumSubexp() {
 		l.exprs = ex
 	}
 	return l, nil
 }
 
-// singleVarExprs lists the expressions of s (which the library accepted)
-// when each has exactly one variable without prefix or explode modifier.
-func singleVarExprs(s string) ([]libExpr, bool) {
+// named reports whether op writes name=value pairs.
+func named(op byte) bool { return op == ';' || op == '?' || op == '&' }
+
+// simpleExprs lists the expressions of s (which the library accepted) when
+// extract can read them.
+func simpleExprs(s string) ([]libExpr, bool) {
 	var ex []libExpr
+	seen := map[string]bool{}
 	for {
 		i := strings.IndexByte(s, '{')
 		if i < 0 {
@@ -83,23 +94,49 @@ func singleVarExprs(s string) ([]libExpr, bool) {
 		if body != "" && strings.IndexByte("+#./;?&", body[0]) >= 0 {
 			e.op, body = body[0], body[1:]
 		}
-		if body == "" || strings.ContainsAny(body, ",:*") {
+		if body == "" || strings.ContainsAny(body, ":*") {
 			return nil, false
 		}
-		for _, prev := range ex {
-			if prev.name == body {
+		e.names = strings.Split(body, ",")
+		if len(e.names) > 1 && !named(e.op) {
+			return nil, false // "{x,y}": commas separate both items and variables
+		}
+		for _, n := range e.names {
+			if n == "" || seen[n] {
 				return nil, false // the library makes a list of a repeated name
 			}
+			seen[n] = true
 		}
-		e.name = body
+		if i == 0 && len(ex) > 0 && !separable(ex[len(ex)-1], e.op) {
+			return nil, false
+		}
 		ex = append(ex, e)
 		s = s[i+j+1:]
 	}
 }
 
-// extract reads the values from the regexp's groups (single-variable
-// expressions); it gives what the library's matcher gives
-// (FuzzTemplateExtract) at a fraction of its cost.
+// separable reports whether an expression with operator next can follow
+// prev without a literal between them and still be told apart: next must
+// start with a character prev cannot hold, neither in a value nor as its
+// own separator ("{id}{#frag}", "{?q}{&lang}"; not "{a}{.b}", "{+a}{/b}",
+// "{;x}{;y}" or "{?q,lang}{&more}", where the regexp's greedy split and
+// the library's may differ).
+func separable(prev libExpr, next byte) bool {
+	if prev.op == '+' || prev.op == '#' {
+		return false // reserved characters allowed: they hold every operator
+	}
+	if len(prev.names) > 1 && (next == '&' && prev.op != ';' || next == ';' && prev.op == ';') {
+		return false
+	}
+	switch next {
+	case '#', '/', ';', '?', '&':
+		return next != prev.op
+	}
+	return false
+}
+
+// extract reads the values from the regexp's groups; it gives what the
+// library's matcher gives (FuzzTemplateExtract) at a fraction of its cost.
 func (l *libTemplate) extract(uri string) (map[string]string, bool) {
 	m := l.re.FindStringSubmatchIndex(uri)
 	if m == nil {
@@ -112,37 +149,66 @@ func (l *libTemplate) extract(uri string) (map[string]string, bool) {
 			continue // an absent optional expression
 		}
 		g := uri[a:b]
-		switch e.op {
-		case ';', '?', '&':
-			// name=value; ';' also writes a bare name for an empty value,
-			// which the library's matcher reports as absent.
-			switch {
-			case strings.HasPrefix(g, e.name) && len(g) > len(e.name) && g[len(e.name)] == '=':
-				g = g[len(e.name)+1:]
-				if strings.IndexByte(g, '=') >= 0 {
-					return nil, false // the regexp allows it, a value may not
+		if !named(e.op) {
+			if !setVar(vars, e.names[0], g) {
+				return nil, false
+			}
+			continue
+		}
+		if g == "" {
+			continue // "?" alone: every variable absent
+		}
+		// name=value pairs, in the template's order, any of them absent;
+		// ';' writes a bare name for an empty value, which the library's
+		// matcher reports as absent.
+		sep := "&"
+		if e.op == ';' {
+			sep = ";"
+		}
+		k := 0
+		for piece := range strings.SplitSeq(g, sep) {
+			found := false
+			for ; k < len(e.names); k++ {
+				n := e.names[k]
+				if e.op == ';' && piece == n {
+					found = true
+				} else if strings.HasPrefix(piece, n) && len(piece) > len(n) && piece[len(n)] == '=' {
+					v := piece[len(n)+1:]
+					if strings.IndexByte(v, '=') >= 0 || !setVar(vars, n, v) {
+						return nil, false // the regexp allows '=', a value may not
+					}
+					found = true
 				}
-			case g == "" || e.op == ';' && g == e.name:
-				continue
-			default:
+				if found {
+					k++
+					break
+				}
+			}
+			if !found {
 				return nil, false
 			}
 		}
-		v, err := url.PathUnescape(g)
-		if err != nil || !utf8.ValidString(v) {
-			return nil, false
-		}
-		vars[e.name] = v
 	}
 	return vars, true
 }
 
-func (l *libTemplate) match(uri string) (map[string]string, bool) {
-	if len(uri) > MaxTemplateURI {
-		return nil, false
+// setVar stores the percent-decoded raw value; it fails when that is not
+// UTF-8 text.
+func setVar(vars map[string]string, name, raw string) bool {
+	v, err := url.PathUnescape(raw)
+	if err != nil || !utf8.ValidString(v) {
+		return false
 	}
+	vars[name] = v
+	return true
+}
+
+func (l *libTemplate) match(uri string) (map[string]string, bool) {
 	if l.exprs != nil {
 		return l.extract(uri)
+	}
+	if len(uri) > MaxTemplateURI {
+		return nil, false
 	}
 	return l.libMatch(uri)
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/yosida95/uritemplate/v3"
@@ -95,13 +96,19 @@ func BenchmarkTemplateMatch(b *testing.B) {
 			}
 		}
 	})
-	b.Run("reserved-longest", func(b *testing.B) {
+	b.Run("reserved-long", func(b *testing.B) {
 		tp, _ := parseTemplate("file:///{+path}")
-		uri := "file:///"
-		for len(uri) < MaxTemplateURI {
-			uri += "a/"
+		uri := "file:///" + strings.Repeat("a/", MaxTemplateURI/2)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := tp.match(uri); !ok {
+				b.Fatal("no match")
+			}
 		}
-		uri = uri[:MaxTemplateURI]
+	})
+	b.Run("explode-longest-library", func(b *testing.B) {
+		tp, _ := parseTemplate("doc://x{/seg*}")
+		uri := "doc://x" + strings.Repeat("/a", (MaxTemplateURI-7)/2)
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, ok := tp.match(uri); !ok {

@@ -36,7 +36,9 @@ func TestTemplateMatch(t *testing.T) {
 		15: {"doc://x{/seg}", "doc://x/a/b", nil},
 		16: {"doc://x{/a,b}", "doc://x/1/2", map[string]string{"a": "1", "b": "2"}},
 		17: {"file:///{+path}", "other:///a", nil},
-		18: {"file:///{+path}", "file:///" + strings.Repeat("a", MaxTemplateURI), nil}, // over MaxTemplateURI
+		18: {"file:///{+path}", "file:///" + strings.Repeat("a", MaxTemplateURI), map[string]string{"path": strings.Repeat("a", MaxTemplateURI)}}, // regexp groups: no bound
+		19: {"doc://x{/seg*}", "doc://x/" + strings.Repeat("a", MaxTemplateURI), nil},                                                             // library's matcher: over MaxTemplateURI
+		20: {"doc://x{/seg*}", "doc://x/a/b", map[string]string{"seg": "a,b"}},
 	} {
 		tp, err := parseTemplate(tc.tpl)
 		if err != nil {
