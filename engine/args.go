@@ -24,6 +24,14 @@ import (
 // draft asserts them, and no loader: a $ref to anything outside the schema
 // (a file, a URL) makes AddTool fail instead of reaching out at run time.
 //
+// Two shapes skip the library on the request path, with the verdict and
+// message it would give and no allocation: a schema that accepts any
+// object (the default, and tools without arguments: the first byte is
+// checked), and a flat schema of typed properties and required names
+// (args_flat.go). Anything else is decoded (codec.DecodeAny) and validated
+// by the library: about 2-4 µs and 15 allocations for a small object
+// (BenchmarkArgCheck, BenchmarkToolArgs).
+//
 // A failure is one -32602 whose message is a single line naming the first
 // failing argument by its path and the rule it breaks, never a copy of the
 // input: "Invalid params: arguments.b is required", "Invalid params:
