@@ -63,8 +63,9 @@ type Tool struct {
 	// what it reads itself (ArgBytes, ArgString, Bind). The schema is then
 	// not compiled either, only checked to be a JSON object, so AddTool
 	// does not report what the validator would refuse. For the fastest
-	// paths: checking a small object costs about a microsecond and a few
-	// dozen allocations (BenchmarkToolArgs).
+	// paths: a flat schema (typed properties, required) costs tens of
+	// nanoseconds and no allocation per call, any other about 2-4 µs and
+	// 15 allocations for a small object (BenchmarkArgCheck).
 	SkipValidation bool
 
 	args         *argSchema      // compiled InputSchema, nil with SkipValidation
