@@ -76,6 +76,22 @@ func Unmarshal(data []byte, v any) error {
 	return api.Unmarshal(data, v)
 }
 
+// anyAPI decodes into the generic form for schema validation: numbers stay
+// json.Number (exact integers and decimals), strings may alias the input.
+var anyAPI = sonic.Config{
+	CaseSensitive: true,
+	UseNumber:     true,
+}.Froze()
+
+// DecodeAny decodes data into its generic form: map[string]any, []any,
+// string, json.Number, bool or nil. Decoded strings may alias data: the
+// value must not outlive it.
+func DecodeAny(data []byte) (any, error) {
+	var v any
+	err := anyAPI.Unmarshal(data, &v)
+	return v, err
+}
+
 // UsingFallback reports whether sonic runs its encoding/json fallback, in
 // which case member names match case-insensitively whatever the config says.
 // It checks both sonic.APIKind and the behaviour itself: {"Method":"x"}

@@ -49,6 +49,7 @@ type Call struct {
 	err   error
 	state callState
 	prog  progress
+	logs  logLimit
 	dl    deadline
 	sub   *subscription
 	// detached: the handler returned and left the call open (listen);
@@ -107,6 +108,7 @@ func (c *Call) release() {
 	c.result, c.open = false, false
 	c.tdata = nil
 	c.prog.reset()
+	c.logs.reset()
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
 	}
@@ -266,15 +268,20 @@ func (c *Call) ClientInfo() []byte { return c.env.ClientInfo }
 // client did not opt into progress).
 func (c *Call) ProgressToken() []byte { return c.env.ProgressToken }
 
-// Bind decodes the arguments (params.arguments) into v. Missing arguments
-// decode as an empty object.
+// Bind decodes the arguments (params.arguments) into v, a pointer. Missing
+// arguments decode as an empty object. Member names match json tags (or
+// field names) exactly, case included, unlike encoding/json: {"Text":"x"}
+// leaves a field tagged `json:"text"` empty. A value of the wrong type is
+// a -32602 error whose one-line message names the argument and the JSON
+// type wanted ("Invalid arguments: arguments.n: want integer, got string"),
+// never a copy of the input.
 func (c *Call) Bind(v any) error {
 	args := c.env.Arguments
 	if args == nil {
 		args = []byte("{}")
 	}
 	if err := codec.Unmarshal(args, v); err != nil {
-		return codec.NewError(codec.CodeInvalidParams, "Invalid arguments: "+err.Error())
+		return bindError(args, v)
 	}
 	return nil
 }
@@ -447,6 +454,7 @@ func (c *Call) complete() {
 	send := c.state == stateRunning
 	if send {
 		c.prog.flushLocked(c)
+		c.logs.flushLocked(c)
 		c.state = stateFinished
 	}
 	c.closeDoneLocked()

@@ -381,7 +381,15 @@ func cached(pick func(*resultCache) []byte) func(c *Call) error {
 	}
 }
 
-func callTool(c *Call) error { return c.tool.Handler(c) }
+func callTool(c *Call) error {
+	if a := c.tool.args; a != nil {
+		if e := a.check(c.env.Arguments); e != nil {
+			c.srv.stats.InvalidArguments.Add(1)
+			return e
+		}
+	}
+	return c.tool.Handler(c)
+}
 
 func getPrompt(c *Call) error {
 	p := c.srv.lookupPrompt(c.nameBytes())

@@ -24,6 +24,11 @@
 //     server does not advertise get -32601 (DISC-08). An initialize without a
 //     modern _meta claim gets -32022 naming the served versions (DISC-05, our
 //     choice).
+//   - tools/call arguments are checked against the tool's InputSchema
+//     (compiled once by AddTool) before the handler runs; a mismatch is
+//     -32602 with a one-line message of at most 200 bytes naming the
+//     argument and the rule, never a copy of the input (args.go;
+//     Tool.SkipValidation opts out).
 //   - A handler panic becomes -32603 with a generic message; the stack goes to
 //     the log only (C12).
 //   - notifications/cancelled cancels the handler's context and suppresses
@@ -33,6 +38,11 @@
 //     (latest value wins, at most one notification per
 //     Options.ProgressInterval, default 50 ms) and never sent after the
 //     response (PROG-03, PROG-07, PROG-08).
+//   - Call.Log is rate limited per request (a burst of Options.LogBurst,
+//     then one per Options.LogInterval; default 20 and 10 ms). Log messages
+//     are never coalesced: one over the limit is dropped and counted
+//     (Stats.LogsDropped), and the client gets one warning with
+//     {"droppedLogMessages":N} just before the response.
 //   - Each line connection has at most Options.MaxInFlight requests in
 //     flight (default 256); beyond that the transport stops taking frames
 //     (A19).

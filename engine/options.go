@@ -16,6 +16,8 @@ const (
 	DefaultProgressInterval = 50 * time.Millisecond
 	DefaultCacheTTL         = 60 * time.Second
 	DefaultMaxDepth         = 128
+	DefaultLogInterval      = 10 * time.Millisecond
+	DefaultLogBurst         = 20
 )
 
 // Options configures a Server. Every field's zero value selects the
@@ -60,6 +62,13 @@ type Options struct {
 	// Call.Log delivers notifications/message to requests whose _meta asks for
 	// them (GEN-13). Default off.
 	Logging bool
+	// LogInterval and LogBurst rate-limit Call.Log per request: a burst of
+	// LogBurst messages, then one more per LogInterval; messages beyond are
+	// dropped, counted (Stats.LogsDropped) and reported to the client by
+	// one warning before the response. Defaults 10 ms and 20; a negative
+	// LogInterval disables the limit.
+	LogInterval time.Duration
+	LogBurst    int
 
 	// Logger receives the engine's own logs (never protocol traffic). Nil
 	// discards them.
@@ -104,6 +113,14 @@ func (o *Options) withDefaults() Options {
 		c.ProgressInterval = DefaultProgressInterval
 	} else if c.ProgressInterval < 0 {
 		c.ProgressInterval = 0
+	}
+	if c.LogInterval == 0 {
+		c.LogInterval = DefaultLogInterval
+	} else if c.LogInterval < 0 {
+		c.LogInterval = 0
+	}
+	if c.LogBurst <= 0 {
+		c.LogBurst = DefaultLogBurst
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

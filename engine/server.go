@@ -451,6 +451,7 @@ type Stats struct {
 	Responses        atomic.Uint64 // responses received from a peer (ignored)
 	MethodNotFound   atomic.Uint64 // -32601 answers
 	InvalidParams    atomic.Uint64 // -32602 answers from validation
+	InvalidArguments atomic.Uint64 // tools/call arguments refused by the tool's InputSchema (-32602)
 	BadVersion       atomic.Uint64 // -32022 answers
 	MissingCaps      atomic.Uint64 // -32021 answers
 	Panics           atomic.Uint64 // handler panics (-32603)
@@ -461,6 +462,8 @@ type Stats struct {
 	ProgressSent     atomic.Uint64
 	ProgressDropped  atomic.Uint64 // non-increasing, late or tokenless progress
 	ProgressCoalesce atomic.Uint64 // progress values replaced by a later one
+	LogsSent         atomic.Uint64 // notifications/message sent by Call.Log
+	LogsDropped      atomic.Uint64 // Call.Log messages over the per-request rate limit (LogInterval, LogBurst)
 	ListenStreams    atomic.Int64  // open subscriptions/listen streams
 	Deliveries       atomic.Uint64 // listen-stream notifications handed to transports
 	SlowConsumers    atomic.Uint64 // peers closed for not reading

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,9 +21,18 @@ const echoTail = `,"method":"tools/call","params":{"name":"echo","arguments":{"t
 // echoTailNoToken is the fixture without its progressToken.
 const echoTailNoToken = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 
+// echoSchema is the reference server's echo schema (internal/refserver).
+const echoSchema = `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`
+
 func echoServer(tb testing.TB, inline bool) *engine.Server {
+	return echoServerSchema(tb, inline, "", false)
+}
+
+// echoServerSchema registers echo with schema (default when "") and
+// SkipValidation as given.
+func echoServerSchema(tb testing.TB, inline bool, schema string, skip bool) *engine.Server {
 	s := engine.New(engine.Options{})
-	_ = s.AddTool(engine.Tool{Name: "echo", Inline: inline, Handler: func(c *engine.Call) error {
+	_ = s.AddTool(engine.Tool{Name: "echo", Inline: inline, InputSchema: []byte(schema), SkipValidation: skip, Handler: func(c *engine.Call) error {
 		b, _ := c.ArgBytes("text")
 		c.TextBytes(b)
 		return nil
@@ -140,14 +150,22 @@ func BenchmarkStreamEcho(b *testing.B) {
 		name   string
 		inline bool
 		tail   string
+		schema string
+		skip   bool
 	}{
-		{"Inline/progressToken", true, echoTail},
-		{"Inline/noToken", true, echoTailNoToken},
-		{"Worker/progressToken", false, echoTail},
-		{"Worker/noToken", false, echoTailNoToken},
+		{"Inline/progressToken", true, echoTail, "", false},
+		{"Inline/noToken", true, echoTailNoToken, "", false},
+		{"Worker/progressToken", false, echoTail, "", false},
+		{"Worker/noToken", false, echoTailNoToken, "", false},
+		// The reference server's echo schema, checked (flat, on the raw
+		// bytes), through the library (a minLength the flat check leaves to
+		// it), and not checked.
+		{"Inline/echoSchema", true, echoTail, echoSchema, false},
+		{"Inline/echoSchemaLibrary", true, echoTail, strings.Replace(echoSchema, `"string"`, `"string","minLength":1`, 1), false},
+		{"Inline/echoSchemaSkip", true, echoTail, echoSchema, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			s := echoServer(b, bc.inline)
+			s := echoServerSchema(b, bc.inline, bc.schema, bc.skip)
 			defer func() { _ = s.Shutdown(context.Background()) }()
 			d, stop := newBenchConn(s)
 			defer stop()

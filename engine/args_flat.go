@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// flatSchema is the shape most tool schemas have — an object whose
+// properties each declare one JSON type and nothing else that constrains
+// them, plus a required list:
+//
+//	{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}
+//
+// Such a schema is checked on the raw arguments in one pass over their
+// members (codec.LookupMembers), without decoding them and without
+// allocating, and gives the verdict and the message the compiled schema
+// would give (FuzzFlatMatchesCompiled checks both against the library).
+// Anything else — another keyword, a type list, additionalProperties false,
+// a repeated member — is left to the compiled schema.
+type flatSchema struct {
+	names    []string // property and required names, sorted
+	types    []string // per name: a JSON type, or "" for any
+	required []bool   // per name
+}
+
+// maxFlat bounds the names a flat schema may check (a stack array holds
+// their values).
+const maxFlat = 16
+
+// flatTypes are the JSON Schema types a flat property may declare.
+var flatTypes = map[string]bool{"string": true, "integer": true, "number": true, "boolean": true, "object": true, "array": true, "null": true}
+
+// flatten returns the flat form of doc, or nil when doc has another shape.
+func flatten(doc any) *flatSchema {
+	m, ok := doc.(map[string]any)
+	if !ok || !standardDialect(m) || m["type"] != "object" {
+		return nil
+	}
+	types := map[string]string{}
+	req := map[string]bool{}
+	for k, v := range m {
+		switch {
+		case k == "type":
+		case k == "properties":
+			props, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			for name, ps := range props {
+				p, ok := ps.(map[string]any)
+				if !ok {
+					return nil
+				}
+				t := ""
+				for pk, pv := range p {
+					switch {
+					case pk == "type":
+						s, ok := pv.(string)
+						if !ok || !flatTypes[s] {
+							return nil
+						}
+						t = s
+					case isAnnotation(pk) && pk != "$schema" && pk != "$id":
+					default:
+						return nil
+					}
+				}
+				types[name] = t
+			}
+		case k == "required":
+			list, ok := v.([]any)
+			if !ok {
+				return nil
+			}
+			for _, x := range list {
+				s, ok := x.(string)
+				if !ok || req[s] {
+					return nil // invalid or repeated: the compiler decides
+				}
+				req[s] = true
+			}
+		case k == "additionalProperties":
+			if v != true {
+				return nil
+			}
+		case isAnnotation(k):
+		default:
+			return nil
+		}
+	}
+	f := &flatSchema{}
+	for name := range req {
+		if _, ok := types[name]; !ok {
+			types[name] = ""
+		}
+	}
+	for name := range types {
+		f.names = append(f.names, name)
+	}
+	if len(f.names) > maxFlat {
+		return nil
+	}
+	sort.Strings(f.names)
+	for _, name := range f.names {
+		f.types = append(f.types, types[name])
+		f.required = append(f.required, req[name])
+	}
+	return f
+}
+
+// check reports the verdict on args (nil: absent, an empty object), and
+// ok false when the compiled schema must decide (a repeated member).
+func (f *flatSchema) check(args []byte) (e *codec.Error, ok bool) {
+	var arr [maxFlat][]byte
+	vals := arr[:len(f.names)]
+	if args != nil {
+		if firstByte(args) != '{' {
+			return argError("arguments: want object, got " + rawKind(args) + " (type)"), true
+		}
+		if codec.LookupMembers(args, f.names, vals) != nil {
+			return nil, false
+		}
+	}
+	missing, first := 0, -1
+	for i, req := range f.required {
+		if req && vals[i] == nil {
+			if first < 0 {
+				first = i
+			}
+			missing++
+		}
+	}
+	if missing > 0 {
+		var b strings.Builder
+		b.WriteString("arguments")
+		writeSegment(&b, f.names[first])
+		msg := b.String() + " is required"
+		if missing > 1 {
+			msg += " (and " + strconv.Itoa(missing-1) + " more)"
+		}
+		return argError(msg), true
+	}
+	for i, t := range f.types {
+		if t == "" || vals[i] == nil || rawIs(vals[i], t) {
+			continue
+		}
+		var b strings.Builder
+		b.WriteString("arguments")
+		writeSegment(&b, f.names[i])
+		return argError(b.String() + ": want " + t + ", got " + rawKind(vals[i]) + " (type)"), true
+	}
+	return nil, true
+}
+
+// rawKind names the JSON type of a raw value, as the validator does
+// ("number" for every number).
+func rawKind(v []byte) string {
+	switch firstByte(v) {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// rawIs reports whether the raw value v (valid JSON) is of type t.
+func rawIs(v []byte, t string) bool {
+	k := rawKind(v)
+	if t == "integer" {
+		return k == "number" && integral(v)
+	}
+	return k == t
+}
+
+// integral reports whether the JSON number literal n has no fractional part
+// (JSON Schema's integer: 1.0 and 1e2 are integers, 1.5 and 1e-1 are not).
+// The value is digits × 10^(exp − len(frac)); it is integral when it is
+// zero or that power, plus the digits' trailing zeros, is not negative.
+func integral(n []byte) bool {
+	i := 0
+	for i < len(n) && (n[i] == ' ' || n[i] == '\t' || n[i] == '\n' || n[i] == '\r') {
+		i++
+	}
+	if i < len(n) && n[i] == '-' {
+		i++
+	}
+	zeros, fracLen, nonzero := 0, 0, false
+	inFrac := false
+	for ; i < len(n); i++ {
+		c := n[i]
+		switch {
+		case c == '.':
+			inFrac = true
+			continue
+		case c >= '0' && c <= '9':
+		default:
+			goto exp
+		}
+		if inFrac {
+			fracLen++
+		}
+		if c == '0' {
+			zeros++
+		} else {
+			zeros, nonzero = 0, true
+		}
+	}
+exp:
+	if !nonzero {
+		return true
+	}
+	e := 0
+	if i < len(n) && (n[i] == 'e' || n[i] == 'E') {
+		i++
+		neg := false
+		if i < len(n) && (n[i] == '+' || n[i] == '-') {
+			neg = n[i] == '-'
+			i++
+		}
+		for ; i < len(n) && n[i] >= '0' && n[i] <= '9'; i++ {
+			if e < 1<<30 {
+				e = e*10 + int(n[i]-'0')
+			}
+		}
+		if neg {
+			e = -e
+		}
+	}
+	return e-fracLen+zeros >= 0
+}

@@ -1,0 +1,194 @@
+package engine
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// flatFuzzSchemas are flat schemas (each must flatten) checked both ways.
+var flatFuzzSchemas = []string{
+	echoSchema,
+	`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}`,
+	`{"type":"object","properties":{"n":{"type":"number"},"f":{"type":"boolean"},"z":{"type":"null"},"o":{"type":"object"},"l":{"type":"array"}},"required":["n"]}`,
+	`{"type":"object","properties":{"we ird":{"type":"string","description":"d"},"x":{"description":"any"}},"required":["we ird","y","x"],"additionalProperties":true}`,
+	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"i":{"type":"integer","x-mcp-header":"I"}}}`,
+}
+
+// FuzzFlatMatchesCompiled: the flat check on raw bytes gives the verdict and
+// the message the compiled schema gives, for any valid JSON arguments.
+func FuzzFlatMatchesCompiled(f *testing.F) {
+	for _, s := range []string{
+		`{"text":"hello world"}`, `{}`, `[]`, `"s"`, `1`, `null`, `{"text":1}`, `{"text":null}`,
+		`{"a":1,"b":2}`, `{"a":1.0,"b":1e2}`, `{"a":1.5,"b":2}`, `{"a":10e-1,"b":0.0e-5}`, `{"a":1e400,"b":-0}`,
+		`{"a":100e-3,"b":2}`, `{"a":"1"}`, `{"n":1,"f":true,"z":null,"o":{},"l":[]}`, `{"n":"x","f":0}`,
+		`{"we ird":"x","y":1,"x":[]}`, `{"i":-12.000}`, `{"i":1.2e1}`, `{"i":1.25e1}`, `{"text":"a","text":"b"}`,
+		`{"a":0.1e1,"b":123456789012345678901234567890}`, `{"a":1E+2,"b":5e-0}`,
+	} {
+		f.Add(s)
+	}
+	var flats []*argSchema
+	for _, s := range flatFuzzSchemas {
+		a, err := compileArgSchema([]byte(s))
+		if err != nil || a.flat == nil {
+			f.Fatalf("%s: not flat (%v)", s, err)
+		}
+		flats = append(flats, a)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		if !json.Valid([]byte(args)) || !utf8.ValidString(args) {
+			return
+		}
+		for i, a := range flats {
+			fe, ok := a.flat.check([]byte(args))
+			if !ok {
+				continue // left to the compiled schema
+			}
+			ce := a.checkCompiled([]byte(args))
+			if (fe == nil) != (ce == nil) || (fe != nil && fe.Message != ce.Message) {
+				t.Fatalf("schema %d, args %s: flat %v, compiled %v", i, args, fe, ce)
+			}
+		}
+	})
+}
+
+// FuzzArgMessage: whatever the arguments, a refusal is one bounded line
+// that never contains a long run of the input.
+func FuzzArgMessage(f *testing.F) {
+	for _, s := range []string{`{"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`, `{"l":[1,2,{"k":"v"}]}`, `{"\u2028":1}`, `{"a\n":[[[]]]}`} {
+		f.Add(s)
+	}
+	a, err := compileArgSchema([]byte(`{"type":"object","properties":{"a":{"type":"integer","enum":[1,2]},"l":{"type":"array","items":{"type":"integer"}}},"additionalProperties":{"type":"string","pattern":"^[a-z]*$"}}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		if !json.Valid([]byte(args)) {
+			return
+		}
+		e := a.check([]byte(args))
+		if e == nil {
+			return
+		}
+		if len(e.Message) > maxArgMessage || !utf8.ValidString(e.Message) {
+			t.Fatalf("message %q", e.Message)
+		}
+		for _, c := range e.Message {
+			if c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029 {
+				t.Fatalf("control character in %q", e.Message)
+			}
+		}
+	})
+}
+
+// FuzzTemplateMatch: parsing and matching never panic; a level-1 match
+// puts the URI back together from the literals and the values (each
+// non-empty and free of '/'); a match beyond level 1 is one the template's
+// regular expression accepts, and its values expand again.
+func FuzzTemplateMatch(f *testing.F) {
+	for _, s := range [][2]string{
+		{"test://template/{id}/data", "test://template/12/data"},
+		{"test://{a}-{b}", "test://x-y-z"},
+		{"file:///{+path}", "file:///a/b%20c"},
+		{"search://items{?q,lang}", "search://items?q=go&lang=en"},
+		{"doc://{id}{#section}", "doc://7#intro"},
+		{"doc://x{/seg*}", "doc://x/a/b"},
+		{"m{;x,y}{.ext}{&z}", "m;x=1;y.json&z=2"},
+		{"p{x:3}", "pabc"},
+		{"bad{", "bad"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, tpl, uri string) {
+		if len(tpl) > 128 || len(uri) > 128 {
+			return // the library's matcher is slow; length adds nothing here
+		}
+		tp, err := parseTemplate(tpl)
+		if err != nil {
+			return
+		}
+		vars, ok := tp.match(uri)
+		if !ok {
+			return
+		}
+		if tp.lib != nil {
+			if !tp.lib.re.MatchString(uri) {
+				t.Fatalf("%q matched %q outside its regexp", tpl, uri)
+			}
+			if _, err := (ResourceTemplate{URITemplate: tpl}).Expand(vars); err != nil {
+				t.Fatalf("%q: matched values of %q do not expand: %v", tpl, uri, err)
+			}
+			return
+		}
+		got := tp.lits[0]
+		for i, name := range tp.vars {
+			v := vars[name]
+			if v == "" || strings.IndexByte(v, '/') >= 0 {
+				t.Fatalf("%q ~ %q: %s = %q", tpl, uri, name, v)
+			}
+			got += v + tp.lits[i+1]
+		}
+		// A repeated name keeps its last value: rebuild only when names
+		// are distinct.
+		if len(vars) == len(tp.vars) && got != uri {
+			t.Fatalf("%q ~ %q: rebuilt %q", tpl, uri, got)
+		}
+	})
+}
+
+// FuzzTemplateExtract: for the templates extract can read, every match it
+// finds is one the library's matcher finds too, with the same values (for
+// URIs without commas).
+func FuzzTemplateExtract(f *testing.F) {
+	for _, s := range [][2]string{
+		{"file:///{+path}", "file:///a/b%20c"},
+		{"search://items{?q}{&lang}", "search://items?q=go&lang=en"},
+		{"doc://{id}{#section}", "doc://7#intro"},
+		{"doc://x{/seg}{.ext}", "doc://x/a.json"},
+		{"m{;x}{;y}", "m;x;y=2"},
+		{"t/{id}.json", "t/a.b.json"},
+		{"t/{a}{/b}", "t/1/2"},
+		{"q{?q}", "q?q"},
+		{"q{?q}", "q?q=a,b"},
+		{"r{+a}{+b}", "r/x/y"},
+		{"search://items{?q,lang}", "search://items?q=go&lang=en"},
+		{"search://items{?q,lang}", "search://items?lang=en&q=go"},
+		{"s{?q,qq}{&r,s}", "s?qq=1&r=2&s"},
+		{"m{;x,y,z}", "m;x;z=3"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, tpl, uri string) {
+		if len(tpl) > 64 || len(uri) > 64 {
+			return
+		}
+		l, err := parseLibTemplate(tpl)
+		if err != nil || l.exprs == nil {
+			return
+		}
+		got, ok := l.extract(uri)
+		want, wok := l.libMatch(uri)
+		if ok && !wok {
+			t.Fatalf("%q ~ %q: groups %v, the library does not match", tpl, uri, got)
+		}
+		if !ok {
+			// The library's matcher also takes a few malformed URIs the
+			// groups refuse: its separators between named variables are
+			// optional ("{;x,z}" ~ ";xz" gives both absent). Stricter is
+			// fine; only a match must agree.
+			return
+		}
+		if strings.Contains(uri, ",") {
+			// A comma is the list separator; the library's matcher splits
+			// and rejoins values around it in ways that depend on empty
+			// items ("{x}" ~ "," gives x = ""), the groups keep it as
+			// written ("," here). Only the verdict is compared.
+			return
+		}
+		if ok && !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("%q ~ %q: groups %v, library %v", tpl, uri, got, want)
+		}
+	})
+}
