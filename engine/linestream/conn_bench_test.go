@@ -21,7 +21,11 @@ const echoTail = `,"method":"tools/call","params":{"name":"echo","arguments":{"t
 const echoTailNoToken = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 
 func echoServer(tb testing.TB, inline bool) *engine.Server {
-	s := engine.New(engine.Options{})
+	return echoServerWith(tb, inline, engine.Options{})
+}
+
+func echoServerWith(tb testing.TB, inline bool, opt engine.Options) *engine.Server {
+	s := engine.New(opt)
 	_ = s.AddTool(engine.Tool{Name: "echo", Inline: inline, Handler: func(c *engine.Call) error {
 		b, _ := c.ArgBytes("text")
 		c.TextBytes(b)

@@ -114,10 +114,11 @@ func isTimeout(err error) bool {
 }
 
 func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
+	x := s.acquireExchange()
 	if lc, ok := ctx.Conn().(*limitConn); ok {
 		lc.requestRead()
+		x.info = lc.info
 	}
-	x := s.acquireExchange()
 	var r reqInfo
 	r.hdr = &x.hdr
 	r.ctx = context.Background()
@@ -169,6 +170,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	}
 	r.body = ctx.PostBody()
 	r.raw = ctx.Conn()
+	x.hraw = h.RawHeaders()
 	x.fw = fastWriter{ctx: ctx}
 	s.serve(&r, x, &x.fw)
 	x.unref() // a stream holds its own reference
