@@ -11,6 +11,7 @@ require (
 	github.com/redis/rueidis v1.0.79
 	github.com/valyala/fasthttp v1.78.0
 	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	go.uber.org/goleak v1.3.0
