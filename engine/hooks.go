@@ -36,6 +36,10 @@ type Hooks struct {
 	// handler (and before the request is answered when validation refused
 	// it): every request gets one CallStart and, later, one CallEnd. It may
 	// attach values for the handler with Call.SetValues (a trace span).
+	// Messages refused before they became a request get neither: lines
+	// that are not JSON-RPC, notifications, and HTTP requests refused by
+	// their headers (404, 405, 403, 401, 415, 406, 413) or body (400);
+	// the transports count those in their Stats.
 	CallStart func(c *Call)
 	// CallEnd runs once the request has ended — answered, cancelled, timed
 	// out and its handler returned, or its listen stream closed — with
@@ -96,7 +100,9 @@ func chain2[T, U any](a, b func(T, U)) func(T, U) {
 // (Call.Conn). The transport fills it before ConnStart and does not change
 // it afterwards.
 type ConnInfo struct {
-	// Transport is "stdio", "tcp", "unix" or "http".
+	// Transport is "stdio", "tcp", "unix" or "http". (Without hooks no
+	// ConnInfo exists, and Call.Transport falls back to the scope's name:
+	// "socket" for both socket networks.)
 	Transport string
 	// RemoteAddr and LocalAddr are the connection's addresses ("" for
 	// stdio). Behind a trusted proxy (streamhttp.Config.TrustedProxies)
