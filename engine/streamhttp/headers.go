@@ -70,7 +70,8 @@ func (x *exchange) VisitHeaders(f func(name, value []byte) bool) {
 }
 
 // nextHeader splits the first line off a raw header block: its name and
-// value (nil name for a line that is not a header field) and the rest.
+// value (nil name for a line that is not a header field: no colon, an
+// empty name, a stray CR) and the rest.
 func nextHeader(raw []byte) (name, value, rest []byte) {
 	line := raw
 	if i := bytes.IndexByte(raw, '\n'); i >= 0 {
@@ -80,8 +81,8 @@ func nextHeader(raw []byte) (name, value, rest []byte) {
 		line = line[:n-1]
 	}
 	i := bytes.IndexByte(line, ':')
-	if i <= 0 {
-		return nil, nil, rest
+	if i <= 0 || bytes.IndexByte(line, '\r') >= 0 {
+		return nil, nil, rest // not a field (a bare CR never reaches here from fasthttp)
 	}
 	return trimOWS(line[:i]), trimOWS(line[i+1:]), rest
 }
