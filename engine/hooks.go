@@ -299,7 +299,9 @@ type HandlerFunc func(c *Call) error
 
 // Middleware wraps dispatch: Options.Middleware[0] is the outermost. It
 // runs for every request that passed validation (and the tool filter), on
-// the goroutine that runs the handler, and may:
+// the goroutine that runs the handler — for Inline tools and the cached
+// list methods the transport's reader or event loop, where it must not
+// block — and may:
 //
 //   - call next(c) and return its error unchanged (observe: timing, audit
 //     logs) — the error may be an internal sentinel (a listen stream that

@@ -38,7 +38,8 @@ type Options struct {
 	// 60 s; negative means 0 ("do not reuse").
 	CacheTTL time.Duration
 	// CacheScope is "public" or "private". Default "public". Servers whose
-	// lists depend on the caller must use "private".
+	// lists depend on the caller must use "private" (with ToolFilter,
+	// tools/list is "private" whatever this says).
 	CacheScope string
 
 	// MaxInFlight bounds the requests in flight per stream connection
