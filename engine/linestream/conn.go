@@ -164,7 +164,6 @@ type Conn struct {
 	d         Driver
 	ctx       context.Context
 	principal any
-	info      *engine.ConnInfo // SetConnInfo; nil without hooks
 	cfg       Config
 	peek      codec.PeekOptions
 	maxFlight int32
@@ -190,6 +189,8 @@ type Conn struct {
 	idle     chan struct{} // signalled by Done while draining
 
 	out outQueue
+
+	info *engine.ConnInfo // SetConnInfo; nil without hooks (cold: kept last)
 }
 
 // New binds a line-framed connection to the engine behind scope. ctx is
