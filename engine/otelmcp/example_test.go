@@ -38,7 +38,7 @@ func ExampleHooks() {
 		fmt.Println(s.Name(), s.SpanKind(), "parent", s.Parent().TraceID(), s.Parent().SpanID())
 		for _, kv := range s.Attributes() {
 			if kv.Key == "mcp.result.type" || kv.Key == "gen_ai.tool.name" {
-				fmt.Println(" ", kv.Key, kv.Value.Emit())
+				fmt.Println(" ", kv.Key, kv.Value.String())
 			}
 		}
 	}
