@@ -44,6 +44,17 @@ type Call struct {
 	result  bool // a response was set in out
 	open    bool // out holds a result that still needs its closing brace
 
+	// Extension points (hooks.go); all zero unless used.
+	rkind       resultKind      // what out holds, for Outcome
+	code        codec.Code      // the JSON-RPC error code of an error answer
+	refused     bool            // answered "shutting down" by admit
+	hooked      bool            // CallStart ran
+	listening   bool            // ListenStart ran
+	serverEnded bool            // a listen stream completed by the server (EndStream)
+	conn        *ConnInfo       // Request.SetConn
+	hdrs        Headers         // Request.SetHeaders
+	values      context.Context // SetValues
+
 	mu    sync.Mutex
 	done  chan struct{}
 	err   error
@@ -106,6 +117,8 @@ func (c *Call) release() {
 	c.dl.timedOut = false
 	c.done, c.err = nil, nil
 	c.result, c.open = false, false
+	c.rkind, c.code, c.refused, c.hooked, c.listening, c.serverEnded = kindNone, 0, false, false, false, false
+	c.conn, c.hdrs, c.values = nil, nil, nil
 	c.tdata = nil
 	c.prog.reset()
 	c.logs.reset()
@@ -159,8 +172,14 @@ func (c *Call) Err() error {
 	return context.Canceled
 }
 
-// Value delegates to the parent context.
-func (c *Call) Value(key any) any { return c.parent.Value(key) }
+// Value looks key up in the values a hook attached (SetValues), else in
+// the parent context.
+func (c *Call) Value(key any) any {
+	if c.values != nil {
+		return c.values.Value(key)
+	}
+	return c.parent.Value(key)
+}
 
 // Cause returns why the call was cancelled (nil while it runs).
 func (c *Call) Cause() error {
@@ -330,18 +349,21 @@ func (c *Call) startResult() {
 // Text sets a text tool result (no reflection, no allocation).
 func (c *Call) Text(s string) {
 	c.startResult()
+	c.rkind = kindComplete
 	c.out = codec.AppendTextResult(c.out, []byte(s), false, c.srv.serverMeta)
 }
 
 // TextBytes is Text for a byte slice.
 func (c *Call) TextBytes(b []byte) {
 	c.startResult()
+	c.rkind = kindComplete
 	c.out = codec.AppendTextResult(c.out, b, false, c.srv.serverMeta)
 }
 
 // ErrorText sets a tool result with isError true.
 func (c *Call) ErrorText(s string) {
 	c.startResult()
+	c.rkind = kindToolError
 	c.out = codec.AppendTextResult(c.out, []byte(s), true, c.srv.serverMeta)
 }
 
@@ -359,6 +381,7 @@ func (c *Call) Return(v any) error {
 		return errors.New("engine: result is not a JSON object")
 	}
 	c.startResult()
+	c.rkind = kindComplete
 	c.out = append(c.out, `{"resultType":"complete"`...)
 	if inner := enc[1 : len(enc)-1]; len(trimSpace(inner)) > 0 {
 		c.out = append(c.out, ',')
@@ -399,6 +422,7 @@ func (c *Call) InputRequired(ir InputRequired) error {
 	}
 	c.scratch = enc
 	c.startResult()
+	c.rkind = kindInputRequired
 	c.out = append(c.out, `{"resultType":"input_required",`...)
 	c.out = append(c.out, enc[1:len(enc)-1]...)
 	c.out = append(c.out, `,"_meta":`...)
@@ -411,6 +435,7 @@ func (c *Call) InputRequired(ir InputRequired) error {
 // resultType (and should carry _meta serverInfo, see ServerMeta).
 func (c *Call) setRawResult(obj []byte) {
 	c.startResult()
+	c.rkind = kindComplete
 	c.out = append(c.out, obj...)
 }
 
@@ -425,6 +450,9 @@ func trimSpace(b []byte) []byte {
 
 // fail answers the call with e (status from e) and ends it.
 func (c *Call) fail(e *codec.Error) {
+	if h := c.srv.hooks; h != nil {
+		c.hookStart(h)
+	}
 	c.setError(e)
 	c.complete()
 }
@@ -437,6 +465,7 @@ func (c *Call) setError(e *codec.Error) {
 	c.out = codec.AppendErrorResponse(c.out[:0], id, e)
 	c.status = e.HTTPStatus()
 	c.result, c.open = true, false
+	c.rkind, c.code = kindError, e.Code
 }
 
 // complete sends the response unless the call was cancelled, then ends it.
@@ -475,6 +504,9 @@ var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the h
 
 func (c *Call) end() {
 	c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
+	if h := c.srv.hooks; h != nil && c.hooked {
+		c.hookEnd(h)
+	}
 	c.srv.tracker.remove(c)
 	rep := c.rep
 	if c.sub != nil {

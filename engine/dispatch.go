@@ -29,7 +29,7 @@ func init() {
 	prompts := func(c capabilities) bool { return c.prompts }
 	ms := []*method{
 		{name: "server/discover", handle: cached(func(r *resultCache) []byte { return r.discover }), inline: true},
-		{name: "tools/list", handle: cached(func(r *resultCache) []byte { return r.tools }), gate: tools, inline: true},
+		{name: "tools/list", handle: listTools, gate: tools, inline: true},
 		{name: "tools/call", handle: callTool, gate: tools, mrtr: true},
 		{name: "prompts/list", handle: cached(func(r *resultCache) []byte { return r.prompts }), gate: prompts, inline: true},
 		{name: "prompts/get", handle: getPrompt, gate: prompts, mrtr: true},
@@ -201,9 +201,9 @@ func (c *Call) checkTarget() *codec.Error {
 			return errNoName
 		}
 		t := c.srv.lookupTool(c.nameBytes())
-		if t == nil {
+		if t == nil || (c.srv.opt.ToolFilter != nil && !c.srv.opt.ToolFilter(c, t)) {
 			c.srv.stats.InvalidParams.Add(1)
-			return codec.NewError(codec.CodeInvalidParams, "Unknown tool: "+c.env.Name.String())
+			return c.errUnknownTool()
 		}
 		c.tool = t
 	case "prompts/get":
@@ -300,8 +300,12 @@ func (c *Call) runNow() {
 // admit registers the call for Shutdown and arms its progress token and
 // timeout; once Shutdown has begun it answers the call instead.
 func (c *Call) admit() bool {
+	if h := c.srv.hooks; h != nil {
+		c.hookStart(h)
+	}
 	if !c.srv.tracker.add(c) {
 		c.srv.stats.ShutdownRefused.Add(1)
+		c.refused = true
 		c.fail(errShuttingDown)
 		return false
 	}
@@ -339,6 +343,9 @@ func (c *Call) invoke() (err error) {
 			err = errPanic
 		}
 	}()
+	if h := c.srv.chain; h != nil {
+		return h(c)
+	}
 	return c.method.handle(c)
 }
 
@@ -379,6 +386,39 @@ func cached(pick func(*resultCache) []byte) func(c *Call) error {
 		c.setRawResult(pick(c.srv.cache.Load()))
 		return nil
 	}
+}
+
+// listTools serves tools/list from the cached result, or, with a
+// ToolFilter, from the cached per-tool encodings the caller may see, with
+// cacheScope "private" whatever Options.CacheScope says: a shared cache
+// must never hand one principal's view to another.
+func listTools(c *Call) error {
+	rc := c.srv.cache.Load()
+	f := c.srv.opt.ToolFilter
+	if f == nil {
+		c.setRawResult(rc.tools)
+		return nil
+	}
+	c.startResult()
+	c.rkind = kindComplete
+	c.out = append(c.out, `{"resultType":"complete","tools":[`...)
+	n := 0
+	for i, t := range rc.toolList {
+		if !f(c, t) {
+			continue
+		}
+		if n > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.out = append(c.out, rc.toolEnc[i]...)
+		n++
+	}
+	c.out = append(c.out, ']')
+	c.out = append(c.out, rc.privateHints...)
+	c.out = append(c.out, `,"_meta":`...)
+	c.out = append(c.out, c.srv.serverMeta...)
+	c.out = append(c.out, '}')
+	return nil
 }
 
 func callTool(c *Call) error {

@@ -72,6 +72,21 @@
 // costs until its handler first reports progress (or logs): the limiter's
 // timer exists only once a burst has to be coalesced.
 //
+// # Extension points
+//
+// Options.Hooks are called when a connection, a call or a listen stream
+// starts and ends, on every transport, with an Outcome saying why it ended
+// (ok, a JSON-RPC error code, cancelled, disconnect, shutdown, timeout).
+// Options.Middleware wraps dispatch, for policy, per-principal rate limits
+// and audit logs; Options.ToolFilter hides tools per caller in tools/list
+// and tools/call alike. A handler reads the request's HTTP headers with
+// Call.Header and its connection with Call.Conn; hooks attach values for
+// the handler with Call.SetValues (package engine/otelmcp attaches trace
+// spans this way). Unused, each costs one pointer test per request and no
+// allocation; used with callbacks that allocate nothing, still no
+// allocation (TestEchoAllocsWithExtensions, TestHandlerAllocsWithExtensions).
+// Hooks run with no engine lock held.
+//
 // # Transports
 //
 // Transports (engine/stdio, engine/socket, engine/streamhttp, or your own)

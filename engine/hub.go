@@ -257,6 +257,12 @@ func listen(c *Call) error {
 		c.srv.stats.ListenRefused.Add(1)
 		return errListenUnavailable
 	}
+	if h := c.srv.hooks; h != nil {
+		c.listening = true
+		if h.ListenStart != nil {
+			h.ListenStart(c) // before the lock: it may use the Call
+		}
+	}
 	c.mu.Lock()
 	if c.state != stateRunning {
 		c.mu.Unlock()
@@ -304,6 +310,7 @@ func (c *Call) finishDetached(withResult bool, sub *subscription) {
 	c.detachDone = true
 	c.mu.Unlock()
 	if withResult {
+		c.serverEnded = true
 		_ = c.endListen()
 	}
 	c.complete()

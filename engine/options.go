@@ -40,7 +40,8 @@ type Options struct {
 	// 60 s; negative means 0 ("do not reuse").
 	CacheTTL time.Duration
 	// CacheScope is "public" or "private". Default "public". Servers whose
-	// lists depend on the caller must use "private".
+	// lists depend on the caller must use "private" (with ToolFilter,
+	// tools/list is "private" whatever this says).
 	CacheScope string
 
 	// MaxInFlight bounds the requests in flight per stream connection
@@ -82,6 +83,18 @@ type Options struct {
 	Backplane state.Backplane
 	// PublishTimeout bounds one publish on the backplane. Default 2 s.
 	PublishTimeout time.Duration
+
+	// Hooks are called when connections, calls and listen streams start
+	// and end, on every transport (hooks.go). Unset: no cost.
+	Hooks Hooks
+	// Middleware wraps dispatch, outermost first (see Middleware). Empty:
+	// no cost.
+	Middleware []Middleware
+	// ToolFilter, when set, hides tools from callers per request (usually
+	// per Call.Principal): in tools/list and tools/call alike. tools/list
+	// is then built per request from pre-encoded entries and carries
+	// cacheScope "private", whatever CacheScope says.
+	ToolFilter ToolFilter
 }
 
 func (o *Options) withDefaults() Options {

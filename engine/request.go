@@ -205,8 +205,9 @@ func (r RequestRef) EndStream() bool {
 // engine or the other transports. Create one per transport (or per
 // listener) with Server.NewScope.
 type Scope struct {
-	srv     *Server
-	closing bool // guarded by the tracker's shard locks: set under all of them
+	srv       *Server
+	transport string // SetTransport
+	closing   bool   // guarded by the tracker's shard locks: set under all of them
 }
 
 // NewScope returns a new scope for a transport of s.

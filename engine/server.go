@@ -40,6 +40,9 @@ type Server struct {
 	// without locks on the hot path.
 	cache atomic.Pointer[resultCache]
 
+	hooks *Hooks      // nil when Options.Hooks sets nothing
+	chain HandlerFunc // Options.Middleware around dispatch; nil without
+
 	serverMeta []byte // `{"io.modelcontextprotocol/serverInfo":{...}}`
 	supported  []byte // `["2026-07-28"]`
 
@@ -73,6 +76,11 @@ type resultCache struct {
 	// core shares). Never modified once published.
 	toolsByName   map[string]*Tool
 	promptsByName map[string]*Prompt
+	// With Options.ToolFilter: the tools in list order, each one's encoded
+	// entry, and the hints with cacheScope "private" (listTools).
+	toolList     []*Tool
+	toolEnc      [][]byte
+	privateHints []byte
 }
 
 type capabilities struct {
@@ -90,6 +98,11 @@ func New(opt Options) *Server {
 	s.bp = s.opt.Backplane
 	s.tracker.init()
 	s.log = logger{s.opt.Logger}
+	if !s.opt.Hooks.empty() {
+		h := s.opt.Hooks
+		s.hooks = &h
+	}
+	s.chain = buildChain(s.opt.Middleware)
 	info := Implementation{Name: s.opt.Name, Title: s.opt.Title, Version: s.opt.Version}
 	im, err := codec.Marshal(info)
 	if err != nil {
@@ -281,6 +294,21 @@ func (s *Server) rebuildLocked() {
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	c.tools = s.listResult("tools", tools, hints)
+	if s.opt.ToolFilter != nil {
+		c.toolList = make([]*Tool, len(tools))
+		c.toolEnc = make([][]byte, len(tools))
+		for i := range tools {
+			c.toolList[i] = s.tools[tools[i].Name]
+			enc, err := codec.Marshal(tools[i])
+			if err != nil {
+				panic("engine: cannot encode tool " + tools[i].Name + ": " + err.Error())
+			}
+			c.toolEnc[i] = enc
+		}
+		h := []byte(`,"ttlMs":`)
+		h = strconv.AppendInt(h, s.opt.CacheTTL.Milliseconds(), 10)
+		c.privateHints = append(h, `,"cacheScope":"private"`...)
+	}
 
 	res := make([]resourceWire, 0, len(s.resources))
 	for _, r := range s.resources {

@@ -21,7 +21,7 @@ func serveLine(srv *engine.Server, line string) string {
 	return strings.TrimSpace(out.String())
 }
 
-const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+// meta (hooks_test.go) is the _meta every request carries.
 
 // A tool with typed arguments (Bind), a text result, and a plain Go error
 // that becomes an isError result the model can read.

@@ -110,6 +110,7 @@ func serve(ctx context.Context, args []string) error {
 	var trusted prefixList
 	fs.Var(&trusted, "trusted-proxy", "a balancer (CIDR or address) whose connections begin with a PROXY protocol header naming the client; repeatable")
 	testAuth := fs.Bool("insecure-test-auth", false, "TESTS ONLY: accept any bearer token, unverified, as the caller's principal")
+	traceTo := fs.String("trace", "", "OpenTelemetry spans of every request, as JSON, to stdout or stderr (W3C traceparent read from _meta or the HTTP header; see engine/otelmcp)")
 	_ = fs.Parse(args)
 	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
 		return errors.New("serve: choose a transport: --stdio, --http ADDR, --tcp ADDR, --unix PATH (any combination)")
@@ -132,8 +133,13 @@ func serve(ctx context.Context, args []string) error {
 			log.Warn("state close", "err", e)
 		}
 	}()
+	hooks, stopTracing, err := startTracing(*traceTo, *useStdio)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	srv, err := refserver.New(refserver.Options{Logger: log, ProgressInterval: *progress,
-		StateKeys: keys, Store: shared.Store, Backplane: shared.Backplane})
+		StateKeys: keys, Store: shared.Store, Backplane: shared.Backplane, Hooks: hooks})
 	if err != nil {
 		return err
 	}

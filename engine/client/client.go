@@ -90,6 +90,14 @@ type Options struct {
 	// Logger receives warnings (dropped tools, stray lines, restarts) and
 	// log notifications that belong to no request. Default slog.Default().
 	Logger *slog.Logger
+	// Propagate, when set, adds string members to every request's _meta
+	// from the request's context: the W3C trace context (traceparent,
+	// tracestate, baggage; META-01), so that the server's span continues
+	// the caller's trace. It is called once per request sent (each MRTR
+	// round, each re-send) with set, which must not be kept. Package
+	// engine/otelmcp provides one (otelmcp.Propagate). Nil: nothing added,
+	// no cost.
+	Propagate func(ctx context.Context, set func(key, value string))
 }
 
 func (o *Options) normalize() {
@@ -332,7 +340,7 @@ func (c *Client) callOnce(ctx context.Context, method string, params json.RawMes
 func (c *Client) nextID() []byte { return strconv.AppendInt(nil, c.ids.Add(1), 10) }
 
 func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMessage, opts *CallOptions) (*Result, error) {
-	out, err := c.build(method, params, opts, false)
+	out, err := c.build(ctx, method, params, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +396,7 @@ func statusOf(ex Exchange) int {
 }
 
 // build encodes one request: params with _meta merged in (META-02).
-func (c *Client) build(method string, params json.RawMessage, opts *CallOptions, listen bool) (*Outgoing, error) {
+func (c *Client) build(ctx context.Context, method string, params json.RawMessage, opts *CallOptions, listen bool) (*Outgoing, error) {
 	id := c.nextID()
 	out := &Outgoing{ID: id, Method: method, Version: c.ProtocolVersion(), Listen: listen}
 	var token []byte
@@ -402,7 +410,7 @@ func (c *Client) build(method string, params json.RawMessage, opts *CallOptions,
 	body = append(body, `,"method":`...)
 	body = codec.AppendString(body, method)
 	body = append(body, `,"params":{`...)
-	body = c.appendMeta(body, token, opts)
+	body = c.appendMeta(ctx, body, token, opts)
 	rest, err := objectMembers(params)
 	if err != nil {
 		return nil, err
@@ -446,7 +454,7 @@ func (c *Client) build(method string, params json.RawMessage, opts *CallOptions,
 
 // appendMeta writes the "_meta" member: on the modern era the required
 // keys (META-02); on legacy eras only progressToken and caller extras.
-func (c *Client) appendMeta(b []byte, token []byte, opts *CallOptions) []byte {
+func (c *Client) appendMeta(ctx context.Context, b []byte, token []byte, opts *CallOptions) []byte {
 	b = append(b, `"_meta":{`...)
 	n := len(b)
 	if c.Era() == EraModern || c.Era() == EraUnknown {
@@ -467,6 +475,16 @@ func (c *Client) appendMeta(b []byte, token []byte, opts *CallOptions) []byte {
 		}
 		b = append(b, `"progressToken":`...)
 		b = append(b, token...)
+	}
+	if p := c.opts.Propagate; p != nil && ctx != nil {
+		p(ctx, func(key, value string) {
+			if len(b) > n {
+				b = append(b, ',')
+			}
+			b = codec.AppendString(b, key)
+			b = append(b, ':')
+			b = codec.AppendString(b, value)
+		})
 	}
 	if opts != nil && len(opts.Meta) > 0 {
 		if rest, err := objectMembers(opts.Meta); err == nil && len(rest) > 0 {

@@ -249,7 +249,7 @@ func (c *Client) initialize(ctx context.Context, handshake bool) error {
 		"capabilities":    json.RawMessage(c.opts.Capabilities),
 		"clientInfo":      c.opts.Info,
 	})
-	out, err := c.build("initialize", params, nil, false)
+	out, err := c.build(ctx, "initialize", params, nil, false)
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func (s *Subscription) open(ctx context.Context) (Exchange, *Filter, error) {
 		return nil, nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		out, err := s.c.build("subscriptions/listen", params, nil, true)
+		out, err := s.c.build(ctx, "subscriptions/listen", params, nil, true)
 		if err != nil {
 			return nil, nil, err
 		}

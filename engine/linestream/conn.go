@@ -189,6 +189,8 @@ type Conn struct {
 	idle     chan struct{} // signalled by Done while draining
 
 	out outQueue
+
+	info *engine.ConnInfo // SetConnInfo; nil without hooks (cold: kept last)
 }
 
 // New binds a line-framed connection to the engine behind scope. ctx is
@@ -218,6 +220,11 @@ func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, princip
 	c.out.max = cfg.MaxPending
 	return c
 }
+
+// SetConnInfo links the connection's requests to ci (Call.Conn), what the
+// driver got from engine.Server.ConnOpen; nil is allowed. Call it before
+// the first Feed.
+func (c *Conn) SetConnInfo(ci *engine.ConnInfo) { c.info = ci }
 
 // Hold makes the Conn keep the input it is fed (up to MaxBacklog) without
 // taking frames, until Admit: for a driver that authenticates the peer off
@@ -417,6 +424,9 @@ func (c *Conn) handle(frame []byte, env *codec.Envelope) {
 		c.budget++ // a request served earns back one cancel
 	}
 	r := c.scope.BeginBorrowed(c.ctx, frame, env, c, c.principal) // frame lives until the next frame; Start copies it
+	if c.info != nil {
+		r.SetConn(c.info)
+	}
 	if e := r.Check(); e != nil {
 		r.Fail(e)
 		return
@@ -584,6 +594,19 @@ func (c *Conn) cancelAll(why error) {
 	}
 }
 
+// disconnectAll cancels what is in flight because the connection is gone
+// (engine.ErrDisconnected, for Outcome and Call.Cause).
+func (c *Conn) disconnectAll(why error) {
+	refs := c.refs()
+	if len(refs) == 0 {
+		return
+	}
+	why = engine.Disconnected(why)
+	for _, r := range refs {
+		r.Abort(why)
+	}
+}
+
 // engine.Replier ------------------------------------------------------------
 
 // Notify implements engine.Replier.
@@ -680,7 +703,7 @@ func (c *Conn) Close(why error) {
 	}
 	c.stopped.Store(true)
 	c.out.fail(ErrClosed)
-	c.cancelAll(why)
+	c.disconnectAll(why)
 }
 
 // ReleaseInput gives the input side's buffers back to the pool; what it

@@ -25,13 +25,21 @@ const echoTailNoToken = `,"method":"tools/call","params":{"name":"echo","argumen
 const echoSchema = `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`
 
 func echoServer(tb testing.TB, inline bool) *engine.Server {
-	return echoServerSchema(tb, inline, "", false)
+	return echoServerFull(tb, inline, engine.Options{}, "", false)
 }
 
 // echoServerSchema registers echo with schema (default when "") and
 // SkipValidation as given.
 func echoServerSchema(tb testing.TB, inline bool, schema string, skip bool) *engine.Server {
-	s := engine.New(engine.Options{})
+	return echoServerFull(tb, inline, engine.Options{}, schema, skip)
+}
+
+func echoServerWith(tb testing.TB, inline bool, opt engine.Options) *engine.Server {
+	return echoServerFull(tb, inline, opt, "", false)
+}
+
+func echoServerFull(tb testing.TB, inline bool, opt engine.Options, schema string, skip bool) *engine.Server {
+	s := engine.New(opt)
 	_ = s.AddTool(engine.Tool{Name: "echo", Inline: inline, InputSchema: []byte(schema), SkipValidation: skip, Handler: func(c *engine.Call) error {
 		b, _ := c.ArgBytes("text")
 		c.TextBytes(b)

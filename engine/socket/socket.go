@@ -158,9 +158,11 @@ type Server struct {
 // Start.
 func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
+	scope := eng.NewScope()
+	scope.SetTransport("socket")
 	return &Server{
 		eng:   eng,
-		scope: eng.NewScope(),
+		scope: scope,
 		cfg:   cfg,
 		lcfg: linestream.Config{
 			MaxLine: cfg.MaxLine, MaxPending: cfg.MaxPending, MaxBacklog: cfg.MaxBacklog,
@@ -447,6 +449,9 @@ func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	s.stats.Accepted.Add(1)
 	c := &conn{s: s, gc: gc, remote: gc.RemoteAddr()}
 	c.lc = linestream.New(s.scope, c, s.lcfg, context.Background(), nil)
+	if c.info = s.eng.ConnOpen(networkOf(gc), gc.LocalAddr(), c.remote); c.info != nil {
+		c.lc.SetConnInfo(c.info)
+	}
 	gc.SetContext(c)
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
@@ -501,11 +506,13 @@ func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	gc.SetContext(nil)
-	if err == nil {
-		err = linestream.ErrClosed
+	why := err
+	if why == nil {
+		why = linestream.ErrClosed
 	}
-	c.lc.Close(err)
+	c.lc.Close(why)
 	c.lc.ReleaseInput()
+	c.s.eng.ConnClose(c.info, err)
 	if c.timer != nil {
 		c.timer.Stop()
 	}
@@ -522,7 +529,8 @@ type conn struct {
 	s      *Server
 	gc     gnet.Conn
 	lc     *linestream.Conn
-	remote net.Addr // read once on the loop: gnet's accessors are loop-only
+	remote net.Addr         // read once on the loop: gnet's accessors are loop-only
+	info   *engine.ConnInfo // for the engine's hooks; nil without
 
 	closeReq   atomic.Bool // close once the output is flushed
 	stallCheck atomic.Bool // the write timer asks the loop to look at progress

@@ -60,7 +60,7 @@ func Serve(ctx context.Context, srv *engine.Server, opt Options) error {
 // stdio, a test harness). When ctx ends, in is closed if it is an
 // io.Closer, to unblock the reader, and in-flight requests get the grace
 // period.
-func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Writer, opt Options) error {
+func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Writer, opt Options) (result error) {
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -80,10 +80,15 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 		// peer did not take at once.
 		ld = &tryDriver{driver: d, rc: rc}
 	}
-	c := linestream.New(srv.NewScope(), ld, linestream.Config{
+	scope := srv.NewScope()
+	scope.SetTransport("stdio")
+	c := linestream.New(scope, ld, linestream.Config{
 		MaxLine: opt.MaxLine, MaxPending: opt.MaxPending, Logger: log,
 		HandOffOutput: true, // the reader never blocks on stdout
 	}, ctx, nil)
+	ci := srv.ConnOpen("stdio", nil, nil)
+	c.SetConnInfo(ci)
+	defer func() { srv.ConnClose(ci, result) }()
 
 	writerDone := make(chan struct{})
 	stopWriter := make(chan struct{})

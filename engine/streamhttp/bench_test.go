@@ -17,7 +17,12 @@ import (
 // benchEngine is an engine with the EXAMPLES execute_sql tool and echo.
 func benchEngine(b testing.TB) *engine.Server {
 	b.Helper()
-	eng := engine.New(defaultOptions())
+	return benchEngineWith(b, defaultOptions())
+}
+
+func benchEngineWith(b testing.TB, opt engine.Options) *engine.Server {
+	b.Helper()
+	eng := engine.New(opt)
 	if err := eng.AddTool(engine.Tool{Name: "execute_sql", InputSchema: json.RawMessage(executeSQLSchema),
 		Handler: func(c *engine.Call) error { c.Text("1 row"); return nil }}); err != nil {
 		b.Fatal(err)

@@ -22,7 +22,7 @@ const (
 )
 
 var (
-	errClientGone   = errors.New("streamhttp: client closed the connection")
+	errClientGone   = engine.Disconnected(errors.New("streamhttp: client closed the connection"))
 	errSlowConsumer = errors.New("streamhttp: client is not reading the stream")
 )
 
@@ -69,6 +69,13 @@ type exchange struct {
 	keys   []uint64                 // keys of the collapsible events in queue
 
 	watch watcher
+
+	// The handler's view of the request's headers (headers.go) and
+	// connection.
+	hraw []byte      // fasthttp: the raw header block (aliased, or hbuf)
+	hbuf []byte      // hraw's own copy when the handler may outlive the request's goroutine
+	nh   http.Header // net/http: the request's headers
+	info *engine.ConnInfo
 }
 
 func (s *Server) acquireExchange() *exchange {
@@ -118,6 +125,10 @@ func (x *exchange) unref() {
 	clear(x.vals[:])
 	x.fw = fastWriter{}
 	x.accept = x.accept[:0]
+	x.hraw, x.nh, x.info = nil, nil, nil
+	if cap(x.hbuf) > 64<<10 {
+		x.hbuf = nil
+	}
 	x.s.xpool.Put(x)
 }
 

@@ -146,10 +146,11 @@ func isTimeout(err error) bool {
 }
 
 func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
+	x := s.acquireExchange()
 	if lc := limitOf(ctx.Conn()); lc != nil {
 		lc.requestRead()
+		x.info = lc.info
 	}
-	x := s.acquireExchange()
 	var r reqInfo
 	r.hdr = &x.hdr
 	r.ctx = context.Background()
@@ -201,6 +202,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	}
 	r.body = ctx.PostBody()
 	r.raw = ctx.Conn()
+	x.hraw = h.RawHeaders()
 	x.fw = fastWriter{ctx: ctx}
 	s.serve(&r, x, &x.fw)
 	x.unref() // a stream holds its own reference

@@ -398,3 +398,56 @@ func FuzzProxyHeader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHandlerHeaders: the raw header block a handler reads through
+// Call.HeaderBytes and Call.VisitHeaders (fasthttp front end) is split
+// like a line-by-line reference: each "name: value" line with a non-empty
+// name gives one field, names and values trimmed of spaces and tabs, no
+// CR or LF in either; the lookup is case-insensitive and returns the
+// first field of that name.
+func FuzzHandlerHeaders(f *testing.F) {
+	f.Add([]byte("Host: a\r\nX-Tenant: acme\r\nx-tenant: other\r\n"), "X-TENANT")
+	f.Add([]byte("Content-Type:application/json\r\n: empty name\r\nNoColon\r\nTraceparent:  00-ab-cd-01 \t\r\n"), "traceparent")
+	f.Add([]byte("A: 1\nB: 2\r\n\r\n"), "b")
+	f.Fuzz(func(t *testing.T, raw []byte, name string) {
+		type field struct{ k, v string }
+		var want []field
+		for _, line := range strings.Split(string(raw), "\n") {
+			line = strings.TrimSuffix(line, "\r")
+			k, v, ok := strings.Cut(line, ":")
+			if !ok || k == "" || strings.Contains(line, "\r") {
+				continue
+			}
+			want = append(want, field{trimOWSString(k), trimOWSString(v)})
+		}
+		x := &exchange{hraw: raw}
+		var got []field
+		x.VisitHeaders(func(k, v []byte) bool {
+			if bytes.ContainsAny(k, "\r\n") || bytes.ContainsAny(v, "\r\n") {
+				t.Fatalf("CR or LF in %q: %q", k, v)
+			}
+			got = append(got, field{string(k), string(v)})
+			return true
+		})
+		if len(got) != len(want) {
+			t.Fatalf("%d fields, want %d: %q vs %q", len(got), len(want), got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("field %d: %q, want %q", i, got[i], want[i])
+			}
+		}
+		v, ok := x.LookupHeader(name)
+		for _, fl := range want {
+			if asciiFoldEqual(fl.k, name) {
+				if !ok || string(v) != fl.v {
+					t.Fatalf("LookupHeader(%q) = %q %v, want %q", name, v, ok, fl.v)
+				}
+				return
+			}
+		}
+		if ok {
+			t.Fatalf("LookupHeader(%q) = %q, want none", name, v)
+		}
+	})
+}

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpwire/mcpwire/engine"
 )
 
 // limitListener enforces Config.MaxConnsPerIP (429) and Config.MaxConns
@@ -75,6 +77,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			l.s.stats.Proxied.Add(1)
 			lc.Conn = &proxyConn{Conn: c, lc: lc}
 		}
+		lc.info = l.s.eng.ConnOpen("http", c.LocalAddr(), c.RemoteAddr())
 		if l.netHTTP {
 			nc := &netConn{limitConn: lc, maxHeader: l.s.cfg.MaxHeaderBytes}
 			if l.s.tlsConf != nil {
@@ -131,7 +134,8 @@ func remoteIP(c net.Conn) string {
 type limitConn struct {
 	net.Conn
 	l    *limitListener
-	ip   string // the per-IP slot this connection holds ("": none); guarded by l.mu
+	ip   string           // the per-IP slot this connection holds ("": none); guarded by l.mu
+	info *engine.ConnInfo // for the engine's hooks (nil without)
 	once sync.Once
 
 	rcOnce sync.Once
@@ -291,7 +295,10 @@ func (c *limitConn) refreshWriteDeadline(now time.Time) {
 }
 
 func (c *limitConn) Close() error {
-	c.once.Do(func() { c.l.release(c) })
+	c.once.Do(func() {
+		c.l.release(c)
+		c.l.s.eng.ConnClose(c.info, nil)
+	})
 	return c.Conn.Close()
 }
 

@@ -56,7 +56,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	nw := &netWriter{w: w, rc: http.NewResponseController(w)}
-	if nc, ok := req.Context().Value(netConnKey{}).(*netConn); ok && nc.smuggled() {
+	x.netHeaders(req.Header)
+	nc, _ := req.Context().Value(netConnKey{}).(*netConn)
+	if nc != nil {
+		x.info = nc.info
+	}
+	if nc != nil && nc.smuggled() {
 		// Content-Length and Transfer-Encoding both: refused, as on the
 		// fasthttp front end (B5; seen by NetListener).
 		s.stats.BadFraming.Add(1)

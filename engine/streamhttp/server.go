@@ -51,7 +51,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{
 		eng:   eng,
-		scope: eng.NewScope(),
+		scope: newScope(eng),
 		cfg:   cfg,
 		path:  []byte(cfg.Path),
 		peek:  codec.PeekOptions{MaxDepth: eng.Options().MaxDepth},
@@ -69,6 +69,12 @@ func New(eng *engine.Server, cfg Config) *Server {
 }
 
 // Stats returns the transport's counters.
+func newScope(eng *engine.Server) *engine.Scope {
+	sc := eng.NewScope()
+	sc.SetTransport("http")
+	return sc
+}
+
 func (s *Server) Stats() *Stats { return &s.stats }
 
 // bindAddr records the listening address: it decides the default Origin
@@ -215,6 +221,10 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		return
 	}
 	c := s.scope.BeginBorrowed(r.ctx, body, env, x, principal) // body lives until the handler returns; Start copies it
+	c.SetHeaders(x)
+	if x.info != nil {
+		c.SetConn(x.info)
+	}
 	x.bind(c)
 	if e := s.check(c, r.hdr, &x.scratch, &x.vals); e != nil {
 		s.stats.Rejected.Add(1)
@@ -258,6 +268,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	} else {
 		x.watch.arm(r.raw, 0, x.onGone)
 	}
+	x.ownHeaders() // a worker may run the handler after this goroutine has moved on
 	c.Start()
 	m, err := x.waitFirst()
 	if err != nil || m != modeSSE {

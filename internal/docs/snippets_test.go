@@ -14,12 +14,14 @@ import (
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/engine/client"
 	"github.com/mcpwire/mcpwire/engine/client/target"
+	"github.com/mcpwire/mcpwire/engine/otelmcp"
 	"github.com/mcpwire/mcpwire/engine/socket"
 	"github.com/mcpwire/mcpwire/engine/stdio"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
+	"go.opentelemetry.io/otel/trace"
 )
 
-var snippets = []any{snippetHTTP, snippetHTTPS, snippetSocket, snippetPublish, snippetClient, snippetEngine}
+var snippets = []any{snippetHTTP, snippetHTTPS, snippetSocket, snippetPublish, snippetClient, snippetEngine, snippetHooks}
 
 func snippetHTTP(ctx context.Context, srv *engine.Server, mux *http.ServeMux) {
 	// snippet:begin http-embed
@@ -110,4 +112,15 @@ func snippetEngine(ctx, shutdownCtx context.Context) error {
 	_ = srv.Shutdown(shutdownCtx)                 // the engine, once, after every transport
 	// snippet:end
 	return err
+}
+
+func snippetHooks(auditHooks engine.Hooks, quota engine.Middleware, tp trace.TracerProvider, allowed func(principal any, tool string) bool) *engine.Server {
+	// snippet:begin hooks
+	srv := engine.New(engine.Options{
+		Hooks:      engine.JoinHooks(auditHooks, otelmcp.Hooks(otelmcp.Config{TracerProvider: tp})),
+		Middleware: []engine.Middleware{quota}, // outermost first
+		ToolFilter: func(c *engine.Call, t *engine.Tool) bool { return allowed(c.Principal(), t.Name) },
+	})
+	// snippet:end
+	return srv
 }

@@ -69,6 +69,8 @@ type Options struct {
 	// minimum time between two progress notifications of one request
 	// (0: engine default, negative: no rate limit).
 	ProgressInterval time.Duration
+	// Hooks is passed to engine.Options.Hooks (serve --trace).
+	Hooks engine.Hooks
 }
 
 // refServer holds what the fixtures share.
@@ -113,6 +115,7 @@ func newServer(opt Options, now func() time.Time) (*engine.Server, error) {
 		Title:            "mcpwire reference server",
 		Instructions:     "Reference fixtures for the MCP 2026-07-28 conformance suite, plus echo, sleep, big, panic and touch.",
 		ProgressInterval: opt.ProgressInterval,
+		Hooks:            opt.Hooks,
 		// test_logging_tool logs through Call.Log, which needs the
 		// (deprecated) logging capability; it still sends nothing unless
 		// the request's _meta carries a logLevel (GEN-13).
