@@ -30,7 +30,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	x := s.acquireExchange()
 	var r reqInfo
 	r.hdr = &x.hdr
-	r.ctx = req.Context()
+	// The request's values (an instrumented handler's span, say) without
+	// its cancellation: a client that goes away cancels the call through
+	// the AfterFunc below, with the disconnect as its cause (hooks report
+	// EndDisconnect); the bare context.Canceled racing it would not say why.
+	r.ctx = context.WithoutCancel(req.Context())
 	r.method = []byte(req.Method)
 	r.path = []byte(req.URL.Path)
 	r.host = []byte(req.Host)
