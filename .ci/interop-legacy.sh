@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# .ci/interop-legacy.sh — `make interop-legacy`: real 2025-11-25 clients
+# against bin/mcpwire's legacy endpoint (serve --legacy-path /mcp-2025, and
+# the opt-in legacy mode on stdio), and against the go-sdk v1.8.0
+# everything-server in its stateful mode as a control: the same checks must
+# pass on an independent 2025-11-25 implementation, so a failure on ours is
+# ours and not the harness's.
+#
+#   .ci/interop-legacy.sh [--target mcpwire|reference|all] [--out DIR] [--keep]
+#                                                       (default: all)
+#
+# Clients (pinned in interop/npm/legacy, installed by .ci/tools.sh into
+# $MCP_TOOLS_HOME, default /tmp/mcpwire-tools):
+#   ts-sdk-v1     @modelcontextprotocol/sdk 1.32.2's Client
+#                 (.ci/interop-legacy-client.mjs): initialize (2025-11-25,
+#                 Mcp-Session-Id issued), ping, logging/setLevel, tools/list,
+#                 tools/call test_simple_text, test_trigger_tool_change →
+#                 notifications/tools/list_changed, on mcpwire also
+#                 resources/subscribe + touch → notifications/resources/updated;
+#                 over HTTP the GET stream, DELETE (2xx) and 404 for the ended
+#                 session; on stdio the server exits when its stdin ends
+#   inspector-v1  @modelcontextprotocol/inspector-cli 1.0.3: tools/list,
+#                 tools/call, resources/read, prompts/get, one process each;
+#                 the printed result is checked
+#
+# Every run goes through .ci/mcptap.mjs (recording HTTP proxy or stdio
+# relay) and the record is checked with `mcptap.mjs check --legacy`: the
+# handshake, the session id on every later request, MCP-Protocol-Version,
+# the notifications on the GET stream (not on a POST's reply), DELETE and
+# the 404 after it, no errors.
+#
+# Prints one line per target x client x transport x check, then
+# "interop-legacy: N passed, M failed (Ts)". Exit 1 if anything failed.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=lib-server.sh
+. "$ROOT/.ci/lib-server.sh"
+
+TARGET=all
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) TARGET=$2; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+case "$TARGET" in mcpwire | reference | all) ;; *) echo "interop-legacy.sh: --target mcpwire|reference|all" >&2; exit 2 ;; esac
+parse_log_args interop-legacy.sh "${args[@]}"
+VERSION=2025-11-25
+# The reference server's opt-in: an initialize as the first stdio message
+# switches the connection to 2025-11-25.
+LEGACY_STDIO_FLAG=--legacy
+TRIGGER=test_trigger_tool_change
+TOOLS=$("$ROOT/.ci/tools.sh" node22 servers legacy) || { echo "interop-legacy: installing the pinned clients failed" >&2; exit 1; }
+NODE="$TOOLS/bin/node22"
+TAP="$ROOT/.ci/mcptap.mjs"
+DRIVER="$TOOLS/legacy/interop-legacy-client.mjs"
+INSPECTOR="$TOOLS/legacy/node_modules/@modelcontextprotocol/inspector-cli/build/cli.js"
+cp "$ROOT/.ci/interop-legacy-client.mjs" "$DRIVER"
+
+go build -o bin/mcpwire ./cmd/mcpwire || exit 1
+MCPWIRE="$ROOT/bin/mcpwire"
+GOSDK="$TOOLS/bin/gosdk-everything-server"
+OUT=${OUT:-$(mktemp -d /tmp/mcpwire-interop-legacy.XXXXXX)}
+mkdir -p "$OUT"
+trap stop_tracked EXIT
+
+PASS=0 FAIL=0 N=0
+pass() { PASS=$((PASS + 1)); printf 'ok   %-9s %-12s %-5s %-34s %s\n' "$1" "$2" "$3" "$4" "$5"; }
+fail() {
+  FAIL=$((FAIL + 1))
+  printf 'FAIL %-9s %-12s %-5s %-34s logs: %s\n' "$1" "$2" "$3" "$4" "$5.*"
+  grep -h '"ok":false' "$5.out" 2>/dev/null | grep -v '"step":"verdict"' | head -3 | sed 's/^/       client: /'
+  grep -h '^FAIL' "$5.check" 2>/dev/null | head -10 | sed 's/^/       wire:   /'
+  grep -h '^FAIL' "$5.result" 2>/dev/null | head -3 | sed 's/^/       result: /'
+  [ -s "$5.out" ] && ! grep -q '"step":"verdict"' "$5.out" && tail -5 "$5.out" | sed 's/^/       output: /'
+}
+
+# start_http LABEL URLPATH ARGV...: start a server on a free loopback port
+# (@PORT@ in ARGV is replaced by it); sets URL.
+start_http() {
+  local label=$1 path=$2; shift 2
+  local try port pid a argv log="$OUT/$label-server-http.log"
+  for try in 1 2 3; do
+    port=$(free_port)
+    argv=()
+    for a in "$@"; do argv+=("${a//@PORT@/$port}"); done
+    "${argv[@]}" </dev/null >>"$log" 2>&1 &
+    pid=$!
+    track_pid "$pid"
+    if wait_port "$port" "$pid"; then
+      URL="http://127.0.0.1:$port$path"
+      return 0
+    fi
+    kill "$pid" 2>/dev/null || true
+  done
+  echo "interop-legacy: $label's HTTP server did not start; log $log" >&2
+  tail -5 "$log" >&2
+  return 1
+}
+
+# tap_http NAME: a recording proxy in front of $URL; sets TAPPED.
+tap_http() {
+  local name=$1 portfile="$OUT/$1.port"
+  rm -f "$OUT/$name.wire.jsonl" "$portfile"
+  "$NODE" "$TAP" http --target "$URL" --log "$OUT/$name.wire.jsonl" --port-file "$portfile" &
+  TAP_PID=$!
+  track_pid "$TAP_PID"
+  for _ in $(seq 100); do [ -s "$portfile" ] && break; sleep 0.05; done
+  TAPPED="http://127.0.0.1:$(cat "$portfile" 2>/dev/null)/${URL#http://*/}"
+}
+untap() { kill "$TAP_PID" 2>/dev/null; wait "$TAP_PID" 2>/dev/null; }
+
+# driver LABEL TRANSPORT [DRIVER_FLAGS...]: the TS SDK v1 client run.
+driver() {
+  local label=$1 transport=$2; shift 2
+  local name="$label-ts-sdk-v1-$transport" base rc check=(--legacy --version "$VERSION" --trigger "$TRIGGER")
+  N=$((N + 1)); base="$OUT/$N-$name"
+  local touch_uri; touch_uri=$(printf '%s\n' "$@" | sed -n '/^--uri$/{n;p}')
+  [ -n "$touch_uri" ] && check+=(--touch-uri "$touch_uri")
+  if [ "$transport" = http ]; then
+    tap_http "$N-$name"
+    timeout 60 "$NODE" "$DRIVER" --version "$VERSION" --trigger "$TRIGGER" "$@" --url "$TAPPED" >"$base.out" 2>&1
+    rc=$?
+    untap
+    check+=(--delete)
+  else
+    timeout 60 "$NODE" "$DRIVER" --version "$VERSION" --trigger "$TRIGGER" "$@" -- \
+      "$NODE" "$TAP" stdio --log "$base.wire.jsonl" -- "${STDIO_CMD[@]}" >"$base.out" 2>&1
+    rc=$?
+  fi
+  "$NODE" "$TAP" check "$base.wire.jsonl" "${check[@]}" >"$base.check" 2>&1 || rc=1
+  local wire; wire=$(tail -1 "$base.check" 2>/dev/null | sed 's/^wire [a-z]*: //')
+  if [ $rc -eq 0 ]; then
+    pass "$label" ts-sdk-v1 "$transport" "$(grep -c '"ok":true' "$base.out") steps" "($wire)"
+  else
+    fail "$label" ts-sdk-v1 "$transport" "session script" "$base"
+  fi
+}
+
+# inspector LABEL TRANSPORT WHAT PREDICATE -- INSPECTOR_ARGS...: one
+# inspector-cli run; PREDICATE is a JavaScript expression over r, the JSON
+# result it printed, that must be true.
+inspector() {
+  local label=$1 transport=$2 what=$3 pred=$4; shift 5
+  local name="$label-inspector-v1-$transport" base rc
+  N=$((N + 1)); base="$OUT/$N-$name"
+  if [ "$transport" = http ]; then
+    tap_http "$N-$name"
+    (cd "$TOOLS/legacy/run" && timeout 60 "$NODE" "$INSPECTOR" --cli "$TAPPED" --transport http "$@") >"$base.out" 2>"$base.err"
+    rc=$?
+    untap
+  else
+    # The CLI would take the relay's own flags for its own: one script is
+    # the whole server command.
+    printf '#!/bin/sh\nexec %q %q stdio --log %q --%s\n' "$NODE" "$TAP" "$base.wire.jsonl" "$(printf ' %q' "${STDIO_CMD[@]}")" >"$base.server.sh"
+    chmod +x "$base.server.sh"
+    (cd "$TOOLS/legacy/run" && timeout 60 "$NODE" "$INSPECTOR" --cli "$base.server.sh" "$@") >"$base.out" 2>"$base.err"
+    rc=$?
+  fi
+  "$NODE" -e '
+    const [file, pred] = process.argv.slice(1);
+    const text = require("fs").readFileSync(file, "utf8");
+    let r;
+    try { r = JSON.parse(text.slice(text.indexOf("{"))); } catch (e) { console.log(`FAIL no JSON result printed: ${e.message}`); process.exit(1); }
+    if (!new Function("r", `return (${pred});`)(r)) { console.log(`FAIL result does not satisfy ${pred}: ${JSON.stringify(r).slice(0, 300)}`); process.exit(1); }
+  ' "$base.out" "$pred" >"$base.result" 2>&1 || rc=1
+  "$NODE" "$TAP" check "$base.wire.jsonl" --legacy --version "$VERSION" >"$base.check" 2>&1 || rc=1
+  local wire; wire=$(tail -1 "$base.check" 2>/dev/null | sed 's/^wire [a-z]*: //')
+  if [ $rc -eq 0 ]; then
+    pass "$label" inspector-v1 "$transport" "$what" "($wire)"
+  else
+    cat "$base.err" >>"$base.out"
+    fail "$label" inspector-v1 "$transport" "$what" "$base"
+  fi
+}
+
+# inspector_all LABEL TRANSPORT: the Inspector checks on one server.
+inspector_all() {
+  local l=$1 t=$2
+  inspector "$l" "$t" "tools/list" 'r.tools.some((t) => t.name === "test_simple_text") && r.tools.some((t) => t.name === "test_trigger_tool_change")' -- --method tools/list
+  inspector "$l" "$t" "tools/call test_simple_text" 'r.content.length === 1 && r.content[0].text.includes("This is a simple text response for testing") && !r.isError' -- --method tools/call --tool-name test_simple_text
+  inspector "$l" "$t" "resources/read test://static-text" 'r.contents[0].uri === "test://static-text" && r.contents[0].text.length > 0' -- --method resources/read --uri test://static-text
+  inspector "$l" "$t" "prompts/get test_prompt_with_arguments" 'r.messages[0].content.text.includes("arg1='"'"'a1'"'"', arg2='"'"'b 2'"'"'")' -- --method prompts/get --prompt-name test_prompt_with_arguments --prompt-args arg1=a1 'arg2=b 2'
+}
+
+start=$SECONDS
+echo "interop-legacy $VERSION: TS SDK v1 1.32.2 and Inspector v1 CLI 1.0.3, HTTP and stdio; logs in $OUT$([ $KEEP -eq 0 ] && echo ' (kept on failure)')"
+
+if [ "$TARGET" != mcpwire ]; then
+  # The control: go-sdk's stateful (2025-11-25) Streamable HTTP server; on
+  # stdio it answers initialize with 2025-11-25 without any flag.
+  if start_http reference /mcp "$GOSDK" -http=127.0.0.1:@PORT@ -stateless=false; then
+    driver reference http
+    inspector_all reference http
+  else
+    FAIL=$((FAIL + 1))
+  fi
+  STDIO_CMD=("$GOSDK")
+  driver reference stdio
+  inspector_all reference stdio
+fi
+
+if [ "$TARGET" != reference ]; then
+  TOUCH=(--touch touch --uri test://watched-resource)
+  if start_http mcpwire /mcp-2025 "$MCPWIRE" serve --http 127.0.0.1:@PORT@ --legacy-path /mcp-2025; then
+    driver mcpwire http "${TOUCH[@]}"
+    inspector_all mcpwire http
+  else
+    FAIL=$((FAIL + 1))
+  fi
+  STDIO_CMD=("$MCPWIRE" serve --stdio "$LEGACY_STDIO_FLAG")
+  driver mcpwire stdio "${TOUCH[@]}"
+  inspector_all mcpwire stdio
+fi
+
+stop_tracked
+echo "interop-legacy: $PASS passed, $FAIL failed ($((SECONDS - start))s)"
+if [ $FAIL -eq 0 ] && [ $KEEP -eq 0 ]; then rm -rf "$OUT"; fi
+[ $FAIL -eq 0 ]
