@@ -176,30 +176,72 @@ inspector() {
   fi
 }
 
+# inspector_call LABEL TRANSPORT: one tools/call through the Inspector.
+inspector_call() {
+  inspector "$1" "$2" "tools/call test_simple_text" 'r.content.length === 1 && r.content[0].text.includes("This is a simple text response for testing") && !r.isError' -- --method tools/call --tool-name test_simple_text
+}
+
 # inspector_all LABEL TRANSPORT: the Inspector checks on one server.
 inspector_all() {
   local l=$1 t=$2
   inspector "$l" "$t" "tools/list" 'r.tools.some((t) => t.name === "test_simple_text") && r.tools.some((t) => t.name === "test_trigger_tool_change")' -- --method tools/list
-  inspector "$l" "$t" "tools/call test_simple_text" 'r.content.length === 1 && r.content[0].text.includes("This is a simple text response for testing") && !r.isError' -- --method tools/call --tool-name test_simple_text
+  inspector_call "$l" "$t"
   inspector "$l" "$t" "resources/read test://static-text" 'r.contents[0].uri === "test://static-text" && r.contents[0].text.length > 0' -- --method resources/read --uri test://static-text
   inspector "$l" "$t" "prompts/get test_prompt_with_arguments" 'r.messages[0].content.text.includes("arg1='"'"'a1'"'"', arg2='"'"'b 2'"'"'")' -- --method prompts/get --prompt-name test_prompt_with_arguments --prompt-args arg1=a1 'arg2=b 2'
 }
 
+# haproxy_cfg FILE FRONT_PORT REPLICA_PORT: the HAProxy example of
+# MIGRATION.md (between its haproxy-begin/end markers), listening on
+# FRONT_PORT, every replica at REPLICA_PORT.
+haproxy_cfg() {
+  awk '/<!-- haproxy-begin -->/{on=1;next} /<!-- haproxy-end -->/{on=0} on && !/^```/' "$ROOT/MIGRATION.md" |
+    sed -e "s/127\.0\.0\.1:8080\b/127.0.0.1:$2/" -e "s/127\.0\.0\.1:808[1-9]\b/127.0.0.1:$3/" >"$1"
+  grep -q "bind 127.0.0.1:$2" "$1"
+}
+
+# probe_era LABEL URL WANT [PROBE_FLAGS...]: `mcpwire probe` through URL
+# reports era WANT.
+probe_era() {
+  local label=$1 url=$2 want=$3; shift 3
+  N=$((N + 1))
+  local base="$OUT/$N-$label-probe" era
+  timeout 30 "$MCPWIRE" probe --json --timeout 20s "$@" "$url" >"$base.out" 2>&1
+  era=$("$NODE" -e 'try { console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).era) } catch { console.log("-") }' "$base.out")
+  if [ "$era" = "$want" ]; then
+    pass "$label" "mcpwire probe" http "${*:-(default)}" "era $era"
+  else
+    FAIL=$((FAIL + 1))
+    printf 'FAIL %-9s %-12s %-5s %-34s era %s, want %s; log %s\n' "$label" "mcpwire probe" http "${*:-(default)}" "$era" "$want" "$base.out"
+  fi
+}
+
 start=$SECONDS
 echo "interop-legacy $VERSION: TS SDK v1 1.32.2 and Inspector v1 CLI 1.0.3, HTTP and stdio; logs in $OUT$([ $KEEP -eq 0 ] && echo ' (kept on failure)')"
+
+# The HAProxy example of MIGRATION.md must be a valid configuration
+# (deploy/cluster.sh --install installs haproxy where it is missing).
+command -v haproxy >/dev/null 2>&1 || "$ROOT/deploy/cluster.sh" --install >&2
+N=$((N + 1))
+if haproxy_cfg "$OUT/$N-migration-haproxy.cfg" 8080 8081 && haproxy -c -q -f "$OUT/$N-migration-haproxy.cfg" >"$OUT/$N-migration-haproxy.out" 2>&1; then
+  pass MIGRATION haproxy - "haproxy -c" "$(grep -c . "$OUT/$N-migration-haproxy.cfg") lines valid"
+else
+  FAIL=$((FAIL + 1))
+  printf 'FAIL %-9s %-12s %-5s %-34s log %s\n' MIGRATION haproxy - "haproxy -c" "$OUT/$N-migration-haproxy.out"
+  sed 's/^/       /' "$OUT/$N-migration-haproxy.out" | head -5
+fi
 
 if [ "$TARGET" != mcpwire ]; then
   # The control: go-sdk's stateful (2025-11-25) Streamable HTTP server; on
   # stdio it answers initialize with 2025-11-25 without any flag.
   if start_http reference /mcp "$GOSDK" -http=127.0.0.1:@PORT@ -stateless=false; then
     driver reference http
-    inspector_all reference http
+    inspector_call reference http
   else
     FAIL=$((FAIL + 1))
   fi
   STDIO_CMD=("$GOSDK")
   driver reference stdio
-  inspector_all reference stdio
+  inspector_call reference stdio
 fi
 
 if [ "$TARGET" != reference ]; then
@@ -207,6 +249,29 @@ if [ "$TARGET" != reference ]; then
   if start_http mcpwire /mcp-2025 "$MCPWIRE" serve --http 127.0.0.1:@PORT@ --legacy-path /mcp-2025; then
     driver mcpwire http "${TOUCH[@]}"
     inspector_all mcpwire http
+    # One public URL for both eras, routed by MIGRATION.md's HAProxy example:
+    # the legacy client reaches /mcp-2025 (with its session kept on one
+    # replica), a modern probe /mcp.
+    replica=${URL#http://127.0.0.1:}
+    replica=${replica%%/*}
+    front=$(free_port)
+    if haproxy_cfg "$OUT/haproxy.cfg" "$front" "$replica"; then
+      haproxy -db -f "$OUT/haproxy.cfg" </dev/null >>"$OUT/haproxy.log" 2>&1 &
+      hapid=$!
+      track_pid "$hapid"
+      if wait_port "$front" "$hapid"; then
+        URL="http://127.0.0.1:$front/mcp"
+        driver haproxy http "${TOUCH[@]}"
+        probe_era haproxy "$URL" modern
+        probe_era haproxy "$URL" legacy-2025 --era legacy
+      else
+        FAIL=$((FAIL + 1))
+        echo "FAIL haproxy did not start; log $OUT/haproxy.log"
+      fi
+    else
+      FAIL=$((FAIL + 1))
+      echo "FAIL no HAProxy example between the markers of MIGRATION.md"
+    fi
   else
     FAIL=$((FAIL + 1))
   fi
