@@ -59,6 +59,10 @@ clean:
 conformance: build
 	./.ci/conformance.sh
 
+## conformance-legacy: the same suite with the 2025-11-25 requirement set against `serve --legacy-path /mcp-2025` (engine/legacy: sessions, GET stream, server→client requests).
+conformance-legacy: build
+	./.ci/conformance-legacy.sh
+
 ## interop: TS SDK v2, go-sdk and mcp-go clients (pinned) against bin/mcpwire over HTTP and stdio, each run's wire traffic checked.
 interop: build
 	./.ci/interop.sh
@@ -71,7 +75,7 @@ conformance-client: build
 interop-client: build
 	./.ci/interop-client.sh
 
-.PHONY: conformance interop conformance-client interop-client
+.PHONY: conformance conformance-legacy interop conformance-client interop-client
 
 ## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings: HTTP, stdio, TCP and Unix at 1x64 and 64x1) under `mcpwire load`, and the TCP rows under tsung (installed by the target; TSUNG=0 skips), then the client rows of compare-clients (CLIENTS=0 skips; skipped with ONLY); ROUNDS, DURATION, ONLY env.
 compare:

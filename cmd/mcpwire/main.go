@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpwire/mcpwire/engine/legacy"
 	"github.com/mcpwire/mcpwire/engine/socket"
 	"github.com/mcpwire/mcpwire/engine/stdio"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
@@ -105,6 +107,7 @@ func serve(ctx context.Context, args []string) error {
 	stateKeyFile := fs.String("state-key-file", "", "requestState HMAC keys, one a line in hex (first signs, all verify); default: "+stateKeysEnv+", else a random key per process")
 	var trusted prefixList
 	fs.Var(&trusted, "trusted-proxy", "a balancer (CIDR or address) whose connections begin with a PROXY protocol header naming the client; repeatable")
+	legacyPath := fs.String("legacy-path", "", "also serve MCP 2025-11-25 (sessions, GET stream) to old clients on this path of the --http listener, e.g. /mcp-2025")
 	testAuth := fs.Bool("insecure-test-auth", false, "TESTS ONLY: accept any bearer token, unverified, as the caller's principal")
 	_ = fs.Parse(args)
 	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
@@ -129,7 +132,7 @@ func serve(ctx context.Context, args []string) error {
 		}
 	}()
 	srv, err := refserver.New(refserver.Options{Logger: log, ProgressInterval: *progress,
-		StateKeys: keys, Store: shared.Store, Backplane: shared.Backplane})
+		StateKeys: keys, Store: shared.Store, Backplane: shared.Backplane, Legacy: *legacyPath != ""})
 	if err != nil {
 		return err
 	}
@@ -155,6 +158,7 @@ func serve(ctx context.Context, args []string) error {
 	// each transport stops itself (its listen streams get their final
 	// result, its in-flight requests the grace period), then the engine.
 	var hs *streamhttp.Server
+	var ls *legacy.Server
 	var ss *socket.Server
 	transportErr := make(chan error, 2)
 	if *httpAddr != "" {
@@ -174,12 +178,19 @@ func serve(ctx context.Context, args []string) error {
 		if *hosts != "" {
 			cfg.AllowedHosts = splitList(*hosts)
 		}
+		if *legacyPath != "" {
+			ls = legacy.New(srv, legacy.Config{Store: shared.Store, Logger: log})
+			cfg.Mounts = map[string]http.Handler{*legacyPath: ls.Handler()}
+		}
 		hs = streamhttp.New(srv, cfg)
 		ln, err := hs.Listen(*httpAddr)
 		if err != nil {
 			return err
 		}
 		log.Info("mcpwire serving Streamable HTTP", "url", "http://"+ln.Addr().String()+*httpPath)
+		if ls != nil {
+			log.Info("mcpwire serving MCP 2025-11-25 to old clients", "url", "http://"+ln.Addr().String()+*legacyPath)
+		}
 		go func() { transportErr <- hs.Serve(ln) }()
 	}
 	if *tcpAddr != "" || *unixPath != "" {
@@ -212,6 +223,11 @@ func serve(ctx context.Context, args []string) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
+	if ls != nil {
+		if e := ls.Shutdown(sctx); e != nil {
+			log.Warn("legacy endpoint shutdown", "err", e)
+		}
+	}
 	if hs != nil {
 		if e := hs.Shutdown(sctx); e != nil {
 			log.Warn("HTTP transport shutdown", "err", e)

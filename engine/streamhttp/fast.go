@@ -117,6 +117,10 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if lc, ok := ctx.Conn().(*limitConn); ok {
 		lc.requestRead()
 	}
+	if h := s.mounted(ctx.Path()); h != nil && string(ctx.Path()) != s.cfg.Path {
+		s.serveMountFast(ctx, h)
+		return
+	}
 	x := s.acquireExchange()
 	var r reqInfo
 	r.hdr = &x.hdr

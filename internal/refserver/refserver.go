@@ -69,6 +69,12 @@ type Options struct {
 	// minimum time between two progress notifications of one request
 	// (0: engine default, negative: no rate limit).
 	ProgressInterval time.Duration
+	// Legacy adds the fixtures the 2025-11-25 conformance suite drives
+	// (test_tool_with_logging, test_sampling, test_elicitation,
+	// test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums;
+	// see legacy.go), for a server that also serves old clients through
+	// engine/legacy.
+	Legacy bool
 }
 
 // refServer holds what the fixtures share.
@@ -127,7 +133,11 @@ func newServer(opt Options, now func() time.Time) (*engine.Server, error) {
 		store: opt.Store,
 	}
 	var errs []error
-	for _, t := range r.tools() {
+	tools := r.tools()
+	if opt.Legacy {
+		tools = append(tools, r.legacyTools()...)
+	}
+	for _, t := range tools {
 		errs = append(errs, srv.AddTool(t))
 	}
 	for _, res := range r.resources() {
