@@ -21,7 +21,8 @@
 //              stream can carry it, which .ci/mcptap.mjs check --legacy verifies
 //   --touch    with --uri: resources/subscribe {uri}, call the tool with
 //              {uri}, notifications/resources/updated {uri} must arrive
-//   HTTP only: a GET stream was opened and answered 200 text/event-stream;
+//   HTTP only: a GET stream was opened and answered 200 text/event-stream
+//              at once, before anything was published on it;
 //              DELETE with the session id is answered 2xx (not 405: our
 //              endpoint lets clients end sessions); then a POST with the
 //              ended session id is answered 404
@@ -85,10 +86,14 @@ function within(promise, name, what) {
 }
 process.on('unhandledRejection', (e) => fail('unhandled', e));
 
-// Every HTTP exchange the SDK makes, as the SDK saw it.
+// Every HTTP exchange the SDK makes, as the SDK saw it (once its response
+// headers arrived).
 const exchanges = [];
+let gotGET;
+const getAnswered = new Promise((resolve) => (gotGET = resolve));
 const recordingFetch = async (input, init) => {
   const res = await fetch(input, init);
+  if ((init?.method ?? 'GET') === 'GET') gotGET();
   exchanges.push({
     method: init?.method ?? 'GET',
     status: res.status,
@@ -119,6 +124,12 @@ emit('connect', true, { negotiated, session, server: client.getServerVersion() }
 if (negotiated !== version) fail('connect', `initialize answered protocolVersion ${negotiated}, want ${version}`);
 if (url && !/^[\x21-\x7e]+$/.test(session ?? '')) fail('connect', `no usable Mcp-Session-Id issued (got ${JSON.stringify(session)})`);
 
+if (url) {
+  // The SDK opens the GET stream after notifications/initialized. Nothing
+  // has been published yet, so only a server that sends the stream's
+  // headers at once answers it now.
+  await within(getAnswered, 'GET stream', 'answer to the GET (status and headers) before any event was due');
+}
 await step('ping', () => client.ping());
 emit('ping', true);
 await step('logging/setLevel', () => client.setLoggingLevel('info'));

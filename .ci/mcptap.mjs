@@ -335,6 +335,7 @@ function checkLegacy(entries, isHTTP, opts) {
   let deleteOK = -1; // req number of a DELETE answered 2xx
   let goneAfterDelete = false;
   let exit;
+  const answered = new Set(); // HTTP request numbers whose status arrived
   const getEnded = new Map(); // GET request number -> 'server' | 'client' (who ended it first)
   const afterDelete = (n) => deleteOK >= 0 && n > deleteOK;
   entries.forEach((e, at) => {
@@ -406,8 +407,14 @@ function checkLegacy(entries, isHTTP, opts) {
         if (m.method === 'notifications/resources/updated' && m.uri === touchURI && touchAt >= 0 && updatedAt < 0 && (onGET || !isHTTP)) updatedAt = at;
       }
     } else if (e.from === 'proxy') {
-      fails.push(`#${e.req}: proxy error ${e.error}`);
+      const c = reqOf.get(e.req);
+      if (c?.http === 'GET' && !answered.has(e.req)) {
+        fails.push(`#${e.req} GET: no status or headers before the client hung up (the server held the stream's headers back)`);
+      } else {
+        fails.push(`#${e.req}: proxy error ${e.error}`);
+      }
     }
+    if (e.from === 'server' && e.status !== undefined) answered.add(e.req);
   });
   const stream = isHTTP ? ' on the GET stream' : '';
   if (initReq < 0) fails.push('no initialize recorded');
