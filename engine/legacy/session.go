@@ -89,60 +89,68 @@ func (s *Server) create(ctx context.Context, principal string, rec record) (*ses
 	return ss, nil
 }
 
-// lookup finds a live session for principal: held here, or read from the
-// store (another replica created it). state.ErrNotFound for an unknown,
-// expired or foreign one.
+// lookup finds a live session for principal. The store is asked every
+// time (another replica may have ended the session or changed its log
+// level or subscriptions); its expiry is pushed forward at most every
+// quarter of IdleTimeout. state.ErrNotFound for an unknown, expired or
+// foreign session.
 func (s *Server) lookup(ctx context.Context, principal, id string) (*session, error) {
 	if !state.Handle(id).Valid() {
 		return nil, state.ErrNotFound
 	}
-	now := time.Now()
 	s.mu.Lock()
 	ss := s.sessions[id]
 	s.mu.Unlock()
-	if ss != nil {
-		if ss.principal != principal {
-			return nil, state.ErrNotFound
-		}
-		ss.mu.Lock()
-		idle := now.Sub(ss.touched) >= s.cfg.IdleTimeout
-		refresh := now.Sub(ss.synced) >= s.cfg.IdleTimeout/4
-		ss.touched = now
-		ss.mu.Unlock()
-		if idle {
-			s.expire(ss)
-			return nil, state.ErrNotFound
-		}
-		if refresh {
-			if err := ss.refresh(ctx); err != nil {
-				return nil, err
-			}
-		}
-		return ss, nil
+	if ss != nil && ss.principal != principal {
+		return nil, state.ErrNotFound
 	}
 	r, err := s.store.Get(ctx, principal, state.Handle(id))
 	if err != nil {
+		if ss != nil && errors.Is(err, state.ErrNotFound) {
+			s.forget(ss)
+		}
 		return nil, err
 	}
 	var rec record
 	if err := json.Unmarshal(r.Value, &rec); err != nil {
 		return nil, state.ErrNotFound
 	}
-	ss = &session{s: s, id: id, principal: principal, rec: rec, ver: r.Version, touched: now, synced: time.Time{}}
-	s.mu.Lock()
-	if old := s.sessions[id]; old != nil {
-		ss = old
-	} else {
-		s.sessions[id] = ss
-		s.stats.Sessions.Add(1)
+	now := time.Now()
+	if ss == nil {
+		ss = &session{s: s, id: id, principal: principal, rec: rec, ver: r.Version, touched: now}
+		s.mu.Lock()
+		if old := s.sessions[id]; old != nil {
+			ss = old
+		} else {
+			s.sessions[id] = ss
+			s.stats.Sessions.Add(1)
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
-	return ss, ss.refresh(ctx)
+	ss.mu.Lock()
+	// Idle here, and nobody refreshed it elsewhere since: expired.
+	if now.Sub(ss.touched) >= s.cfg.IdleTimeout && r.Version == ss.ver {
+		ss.mu.Unlock()
+		s.expire(ss)
+		return nil, state.ErrNotFound
+	}
+	changed := !slices.Equal(rec.Subs, ss.rec.Subs)
+	ss.rec, ss.ver, ss.touched = rec, r.Version, now
+	refresh := now.Sub(ss.synced) >= s.cfg.IdleTimeout/4
+	ss.mu.Unlock()
+	if changed {
+		ss.relisten()
+	}
+	if refresh {
+		if err := ss.refresh(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return ss, nil
 }
 
 // refresh re-reads the record and pushes its expiry forward (the store
-// expires it IdleTimeout after the last refresh; refreshes happen at most
-// every quarter of it).
+// expires it IdleTimeout after the last refresh).
 func (ss *session) refresh(ctx context.Context) error {
 	s := ss.s
 	r, err := s.store.Get(ctx, ss.principal, state.Handle(ss.id))
@@ -258,6 +266,22 @@ func (s *Server) expire(ss *session) {
 	}
 }
 
+// expireIfUnused expires a session idle here unless another replica has
+// used it since this one last saw it (its record's version moved).
+func (s *Server) expireIfUnused(ss *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	r, err := s.store.Get(ctx, ss.principal, state.Handle(ss.id))
+	ss.mu.Lock()
+	unused := err != nil || r.Version == ss.ver
+	ss.mu.Unlock()
+	if unused {
+		s.expire(ss)
+	} else {
+		s.forget(ss) // in use elsewhere: only this process lets go
+	}
+}
+
 // end is DELETE: the session is gone everywhere.
 func (s *Server) end(ctx context.Context, ss *session) error {
 	s.forget(ss)
@@ -293,7 +317,7 @@ func (s *Server) sweepLoop() {
 			}
 			s.mu.Unlock()
 			for _, ss := range idle {
-				s.expire(ss)
+				s.expireIfUnused(ss)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package legacy
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -225,7 +227,8 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 			return
 		}
 		for _, f := range q {
-			if out.event(f) != nil {
+			if err := out.event(f); err != nil {
+				s.countWriteErr(err)
 				return
 			}
 		}
@@ -236,7 +239,8 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 		case <-g.wake:
 		case <-keep.C:
 			ss.touch()
-			if out.comment() != nil {
+			if err := out.comment(); err != nil {
+				s.countWriteErr(err)
 				return
 			}
 			// Another replica may have changed the subscriptions.
@@ -248,6 +252,15 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 		case <-s.stop:
 			return
 		}
+	}
+}
+
+// countWriteErr counts a write that timed out (the client stopped
+// reading: WriteIdleTimeout) as a slow consumer.
+func (s *Server) countWriteErr(err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		s.stats.SlowConsumers.Add(1)
 	}
 }
 

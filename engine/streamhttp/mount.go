@@ -116,6 +116,9 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 		w.mu.Lock()
 		w.copyHeader(ctx)
 		w.mu.Unlock()
+		// The handler flushed: the client must see the headers now, not
+		// with the first body bytes.
+		ctx.Response.ImmediateHeaderFlush = true
 		ctx.SetBodyStreamWriter(func(bw *bufio.Writer) {
 			w.ready <- bw
 			<-w.done
