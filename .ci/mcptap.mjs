@@ -115,6 +115,7 @@ if (mode === 'http') {
           const ctype = String(ures.headers['content-type'] ?? '');
           log.write({ from: 'server', req: n, status: ures.statusCode, ctype, session: ures.headers['mcp-session-id'] });
           res.writeHead(ures.statusCode ?? 502, ures.headers);
+          res.flushHeaders(); // a stream's headers go on at once, as the server sent them
           // Parse the response as it passes: SSE events one by one (a listen
           // stream never ends on its own), a JSON body at its end.
           let buf = '';
