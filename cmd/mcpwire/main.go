@@ -108,6 +108,7 @@ func serve(ctx context.Context, args []string) error {
 	var trusted prefixList
 	fs.Var(&trusted, "trusted-proxy", "a balancer (CIDR or address) whose connections begin with a PROXY protocol header naming the client; repeatable")
 	legacyPath := fs.String("legacy-path", "", "also serve MCP 2025-11-25 (sessions, GET stream) to old clients on this path of the --http listener, e.g. /mcp-2025")
+	stdioLegacy := fs.Bool("stdio-legacy", false, "with --stdio: a connection whose first message is initialize speaks MCP 2025-11-25 (without it, initialize gets the -32022 of a 2026-07-28-only server)")
 	testAuth := fs.Bool("insecure-test-auth", false, "TESTS ONLY: accept any bearer token, unverified, as the caller's principal")
 	_ = fs.Parse(args)
 	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
@@ -132,7 +133,7 @@ func serve(ctx context.Context, args []string) error {
 		}
 	}()
 	srv, err := refserver.New(refserver.Options{Logger: log, ProgressInterval: *progress,
-		StateKeys: keys, Store: shared.Store, Backplane: shared.Backplane, Legacy: *legacyPath != ""})
+		StateKeys: keys, Store: shared.Store, Backplane: shared.Backplane, Legacy: *legacyPath != "" || *stdioLegacy})
 	if err != nil {
 		return err
 	}
@@ -213,7 +214,14 @@ func serve(ctx context.Context, args []string) error {
 	}
 	if *useStdio {
 		log.Info("mcpwire serving on stdio")
-		err = stdio.Serve(ctx, srv, stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log})
+		opt := stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log}
+		if *stdioLegacy {
+			if ls == nil {
+				ls = legacy.New(srv, legacy.Config{Store: shared.Store, Logger: log})
+			}
+			opt.Upgrade = ls.StdioUpgrade
+		}
+		err = stdio.Serve(ctx, srv, opt)
 	} else {
 		select {
 		case <-ctx.Done():

@@ -327,37 +327,11 @@ func (s *Server) deliver(ss *session, m *wire) {
 // rest through the engine.
 func (s *Server) request(w http.ResponseWriter, req *http.Request, ss *session, m *wire, principal any) {
 	ctx := req.Context()
-	switch m.Method {
-	case "ping":
-		writeJSON(w, 200, encodeResponse(m.ID, json.RawMessage(`{}`)))
-		return
-	case "logging/setLevel":
-		lvl, ok := codec.LookupString(m.Params, "level")
-		if !ok || !knownLevel(lvl.String()) {
-			writeJSON(w, 200, encodeError(m.ID, codec.NewError(codec.CodeInvalidParams, "Invalid params: unknown level")))
-			return
-		}
-		s.answerUpdate(w, ctx, ss, m.ID, func(r *record) { r.Level = lvl.String() }, false)
-		return
-	case "resources/subscribe", "resources/unsubscribe":
-		uri, ok := codec.LookupString(m.Params, "uri")
-		if !ok || uri.String() == "" {
-			writeJSON(w, 200, encodeError(m.ID, codec.NewError(codec.CodeInvalidParams, "Invalid params: params.uri must be a string")))
-			return
-		}
-		u, sub := uri.String(), m.Method == "resources/subscribe"
-		s.answerUpdate(w, ctx, ss, m.ID, func(r *record) {
-			r.Subs = slices.DeleteFunc(r.Subs, func(x string) bool { return x == u })
-			if sub {
-				r.Subs = append(r.Subs, u)
-			}
-		}, true)
-		return
-	case "initialize":
-		writeJSON(w, 200, encodeError(m.ID, codec.NewError(codec.CodeInvalidRequest, "Invalid Request: the session is already initialized")))
+	if frame, status := s.sessionMethod(ctx, ss, m); frame != nil {
+		writeJSON(w, status, frame)
 		return
 	}
-	s.run(w, req, ss, m, principal)
+	s.run(ctx, &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}, ss, m, principal)
 }
 
 func knownLevel(l string) bool {
@@ -366,23 +340,6 @@ func knownLevel(l string) bool {
 		return true
 	}
 	return false
-}
-
-func (s *Server) answerUpdate(w http.ResponseWriter, ctx context.Context, ss *session, id json.RawMessage, fn func(*record), relisten bool) {
-	if err := ss.update(ctx, fn); err != nil {
-		if errors.Is(err, state.ErrNotFound) {
-			s.stats.UnknownSession.Add(1)
-			writeJSON(w, 404, encodeError(nil, codec.NewError(-32001, "Session not found")))
-			return
-		}
-		s.stats.Unavailable.Add(1)
-		writeJSON(w, 503, encodeError(id, codec.NewError(codec.CodeInternalError, "Session store unavailable")))
-		return
-	}
-	if relisten {
-		ss.relisten()
-	}
-	writeJSON(w, 200, encodeResponse(id, json.RawMessage(`{}`)))
 }
 
 // sse writes one response as JSON or, once anything precedes the final
@@ -448,6 +405,17 @@ func (e *sse) comment() error {
 	}
 	e.err = e.flush()
 	return e.err
+}
+
+func (e *sse) finalStatus(frame []byte, status int) {
+	e.mu.Lock()
+	started := e.started
+	e.mu.Unlock()
+	if status == 503 && !started {
+		writeJSON(e.w, 503, frame)
+		return
+	}
+	e.final(frame)
 }
 
 // final writes the response: a JSON body unless the stream has begun.

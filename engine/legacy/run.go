@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -23,9 +22,7 @@ import (
 // again with inputResponses and requestState, for at most MaxRounds rounds.
 // An input the client did not declare gets a JSON-RPC error -32603 naming
 // the capability.
-func (s *Server) run(w http.ResponseWriter, req *http.Request, ss *session, m *wire, principal any) {
-	ctx := req.Context()
-	out := &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}
+func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, principal any) {
 	key := string(m.ID)
 	var extra map[string]json.RawMessage
 	for round := 0; ; round++ {
@@ -59,11 +56,7 @@ func (s *Server) run(w http.ResponseWriter, req *http.Request, ss *session, m *w
 			return
 		}
 		if len(r.Error) > 0 {
-			if reply.status == 503 && !out.started {
-				writeJSON(w, 503, encodeRawError(m.ID, r.Error))
-				return
-			}
-			out.final(encodeRawError(m.ID, legacyError(r.Error)))
+			out.finalStatus(encodeRawError(m.ID, legacyError(r.Error)), reply.status)
 			return
 		}
 		rt, _ := codec.LookupString(r.Result, "resultType")
@@ -100,9 +93,25 @@ func (s *Server) run(w http.ResponseWriter, req *http.Request, ss *session, m *w
 	}
 }
 
+// sink is where one request's messages go: an HTTP response (JSON or
+// SSE) or a stdio connection.
+type sink interface {
+	// event sends a message before the answer (a notification or a
+	// server→client request).
+	event(frame []byte) error
+	// comment keeps a silent stream alive.
+	comment() error
+	// final sends the answer.
+	final(frame []byte)
+	// finalStatus sends an error answer whose HTTP status the engine
+	// chose (503 when shared state is down; others are sent as 200, as
+	// 2025 clients expect JSON-RPC errors in a 200 response).
+	finalStatus(frame []byte, status int)
+}
+
 // pump forwards the call's notifications to out and returns its reply
 // (nil if it ended without one, or ctx ended first).
-func (s *Server) pump(ctx context.Context, c *call, out *sse) *outcome {
+func (s *Server) pump(ctx context.Context, c *call, out sink) *outcome {
 	for {
 		notes, reply, done := c.take()
 		for _, n := range notes {
@@ -137,7 +146,7 @@ var errGone = errors.New("legacy: the client closed the response stream")
 // ask sends each input request to the client on out and waits for the
 // answers. It returns the inputResponses object, or an error to answer,
 // or nil, nil when the client went away.
-func (s *Server) ask(ctx context.Context, ss *session, out *sse, reqs map[string]json.RawMessage) (json.RawMessage, *codec.Error) {
+func (s *Server) ask(ctx context.Context, ss *session, out sink, reqs map[string]json.RawMessage) (json.RawMessage, *codec.Error) {
 	type pendingInput struct {
 		key string
 		id  string

@@ -38,6 +38,7 @@ type session struct {
 	calls   map[string]*call // in flight, by the client's request id
 	pending map[string]chan json.RawMessage
 	gone    bool
+	local   bool // a stdio connection's session: not in the store
 }
 
 // principalOf names the caller for the store: the authenticated principal
@@ -153,6 +154,9 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 // expires it IdleTimeout after the last refresh).
 func (ss *session) refresh(ctx context.Context) error {
 	s := ss.s
+	if ss.local {
+		return nil
+	}
 	r, err := s.store.Get(ctx, ss.principal, state.Handle(ss.id))
 	if err != nil {
 		if errors.Is(err, state.ErrNotFound) {
@@ -188,6 +192,12 @@ func (ss *session) refresh(ctx context.Context) error {
 // replicas.
 func (ss *session) update(ctx context.Context, fn func(*record)) error {
 	s := ss.s
+	if ss.local {
+		ss.mu.Lock()
+		fn(&ss.rec)
+		ss.mu.Unlock()
+		return nil
+	}
 	for range 8 {
 		r, err := s.store.Get(ctx, ss.principal, state.Handle(ss.id))
 		if err != nil {
