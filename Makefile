@@ -77,6 +77,12 @@ interop-client: build
 
 .PHONY: conformance conformance-legacy interop conformance-client interop-client
 
+## interop-legacy: 2025-11-25 clients (TS SDK v1 1.32.2, Inspector v1 CLI 1.0.3; pinned) against `serve --legacy-path /mcp-2025` and the stdio legacy mode, directly and through MIGRATION.md's HAProxy example (checked with haproxy -c), each run's wire checked; the go-sdk stateful everything-server as the control.
+interop-legacy: build
+	./.ci/interop-legacy.sh
+
+.PHONY: interop-legacy
+
 ## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings: HTTP, stdio, TCP and Unix at 1x64 and 64x1) under `mcpwire load`, and the TCP rows under tsung (installed by the target; TSUNG=0 skips), then the client rows of compare-clients (CLIENTS=0 skips; skipped with ONLY); ROUNDS, DURATION, ONLY env.
 compare:
 	./bench/compare.sh

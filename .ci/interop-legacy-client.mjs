@@ -3,7 +3,7 @@
 // interop/npm/legacy), over Streamable HTTP (sessions, GET stream) or stdio.
 //
 //   node interop-legacy-client.mjs [--version V] [--tool NAME --expect TEXT]
-//        [--trigger TOOL] [--touch TOOL --uri URI] [--wait MS]
+//        [--trigger TOOL] [--elicit TOOL] [--sample TOOL] [--touch TOOL --uri URI] [--wait MS]
 //        (--url URL | -- SERVER_COMMAND ARGS...)
 //
 // .ci/interop-legacy.sh copies this file next to the installed package (ESM
@@ -19,6 +19,10 @@
 //   --trigger  (default test_trigger_tool_change) makes
 //              notifications/tools/list_changed arrive; over HTTP only a GET
 //              stream can carry it, which .ci/mcptap.mjs check --legacy verifies
+//   --elicit TOOL, --sample TOOL: the tool's call reaches the client as an
+//              elicitation/create (answered accept, every required string
+//              property a fixed name) or sampling/createMessage (a fixed
+//              text), and the result carries that answer
 //   --touch    with --uri: resources/subscribe {uri}, call the tool with
 //              {uri}, notifications/resources/updated {uri} must arrive
 //   HTTP only: a GET stream was opened and answered 200 text/event-stream
@@ -35,6 +39,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema
 } from '@modelcontextprotocol/sdk/types.js';
@@ -54,7 +60,13 @@ const expect = opt('--expect', 'This is a simple text response for testing');
 const trigger = opt('--trigger', 'test_trigger_tool_change');
 const touch = opt('--touch', '');
 const uri = opt('--uri', '');
+const elicitTool = opt('--elicit', '');
+const sampleTool = opt('--sample', '');
 const waitMs = Number(opt('--wait', '5000'));
+// What the client answers to the server's requests, and must then find in
+// the tool's result.
+const NAME = 'Ada Lovelace';
+const ANSWER = 'Paris, said the interop client';
 if (!url === (command.length === 0) || !touch !== !uri) {
   console.error('usage: interop-legacy-client.mjs [flags] (--url URL | -- SERVER_COMMAND ARGS...)');
   process.exit(2);
@@ -103,7 +115,28 @@ const recordingFetch = async (input, init) => {
   return res;
 };
 
-const client = new Client({ name: 'mcpwire-interop-legacy', version: '0.1.0' }, { capabilities: {} });
+const capabilities = {};
+if (elicitTool) capabilities.elicitation = {};
+if (sampleTool) capabilities.sampling = {};
+const client = new Client({ name: 'mcpwire-interop-legacy', version: '0.1.0' }, { capabilities });
+// Server-to-client requests: an elicitation gets NAME in every string
+// property its schema requires; a sampling request gets ANSWER.
+const asked = { 'elicitation/create': 0, 'sampling/createMessage': 0 };
+if (elicitTool) {
+  client.setRequestHandler(ElicitRequestSchema, (req) => {
+    asked['elicitation/create']++;
+    const schema = req.params.requestedSchema ?? {};
+    const content = {};
+    for (const key of schema.required ?? Object.keys(schema.properties ?? {})) content[key] = NAME;
+    return { action: 'accept', content };
+  });
+}
+if (sampleTool) {
+  client.setRequestHandler(CreateMessageRequestSchema, () => {
+    asked['sampling/createMessage']++;
+    return { role: 'assistant', content: { type: 'text', text: ANSWER }, model: 'interop-legacy' };
+  });
+}
 const transport = url
   ? new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch })
   : new StdioClientTransport({ command: command[0], args: command.slice(1), stderr: 'inherit' });
@@ -157,6 +190,23 @@ if (trig.isError) fail(`tools/call ${trigger}`, 'isError result');
 emit(`tools/call ${trigger}`, true);
 await within(listChanged, 'notifications/tools/list_changed', 'notifications/tools/list_changed');
 emit('notifications/tools/list_changed', true);
+
+// MRTR tools (or 2025-style ones) reach the client as requests on the
+// tools/call's stream; the answer must come back in the result.
+// (The arguments are what the go-sdk everything-server's 2025-style tools
+// take; the reference server's MRTR tools take none and ignore them.)
+for (const [tool, method, want, args] of [
+  [elicitTool, 'elicitation/create', NAME, { message: 'interop-legacy asks' }],
+  [sampleTool, 'sampling/createMessage', ANSWER, { prompt: 'interop-legacy asks' }]
+]) {
+  if (!tool) continue;
+  const before = asked[method];
+  const r = await step(`tools/call ${tool}`, () => client.callTool({ name: tool, arguments: args }));
+  const text = (r.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+  if (asked[method] === before) fail(`tools/call ${tool}`, `no ${method} request reached the client`);
+  if (r.isError || !text.includes(want)) fail(`tools/call ${tool}`, `result ${JSON.stringify(text)} does not carry the ${method} answer ${JSON.stringify(want)}`);
+  emit(`tools/call ${tool}`, true, { [method]: asked[method] - before, text });
+}
 
 if (touch) {
   let updated;

@@ -17,17 +17,30 @@
 #                 tools/call test_simple_text, test_trigger_tool_change →
 #                 notifications/tools/list_changed, on mcpwire also
 #                 resources/subscribe + touch → notifications/resources/updated;
+#                 a tool asking for elicitation and one asking for sampling
+#                 (on mcpwire the MRTR fixtures: input_required becomes
+#                 server→client requests), answered by the client, the
+#                 answers in their results;
 #                 over HTTP the GET stream, DELETE (2xx) and 404 for the ended
 #                 session; on stdio the server exits when its stdin ends
-#   inspector-v1  @modelcontextprotocol/inspector-cli 1.0.3: tools/list,
-#                 tools/call, resources/read, prompts/get, one process each;
-#                 the printed result is checked
+#   inspector-v1  @modelcontextprotocol/inspector-cli 1.0.3 (on mcpwire):
+#                 tools/list, tools/call, resources/read, prompts/get over
+#                 HTTP, tools/list and tools/call on stdio, one process
+#                 each; the printed result is checked
 #
 # Every run goes through .ci/mcptap.mjs (recording HTTP proxy or stdio
 # relay) and the record is checked with `mcptap.mjs check --legacy`: the
 # handshake, the session id on every later request, MCP-Protocol-Version,
-# the notifications on the GET stream (not on a POST's reply), DELETE and
-# the 404 after it, no errors.
+# the notifications on the GET stream (not on a POST's reply), the server's
+# requests on the POST's reply and the client's answers, DELETE, the GET
+# stream ended by the server and the 404 after it, no errors. The checker
+# must also reject four broken copies of the control's record.
+#
+# Routing: MIGRATION.md's HAProxy example (between its haproxy-begin/end
+# markers) must pass `haproxy -c`; on mcpwire the TS SDK v1 client runs
+# again through it at the public path /mcp (routed to /mcp-2025), and
+# `mcpwire probe` through the same URL must find a modern server, and a
+# legacy one with --era legacy.
 #
 # Prints one line per target x client x transport x check, then
 # "interop-legacy: N passed, M failed (Ts)". Exit 1 if anything failed.
@@ -50,7 +63,7 @@ parse_log_args interop-legacy.sh "${args[@]}"
 VERSION=2025-11-25
 # The reference server's opt-in: an initialize as the first stdio message
 # switches the connection to 2025-11-25.
-LEGACY_STDIO_FLAG=--legacy
+LEGACY_STDIO_FLAG=--stdio-legacy
 TRIGGER=test_trigger_tool_change
 TOOLS=$("$ROOT/.ci/tools.sh" node22 servers legacy) || { echo "interop-legacy: installing the pinned clients failed" >&2; exit 1; }
 NODE="$TOOLS/bin/node22"
@@ -117,8 +130,12 @@ driver() {
   local label=$1 transport=$2; shift 2
   local name="$label-ts-sdk-v1-$transport" base rc check=(--legacy --version "$VERSION" --trigger "$TRIGGER")
   N=$((N + 1)); base="$OUT/$N-$name"
-  local touch_uri; touch_uri=$(printf '%s\n' "$@" | sed -n '/^--uri$/{n;p}')
+  local touch_uri asks=
+  touch_uri=$(printf '%s\n' "$@" | sed -n '/^--uri$/{n;p}')
   [ -n "$touch_uri" ] && check+=(--touch-uri "$touch_uri")
+  printf '%s\n' "$@" | grep -qx -- --elicit && asks=elicitation/create
+  printf '%s\n' "$@" | grep -qx -- --sample && asks=${asks:+$asks,}sampling/createMessage
+  [ -n "$asks" ] && check+=(--server-requests "$asks")
   if [ "$transport" = http ]; then
     tap_http "$N-$name"
     timeout 60 "$NODE" "$DRIVER" --version "$VERSION" --trigger "$TRIGGER" "$@" --url "$TAPPED" >"$base.out" 2>&1
@@ -131,11 +148,44 @@ driver() {
     rc=$?
   fi
   "$NODE" "$TAP" check "$base.wire.jsonl" "${check[@]}" >"$base.check" 2>&1 || rc=1
+  LAST_LOG="$base.wire.jsonl" LAST_CHECK=("${check[@]}")
   local wire; wire=$(tail -1 "$base.check" 2>/dev/null | sed 's/^wire [a-z]*: //')
   if [ $rc -eq 0 ]; then
     pass "$label" ts-sdk-v1 "$transport" "$(grep -c '"ok":true' "$base.out") steps" "($wire)"
   else
     fail "$label" ts-sdk-v1 "$transport" "session script" "$base"
+  fi
+}
+
+# checker_canfail LOG CHECK_ARGS...: the wire checker must reject copies of
+# a good record (LOG) that lack what it requires: list_changed moved from
+# the GET stream to a POST's reply, no 404 after DELETE, a GET stream the
+# server kept open after DELETE, the client's answers to server requests
+# removed.
+checker_canfail() {
+  local log=$1; shift
+  local get dir="$OUT/canfail" bad=0 name want
+  mkdir -p "$dir"
+  get=$(grep -m1 '"http":"GET"' "$log" | sed 's/.*"req":\([0-9]*\).*/\1/')
+  [ -n "$get" ] || bad=1
+  sed "s/\"req\":$get,\"msgs\":\[{\"method\":\"notifications\/tools\/list_changed\"/\"req\":1,\"msgs\":[{\"method\":\"notifications\/tools\/list_changed\"/" "$log" >"$dir/on-post.jsonl"
+  sed 's/"status":404/"status":200/' "$log" >"$dir/no-404.jsonl"
+  { grep -v "\"req\":$get,\"end\":true" "$log"; echo "{\"from\":\"client\",\"req\":$get,\"hangup\":true}"; } >"$dir/kept-open.jsonl"
+  grep -v '"from":"client".*"msgs":\[{"id":[^]]*"result":true}\]' "$log" >"$dir/no-answers.jsonl"
+  for name in on-post:'no notifications/tools/list_changed on the GET stream' no-404:'answered 404 after DELETE' \
+    kept-open:'kept the stream of the deleted session open' no-answers:'no answer to the server'; do
+    want=${name#*:}
+    name=${name%%:*}
+    if "$NODE" "$TAP" check "$dir/$name.jsonl" "$@" >"$dir/$name.check" 2>&1 || ! grep -q "$want" "$dir/$name.check"; then
+      bad=1
+      echo "       checker accepted $name.jsonl or missed /$want/; see $dir/$name.check"
+    fi
+  done
+  if [ $bad -eq 0 ]; then
+    pass checker mcptap http "rejects 4 broken records" "(check --legacy can fail)"
+  else
+    FAIL=$((FAIL + 1))
+    printf 'FAIL %-9s %-12s %-5s %-34s\n' checker mcptap http "rejects broken records"
   fi
 }
 
@@ -179,6 +229,13 @@ inspector() {
 # inspector_call LABEL TRANSPORT: one tools/call through the Inspector.
 inspector_call() {
   inspector "$1" "$2" "tools/call test_simple_text" 'r.content.length === 1 && r.content[0].text.includes("This is a simple text response for testing") && !r.isError' -- --method tools/call --tool-name test_simple_text
+}
+
+# inspector_stdio LABEL: the Inspector on stdio (fewer runs: each costs a
+# Node start and the SDK's import, about a second of CPU).
+inspector_stdio() {
+  inspector "$1" stdio "tools/list" 'r.tools.some((t) => t.name === "test_simple_text")' -- --method tools/list
+  inspector_call "$1" stdio
 }
 
 # inspector_all LABEL TRANSPORT: the Inspector checks on one server.
@@ -233,19 +290,21 @@ fi
 if [ "$TARGET" != mcpwire ]; then
   # The control: go-sdk's stateful (2025-11-25) Streamable HTTP server; on
   # stdio it answers initialize with 2025-11-25 without any flag.
+  ASKS=(--elicit test_elicitation --sample test_sampling) # 2025 style: Session.Elicit, CreateMessage
   if start_http reference /mcp "$GOSDK" -http=127.0.0.1:@PORT@ -stateless=false; then
-    driver reference http
-    inspector_call reference http
+    driver reference http "${ASKS[@]}"
+    checker_canfail "$LAST_LOG" "${LAST_CHECK[@]}"
   else
     FAIL=$((FAIL + 1))
   fi
   STDIO_CMD=("$GOSDK")
-  driver reference stdio
-  inspector_call reference stdio
+  driver reference stdio "${ASKS[@]}"
 fi
 
 if [ "$TARGET" != reference ]; then
-  TOUCH=(--touch touch --uri test://watched-resource)
+  # The MRTR tools (input_required) reach old clients as server→client requests.
+  TOUCH=(--touch touch --uri test://watched-resource
+    --elicit test_input_required_result_elicitation --sample test_input_required_result_sampling)
   if start_http mcpwire /mcp-2025 "$MCPWIRE" serve --http 127.0.0.1:@PORT@ --legacy-path /mcp-2025; then
     driver mcpwire http "${TOUCH[@]}"
     inspector_all mcpwire http
@@ -277,7 +336,7 @@ if [ "$TARGET" != reference ]; then
   fi
   STDIO_CMD=("$MCPWIRE" serve --stdio "$LEGACY_STDIO_FLAG")
   driver mcpwire stdio "${TOUCH[@]}"
-  inspector_all mcpwire stdio
+  inspector_stdio mcpwire
 fi
 
 stop_tracked

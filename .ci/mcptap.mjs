@@ -12,7 +12,7 @@
 //       Checks a log written by either mode; prints the findings and one
 //       summary line; exit 1 on any failure.
 //   node mcptap.mjs check LOG --legacy [--version 2025-11-25] [--trigger TOOL]
-//                             [--touch-uri URI] [--delete]
+//                             [--touch-uri URI] [--delete] [--server-requests M1,M2]
 //       The same for a 2025-11-25 conversation (sessions, GET stream); see
 //       checkLegacy at the end of this file for what it requires.
 //
@@ -206,7 +206,8 @@ if (mode === 'http') {
       want: flag(rest, '--version', '2025-11-25'),
       trigger: flag(rest, '--trigger', ''),
       touchURI: flag(rest, '--touch-uri', ''),
-      deleted: rest.includes('--delete')
+      deleted: rest.includes('--delete'),
+      serverRequests: flag(rest, '--server-requests', '').split(',').filter(Boolean)
     }));
   }
   const fails = [];
@@ -305,7 +306,9 @@ if (mode === 'http') {
 //     follows; no error responses (but see DELETE); with opts.trigger, a
 //     tools/call of it and notifications/tools/list_changed after it; with
 //     opts.touchURI, resources/subscribe of it and
-//     notifications/resources/updated for it.
+//     notifications/resources/updated for it; for each method in
+//     opts.serverRequests, a request of it from the server (over HTTP on a
+//     POST's reply, never the GET stream) and the client's result for it.
 //   HTTP: initialize carries no Mcp-Session-Id and its reply issues one
 //     (visible ASCII); every later request carries that id and
 //     MCP-Protocol-Version opts.want; every reply 2xx; a GET is answered 200
@@ -316,7 +319,8 @@ if (mode === 'http') {
 //     404 (only those may fail).
 //   stdio: the server exits with status 0 once the client is done.
 function checkLegacy(entries, isHTTP, opts) {
-  const { want, trigger, touchURI, deleted } = opts;
+  const { want, trigger, touchURI, deleted, serverRequests = [] } = opts;
+  const asked = new Map(); // JSON-RPC id of a server→client request -> {method, answered}
   const fails = [];
   const reqOf = new Map();
   let session; // issued by the initialize reply
@@ -361,7 +365,12 @@ function checkLegacy(entries, isHTTP, opts) {
           fails.push(`${where}: unparsable body ${JSON.stringify(m.unparsed)}`);
           continue;
         }
-        if (m.method === undefined) continue;
+        if (m.method === undefined) {
+          // The client's answer to a server→client request.
+          const q = asked.get(JSON.stringify(m.id));
+          if (q && m.result) q.answered = true;
+          continue;
+        }
         m.id === undefined ? notes++ : requests++;
         if (m.method === 'initialize') {
           if (initReq >= 0) fails.push(`${where}: a second initialize`);
@@ -404,6 +413,10 @@ function checkLegacy(entries, isHTTP, opts) {
       for (const m of e.msgs ?? []) {
         if (m.error && !late) fails.push(`${where}: error ${m.error.code} ${m.error.message}`);
         if (m.method === undefined && JSON.stringify(m.id) === initID) initResult = m.protocolVersion ?? null;
+        if (m.method !== undefined && m.id !== undefined && !asked.has(JSON.stringify(m.id))) {
+          if (isHTTP && onGET && m.method !== 'ping') fails.push(`${where}: server request ${m.method} on the GET stream (it belongs on the reply of the request that needs it)`);
+          asked.set(JSON.stringify(m.id), { method: m.method, answered: false });
+        }
         if (m.method === 'notifications/tools/list_changed' && triggerAt >= 0 && changedAt < 0 && (onGET || !isHTTP)) changedAt = at;
         if (m.method === 'notifications/resources/updated' && m.uri === touchURI && touchAt >= 0 && updatedAt < 0 && (onGET || !isHTTP)) updatedAt = at;
       }
@@ -427,6 +440,11 @@ function checkLegacy(entries, isHTTP, opts) {
   else if (touchURI && touchAt < 0) fails.push('no tools/call after resources/subscribe recorded');
   else if (touchURI && updatedAt < 0) fails.push(`no notifications/resources/updated ${touchURI}${stream} after the tools/call`);
   if (isHTTP && (trigger || touchURI) && gets === 0) fails.push('no GET stream opened');
+  for (const method of serverRequests) {
+    const qs = [...asked.values()].filter((q) => q.method === method);
+    if (qs.length === 0) fails.push(`no ${method} request from the server recorded`);
+    else if (!qs.some((q) => q.answered)) fails.push(`no answer to the server's ${method} recorded`);
+  }
   if (isHTTP && deleted && deleteOK < 0) fails.push('no DELETE with the session id answered 2xx');
   else if (isHTTP && deleted && !goneAfterDelete) fails.push('no request with the ended session id answered 404 after DELETE');
   if (isHTTP && deleted && deleteOK >= 0) {
