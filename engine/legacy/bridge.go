@@ -73,6 +73,17 @@ func validID(id json.RawMessage) bool {
 // stays), plus extra params (an MRTR retry's inputResponses and
 // requestState).
 func (ss *session) modern(id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage) ([]byte, error) {
+	if extra == nil {
+		if out, ok := ss.modernFast(id, method, params); ok {
+			return out, nil
+		}
+	}
+	return ss.modernMap(id, method, params, extra)
+}
+
+// modernMap is modern through a decoded params map: the client's _meta
+// members and the session's merged (the session's win).
+func (ss *session) modernMap(id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage) ([]byte, error) {
 	p := map[string]json.RawMessage{}
 	if len(params) > 0 && params[0] == '{' {
 		if err := codec.Unmarshal(params, &p); err != nil {
@@ -105,6 +116,102 @@ func (ss *session) modern(id json.RawMessage, method string, params json.RawMess
 	out = append(out, `,"params":`...)
 	out = append(out, pb...)
 	return append(out, '}'), nil
+}
+
+// metaKeys are the _meta members the session supplies.
+var metaKeys = []string{codec.MetaProtocolVersion, codec.MetaClientCapabilities, codec.MetaClientInfo, codec.MetaLogLevel}
+
+// modernFast is modern without decoding params: the session's _meta
+// members are spliced in front of the client's own (or a _meta is added).
+// It declines (ok false) when the client's _meta names one of the
+// session's keys itself, or params is not an object; modern then merges
+// through a map.
+func (ss *session) modernFast(id json.RawMessage, method string, params json.RawMessage) ([]byte, bool) {
+	head := ss.metaHead()
+	out := make([]byte, 0, len(params)+len(head)+len(method)+len(id)+64)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"method":`...)
+	out = codec.AppendString(out, method)
+	out = append(out, `,"params":`...)
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
+		out = append(out, `{"_meta":{`...)
+		out = append(out, head...)
+		return append(out, `}}}`...), true
+	}
+	if p[0] != '{' {
+		return nil, false
+	}
+	meta, found, err := codec.LookupPathStrict(p, "_meta")
+	if err != nil {
+		return nil, false
+	}
+	if !found {
+		out = append(out, `{"_meta":{`...)
+		out = append(out, head...)
+		out = append(out, '}')
+		if rest := bytes.TrimSpace(p[1:]); len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		out = append(out, p[1:]...)
+		return append(out, '}'), true
+	}
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil, false
+	}
+	for _, k := range metaKeys {
+		if _, ok := codec.LookupPath(meta, k); ok {
+			return nil, false
+		}
+	}
+	// meta aliases p: copy p up to the inside of _meta's object, our
+	// members, then the rest.
+	start := cap(p) - cap(meta) // offset of meta in p
+	if start <= 0 || start+len(meta) > len(p) || !bytes.Equal(p[start:start+len(meta)], meta) {
+		return nil, false
+	}
+	out = append(out, p[:start+1]...)
+	out = append(out, head...)
+	if inner := bytes.TrimSpace(meta[1:]); len(inner) > 0 && inner[0] != '}' {
+		out = append(out, ',')
+	}
+	out = append(out, p[start+1:]...)
+	return append(out, '}'), true
+}
+
+// metaHead returns the session's _meta members, encoded (without braces),
+// rebuilt when the record's version moves.
+func (ss *session) metaHead() []byte {
+	ss.mu.Lock()
+	if ss.head != nil && ss.headVer == ss.ver {
+		h := ss.head
+		ss.mu.Unlock()
+		return h
+	}
+	ver := ss.ver
+	ss.mu.Unlock()
+	m := map[string]json.RawMessage{}
+	ss.meta(m, true)
+	var h []byte
+	for _, k := range metaKeys {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if len(h) > 0 {
+			h = append(h, ',')
+		}
+		h = codec.AppendString(h, k)
+		h = append(h, ':')
+		h = append(h, v...)
+	}
+	ss.mu.Lock()
+	if ss.ver == ver {
+		ss.head, ss.headVer = h, ver
+	}
+	ss.mu.Unlock()
+	return h
 }
 
 // outcome is what one engine request produced.
@@ -221,7 +328,10 @@ const keyServerInfo = "io.modelcontextprotocol/serverInfo"
 
 // legacyResult rewrites a complete result for a 2025 client: without
 // resultType, the cache hints and serverInfo in _meta.
-func legacyResult(raw json.RawMessage) (json.RawMessage, error) {
+func legacyResult(raw json.RawMessage, serverMeta []byte) (json.RawMessage, error) {
+	if out, ok := legacyResultFast(raw, serverMeta); ok {
+		return out, nil
+	}
 	var obj map[string]json.RawMessage
 	if err := codec.Unmarshal(raw, &obj); err != nil {
 		return nil, err
@@ -241,6 +351,29 @@ func legacyResult(raw json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	return codec.Marshal(obj)
+}
+
+// legacyResultFast handles the shape the engine writes for handler
+// results: {"resultType":"complete",MEMBERS,"_meta":SERVERMETA}. Anything
+// else (cache hints, other _meta members) goes the map way.
+func legacyResultFast(raw, serverMeta []byte) ([]byte, bool) {
+	const head = `{"resultType":"complete",`
+	if !bytes.HasPrefix(raw, []byte(head)) || !bytes.HasSuffix(raw, []byte("}")) {
+		return nil, false
+	}
+	body := raw[len(head) : len(raw)-1]
+	tail := append([]byte(`,"_meta":`), serverMeta...)
+	if !bytes.HasSuffix(body, tail) {
+		return nil, false
+	}
+	body = body[:len(body)-len(tail)]
+	if bytes.Contains(body, []byte(`"ttlMs":`)) || bytes.Contains(body, []byte(`"_meta":`)) {
+		return nil, false // possibly top-level members to drop: decode
+	}
+	out := make([]byte, 0, len(body)+2)
+	out = append(out, '{')
+	out = append(out, body...)
+	return append(out, '}'), true
 }
 
 // legacyError maps the few 2026 error shapes that mean something else to

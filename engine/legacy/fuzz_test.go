@@ -3,6 +3,7 @@ package legacy
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -54,6 +55,15 @@ func FuzzParse(f *testing.F) {
 		}
 		if env.Method.String() != m.Method || string(env.ID) != string(m.ID) {
 			t.Fatalf("rewrite changed id or method: %s", msg)
+		}
+		// The byte splice means what the map merge means.
+		slow, serr := ss.modernMap(m.ID, m.Method, m.Params, nil)
+		if serr != nil {
+			t.Fatalf("the map merge fails where the splice worked: %v\n%s", serr, msg)
+		}
+		var a, b any
+		if json.Unmarshal(msg, &a) != nil || json.Unmarshal(slow, &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Fatalf("splice and map merge differ:\n%s\n%s", msg, slow)
 		}
 	})
 }

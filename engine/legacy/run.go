@@ -51,7 +51,11 @@ func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, princi
 			return // cancelled, or the client went away
 		}
 		var r response
-		if err := codec.Unmarshal(reply.frame, &r); err != nil {
+		r.Result, _ = codec.LookupPath(reply.frame, "result")
+		if len(r.Result) == 0 {
+			r.Error, _ = codec.LookupPath(reply.frame, "error")
+		}
+		if len(r.Result) == 0 && len(r.Error) == 0 {
 			out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 			return
 		}
@@ -61,7 +65,7 @@ func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, princi
 		}
 		rt, _ := codec.LookupString(r.Result, "resultType")
 		if !rt.EqualString("input_required") {
-			res, err := legacyResult(r.Result)
+			res, err := legacyResult(r.Result, s.eng.ServerMeta())
 			if err != nil {
 				out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 				return

@@ -38,7 +38,9 @@ type session struct {
 	calls   map[string]*call // in flight, by the client's request id
 	pending map[string]chan json.RawMessage
 	gone    bool
-	local   bool // a stdio connection's session: not in the store
+	local   bool   // a stdio connection's session: not in the store
+	head    []byte // encoded _meta members for ver (metaHead)
+	headVer uint64
 }
 
 // principalOf names the caller for the store: the authenticated principal
@@ -113,7 +115,9 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 		return nil, err
 	}
 	var rec record
-	if err := json.Unmarshal(r.Value, &rec); err != nil {
+	if ss != nil && ss.version() == r.Version {
+		rec = ss.snapshot() // unchanged since this process last read it
+	} else if err := json.Unmarshal(r.Value, &rec); err != nil {
 		return nil, state.ErrNotFound
 	}
 	now := time.Now()
@@ -195,6 +199,7 @@ func (ss *session) update(ctx context.Context, fn func(*record)) error {
 	if ss.local {
 		ss.mu.Lock()
 		fn(&ss.rec)
+		ss.ver++
 		ss.mu.Unlock()
 		return nil
 	}
@@ -225,6 +230,12 @@ func (ss *session) update(ctx context.Context, fn func(*record)) error {
 		return nil
 	}
 	return state.ErrConflict
+}
+
+func (ss *session) version() uint64 {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.ver
 }
 
 func (ss *session) snapshot() record {
