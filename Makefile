@@ -77,7 +77,7 @@ interop-client: build
 
 .PHONY: conformance conformance-legacy interop conformance-client interop-client
 
-## interop-legacy: 2025-11-25 clients (TS SDK v1 1.32.2, Inspector v1 CLI 1.0.3; pinned) against `serve --legacy-path /mcp-2025` and the stdio legacy mode, directly and through MIGRATION.md's HAProxy example (checked with haproxy -c), each run's wire checked; the go-sdk stateful everything-server as the control.
+## interop-legacy: 2025-11-25 clients (TS SDK v1 1.32.2, Inspector v1 CLI 1.0.3; pinned) against `serve --legacy-path /mcp-2025` and the stdio legacy mode, directly and through MIGRATION.md's HAProxy and nginx examples (checked with haproxy -c and nginx -t; both installed if missing), each run's wire checked; the go-sdk stateful everything-server as the control.
 interop-legacy: build
 	./.ci/interop-legacy.sh
 

@@ -36,11 +36,12 @@
 # stream ended by the server and the 404 after it, no errors. The checker
 # must also reject four broken copies of the control's record.
 #
-# Routing: MIGRATION.md's HAProxy example (between its haproxy-begin/end
-# markers) must pass `haproxy -c`; on mcpwire the TS SDK v1 client runs
-# again through it at the public path /mcp (routed to /mcp-2025), and
-# `mcpwire probe` through the same URL must find a modern server, and a
-# legacy one with --era legacy.
+# Routing: MIGRATION.md's HAProxy and nginx examples (between their
+# haproxy-begin/end and nginx-begin/end markers) must pass `haproxy -c` and
+# `nginx -t` (haproxy and nginx are installed from Debian where missing);
+# on mcpwire the TS SDK v1 client runs again through each at the public
+# path /mcp (routed to /mcp-2025), and `mcpwire probe` through the same URL
+# must find a modern server, and a legacy one with --era legacy.
 #
 # Prints one line per target x client x transport x check, then
 # "interop-legacy: N passed, M failed (Ts)". Exit 1 if anything failed.
@@ -256,6 +257,52 @@ haproxy_cfg() {
   grep -q "bind 127.0.0.1:$2" "$1"
 }
 
+# nginx_cfg DIR FRONT_PORT REPLICA_PORT: the nginx example of MIGRATION.md
+# (between its nginx-begin/end markers) in DIR/mcp.conf, listening on
+# FRONT_PORT, every replica at REPLICA_PORT, inside a minimal DIR/nginx.conf
+# whose files all stay in DIR.
+nginx_cfg() {
+  local dir=$1
+  mkdir -p "$dir"
+  awk '/<!-- nginx-begin -->/{on=1;next} /<!-- nginx-end -->/{on=0} on && !/^```/' "$ROOT/MIGRATION.md" |
+    sed -e "s/127\.0\.0\.1:8080\b/127.0.0.1:$2/" -e "s/127\.0\.0\.1:808[1-9]\b/127.0.0.1:$3/g" >"$dir/mcp.conf"
+  printf '%s\n' "daemon off;" "pid $dir/nginx.pid;" "error_log $dir/error.log;" "events {}" "http {" \
+    "    access_log off;" "    client_body_temp_path $dir/tmp-body;" "    proxy_temp_path $dir/tmp-proxy;" \
+    "    fastcgi_temp_path $dir/tmp-fastcgi;" "    uwsgi_temp_path $dir/tmp-uwsgi;" "    scgi_temp_path $dir/tmp-scgi;" \
+    "    include $dir/mcp.conf;" "}" >"$dir/nginx.conf"
+  grep -q "listen 127.0.0.1:$2;" "$dir/mcp.conf"
+}
+
+# through_balancer NAME CFG_ARGV...: make the balancer's configuration
+# (CFG_ARGV, @FRONT@ replaced by a free port), start it ($BALANCER), then
+# run the TS SDK v1 client and two probes through it.
+through_balancer() {
+  local name=$1; shift
+  local front pid a argv=()
+  front=$(free_port)
+  for a in "$@"; do argv+=("${a//@FRONT@/$front}"); done
+  if ! "${argv[@]}"; then
+    FAIL=$((FAIL + 1))
+    echo "FAIL $name: no configuration could be made from MIGRATION.md"
+    return
+  fi
+  "${BALANCER[@]}" </dev/null >>"$OUT/$name.log" 2>&1 &
+  pid=$!
+  track_pid "$pid"
+  if ! wait_port "$front" "$pid"; then
+    FAIL=$((FAIL + 1))
+    echo "FAIL $name did not start; log $OUT/$name.log"
+    tail -3 "$OUT/$name.log" | sed 's/^/       /'
+    return
+  fi
+  local saved=$URL
+  URL="http://127.0.0.1:$front/mcp"
+  driver "$name" http "${TOUCH[@]}"
+  probe_era "$name" "$URL" modern
+  probe_era "$name" "$URL" legacy-2025 --era legacy
+  URL=$saved
+}
+
 # probe_era LABEL URL WANT [PROBE_FLAGS...]: `mcpwire probe` through URL
 # reports era WANT.
 probe_era() {
@@ -287,6 +334,23 @@ else
   sed 's/^/       /' "$OUT/$N-migration-haproxy.out" | head -5
 fi
 
+# The nginx example likewise (nginx -t), with the Debian package where missing.
+PATH="$PATH:/usr/sbin"
+if ! command -v nginx >/dev/null 2>&1; then
+  echo "interop-legacy: installing nginx" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx >/dev/null 2>&1 ||
+    { $SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx >/dev/null; }
+fi
+N=$((N + 1))
+if nginx_cfg "$OUT/$N-migration-nginx" 8080 8081 && nginx -t -q -c "$OUT/$N-migration-nginx/nginx.conf" -p "$OUT/$N-migration-nginx" >"$OUT/$N-migration-nginx.out" 2>&1; then
+  pass MIGRATION nginx - "nginx -t" "$(grep -c . "$OUT/$N-migration-nginx/mcp.conf") lines valid"
+else
+  FAIL=$((FAIL + 1))
+  printf 'FAIL %-9s %-12s %-5s %-34s log %s\n' MIGRATION nginx - "nginx -t" "$OUT/$N-migration-nginx.out"
+  sed 's/^/       /' "$OUT/$N-migration-nginx.out" | head -5
+fi
+
 if [ "$TARGET" != mcpwire ]; then
   # The control: go-sdk's stateful (2025-11-25) Streamable HTTP server; on
   # stdio it answers initialize with 2025-11-25 without any flag.
@@ -308,29 +372,15 @@ if [ "$TARGET" != reference ]; then
   if start_http mcpwire /mcp-2025 "$MCPWIRE" serve --http 127.0.0.1:@PORT@ --legacy-path /mcp-2025; then
     driver mcpwire http "${TOUCH[@]}"
     inspector_all mcpwire http
-    # One public URL for both eras, routed by MIGRATION.md's HAProxy example:
-    # the legacy client reaches /mcp-2025 (with its session kept on one
-    # replica), a modern probe /mcp.
+    # One public URL for both eras, routed by MIGRATION.md's HAProxy and
+    # nginx examples: the legacy client reaches /mcp-2025 (its session kept
+    # on one replica), a modern probe /mcp.
     replica=${URL#http://127.0.0.1:}
     replica=${replica%%/*}
-    front=$(free_port)
-    if haproxy_cfg "$OUT/haproxy.cfg" "$front" "$replica"; then
-      haproxy -db -f "$OUT/haproxy.cfg" </dev/null >>"$OUT/haproxy.log" 2>&1 &
-      hapid=$!
-      track_pid "$hapid"
-      if wait_port "$front" "$hapid"; then
-        URL="http://127.0.0.1:$front/mcp"
-        driver haproxy http "${TOUCH[@]}"
-        probe_era haproxy "$URL" modern
-        probe_era haproxy "$URL" legacy-2025 --era legacy
-      else
-        FAIL=$((FAIL + 1))
-        echo "FAIL haproxy did not start; log $OUT/haproxy.log"
-      fi
-    else
-      FAIL=$((FAIL + 1))
-      echo "FAIL no HAProxy example between the markers of MIGRATION.md"
-    fi
+    BALANCER=(haproxy -db -f "$OUT/haproxy.cfg")
+    through_balancer haproxy haproxy_cfg "$OUT/haproxy.cfg" @FRONT@ "$replica"
+    BALANCER=(nginx -c "$OUT/nginx/nginx.conf" -p "$OUT/nginx")
+    through_balancer nginx nginx_cfg "$OUT/nginx" @FRONT@ "$replica"
   else
     FAIL=$((FAIL + 1))
   fi
