@@ -180,7 +180,7 @@ func serve(ctx context.Context, args []string) error {
 			cfg.AllowedHosts = splitList(*hosts)
 		}
 		if *legacyPath != "" {
-			ls = legacy.New(srv, legacy.Config{Store: shared.Store, Logger: log})
+			ls = legacy.New(srv, legacy.Config{Store: shared.Store, Logger: log, Principal: streamhttp.PrincipalFrom})
 			cfg.Mounts = map[string]http.Handler{*legacyPath: ls.Handler()}
 		}
 		hs = streamhttp.New(srv, cfg)

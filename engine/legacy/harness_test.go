@@ -117,8 +117,15 @@ type rig struct {
 
 func startRig(t *testing.T, eng *engine.Server, cfg legacy.Config) *rig {
 	t.Helper()
+	return startRigHTTP(t, eng, cfg, streamhttp.Config{})
+}
+
+// startRigHTTP is startRig with the HTTP binding's configuration.
+func startRigHTTP(t *testing.T, eng *engine.Server, cfg legacy.Config, hcfg streamhttp.Config) *rig {
+	t.Helper()
 	leg := legacy.New(eng, cfg)
-	hs := streamhttp.New(eng, streamhttp.Config{Mounts: map[string]http.Handler{legacyPath: leg.Handler()}})
+	hcfg.Mounts = map[string]http.Handler{legacyPath: leg.Handler()}
+	hs := streamhttp.New(eng, hcfg)
 	ln, err := hs.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

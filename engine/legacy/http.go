@@ -44,7 +44,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, 503, encodeError(nil, codec.NewError(codec.CodeInternalError, "Server is shutting down")))
 		return
 	}
-	principal := req.Context().Value(principalKey{})
+	principal := s.cfg.Principal(req.Context())
 	switch req.Method {
 	case http.MethodPost:
 		s.post(w, req, principal)

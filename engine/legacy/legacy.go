@@ -62,6 +62,11 @@ type Config struct {
 	InputTimeout time.Duration
 	// MaxRounds bounds the input rounds of one request. Default 10.
 	MaxRounds int
+	// Principal returns the authenticated principal of a request (sessions
+	// are bound to it). Default: what WithPrincipal put in the request
+	// context; behind streamhttp.Config.Mounts with Authenticate, use
+	// streamhttp.PrincipalFrom.
+	Principal func(ctx context.Context) any
 	// Logger receives the package's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -93,6 +98,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Principal == nil {
+		c.Principal = func(ctx context.Context) any { return ctx.Value(principalKey{}) }
 	}
 	return c
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpwire/mcpwire/engine/legacy"
 	"github.com/mcpwire/mcpwire/engine/state"
 	"github.com/mcpwire/mcpwire/engine/state/redisstate"
+	"github.com/mcpwire/mcpwire/engine/streamhttp"
 )
 
 // The session lifecycle of 2025-11-25 Streamable HTTP: initialize issues
@@ -410,5 +411,39 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	}
 	if r := c.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":5,"method":"ping"}`); r.status != 404 {
 		t.Fatalf("after DELETE on b, c: %d", r.status)
+	}
+}
+
+// With authentication on the listener, the legacy path is authenticated
+// too (401 without a token), and a session is bound to the principal that
+// created it: another principal presenting its id gets 404 (E3).
+func TestSessionsBoundToPrincipal(t *testing.T) {
+	leakCheck(t)
+	auth := func(_ context.Context, token string) (any, error) {
+		if token == "" {
+			return nil, streamhttp.ErrUnauthorized
+		}
+		return token, nil
+	}
+	rg := startRigHTTP(t, newEngine(t), legacy.Config{Principal: streamhttp.PrincipalFrom}, streamhttp.Config{Authenticate: auth})
+	if r := rg.do(t, "POST", legacyPath, "", initBody); r.status != 401 || r.hdr.Get("WWW-Authenticate") == "" {
+		t.Fatalf("no token: %d %v", r.status, r.hdr)
+	}
+	r := rg.do(t, "POST", legacyPath, "", initBody, "Authorization: Bearer alice")
+	sid := r.hdr.Get(legacy.HeaderSession)
+	if r.status != 200 || sid == "" {
+		t.Fatalf("alice initialize: %d %s", r.status, r.raw)
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, "Authorization: Bearer alice"); r.status != 200 {
+		t.Fatalf("alice ping: %d", r.status)
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, "Authorization: Bearer mallory"); r.status != 404 {
+		t.Fatalf("mallory with alice's session: %d, want 404", r.status)
+	}
+	if r := rg.do(t, "DELETE", legacyPath, sid, "", "Authorization: Bearer mallory"); r.status != 404 {
+		t.Fatalf("mallory DELETE of alice's session: %d, want 404", r.status)
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":4,"method":"ping"}`, "Authorization: Bearer alice"); r.status != 200 {
+		t.Fatalf("alice after mallory's attempts: %d", r.status)
 	}
 }

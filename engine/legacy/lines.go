@@ -57,6 +57,12 @@ func (o *lineOut) write(frame []byte) error {
 	return o.err
 }
 
+func (o *lineOut) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
 // lineSink is one request's sink on a line connection.
 type lineSink struct{ o *lineOut }
 
@@ -85,6 +91,9 @@ func (s *Server) ServeLines(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}()
 	for sc.Scan() {
+		if err := o.failed(); err != nil {
+			return err // the client closed our output
+		}
 		line := sc.Bytes()
 		if len(line) == 0 {
 			continue
@@ -123,6 +132,9 @@ func (s *Server) ServeLines(ctx context.Context, in io.Reader, out io.Writer) er
 				s.run(ctx, lineSink{o}, ss, m, nil)
 			}()
 		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
 		if errors.Is(err, bufio.ErrTooLong) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -44,7 +45,7 @@ type session struct {
 }
 
 // principalOf names the caller for the store: the authenticated principal
-// when there is one.
+// when there is one (its string form, which must identify it).
 func principalOf(p any) string {
 	switch v := p.(type) {
 	case nil:
@@ -54,7 +55,7 @@ func principalOf(p any) string {
 	case interface{ String() string }:
 		return "legacy:" + v.String()
 	}
-	return "legacy"
+	return fmt.Sprintf("legacy:%T:%v", p, p)
 }
 
 var errTooMany = errors.New("legacy: too many sessions")

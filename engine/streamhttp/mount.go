@@ -16,8 +16,36 @@ import (
 
 // Mounts: other handlers on other paths of the same listener (Config.Mounts).
 // This package knows nothing about what they serve; it only gives them the
-// listener's connection limits and its Origin and Host checks (SEC-01..03),
-// and answers 503 for them once Shutdown has begun.
+// listener's connection limits, its Origin and Host checks (SEC-01..03),
+// Config.Authenticate (the principal reaches the handler through
+// PrincipalFrom), and 503 once Shutdown has begun.
+
+type principalKey struct{}
+
+// PrincipalFrom returns the principal Config.Authenticate established for
+// a request of a mounted handler (nil without authentication).
+func PrincipalFrom(ctx context.Context) any { return ctx.Value(principalKey{}) }
+
+// mountAuth runs Config.Authenticate for a mounted path: the principal, or
+// false once the 401/403 is answered.
+func (s *Server) mountAuth(ctx context.Context, auth []byte, w respWriter) (any, bool) {
+	if s.cfg.Authenticate == nil {
+		return nil, true
+	}
+	return s.authenticate(&reqInfo{ctx: ctx, auth: auth}, w)
+}
+
+// statusWriter is the respWriter of a mount's refusals (status and
+// headers, never a stream).
+type statusWriter struct {
+	set  func(k, v string)
+	code func(status int)
+}
+
+func (w statusWriter) header(k, v string)                  { w.set(k, v) }
+func (w statusWriter) send(status int, _ string, _ []byte) { w.code(status) }
+func (w statusWriter) stream(*exchange)                    { panic("streamhttp: a mount refusal cannot stream") }
+func (w statusWriter) streamListen(*exchange)              { panic("streamhttp: a mount refusal cannot stream") }
 
 // mounted returns the handler mounted on path, or nil.
 func (s *Server) mounted(path []byte) http.Handler {
@@ -56,6 +84,14 @@ func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http
 	if !s.mountAllowed(o, hasOrigin, []byte(req.Host), func(status int) { w.WriteHeader(status) }) {
 		return
 	}
+	if s.cfg.Authenticate != nil {
+		p, ok := s.mountAuth(req.Context(), []byte(req.Header.Get("Authorization")),
+			statusWriter{set: w.Header().Set, code: w.WriteHeader})
+		if !ok {
+			return
+		}
+		req = req.WithContext(context.WithValue(req.Context(), principalKey{}, p))
+	}
 	h.ServeHTTP(w, req)
 }
 
@@ -77,13 +113,22 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	if !s.mountAllowed(origin, hasOrigin, hdr.Host(), func(status int) { ctx.SetStatusCode(status) }) {
 		return
 	}
+	base := context.Background()
+	if s.cfg.Authenticate != nil {
+		p, ok := s.mountAuth(base, hdr.Peek("Authorization"),
+			statusWriter{set: ctx.Response.Header.Set, code: ctx.SetStatusCode})
+		if !ok {
+			return
+		}
+		base = context.WithValue(base, principalKey{}, p)
+	}
 	req, err := copyRequest(ctx)
 	if err != nil {
 		s.stats.BadFraming.Add(1)
 		ctx.SetStatusCode(400)
 		return
 	}
-	rctx, cancel := context.WithCancel(context.Background())
+	rctx, cancel := context.WithCancel(base)
 	req = req.WithContext(rctx)
 	conn := ctx.Conn()
 	w := &mountWriter{hdr: http.Header{}, conn: conn, flushed: make(chan struct{}), streaming: make(chan struct{}), ready: make(chan *bufio.Writer, 1), done: make(chan struct{})}
