@@ -41,7 +41,9 @@
 # `nginx -t` (haproxy and nginx are installed from Debian where missing);
 # on mcpwire the TS SDK v1 client runs again through each at the public
 # path /mcp (routed to /mcp-2025), and `mcpwire probe` through the same URL
-# must find a modern server, and a legacy one with --era legacy.
+# must find a modern server, and a legacy one with --era legacy. HAProxy
+# fronts two replicas with in-memory sessions: its stick table must keep
+# the session on the replica that issued it.
 #
 # Prints one line per target x client x transport x check, then
 # "interop-legacy: N passed, M failed (Ts)". Exit 1 if anything failed.
@@ -248,13 +250,14 @@ inspector_all() {
   inspector "$l" "$t" "prompts/get test_prompt_with_arguments" 'r.messages[0].content.text.includes("arg1='"'"'a1'"'"', arg2='"'"'b 2'"'"'")' -- --method prompts/get --prompt-name test_prompt_with_arguments --prompt-args arg1=a1 'arg2=b 2'
 }
 
-# haproxy_cfg FILE FRONT_PORT REPLICA_PORT: the HAProxy example of
+# haproxy_cfg FILE FRONT_PORT R1_PORT [R2_PORT]: the HAProxy example of
 # MIGRATION.md (between its haproxy-begin/end markers), listening on
-# FRONT_PORT, every replica at REPLICA_PORT.
+# FRONT_PORT, its replica r1 at R1_PORT and r2 at R2_PORT (default R1_PORT).
 haproxy_cfg() {
+  local r2=${4:-$3}
   awk '/<!-- haproxy-begin -->/{on=1;next} /<!-- haproxy-end -->/{on=0} on && !/^```/' "$ROOT/MIGRATION.md" |
-    sed -e "s/127\.0\.0\.1:8080\b/127.0.0.1:$2/" -e "s/127\.0\.0\.1:808[1-9]\b/127.0.0.1:$3/" >"$1"
-  grep -q "bind 127.0.0.1:$2" "$1"
+    sed -e "s/127\.0\.0\.1:8080\b/127.0.0.1:$2/" -e "s/127\.0\.0\.1:8081\b/127.0.0.1:$3/" -e "s/127\.0\.0\.1:8082\b/127.0.0.1:$r2/" >"$1"
+  grep -q "bind 127.0.0.1:$2" "$1" && ! grep -q '127\.0\.0\.1:808[0-9]\b' "$1"
 }
 
 # nginx_cfg DIR FRONT_PORT REPLICA_PORT: the nginx example of MIGRATION.md
@@ -326,7 +329,7 @@ echo "interop-legacy $VERSION: TS SDK v1 1.32.2 and Inspector v1 CLI 1.0.3, HTTP
 # (deploy/cluster.sh --install installs haproxy where it is missing).
 command -v haproxy >/dev/null 2>&1 || "$ROOT/deploy/cluster.sh" --install >&2
 N=$((N + 1))
-if haproxy_cfg "$OUT/$N-migration-haproxy.cfg" 8080 8081 && haproxy -c -q -f "$OUT/$N-migration-haproxy.cfg" >"$OUT/$N-migration-haproxy.out" 2>&1; then
+if haproxy_cfg "$OUT/$N-migration-haproxy.cfg" 18080 18081 18082 && haproxy -c -q -f "$OUT/$N-migration-haproxy.cfg" >"$OUT/$N-migration-haproxy.out" 2>&1; then
   pass MIGRATION haproxy - "haproxy -c" "$(grep -c . "$OUT/$N-migration-haproxy.cfg") lines valid"
 else
   FAIL=$((FAIL + 1))
@@ -343,7 +346,7 @@ if ! command -v nginx >/dev/null 2>&1; then
     { $SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx >/dev/null; }
 fi
 N=$((N + 1))
-if nginx_cfg "$OUT/$N-migration-nginx" 8080 8081 && nginx -t -q -c "$OUT/$N-migration-nginx/nginx.conf" -p "$OUT/$N-migration-nginx" >"$OUT/$N-migration-nginx.out" 2>&1; then
+if nginx_cfg "$OUT/$N-migration-nginx" 18080 18081 && nginx -t -q -c "$OUT/$N-migration-nginx/nginx.conf" -p "$OUT/$N-migration-nginx" >"$OUT/$N-migration-nginx.out" 2>&1; then
   pass MIGRATION nginx - "nginx -t" "$(grep -c . "$OUT/$N-migration-nginx/mcp.conf") lines valid"
 else
   FAIL=$((FAIL + 1))
@@ -377,8 +380,20 @@ if [ "$TARGET" != reference ]; then
     # on one replica), a modern probe /mcp.
     replica=${URL#http://127.0.0.1:}
     replica=${replica%%/*}
-    BALANCER=(haproxy -db -f "$OUT/haproxy.cfg")
-    through_balancer haproxy haproxy_cfg "$OUT/haproxy.cfg" @FRONT@ "$replica"
+    # HAProxy gets a second replica, with its own in-memory sessions: the
+    # legacy client's requests all succeed only if the stick table keeps
+    # its session on the replica that issued it.
+    saved=$URL
+    if start_http mcpwire-r2 /mcp-2025 "$MCPWIRE" serve --http 127.0.0.1:@PORT@ --legacy-path /mcp-2025; then
+      replica2=${URL#http://127.0.0.1:}
+      replica2=${replica2%%/*}
+      URL=$saved
+      BALANCER=(haproxy -db -f "$OUT/haproxy.cfg")
+      through_balancer haproxy haproxy_cfg "$OUT/haproxy.cfg" @FRONT@ "$replica" "$replica2"
+    else
+      FAIL=$((FAIL + 1))
+    fi
+    URL=$saved
     BALANCER=(nginx -c "$OUT/nginx/nginx.conf" -p "$OUT/nginx")
     through_balancer nginx nginx_cfg "$OUT/nginx" @FRONT@ "$replica"
   else
