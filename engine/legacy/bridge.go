@@ -298,6 +298,12 @@ func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any) 
 		r.Fail(e)
 		return nil
 	}
+	if !r.MayNotify() && !r.HasTimeout() {
+		// Nothing can come before the answer: run it here, as the modern
+		// transports do, instead of handing it to a worker and waiting.
+		r.Run()
+		return nil
+	}
 	r.Start()
 	return nil
 }
