@@ -358,11 +358,12 @@ func TestIdleExpiry(t *testing.T) {
 	leakCheck(t)
 	store := state.NewMemory(state.MemoryOptions{})
 	defer store.Close()
-	rg := startRig(t, newEngine(t), legacy.Config{IdleTimeout: 150 * time.Millisecond, Store: store})
+	const idle = 500 * time.Millisecond
+	rg := startRig(t, newEngine(t), legacy.Config{IdleTimeout: idle, Store: store})
 	sid := rg.initialize(t)
 	kept := rg.initialize(t)
-	for range 6 { // used more often than the timeout: stays
-		time.Sleep(50 * time.Millisecond)
+	for start := time.Now(); time.Since(start) < 2*idle; { // used far more often than the timeout: stays
+		time.Sleep(idle / 20)
 		if r := rg.do(t, "POST", legacyPath, kept, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != 200 {
 			t.Fatalf("a session in use expired: %d", r.status)
 		}

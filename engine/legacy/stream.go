@@ -32,9 +32,10 @@ type getStream struct {
 	end  bool
 	wake chan struct{}
 
-	lmu    sync.Mutex
-	listen engine.RequestRef // the engine's listen feeding it
-	gen    uint64
+	relisten sync.Mutex // serializes listen
+	lmu      sync.Mutex
+	listen   engine.RequestRef // the engine's listen feeding it
+	gen      uint64
 }
 
 func (g *getStream) signal() {
@@ -70,15 +71,20 @@ func (g *getStream) close() {
 
 // listener is the Replier of one internal listen request.
 type listener struct {
-	g   *getStream
-	gen uint64
+	g     *getStream
+	gen   uint64
+	ready chan struct{} // closed at the acknowledgement or the end
+	once  sync.Once
 }
+
+func (l *listener) joined() { l.once.Do(func() { close(l.ready) }) }
 
 // Notify implements engine.Replier: the acknowledgement is dropped, the
 // subscription id taken out of each notification.
 func (l *listener) Notify(_ *engine.Request, frame []byte) error {
 	method, _ := codec.LookupString(frame, "method")
 	if method.EqualString("notifications/subscriptions/acknowledged") {
+		l.joined()
 		return nil
 	}
 	out := stripSubscription(frame, method.String())
@@ -89,6 +95,7 @@ func (l *listener) Notify(_ *engine.Request, frame []byte) error {
 // Reply implements engine.Replier: the engine ended the listen (shutdown,
 // lost backplane): end the GET stream, so the client opens it again.
 func (l *listener) Reply(*engine.Request, []byte, int) error {
+	l.joined()
 	l.g.lmu.Lock()
 	current := l.g.gen == l.gen
 	l.g.lmu.Unlock()
@@ -99,7 +106,7 @@ func (l *listener) Reply(*engine.Request, []byte, int) error {
 }
 
 // Done implements engine.Replier.
-func (l *listener) Done(*engine.Request) {}
+func (l *listener) Done(*engine.Request) { l.joined() }
 
 // stripSubscription rewrites a listen-stream notification as a 2025 one:
 // params without the _meta subscription id.
@@ -133,14 +140,17 @@ func (ss *session) relisten() {
 	}
 }
 
-// listen starts a new engine listen for g and ends the previous one.
+// listen starts a new engine listen for g and ends the previous one once
+// the new one is acknowledged (so a change published after listen returns
+// reaches the stream: a subscribe is in effect when it is answered).
 func (s *Server) listen(g *getStream) {
+	g.relisten.Lock() // one (re)listen at a time
+	defer g.relisten.Unlock()
 	rec := g.ss.snapshot()
 	g.lmu.Lock()
-	defer g.lmu.Unlock()
 	g.gen++
 	gen := g.gen
-	old := g.listen
+	g.lmu.Unlock()
 	f := map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}
 	if len(rec.Subs) > 0 {
 		f["resourceSubscriptions"] = rec.Subs
@@ -158,13 +168,32 @@ func (s *Server) listen(g *getStream) {
 	if err := codec.PeekWith(msg, &env, codec.PeekOptions{}); err != nil {
 		return
 	}
-	r := s.scope.Begin(context.Background(), msg, &env, &listener{g: g, gen: gen}, nil)
+	l := &listener{g: g, gen: gen, ready: make(chan struct{})}
+	r := s.scope.Begin(context.Background(), msg, &env, l, nil)
+	// Recorded before it starts, so that the stream's end (which aborts
+	// g.listen) cannot miss it; no lock is held while the engine runs it
+	// (its Reply takes lmu).
+	g.lmu.Lock()
+	if g.gen != gen { // the stream ended meanwhile
+		g.lmu.Unlock()
+		r.Fail(codec.NewError(codec.CodeInternalError, "stream ended"))
+		return
+	}
+	old := g.listen
 	g.listen = r.Ref()
+	g.lmu.Unlock()
 	if e := r.Check(); e != nil {
 		r.Fail(e)
 	} else {
 		r.Start()
 	}
+	t := time.NewTimer(5 * time.Second)
+	select {
+	case <-l.ready:
+	case <-t.C:
+		s.log.Warn("legacy: the engine did not acknowledge a listen in 5 s")
+	}
+	t.Stop()
 	old.Abort(errRelisten)
 }
 
