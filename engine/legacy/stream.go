@@ -257,7 +257,7 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 		}
 		for _, f := range q {
 			if err := out.event(f); err != nil {
-				s.countWriteErr(err)
+				s.countWriteErr(out, err)
 				return
 			}
 		}
@@ -269,7 +269,7 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 		case <-keep.C:
 			ss.touch()
 			if err := out.comment(); err != nil {
-				s.countWriteErr(err)
+				s.countWriteErr(out, err)
 				return
 			}
 			// Another replica may have changed the subscriptions.
@@ -286,9 +286,9 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 
 // countWriteErr counts a write that timed out (the client stopped
 // reading: WriteIdleTimeout) as a slow consumer.
-func (s *Server) countWriteErr(err error) {
+func (s *Server) countWriteErr(out *sse, err error) {
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	if out.stalledErr() || (errors.As(err, &ne) && ne.Timeout()) {
 		s.stats.SlowConsumers.Add(1)
 	}
 }
