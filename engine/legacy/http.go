@@ -351,15 +351,22 @@ type sse struct {
 	mu      sync.Mutex
 	started bool
 	err     error
-	stalled bool // a write failed after blocking for the write idle limit
+	stalled bool      // a write failed once the write idle limit had passed
+	last    time.Time // start of the previous write
 }
 
-// write writes b and flushes, bounded by the write idle limit; a write
-// that fails after blocking that long marks the stream stalled (a client
-// that stopped reading: behind the fasthttp front end the deadline
-// surfaces as a closed pipe, not as a timeout).
+// write writes b and flushes, bounded by the write idle limit. A write
+// that fails once that limit has passed since the previous write began
+// marks the stream stalled: a client that stopped reading (behind the
+// fasthttp front end the deadline surfaces as a closed pipe, not as a
+// timeout, and possibly only at the next write).
 func (e *sse) write(b []byte) error {
 	start := time.Now()
+	ref := e.last
+	if ref.IsZero() {
+		ref = start
+	}
+	e.last = start
 	_ = e.rc.SetWriteDeadline(start.Add(e.idle))
 	_, err := e.w.Write(b)
 	if err == nil {
@@ -367,7 +374,7 @@ func (e *sse) write(b []byte) error {
 	}
 	if err != nil {
 		e.err = err
-		e.stalled = time.Since(start) >= e.idle*9/10
+		e.stalled = time.Since(ref) >= e.idle*9/10
 	}
 	return err
 }
