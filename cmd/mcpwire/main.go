@@ -114,6 +114,14 @@ func serve(ctx context.Context, args []string) error {
 	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
 		return errors.New("serve: choose a transport: --stdio, --http ADDR, --tcp ADDR, --unix PATH (any combination)")
 	}
+	switch {
+	case *legacyPath != "" && *httpAddr == "":
+		return errors.New("serve: --legacy-path needs --http")
+	case *legacyPath != "" && (!strings.HasPrefix(*legacyPath, "/") || *legacyPath == *httpPath):
+		return fmt.Errorf("serve: --legacy-path %q must be a path other than --path %q", *legacyPath, *httpPath)
+	case *stdioLegacy && !*useStdio:
+		return errors.New("serve: --stdio-legacy needs --stdio")
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
 		return err

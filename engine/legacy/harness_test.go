@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/engine/legacy"
+	"github.com/mcpwire/mcpwire/engine/state"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
 )
 
@@ -40,7 +41,13 @@ func leakCheck(t *testing.T) {
 // MRTR elicitation tool, a tool that waits until cancelled, a resource.
 func newEngine(t *testing.T) *engine.Server {
 	t.Helper()
-	eng := engine.New(engine.Options{Name: "legacy-test", Version: "1", Logging: true})
+	return newEngineWith(t, nil)
+}
+
+// newEngineWith is newEngine with a backplane (not started).
+func newEngineWith(t *testing.T, bp state.Backplane) *engine.Server {
+	t.Helper()
+	eng := engine.New(engine.Options{Name: "legacy-test", Version: "1", Logging: true, Backplane: bp})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

@@ -351,6 +351,39 @@ type sse struct {
 	mu      sync.Mutex
 	started bool
 	err     error
+	stalled bool      // a write failed once the write idle limit had passed
+	last    time.Time // start of the previous write
+}
+
+// write writes b and flushes, bounded by the write idle limit. A write
+// that fails once that limit has passed since the previous write began
+// marks the stream stalled: a client that stopped reading (behind the
+// fasthttp front end the deadline surfaces as a closed pipe, not as a
+// timeout, and possibly only at the next write).
+func (e *sse) write(b []byte) error {
+	start := time.Now()
+	ref := e.last
+	if ref.IsZero() {
+		ref = start
+	}
+	e.last = start
+	_ = e.rc.SetWriteDeadline(start.Add(e.idle))
+	_, err := e.w.Write(b)
+	if err == nil {
+		err = e.rc.Flush()
+	}
+	if err != nil {
+		e.err = err
+		e.stalled = time.Since(ref) >= e.idle*9/10
+	}
+	return err
+}
+
+// stalledErr reports whether the stream ended on a stalled write.
+func (e *sse) stalledErr() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stalled
 }
 
 func (e *sse) begin() error {
@@ -379,17 +412,11 @@ func (e *sse) event(frame []byte) error {
 	if err := e.begin(); err != nil {
 		return err
 	}
-	_ = e.rc.SetWriteDeadline(time.Now().Add(e.idle))
-	buf := make([]byte, 0, len(frame)+20)
+	buf := make([]byte, 0, len(frame)+24)
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(buf, frame...)
 	buf = append(buf, "\n\n"...)
-	if _, err := e.w.Write(buf); err != nil {
-		e.err = err
-		return err
-	}
-	e.err = e.flush()
-	return e.err
+	return e.write(buf)
 }
 
 func (e *sse) comment() error {
@@ -398,13 +425,7 @@ func (e *sse) comment() error {
 	if err := e.begin(); err != nil {
 		return err
 	}
-	_ = e.rc.SetWriteDeadline(time.Now().Add(e.idle))
-	if _, err := e.w.Write([]byte(": keepalive\n\n")); err != nil {
-		e.err = err
-		return err
-	}
-	e.err = e.flush()
-	return e.err
+	return e.write([]byte(": keepalive\n\n"))
 }
 
 func (e *sse) finalStatus(frame []byte, status int) {

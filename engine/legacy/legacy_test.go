@@ -448,3 +448,31 @@ func TestSessionsBoundToPrincipal(t *testing.T) {
 		t.Fatalf("alice after mallory's attempts: %d", r.status)
 	}
 }
+
+// When the engine refuses the GET stream's listen (here: a backplane that
+// was never started, as after a lost Redis), the stream ends at once, so
+// the client opens it again later; the session goes on.
+func TestGetStreamRefused(t *testing.T) {
+	leakCheck(t)
+	bus := state.NewMemory(state.MemoryOptions{})
+	defer bus.Close()
+	eng := newEngineWith(t, bus)
+	rg := startRig(t, eng, legacy.Config{})
+	sid := rg.initialize(t)
+	done := make(chan *reply, 1)
+	go func() { done <- rg.do(t, "GET", legacyPath, sid, "") }()
+	select {
+	case r := <-done:
+		if r.status != 200 || len(r.msgs) != 0 {
+			t.Fatalf("refused stream: %d %s", r.status, r.raw)
+		}
+	case <-time.After(8 * time.Second):
+		t.Fatal("a GET stream whose listen was refused stays open")
+	}
+	if eng.Stats().ListenRefused.Load() == 0 {
+		t.Fatal("the engine did not refuse the listen")
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.status != 200 {
+		t.Fatalf("session after a refused stream: %d", r.status)
+	}
+}

@@ -257,7 +257,7 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 		}
 		for _, f := range q {
 			if err := out.event(f); err != nil {
-				s.countWriteErr(err)
+				s.countWriteErr(g, out, err)
 				return
 			}
 		}
@@ -269,7 +269,7 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 		case <-keep.C:
 			ss.touch()
 			if err := out.comment(); err != nil {
-				s.countWriteErr(err)
+				s.countWriteErr(g, out, err)
 				return
 			}
 			// Another replica may have changed the subscriptions.
@@ -284,11 +284,15 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 	}
 }
 
-// countWriteErr counts a write that timed out (the client stopped
-// reading: WriteIdleTimeout) as a slow consumer.
-func (s *Server) countWriteErr(err error) {
+// countWriteErr counts a stream ended by a failed write as a slow
+// consumer when the client had stopped reading: the write timed out
+// (WriteIdleTimeout) or the queue overflowed meanwhile.
+func (s *Server) countWriteErr(g *getStream, out *sse, err error) {
+	g.mu.Lock()
+	overflow := g.slow
+	g.mu.Unlock()
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	if overflow || out.stalledErr() || (errors.As(err, &ne) && ne.Timeout()) {
 		s.stats.SlowConsumers.Add(1)
 	}
 }
