@@ -59,6 +59,10 @@ clean:
 conformance: build
 	./.ci/conformance.sh
 
+## conformance-legacy: the same suite with the 2025-11-25 requirement set against `serve --legacy-path /mcp-2025` (engine/legacy: sessions, GET stream, server→client requests).
+conformance-legacy: build
+	./.ci/conformance-legacy.sh
+
 ## interop: TS SDK v2, go-sdk and mcp-go clients (pinned) against bin/mcpwire over HTTP and stdio, each run's wire traffic checked.
 interop: build
 	./.ci/interop.sh
@@ -71,7 +75,13 @@ conformance-client: build
 interop-client: build
 	./.ci/interop-client.sh
 
-.PHONY: conformance interop conformance-client interop-client
+.PHONY: conformance conformance-legacy interop conformance-client interop-client
+
+## interop-legacy: 2025-11-25 clients (TS SDK v1 1.32.2, Inspector v1 CLI 1.0.3; pinned) against `serve --legacy-path /mcp-2025` and the stdio legacy mode, directly and through MIGRATION.md's HAProxy and nginx examples (checked with haproxy -c and nginx -t; both installed if missing), each run's wire checked; the go-sdk stateful everything-server as the control.
+interop-legacy: build
+	./.ci/interop-legacy.sh
+
+.PHONY: interop-legacy
 
 ## compare: side-by-side table (mcpwire vs go-sdk vs mcp-go vs raw ceilings: HTTP, stdio, TCP and Unix at 1x64 and 64x1) under `mcpwire load`, mcpwire HTTPS next to plain HTTP under wrk, and the TCP rows under tsung (installed by the target; TSUNG=0 skips), then the client rows of compare-clients (CLIENTS=0 skips; skipped with ONLY); ROUNDS, DURATION, ONLY env.
 compare:

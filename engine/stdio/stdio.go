@@ -1,6 +1,8 @@
 package stdio
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -33,6 +35,15 @@ type Options struct {
 	MaxPending int
 	// Logger receives transport logs (never protocol traffic); nil discards.
 	Logger *slog.Logger
+	// Upgrade, when set, sees the connection's first message (one line,
+	// without its newline) before the engine does. If it returns a serve
+	// function, that function serves the whole connection instead, the
+	// first message included in its input; ctx ending closes the input
+	// (when it is an io.Closer). For example engine/legacy's
+	// Server.StdioUpgrade switches a connection that begins with
+	// initialize to 2025-11-25. Nil, or a nil result: the connection is
+	// served by the engine as always.
+	Upgrade func(first []byte) func(ctx context.Context, in io.Reader, out io.Writer) error
 }
 
 func (o Options) grace() time.Duration {
@@ -61,6 +72,18 @@ func Serve(ctx context.Context, srv *engine.Server, opt Options) error {
 // io.Closer, to unblock the reader, and in-flight requests get the grace
 // period.
 func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Writer, opt Options) (result error) {
+	if opt.Upgrade != nil {
+		first, rest, err := firstLine(ctx, in, opt.MaxLine)
+		if err != nil {
+			return err
+		}
+		if serve := opt.Upgrade(bytes.TrimRight(first, "\r\n")); serve != nil {
+			stop := context.AfterFunc(ctx, func() { closeInput(in) })
+			defer stop()
+			return serve(ctx, rest, out)
+		}
+		in = rest
+	}
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -145,6 +168,51 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 			return ErrOutputClosed
 		}
 		return werr
+	}
+	return nil
+}
+
+// firstLine reads the first line of in (at most maxLine bytes, with its
+// newline when there is one) and returns it with a reader that yields the
+// whole input again, the first line included, and closes in when closed.
+func firstLine(ctx context.Context, in io.Reader, maxLine int) ([]byte, io.Reader, error) {
+	if maxLine <= 0 {
+		maxLine = framing.DefaultMaxLine
+	}
+	stop := context.AfterFunc(ctx, func() { closeInput(in) })
+	br := bufio.NewReaderSize(in, 64<<10)
+	var line []byte
+	var err error
+	for {
+		var chunk []byte
+		chunk, err = br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if err != bufio.ErrBufferFull || len(line) > maxLine {
+			break
+		}
+	}
+	stop()
+	if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, err
+	}
+	return line, &rejoined{Reader: io.MultiReader(bytes.NewReader(line), br), in: in}, nil
+}
+
+// rejoined is the input after firstLine: the first line again, then the
+// rest; Close closes the original input.
+type rejoined struct {
+	io.Reader
+	in io.Reader
+}
+
+func (r *rejoined) Close() error { return closeInput(r.in) }
+
+func closeInput(in io.Reader) error {
+	if c, ok := in.(io.Closer); ok {
+		return c.Close()
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"time"
 )
@@ -143,6 +144,18 @@ type Config struct {
 	// SSE responses are never compressed (see the package documentation).
 	Compression      bool
 	CompressMinBytes int
+
+	// Mounts serves other paths of the same listener with net/http
+	// handlers (for example a 2025-11-25 endpoint for old clients, see
+	// package engine/legacy), keyed by exact path; Path itself cannot be
+	// mounted over. A mounted handler gets the listener's connection
+	// limits, its Origin and Host checks (403), Authenticate (401/403; the
+	// principal through PrincipalFrom) and 503 once Shutdown has begun,
+	// and nothing else of this package: no MCP validation. On the fasthttp
+	// front end its response is buffered
+	// until it first flushes, then streamed; http.ResponseController's
+	// SetWriteDeadline reaches the connection.
+	Mounts map[string]http.Handler
 
 	// Logger receives transport logs; nil discards them.
 	Logger *slog.Logger

@@ -146,9 +146,16 @@ func isTimeout(err error) bool {
 }
 
 func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
-	x := s.acquireExchange()
-	if lc := limitOf(ctx.Conn()); lc != nil {
+	lc := limitOf(ctx.Conn())
+	if lc != nil {
 		lc.requestRead()
+	}
+	if h := s.mounted(ctx.Path()); h != nil && string(ctx.Path()) != s.cfg.Path {
+		s.serveMountFast(ctx, h)
+		return
+	}
+	x := s.acquireExchange()
+	if lc != nil {
 		x.info = lc.info
 	}
 	var r reqInfo

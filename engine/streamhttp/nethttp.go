@@ -27,6 +27,10 @@ func (s *Server) Handler(addr string) (http.Handler, error) {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	if h := s.cfg.Mounts[req.URL.Path]; h != nil && req.URL.Path != s.cfg.Path {
+		s.serveMountHTTP(h, w, req)
+		return
+	}
 	x := s.acquireExchange()
 	var r reqInfo
 	r.hdr = &x.hdr

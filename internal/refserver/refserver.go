@@ -71,6 +71,12 @@ type Options struct {
 	ProgressInterval time.Duration
 	// Hooks is passed to engine.Options.Hooks (serve --trace).
 	Hooks engine.Hooks
+	// Legacy adds the fixtures the 2025-11-25 conformance suite drives
+	// (test_tool_with_logging, test_sampling, test_elicitation,
+	// test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums;
+	// see legacy.go), for a server that also serves old clients through
+	// engine/legacy.
+	Legacy bool
 }
 
 // refServer holds what the fixtures share.
@@ -130,7 +136,11 @@ func newServer(opt Options, now func() time.Time) (*engine.Server, error) {
 		store: opt.Store,
 	}
 	var errs []error
-	for _, t := range r.tools() {
+	tools := r.tools()
+	if opt.Legacy {
+		tools = append(tools, r.legacyTools()...)
+	}
+	for _, t := range tools {
 		errs = append(errs, srv.AddTool(t))
 	}
 	for _, res := range r.resources() {

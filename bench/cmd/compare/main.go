@@ -155,7 +155,10 @@ type fixture struct {
 }
 
 var (
-	fixToken   = fixture{name: "token", wrkScript: "fixture.lua"}
+	fixToken = fixture{name: "token", wrkScript: "fixture.lua"}
+	// fixLegacy is the standard fixture as a 2025-11-25 client sends it
+	// (the legacy endpoint; the harness adds the session's header).
+	fixLegacy  = fixture{name: "token", wrkScript: "fixture-legacy.lua"}
 	fixNoToken = fixture{name: "no token", noToken: true, wrkScript: "fixture-notoken.lua"}
 )
 
@@ -170,6 +173,10 @@ type row struct {
 	ceiling  bool
 	tls      bool   // HTTPS (https:// target)
 	plain    string // an HTTPS row: its plain HTTP twin (same server, shape, generator, fixture), for the TLS ratio
+	// path is the HTTP endpoint ("" = /mcp); session: initialize there
+	// first and send the Mcp-Session-Id on every request (legacy rows).
+	path    string
+	session bool
 	// server is the command line: started by the harness for http, tcp
 	// and unix rows (ADDR is replaced by the row's address or socket
 	// path), handed to the generator's stdio target for stdio rows.
@@ -245,6 +252,16 @@ func requestRows(cfg config) []row {
 				server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error",
 					"--tls-cert", filepath.Join(cfg.tlsDir, "cert.pem"), "--tls-key", filepath.Join(cfg.tlsDir, "key.pem")}})
 		}
+	}
+	// The legacy endpoint (engine/legacy, 2025-11-25 with a session) and the
+	// modern one of the same server, under wrk: what serving old clients
+	// costs per call, and that mounting it costs the modern path nothing.
+	if cfg.wrk != "" {
+		legacySrv := []string{b("mcpwire"), "serve", "--http", "ADDR", "--legacy-path", "/mcp-2025", "--log-level", "error"}
+		rows = append(rows,
+			row{name: "mcpwire HTTP beside legacy (wrk)", kind: kindHTTP, conns: 64, inflight: 1, gen: genWrk, fixture: fixToken, server: legacySrv},
+			row{name: "mcpwire HTTP legacy 2025-11-25 (wrk)", kind: kindHTTP, conns: 64, inflight: 1, gen: genWrk, fixture: fixLegacy,
+				server: legacySrv, path: "/mcp-2025", session: true})
 	}
 	rows = append(rows,
 		stdio("mcpwire stdio", false, b("mcpwire"), "serve", "--stdio", "--log-level", "error"),

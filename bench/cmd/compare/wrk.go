@@ -160,6 +160,34 @@ func checkReply(s *wrkScript, addr, path string, tlsConf *tls.Config) (int, erro
 	return size, fmt.Errorf("no JSON-RPC response in the body: %s", trim(body))
 }
 
+// sessionScript initializes a 2025-11-25 session at addr+path and writes
+// to out the script at in plus the session's Mcp-Session-Id header.
+func sessionScript(in, addr, path, out string) (string, error) {
+	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wrk","version":"1"}}}`
+	req, err := http.NewRequest("POST", "http://"+addr+path, strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return "", fmt.Errorf("initialize: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" || strings.ContainsAny(sid, `"\`) {
+		return "", fmt.Errorf("initialize: HTTP %d, session %q: %s", resp.StatusCode, sid, trim(b))
+	}
+	src, err := os.ReadFile(in)
+	if err != nil {
+		return "", err
+	}
+	src = fmt.Appendf(bytes.TrimRight(src, "\n"), "\nwrk.headers[\"Mcp-Session-Id\"] = \"%s\"\n", sid)
+	return out, os.WriteFile(out, src, 0o644)
+}
+
 type countingReader struct {
 	r io.Reader
 	n int
@@ -288,8 +316,7 @@ func wrkSeconds(d time.Duration) int {
 }
 
 // runWrk runs wrk once; during is called with its start time while it runs.
-func runWrk(cfg config, r row, target string, secs int, outFile string, during func(start time.Time)) (*wrkResult, time.Duration, error) {
-	script := filepath.Join(cfg.wrkDir, r.fixture.wrkScript)
+func runWrk(cfg config, r row, script, target string, secs int, outFile string, during func(start time.Time)) (*wrkResult, time.Duration, error) {
 	args := []string{"-t1", "-c" + strconv.Itoa(r.conns), "-d" + strconv.Itoa(secs) + "s", "--latency", "-s", script, target}
 	cmd := exec.Command(cfg.wrk, args...)
 	var stdout, stderr bytes.Buffer
@@ -325,11 +352,17 @@ func runWrk(cfg config, r row, target string, secs int, outFile string, during f
 func runWrkRow(cfg config, r row, idx int, tag string) runResult {
 	var res runResult
 	network, addr, target := endpoint(cfg, r, idx)
+	path := "/mcp"
+	if r.path != "" {
+		path = r.path
+		target = strings.TrimSuffix(target, "/mcp") + path
+	}
 	if !portFree(addr) {
 		res.err = fmt.Errorf("port %s is busy", addr)
 		return res
 	}
-	script, err := parseWrkScript(filepath.Join(cfg.wrkDir, r.fixture.wrkScript))
+	scriptPath := filepath.Join(cfg.wrkDir, r.fixture.wrkScript)
+	script, err := parseWrkScript(scriptPath)
 	if err != nil {
 		res.err = err
 		return res
@@ -347,13 +380,25 @@ func runWrkRow(cfg config, r row, idx int, tag string) runResult {
 			return res
 		}
 	}
-	replySize, err := checkReply(script, addr, "/mcp", tlsConf)
+	if r.session {
+		// One 2025-11-25 session for the whole run: wrk sends its id,
+		// unchanged, on every connection.
+		if scriptPath, err = sessionScript(scriptPath, addr, path, filepath.Join(cfg.outDir, tag+".lua")); err != nil {
+			res.err = err
+			return res
+		}
+		if script, err = parseWrkScript(scriptPath); err != nil {
+			res.err = err
+			return res
+		}
+	}
+	replySize, err := checkReply(script, addr, path, tlsConf)
 	if err != nil {
 		res.err = fmt.Errorf("the server does not answer %s with the echo result: %v", r.fixture.wrkScript, err)
 		return res
 	}
 	if cfg.warmup > 0 {
-		if _, _, err := runWrk(cfg, r, target, wrkSeconds(cfg.warmup), "", nil); err != nil {
+		if _, _, err := runWrk(cfg, r, scriptPath, target, wrkSeconds(cfg.warmup), "", nil); err != nil {
 			res.err = fmt.Errorf("warm-up: %v", err)
 			return res
 		}
@@ -362,7 +407,7 @@ func runWrkRow(cfg config, r row, idx int, tag string) runResult {
 	wcfg := cfg
 	wcfg.warmup, wcfg.duration = 0, time.Duration(secs)*time.Second
 	var w window
-	wr, cpu, err := runWrk(cfg, r, target, secs, filepath.Join(cfg.outDir, tag+".wrk.txt"),
+	wr, cpu, err := runWrk(cfg, r, scriptPath, target, secs, filepath.Join(cfg.outDir, tag+".wrk.txt"),
 		func(start time.Time) { w = sampleWindow(wcfg, func() *statSource { return srv.src }, start) })
 	if err != nil {
 		res.err = err

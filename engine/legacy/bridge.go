@@ -1,0 +1,443 @@
+package legacy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+// The bridge runs a 2025-era request through the engine as a 2026-07-28
+// request (the session's capabilities, client info and log level become
+// the request's _meta) and turns what comes back into the 2025 shape.
+
+// wire is one JSON-RPC message as a 2025 client sends it.
+type wire struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+var (
+	errBatch    = codec.NewError(codec.CodeInvalidRequest, "Invalid Request: batch arrays are not supported")
+	errNotRPC   = codec.NewError(codec.CodeInvalidRequest, `Invalid Request: expected one JSON-RPC 2.0 message`)
+	errBadParam = codec.NewError(codec.CodeInvalidParams, "Invalid params: params must be an object")
+)
+
+// parse decodes one message; a batch or a non-object is an error.
+func parse(body []byte) (*wire, *codec.Error) {
+	b := bytes.TrimSpace(body)
+	if len(b) > 0 && b[0] == '[' {
+		return nil, errBatch
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return nil, codec.ErrParse
+	}
+	var m wire
+	if err := codec.Unmarshal(b, &m); err != nil {
+		return nil, codec.ErrParse
+	}
+	if m.JSONRPC != "2.0" {
+		return nil, errNotRPC
+	}
+	if len(m.ID) > 0 && !validID(m.ID) {
+		return nil, codec.ErrBadID
+	}
+	if len(m.Params) > 0 && m.Params[0] != '{' && !bytes.Equal(m.Params, []byte("null")) {
+		return nil, codec.ErrBadParams
+	}
+	return &m, nil
+}
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	if id[0] == '"' {
+		return true
+	}
+	_, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil
+}
+
+// modern builds the engine's message for a request of ss: params with the
+// session's _meta merged under the client's own _meta members (progressToken
+// stays), plus extra params (an MRTR retry's inputResponses and
+// requestState).
+func (ss *session) modern(id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage) ([]byte, error) {
+	if extra == nil {
+		if out, ok := ss.modernFast(id, method, params); ok {
+			return out, nil
+		}
+	}
+	return ss.modernMap(id, method, params, extra)
+}
+
+// modernMap is modern through a decoded params map: the client's _meta
+// members and the session's merged (the session's win).
+func (ss *session) modernMap(id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage) ([]byte, error) {
+	p := map[string]json.RawMessage{}
+	if len(params) > 0 && params[0] == '{' {
+		if err := codec.Unmarshal(params, &p); err != nil {
+			return nil, errBadParam
+		}
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := p["_meta"]; ok && len(raw) > 0 && raw[0] == '{' {
+		if err := codec.Unmarshal(raw, &meta); err != nil {
+			return nil, errBadParam
+		}
+	}
+	ss.meta(meta, true)
+	mb, err := codec.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	p["_meta"] = mb
+	for k, v := range extra {
+		p[k] = v
+	}
+	pb, err := codec.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	out := []byte(`{"jsonrpc":"2.0","id":`)
+	out = append(out, id...)
+	out = append(out, `,"method":`...)
+	out = codec.AppendString(out, method)
+	out = append(out, `,"params":`...)
+	out = append(out, pb...)
+	return append(out, '}'), nil
+}
+
+// metaKeys are the _meta members the session supplies.
+var metaKeys = []string{codec.MetaProtocolVersion, codec.MetaClientCapabilities, codec.MetaClientInfo, codec.MetaLogLevel}
+
+// modernFast is modern without decoding params: the session's _meta
+// members are spliced in front of the client's own (or a _meta is added).
+// It declines (ok false) when the client's _meta names one of the
+// session's keys itself, or params is not an object; modern then merges
+// through a map.
+func (ss *session) modernFast(id json.RawMessage, method string, params json.RawMessage) ([]byte, bool) {
+	head := ss.metaHead()
+	out := make([]byte, 0, len(params)+len(head)+len(method)+len(id)+64)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"method":`...)
+	out = codec.AppendString(out, method)
+	out = append(out, `,"params":`...)
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
+		out = append(out, `{"_meta":{`...)
+		out = append(out, head...)
+		return append(out, `}}}`...), true
+	}
+	if p[0] != '{' {
+		return nil, false
+	}
+	meta, found, err := codec.LookupPathStrict(p, "_meta")
+	if err != nil {
+		return nil, false
+	}
+	if !found {
+		out = append(out, `{"_meta":{`...)
+		out = append(out, head...)
+		out = append(out, '}')
+		if rest := bytes.TrimSpace(p[1:]); len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		out = append(out, p[1:]...)
+		return append(out, '}'), true
+	}
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil, false
+	}
+	for _, k := range metaKeys {
+		if _, ok := codec.LookupPath(meta, k); ok {
+			return nil, false
+		}
+	}
+	// meta aliases p: copy p up to the inside of _meta's object, our
+	// members, then the rest.
+	start := cap(p) - cap(meta) // offset of meta in p
+	if start <= 0 || start+len(meta) > len(p) || !bytes.Equal(p[start:start+len(meta)], meta) {
+		return nil, false
+	}
+	out = append(out, p[:start+1]...)
+	out = append(out, head...)
+	if inner := bytes.TrimSpace(meta[1:]); len(inner) > 0 && inner[0] != '}' {
+		out = append(out, ',')
+	}
+	out = append(out, p[start+1:]...)
+	return append(out, '}'), true
+}
+
+// metaHead returns the session's _meta members, encoded (without braces),
+// rebuilt when the record's version moves.
+func (ss *session) metaHead() []byte {
+	ss.mu.Lock()
+	if ss.head != nil && ss.headVer == ss.ver {
+		h := ss.head
+		ss.mu.Unlock()
+		return h
+	}
+	ver := ss.ver
+	ss.mu.Unlock()
+	m := map[string]json.RawMessage{}
+	ss.meta(m, true)
+	var h []byte
+	for _, k := range metaKeys {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if len(h) > 0 {
+			h = append(h, ',')
+		}
+		h = codec.AppendString(h, k)
+		h = append(h, ':')
+		h = append(h, v...)
+	}
+	ss.mu.Lock()
+	if ss.ver == ver {
+		ss.head, ss.headVer = h, ver
+	}
+	ss.mu.Unlock()
+	return h
+}
+
+// outcome is what one engine request produced.
+type outcome struct {
+	frame  []byte // the response, as the engine encoded it
+	status int
+}
+
+// call is one engine request in flight for a session: the engine's
+// Replier. Notifications and the reply queue up; the HTTP side drains them.
+type call struct {
+	mu     sync.Mutex
+	notes  [][]byte
+	reply  *outcome
+	done   bool
+	wake   chan struct{}
+	ref    engine.RequestRef
+	cancel func(error)
+}
+
+func newCall() *call { return &call{wake: make(chan struct{}, 1)} }
+
+func (c *call) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Notify implements engine.Replier.
+func (c *call) Notify(_ *engine.Request, frame []byte) error {
+	c.mu.Lock()
+	c.notes = append(c.notes, bytes.Clone(frame))
+	c.mu.Unlock()
+	c.signal()
+	return nil
+}
+
+// Reply implements engine.Replier.
+func (c *call) Reply(_ *engine.Request, frame []byte, status int) error {
+	c.mu.Lock()
+	c.reply = &outcome{frame: bytes.Clone(frame), status: status}
+	c.mu.Unlock()
+	c.signal()
+	return nil
+}
+
+// Done implements engine.Replier.
+func (c *call) Done(*engine.Request) {
+	c.mu.Lock()
+	c.done = true
+	c.mu.Unlock()
+	c.signal()
+}
+
+// take returns what is queued and whether the request has ended.
+func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	notes, c.notes = c.notes, nil
+	reply = c.reply
+	c.reply = nil
+	return notes, reply, c.done
+}
+
+// start begins msg in the engine with c as its Replier; a validation
+// failure is answered through c like any other reply.
+func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any) *codec.Error {
+	var env codec.Envelope
+	if err := codec.PeekWith(msg, &env, codec.PeekOptions{MaxDepth: s.eng.Options().MaxDepth}); err != nil {
+		var ce *codec.Error
+		if !errors.As(err, &ce) {
+			ce = codec.ErrParse
+		}
+		return ce
+	}
+	r := s.scope.Begin(ctx, msg, &env, c, principal)
+	ref := r.Ref()
+	c.mu.Lock()
+	c.ref = ref
+	c.cancel = func(why error) { ref.Cancel(why) }
+	c.mu.Unlock()
+	if e := r.Check(); e != nil {
+		r.Fail(e)
+		return nil
+	}
+	if !r.MayNotify() && !r.HasTimeout() {
+		// Nothing can come before the answer: run it here, as the modern
+		// transports do, instead of handing it to a worker and waiting.
+		r.Run()
+		return nil
+	}
+	r.Start()
+	return nil
+}
+
+// cancelFn returns the cancellation of the call's current engine request.
+func (c *call) cancelNow(why error) {
+	c.mu.Lock()
+	f := c.cancel
+	c.mu.Unlock()
+	if f != nil {
+		f(why)
+	}
+}
+
+// result translation -------------------------------------------------------------
+
+// response is a JSON-RPC response as the engine wrote it.
+type response struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+// Members of a 2026-07-28 result a 2025 client has no use for.
+var modernOnly = []string{"resultType", "ttlMs", "cacheScope"}
+
+const keyServerInfo = "io.modelcontextprotocol/serverInfo"
+
+// legacyResult rewrites a complete result for a 2025 client: without
+// resultType, the cache hints and serverInfo in _meta.
+func legacyResult(raw json.RawMessage, serverMeta []byte) (json.RawMessage, error) {
+	if out, ok := legacyResultFast(raw, serverMeta); ok {
+		return out, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := codec.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	for _, k := range modernOnly {
+		delete(obj, k)
+	}
+	if m, ok := obj["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if codec.Unmarshal(m, &meta) == nil {
+			delete(meta, keyServerInfo)
+			if len(meta) == 0 {
+				delete(obj, "_meta")
+			} else if b, err := codec.Marshal(meta); err == nil {
+				obj["_meta"] = b
+			}
+		}
+	}
+	return codec.Marshal(obj)
+}
+
+// legacyResultFast handles the shape the engine writes for handler
+// results: {"resultType":"complete",MEMBERS,"_meta":SERVERMETA}. Anything
+// else (cache hints, other _meta members) goes the map way.
+func legacyResultFast(raw, serverMeta []byte) ([]byte, bool) {
+	const head = `{"resultType":"complete",`
+	if !bytes.HasPrefix(raw, []byte(head)) || !bytes.HasSuffix(raw, []byte("}")) {
+		return nil, false
+	}
+	body := raw[len(head) : len(raw)-1]
+	tail := append([]byte(`,"_meta":`), serverMeta...)
+	if !bytes.HasSuffix(body, tail) {
+		return nil, false
+	}
+	body = body[:len(body)-len(tail)]
+	if bytes.Contains(body, []byte(`"ttlMs":`)) || bytes.Contains(body, []byte(`"_meta":`)) {
+		return nil, false // possibly top-level members to drop: decode
+	}
+	out := make([]byte, 0, len(body)+2)
+	out = append(out, '{')
+	out = append(out, body...)
+	return append(out, '}'), true
+}
+
+// legacyError maps the few 2026 error shapes that mean something else to
+// a 2025 client: "resource not found" is -32002 there (COMPAT-08).
+func legacyError(raw json.RawMessage) json.RawMessage {
+	var e struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data,omitempty"`
+	}
+	if codec.Unmarshal(raw, &e) != nil {
+		return raw
+	}
+	if e.Code == int(codec.CodeInvalidParams) && e.Message == "Resource not found" {
+		e.Code = -32002
+		if b, err := codec.Marshal(e); err == nil {
+			return b
+		}
+	}
+	return raw
+}
+
+// encodeResponse writes a response frame for id.
+func encodeResponse(id, result json.RawMessage) []byte {
+	return codec.AppendResponse(nil, id, result)
+}
+
+func encodeError(id json.RawMessage, e *codec.Error) []byte {
+	return codec.AppendErrorResponse(nil, id, e)
+}
+
+func encodeRawError(id, errObj json.RawMessage) []byte {
+	b := []byte(`{"jsonrpc":"2.0","id":`)
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, errObj...)
+	return append(b, '}')
+}
+
+// inputRequired is the body of an input_required result.
+type inputRequired struct {
+	ResultType    string                     `json:"resultType"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	RequestState  string                     `json:"requestState"`
+}
+
+// capabilityFor names the client capability a server→client request needs.
+func capabilityFor(method string) string {
+	switch method {
+	case "sampling/createMessage":
+		return "sampling"
+	case "elicitation/create":
+		return "elicitation"
+	case "roots/list":
+		return "roots"
+	}
+	return ""
+}

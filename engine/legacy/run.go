@@ -1,0 +1,280 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// run answers one request through the engine. The response is a JSON body
+// when the engine's answer is the first thing to say; a notification
+// (progress, log) or a server→client request before it turns the response
+// into an SSE stream (2025-11-25 allows either).
+//
+// MRTR: an input_required result becomes the equivalent server→client
+// requests (sampling/createMessage, elicitation/create, roots/list) on this
+// response's stream, when the session's client declared the capability;
+// the client's answers are POSTed back, collected, and the request is run
+// again with inputResponses and requestState, for at most MaxRounds rounds.
+// An input the client did not declare gets a JSON-RPC error -32603 naming
+// the capability.
+func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, principal any) {
+	key := string(m.ID)
+	var extra map[string]json.RawMessage
+	for round := 0; ; round++ {
+		msg, err := ss.modern(m.ID, m.Method, m.Params, extra)
+		if err != nil {
+			var ce *codec.Error
+			if !errors.As(err, &ce) {
+				ce = codec.NewError(codec.CodeInternalError, "Internal error")
+			}
+			out.final(encodeError(m.ID, ce))
+			return
+		}
+		c := newCall()
+		if !ss.addCall(key, c) {
+			out.final(encodeError(m.ID, codec.NewError(codec.CodeInvalidRequest, "Invalid Request: id "+key+" is already in flight")))
+			return
+		}
+		if e := s.start(context.Background(), msg, c, principal); e != nil {
+			ss.removeCall(key, c)
+			out.final(encodeError(m.ID, e))
+			return
+		}
+		reply := s.pump(ctx, c, out)
+		ss.removeCall(key, c)
+		if reply == nil {
+			return // cancelled, or the client went away
+		}
+		var r response
+		r.Result, _ = codec.LookupPath(reply.frame, "result")
+		if len(r.Result) == 0 {
+			r.Error, _ = codec.LookupPath(reply.frame, "error")
+		}
+		if len(r.Result) == 0 && len(r.Error) == 0 {
+			out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
+			return
+		}
+		if len(r.Error) > 0 {
+			out.finalStatus(encodeRawError(m.ID, legacyError(r.Error)), reply.status)
+			return
+		}
+		rt, _ := codec.LookupString(r.Result, "resultType")
+		if !rt.EqualString("input_required") {
+			res, err := legacyResult(r.Result, s.eng.ServerMeta())
+			if err != nil {
+				out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
+				return
+			}
+			out.final(encodeResponse(m.ID, res))
+			return
+		}
+		if round+1 >= s.cfg.MaxRounds {
+			out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error: too many input rounds")))
+			return
+		}
+		var ir inputRequired
+		if err := codec.Unmarshal(r.Result, &ir); err != nil {
+			out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
+			return
+		}
+		answers, ce := s.ask(ctx, ss, out, ir.InputRequests)
+		if ce != nil {
+			out.final(encodeError(m.ID, ce))
+			return
+		}
+		if answers == nil {
+			return // the client went away
+		}
+		extra = map[string]json.RawMessage{"inputResponses": answers}
+		if ir.RequestState != "" {
+			extra["requestState"] = quote(ir.RequestState)
+		}
+	}
+}
+
+// sink is where one request's messages go: an HTTP response (JSON or
+// SSE) or a stdio connection.
+type sink interface {
+	// event sends a message before the answer (a notification or a
+	// server→client request).
+	event(frame []byte) error
+	// comment keeps a silent stream alive.
+	comment() error
+	// final sends the answer.
+	final(frame []byte)
+	// finalStatus sends an error answer whose HTTP status the engine
+	// chose (503 when shared state is down; others are sent as 200, as
+	// 2025 clients expect JSON-RPC errors in a 200 response).
+	finalStatus(frame []byte, status int)
+}
+
+// pump forwards the call's notifications to out and returns its reply
+// (nil if it ended without one, or ctx ended first).
+func (s *Server) pump(ctx context.Context, c *call, out sink) *outcome {
+	for {
+		notes, reply, done := c.take()
+		for _, n := range notes {
+			if out.event(n) != nil {
+				c.cancelNow(errGone)
+			}
+		}
+		if reply != nil {
+			// The engine calls Done right after Reply; wait for it so
+			// that the request no longer counts as in flight.
+			for !done {
+				<-c.wake
+				_, _, done = c.take()
+			}
+			return reply
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-c.wake:
+		case <-ctx.Done():
+			// 2025-11-25: a disconnect is not a cancellation, but nobody
+			// is left to read the answer, so the work is not wanted.
+			c.cancelNow(errGone)
+		}
+	}
+}
+
+var errGone = errors.New("legacy: the client closed the response stream")
+
+// ask sends each input request to the client on out and waits for the
+// answers. It returns the inputResponses object, or an error to answer,
+// or nil, nil when the client went away.
+func (s *Server) ask(ctx context.Context, ss *session, out sink, reqs map[string]json.RawMessage) (json.RawMessage, *codec.Error) {
+	type pendingInput struct {
+		key string
+		id  string
+		ch  chan json.RawMessage
+	}
+	var waits []pendingInput
+	defer func() {
+		ss.mu.Lock()
+		for _, p := range waits {
+			delete(ss.pending, p.id)
+		}
+		ss.mu.Unlock()
+	}()
+	for key, raw := range reqs {
+		var ir struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params,omitempty"`
+		}
+		if err := codec.Unmarshal(raw, &ir); err != nil {
+			return nil, codec.NewError(codec.CodeInternalError, "Internal error: bad input request")
+		}
+		capName := capabilityFor(ir.Method)
+		if capName == "" || !ss.hasCap(capName) {
+			s.stats.InputRefused.Add(1)
+			return nil, codec.NewError(codec.CodeInternalError,
+				"This request needs the client's "+orMethod(capName, ir.Method)+" capability, which the session did not declare at initialize")
+		}
+		id := quote("mcpwire-" + strconv.FormatUint(s.nextID.Add(1), 10))
+		ch := make(chan json.RawMessage, 1)
+		ss.mu.Lock()
+		if ss.gone {
+			ss.mu.Unlock()
+			return nil, nil
+		}
+		if ss.pending == nil {
+			ss.pending = map[string]chan json.RawMessage{}
+		}
+		ss.pending[string(id)] = ch
+		ss.mu.Unlock()
+		waits = append(waits, pendingInput{key, string(id), ch})
+		frame := []byte(`{"jsonrpc":"2.0","id":`)
+		frame = append(frame, id...)
+		frame = append(frame, `,"method":`...)
+		frame = codec.AppendString(frame, ir.Method)
+		if len(ir.Params) > 0 {
+			frame = append(frame, `,"params":`...)
+			frame = append(frame, ir.Params...)
+		}
+		frame = append(frame, '}')
+		s.stats.InputRequests.Add(1)
+		if out.event(frame) != nil {
+			return nil, nil
+		}
+	}
+	answers := map[string]json.RawMessage{}
+	timer := time.NewTimer(s.cfg.InputTimeout)
+	defer timer.Stop()
+	keep := time.NewTicker(s.cfg.KeepAlive)
+	defer keep.Stop()
+	for _, p := range waits {
+	wait:
+		for {
+			select {
+			case b, ok := <-p.ch:
+				if !ok {
+					return nil, nil // the session ended
+				}
+				var resp wire
+				if err := codec.Unmarshal(b, &resp); err != nil {
+					return nil, codec.NewError(codec.CodeInternalError, "Internal error")
+				}
+				if len(resp.Error) > 0 {
+					msg, _ := codec.LookupString(resp.Error, "message")
+					return nil, codec.NewError(codec.CodeInternalError, "The client refused the input request: "+msg.String())
+				}
+				answers[p.key] = resp.Result
+				break wait
+			case <-keep.C:
+				if out.comment() != nil {
+					return nil, nil
+				}
+			case <-timer.C:
+				s.stats.InputTimeouts.Add(1)
+				return nil, codec.NewError(codec.CodeInternalError, "The client did not answer the input request in time")
+			case <-ctx.Done():
+				return nil, nil
+			}
+		}
+	}
+	b, err := codec.Marshal(answers)
+	if err != nil {
+		return nil, codec.NewError(codec.CodeInternalError, "Internal error")
+	}
+	return b, nil
+}
+
+func orMethod(capName, method string) string {
+	if capName != "" {
+		return capName
+	}
+	return method
+}
+
+func (ss *session) addCall(key string, c *call) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.gone {
+		return false
+	}
+	if ss.calls == nil {
+		ss.calls = map[string]*call{}
+	}
+	if ss.calls[key] != nil {
+		return false
+	}
+	ss.calls[key] = c
+	return true
+}
+
+func (ss *session) removeCall(key string, c *call) {
+	ss.mu.Lock()
+	if ss.calls[key] == c {
+		delete(ss.calls, key)
+	}
+	ss.touched = time.Now()
+	ss.mu.Unlock()
+}

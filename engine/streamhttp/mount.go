@@ -1,0 +1,319 @@
+package streamhttp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Mounts: other handlers on other paths of the same listener (Config.Mounts).
+// This package knows nothing about what they serve; it only gives them the
+// listener's connection limits, its Origin and Host checks (SEC-01..03),
+// Config.Authenticate (the principal reaches the handler through
+// PrincipalFrom), and 503 once Shutdown has begun.
+
+type principalKey struct{}
+
+// PrincipalFrom returns the principal Config.Authenticate established for
+// a request of a mounted handler (nil without authentication).
+func PrincipalFrom(ctx context.Context) any { return ctx.Value(principalKey{}) }
+
+// mountAuth runs Config.Authenticate for a mounted path: the principal, or
+// false once the 401/403 is answered.
+func (s *Server) mountAuth(ctx context.Context, auth []byte, w respWriter) (any, bool) {
+	if s.cfg.Authenticate == nil {
+		return nil, true
+	}
+	return s.authenticate(&reqInfo{ctx: ctx, auth: auth}, w)
+}
+
+// statusWriter is the respWriter of a mount's refusals (status and
+// headers, never a stream).
+type statusWriter struct {
+	set  func(k, v string)
+	code func(status int)
+}
+
+func (w statusWriter) header(k, v string)                  { w.set(k, v) }
+func (w statusWriter) send(status int, _ string, _ []byte) { w.code(status) }
+func (w statusWriter) stream(*exchange)                    { panic("streamhttp: a mount refusal cannot stream") }
+func (w statusWriter) streamListen(*exchange)              { panic("streamhttp: a mount refusal cannot stream") }
+
+// mounted returns the handler mounted on path, or nil.
+func (s *Server) mounted(path []byte) http.Handler {
+	if len(s.cfg.Mounts) == 0 {
+		return nil
+	}
+	return s.cfg.Mounts[string(path)]
+}
+
+// mountAllowed runs the checks every path of the listener shares; it
+// answers the request itself and reports false when one fails.
+func (s *Server) mountAllowed(origin []byte, hasOrigin bool, host []byte, send func(status int)) bool {
+	switch {
+	case s.closing.Load():
+		s.stats.ShuttingDown.Add(1)
+		send(503)
+	case hasOrigin && !s.origins.allows(origin):
+		s.stats.BadOrigin.Add(1)
+		send(403)
+	case s.checkHost && !s.hosts.allows(host):
+		s.stats.BadHost.Add(1)
+		send(403)
+	default:
+		return true
+	}
+	return false
+}
+
+// serveMountHTTP is the net/http adapter's side: the checks, then the handler.
+func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http.Request) {
+	origin, hasOrigin := req.Header["Origin"]
+	var o []byte
+	if hasOrigin && len(origin) > 0 {
+		o = []byte(origin[0])
+	}
+	if !s.mountAllowed(o, hasOrigin, []byte(req.Host), func(status int) { w.WriteHeader(status) }) {
+		return
+	}
+	if s.cfg.Authenticate != nil {
+		p, ok := s.mountAuth(req.Context(), []byte(req.Header.Get("Authorization")),
+			statusWriter{set: w.Header().Set, code: w.WriteHeader})
+		if !ok {
+			return
+		}
+		req = req.WithContext(context.WithValue(req.Context(), principalKey{}, p))
+	}
+	h.ServeHTTP(w, req)
+}
+
+// serveMountFast runs a net/http handler for a fasthttp request. The
+// handler runs on its own goroutine against a copy of the request. Until
+// it first flushes, its response is buffered and sent when it returns;
+// its first Flush turns the response into a stream (chunked), written
+// from the handler's goroutine while the connection's reader waits for
+// the next request. The handler's http.ResponseController can set the
+// connection's write deadline, so that a stream whose client stopped
+// reading ends (C3, C5).
+func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
+	hdr := &ctx.Request.Header
+	var origin []byte
+	hasOrigin := false
+	if v := hdr.Peek("Origin"); v != nil {
+		origin, hasOrigin = v, true
+	}
+	if !s.mountAllowed(origin, hasOrigin, hdr.Host(), func(status int) { ctx.SetStatusCode(status) }) {
+		return
+	}
+	base := context.Background()
+	if s.cfg.Authenticate != nil {
+		p, ok := s.mountAuth(base, hdr.Peek("Authorization"),
+			statusWriter{set: ctx.Response.Header.Set, code: ctx.SetStatusCode})
+		if !ok {
+			return
+		}
+		base = context.WithValue(base, principalKey{}, p)
+	}
+	req, err := copyRequest(ctx)
+	if err != nil {
+		s.stats.BadFraming.Add(1)
+		ctx.SetStatusCode(400)
+		return
+	}
+	rctx, cancel := context.WithCancel(base)
+	req = req.WithContext(rctx)
+	conn := ctx.Conn()
+	w := &mountWriter{hdr: http.Header{}, conn: conn, flushed: make(chan struct{}), streaming: make(chan struct{}), ready: make(chan *bufio.Writer, 1), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		defer cancel()
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler { //nolint:errorlint // sentinel value, as net/http compares it
+					return
+				}
+				s.cfg.Logger.Error("mounted handler panic", "path", req.URL.Path, "panic", v)
+				w.mu.Lock()
+				if !w.wroteHeader {
+					w.status, w.wroteHeader = 500, true
+				}
+				w.mu.Unlock()
+			}
+		}()
+		h.ServeHTTP(w, req)
+	}()
+	select {
+	case <-w.done:
+		w.mu.Lock()
+		w.copyHeader(ctx)
+		ctx.SetBody(w.buf.Bytes())
+		w.mu.Unlock()
+		s.refreshWrite(ctx)
+	case <-w.flushed:
+		w.mu.Lock()
+		w.copyHeader(ctx)
+		w.mu.Unlock()
+		// The handler flushed: the client must see the headers now, not
+		// with the first body bytes.
+		ctx.Response.ImmediateHeaderFlush = true
+		ctx.SetBodyStreamWriter(func(bw *bufio.Writer) {
+			w.ready <- bw
+			<-w.done
+		})
+	}
+}
+
+func (s *Server) refreshWrite(ctx *fasthttp.RequestCtx) {
+	if lc := limitOf(ctx.Conn()); lc != nil {
+		lc.refreshWriteDeadline(lc.clk.now())
+	} else {
+		_ = ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
+	}
+}
+
+// copyRequest builds a net/http request that owns all its bytes (the
+// fasthttp request is reset once the fasthttp handler returns, while a
+// streaming handler goes on).
+func copyRequest(ctx *fasthttp.RequestCtx) (*http.Request, error) {
+	u, err := url.ParseRequestURI(string(ctx.RequestURI()))
+	if err != nil {
+		return nil, err
+	}
+	body := bytes.Clone(ctx.PostBody())
+	req := &http.Request{
+		Method:     string(ctx.Method()),
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     http.Header{},
+		Host:       string(ctx.Host()),
+		RequestURI: u.RequestURI(),
+		RemoteAddr: ctx.RemoteAddr().String(),
+		Body:       io.NopCloser(bytes.NewReader(body)),
+
+		ContentLength: int64(len(body)),
+	}
+	for k, v := range ctx.Request.Header.All() {
+		req.Header.Add(string(k), string(v))
+	}
+	return req, nil
+}
+
+// mountWriter is the http.ResponseWriter of a mounted handler on the
+// fasthttp front end (also http.Flusher, and SetWriteDeadline for
+// http.ResponseController).
+type mountWriter struct {
+	conn net.Conn
+
+	mu          sync.Mutex
+	hdr         http.Header
+	status      int
+	wroteHeader bool
+	buf         bytes.Buffer
+	bw          *bufio.Writer // once streaming
+	broken      bool          // the stream writer is gone
+	committing  bool          // the first Flush is under way
+
+	flushed   chan struct{}      // closed by the first Flush
+	streaming chan struct{}      // closed once bw is set
+	ready     chan *bufio.Writer // the stream writer, handed over by fasthttp
+	done      chan struct{}      // the handler returned
+}
+
+func (w *mountWriter) Header() http.Header { return w.hdr }
+
+func (w *mountWriter) WriteHeader(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+	}
+}
+
+func (w *mountWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = 200, true
+	}
+	if w.broken {
+		return 0, io.ErrClosedPipe
+	}
+	if w.bw == nil {
+		return w.buf.Write(p)
+	}
+	return w.bw.Write(p)
+}
+
+// Flush sends what was written so far; the first call commits the
+// status and headers and turns the response into a stream.
+func (w *mountWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush with the write error (http.ResponseController).
+func (w *mountWriter) FlushError() error {
+	w.mu.Lock()
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = 200, true
+	}
+	if w.broken {
+		w.mu.Unlock()
+		return io.ErrClosedPipe
+	}
+	for w.bw == nil {
+		if w.committing {
+			// Another goroutine is turning the response into a stream.
+			w.mu.Unlock()
+			<-w.streaming
+			w.mu.Lock()
+			continue
+		}
+		w.committing = true
+		w.mu.Unlock()
+		close(w.flushed)
+		bw := <-w.ready
+		w.mu.Lock()
+		w.bw = bw
+		close(w.streaming)
+		if _, err := bw.Write(w.buf.Bytes()); err != nil {
+			w.broken = true
+		}
+		w.buf = bytes.Buffer{}
+	}
+	err := w.bw.Flush()
+	if err != nil {
+		w.broken = true
+	}
+	w.mu.Unlock()
+	return err
+}
+
+// SetWriteDeadline bounds the next writes of a stream on the connection
+// (http.ResponseController).
+func (w *mountWriter) SetWriteDeadline(t time.Time) error { return w.conn.SetWriteDeadline(t) }
+
+// copyHeader moves status and headers to the fasthttp response (mu held).
+func (w *mountWriter) copyHeader(ctx *fasthttp.RequestCtx) {
+	status := w.status
+	if status == 0 {
+		status = 200
+	}
+	ctx.SetStatusCode(status)
+	for k, vs := range w.hdr {
+		for i, v := range vs {
+			if i == 0 {
+				ctx.Response.Header.Set(k, v)
+			} else {
+				ctx.Response.Header.Add(k, v)
+			}
+		}
+	}
+}

@@ -1,0 +1,261 @@
+// Package migration_test keeps MIGRATION.md's mcpwire snippets honest: the
+// same code, compiled against the real APIs and run over the net/http
+// adapter — a tool, a handle-based draft, an MRTR tool asked once and
+// retried, and the legacy endpoint mounted beside the modern one.
+package migration_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/engine/legacy"
+	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/engine/stdio"
+	"github.com/mcpwire/mcpwire/engine/streamhttp"
+)
+
+var nameSchema = map[string]any{
+	"type":       "object",
+	"properties": map[string]any{"name": map[string]any{"type": "string"}},
+	"required":   []string{"name"},
+}
+
+// principal is the guide's helper: the authenticated caller as a stable
+// string, one fixed value without authentication.
+func principal(c *engine.Call) string {
+	if p, ok := c.Principal().(string); ok {
+		return p
+	}
+	return "anonymous"
+}
+
+// newServer registers the guide's tools: echo ("A tool, side by side"),
+// draft_create ("Sessions become explicit state handles") and greet
+// ("Server-to-client requests become MRTR").
+func newServer(t *testing.T, store state.Store) *engine.Server {
+	t.Helper()
+	srv := engine.New(engine.Options{Name: "notes", Version: "1.0.0"})
+	err := srv.AddTool(engine.Tool{
+		Name:        "echo",
+		Description: "Returns its text",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		Handler: func(c *engine.Call) error {
+			var in struct {
+				Text string `json:"text"`
+			}
+			if err := c.Bind(&in); err != nil {
+				return err
+			}
+			c.Text(in.Text)
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.AddTool(engine.Tool{
+		Name:         "draft_create",
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"handle":{"type":"string"}},"required":["handle"]}`),
+		Handler: func(c *engine.Call) error {
+			text, _ := c.ArgString("text")
+			h, err := store.Create(c, principal(c), []byte(text), time.Hour)
+			if err != nil {
+				return err
+			}
+			return c.Return(engine.ToolResult{
+				Content:           []engine.Content{engine.TextContent(string(h))},
+				StructuredContent: map[string]any{"handle": string(h)},
+			})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.AddTool(engine.Tool{
+		Name:                       "greet",
+		RequiredClientCapabilities: []string{"elicitation"},
+		Handler: func(c *engine.Call) error {
+			if raw, ok := c.ParamRaw("inputResponses"); ok {
+				var in map[string]struct {
+					Action  string         `json:"action"`
+					Content map[string]any `json:"content"`
+				}
+				if err := json.Unmarshal(raw, &in); err != nil {
+					return codec.NewError(codec.CodeInvalidParams, "Invalid params: inputResponses")
+				}
+				if r, ok := in["user_name"]; ok {
+					if name, _ := r.Content["name"].(string); r.Action == "accept" && name != "" {
+						c.Text("Hello, " + name + "!")
+					} else {
+						c.Text("No name was given (" + r.Action + ").")
+					}
+					return nil
+				}
+			}
+			return c.InputRequired(engine.InputRequired{InputRequests: map[string]engine.InputRequest{
+				"user_name": {Method: "elicitation/create", Params: map[string]any{
+					"mode": "form", "message": "What is your name?", "requestedSchema": nameSchema,
+				}},
+			}})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// serve runs srv on the net/http adapter with the legacy endpoint mounted
+// at /mcp-2025, as the guide's "Keeping 2025-11-25 clients" shows; it
+// returns the base URL.
+func serve(t *testing.T, srv *engine.Server, store state.Store) string {
+	t.Helper()
+	ls := legacy.New(srv, legacy.Config{Store: store, Principal: streamhttp.PrincipalFrom})
+	hs := streamhttp.New(srv, streamhttp.Config{
+		Mounts: map[string]http.Handler{"/mcp-2025": ls.Handler()},
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hs.Handler(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = server.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = ls.Shutdown(ctx)
+		_ = hs.Shutdown(ctx)
+		_ = server.Shutdown(ctx)
+		_ = srv.Shutdown(ctx)
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// post sends one JSON-RPC message with the headers of its era and returns
+// the status, the Mcp-Session-Id answered and the parsed body.
+func post(t *testing.T, url string, hdr map[string]string, msg string) (int, string, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, &out); err != nil {
+			t.Fatalf("reply %q: %v", body, err)
+		}
+	}
+	return res.StatusCode, res.Header.Get("Mcp-Session-Id"), out
+}
+
+const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+
+// call is a 2026-07-28 tools/call; extra is spliced into params.
+func call(t *testing.T, base, name, args, extra string) map[string]any {
+	t.Helper()
+	status, sid, out := post(t, base+"/mcp", map[string]string{
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name,
+	}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+extra+`,`+meta+`}}`)
+	if status != 200 || sid != "" {
+		t.Fatalf("tools/call %s: HTTP %d, Mcp-Session-Id %q (modern: none)", name, status, sid)
+	}
+	res, ok := out["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("tools/call %s: no result in %v", name, out)
+	}
+	return res
+}
+
+func text(t *testing.T, res map[string]any) string {
+	t.Helper()
+	content, _ := res["content"].([]any)
+	if len(content) != 1 {
+		t.Fatalf("want one content block, got %v", res)
+	}
+	s, _ := content[0].(map[string]any)["text"].(string)
+	return s
+}
+
+func TestSnippets(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	store := state.NewMemory(state.MemoryOptions{})
+	t.Cleanup(func() { _ = store.Close() })
+	base := serve(t, newServer(t, store), store)
+
+	if got := text(t, call(t, base, "echo", `{"text":"héllo"}`, "")); got != "héllo" {
+		t.Errorf("echo: %q", got)
+	}
+
+	res := call(t, base, "draft_create", `{"text":"first line"}`, "")
+	h, _ := res["structuredContent"].(map[string]any)["handle"].(string)
+	if !state.Handle(h).Valid() || text(t, res) != h {
+		t.Errorf("draft_create: handle %q, result %v", h, res)
+	}
+	if rec, err := store.Get(context.Background(), "anonymous", state.Handle(h)); err != nil || string(rec.Value) != "first line" {
+		t.Errorf("the draft in the store: %q, %v", rec.Value, err)
+	}
+
+	// MRTR: asked once, then retried with the answer (MRTR-01, MRTR-05).
+	res = call(t, base, "greet", `{}`, "")
+	if res["resultType"] != "input_required" {
+		t.Fatalf("greet: resultType %v, want input_required (%v)", res["resultType"], res)
+	}
+	ask, _ := res["inputRequests"].(map[string]any)["user_name"].(map[string]any)
+	if ask["method"] != "elicitation/create" {
+		t.Fatalf("greet: inputRequests %v", res["inputRequests"])
+	}
+	res = call(t, base, "greet", `{}`, `,"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}}`)
+	if got := text(t, res); got != "Hello, Ada!" {
+		t.Errorf("greet retried: %q", got)
+	}
+
+	// The legacy endpoint beside it serves the same tools to a 2025 client.
+	status, sid, out := post(t, base+"/mcp-2025", nil,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if status != 200 || sid == "" || out["result"].(map[string]any)["protocolVersion"] != "2025-11-25" {
+		t.Fatalf("legacy initialize: HTTP %d, session %q, %v", status, sid, out)
+	}
+	legacyHdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	if status, _, _ := post(t, base+"/mcp-2025", legacyHdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != 202 {
+		t.Fatalf("notifications/initialized: HTTP %d", status)
+	}
+	status, _, out = post(t, base+"/mcp-2025", legacyHdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"old"}}}`)
+	if status != 200 || text(t, out["result"].(map[string]any)) != "old" {
+		t.Errorf("legacy tools/call echo: HTTP %d, %v", status, out)
+	}
+}
+
+// The stdio opt-in of "Keeping 2025-11-25 clients" compiles as written.
+var _ = func(ctx context.Context, srv *engine.Server, ls *legacy.Server) error {
+	return stdio.Serve(ctx, srv, stdio.Options{Upgrade: ls.StdioUpgrade})
+}
