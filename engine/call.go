@@ -63,6 +63,7 @@ type Call struct {
 	tdata      any // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
 	gen        uint64 // bumped on every reuse; guarded by mu
+	t0         int64  // monotonic start, for the duration histograms (metrics.go)
 
 	// Callbacks of contexts derived from the Call (afterfunc.go), guarded
 	// by mu; afterWG holds the Call back from recycling while they run.
@@ -466,6 +467,7 @@ func (c *Call) complete() {
 var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")
 
 func (c *Call) end() {
+	c.observeEnd()
 	c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
 	c.srv.tracker.remove(c)
 	rep := c.rep

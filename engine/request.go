@@ -206,7 +206,8 @@ func (r RequestRef) EndStream() bool {
 // listener) with Server.NewScope.
 type Scope struct {
 	srv     *Server
-	closing bool // guarded by the tracker's shard locks: set under all of them
+	closing bool  // guarded by the tracker's shard locks: set under all of them
+	slot    uint8 // transport label (metrics.go)
 }
 
 // NewScope returns a new scope for a transport of s.
@@ -236,6 +237,7 @@ func (sc *Scope) begin(parent context.Context, env *codec.Envelope, rep Replier,
 	c.env = *env
 	c.state = stateRunning
 	c.status = 200
+	c.t0 = monoNow()
 	if parent.Done() != nil {
 		gen := c.gen
 		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })

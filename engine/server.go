@@ -28,6 +28,7 @@ type Server struct {
 	stats Stats
 	hub   hub
 	pool  workerPool
+	durs  *durations // request-duration histograms (metrics.go)
 
 	regMu      sync.RWMutex
 	tools      map[string]*Tool
@@ -88,6 +89,7 @@ func New(opt Options) *Server {
 		prompts:   map[string]*Prompt{},
 	}
 	s.bp = s.opt.Backplane
+	s.durs = new(durations)
 	s.tracker.init()
 	s.log = logger{s.opt.Logger}
 	info := Implementation{Name: s.opt.Name, Title: s.opt.Title, Version: s.opt.Version}

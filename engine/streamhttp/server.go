@@ -35,6 +35,7 @@ type Server struct {
 
 	xpool   sync.Pool
 	stats   Stats
+	gauges  gauges // metrics.go
 	closing atomic.Bool
 
 	mu   sync.Mutex
@@ -47,7 +48,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{
 		eng:   eng,
-		scope: eng.NewScope(),
+		scope: eng.NewTransportScope("http"),
 		cfg:   cfg,
 		path:  []byte(cfg.Path),
 		peek:  codec.PeekOptions{MaxDepth: eng.Options().MaxDepth},
