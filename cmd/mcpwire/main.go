@@ -106,9 +106,14 @@ func serve(ctx context.Context, args []string) error {
 	var trusted prefixList
 	fs.Var(&trusted, "trusted-proxy", "a balancer (CIDR or address) whose connections begin with a PROXY protocol header naming the client; repeatable")
 	testAuth := fs.Bool("insecure-test-auth", false, "TESTS ONLY: accept any bearer token, unverified, as the caller's principal")
+	adminAddr := fs.String("admin", "", "serve /metrics, /healthz, /readyz and /debug/pprof/ on this address (e.g. 127.0.0.1:9090; loopback only)")
+	adminNonLoopback := fs.Bool("admin-allow-non-loopback", false, "allow a non-loopback --admin address (exposes metrics and pprof)")
 	_ = fs.Parse(args)
 	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
 		return errors.New("serve: choose a transport: --stdio, --http ADDR, --tcp ADDR, --unix PATH (any combination)")
+	}
+	if err := checkAdminAddr(*adminAddr, *adminNonLoopback, *httpAddr, *tcpAddr); err != nil {
+		return err
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -200,9 +205,15 @@ func serve(ctx context.Context, args []string) error {
 		}
 		go func() { transportErr <- ss.Wait() }()
 	}
+	adm, err := startAdmin(adminSetup{addr: *adminAddr, allowNonLoopback: *adminNonLoopback, srv: srv, hs: hs, ss: ss, shared: shared, stdio: *useStdio, log: log})
+	if err != nil {
+		return err
+	}
 	if *useStdio {
 		log.Info("mcpwire serving on stdio")
+		adm.serving(true)
 		err = stdio.Serve(ctx, srv, stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log})
+		adm.serving(false)
 	} else {
 		select {
 		case <-ctx.Done():
@@ -210,6 +221,7 @@ func serve(ctx context.Context, args []string) error {
 		case err = <-transportErr:
 		}
 	}
+	adm.drain() // /readyz: 503 from here on
 	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
 	if hs != nil {
@@ -225,6 +237,7 @@ func serve(ctx context.Context, args []string) error {
 	if e := srv.Shutdown(sctx); e != nil {
 		log.Warn("engine shutdown", "err", e)
 	}
+	adm.shutdown(sctx, log)
 	switch {
 	case errors.Is(err, stdio.ErrOutputClosed):
 		log.Info("stdout closed by the client; exiting")
