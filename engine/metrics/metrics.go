@@ -35,6 +35,7 @@ type statsSource struct {
 	typeName  string // "streamhttp.Stats"
 	v         reflect.Value
 	fields    []statsField
+	snapshot  func() any // AddStatsFunc: v is re-read from it at every scrape
 }
 
 type statsField struct {
@@ -94,6 +95,35 @@ func (c *Collector) AddStats(subsystem string, stats any) {
 	c.mu.Unlock()
 }
 
+// AddStatsFunc exports the fields of the struct snapshot returns, called
+// at every scrape, for counters kept as a snapshot of plain values (for
+// example client.LineTransport.Stats): a uint64 field as a counter
+// mcpwire_<subsystem>_<field>_total, an int64 or int field as a gauge.
+// snapshot must always return the same struct type.
+func (c *Collector) AddStatsFunc(subsystem string, snapshot func() any) {
+	v := reflect.ValueOf(snapshot())
+	if v.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("metrics: AddStatsFunc(%q): want a struct, got %s", subsystem, v.Kind()))
+	}
+	t := v.Type()
+	src := statsSource{subsystem: subsystem, typeName: path.Base(t.PkgPath()) + "." + t.Name(), v: v, snapshot: snapshot}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		switch f.Type.Kind() {
+		case reflect.Uint64:
+			src.fields = append(src.fields, statsField{i, snake(f.Name), false})
+		case reflect.Int64, reflect.Int:
+			src.fields = append(src.fields, statsField{i, snake(f.Name), true})
+		}
+	}
+	c.mu.Lock()
+	c.stats = append(c.stats, src)
+	c.mu.Unlock()
+}
+
 // AddGauge exports fn's value, read at every scrape, as the gauge
 // mcpwire_<name> with the given constant labels (name, value pairs).
 // Several gauges may share a name with different label values (for
@@ -134,6 +164,20 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 
 	for _, s := range stats {
+		if s.snapshot != nil {
+			v := reflect.ValueOf(s.snapshot())
+			for _, f := range s.fields {
+				fv := v.Field(f.index)
+				name := Namespace + "_" + s.subsystem + "_" + f.name
+				help := "mcpwire " + s.typeName + "." + v.Type().Field(f.index).Name
+				if f.gauge {
+					ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, help, nil, nil), prometheus.GaugeValue, float64(fv.Int()))
+				} else {
+					ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name+"_total", help, nil, nil), prometheus.CounterValue, float64(fv.Uint()))
+				}
+			}
+			continue
+		}
 		for _, f := range s.fields {
 			addr := s.v.Field(f.index).Addr().Interface()
 			name := Namespace + "_" + s.subsystem + "_" + f.name

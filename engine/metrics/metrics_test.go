@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/engine/client"
 	"github.com/mcpwire/mcpwire/engine/socket"
 	"github.com/mcpwire/mcpwire/engine/state/redisstate"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
@@ -332,5 +333,39 @@ func TestSocketGauges(t *testing.T) {
 	})
 	if len(want) != 0 {
 		t.Errorf("no histogram for %v", want)
+	}
+}
+
+// TestStatsFunc: a snapshot struct's uint64 fields are counters, its int64
+// and int fields gauges, read afresh at every scrape.
+func TestStatsFunc(t *testing.T) {
+	srv := engine.New(engine.Options{})
+	defer func() { _ = srv.Shutdown(context.Background()) }()
+	lt := client.NewLineTransport(nil, client.LineOptions{})
+	c := New(srv)
+	c.AddStatsFunc("client_line", func() any { return lt.Stats() })
+	var n atomic.Int64
+	c.AddStatsFunc("snap", func() any {
+		return struct {
+			Calls   uint64
+			Pending int
+			skipped uint64
+		}{uint64(n.Add(1)), -2, 9}
+	})
+	reg := Registry(c)
+	for want := 2.0; want <= 3; want++ { // AddStatsFunc called it once for its type
+		mfs := gather(t, reg)
+		if m := mfs["mcpwire_snap_calls_total"]; m == nil || m.GetMetric()[0].GetCounter().GetValue() != want {
+			t.Fatalf("scrape %v: calls %v", want, m)
+		}
+		if m := mfs["mcpwire_snap_pending"]; m == nil || m.GetMetric()[0].GetGauge().GetValue() != -2 {
+			t.Fatalf("pending %v", m)
+		}
+		if mfs["mcpwire_snap_skipped_total"] != nil {
+			t.Fatal("an unexported field was exported")
+		}
+		if mfs["mcpwire_client_line_dials_total"] == nil || mfs["mcpwire_client_line_stray_lines_total"] == nil {
+			t.Fatal("client.LineStats not exported")
+		}
 	}
 }
