@@ -133,6 +133,14 @@ var epoch = time.Now()
 
 func monoNow() int64 { return int64(time.Since(epoch)) + 1 } // never 0: 0 means unset
 
+// durStart is a request's start time for its histogram (0: not recorded).
+func (s *Server) durStart() int64 {
+	if s.durs == nil {
+		return 0
+	}
+	return monoNow()
+}
+
 // observeEnd records the request's duration, from Scope.Begin to its end
 // (the response handed to the transport, or the stream completed).
 func (c *Call) observeEnd() {

@@ -189,3 +189,38 @@ func BenchmarkObserve(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkInlineRequest is a whole inline request (begin, checks, the
+// tool, the reply) with the duration histograms on and off, in one
+// process, alternating: what recording costs a request.
+func BenchmarkInlineRequest(b *testing.B) {
+	for _, on := range []bool{true, false} {
+		name := "durations=on"
+		if !on {
+			name = "durations=off"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := New(Options{})
+			defer func() { _ = s.Shutdown(context.Background()) }()
+			if !on {
+				s.durs = nil
+			}
+			_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
+			sc := s.NewTransportScope("stdio")
+			msg := callMsg("fast")
+			var env codec.Envelope
+			rep := &nopReply{}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := codec.Peek(msg, &env); err != nil {
+					b.Fatal(err)
+				}
+				r := sc.BeginBorrowed(context.Background(), msg, &env, rep, nil)
+				if e := r.Check(); e != nil {
+					b.Fatal(e.Message)
+				}
+				r.Run()
+			}
+		})
+	}
+}

@@ -237,7 +237,7 @@ func (sc *Scope) begin(parent context.Context, env *codec.Envelope, rep Replier,
 	c.env = *env
 	c.state = stateRunning
 	c.status = 200
-	c.t0 = monoNow()
+	c.t0 = sc.srv.durStart()
 	if parent.Done() != nil {
 		gen := c.gen
 		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
