@@ -429,8 +429,8 @@ func (s *stats) report(t *testing.T, elapsed time.Duration) {
 	}
 	for i, h := range s.lat {
 		if h.TotalCount() > 0 {
-			t.Logf("  echo latency %3ds–%3ds: p50 %6d µs  p99 %6d µs  max %6d µs  (%d calls)", int((time.Duration(i)*latWindow).Seconds()),
-				int((time.Duration(i+1)*latWindow).Seconds()), h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max(), h.TotalCount())
+			t.Logf("  echo latency %3ds–%3ds: p50 %6d µs  p99 %6d µs  max %6d µs  (%d calls)", int((time.Duration(i) * latWindow).Seconds()),
+				int((time.Duration(i+1) * latWindow).Seconds()), h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max(), h.TotalCount())
 		}
 	}
 	for k, v := range s.failures {
