@@ -97,6 +97,11 @@ func (c *Call) release() {
 	c.mu.Lock()
 	c.gen++
 	c.sub = nil // read under c.mu by hub deliveries racing with the end
+	// Under c.mu: a progress timer that fired before complete stopped it
+	// may still be running progressTimer, which writes the limiter's
+	// state under c.mu (a data race the race detector found in
+	// streamhttp's TestDialConcurrent).
+	c.prog.reset()
 	c.mu.Unlock()
 	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 	c.msg = nil
@@ -107,7 +112,6 @@ func (c *Call) release() {
 	c.done, c.err = nil, nil
 	c.result, c.open = false, false
 	c.tdata = nil
-	c.prog.reset()
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
 	}
