@@ -200,11 +200,8 @@ func BenchmarkInlineRequest(b *testing.B) {
 			name = "durations=off"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := New(Options{})
+			s := New(Options{NoRequestDurations: !on})
 			defer func() { _ = s.Shutdown(context.Background()) }()
-			if !on {
-				s.durs = nil
-			}
 			_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
 			sc := s.NewTransportScope("stdio")
 			msg := callMsg("fast")
@@ -222,5 +219,26 @@ func BenchmarkInlineRequest(b *testing.B) {
 				r.Run()
 			}
 		})
+	}
+}
+
+// TestNoRequestDurations: with the option set nothing is recorded and no
+// clock is read for it.
+func TestNoRequestDurations(t *testing.T) {
+	s := New(Options{NoRequestDurations: true})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
+	rep := &nopReply{}
+	serve(t, s.NewTransportScope("stdio"), callMsg("fast"), rep)
+	if rep.n != 1 {
+		t.Fatalf("%d replies", rep.n)
+	}
+	n := 0
+	s.RequestDurations(func(*DurationHistogram) { n++ })
+	if n != 0 || s.durStart() != 0 {
+		t.Fatalf("%d histograms, start %d: want none recorded", n, s.durStart())
+	}
+	if s.Stats().Requests.Load() != 1 {
+		t.Fatal("the request was not counted")
 	}
 }

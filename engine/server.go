@@ -89,7 +89,9 @@ func New(opt Options) *Server {
 		prompts:   map[string]*Prompt{},
 	}
 	s.bp = s.opt.Backplane
-	s.durs = new(durations)
+	if !s.opt.NoRequestDurations {
+		s.durs = new(durations)
+	}
 	s.tracker.init()
 	s.log = logger{s.opt.Logger}
 	info := Implementation{Name: s.opt.Name, Title: s.opt.Title, Version: s.opt.Version}
