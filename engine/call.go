@@ -75,6 +75,7 @@ type Call struct {
 	tdata      any // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
 	gen        uint64 // bumped on every reuse; guarded by mu
+	t0         int64  // monotonic start, for the duration histograms (metrics.go)
 
 	// Callbacks of contexts derived from the Call (afterfunc.go), guarded
 	// by mu; afterWG holds the Call back from recycling while they run.
@@ -108,6 +109,11 @@ func (c *Call) release() {
 	c.mu.Lock()
 	c.gen++
 	c.sub = nil // read under c.mu by hub deliveries racing with the end
+	// Under c.mu: a progress timer that fired before complete stopped it
+	// may still be running progressTimer, which writes the limiter's
+	// state under c.mu (a data race the race detector found in
+	// streamhttp's TestDialConcurrent).
+	c.prog.reset()
 	c.mu.Unlock()
 	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 	c.msg = nil
@@ -120,7 +126,6 @@ func (c *Call) release() {
 	c.rkind, c.code, c.refused, c.hooked, c.listening, c.serverEnded = kindNone, 0, false, false, false, false
 	c.conn, c.hdrs, c.values = nil, nil, nil
 	c.tdata = nil
-	c.prog.reset()
 	c.logs.reset()
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
@@ -503,6 +508,7 @@ func (c *Call) complete() {
 var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")
 
 func (c *Call) end() {
+	c.observeEnd()
 	c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
 	if h := c.srv.hooks; h != nil && c.hooked {
 		c.hookEnd(h)

@@ -16,6 +16,7 @@ type method struct {
 	cacheable bool                    // Return adds ttlMs/cacheScope (resources/read)
 	mrtr      bool                    // may answer input_required (MRTR-02)
 	inline    bool                    // cheap: run on the transport's goroutine
+	slot      uint8                   // histogram index (metrics.go)
 }
 
 var methods map[string]*method

@@ -410,9 +410,14 @@ func (c *Call) Transport() string {
 }
 
 // SetTransport names the scope's transport for Call.Transport (calls on a
-// connection reported with Server.ConnOpen use its ConnInfo.Transport).
-// Call it before the scope begins requests.
-func (sc *Scope) SetTransport(name string) { sc.transport = name }
+// connection reported with Server.ConnOpen use its ConnInfo.Transport) and
+// for the duration histograms' transport label (Server.NewTransportScope
+// is NewScope then SetTransport). Call it before the scope begins
+// requests.
+func (sc *Scope) SetTransport(name string) {
+	sc.transport = name
+	sc.slot = transportSlot(name)
+}
 
 // IsListen reports whether the call is a subscriptions/listen stream.
 func (c *Call) IsListen() bool { return c.method != nil && c.method == listenMethod }

@@ -206,8 +206,9 @@ func (r RequestRef) EndStream() bool {
 // listener) with Server.NewScope.
 type Scope struct {
 	srv       *Server
-	transport string // SetTransport
+	transport string // NewTransportScope or SetTransport
 	closing   bool   // guarded by the tracker's shard locks: set under all of them
+	slot      uint8  // transport label of the duration histograms (metrics.go)
 }
 
 // NewScope returns a new scope for a transport of s.
@@ -237,6 +238,7 @@ func (sc *Scope) begin(parent context.Context, env *codec.Envelope, rep Replier,
 	c.env = *env
 	c.state = stateRunning
 	c.status = 200
+	c.t0 = sc.srv.durStart()
 	if parent.Done() != nil {
 		gen := c.gen
 		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })

@@ -28,6 +28,7 @@ type Server struct {
 	stats Stats
 	hub   hub
 	pool  workerPool
+	durs  *durations // request-duration histograms (metrics.go)
 
 	regMu      sync.RWMutex
 	tools      map[string]*Tool
@@ -96,6 +97,9 @@ func New(opt Options) *Server {
 		prompts:   map[string]*Prompt{},
 	}
 	s.bp = s.opt.Backplane
+	if !s.opt.NoRequestDurations {
+		s.durs = new(durations)
+	}
 	s.tracker.init()
 	s.log = logger{s.opt.Logger}
 	if !s.opt.Hooks.empty() {

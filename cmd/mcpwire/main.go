@@ -115,6 +115,8 @@ func serve(ctx context.Context, args []string) error {
 	stdioLegacy := fs.Bool("stdio-legacy", false, "with --stdio: a connection whose first message is initialize speaks MCP 2025-11-25 (without it, initialize gets the -32022 of a 2026-07-28-only server)")
 	testAuth := fs.Bool("insecure-test-auth", false, "TESTS ONLY: accept any bearer token, unverified, as the caller's principal")
 	traceTo := fs.String("trace", "", "OpenTelemetry spans of every request, as JSON, to stdout or stderr (W3C traceparent read from _meta or the HTTP header; see engine/otelmcp)")
+	adminAddr := fs.String("admin", "", "serve /metrics, /healthz, /readyz and /debug/pprof/ on this address (e.g. 127.0.0.1:9090; loopback only)")
+	adminNonLoopback := fs.Bool("admin-allow-non-loopback", false, "allow a non-loopback --admin address (exposes metrics and pprof)")
 	_ = fs.Parse(args)
 	if !*useStdio && *httpAddr == "" && *tcpAddr == "" && *unixPath == "" {
 		return errors.New("serve: choose a transport: --stdio, --http ADDR, --tcp ADDR, --unix PATH (any combination)")
@@ -126,6 +128,9 @@ func serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: --legacy-path %q must be a path other than --path %q", *legacyPath, *httpPath)
 	case *stdioLegacy && !*useStdio:
 		return errors.New("serve: --stdio-legacy needs --stdio")
+	}
+	if err := checkAdminAddr(*adminAddr, *adminNonLoopback, *httpAddr, *tcpAddr); err != nil {
+		return err
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -240,6 +245,10 @@ func serve(ctx context.Context, args []string) error {
 		}
 		go func() { transportErr <- ss.Wait() }()
 	}
+	adm, err := startAdmin(adminSetup{addr: *adminAddr, allowNonLoopback: *adminNonLoopback, srv: srv, hs: hs, ss: ss, shared: shared, stdio: *useStdio, log: log})
+	if err != nil {
+		return err
+	}
 	if *useStdio {
 		log.Info("mcpwire serving on stdio")
 		opt := stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log}
@@ -249,7 +258,9 @@ func serve(ctx context.Context, args []string) error {
 			}
 			opt.Upgrade = ls.StdioUpgrade
 		}
+		adm.serving(true)
 		err = stdio.Serve(ctx, srv, opt)
+		adm.serving(false)
 	} else {
 		select {
 		case <-ctx.Done():
@@ -257,6 +268,7 @@ func serve(ctx context.Context, args []string) error {
 		case err = <-transportErr:
 		}
 	}
+	adm.drain() // /readyz: 503 from here on
 	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
 	if ls != nil {
@@ -277,6 +289,7 @@ func serve(ctx context.Context, args []string) error {
 	if e := srv.Shutdown(sctx); e != nil {
 		log.Warn("engine shutdown", "err", e)
 	}
+	adm.shutdown(sctx, log)
 	switch {
 	case errors.Is(err, stdio.ErrOutputClosed):
 		log.Info("stdout closed by the client; exiting")

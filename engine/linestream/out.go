@@ -138,6 +138,11 @@ func (q *outQueue) flush(write func([]byte) (int, error)) error {
 	q.mu.Lock()
 	q.held = false
 	if q.flushing {
+		// The running flusher (the input side's tryFlush) takes what is
+		// queued, and wakes the output side again if the peer leaves
+		// some: this wake is spent. Left set, it would keep every later
+		// frame from waking anyone.
+		q.woken = false
 		err := q.err
 		q.mu.Unlock()
 		return err

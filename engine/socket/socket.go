@@ -132,12 +132,13 @@ type listenAddr struct{ network, addr string }
 
 // Server serves an engine on TCP and Unix-socket listeners.
 type Server struct {
-	eng   *engine.Server
-	scope *engine.Scope
-	cfg   Config
-	lcfg  linestream.Config
-	log   *slog.Logger
-	stats Stats
+	eng    *engine.Server
+	scope  *engine.Scope // TCP connections
+	uscope *engine.Scope // Unix-socket connections (metrics.go)
+	cfg    Config
+	lcfg   linestream.Config
+	log    *slog.Logger
+	stats  Stats
 
 	mu      sync.Mutex
 	lns     []listenAddr
@@ -158,12 +159,11 @@ type Server struct {
 // Start.
 func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
-	scope := eng.NewScope()
-	scope.SetTransport("socket")
 	return &Server{
-		eng:   eng,
-		scope: scope,
-		cfg:   cfg,
+		eng:    eng,
+		scope:  eng.NewTransportScope("tcp"),
+		uscope: eng.NewTransportScope("unix"),
+		cfg:    cfg,
 		lcfg: linestream.Config{
 			MaxLine: cfg.MaxLine, MaxPending: cfg.MaxPending, MaxBacklog: cfg.MaxBacklog,
 			CloseOnTooLong: true, CancelBudget: cfg.CancelBudget, Logger: cfg.Logger,
@@ -335,7 +335,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.shutOnce.Do(func() {
 		s.closing.Store(true)
-		err = s.scope.Shutdown(ctx)
+		err = s.shutdownScopes(ctx)
 		s.mu.Lock()
 		started := s.started
 		for c := range s.conns {
@@ -447,8 +447,8 @@ func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	}
 	s.stats.Open.Add(1)
 	s.stats.Accepted.Add(1)
-	c := &conn{s: s, gc: gc, remote: gc.RemoteAddr()}
-	c.lc = linestream.New(s.scope, c, s.lcfg, context.Background(), nil)
+	c := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), unix: networkOf(gc) == "unix"}
+	c.lc = linestream.New(s.scopeOf(c), c, s.lcfg, context.Background(), nil)
 	if c.info = s.eng.ConnOpen(networkOf(gc), gc.LocalAddr(), c.remote); c.info != nil {
 		c.lc.SetConnInfo(c.info)
 	}
@@ -530,6 +530,7 @@ type conn struct {
 	gc     gnet.Conn
 	lc     *linestream.Conn
 	remote net.Addr         // read once on the loop: gnet's accessors are loop-only
+	unix   bool             // a Unix-socket connection
 	info   *engine.ConnInfo // for the engine's hooks; nil without
 
 	closeReq   atomic.Bool // close once the output is flushed

@@ -103,9 +103,7 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 		// peer did not take at once.
 		ld = &tryDriver{driver: d, rc: rc}
 	}
-	scope := srv.NewScope()
-	scope.SetTransport("stdio")
-	c := linestream.New(scope, ld, linestream.Config{
+	c := linestream.New(srv.NewTransportScope("stdio"), ld, linestream.Config{
 		MaxLine: opt.MaxLine, MaxPending: opt.MaxPending, Logger: log,
 		HandOffOutput: true, // the reader never blocks on stdout
 	}, ctx, nil)

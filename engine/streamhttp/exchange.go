@@ -103,6 +103,7 @@ func (x *exchange) unref() {
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
 	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
+	x.s.gauges.queued.Add(-int64(len(x.queue))) // a stream that ended with events unsent
 	x.queue, x.spare, x.reply = x.queue[:0], x.spare[:0], x.reply[:0]
 	if cap(x.queue) > 64<<10 {
 		x.queue = nil
@@ -186,7 +187,9 @@ func (x *exchange) Notify(c *engine.Request, frame []byte) error {
 		}()
 		return x.gone
 	}
+	n := len(x.queue)
 	x.queue = appendEvent(x.queue, frame)
+	x.s.gauges.queued.Add(int64(len(x.queue) - n))
 	x.wake()
 	return nil
 }
@@ -237,7 +240,9 @@ func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
 	default:
 		// Once the stream has started, the response (result or error) is
 		// its last event (ERR-04).
+		n := len(x.queue)
 		x.queue = appendEvent(x.queue, frame)
+		x.s.gauges.queued.Add(int64(len(x.queue) - n))
 	}
 	x.replied = true
 	x.wake()
@@ -359,6 +364,7 @@ func (x *exchange) pump(w sseWriter) {
 	for {
 		x.mu.Lock()
 		batch := x.queue
+		x.s.gauges.queued.Add(-int64(len(batch)))
 		x.queue = x.spare[:0]
 		x.spare = nil
 		x.keys = x.keys[:0]

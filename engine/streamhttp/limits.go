@@ -58,6 +58,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			l.s.stats.TooManyConnsPerIP.Add(1)
 		default:
 			l.total++
+			l.s.gauges.conns.Add(1)
 			if !proxied {
 				l.perIP[ip]++
 			}
@@ -95,6 +96,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 func (l *limitListener) release(c *limitConn) {
 	l.mu.Lock()
 	l.total--
+	l.s.gauges.conns.Add(-1)
 	if ip := c.ip; ip != "" {
 		if n := l.perIP[ip] - 1; n > 0 {
 			l.perIP[ip] = n

@@ -36,6 +36,7 @@ type Server struct {
 
 	xpool   sync.Pool
 	stats   Stats
+	gauges  gauges // metrics.go
 	closing atomic.Bool
 
 	tlsConf *tls.Config // Config.TLS as served (serverTLS); nil: plain HTTP
@@ -51,7 +52,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{
 		eng:   eng,
-		scope: newScope(eng),
+		scope: eng.NewTransportScope("http"),
 		cfg:   cfg,
 		path:  []byte(cfg.Path),
 		peek:  codec.PeekOptions{MaxDepth: eng.Options().MaxDepth},

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestCheckAdminAddr(t *testing.T) {
+	for i, c := range []struct {
+		addr    string
+		allowNL bool
+		mcp     []string
+		wantErr string
+	}{
+		{"127.0.0.1:9090", false, []string{"127.0.0.1:8080"}, ""},
+		{"[::1]:9090", false, nil, ""},
+		{"0.0.0.0:9090", false, nil, "not a loopback"},
+		{"10.0.0.1:9090", false, nil, "not a loopback"},
+		{"0.0.0.0:9090", true, nil, ""},
+		{"127.0.0.1:8080", false, []string{"127.0.0.1:8080"}, "MCP listener"},
+		{"localhost:8080", false, []string{"", "127.0.0.1:8080"}, "MCP listener"},
+		{"0.0.0.0:8080", true, []string{"127.0.0.1:8080"}, "MCP listener"},
+		{"127.0.0.1:0", false, []string{"127.0.0.1:0"}, ""},
+		{"", false, []string{"127.0.0.1:8080"}, ""},
+	} {
+		err := checkAdminAddr(c.addr, c.allowNL, c.mcp...)
+		if (err == nil) != (c.wantErr == "") || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
+			t.Errorf("%d: checkAdminAddr(%q) = %v, want %q", i, c.addr, err, c.wantErr)
+		}
+	}
+}
+
+func adminGet(url string) (int, string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), nil
+}
+
+// TestServeAdmin: `serve --admin` serves /metrics with the transports'
+// series (a TCP call shows under transport "tcp", its connection in
+// open_connections) and /readyz; on SIGTERM /readyz answers 503 while a
+// call still drains, and the process exits 0 once it is done.
+func TestServeAdmin(t *testing.T) {
+	httpAddr, tcpAddr, adminAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	args := []string{"serve", "--http", httpAddr, "--tcp", tcpAddr, "--admin", adminAddr, "--log-level", "warn", "--grace", "5s"}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "MCPWIRE_TEST_MAIN="+strings.Join(args, "\x1f"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	base := "http://" + adminAddr
+
+	c := dialRetry(t, "tcp", tcpAddr)
+	defer c.Close()
+	r := bufio.NewReader(c)
+	fmt.Fprintln(c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if l := readLine(t, r); !strings.Contains(l, `"hi"`) {
+		t.Fatalf("echo: %q", l)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, _, err := adminGet(base + "/healthz"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admin listener never answered\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, body, err := adminGet(base + "/metrics")
+	if err != nil || code != 200 {
+		t.Fatalf("/metrics: %d %v", code, err)
+	}
+	for _, want := range []string{
+		`mcpwire_request_duration_seconds_count{method="tools/call",transport="tcp"} 1`,
+		`mcpwire_open_connections{transport="tcp"} 1`,
+		`mcpwire_open_connections{transport="http"} 0`,
+		"mcpwire_engine_requests_total 1",
+		"mcpwire_socket_accepted_total 1",
+		"mcpwire_http_not_found_total 0",
+	} {
+		if !strings.Contains(body, "\n"+want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if code, _, err := adminGet(base + "/readyz"); err != nil || code != 200 {
+		t.Fatalf("/readyz before shutdown: %d %v", code, err)
+	}
+
+	// A call that takes 1.5 s holds the shutdown open.
+	fmt.Fprintln(c, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	time.Sleep(100 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(1200 * time.Millisecond)
+	for {
+		code, body, err := adminGet(base + "/readyz")
+		if err == nil && code == 503 && strings.Contains(body, "shutting down") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz during the drain: %d %q %v", code, body, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if l := readLine(t, r); !strings.Contains(l, `"id":2`) || !strings.Contains(l, `"result"`) {
+		t.Fatalf("the draining call: %q", l)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve exited with %v\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve did not exit after SIGTERM\n%s", stderr.String())
+	}
+	if _, _, err := adminGet(base + "/healthz"); err == nil {
+		t.Fatal("the admin listener outlived the process")
+	}
+}

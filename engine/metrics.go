@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// This file keeps the engine's request-duration histograms and the
+// per-transport view of the requests in flight, for exporters such as
+// engine/metrics. Recording costs two clock reads and two atomic adds per
+// request and allocates nothing: the histograms are fixed arrays indexed by
+// the method's slot (assigned once, at init) and the transport's slot
+// (assigned once per Scope). Everything else is read at scrape time.
+
+// MaxTransports bounds the distinct transport labels (NewTransportScope);
+// names beyond it share the "other" label.
+const MaxTransports = 8
+
+// durBounds are the histogram's upper bounds (inclusive, as Prometheus's
+// "le"): from 25 µs, below which no request through a socket can be
+// answered, to 30 s, past which only listen streams live.
+var durBounds = [...]time.Duration{
+	25 * time.Microsecond, 50 * time.Microsecond, 100 * time.Microsecond,
+	250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
+	30 * time.Second,
+}
+
+// DurationBounds returns the upper bounds of the request-duration
+// histograms' buckets (the last bucket, above the last bound, is +Inf).
+func DurationBounds() []time.Duration { return append([]time.Duration(nil), durBounds[:]...) }
+
+// methodSlots: slot 0 is a request answered before its method was routed
+// (unknown method, bad _meta…); the others follow the method table sorted
+// by name (set by init below, after dispatch.go's init filled the table).
+var methodNames []string
+
+func init() {
+	names := make([]string, 0, len(methods))
+	for name := range methods {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	methodNames = append([]string{"other"}, names...)
+	for i, name := range names {
+		methods[name].slot = uint8(i + 1)
+	}
+}
+
+// nMethodSlots is fixed at compile time: the method table of 2026-07-28
+// has 10 methods; init panics if it outgrows the array.
+const nMethodSlots = 16
+
+func init() {
+	if len(methodNames) > nMethodSlots {
+		panic("engine: raise nMethodSlots")
+	}
+}
+
+// transport labels are process-wide: slot 0 is "other" (NewScope, and any
+// name beyond MaxTransports).
+var transportNames = struct {
+	mu    sync.Mutex
+	names [MaxTransports]string
+	n     int
+}{names: [MaxTransports]string{"other"}, n: 1}
+
+func transportSlot(name string) uint8 {
+	t := &transportNames
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := 0; i < t.n; i++ {
+		if t.names[i] == name {
+			return uint8(i)
+		}
+	}
+	if t.n == MaxTransports {
+		return 0
+	}
+	t.names[t.n] = name
+	t.n++
+	return uint8(t.n - 1)
+}
+
+func transportName(slot uint8) string {
+	t := &transportNames
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.names[slot]
+}
+
+// NewTransportScope is NewScope for a transport named transport ("http",
+// "stdio", "tcp", "unix"…): the requests it begins are labelled with that
+// name in the request-duration histograms and the in-flight counts.
+func (s *Server) NewTransportScope(transport string) *Scope {
+	sc := s.NewScope()
+	sc.SetTransport(transport)
+	return sc
+}
+
+// Transport returns the scope's transport label ("other" for NewScope).
+func (sc *Scope) Transport() string { return transportName(sc.slot) }
+
+// durHist is one histogram: counts per bucket (not cumulative) and the sum
+// of the durations in nanoseconds. Updated with atomics only.
+type durHist struct {
+	counts [len(durBounds) + 1]atomic.Uint64
+	sum    atomic.Uint64
+}
+
+func (h *durHist) observe(d time.Duration) {
+	i := 0
+	for i < len(durBounds) && d > durBounds[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sum.Add(uint64(d))
+}
+
+// durations holds a Server's histograms, one per transport × method.
+type durations struct {
+	h [MaxTransports][nMethodSlots]durHist
+}
+
+// epoch anchors the monotonic clock: time.Since on a time with a monotonic
+// reading reads only the monotonic clock.
+var epoch = time.Now()
+
+func monoNow() int64 { return int64(time.Since(epoch)) + 1 } // never 0: 0 means unset
+
+// durStart is a request's start time for its histogram (0: not recorded).
+func (s *Server) durStart() int64 {
+	if s.durs == nil {
+		return 0
+	}
+	return monoNow()
+}
+
+// observeEnd records the request's duration, from Scope.Begin to its end
+// (the response handed to the transport, or the stream completed).
+func (c *Call) observeEnd() {
+	if c.t0 == 0 || c.srv.durs == nil {
+		return
+	}
+	var m uint8
+	if c.method != nil {
+		m = c.method.slot
+	}
+	var t uint8
+	if c.scope != nil {
+		t = c.scope.slot
+	}
+	c.srv.durs.h[t][m].observe(time.Duration(monoNow() - c.t0))
+	c.t0 = 0
+}
+
+// DurationHistogram is a snapshot of one request-duration histogram.
+type DurationHistogram struct {
+	Method    string // the method name, or "other" for requests answered before routing
+	Transport string // the scope's transport label
+	// Counts has one entry per bucket of DurationBounds plus the last,
+	// unbounded one; not cumulative.
+	Counts []uint64
+	Sum    time.Duration
+	Count  uint64 // the sum of Counts
+}
+
+// RequestDurations calls fn with a snapshot of every request-duration
+// histogram that has recorded at least one request. h is reused between
+// calls. The counts are read one by one while requests go on, so Count and
+// Sum may differ by the requests that ended meanwhile.
+func (s *Server) RequestDurations(fn func(h *DurationHistogram)) {
+	if s.durs == nil {
+		return
+	}
+	h := &DurationHistogram{Counts: make([]uint64, len(durBounds)+1)}
+	for t := range s.durs.h {
+		for m := range s.durs.h[t] {
+			d := &s.durs.h[t][m]
+			var n uint64
+			for i := range d.counts {
+				h.Counts[i] = d.counts[i].Load()
+				n += h.Counts[i]
+			}
+			if n == 0 {
+				continue
+			}
+			h.Count, h.Sum = n, time.Duration(d.sum.Load())
+			h.Method, h.Transport = methodNames[m], transportName(uint8(t))
+			fn(h)
+		}
+	}
+}
+
+// TransportLoad is what a transport has in flight in the engine.
+type TransportLoad struct {
+	Transport string
+	InFlight  int // requests admitted and not yet ended, listen streams included
+	Listens   int // of which subscriptions/listen streams
+}
+
+// Load returns the requests in flight per transport label, read from the
+// in-flight table (each shard's lock is taken briefly, as Shutdown does).
+// Every transport label registered in the process is listed (with zeros
+// when idle), and "other" when it has requests in flight.
+func (s *Server) Load() []TransportLoad {
+	var inflight, listens [MaxTransports]int
+	for i := range s.tracker.shards {
+		sh := &s.tracker.shards[i]
+		sh.mu.Lock()
+		for c := sh.head; c != nil; c = c.tnext {
+			var t uint8
+			if c.scope != nil {
+				t = c.scope.slot
+			}
+			inflight[t]++
+			if c.method == listenMethod {
+				listens[t]++
+			}
+		}
+		sh.mu.Unlock()
+	}
+	tn := &transportNames
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	var out []TransportLoad
+	for t := 0; t < tn.n; t++ {
+		if t > 0 || inflight[t] > 0 {
+			out = append(out, TransportLoad{tn.names[t], inflight[t], listens[t]})
+		}
+	}
+	return out
+}

@@ -1,0 +1,277 @@
+package metrics
+
+import (
+	"fmt"
+	"path"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "mcpwire"
+
+// Collector is a prometheus.Collector for an engine and its transports.
+// Register it with a prometheus.Registerer; nothing is recorded on its
+// behalf: every value is read at scrape time from the counters the engine
+// and the transports keep anyway. It is safe for concurrent use; sources
+// may be added while it is being scraped.
+type Collector struct {
+	srv *engine.Server
+
+	mu     sync.Mutex
+	stats  []statsSource
+	gauges []gaugeFunc
+}
+
+type statsSource struct {
+	subsystem string
+	typeName  string // "streamhttp.Stats"
+	v         reflect.Value
+	fields    []statsField
+	snapshot  func() any // AddStatsFunc: v is re-read from it at every scrape
+}
+
+type statsField struct {
+	index int
+	name  string // snake case, without the _total suffix
+	gauge bool   // atomic.Int64: a level, not a counter
+}
+
+type gaugeFunc struct {
+	name, help string
+	labels     []string // name, value, name, value…
+	fn         func() float64
+}
+
+// New returns a Collector for srv: the engine's counters (engine.Stats) as
+// mcpwire_engine_*, the request-duration histograms
+// (mcpwire_request_duration_seconds by method and transport), the
+// requests in flight and listen streams per transport, whether the engine
+// is shutting down and whether its backplane is up. Add the transports'
+// counters and gauges with AddStats and AddGauge.
+func New(srv *engine.Server) *Collector {
+	c := &Collector{srv: srv}
+	c.AddStats("engine", srv.Stats())
+	return c
+}
+
+// AddStats exports every field of stats, a pointer to a struct of
+// sync/atomic values (engine.Stats, streamhttp.Stats, socket.Stats,
+// redisstate.Stats, a client's stats…), as mcpwire_<subsystem>_<field>:
+// an atomic.Uint64 as a counter (with the _total suffix), an atomic.Int64
+// as a gauge; the field name is turned to snake case (TooManyConnsPerIP →
+// too_many_conns_per_ip). Other fields are ignored. Adding the same
+// subsystem twice exports both under the same names, which a registry
+// refuses at scrape time: give each source its own subsystem.
+func (c *Collector) AddStats(subsystem string, stats any) {
+	v := reflect.ValueOf(stats)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("metrics: AddStats(%q): want a pointer to a struct, got %T", subsystem, stats))
+	}
+	v = v.Elem()
+	t := v.Type()
+	src := statsSource{subsystem: subsystem, typeName: path.Base(t.PkgPath()) + "." + t.Name(), v: v}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		switch f.Type {
+		case reflect.TypeFor[atomic.Uint64]():
+			src.fields = append(src.fields, statsField{i, snake(f.Name), false})
+		case reflect.TypeFor[atomic.Int64]():
+			src.fields = append(src.fields, statsField{i, snake(f.Name), true})
+		}
+	}
+	c.mu.Lock()
+	c.stats = append(c.stats, src)
+	c.mu.Unlock()
+}
+
+// AddStatsFunc exports the fields of the struct snapshot returns, called
+// at every scrape, for counters kept as a snapshot of plain values (for
+// example client.LineTransport.Stats): a uint64 field as a counter
+// mcpwire_<subsystem>_<field>_total, an int64 or int field as a gauge.
+// snapshot must always return the same struct type.
+func (c *Collector) AddStatsFunc(subsystem string, snapshot func() any) {
+	v := reflect.ValueOf(snapshot())
+	if v.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("metrics: AddStatsFunc(%q): want a struct, got %s", subsystem, v.Kind()))
+	}
+	t := v.Type()
+	src := statsSource{subsystem: subsystem, typeName: path.Base(t.PkgPath()) + "." + t.Name(), v: v, snapshot: snapshot}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		switch f.Type.Kind() {
+		case reflect.Uint64:
+			src.fields = append(src.fields, statsField{i, snake(f.Name), false})
+		case reflect.Int64, reflect.Int:
+			src.fields = append(src.fields, statsField{i, snake(f.Name), true})
+		}
+	}
+	c.mu.Lock()
+	c.stats = append(c.stats, src)
+	c.mu.Unlock()
+}
+
+// AddGauge exports fn's value, read at every scrape, as the gauge
+// mcpwire_<name> with the given constant labels (name, value pairs).
+// Several gauges may share a name with different label values (for
+// example open_connections with transport="http" and transport="tcp"):
+// they must then have the same label names and help.
+func (c *Collector) AddGauge(name, help string, fn func() float64, labels ...string) {
+	if len(labels)%2 != 0 {
+		panic("metrics: AddGauge: labels come in name, value pairs")
+	}
+	c.mu.Lock()
+	c.gauges = append(c.gauges, gaugeFunc{name, help, labels, fn})
+	c.mu.Unlock()
+}
+
+// Describe sends nothing: the Collector is unchecked, as its sources may
+// be added after registration.
+func (c *Collector) Describe(chan<- *prometheus.Desc) {}
+
+var (
+	durDesc = prometheus.NewDesc(Namespace+"_request_duration_seconds",
+		"Time from a request's arrival (engine.Scope.Begin) to its end: the response handed to the transport, or the listen stream completed.",
+		[]string{"method", "transport"}, nil)
+	inflightDesc = prometheus.NewDesc(Namespace+"_in_flight_requests",
+		"Requests admitted and not yet ended, listen streams included.", []string{"transport"}, nil)
+	listensDesc = prometheus.NewDesc(Namespace+"_listen_streams",
+		"Open subscriptions/listen streams.", []string{"transport"}, nil)
+	closingDesc = prometheus.NewDesc(Namespace+"_shutting_down",
+		"1 once the engine's Shutdown has begun.", nil, nil)
+	bpDesc = prometheus.NewDesc(Namespace+"_backplane_up",
+		"1 while the cross-replica backplane is subscribed (always 1 without one).", nil, nil)
+)
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	stats := append([]statsSource(nil), c.stats...)
+	gauges := append([]gaugeFunc(nil), c.gauges...)
+	c.mu.Unlock()
+
+	for _, s := range stats {
+		if s.snapshot != nil {
+			v := reflect.ValueOf(s.snapshot())
+			for _, f := range s.fields {
+				fv := v.Field(f.index)
+				name := Namespace + "_" + s.subsystem + "_" + f.name
+				help := "mcpwire " + s.typeName + "." + v.Type().Field(f.index).Name
+				if f.gauge {
+					ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, help, nil, nil), prometheus.GaugeValue, float64(fv.Int()))
+				} else {
+					ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name+"_total", help, nil, nil), prometheus.CounterValue, float64(fv.Uint()))
+				}
+			}
+			continue
+		}
+		for _, f := range s.fields {
+			addr := s.v.Field(f.index).Addr().Interface()
+			name := Namespace + "_" + s.subsystem + "_" + f.name
+			help := "mcpwire " + s.typeName + "." + s.v.Type().Field(f.index).Name
+			if f.gauge {
+				ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, help, nil, nil),
+					prometheus.GaugeValue, float64(addr.(*atomic.Int64).Load()))
+			} else {
+				ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name+"_total", help, nil, nil),
+					prometheus.CounterValue, float64(addr.(*atomic.Uint64).Load()))
+			}
+		}
+	}
+
+	bounds := engine.DurationBounds()
+	c.srv.RequestDurations(func(h *engine.DurationHistogram) {
+		buckets := make(map[float64]uint64, len(bounds))
+		var cum uint64
+		for i, b := range bounds {
+			cum += h.Counts[i]
+			buckets[b.Seconds()] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(durDesc, h.Count, h.Sum.Seconds(), buckets, h.Method, h.Transport)
+	})
+
+	for _, l := range c.srv.Load() {
+		ch <- prometheus.MustNewConstMetric(inflightDesc, prometheus.GaugeValue, float64(l.InFlight), l.Transport)
+		ch <- prometheus.MustNewConstMetric(listensDesc, prometheus.GaugeValue, float64(l.Listens), l.Transport)
+	}
+	ch <- prometheus.MustNewConstMetric(closingDesc, prometheus.GaugeValue, b2f(c.srv.Closing()))
+	ch <- prometheus.MustNewConstMetric(bpDesc, prometheus.GaugeValue, b2f(c.srv.BackplaneUp()))
+
+	descs := map[string]*prometheus.Desc{}
+	for _, g := range gauges {
+		var names, values []string
+		for i := 0; i < len(g.labels); i += 2 {
+			names = append(names, g.labels[i])
+			values = append(values, g.labels[i+1])
+		}
+		key := g.name + "\x00" + strings.Join(names, "\x00")
+		d := descs[key]
+		if d == nil {
+			d = prometheus.NewDesc(Namespace+"_"+g.name, g.help, names, nil)
+			descs[key] = d
+		}
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, g.fn(), values...)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// snake turns a Go field name into a metric name part: a word boundary
+// before an upper-case letter that follows a lower-case one or a digit,
+// and before the last capital of an acronym followed by lower case
+// (InFlightStalls → in_flight_stalls, TooManyConnsPerIP →
+// too_many_conns_per_ip, HTTPErrors → http_errors).
+func snake(name string) string {
+	var b strings.Builder
+	r := []rune(name)
+	for i, ch := range r {
+		upper := ch >= 'A' && ch <= 'Z'
+		if upper && i > 0 {
+			prev := r[i-1]
+			prevLower := (prev >= 'a' && prev <= 'z') || (prev >= '0' && prev <= '9')
+			nextLower := i+1 < len(r) && r[i+1] >= 'a' && r[i+1] <= 'z'
+			if prevLower || (prev >= 'A' && prev <= 'Z' && nextLower) {
+				b.WriteByte('_')
+			}
+		}
+		if upper {
+			ch += 'a' - 'A'
+		}
+		b.WriteRune(ch)
+	}
+	return b.String()
+}
+
+// Registry returns a new registry holding c, the Go runtime's collector
+// (goroutines, heap, GC) and the process collector (resident memory, CPU,
+// open files): what the admin listener's /metrics serves.
+func Registry(c *Collector) *prometheus.Registry {
+	r := prometheus.NewRegistry()
+	r.MustRegister(c)
+	r.MustRegister(newGoCollector(), newProcessCollector())
+	return r
+}
+
+func newGoCollector() prometheus.Collector { return collectors.NewGoCollector() }
+
+func newProcessCollector() prometheus.Collector {
+	return collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})
+}

@@ -1,0 +1,14 @@
+// Package soak runs `make soak`: mixed calls, listen streams and progress
+// on every transport (Streamable HTTP, stdio, TCP, Unix) against the
+// reference server for a bounded time, sampling each server process's
+// resident memory, goroutines and live heap (after a GC) through its
+// admin listener, and fails when any of them drifts by more than 10 %
+// between the warm-up plateau and the end (RELIABILITY C15, C18), or when
+// the idle server keeps goroutines the load started.
+//
+//	make soak                 # 2 minutes
+//	make soak SOAK=10m        # longer
+//	go test -tags soak -run TestSoak -v ./internal/soak -args -soak 45s -rate 200
+//
+// The test is behind the build tag soak: `go test ./...` does not run it.
+package soak
