@@ -12,16 +12,19 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/engine/admin"
 	"github.com/mcpwire/mcpwire/engine/client"
 	"github.com/mcpwire/mcpwire/engine/client/target"
+	"github.com/mcpwire/mcpwire/engine/metrics"
 	"github.com/mcpwire/mcpwire/engine/otelmcp"
 	"github.com/mcpwire/mcpwire/engine/socket"
 	"github.com/mcpwire/mcpwire/engine/stdio"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 )
 
-var snippets = []any{snippetHTTP, snippetHTTPS, snippetSocket, snippetPublish, snippetClient, snippetEngine, snippetHooks}
+var snippets = []any{snippetHTTP, snippetHTTPS, snippetSocket, snippetPublish, snippetClient, snippetEngine, snippetHooks, snippetMetrics}
 
 func snippetHTTP(ctx context.Context, srv *engine.Server, mux *http.ServeMux) {
 	// snippet:begin http-embed
@@ -123,4 +126,16 @@ func snippetHooks(auditHooks engine.Hooks, quota engine.Middleware, tp trace.Tra
 	})
 	// snippet:end
 	return srv
+}
+
+func snippetMetrics(srv *engine.Server, hs *streamhttp.Server) *admin.Server {
+	// snippet:begin metrics
+	c := metrics.New(srv)          // engine counters, durations, in-flight, listen streams
+	c.AddStats("http", hs.Stats()) // every atomic of a transport's Stats
+	c.AddGauge("open_connections", "Connections open now.",
+		func() float64 { return float64(hs.Gauges().OpenConns) }, "transport", "http")
+	prometheus.MustRegister(c) // or metrics.Registry(c): with the Go and process collectors
+	a := admin.New(admin.Config{Gatherer: metrics.Registry(c), Checks: []admin.Check{admin.EngineCheck(srv)}})
+	// snippet:end
+	return a
 }
