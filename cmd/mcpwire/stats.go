@@ -18,8 +18,13 @@ import (
 //
 //	stats mallocs=<runtime mallocs> cpu_us=<user+system CPU> rss_kb=<resident set>
 func dumpStatsOnSignal(ctx context.Context) {
+	onSignal(ctx, syscall.SIGUSR1, func() { fmt.Fprintln(os.Stderr, statsLine()) })
+}
+
+// onSignal runs fn on one goroutine for every sig received until ctx ends.
+func onSignal(ctx context.Context, sig os.Signal, fn func()) {
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGUSR1)
+	signal.Notify(ch, sig)
 	go func() {
 		defer signal.Stop(ch)
 		for {
@@ -27,7 +32,7 @@ func dumpStatsOnSignal(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-ch:
-				fmt.Fprintln(os.Stderr, statsLine())
+				fn()
 			}
 		}
 	}()

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -31,23 +30,13 @@ func serverTLS(ctx context.Context, certFile, keyFile string, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGHUP)
-	go func() {
-		defer signal.Stop(ch)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ch:
-				if err := cf.Reload(); err != nil {
-					log.Warn("SIGHUP: TLS certificate not reloaded; the previous one is served", "err", err)
-				} else {
-					log.Info("SIGHUP: TLS certificate reloaded", "cert", certFile)
-				}
-			}
+	onSignal(ctx, syscall.SIGHUP, func() {
+		if err := cf.Reload(); err != nil {
+			log.Warn("SIGHUP: TLS certificate not reloaded; the previous one is served", "err", err)
+		} else {
+			log.Info("SIGHUP: TLS certificate reloaded", "cert", certFile)
 		}
-	}()
+	})
 	return cf.TLSConfig(), nil
 }
 

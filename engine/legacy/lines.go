@@ -232,18 +232,7 @@ func (s *Server) closeLocal(ss *session, wg *sync.WaitGroup) {
 		return
 	case <-time.After(2 * time.Second):
 	}
-	ss.mu.Lock()
-	ss.gone = true
-	calls := make([]*call, 0, len(ss.calls))
-	for _, c := range ss.calls {
-		calls = append(calls, c)
-	}
-	for k, ch := range ss.pending {
-		close(ch)
-		delete(ss.pending, k)
-	}
-	ss.mu.Unlock()
-	for _, c := range calls {
+	for _, c := range ss.markGone() {
 		c.cancelNow(errSessionEnded)
 	}
 	<-done

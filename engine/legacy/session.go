@@ -239,6 +239,24 @@ func (ss *session) version() uint64 {
 	return ss.ver
 }
 
+// markGone marks the session ended, releases the waits for answers to
+// its server→client requests and returns its calls in flight, for the
+// caller to cancel outside ss.mu.
+func (ss *session) markGone() []*call {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.gone = true
+	calls := make([]*call, 0, len(ss.calls))
+	for _, c := range ss.calls {
+		calls = append(calls, c)
+	}
+	for k, ch := range ss.pending {
+		close(ch)
+		delete(ss.pending, k)
+	}
+	return calls
+}
+
 func (ss *session) snapshot() record {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -258,18 +276,7 @@ func (s *Server) forget(ss *session) bool {
 		return false
 	}
 	s.stats.Sessions.Add(-1)
-	ss.mu.Lock()
-	ss.gone = true
-	calls := make([]*call, 0, len(ss.calls))
-	for _, c := range ss.calls {
-		calls = append(calls, c)
-	}
-	for k, ch := range ss.pending {
-		close(ch)
-		delete(ss.pending, k)
-	}
-	ss.mu.Unlock()
-	for _, c := range calls {
+	for _, c := range ss.markGone() {
 		c.cancel(errSessionEnded)
 	}
 	ss.endStream()
