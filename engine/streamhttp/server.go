@@ -70,12 +70,6 @@ func New(eng *engine.Server, cfg Config) *Server {
 }
 
 // Stats returns the transport's counters.
-func newScope(eng *engine.Server) *engine.Scope {
-	sc := eng.NewScope()
-	sc.SetTransport("http")
-	return sc
-}
-
 func (s *Server) Stats() *Stats { return &s.stats }
 
 // bindAddr records the listening address: it decides the default Origin
