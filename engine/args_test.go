@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"math/big"
 	"strconv"
 	"strings"
 	"testing"
@@ -219,6 +220,23 @@ func TestBindErrors(t *testing.T) {
 		r := decodeReply(t, runToolCall(t, s, "bind", tc.args))
 		if r.Error == nil || r.Error.Code != int(codec.CodeInvalidParams) || r.Error.Message != tc.want {
 			t.Errorf("%d: got %+v, want %q", i, r.Error, tc.want)
+		}
+	}
+}
+
+// TestIntegral: JSON Schema's integer on number literals, as the schema
+// library (math/big) decides it, including the exponents it refuses.
+func TestIntegral(t *testing.T) {
+	for n, want := range map[string]bool{
+		"0": true, "-0.0": true, "1.0": true, "1e2": true, "12.50e1": true, "1.5": false, "1e-1": false,
+		"100e-2": true, "0e1000010": true, "1e1000000": true, "1e1000010": false, "1.5e-1000010": false,
+	} {
+		if got := integral([]byte(n)); got != want {
+			t.Errorf("integral(%s) = %v, want %v", n, got, want)
+		}
+		var r big.Rat
+		if _, ok := r.SetString(n); (ok && r.IsInt()) != want {
+			t.Errorf("%s: math/big says integer %v, the table %v", n, ok && r.IsInt(), want)
 		}
 	}
 }
