@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwire/mcpwire/engine/metrics"
 	"github.com/mcpwire/mcpwire/engine/socket"
 	"github.com/mcpwire/mcpwire/engine/state/redisstate"
+	"github.com/mcpwire/mcpwire/engine/stdio"
 	"github.com/mcpwire/mcpwire/engine/streamhttp"
 	"github.com/mcpwire/mcpwire/internal/netutil"
 )
@@ -33,6 +34,7 @@ type adminSetup struct {
 	ss               *socket.Server
 	shared           *sharedState
 	stdio            bool
+	queued           *stdio.Queued // the stdio connection's output queue (with stdio)
 	log              *slog.Logger
 }
 
@@ -78,6 +80,9 @@ func startAdmin(s adminSetup) (*adminListener, error) {
 	}
 	if s.stdio {
 		c.AddGauge("open_connections", "Connections open now.", func() float64 { return float64(al.stdio.Load()) }, "transport", "stdio")
+		if q := s.queued; q != nil {
+			c.AddGauge("queued_bytes", "Output bytes queued for a peer and not yet written.", func() float64 { return float64(q.Bytes()) }, "transport", "stdio")
+		}
 	}
 	if s.shared != nil {
 		if r, ok := s.shared.Store.(*redisstate.Store); ok {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -134,5 +135,57 @@ func TestServeAdmin(t *testing.T) {
 	}
 	if _, _, err := adminGet(base + "/healthz"); err == nil {
 		t.Fatal("the admin listener outlived the process")
+	}
+}
+
+// TestServeAdminStdio: with --stdio, /metrics shows the stdio connection
+// and the output it has queued for a parent that does not read.
+func TestServeAdminStdio(t *testing.T) {
+	adminAddr := freeAddr(t)
+	args := []string{"serve", "--stdio", "--admin", adminAddr, "--log-level", "warn"}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "MCPWIRE_TEST_MAIN="+strings.Join(args, "\x1f"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe() // not read until the end: replies queue
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	text := strings.Repeat("x", 1000)
+	for i := 0; i < 400; i++ { // about 400 KB of replies: beyond the 64 KiB pipe
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n", i, text)
+	}
+	base := "http://" + adminAddr
+	var queued float64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if code, body, err := adminGet(base + "/metrics"); err == nil && code == 200 {
+			if !strings.Contains(body, "\n"+`mcpwire_open_connections{transport="stdio"} 1`+"\n") {
+				t.Fatalf("/metrics lacks the stdio connection:\n%s", body)
+			}
+			for _, l := range strings.Split(body, "\n") {
+				if v, ok := strings.CutPrefix(l, `mcpwire_queued_bytes{transport="stdio"} `); ok {
+					queued, _ = strconv.ParseFloat(v, 64)
+				}
+			}
+			if queued > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queued_bytes{stdio} still %v with the replies unread\n%s", queued, stderr.String())
+		}
+	}
+	stdin.Close()
+	_, _ = io.Copy(io.Discard, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
 	}
 }

@@ -245,13 +245,14 @@ func serve(ctx context.Context, args []string) error {
 		}
 		go func() { transportErr <- ss.Wait() }()
 	}
-	adm, err := startAdmin(adminSetup{addr: *adminAddr, allowNonLoopback: *adminNonLoopback, srv: srv, hs: hs, ss: ss, shared: shared, stdio: *useStdio, log: log})
+	queued := new(stdio.Queued)
+	adm, err := startAdmin(adminSetup{addr: *adminAddr, allowNonLoopback: *adminNonLoopback, srv: srv, hs: hs, ss: ss, shared: shared, stdio: *useStdio, queued: queued, log: log})
 	if err != nil {
 		return err
 	}
 	if *useStdio {
 		log.Info("mcpwire serving on stdio")
-		opt := stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log}
+		opt := stdio.Options{Grace: *grace, MaxLine: *maxLine, Logger: log, Queued: queued}
 		if *stdioLegacy {
 			if ls == nil {
 				ls = legacy.New(srv, legacy.Config{Store: shared.Store, Logger: log})

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +45,25 @@ type Options struct {
 	// initialize to 2025-11-25. Nil, or a nil result: the connection is
 	// served by the engine as always.
 	Upgrade func(first []byte) func(ctx context.Context, in io.Reader, out io.Writer) error
+	// Queued, when set, reports the output queued for the peer and not yet
+	// written while the connection is served (a metrics gauge reads it).
+	Queued *Queued
+}
+
+// Queued reports the output bytes a stdio connection has queued for its
+// peer and not yet written: give it to Serve or ServeConn in
+// Options.Queued and read Bytes from any goroutine (a metrics scrape). It
+// reads 0 before the connection is served and after it ends.
+type Queued struct {
+	c atomic.Pointer[linestream.Conn]
+}
+
+// Bytes returns the bytes queued now.
+func (q *Queued) Bytes() int {
+	if c := q.c.Load(); c != nil {
+		return c.Pending()
+	}
+	return 0
 }
 
 func (o Options) grace() time.Duration {
@@ -109,6 +129,10 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	}, ctx, nil)
 	ci := srv.ConnOpen("stdio", nil, nil)
 	c.SetConnInfo(ci)
+	if opt.Queued != nil {
+		opt.Queued.c.Store(c)
+		defer opt.Queued.c.Store(nil)
+	}
 	defer func() { srv.ConnClose(ci, result) }()
 
 	writerDone := make(chan struct{})

@@ -315,3 +315,37 @@ func TestSlowConsumer(t *testing.T) {
 		})
 	}
 }
+
+// TestQueuedGauge: Options.Queued reports the output waiting for a peer
+// that does not read (the metrics' queued_bytes for stdio), and 0 once the
+// connection has ended.
+func TestQueuedGauge(t *testing.T) {
+	base := goleak.IgnoreCurrent()
+	srv := testServer(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // never read
+	q := new(Queued)
+	done := make(chan error, 1)
+	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{Queued: q}) }()
+	for i := 0; i < 100; i++ {
+		line := req(fmt.Sprint(i), "tools/call", `"name":"echo","arguments":{"text":"`+strings.Repeat("x", 100)+`"}`)
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for q.Bytes() < 1000 {
+		if time.Now().After(deadline) {
+			t.Fatalf("queued %d bytes after 100 unread replies", q.Bytes())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	inW.Close()
+	outR.Close() // the stuck write fails: the connection ends
+	<-done
+	if n := q.Bytes(); n != 0 {
+		t.Fatalf("queued %d bytes after the connection ended", n)
+	}
+	_ = srv.Shutdown(context.Background())
+	goleak.VerifyNone(t, base)
+}
