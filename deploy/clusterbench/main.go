@@ -39,7 +39,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -50,6 +49,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpwire/mcpwire/deploy/internal/proxyhttp"
 )
 
 var (
@@ -171,21 +172,7 @@ var idSeq atomic.Int64
 // direct talks to a replica itself. The replicas trust 127.0.0.1 as a
 // proxy (--trusted-proxy), so each direct connection starts with a PROXY
 // header, as HAProxy's do.
-var direct = &http.Client{Transport: &http.Transport{
-	MaxIdleConnsPerHost: 256,
-	DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		la := conn.LocalAddr().(*net.TCPAddr)
-		if _, err := fmt.Fprintf(conn, "PROXY TCP4 127.0.0.1 127.0.0.1 %d 80\r\n", la.Port); err != nil {
-			conn.Close()
-			return nil, err
-		}
-		return conn, nil
-	},
-}}
+var direct = proxyhttp.Client(256)
 
 // viaBalancer carries calls through HAProxy; streams has one connection
 // per listen stream.
@@ -673,45 +660,20 @@ func (b *bench) publishMax() error {
 	}
 	time.Sleep(300 * time.Millisecond)
 	snap := b.cpuSnap()
-	start := now()
-	stop := start + int64(*maxD)
-	var seq, errs atomic.Int64
-	var firstErr atomic.Value
-	lats := make([][]int32, *maxC)
-	var wg sync.WaitGroup
-	for c := range *maxC {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for now() < stop {
-				s := seq.Add(1)
-				t := now()
-				_, err := call(direct, b.replicas[int(s)%len(b.replicas)], "touch", `{"uri":"bench://busy/`+strconv.FormatInt(s, 10)+`"}`)
-				if err != nil {
-					errs.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-					continue
-				}
-				lats[c] = append(lats[c], int32((now()-t)/1000))
-			}
-		}()
-	}
-	wg.Wait()
-	end := now()
-	cpu := b.cpuSince(snap, end-start)
-	var all []int32
-	for _, l := range lats {
-		all = append(all, l...)
-	}
-	p := pct(all)
-	rate := float64(len(all)) / (float64(end-start) / 1e9)
+	r := closedLoop(*maxC, *maxD, func(_ int, s int64) error {
+		_, err := call(direct, b.replicas[int(s)%len(b.replicas)], "touch", `{"uri":"bench://busy/`+strconv.FormatInt(s, 10)+`"}`)
+		return err
+	})
+	cpu := b.cpuSince(snap, r.window)
+	p := pct(r.lats)
+	rate := float64(len(r.lats)) / (float64(r.window) / 1e9)
 	fmt.Printf("\n### publish (touch, closed loop, %d callers straight to the replicas in turn, %s; %d listen streams open, subscribed to other URIs: %s)\n\n", *maxC, *maxD, n, spread(ls))
-	if e := firstErr.Load(); e != nil {
-		fmt.Printf("%d touch calls failed, first: %s\n\n", errs.Load(), e)
+	if r.errs > 0 {
+		fmt.Printf("%d touch calls failed, first: %s\n\n", r.errs, r.firstErr)
 	}
 	fmt.Println("| publishes/s | p50 µs | p99 µs | errors | CPU % (redis, r1, r2, r3, haproxy, bench) | load average |")
 	fmt.Println("| ---: | ---: | ---: | ---: | --- | --- |")
-	fmt.Printf("| %s | %s | %s | %d | %s | %s |\n", grp(int64(rate+0.5)), us(p.p50), us(p.p99), errs.Load(), cpuCols(cpu), loadavg())
+	fmt.Printf("| %s | %s | %s | %d | %s | %s |\n", grp(int64(rate+0.5)), us(p.p50), us(p.p99), r.errs, cpuCols(cpu), loadavg())
 	return nil
 }
 
@@ -746,43 +708,63 @@ func (b *bench) handles() error {
 	fmt.Println("| --- | ---: | ---: | ---: | ---: | --- | --- |")
 	for _, o := range ops {
 		snap := b.cpuSnap()
-		start := now()
-		stop := start + int64(*handleD)
-		var seq, errs atomic.Int64
-		var firstErr atomic.Value
-		lats := make([][]int32, c)
-		var wg sync.WaitGroup
-		for i := range c {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for now() < stop {
-					tool, args := o.args(i, seq.Add(1))
-					t := now()
-					if _, err := call(viaBalancer, b.front, tool, args); err != nil {
-						errs.Add(1)
-						firstErr.CompareAndSwap(nil, err.Error())
-						continue
-					}
-					lats[i] = append(lats[i], int32((now()-t)/1000))
-				}
-			}()
-		}
-		wg.Wait()
-		end := now()
-		cpu := b.cpuSince(snap, end-start)
-		var all []int32
-		for _, l := range lats {
-			all = append(all, l...)
-		}
-		p := pct(all)
-		fmt.Printf("| %s | %s | %s | %s | %d | %s | %s |\n", o.name, grp(int64(float64(len(all))/(float64(end-start)/1e9)+0.5)),
-			us(p.p50), us(p.p99), errs.Load(), cpuCols(cpu), loadavg())
-		if e := firstErr.Load(); e != nil {
-			fmt.Printf("\n%s: %d calls failed, first: %s\n\n", o.name, errs.Load(), e)
+		r := closedLoop(c, *handleD, func(i int, seq int64) error {
+			tool, args := o.args(i, seq)
+			_, err := call(viaBalancer, b.front, tool, args)
+			return err
+		})
+		cpu := b.cpuSince(snap, r.window)
+		p := pct(r.lats)
+		fmt.Printf("| %s | %s | %s | %s | %d | %s | %s |\n", o.name, grp(int64(float64(len(r.lats))/(float64(r.window)/1e9)+0.5)),
+			us(p.p50), us(p.p99), r.errs, cpuCols(cpu), loadavg())
+		if r.errs > 0 {
+			fmt.Printf("\n%s: %d calls failed, first: %s\n\n", o.name, r.errs, r.firstErr)
 		}
 	}
 	return nil
+}
+
+// loopResult is what closedLoop measured.
+type loopResult struct {
+	lats     []int32 // every successful call's latency, µs
+	errs     int64   // calls that failed
+	firstErr string  // the first failure's text
+	window   int64   // the measured time, ns
+}
+
+// closedLoop runs callers goroutines, each calling op(caller, seq) back to
+// back for d (seq numbers the calls across all callers, from 1).
+func closedLoop(callers int, d time.Duration, op func(caller int, seq int64) error) loopResult {
+	start := now()
+	stop := start + int64(d)
+	var seq, errs atomic.Int64
+	var firstErr atomic.Value
+	lats := make([][]int32, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for now() < stop {
+				t := now()
+				if err := op(i, seq.Add(1)); err != nil {
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				lats[i] = append(lats[i], int32((now()-t)/1000))
+			}
+		}()
+	}
+	wg.Wait()
+	r := loopResult{errs: errs.Load(), window: now() - start}
+	if e, ok := firstErr.Load().(string); ok {
+		r.firstErr = e
+	}
+	for _, l := range lats {
+		r.lats = append(r.lats, l...)
+	}
+	return r
 }
 
 // Figures -------------------------------------------------------------------------

@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpwire/mcpwire/deploy/internal/proxyhttp"
 )
 
 // proc is one process the test started; it is stopped by PID.
@@ -267,21 +269,7 @@ var idSeq atomic.Int64
 // direct talks to a replica itself: the replicas trust 127.0.0.1 as a
 // proxy, so every direct connection begins with a PROXY header, as
 // HAProxy's do.
-var direct = &http.Client{Transport: &http.Transport{
-	MaxIdleConnsPerHost: 64,
-	DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		la := conn.LocalAddr().(*net.TCPAddr)
-		if _, err := fmt.Fprintf(conn, "PROXY TCP4 127.0.0.1 127.0.0.1 %d 80\r\n", la.Port); err != nil {
-			conn.Close()
-			return nil, err
-		}
-		return conn, nil
-	},
-}}
+var direct = proxyhttp.Client(64)
 
 var viaBalancer = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 
