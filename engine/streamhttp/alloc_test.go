@@ -20,19 +20,7 @@ func handlerAllocs(t *testing.T, opt engine.Options) float64 {
 	req := echoRequest()
 	req.Header.Set("X-Tenant", "acme")
 	defer fasthttp.ReleaseRequest(req)
-	var ctx fasthttp.RequestCtx
-	ctx.Init2(nopConn{}, nil, true)
-	req.CopyTo(&ctx.Request)
-	call := func() {
-		ctx.Response.Reset()
-		s.fastHandler(&ctx)
-		if ctx.Response.StatusCode() != 200 {
-			t.Fatalf("status %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
-		}
-	}
-	for i := 0; i < 100; i++ {
-		call()
-	}
+	call, _ := handlerCall(t, s, req)
 	return testing.AllocsPerRun(200, call)
 }
 
