@@ -51,6 +51,7 @@ const (
 type sample struct {
 	at                   time.Duration
 	rss, heap, goroutine float64
+	stacks               string // goroutine profile, for the idle samples only
 }
 
 // server is one mcpwire process watched through its admin listener.
@@ -113,7 +114,6 @@ func TestSoak(t *testing.T) {
 	net1 := &server{name: "http+tcp+unix", admin: adminAddr}
 	stdioSrv := &server{name: "stdio", admin: stdioAdmin}
 	waitHealthy(t, net1)
-	idle := map[*server]sample{net1: net1.sample(t, 0)} // no client yet
 
 	stop := make(chan struct{})
 	ctx, cancel := context.WithTimeout(context.Background(), *soakFor+2*time.Minute)
@@ -125,6 +125,22 @@ func TestSoak(t *testing.T) {
 		{"unix", "unix://" + sock},
 		{"stdio", "stdio:" + bin + " serve --stdio --log-level warn --admin " + stdioAdmin},
 	}
+	// The baselines are taken after one operation of each kind: what a
+	// server starts once, on first use (the engine's worker janitor,
+	// fasthttp's date ticker), is not something the load left behind.
+	for _, tg := range targets[:3] {
+		c, err := target.Open(tg.spec, target.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Discover(ctx); err != nil {
+			t.Fatalf("%s: %v", tg.name, err)
+		}
+		warmUp(ctx, t, tg.name, c)
+		_ = c.Close()
+	}
+	idle := map[*server]sample{net1: net1.idleSample(t)} // no client connected
+
 	clients := map[string]*client.Client{}
 	for _, tg := range targets {
 		c, err := target.Open(tg.spec, target.Options{})
@@ -138,8 +154,9 @@ func TestSoak(t *testing.T) {
 		clients[tg.name] = c
 	}
 	waitHealthy(t, stdioSrv)
+	warmUp(ctx, t, "stdio", clients["stdio"])
 	servers := []*server{net1, stdioSrv}
-	idle[stdioSrv] = stdioSrv.sample(t, 0) // its client is its parent: connected from the start
+	idle[stdioSrv] = stdioSrv.idleSample(t) // its client is its parent: connected from the start
 
 	var st stats
 	st.init()
@@ -276,6 +293,7 @@ loop:
 			s.name, before.goroutine, after.goroutine, before.heap/(1<<20), after.heap/(1<<20), before.rss/(1<<20), after.rss/(1<<20))
 		if after.goroutine > before.goroutine+2 {
 			t.Errorf("%s: %0.f goroutines once idle, %0.f before the load: the load left some behind", s.name, after.goroutine, before.goroutine)
+			t.Logf("%s goroutines before the load:\n%s\nonce idle:\n%s", s.name, tail(before.stacks, 8000), tail(get(t, "http://"+s.admin+"/debug/pprof/goroutine?debug=1"), 8000))
 		}
 		if after.heap > before.heap*(1+*maxDrift)+slackHeap {
 			t.Errorf("%s: live heap %.2f MiB once idle, %.2f MiB before the load", s.name, after.heap/(1<<20), before.heap/(1<<20))
@@ -336,9 +354,28 @@ func (s *stats) latency(at, d time.Duration) {
 // 9 % a short listen stream (open, touch, receive, close), 10 % tools/list,
 // 1 % a call to an unknown tool (refused: -32602).
 func (s *stats) op(ctx context.Context, transport string, c *client.Client, rng *rand.Rand, uri string, at time.Duration) {
+	s.opOf(ctx, rng.IntN(100), transport, c, rng, uri, at)
+}
+
+// warmUp runs one operation of each kind of the mix on c; any failure ends
+// the test.
+func warmUp(ctx context.Context, t *testing.T, transport string, c *client.Client) {
+	t.Helper()
+	var st stats
+	st.init()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 70, 80, 89, 99} {
+		st.opOf(ctx, n, transport, c, rng, "test://soak/warm/"+transport, 0)
+	}
+	for _, e := range st.firstErr {
+		t.Fatalf("warm-up: %s", e)
+	}
+}
+
+// opOf runs the operation of the mix that n (0..99) selects.
+func (s *stats) opOf(ctx context.Context, n int, transport string, c *client.Client, rng *rand.Rand, uri string, at time.Duration) {
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	n := rng.IntN(100)
 	switch {
 	case n < 70:
 		text := strconv.FormatUint(rng.Uint64(), 36)
@@ -497,6 +534,14 @@ func (s *server) sample(t *testing.T, at time.Duration) sample {
 	sm.goroutine = metric(t, m, "go_goroutines")
 	h := get(t, "http://"+s.admin+"/debug/pprof/heap?gc=1&debug=1")
 	sm.heap = memstat(t, h, "HeapAlloc")
+	return sm
+}
+
+// idleSample is a sample with the server's goroutine stacks, to show what
+// the load left behind when the idle check fails.
+func (s *server) idleSample(t *testing.T) sample {
+	sm := s.sample(t, 0)
+	sm.stacks = get(t, "http://"+s.admin+"/debug/pprof/goroutine?debug=1")
 	return sm
 }
 
