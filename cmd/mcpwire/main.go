@@ -100,6 +100,7 @@ func serve(ctx context.Context, args []string) error {
 	perIP := fs.Int("max-conns-per-ip", 0, "connections per client IP before 429 (0: 1024)")
 	maxConns := fs.Int("max-conns", 0, "HTTP connections in all before 503 (0: 16384)")
 	sockConns := fs.Int("max-socket-conns", 0, "TCP and Unix socket connections in all; more are closed at once (0: 16384)")
+	eventLoops := fs.Int("event-loops", 0, "gnet event loops of the TCP and Unix listeners (0: GOMAXPROCS-1, at least 1)")
 	compress := fs.Bool("compress", false, "gzip/zstd JSON replies of 1 KiB or more when the client accepts it")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
 	memProfile := fs.String("memprofile", "", "write an allocation profile to this file when the server stops")
@@ -228,7 +229,7 @@ func serve(ctx context.Context, args []string) error {
 		go func() { transportErr <- hs.Serve(ln) }()
 	}
 	if *tcpAddr != "" || *unixPath != "" {
-		ss = socket.New(srv, socket.Config{MaxLine: *maxLine, AllowNonLoopback: *nonLoopback, MaxConns: *sockConns, Logger: log})
+		ss = socket.New(srv, socket.Config{MaxLine: *maxLine, AllowNonLoopback: *nonLoopback, MaxConns: *sockConns, EventLoops: *eventLoops, Logger: log})
 		for _, l := range []struct{ network, addr string }{{"tcp", *tcpAddr}, {"unix", *unixPath}} {
 			if l.addr == "" {
 				continue

@@ -53,7 +53,8 @@ type Config struct {
 	MaxConns int
 	// CancelBudget: see linestream.Config (C8). Default 1024.
 	CancelBudget int
-	// EventLoops is the number of gnet event loops. Default GOMAXPROCS.
+	// EventLoops is the number of gnet event loops. Default
+	// DefaultEventLoops: GOMAXPROCS-1, at least 1.
 	EventLoops int
 	// AllowNonLoopback must be set to listen on a TCP address other than
 	// loopback (SEC-04).
@@ -73,6 +74,19 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// DefaultEventLoops is the number of event loops when Config.EventLoops
+// is 0: GOMAXPROCS-1, at least 1. An event loop waits in epoll_wait, a
+// system call the Go scheduler takes for a short one: the loop keeps its P
+// until sysmon takes it back, after up to 10 ms when the process is quiet.
+// With as many busy loops as Ps, every P can sit in epoll_wait at once;
+// goroutines woken meanwhile (handlers, and everything on the Go netpoller:
+// the HTTP front end in the same process, a Redis client, the admin
+// listener) then wait for sysmon. One P left over keeps an M in the
+// scheduler, so they run at once.
+func DefaultEventLoops() int {
+	return max(1, runtime.GOMAXPROCS(0)-1)
+}
+
 func (c Config) withDefaults() Config {
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = DefaultWriteTimeout
@@ -81,7 +95,7 @@ func (c Config) withDefaults() Config {
 		c.MaxConns = DefaultMaxConns
 	}
 	if c.EventLoops <= 0 {
-		c.EventLoops = runtime.GOMAXPROCS(0)
+		c.EventLoops = DefaultEventLoops()
 	}
 	if c.AuthTimeout <= 0 {
 		c.AuthTimeout = DefaultAuthTimeout

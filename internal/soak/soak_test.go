@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -35,6 +36,7 @@ var (
 	rate      = flag.Int("rate", 250, "operations per second per transport")
 	workers   = flag.Int("workers", 8, "concurrent callers per transport")
 	sampleDur = flag.Duration("sample", 5*time.Second, "time between samples of the servers")
+	only      = flag.String("transports", "http,tcp,unix,stdio", "the transports that carry the load (comma-separated; the servers serve all four)")
 	binPath   = flag.String("bin", "", "the mcpwire binary (default: built from this module)")
 	maxDrift  = flag.Float64("drift", 0.10, "largest relative drift allowed between the warm-up plateau and the end")
 )
@@ -163,6 +165,9 @@ func TestSoak(t *testing.T) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for _, tg := range targets {
+		if !slices.Contains(strings.Split(*only, ","), tg.name) {
+			continue
+		}
 		c := clients[tg.name]
 		// One long-lived listen stream per transport, touched every second.
 		long := "test://soak/long/" + tg.name
@@ -316,6 +321,7 @@ type stats struct {
 	firstErr []string
 	// echo latency per window of the run, for the p99 drift (reported).
 	lat    []*hdrhistogram.Histogram
+	latOf  map[string]*hdrhistogram.Histogram // per transport, the whole run
 	behind atomic.Int64
 }
 
@@ -323,6 +329,7 @@ const latWindow = 15 * time.Second
 
 func (s *stats) init() {
 	s.ops, s.failures = map[string]int64{}, map[string]int64{}
+	s.latOf = map[string]*hdrhistogram.Histogram{}
 }
 
 func (s *stats) count(transport, op string) {
@@ -340,9 +347,15 @@ func (s *stats) fail(transport, op string, err error) {
 	}
 }
 
-func (s *stats) latency(at, d time.Duration) {
+func (s *stats) latency(transport string, at, d time.Duration) {
 	i := int(at / latWindow)
 	s.mu.Lock()
+	h := s.latOf[transport]
+	if h == nil {
+		h = hdrhistogram.New(1, int64(10*time.Second/time.Microsecond), 3)
+		s.latOf[transport] = h
+	}
+	_ = h.RecordValue(max(1, int64(d/time.Microsecond)))
 	for len(s.lat) <= i {
 		s.lat = append(s.lat, hdrhistogram.New(1, int64(10*time.Second/time.Microsecond), 3))
 	}
@@ -388,7 +401,7 @@ func (s *stats) opOf(ctx context.Context, n int, transport string, c *client.Cli
 			s.fail(transport, "echo", err)
 			return
 		}
-		s.latency(at, time.Since(t0))
+		s.latency(transport, at, time.Since(t0))
 		s.count(transport, "echo")
 	case n < 80:
 		var progress atomic.Int32
@@ -469,6 +482,12 @@ func (s *stats) report(t *testing.T, elapsed time.Duration) {
 			t.Logf("  echo latency %3ds–%3ds: p50 %6d µs  p99 %6d µs  max %6d µs  (%d calls)", int((time.Duration(i) * latWindow).Seconds()),
 				int((time.Duration(i+1) * latWindow).Seconds()), h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max(), h.TotalCount())
 		}
+	}
+	names := slices.Sorted(maps.Keys(s.latOf))
+	for _, k := range names {
+		h := s.latOf[k]
+		t.Logf("  echo latency %-5s whole run: p50 %6d µs  p90 %6d µs  p99 %6d µs  max %6d µs  (%d calls)", k,
+			h.ValueAtQuantile(50), h.ValueAtQuantile(90), h.ValueAtQuantile(99), h.Max(), h.TotalCount())
 	}
 	for k, v := range s.failures {
 		t.Errorf("%s: %d failures", k, v)
