@@ -82,7 +82,8 @@ type Config struct {
 // goroutines woken meanwhile (handlers, and everything on the Go netpoller:
 // the HTTP front end in the same process, a Redis client, the admin
 // listener) then wait for sysmon. One P left over keeps an M in the
-// scheduler, so they run at once.
+// scheduler, so they run at once. With GOMAXPROCS 1 nothing is left over:
+// there, serve sockets and Go-netpoller work from separate processes.
 func DefaultEventLoops() int {
 	return max(1, runtime.GOMAXPROCS(0)-1)
 }
