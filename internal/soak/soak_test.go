@@ -127,6 +127,11 @@ func TestSoak(t *testing.T) {
 		{"unix", "unix://" + sock},
 		{"stdio", "stdio:" + bin + " serve --stdio --log-level warn --admin " + stdioAdmin},
 	}
+	for _, name := range strings.Split(*only, ",") {
+		if !slices.ContainsFunc(targets, func(tg struct{ name, spec string }) bool { return tg.name == name }) {
+			t.Fatalf("-transports: no transport %q (http, tcp, unix, stdio)", name)
+		}
+	}
 	// The baselines are taken after one operation of each kind: what a
 	// server starts once, on first use (the engine's worker janitor,
 	// fasthttp's date ticker), is not something the load left behind.
