@@ -187,18 +187,9 @@ func (s *Server) initLocal(ctx context.Context, m *wire, o *lineOut, wg *sync.Wa
 
 // pumpLines writes the connection's change notifications.
 func (s *Server) pumpLines(ctx context.Context, g *getStream, o *lineOut) {
-	defer func() {
-		g.lmu.Lock()
-		g.gen++
-		ref := g.listen
-		g.lmu.Unlock()
-		ref.Abort(errGone)
-	}()
+	defer g.stopListen()
 	for {
-		g.mu.Lock()
-		q, slow, end := g.q, g.slow, g.end
-		g.q, g.size = nil, 0
-		g.mu.Unlock()
+		q, slow, end := g.take()
 		if slow {
 			s.stats.SlowConsumers.Add(1)
 			return

@@ -45,6 +45,26 @@ func (g *getStream) signal() {
 	}
 }
 
+// take empties the queue: the frames waiting, and whether the stream
+// overflowed (a slow consumer) or was ended.
+func (g *getStream) take() (q [][]byte, slow, end bool) {
+	g.mu.Lock()
+	q, slow, end = g.q, g.slow, g.end
+	g.q, g.size = nil, 0
+	g.mu.Unlock()
+	return q, slow, end
+}
+
+// stopListen ends the engine listen feeding g; the generation bump keeps a
+// listen still being started from taking its place.
+func (g *getStream) stopListen() {
+	g.lmu.Lock()
+	g.gen++
+	ref := g.listen
+	g.lmu.Unlock()
+	ref.Abort(errGone)
+}
+
 // push queues a frame; past MaxPendingBytes the stream is a slow consumer.
 func (g *getStream) push(frame []byte) {
 	g.mu.Lock()
@@ -232,11 +252,7 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 		}
 		ss.touched = time.Now()
 		ss.mu.Unlock()
-		g.lmu.Lock()
-		g.gen++
-		ref := g.listen
-		g.lmu.Unlock()
-		ref.Abort(errGone)
+		g.stopListen()
 	}()
 	out := &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}
 	if out.begin() != nil {
@@ -247,10 +263,7 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 	defer keep.Stop()
 	ctx := req.Context()
 	for {
-		g.mu.Lock()
-		q, slow, end := g.q, g.slow, g.end
-		g.q, g.size = nil, 0
-		g.mu.Unlock()
+		q, slow, end := g.take()
 		if slow {
 			s.stats.SlowConsumers.Add(1)
 			return
