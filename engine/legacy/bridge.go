@@ -223,13 +223,15 @@ type outcome struct {
 // call is one engine request in flight for a session: the engine's
 // Replier. Notifications and the reply queue up; the HTTP side drains them.
 type call struct {
-	mu     sync.Mutex
-	notes  [][]byte
-	reply  *outcome
-	done   bool
-	wake   chan struct{}
-	ref    engine.RequestRef
-	cancel func(error)
+	mu    sync.Mutex
+	notes [][]byte
+	reply *outcome
+	done  bool
+	wake  chan struct{}
+	ref   engine.RequestRef // the engine request, once begun
+	// cancelled is a cancellation that came before the request began (the
+	// session ended between addCall and start): it is then not run.
+	cancelled error
 }
 
 func newCall() *call { return &call{wake: make(chan struct{}, 1)} }
@@ -289,11 +291,14 @@ func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any) 
 		return ce
 	}
 	r := s.scope.Begin(ctx, msg, &env, c, principal)
-	ref := r.Ref()
 	c.mu.Lock()
-	c.ref = ref
-	c.cancel = func(why error) { ref.Cancel(why) }
+	c.ref = r.Ref()
+	cancelled := c.cancelled
 	c.mu.Unlock()
+	if cancelled != nil {
+		r.Fail(codec.NewError(codec.CodeInternalError, "Request cancelled"))
+		return nil
+	}
 	if e := r.Check(); e != nil {
 		r.Fail(e)
 		return nil
@@ -308,14 +313,16 @@ func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any) 
 	return nil
 }
 
-// cancelFn returns the cancellation of the call's current engine request.
+// cancelNow cancels the call's engine request, or, before it began, keeps
+// it from running. Safe from any goroutine.
 func (c *call) cancelNow(why error) {
 	c.mu.Lock()
-	f := c.cancel
-	c.mu.Unlock()
-	if f != nil {
-		f(why)
+	ref := c.ref
+	if !ref.Valid() && c.cancelled == nil {
+		c.cancelled = why
 	}
+	c.mu.Unlock()
+	ref.Cancel(why)
 }
 
 // result translation -------------------------------------------------------------

@@ -277,7 +277,7 @@ func (s *Server) forget(ss *session) bool {
 	}
 	s.stats.Sessions.Add(-1)
 	for _, c := range ss.markGone() {
-		c.cancel(errSessionEnded)
+		c.cancelNow(errSessionEnded)
 	}
 	ss.endStream()
 	return true
