@@ -297,11 +297,17 @@ func (c *limitConn) refreshWriteDeadline(now time.Time) {
 }
 
 func (c *limitConn) Close() error {
+	c.release()
+	return c.Conn.Close()
+}
+
+// release gives the connection's slot back and ends it for the hooks,
+// once, whichever layer (plain or TLS) closes it.
+func (c *limitConn) release() {
 	c.once.Do(func() {
 		c.l.release(c)
 		c.l.s.eng.ConnClose(c.info, nil)
 	})
-	return c.Conn.Close()
 }
 
 var errNoSyscallConn = errors.New("streamhttp: connection has no file descriptor")

@@ -104,7 +104,7 @@ func (c *netConn) Close() error {
 	if c.tc == nil {
 		return c.limitConn.Close()
 	}
-	c.once.Do(func() { c.l.release(c.limitConn) })
+	c.limitConn.release()
 	return c.tc.Close()
 }
 

@@ -498,3 +498,35 @@ func waitCounter(t *testing.T, c interface{ Load() uint64 }, want uint64) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestTLSConnHooks: over TLS, every connection reported to ConnStart is
+// reported to ConnEnd once it closes, on both front ends (the net/http
+// adapter's TLS close once released the slot without ending the
+// connection for the hooks).
+func TestTLSConnHooks(t *testing.T) {
+	f := newTLSFixture(t)
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		l := &hookLog{conns: map[*engine.ConnInfo]string{}, outcomes: map[string]engine.Outcome{}, ended: make(chan struct{}, 64)}
+		opt := defaultOptions()
+		opt.Hooks = l.hooks()
+		h := startHarness(t, fe, Config{TLS: &tls.Config{Certificates: []tls.Certificate{f.cert}}}, opt)
+		c := f.httpsClient()
+		if resp, body := postEcho(t, c, "https://"+h.addr+"/mcp", "hooks"); resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		c.CloseIdleConnections()
+		if err := h.shutdown(5 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if len(l.conns) == 0 {
+			t.Fatal("no connection reported")
+		}
+		for _, st := range l.conns {
+			if st != "closed http" {
+				t.Errorf("connection state %q after shutdown", st)
+			}
+		}
+	})
+}
