@@ -103,7 +103,9 @@ func (x *exchange) unref() {
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
 	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
-	x.s.gauges.queued.Add(-int64(len(x.queue))) // a stream that ended with events unsent
+	if n := len(x.queue); n > 0 { // a stream that ended with events unsent
+		x.s.gauges.queued.Add(-int64(n))
+	}
 	x.queue, x.spare, x.reply = x.queue[:0], x.spare[:0], x.reply[:0]
 	if cap(x.queue) > 64<<10 {
 		x.queue = nil
@@ -364,7 +366,9 @@ func (x *exchange) pump(w sseWriter) {
 	for {
 		x.mu.Lock()
 		batch := x.queue
-		x.s.gauges.queued.Add(-int64(len(batch)))
+		if len(batch) > 0 {
+			x.s.gauges.queued.Add(-int64(len(batch)))
+		}
 		x.queue = x.spare[:0]
 		x.spare = nil
 		x.keys = x.keys[:0]
