@@ -96,7 +96,7 @@ func (ss *session) modernMap(id json.RawMessage, method string, params json.RawM
 			return nil, errBadParam
 		}
 	}
-	ss.meta(meta, true)
+	ss.meta(meta)
 	mb, err := codec.Marshal(meta)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (ss *session) metaHead() []byte {
 	ver := ss.ver
 	ss.mu.Unlock()
 	m := map[string]json.RawMessage{}
-	ss.meta(m, true)
+	ss.meta(m)
 	var h []byte
 	for _, k := range metaKeys {
 		v, ok := m[k]
@@ -340,9 +340,10 @@ var modernOnly = []string{"resultType", "ttlMs", "cacheScope"}
 const keyServerInfo = "io.modelcontextprotocol/serverInfo"
 
 // legacyResult rewrites a complete result for a 2025 client: without
-// resultType, the cache hints and serverInfo in _meta.
-func legacyResult(raw json.RawMessage, serverMeta []byte) (json.RawMessage, error) {
-	if out, ok := legacyResultFast(raw, serverMeta); ok {
+// resultType, the cache hints and serverInfo in _meta. metaTail is
+// `,"_meta":` and the engine's server _meta (Server.metaTail).
+func legacyResult(raw json.RawMessage, metaTail []byte) (json.RawMessage, error) {
+	if out, ok := legacyResultFast(raw, metaTail); ok {
 		return out, nil
 	}
 	var obj map[string]json.RawMessage
@@ -369,17 +370,16 @@ func legacyResult(raw json.RawMessage, serverMeta []byte) (json.RawMessage, erro
 // legacyResultFast handles the shape the engine writes for handler
 // results: {"resultType":"complete",MEMBERS,"_meta":SERVERMETA}. Anything
 // else (cache hints, other _meta members) goes the map way.
-func legacyResultFast(raw, serverMeta []byte) ([]byte, bool) {
+func legacyResultFast(raw, metaTail []byte) ([]byte, bool) {
 	const head = `{"resultType":"complete",`
 	if !bytes.HasPrefix(raw, []byte(head)) || !bytes.HasSuffix(raw, []byte("}")) {
 		return nil, false
 	}
 	body := raw[len(head) : len(raw)-1]
-	tail := append([]byte(`,"_meta":`), serverMeta...)
-	if !bytes.HasSuffix(body, tail) {
+	if !bytes.HasSuffix(body, metaTail) {
 		return nil, false
 	}
-	body = body[:len(body)-len(tail)]
+	body = body[:len(body)-len(metaTail)]
 	if bytes.Contains(body, []byte(`"ttlMs":`)) || bytes.Contains(body, []byte(`"_meta":`)) {
 		return nil, false // possibly top-level members to drop: decode
 	}

@@ -139,6 +139,9 @@ type Server struct {
 	log    *slog.Logger
 	stats  Stats
 	modern string // the engine revision requests are run at
+	// metaTail is `,"_meta":` and the engine's server _meta, which ends
+	// every handler result (fixed once the engine is made).
+	metaTail []byte
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -160,6 +163,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 		store:    cfg.Store,
 		log:      cfg.Logger,
 		modern:   eng.Options().SupportedVersions[0],
+		metaTail: append([]byte(`,"_meta":`), eng.ServerMeta()...),
 		sessions: map[string]*session{},
 		stop:     make(chan struct{}),
 	}

@@ -65,7 +65,7 @@ func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, princi
 		}
 		rt, _ := codec.LookupString(r.Result, "resultType")
 		if !rt.EqualString("input_required") {
-			res, err := legacyResult(r.Result, s.eng.ServerMeta())
+			res, err := legacyResult(r.Result, s.metaTail)
 			if err != nil {
 				out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 				return

@@ -360,7 +360,7 @@ func (ss *session) touch() {
 }
 
 // meta builds the 2026-07-28 _meta of a request run for this session.
-func (ss *session) meta(into map[string]json.RawMessage, withLevel bool) {
+func (ss *session) meta(into map[string]json.RawMessage) {
 	rec := ss.snapshot()
 	into[codec.MetaProtocolVersion] = quote(ss.s.modern)
 	caps := rec.Caps
@@ -371,7 +371,7 @@ func (ss *session) meta(into map[string]json.RawMessage, withLevel bool) {
 	if len(rec.Info) > 0 && rec.Info[0] == '{' {
 		into[codec.MetaClientInfo] = rec.Info
 	}
-	if withLevel && rec.Level != "" && ss.s.eng.Options().Logging {
+	if rec.Level != "" && ss.s.eng.Options().Logging {
 		into[codec.MetaLogLevel] = quote(rec.Level)
 	}
 }

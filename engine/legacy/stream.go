@@ -131,22 +131,19 @@ func (l *listener) Done(*engine.Request) { l.joined() }
 // stripSubscription rewrites a listen-stream notification as a 2025 one:
 // params without the _meta subscription id.
 func stripSubscription(frame []byte, method string) []byte {
-	params, ok := codec.LookupPath(frame, "params")
-	out := []byte(`{"jsonrpc":"2.0","method":`)
-	out = codec.AppendString(out, method)
-	if ok && len(params) > 0 && params[0] == '{' {
+	var kept []byte // nil: no params member
+	if params, ok := codec.LookupPath(frame, "params"); ok && len(params) > 0 && params[0] == '{' {
 		var p map[string]json.RawMessage
 		if codec.Unmarshal(params, &p) == nil {
 			delete(p, "_meta")
 			if len(p) > 0 {
 				if b, err := codec.Marshal(p); err == nil {
-					out = append(out, `,"params":`...)
-					out = append(out, b...)
+					kept = b
 				}
 			}
 		}
 	}
-	return append(out, '}')
+	return codec.AppendNotification(nil, method, kept)
 }
 
 // relisten points the session's GET stream (if any) at its current
