@@ -462,9 +462,10 @@ func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	}
 	s.stats.Open.Add(1)
 	s.stats.Accepted.Add(1)
-	c := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), unix: networkOf(gc) == "unix"}
+	network := networkOf(gc)
+	c := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), unix: network == "unix"}
 	c.lc = linestream.New(s.scopeOf(c), c, s.lcfg, context.Background(), nil)
-	if c.info = s.eng.ConnOpen(networkOf(gc), gc.LocalAddr(), c.remote); c.info != nil {
+	if c.info = s.eng.ConnOpen(network, gc.LocalAddr(), c.remote); c.info != nil {
 		c.lc.SetConnInfo(c.info)
 	}
 	gc.SetContext(c)
@@ -473,7 +474,7 @@ func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	s.mu.Unlock()
 	if s.cfg.Authenticate != nil {
 		c.lc.Hold()
-		peer := Peer{Network: networkOf(gc), Addr: c.remote}
+		peer := Peer{Network: network, Addr: c.remote}
 		if peer.Network == "unix" {
 			peer.Cred = peerCred(gc.Fd())
 		}

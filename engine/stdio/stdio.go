@@ -151,9 +151,7 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 		stopped = true
 	}
 	if stopped {
-		if cl, ok := in.(io.Closer); ok {
-			_ = cl.Close()
-		}
+		_ = closeInput(in)
 	}
 
 	// No more input: listen streams complete at once, the rest may finish
