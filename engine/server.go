@@ -281,7 +281,7 @@ func (s *Server) rebuildLocked() {
 		completions: s.completion != nil,
 		logging:     s.opt.Logging,
 	}}
-	hints := s.cacheHints()
+	hints := s.cacheHints(s.opt.CacheScope)
 	c.hints = hints
 	c.toolsByName = make(map[string]*Tool, len(s.tools))
 	for k, t := range s.tools {
@@ -309,9 +309,7 @@ func (s *Server) rebuildLocked() {
 			}
 			c.toolEnc[i] = enc
 		}
-		h := []byte(`,"ttlMs":`)
-		h = strconv.AppendInt(h, s.opt.CacheTTL.Milliseconds(), 10)
-		c.privateHints = append(h, `,"cacheScope":"private"`...)
+		c.privateHints = s.cacheHints("private")
 	}
 
 	res := make([]resourceWire, 0, len(s.resources))
@@ -350,12 +348,12 @@ func (s *Server) rebuildLocked() {
 	s.cache.Store(c)
 }
 
-// cacheHints returns `,"ttlMs":N,"cacheScope":"S"` (CACHE, DISC-02).
-func (s *Server) cacheHints() []byte {
+// cacheHints returns `,"ttlMs":N,"cacheScope":"SCOPE"` (CACHE, DISC-02).
+func (s *Server) cacheHints(scope string) []byte {
 	h := []byte(`,"ttlMs":`)
 	h = strconv.AppendInt(h, s.opt.CacheTTL.Milliseconds(), 10)
 	h = append(h, `,"cacheScope":`...)
-	return codec.AppendString(h, s.opt.CacheScope)
+	return codec.AppendString(h, scope)
 }
 
 func (s *Server) listResult(key string, items any, hints []byte) []byte {
