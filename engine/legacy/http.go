@@ -179,11 +179,7 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 		s.bad(w, 400, nil, codec.NewError(codec.CodeInvalidRequest, "Invalid Request: initialize must be a request"))
 		return
 	}
-	var p struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		Capabilities    json.RawMessage `json:"capabilities"`
-		ClientInfo      json.RawMessage `json:"clientInfo"`
-	}
+	var p initParams
 	if len(m.Params) > 0 {
 		if err := codec.Unmarshal(m.Params, &p); err != nil {
 			s.bad(w, 400, m.ID, errBadParam)
@@ -194,23 +190,12 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 		s.bad(w, 400, m.ID, codec.NewError(codec.CodeInvalidParams, "Invalid params: protocolVersion is required"))
 		return
 	}
-	version := ProtocolVersion
-	if slices.Contains(Versions, p.ProtocolVersion) {
-		version = p.ProtocolVersion
-	}
-	res, err := s.initResult(req.Context(), version)
+	rec := p.record()
+	res, err := s.initResult(req.Context(), rec.Version)
 	if err != nil {
 		s.log.Error("legacy initialize: server/discover failed", "err", err)
 		writeJSON(w, 200, encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 		return
-	}
-	caps := p.Capabilities
-	if len(caps) == 0 || caps[0] != '{' {
-		caps = json.RawMessage(`{}`)
-	}
-	rec := record{Version: version, Caps: caps}
-	if len(p.ClientInfo) > 0 && p.ClientInfo[0] == '{' {
-		rec.Info = p.ClientInfo
 	}
 	ss, err := s.create(req.Context(), principalOf(principal), rec)
 	switch {

@@ -148,26 +148,12 @@ func (s *Server) ServeLines(ctx context.Context, in io.Reader, out io.Writer) er
 // initLocal answers the initialize of a line connection and starts its
 // notification writer.
 func (s *Server) initLocal(ctx context.Context, m *wire, o *lineOut, wg *sync.WaitGroup) (*session, error) {
-	var p struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		Capabilities    json.RawMessage `json:"capabilities"`
-		ClientInfo      json.RawMessage `json:"clientInfo"`
-	}
+	var p initParams
 	_ = codec.Unmarshal(m.Params, &p)
-	version := ProtocolVersion
-	if slices.Contains(Versions, p.ProtocolVersion) {
-		version = p.ProtocolVersion
-	}
-	res, err := s.initResult(ctx, version)
+	rec := p.record()
+	res, err := s.initResult(ctx, rec.Version)
 	if err != nil {
 		return nil, err
-	}
-	rec := record{Version: version, Caps: p.Capabilities}
-	if len(rec.Caps) == 0 || rec.Caps[0] != '{' {
-		rec.Caps = json.RawMessage(`{}`)
-	}
-	if len(p.ClientInfo) > 0 && p.ClientInfo[0] == '{' {
-		rec.Info = p.ClientInfo
 	}
 	ss := &session{s: s, id: "stdio", local: true, rec: rec, touched: time.Now()}
 	s.stats.Created.Add(1)

@@ -359,6 +359,30 @@ func (ss *session) touch() {
 	ss.mu.Unlock()
 }
 
+// initParams is what an initialize's params carry for the session.
+type initParams struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+}
+
+// record is the session an initialize opens: the client's version when it
+// is one of Versions (else ProtocolVersion), its capabilities ({} when not
+// an object) and its clientInfo when it is an object.
+func (p initParams) record() record {
+	rec := record{Version: ProtocolVersion, Caps: p.Capabilities}
+	if slices.Contains(Versions, p.ProtocolVersion) {
+		rec.Version = p.ProtocolVersion
+	}
+	if len(rec.Caps) == 0 || rec.Caps[0] != '{' {
+		rec.Caps = json.RawMessage(`{}`)
+	}
+	if len(p.ClientInfo) > 0 && p.ClientInfo[0] == '{' {
+		rec.Info = p.ClientInfo
+	}
+	return rec
+}
+
 // meta builds the 2026-07-28 _meta of a request run for this session.
 func (ss *session) meta(into map[string]json.RawMessage) {
 	rec := ss.snapshot()
