@@ -82,7 +82,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if l.netHTTP {
 			nc := &netConn{limitConn: lc, maxHeader: l.s.cfg.MaxHeaderBytes}
 			if l.s.tlsConf != nil {
-				nc.tc = tls.Server(lc.Conn, l.s.tlsConf)
+				nc.tc = &tlsConn{Conn: tls.Server(lc.Conn, l.s.tlsConf), lc: lc}
 			}
 			return nc, nil
 		}

@@ -3,8 +3,6 @@ package streamhttp
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"io"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -53,9 +51,7 @@ type netConn struct {
 	// tc is the TLS layer over limitConn.Conn when Config.TLS is set: the
 	// scan sees the requests' plain bytes. net/http sees no *tls.Conn, so
 	// it neither negotiates HTTP/2 nor fills Request.TLS.
-	tc       *tls.Conn
-	hsDone   bool // Read ran the handshake
-	hsFailed bool
+	tc *tlsConn
 
 	served  atomic.Int64 // requests handed to the handler so far
 	suspect atomic.Int64 // 1-based index of a request with both framings, 0 if none
@@ -66,16 +62,8 @@ func (c *netConn) Read(p []byte) (int, error) {
 	var n int
 	var err error
 	if c.tc != nil {
-		if !c.hsDone {
-			c.hsDone = true
-			if herr := c.tc.Handshake(); herr != nil {
-				c.hsFailed = true
-				handshakeFailed(herr, c.limitConn.Conn, c.stats)
-			}
-		}
-		if c.hsFailed {
-			return 0, io.EOF // net/http closes quietly; a plain HTTP client has had its 400
-		}
+		// After a failed handshake: io.EOF, net/http closes quietly (a
+		// plain HTTP client has had its 400).
 		n, err = c.tc.Read(p)
 	} else {
 		n, err = c.limitConn.Conn.Read(p)
