@@ -26,15 +26,6 @@ type principalKey struct{}
 // a request of a mounted handler (nil without authentication).
 func PrincipalFrom(ctx context.Context) any { return ctx.Value(principalKey{}) }
 
-// mountAuth runs Config.Authenticate for a mounted path: the principal, or
-// false once the 401/403 is answered.
-func (s *Server) mountAuth(ctx context.Context, auth []byte, w respWriter) (any, bool) {
-	if s.cfg.Authenticate == nil {
-		return nil, true
-	}
-	return s.authenticate(&reqInfo{ctx: ctx, auth: auth}, w)
-}
-
 // statusWriter is the respWriter of a mount's refusals (status and
 // headers, never a stream).
 type statusWriter struct {
@@ -55,25 +46,6 @@ func (s *Server) mounted(path []byte) http.Handler {
 	return s.cfg.Mounts[string(path)]
 }
 
-// mountAllowed runs the checks every path of the listener shares; it
-// answers the request itself and reports false when one fails.
-func (s *Server) mountAllowed(origin []byte, hasOrigin bool, host []byte, send func(status int)) bool {
-	switch {
-	case s.closing.Load():
-		s.stats.ShuttingDown.Add(1)
-		send(503)
-	case hasOrigin && !s.origins.allows(origin):
-		s.stats.BadOrigin.Add(1)
-		send(403)
-	case s.checkHost && !s.hosts.allows(host):
-		s.stats.BadHost.Add(1)
-		send(403)
-	default:
-		return true
-	}
-	return false
-}
-
 // serveMountHTTP is the net/http adapter's side: the checks, then the handler.
 func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http.Request) {
 	origin, hasOrigin := req.Header["Origin"]
@@ -81,15 +53,15 @@ func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http
 	if hasOrigin && len(origin) > 0 {
 		o = []byte(origin[0])
 	}
-	if !s.mountAllowed(o, hasOrigin, []byte(req.Host), func(status int) { w.WriteHeader(status) }) {
+	r := reqInfo{ctx: req.Context(), origin: o, hasOrigin: hasOrigin, host: []byte(req.Host)}
+	if s.cfg.Authenticate != nil {
+		r.auth = []byte(req.Header.Get("Authorization"))
+	}
+	p, ok := s.admit(&r, statusWriter{set: w.Header().Set, code: w.WriteHeader})
+	if !ok {
 		return
 	}
 	if s.cfg.Authenticate != nil {
-		p, ok := s.mountAuth(req.Context(), []byte(req.Header.Get("Authorization")),
-			statusWriter{set: w.Header().Set, code: w.WriteHeader})
-		if !ok {
-			return
-		}
 		req = req.WithContext(context.WithValue(req.Context(), principalKey{}, p))
 	}
 	h.ServeHTTP(w, req)
@@ -110,16 +82,16 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	if v := hdr.Peek("Origin"); v != nil {
 		origin, hasOrigin = v, true
 	}
-	if !s.mountAllowed(origin, hasOrigin, hdr.Host(), func(status int) { ctx.SetStatusCode(status) }) {
+	base := context.Background()
+	r := reqInfo{ctx: base, origin: origin, hasOrigin: hasOrigin, host: hdr.Host()}
+	if s.cfg.Authenticate != nil {
+		r.auth = hdr.Peek("Authorization")
+	}
+	p, ok := s.admit(&r, statusWriter{set: ctx.Response.Header.Set, code: ctx.SetStatusCode})
+	if !ok {
 		return
 	}
-	base := context.Background()
 	if s.cfg.Authenticate != nil {
-		p, ok := s.mountAuth(base, hdr.Peek("Authorization"),
-			statusWriter{set: ctx.Response.Header.Set, code: ctx.SetStatusCode})
-		if !ok {
-			return
-		}
 		base = context.WithValue(base, principalKey{}, p)
 	}
 	req, err := copyRequest(ctx)

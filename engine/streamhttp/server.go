@@ -137,6 +137,32 @@ var (
 )
 
 // serve is the validation pipeline, cheapest checks first, then dispatch.
+// admit runs the checks every path of the listener shares (the MCP
+// endpoint and the mounts): shutdown, Origin, Host, then
+// Config.Authenticate. It returns the principal, or false once the refusal
+// is answered. Of r it reads ctx, origin, hasOrigin, host and auth.
+func (s *Server) admit(r *reqInfo, w respWriter) (principal any, ok bool) {
+	if s.closing.Load() { // C14
+		s.stats.ShuttingDown.Add(1)
+		w.send(503, ctJSON, bodyShuttingDown)
+		return nil, false
+	}
+	if r.hasOrigin && !s.origins.allows(r.origin) { // SEC-01, B6, B7
+		s.stats.BadOrigin.Add(1)
+		w.send(403, "", nil)
+		return nil, false
+	}
+	if s.checkHost && !s.hosts.allows(r.host) { // SEC-03, B7
+		s.stats.BadHost.Add(1)
+		w.send(403, "", nil)
+		return nil, false
+	}
+	if s.cfg.Authenticate == nil {
+		return nil, true
+	}
+	return s.authenticate(r, w)
+}
+
 func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 	if !bytes.Equal(r.path, s.path) {
 		s.stats.NotFound.Add(1)
@@ -149,28 +175,9 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 		w.send(405, "", nil)
 		return
 	}
-	if s.closing.Load() { // C14
-		s.stats.ShuttingDown.Add(1)
-		w.send(503, ctJSON, bodyShuttingDown)
+	principal, ok := s.admit(r, w)
+	if !ok {
 		return
-	}
-	if r.hasOrigin && !s.origins.allows(r.origin) { // SEC-01, B6, B7
-		s.stats.BadOrigin.Add(1)
-		w.send(403, "", nil)
-		return
-	}
-	if s.checkHost && !s.hosts.allows(r.host) { // SEC-03, B7
-		s.stats.BadHost.Add(1)
-		w.send(403, "", nil)
-		return
-	}
-	var principal any
-	if s.cfg.Authenticate != nil {
-		p, ok := s.authenticate(r, w)
-		if !ok {
-			return
-		}
-		principal = p
 	}
 	if !r.hasCType || !isJSONType(r.ctype) { // HTTP-09, B15
 		s.stats.BadContentType.Add(1)
