@@ -28,26 +28,25 @@ type Collector struct {
 	mu     sync.Mutex
 	stats  []statsSource
 	gauges []gaugeFunc
+	descs  map[string]*prometheus.Desc // AddGauge's, by name and label names
 }
 
 type statsSource struct {
-	subsystem string
-	typeName  string // "streamhttp.Stats"
-	v         reflect.Value
-	fields    []statsField
-	snapshot  func() any // AddStatsFunc: v is re-read from it at every scrape
+	v        reflect.Value
+	fields   []statsField
+	snapshot func() any // AddStatsFunc: v is re-read from it at every scrape
 }
 
 type statsField struct {
 	index int
-	name  string // snake case, without the _total suffix
-	gauge bool   // atomic.Int64: a level, not a counter
+	desc  *prometheus.Desc
+	gauge bool // a level, not a counter
 }
 
 type gaugeFunc struct {
-	name, help string
-	labels     []string // name, value, name, value…
-	fn         func() float64
+	desc   *prometheus.Desc
+	values []string // label values
+	fn     func() float64
 }
 
 // New returns a Collector for srv: the engine's counters (engine.Stats) as
@@ -76,23 +75,15 @@ func (c *Collector) AddStats(subsystem string, stats any) {
 		panic(fmt.Sprintf("metrics: AddStats(%q): want a pointer to a struct, got %T", subsystem, stats))
 	}
 	v = v.Elem()
-	t := v.Type()
-	src := statsSource{subsystem: subsystem, typeName: path.Base(t.PkgPath()) + "." + t.Name(), v: v}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		switch f.Type {
+	c.addSource(subsystem, statsSource{v: v}, func(t reflect.Type) (gauge, ok bool) {
+		switch t {
 		case reflect.TypeFor[atomic.Uint64]():
-			src.fields = append(src.fields, statsField{i, snake(f.Name), false})
+			return false, true
 		case reflect.TypeFor[atomic.Int64]():
-			src.fields = append(src.fields, statsField{i, snake(f.Name), true})
+			return true, true
 		}
-	}
-	c.mu.Lock()
-	c.stats = append(c.stats, src)
-	c.mu.Unlock()
+		return false, false
+	})
 }
 
 // AddStatsFunc exports the fields of the struct snapshot returns, called
@@ -105,19 +96,36 @@ func (c *Collector) AddStatsFunc(subsystem string, snapshot func() any) {
 	if v.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("metrics: AddStatsFunc(%q): want a struct, got %s", subsystem, v.Kind()))
 	}
-	t := v.Type()
-	src := statsSource{subsystem: subsystem, typeName: path.Base(t.PkgPath()) + "." + t.Name(), v: v, snapshot: snapshot}
+	c.addSource(subsystem, statsSource{v: v, snapshot: snapshot}, func(t reflect.Type) (gauge, ok bool) {
+		switch t.Kind() {
+		case reflect.Uint64:
+			return false, true
+		case reflect.Int64, reflect.Int:
+			return true, true
+		}
+		return false, false
+	})
+}
+
+// addSource describes the exported fields of src.v that kind accepts (a
+// gauge, or a counter with the _total suffix) and adds src.
+func (c *Collector) addSource(subsystem string, src statsSource, kind func(reflect.Type) (gauge, ok bool)) {
+	t := src.v.Type()
+	typeName := path.Base(t.PkgPath()) + "." + t.Name()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() {
 			continue
 		}
-		switch f.Type.Kind() {
-		case reflect.Uint64:
-			src.fields = append(src.fields, statsField{i, snake(f.Name), false})
-		case reflect.Int64, reflect.Int:
-			src.fields = append(src.fields, statsField{i, snake(f.Name), true})
+		gauge, ok := kind(f.Type)
+		if !ok {
+			continue
 		}
+		name := Namespace + "_" + subsystem + "_" + snake(f.Name)
+		if !gauge {
+			name += "_total"
+		}
+		src.fields = append(src.fields, statsField{i, prometheus.NewDesc(name, "mcpwire "+typeName+"."+f.Name, nil, nil), gauge})
 	}
 	c.mu.Lock()
 	c.stats = append(c.stats, src)
@@ -133,8 +141,22 @@ func (c *Collector) AddGauge(name, help string, fn func() float64, labels ...str
 	if len(labels)%2 != 0 {
 		panic("metrics: AddGauge: labels come in name, value pairs")
 	}
+	var names, values []string
+	for i := 0; i < len(labels); i += 2 {
+		names = append(names, labels[i])
+		values = append(values, labels[i+1])
+	}
+	key := name + "\x00" + strings.Join(names, "\x00")
 	c.mu.Lock()
-	c.gauges = append(c.gauges, gaugeFunc{name, help, labels, fn})
+	d := c.descs[key]
+	if d == nil {
+		d = prometheus.NewDesc(Namespace+"_"+name, help, names, nil)
+		if c.descs == nil {
+			c.descs = map[string]*prometheus.Desc{}
+		}
+		c.descs[key] = d
+	}
+	c.gauges = append(c.gauges, gaugeFunc{d, values, fn})
 	c.mu.Unlock()
 }
 
@@ -164,31 +186,28 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 
 	for _, s := range stats {
+		v := s.v
 		if s.snapshot != nil {
-			v := reflect.ValueOf(s.snapshot())
-			for _, f := range s.fields {
-				fv := v.Field(f.index)
-				name := Namespace + "_" + s.subsystem + "_" + f.name
-				help := "mcpwire " + s.typeName + "." + v.Type().Field(f.index).Name
-				if f.gauge {
-					ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, help, nil, nil), prometheus.GaugeValue, float64(fv.Int()))
-				} else {
-					ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name+"_total", help, nil, nil), prometheus.CounterValue, float64(fv.Uint()))
-				}
-			}
-			continue
+			v = reflect.ValueOf(s.snapshot())
 		}
 		for _, f := range s.fields {
-			addr := s.v.Field(f.index).Addr().Interface()
-			name := Namespace + "_" + s.subsystem + "_" + f.name
-			help := "mcpwire " + s.typeName + "." + s.v.Type().Field(f.index).Name
-			if f.gauge {
-				ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, help, nil, nil),
-					prometheus.GaugeValue, float64(addr.(*atomic.Int64).Load()))
-			} else {
-				ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name+"_total", help, nil, nil),
-					prometheus.CounterValue, float64(addr.(*atomic.Uint64).Load()))
+			fv := v.Field(f.index)
+			var x float64
+			switch {
+			case s.snapshot != nil && f.gauge:
+				x = float64(fv.Int())
+			case s.snapshot != nil:
+				x = float64(fv.Uint())
+			case f.gauge:
+				x = float64(fv.Addr().Interface().(*atomic.Int64).Load())
+			default:
+				x = float64(fv.Addr().Interface().(*atomic.Uint64).Load())
 			}
+			vt := prometheus.CounterValue
+			if f.gauge {
+				vt = prometheus.GaugeValue
+			}
+			ch <- prometheus.MustNewConstMetric(f.desc, vt, x)
 		}
 	}
 
@@ -210,20 +229,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(closingDesc, prometheus.GaugeValue, b2f(c.srv.Closing()))
 	ch <- prometheus.MustNewConstMetric(bpDesc, prometheus.GaugeValue, b2f(c.srv.BackplaneUp()))
 
-	descs := map[string]*prometheus.Desc{}
 	for _, g := range gauges {
-		var names, values []string
-		for i := 0; i < len(g.labels); i += 2 {
-			names = append(names, g.labels[i])
-			values = append(values, g.labels[i+1])
-		}
-		key := g.name + "\x00" + strings.Join(names, "\x00")
-		d := descs[key]
-		if d == nil {
-			d = prometheus.NewDesc(Namespace+"_"+g.name, g.help, names, nil)
-			descs[key] = d
-		}
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, g.fn(), values...)
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, g.fn(), g.values...)
 	}
 }
 
