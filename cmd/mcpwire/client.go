@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -50,8 +51,10 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.oauthCIMD, "oauth-client-metadata-url", "", "HTTPS URL of this client's Client ID Metadata Document, used as client_id where the server accepts one")
 }
 
-// oauthConfig is the OAuth configuration the flags ask for (nil: none).
-func (f *clientFlags) oauthConfig() (*oauth.Config, error) {
+// oauthConfig is the OAuth configuration the flags ask for (nil: none);
+// hc, when not nil, makes its requests (metadata, registration, tokens and
+// the headless grant's authorization).
+func (f *clientFlags) oauthConfig(hc *http.Client) (*oauth.Config, error) {
 	if f.oauthGrant == "" {
 		return nil, nil
 	}
@@ -64,6 +67,7 @@ func (f *clientFlags) oauthConfig() (*oauth.Config, error) {
 		ClientMetadataURL: f.oauthCIMD,
 		OfflineAccess:     true,
 		DPoP:              f.oauthDPoP,
+		HTTPClient:        hc,
 	}
 	if cfg.ClientSecret == "" {
 		cfg.ClientSecret = os.Getenv("MCPWIRE_OAUTH_CLIENT_SECRET")
@@ -74,7 +78,7 @@ func (f *clientFlags) oauthConfig() (*oauth.Config, error) {
 			fmt.Fprintf(os.Stderr, "mcpwire: open this URL to authorize:\n  %s\n", u)
 		})
 	case "headless":
-		cfg.Authorize = oauth.FollowRedirect(nil)
+		cfg.Authorize = oauth.FollowRedirect(hc)
 	case "client-credentials":
 		cfg.Grant = oauth.GrantClientCredentials
 	default:
@@ -101,20 +105,17 @@ func (f *clientFlags) open(tgt string) (*client.Client, error) {
 	default:
 		return nil, fmt.Errorf("--era %q: want auto, modern or legacy", f.era)
 	}
-	cfg, err := f.oauthConfig()
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	if o.HTTP.TLSConfig, err = clientTLS(f.caFile); err != nil {
 		return nil, err
 	}
-	if cfg != nil && o.HTTP.TLSConfig != nil {
-		cfg.HTTPClient = httpsClient(o.HTTP.TLSConfig) // metadata, registration, token requests
-		if f.oauthGrant == "headless" {
-			cfg.Authorize = oauth.FollowRedirect(cfg.HTTPClient)
-		}
+	var hc *http.Client
+	if o.HTTP.TLSConfig != nil {
+		hc = httpsClient(o.HTTP.TLSConfig)
 	}
-	o.OAuth = cfg
+	if o.OAuth, err = f.oauthConfig(hc); err != nil {
+		return nil, err
+	}
 	return target.Open(tgt, o)
 }
 
