@@ -72,7 +72,12 @@ func compileArgSchema(raw []byte) (*argSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m, ok := doc.(map[string]any); ok && standardDialect(m) && acceptsAnyObject(m) {
+	flat := flatten(doc)
+	if flat != nil && len(flat.names) == 0 {
+		// Exactly "a JSON object" ({"type":"object"}, optionally with an
+		// empty properties, true additionalProperties, an empty required
+		// and annotations): the schemas of tools without arguments, and
+		// the default. Nothing to compile.
 		return &argSchema{anyObject: true}, nil
 	}
 	c := jsonschema.NewCompiler()
@@ -85,7 +90,7 @@ func compileArgSchema(raw []byte) (*argSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &argSchema{sch: sch, flat: flatten(doc)}, nil
+	return &argSchema{sch: sch, flat: flat}, nil
 }
 
 // annotationKeys are keywords that never reject an instance.
@@ -108,33 +113,6 @@ func standardDialect(m map[string]any) bool {
 		return true
 	}
 	return false
-}
-
-// acceptsAnyObject reports whether the schema document is exactly "a JSON
-// object" ({"type":"object"}, optionally with an empty properties, true
-// additionalProperties and annotations): the schemas of tools without
-// arguments, and the default.
-func acceptsAnyObject(m map[string]any) bool {
-	if m["type"] != "object" {
-		return false
-	}
-	for k, v := range m {
-		switch {
-		case k == "type":
-		case k == "properties":
-			if p, ok := v.(map[string]any); !ok || len(p) != 0 {
-				return false
-			}
-		case k == "additionalProperties":
-			if v != true {
-				return false
-			}
-		case isAnnotation(k):
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // isAnnotation: annotation keywords, $schema (checked by standardDialect)
