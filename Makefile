@@ -35,7 +35,7 @@ fuzz:
 ## bench: every micro-benchmark with allocations, BENCHCOUNT runs, into bench/out/ for benchstat; then the end-to-end ones (bench/e2e: HTTP, stdio, TCP, Unix, HTTP fan-out).
 bench:
 	mkdir -p bench/out
-	$(GO) test -p 1 -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./framing/ ./codec/ ./engine/... | tee bench/out/bench.txt
+	$(GO) test -p 1 -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./framing/ ./codec/ ./mcp/ ./engine/... ./transport/... ./client/... ./state/... ./observe/... | tee bench/out/bench.txt
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./e2e/ | tee out/e2e.txt
 
 lint:
@@ -59,7 +59,7 @@ clean:
 conformance: build
 	./.ci/conformance.sh
 
-## conformance-legacy: the same suite with the 2025-11-25 requirement set against `serve --legacy-path /mcp-2025` (engine/legacy: sessions, GET stream, server→client requests).
+## conformance-legacy: the same suite with the 2025-11-25 requirement set against `serve --legacy-path /mcp-2025` (transport/legacy: sessions, GET stream, server→client requests).
 conformance-legacy: build
 	./.ci/conformance-legacy.sh
 
@@ -67,11 +67,11 @@ conformance-legacy: build
 interop: build
 	./.ci/interop.sh
 
-## conformance-client: the suite's client leg (pinned) against engine/client through `bin/mcpwire conformance-client`, every 2026-07-28 client scenario (auth/* through engine/client/oauth) plus the 6 auth extensions (client credentials basic and JWT, enterprise-managed, WIF JWT bearer, DPoP, DPoP nonces).
+## conformance-client: the suite's client leg (pinned) against client through `bin/mcpwire conformance-client`, every 2026-07-28 client scenario (auth/* through client/oauth) plus the 6 auth extensions (client credentials basic and JWT, enterprise-managed, WIF JWT bearer, DPoP, DPoP nonces).
 conformance-client: build
 	./.ci/conformance-client.sh
 
-## interop-client: engine/client (`bin/mcpwire probe` and `call`) against real servers, pinned: go-sdk everything-server (stateless, stateful; HTTP and stdio), mcp-go conformance server (HTTP) and everything example (stdio), TS SDK v1 on HTTP+SSE, TS SDK v2 server (HTTP and stdio).
+## interop-client: client (`bin/mcpwire probe` and `call`) against real servers, pinned: go-sdk everything-server (stateless, stateful; HTTP and stdio), mcp-go conformance server (HTTP) and everything example (stdio), TS SDK v1 on HTTP+SSE, TS SDK v2 server (HTTP and stdio).
 interop-client: build
 	./.ci/interop-client.sh
 
@@ -100,7 +100,7 @@ compare-conns:
 compare-fanout:
 	./bench/compare.sh --fanout
 
-## compare-clients: client round trips (tools/call echo, closed loop, 1 and 16 callers): engine/client vs the go-sdk and mcp-go clients over HTTP and stdio (TCP: engine/client only) against bin/mcpwire serve; calls/s, p50/p99, client CPU and allocations per call; ROUNDS, DURATION, CALLERS, ONLY env.
+## compare-clients: client round trips (tools/call echo, closed loop, 1 and 16 callers): client vs the go-sdk and mcp-go clients over HTTP and stdio (TCP: client only) against bin/mcpwire serve; calls/s, p50/p99, client CPU and allocations per call; ROUNDS, DURATION, CALLERS, ONLY env.
 compare-clients:
 	$(GO) build -o $(BIN) ./cmd/mcpwire
 	cd bench && $(GO) build -o ../bin/bench-clientrt ./cmd/clientrt
@@ -110,7 +110,7 @@ compare-clients:
 
 ## baseline: every micro-benchmark, 6 runs, into profiles/base.txt (compare later runs with benchstat).
 baseline:
-	$(GO) test -p 1 -run='^$$' -bench=. -benchmem -count=6 ./framing/ ./codec/ ./engine/... > profiles/base.txt
+	$(GO) test -p 1 -run='^$$' -bench=. -benchmem -count=6 ./framing/ ./codec/ ./mcp/ ./engine/... ./transport/... ./client/... ./state/... ./observe/... > profiles/base.txt
 	@command -v benchstat >/dev/null 2>&1 || $(GO) install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" benchstat profiles/base.txt > profiles/base.benchstat.txt
 	@echo "baseline: profiles/base.txt, summary in profiles/base.benchstat.txt"

@@ -3,7 +3,7 @@
 # official MCP conformance suite (@modelcontextprotocol/conformance
 # 0.2.0-alpha.12 under Node 22.23.5, pinned in interop/npm/ and installed by
 # .ci/tools.sh into $MCP_TOOLS_HOME, default /tmp/mcpwire-tools) against our
-# client, engine/client, driven by the hidden `bin/mcpwire conformance-client`.
+# client, client, driven by the hidden `bin/mcpwire conformance-client`.
 #
 #   .ci/conformance-client.sh [--out DIR] [--keep]
 #   SCENARIOS_ONLY="tools_call request-metadata" .ci/conformance-client.sh   (a subset)
@@ -18,7 +18,7 @@
 # and exits 1 if any failed.
 #
 # Scenarios: every 2026-07-28 client requirement (requirements/2026-07-28.yaml),
-# auth/* included: those drive the OAuth 2.1 flow of engine/client/oauth
+# auth/* included: those drive the OAuth 2.1 flow of client/oauth
 # (protected-resource and authorization-server metadata discovery, client
 # registration: pre-registered, CIMD or dynamic; PKCE authorization code with
 # the mock's redirect followed headlessly, resource indicators, iss checks,

@@ -3,7 +3,7 @@
 # conformance suite (@modelcontextprotocol/conformance 0.2.0-alpha.12, under
 # Node 22.23.5, both pinned in interop/npm/ and installed by .ci/tools.sh)
 # with the frozen 2025-11-25 requirement set, against the legacy endpoint of
-# `bin/mcpwire serve --http ADDR --legacy-path /mcp-2025` (engine/legacy):
+# `bin/mcpwire serve --http ADDR --legacy-path /mcp-2025` (transport/legacy):
 # initialize and sessions, the GET stream, server→client sampling and
 # elicitation, logging/setLevel, resources/subscribe.
 #

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
-	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/state"
 )
 
 // Scale-out: with Options.Backplane set, the change cues of

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
-	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/state"
 )
 
 // fakeBroker is an in-process stand-in for a shared backplane: every

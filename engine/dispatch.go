@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpwire/mcpwire/codec"
-	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/state"
 )
 
 // method is one entry of the 2026-07-28 method table (Appendix A).

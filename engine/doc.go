@@ -47,7 +47,7 @@
 //     flight (default 256); beyond that the transport stops taking frames
 //     (A19).
 //   - With Options.Backplane (scale-out, see backplane.go and package
-//     engine/state), change cues reach the listen streams of every replica,
+//     state), change cues reach the listen streams of every replica,
 //     once per stream; while the backplane is lost, listen streams are ended
 //     (HTTP: dropped, so clients listen again) and new ones refused with
 //     -32603 and HTTP 503, never left open to miss cues silently (E1). A
@@ -81,7 +81,7 @@
 // and audit logs; Options.ToolFilter hides tools per caller in tools/list
 // and tools/call alike. A handler reads the request's HTTP headers with
 // Call.Header and its connection with Call.Conn; hooks attach values for
-// the handler with Call.SetValues (package engine/otelmcp attaches trace
+// the handler with Call.SetValues (package observe/otelmcp attaches trace
 // spans this way). Unused, each costs one pointer test per request and no
 // allocation; used with callbacks that allocate nothing, still no
 // allocation (TestEchoAllocsWithExtensions, TestHandlerAllocsWithExtensions).
@@ -89,17 +89,17 @@
 //
 // # Transports
 //
-// Transports (engine/stdio, engine/socket, engine/streamhttp, or your own)
+// Transports (transport/stdio, transport/socket, transport/streamhttp, or your own)
 // hold the same request as a *Request, the binding-facing type: Scope.Begin
 // makes one from a framed message, then the transport runs Check (or its
 // steps, interleaved with its own), Fail or Start/Run, and receives the
 // answers through its Replier. Each transport gets a Scope from
 // Server.NewScope, so that its Shutdown stops that transport only; whoever
 // created the Server shuts the engine down, once, after the transports.
-// The line-framed transports share one connection core, engine/linestream.
+// The line-framed transports share one connection core, transport/linestream.
 // Server.NewTransportScope names the transport ("http", "stdio", "tcp",
 // "unix"…) for the request-duration histograms (Server.RequestDurations)
-// and the in-flight counts (Server.Load) that engine/metrics exports; the
+// and the in-flight counts (Server.Load) that observe/metrics exports; the
 // name is a label only, the engine still treats every scope alike.
 // Recording a request's duration costs two monotonic clock reads and two
 // atomic adds, and allocates nothing.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/linestream"
+	"github.com/mcpwire/mcpwire/transport/linestream"
 )
 
 // exampleConn sends msgs on an in-memory connection authenticated as

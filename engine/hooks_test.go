@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/linestream"
+	"github.com/mcpwire/mcpwire/transport/linestream"
 )
 
 const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`

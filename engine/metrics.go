@@ -9,7 +9,7 @@ import (
 
 // This file keeps the engine's request-duration histograms and the
 // per-transport view of the requests in flight, for exporters such as
-// engine/metrics. Recording costs two clock reads and two atomic adds per
+// observe/metrics. Recording costs two clock reads and two atomic adds per
 // request and allocates nothing: the histograms are fixed arrays indexed by
 // the method's slot (assigned once, at init) and the transport's slot
 // (assigned once per Scope). Everything else is read at scrape time.

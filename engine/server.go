@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpwire/mcpwire/codec"
-	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/state"
 )
 
 // ErrServerClosed is returned by transports once Shutdown has begun.

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/stdio"
+	"github.com/mcpwire/mcpwire/transport/stdio"
 )
 
 // serveLine runs srv over one request line (stdio framing, in memory) and

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/streamhttp"
+	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
 
 // minHTTPConns is the least number of keep-alive connections of

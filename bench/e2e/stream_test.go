@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwire/mcpwire/engine/socket"
-	"github.com/mcpwire/mcpwire/engine/stdio"
+	"github.com/mcpwire/mcpwire/transport/socket"
+	"github.com/mcpwire/mcpwire/transport/stdio"
 )
 
 // window is the number of requests in flight on a line-framed connection,
@@ -55,7 +55,7 @@ func BenchmarkStdioEcho(b *testing.B) {
 	}
 }
 
-// BenchmarkSocketEcho: tools/call echo through engine/socket (gnet event
+// BenchmarkSocketEcho: tools/call echo through transport/socket (gnet event
 // loops) on one connection, 64 requests in flight, over loopback TCP and
 // over a Unix-domain socket.
 func BenchmarkSocketEcho(b *testing.B) {

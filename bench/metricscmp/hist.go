@@ -7,7 +7,7 @@ import (
 	"github.com/mcpwire/mcpwire/engine"
 )
 
-// atomicHist mirrors the engine's histogram (engine/metrics.go), which is
+// atomicHist mirrors the engine's histogram (observe/metrics.go), which is
 // not exported: a bucket count and a sum, each one atomic add.
 type atomicHist struct {
 	bounds []time.Duration

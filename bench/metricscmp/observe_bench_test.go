@@ -1,6 +1,6 @@
 // Package metricscmp measures what recording one request duration costs
 // with each way mcpwire could export it (issue 13): the engine's own
-// atomic histogram read at scrape time (what engine/metrics does), a
+// atomic histogram read at scrape time (what observe/metrics does), a
 // client_golang HistogramVec child resolved once, and an OpenTelemetry
 // Float64Histogram with its attributes built once, on the SDK's
 // MeterProvider with the Prometheus exporter as its reader.

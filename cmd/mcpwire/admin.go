@@ -8,13 +8,13 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/admin"
-	"github.com/mcpwire/mcpwire/engine/metrics"
-	"github.com/mcpwire/mcpwire/engine/socket"
-	"github.com/mcpwire/mcpwire/engine/state/redisstate"
-	"github.com/mcpwire/mcpwire/engine/stdio"
-	"github.com/mcpwire/mcpwire/engine/streamhttp"
 	"github.com/mcpwire/mcpwire/internal/netutil"
+	"github.com/mcpwire/mcpwire/observe/admin"
+	"github.com/mcpwire/mcpwire/observe/metrics"
+	"github.com/mcpwire/mcpwire/state/redisstate"
+	"github.com/mcpwire/mcpwire/transport/socket"
+	"github.com/mcpwire/mcpwire/transport/stdio"
+	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
 
 // adminListener is serve's --admin listener; its methods do nothing on a

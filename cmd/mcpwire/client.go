@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpwire/mcpwire/engine/client"
-	"github.com/mcpwire/mcpwire/engine/client/oauth"
-	"github.com/mcpwire/mcpwire/engine/client/target"
+	"github.com/mcpwire/mcpwire/client"
+	"github.com/mcpwire/mcpwire/client/oauth"
+	"github.com/mcpwire/mcpwire/client/target"
 )
 
 // clientFlags are the flags probe and call share.

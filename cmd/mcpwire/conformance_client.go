@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpwire/mcpwire/engine/client"
-	"github.com/mcpwire/mcpwire/engine/client/oauth"
-	"github.com/mcpwire/mcpwire/engine/client/target"
+	"github.com/mcpwire/mcpwire/client"
+	"github.com/mcpwire/mcpwire/client/oauth"
+	"github.com/mcpwire/mcpwire/client/target"
 )
 
 // runConformanceClient is the hidden `mcpwire conformance-client URL`: the
@@ -22,11 +22,11 @@ import (
 // the scenario in MCP_CONFORMANCE_SCENARIO, the revision in
 // MCP_CONFORMANCE_PROTOCOL_VERSION and scenario data (tool calls to make)
 // in MCP_CONFORMANCE_CONTEXT. Each scenario is driven through the public
-// client API only (engine/client, engine/client/target), the way an
+// client API only (client, client/target), the way an
 // application would use it; the checks are the harness's. The exit status
 // is non-zero when a step the scenario needs failed.
 //
-// The auth/* scenarios run the OAuth flow of engine/client/oauth
+// The auth/* scenarios run the OAuth flow of client/oauth
 // (conformanceOAuth) and then list and call the tools.
 func runConformanceClient(ctx context.Context, args []string) error {
 	if len(args) == 0 {

@@ -22,12 +22,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpwire/mcpwire/engine/legacy"
-	"github.com/mcpwire/mcpwire/engine/socket"
-	"github.com/mcpwire/mcpwire/engine/stdio"
-	"github.com/mcpwire/mcpwire/engine/streamhttp"
 	"github.com/mcpwire/mcpwire/internal/demo"
 	"github.com/mcpwire/mcpwire/internal/refserver"
+	"github.com/mcpwire/mcpwire/transport/legacy"
+	"github.com/mcpwire/mcpwire/transport/socket"
+	"github.com/mcpwire/mcpwire/transport/stdio"
+	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
 
 func main() {
@@ -115,7 +115,7 @@ func serve(ctx context.Context, args []string) error {
 	legacyPath := fs.String("legacy-path", "", "also serve MCP 2025-11-25 (sessions, GET stream) to old clients on this path of the --http listener, e.g. /mcp-2025")
 	stdioLegacy := fs.Bool("stdio-legacy", false, "with --stdio: a connection whose first message is initialize speaks MCP 2025-11-25 (without it, initialize gets the -32022 of a 2026-07-28-only server)")
 	testAuth := fs.Bool("insecure-test-auth", false, "TESTS ONLY: accept any bearer token, unverified, as the caller's principal")
-	traceTo := fs.String("trace", "", "OpenTelemetry spans of every request, as JSON, to stdout or stderr (W3C traceparent read from _meta or the HTTP header; see engine/otelmcp)")
+	traceTo := fs.String("trace", "", "OpenTelemetry spans of every request, as JSON, to stdout or stderr (W3C traceparent read from _meta or the HTTP header; see observe/otelmcp)")
 	adminAddr := fs.String("admin", "", "serve /metrics, /healthz, /readyz and /debug/pprof/ on this address (e.g. 127.0.0.1:9090; loopback only)")
 	adminNonLoopback := fs.Bool("admin-allow-non-loopback", false, "allow a non-loopback --admin address (exposes metrics and pprof)")
 	_ = fs.Parse(args)

@@ -11,7 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/state"
 )
 
 // Scale-out flags of serve (issue 11):

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/mcpwire/mcpwire/engine/state"
-	"github.com/mcpwire/mcpwire/engine/state/redisstate"
+	"github.com/mcpwire/mcpwire/state"
+	"github.com/mcpwire/mcpwire/state/redisstate"
 )
 
 // openState opens what --state names: "memory" (the default: drafts in

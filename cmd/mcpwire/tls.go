@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpwire/mcpwire/engine/streamhttp"
+	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
 
 // serverTLS loads --tls-cert and --tls-key (nil, nil when neither is set)

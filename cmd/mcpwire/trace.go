@@ -14,11 +14,11 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/otelmcp"
+	"github.com/mcpwire/mcpwire/observe/otelmcp"
 )
 
 // startTracing turns `serve --trace` into engine hooks: spans (package
-// engine/otelmcp) written as JSON lines by OpenTelemetry's stdout
+// observe/otelmcp) written as JSON lines by OpenTelemetry's stdout
 // exporter to stdout or stderr. "" means off: no hooks, no cost. The
 // returned stop flushes and shuts the exporter down.
 func startTracing(spec string, stdio bool) (engine.Hooks, func(), error) {

@@ -3,8 +3,8 @@
 // The service keeps its own routes (here /hello); the MCP endpoint is one
 // more route (/mcp) served by streamhttp's net/http adapter; /metrics
 // exports the engine's counters, gauges and request-duration histograms
-// in the Prometheus format (engine/metrics); and every MCP request gets an
-// OpenTelemetry span (engine/otelmcp), parented on the traceparent the
+// in the Prometheus format (observe/metrics); and every MCP request gets an
+// OpenTelemetry span (observe/otelmcp), parented on the traceparent the
 // client sent in _meta or in the HTTP header.
 //
 //	go run ./examples/nethttp -addr 127.0.0.1:8080
@@ -34,9 +34,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/metrics"
-	"github.com/mcpwire/mcpwire/engine/otelmcp"
-	"github.com/mcpwire/mcpwire/engine/streamhttp"
+	"github.com/mcpwire/mcpwire/observe/metrics"
+	"github.com/mcpwire/mcpwire/observe/otelmcp"
+	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
 
 func main() {

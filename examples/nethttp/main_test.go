@@ -14,9 +14,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/goleak"
 
-	"github.com/mcpwire/mcpwire/engine/client"
-	"github.com/mcpwire/mcpwire/engine/otelmcp"
-	"github.com/mcpwire/mcpwire/engine/streamhttp"
+	"github.com/mcpwire/mcpwire/client"
+	"github.com/mcpwire/mcpwire/client/streamhttp"
+	"github.com/mcpwire/mcpwire/observe/otelmcp"
 )
 
 // TestExample runs the program on loopback and uses it as a user would:

@@ -1,5 +1,5 @@
 // Package demo drives a reference server over stdio end to end: the
-// `mcpwire demo` command. It runs on the public client (engine/client with
+// `mcpwire demo` command. It runs on the public client (client with
 // a stdio.Command), plus a few raw lines sent through the client's line
 // transport to show how the server treats bad input.
 package demo
@@ -17,8 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpwire/mcpwire/engine/client"
-	"github.com/mcpwire/mcpwire/engine/stdio"
+	"github.com/mcpwire/mcpwire/client"
+	"github.com/mcpwire/mcpwire/client/stdio"
 )
 
 // Options configures Run.

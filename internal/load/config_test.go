@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwire/mcpwire/engine/client"
+	"github.com/mcpwire/mcpwire/client"
 )
 
 func TestParseTarget(t *testing.T) {

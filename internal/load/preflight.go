@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpwire/mcpwire/engine/client"
+	"github.com/mcpwire/mcpwire/client"
 )
 
 // callArgs returns the compact arguments of the workload's tools/call.

@@ -19,10 +19,10 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/legacy"
-	"github.com/mcpwire/mcpwire/engine/state"
-	"github.com/mcpwire/mcpwire/engine/stdio"
-	"github.com/mcpwire/mcpwire/engine/streamhttp"
+	"github.com/mcpwire/mcpwire/state"
+	"github.com/mcpwire/mcpwire/transport/legacy"
+	"github.com/mcpwire/mcpwire/transport/stdio"
+	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
 
 var nameSchema = map[string]any{

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/state"
 )
 
 // Drafts: the handle-based tools (issue 11). A draft is a text kept in the

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/state"
 )
 
 // fakeStore is a minimal state.Store for these tests (the real ones are
-// held to engine/state's contract tests). down makes every call fail with
+// held to state's contract tests). down makes every call fail with
 // ErrUnavailable; conflicts makes the next CompareAndSet calls conflict.
 type fakeStore struct {
 	mu        sync.Mutex

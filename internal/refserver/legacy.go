@@ -9,7 +9,7 @@ import (
 )
 
 // Fixtures of the 2025-11-25 conformance suite, for a server that serves
-// old clients through engine/legacy. They are written as 2026-07-28 tools:
+// old clients through transport/legacy. They are written as 2026-07-28 tools:
 // the sampling and elicitation ones answer input_required, which the
 // legacy layer turns into the server→client request a 2025 client expects;
 // test_tool_with_logging logs through Call.Log, which the legacy layer

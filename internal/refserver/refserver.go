@@ -37,7 +37,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/state"
+	"github.com/mcpwire/mcpwire/state"
 )
 
 // ServerName is the serverInfo name of the reference server.
@@ -75,7 +75,7 @@ type Options struct {
 	// (test_tool_with_logging, test_sampling, test_elicitation,
 	// test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums;
 	// see legacy.go), for a server that also serves old clients through
-	// engine/legacy.
+	// transport/legacy.
 	Legacy bool
 }
 

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/engine/linestream"
+	"github.com/mcpwire/mcpwire/transport/linestream"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -27,8 +27,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/mcpwire/mcpwire/engine/client"
-	"github.com/mcpwire/mcpwire/engine/client/target"
+	"github.com/mcpwire/mcpwire/client"
+	"github.com/mcpwire/mcpwire/client/target"
 )
 
 var (

@@ -27,7 +27,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpwire/mcpwire/engine/client/target"
+	"github.com/mcpwire/mcpwire/client/target"
 )
 
 // The call every client makes, and the text its result must carry.

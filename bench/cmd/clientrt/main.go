@@ -1,4 +1,4 @@
-// Command clientrt compares MCP clients: mcpwire's engine/client (through
+// Command clientrt compares MCP clients: mcpwire's client (through
 // target.Open), the go-sdk v1.8.0 client and the mcp-go v1.2.1 client, each
 // making tools/call echo {"text":"hello world"} in a closed loop against
 // the same server, `mcpwire serve` (the reference server), over Streamable

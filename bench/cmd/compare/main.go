@@ -253,7 +253,7 @@ func requestRows(cfg config) []row {
 					"--tls-cert", filepath.Join(cfg.tlsDir, "cert.pem"), "--tls-key", filepath.Join(cfg.tlsDir, "key.pem")}})
 		}
 	}
-	// The legacy endpoint (engine/legacy, 2025-11-25 with a session) and the
+	// The legacy endpoint (transport/legacy, 2025-11-25 with a session) and the
 	// modern one of the same server, under wrk: what serving old clients
 	// costs per call, and that mounting it costs the modern path nothing.
 	if cfg.wrk != "" {

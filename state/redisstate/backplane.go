@@ -1,0 +1,174 @@
+package redisstate
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/mcpwire/mcpwire/state"
+)
+
+// A cue travels as one PUBLISH on "<Prefix>cues": one byte of kind, then
+// the URI (empty for the list_changed kinds).
+
+func appendCue(dst []byte, c state.Cue) []byte {
+	return append(append(dst, byte(c.Kind)), c.URI...)
+}
+
+func parseCue(b string) (state.Cue, bool) {
+	if len(b) == 0 {
+		return state.Cue{}, false
+	}
+	k := state.CueKind(b[0])
+	switch k {
+	case state.CueToolsChanged, state.CuePromptsChanged, state.CueResourcesChanged:
+		return state.Cue{Kind: k}, len(b) == 1
+	case state.CueResourceUpdated:
+		return state.Cue{Kind: k, URI: b[1:]}, len(b) > 1
+	}
+	return state.Cue{}, false
+}
+
+// Publish implements state.Backplane: one PUBLISH, bounded by OpTimeout.
+// Cues from one publisher that waits for each Publish reach every
+// subscriber in order.
+func (s *Store) Publish(ctx context.Context, c state.Cue) error {
+	if s.isClosed() {
+		return errClosed
+	}
+	var buf [128]byte
+	msg := appendCue(buf[:0], c)
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	s.stats.Ops.Add(1)
+	if err := s.c.Do(cctx, s.c.B().Publish().Channel(s.channel).Message(rueidis.BinaryString(msg)).Build()).Error(); err != nil {
+		return s.fail(ctx, "publish", err)
+	}
+	s.stats.Published.Add(1)
+	return nil
+}
+
+// Subscribe implements state.Backplane with SUBSCRIBE on a dedicated
+// connection. It returns once Redis confirmed the subscription (or with
+// an error matching state.ErrUnavailable). When the connection drops,
+// lost is called, the subscriber reconnects with backoff (ReconnectMin
+// doubling to ReconnectMax, with jitter) and calls restored once it is
+// subscribed again. deliver, lost and restored are called one at a time,
+// never concurrently; lost and restored may be nil. The subscription ends
+// with ctx or Close.
+func (s *Store) Subscribe(ctx context.Context, deliver func(state.Cue), lost, restored func()) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	sub := &subscriber{s: s, deliver: deliver}
+	broken, err := sub.connect(ctx)
+	if err != nil {
+		s.wg.Done()
+		return err
+	}
+	go sub.run(ctx, broken, lost, restored)
+	return nil
+}
+
+type subscriber struct {
+	s       *Store
+	deliver func(state.Cue)
+	dc      rueidis.DedicatedClient
+}
+
+// connect subscribes on a fresh dedicated connection and returns the
+// channel that reports its end.
+func (sub *subscriber) connect(ctx context.Context) (<-chan error, error) {
+	s := sub.s
+	dc, release := s.c.Dedicate()
+	_ = release // Close below ends the connection and releases it
+	subscribed := make(chan struct{}, 1)
+	broken := dc.SetPubSubHooks(rueidis.PubSubHooks{
+		OnMessage: func(m rueidis.PubSubMessage) {
+			c, ok := parseCue(m.Message)
+			if !ok {
+				s.stats.Malformed.Add(1)
+				return
+			}
+			s.stats.Delivered.Add(1)
+			sub.deliver(c)
+		},
+		OnSubscription: func(ps rueidis.PubSubSubscription) {
+			if ps.Kind == "subscribe" {
+				select {
+				case subscribed <- struct{}{}:
+				default:
+				}
+			}
+		},
+	})
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	s.stats.Ops.Add(1)
+	err := dc.Do(cctx, dc.B().Subscribe().Channel(s.channel).Build()).Error()
+	if err == nil {
+		select {
+		case <-subscribed:
+		case err = <-broken:
+		case <-cctx.Done():
+			err = cctx.Err()
+		}
+	}
+	if err != nil {
+		dc.Close()
+		return nil, s.fail(ctx, "subscribe", err)
+	}
+	sub.dc = dc
+	return broken, nil
+}
+
+func (sub *subscriber) run(ctx context.Context, broken <-chan error, lost, restored func()) {
+	s := sub.s
+	defer s.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			sub.dc.Close()
+			return
+		case <-s.done:
+			sub.dc.Close()
+			return
+		case <-broken:
+		}
+		sub.dc.Close()
+		s.stats.Lost.Add(1)
+		if lost != nil {
+			lost()
+		}
+		wait := s.opt.ReconnectMin
+		for {
+			// Full jitter in [wait/2, wait).
+			d := wait/2 + rand.N(wait/2+1)
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-s.done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			var err error
+			if broken, err = sub.connect(ctx); err == nil {
+				break
+			}
+			wait = min(2*wait, s.opt.ReconnectMax)
+		}
+		s.stats.Reconnects.Add(1)
+		if restored != nil {
+			restored()
+		}
+	}
+}

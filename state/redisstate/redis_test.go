@@ -1,0 +1,255 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/mcpwire/mcpwire/state"
+	"github.com/mcpwire/mcpwire/state/statetest"
+)
+
+// requireRedisEnv makes a missing redis-server a failure instead of a
+// skip (CI sets it).
+const requireRedisEnv = "MCPWIRE_REQUIRE_REDIS"
+
+// redisServer is a redis-server this test started on a loopback port,
+// stopped by its PID.
+type redisServer struct {
+	bin  string
+	port int
+	dir  string
+	cmd  *exec.Cmd
+}
+
+func (r *redisServer) url() string { return "redis://127.0.0.1:" + strconv.Itoa(r.port) + "/0" }
+
+// startRedis starts a private redis-server, stopped when tb ends. Without
+// the binary it skips, unless MCPWIRE_REQUIRE_REDIS is set.
+func startRedis(tb testing.TB) *redisServer {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv(requireRedisEnv) != "" {
+			tb.Fatalf("redis-server not in PATH and %s is set", requireRedisEnv)
+		}
+		tb.Skip("redis-server not in PATH")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := &redisServer{bin: bin, port: l.Addr().(*net.TCPAddr).Port, dir: tb.TempDir()}
+	l.Close()
+	r.start(tb)
+	tb.Cleanup(func() { r.stop(tb) })
+	return r
+}
+
+func (r *redisServer) start(tb testing.TB) {
+	tb.Helper()
+	r.cmd = exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", r.dir, "--loglevel", "warning", "--daemonize", "no")
+	r.cmd.Dir = r.dir
+	dieWithParent(r.cmd)
+	if err := r.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(r.port), 100*time.Millisecond)
+		if err == nil {
+			_, _ = c.Write([]byte("PING\r\n"))
+			buf := make([]byte, 16)
+			_ = c.SetReadDeadline(time.Now().Add(time.Second))
+			n, _ := c.Read(buf)
+			c.Close()
+			if string(buf[:n]) == "+PONG\r\n" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			r.stop(tb)
+			tb.Fatalf("redis-server on port %d not ready within 5s", r.port)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop kills the server by its PID (an outage, not a shutdown).
+func (r *redisServer) stop(tb testing.TB) {
+	if r.cmd == nil {
+		return
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGKILL)
+	_ = r.cmd.Wait()
+	r.cmd = nil
+}
+
+// factory returns replicas on url: every call is a new Store (a new
+// replica) on the same Redis.
+func factory(url func(t *testing.T) string, opt Options) func(t *testing.T) (state.Store, state.Backplane) {
+	return func(t *testing.T) (state.Store, state.Backplane) {
+		s, err := New(context.Background(), url(t), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s, s
+	}
+}
+
+func TestMiniredisContract(t *testing.T) {
+	var mu sync.Mutex
+	servers := map[*testing.T]*miniredis.Miniredis{}
+	url := func(t *testing.T) string {
+		mu.Lock()
+		defer mu.Unlock()
+		m := servers[t]
+		if m == nil {
+			m = miniredis.RunT(t)
+			servers[t] = m
+			// miniredis expires keys only when told time passed.
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				tk := time.NewTicker(10 * time.Millisecond)
+				defer tk.Stop()
+				last := time.Now()
+				for {
+					select {
+					case <-stop:
+						return
+					case now := <-tk.C:
+						m.FastForward(now.Sub(last))
+						last = now
+					}
+				}
+			}()
+			t.Cleanup(func() { close(stop); <-done })
+		}
+		return "redis://" + m.Addr() + "/0"
+	}
+	statetest.Run(t, factory(url, Options{}))
+}
+
+func TestRedisContract(t *testing.T) {
+	r := startRedis(t)
+	statetest.Run(t, factory(func(*testing.T) string { return r.url() }, Options{}))
+}
+
+func TestRedisOutage(t *testing.T) {
+	r := startRedis(t)
+	statetest.RunOutage(t, factory(func(*testing.T) string { return r.url() }, Options{}), statetest.Outage{
+		Stop:  func(t *testing.T) { r.stop(t) },
+		Start: func(t *testing.T) { r.start(t) },
+	})
+}
+
+// TestRedisUnreachable: New against a port nobody listens on fails
+// promptly with ErrUnavailable (E1).
+func TestRedisUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	t0 := time.Now()
+	_, err = New(context.Background(), "redis://"+addr+"/0", Options{})
+	if !errors.Is(err, state.ErrUnavailable) || time.Since(t0) > 2*time.Second {
+		t.Fatalf("New on a closed port: %v after %v", err, time.Since(t0))
+	}
+}
+
+// TestOnceLease: a replica that took a Once key and died (no renewal)
+// holds it for OnceLease at most; then another replica runs the call.
+func TestOnceLease(t *testing.T) {
+	m := miniredis.RunT(t)
+	s, err := New(context.Background(), "redis://"+m.Addr(), Options{OnceLease: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	k := s.onceKey("alice", "k")
+	// A dead replica's lease.
+	if err := m.Set(k, "pdeadbeef"); err != nil {
+		t.Fatal(err)
+	}
+	m.SetTTL(k, 300*time.Millisecond)
+	res := make(chan error, 1)
+	go func() {
+		v, err := s.Once(ctx, "alice", "k", time.Minute, func() ([]byte, error) { return []byte("mine"), nil })
+		if err == nil && string(v) != "mine" {
+			err = fmt.Errorf("got %q", v)
+		}
+		res <- err
+	}()
+	select {
+	case err := <-res:
+		t.Fatalf("Once did not wait for the lease: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	m.FastForward(time.Second)
+	select {
+	case err := <-res:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Once still waiting after the lease expired")
+	}
+}
+
+func TestCueCodec(t *testing.T) {
+	for i, tc := range []struct {
+		in   string
+		want state.Cue
+		ok   bool
+	}{
+		{"\x01", state.Cue{Kind: state.CueToolsChanged}, true},
+		{"\x02", state.Cue{Kind: state.CuePromptsChanged}, true},
+		{"\x03", state.Cue{Kind: state.CueResourcesChanged}, true},
+		{"\x04file:///a", state.Cue{Kind: state.CueResourceUpdated, URI: "file:///a"}, true},
+		{"", state.Cue{}, false},
+		{"\x04", state.Cue{}, false},
+		{"\x01x", state.Cue{}, false},
+		{"\x05x", state.Cue{}, false},
+		{"\x00", state.Cue{}, false},
+	} {
+		got, ok := parseCue(tc.in)
+		if ok != tc.ok || (ok && got != tc.want) {
+			t.Errorf("%d: parseCue(%q) = %+v, %v; want %+v, %v", i, tc.in, got, ok, tc.want, tc.ok)
+		}
+		if ok {
+			if enc := string(appendCue(nil, got)); enc != tc.in {
+				t.Errorf("%d: appendCue = %q, want %q", i, enc, tc.in)
+			}
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	if got := redact("redis://user:secret@127.0.0.1:6379/0"); got != "redis://…@127.0.0.1:6379/0" {
+		t.Fatal(got)
+	}
+	for i, u := range []string{"redis://user:secret@127.0.0.1:x/0", "http://user:secret@127.0.0.1:6379", "redis://user:secret@[::1/0"} {
+		_, err := New(context.Background(), u, Options{})
+		if err == nil || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%d: New(%q): %v", i, u, err)
+		}
+	}
+}

@@ -1,0 +1,437 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/state"
+)
+
+// Header names of the 2025-11-25 Streamable HTTP transport.
+const (
+	HeaderSession  = "Mcp-Session-Id"
+	HeaderProtocol = "Mcp-Protocol-Version"
+)
+
+// Handler returns the 2025-11-25 Streamable HTTP endpoint (POST, GET and
+// DELETE on one path). Mount it beside the modern endpoint, for example
+// with streamhttp.Config.Mounts, or in any net/http router.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.ServeHTTP) }
+
+// principalKey carries an authenticated principal in a request context.
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying the caller's authenticated principal:
+// a router that authenticates before the legacy handler sets it, and
+// sessions are bound to it.
+func WithPrincipal(ctx context.Context, p any) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// ServeHTTP serves one request of the legacy endpoint.
+func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if s.closing.Load() {
+		writeJSON(w, 503, encodeError(nil, codec.NewError(codec.CodeInternalError, "Server is shutting down")))
+		return
+	}
+	principal := s.cfg.Principal(req.Context())
+	switch req.Method {
+	case http.MethodPost:
+		s.post(w, req, principal)
+	case http.MethodGet:
+		s.get(w, req, principal)
+	case http.MethodDelete:
+		s.delete(w, req, principal)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		w.WriteHeader(405)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func (s *Server) bad(w http.ResponseWriter, status int, id json.RawMessage, e *codec.Error) {
+	s.stats.BadRequests.Add(1)
+	writeJSON(w, status, encodeError(id, e))
+}
+
+// session finds the request's session: 400 without the header, 404 for an
+// unknown or expired one (a 2025 client then initializes again), 503 when
+// the store cannot be reached.
+func (s *Server) session(w http.ResponseWriter, req *http.Request, principal any) *session {
+	id := req.Header.Get(HeaderSession)
+	if id == "" {
+		s.stats.MissingSession.Add(1)
+		writeJSON(w, 400, encodeError(nil, codec.NewError(codec.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required")))
+		return nil
+	}
+	ss, err := s.lookup(req.Context(), principalOf(principal), id)
+	switch {
+	case err == nil:
+		return ss
+	case errors.Is(err, state.ErrNotFound):
+		s.stats.UnknownSession.Add(1)
+		writeJSON(w, 404, encodeError(nil, codec.NewError(-32001, "Session not found")))
+	default:
+		s.stats.Unavailable.Add(1)
+		s.log.Warn("legacy session store", "err", err)
+		writeJSON(w, 503, encodeError(nil, codec.NewError(codec.CodeInternalError, "Session store unavailable")))
+	}
+	return nil
+}
+
+// checkVersionHeader: a request after initialize carries the negotiated
+// revision; none means 2025-03-26 (allowed on this legacy path, LEG-09).
+func (s *Server) checkVersionHeader(w http.ResponseWriter, req *http.Request) bool {
+	v := req.Header.Get(HeaderProtocol)
+	if v == "" || slices.Contains(Versions, v) {
+		return true
+	}
+	s.bad(w, 400, nil, codec.NewError(codec.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+v))
+	return false
+}
+
+func accepts(req *http.Request, types ...string) bool {
+	h := strings.Join(req.Header.Values("Accept"), ",")
+	if h == "" {
+		return true
+	}
+	for _, part := range strings.Split(h, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		if mt == "*/*" || slices.Contains(types, mt) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) post(w http.ResponseWriter, req *http.Request, principal any) {
+	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		s.bad(w, 415, nil, codec.NewError(codec.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json"))
+		return
+	}
+	if !accepts(req, "application/json", "text/event-stream") {
+		s.bad(w, 406, nil, codec.NewError(codec.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, int64(s.cfg.MaxBodyBytes)))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			s.stats.BadRequests.Add(1)
+			w.WriteHeader(413)
+			return
+		}
+		s.bad(w, 400, nil, codec.ErrParse)
+		return
+	}
+	m, perr := parse(body)
+	if perr != nil {
+		s.bad(w, 400, nil, perr)
+		return
+	}
+	if m.Method == "initialize" {
+		s.initialize(w, req, m, principal)
+		return
+	}
+	ss := s.session(w, req, principal)
+	if ss == nil || !s.checkVersionHeader(w, req) {
+		return
+	}
+	switch {
+	case m.Method == "" && len(m.ID) > 0: // a response to a server→client request
+		s.deliver(ss, m)
+		w.WriteHeader(202)
+	case m.Method == "":
+		s.bad(w, 400, nil, errNotRPC)
+	case len(m.ID) == 0: // a notification
+		s.notification(ss, m)
+		w.WriteHeader(202)
+	default:
+		s.stats.Requests.Add(1)
+		s.request(w, req, ss, m, principal)
+	}
+}
+
+// initialize creates a session: the engine's server/discover supplies the
+// capabilities, serverInfo and instructions (written once, served to
+// both eras).
+func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, principal any) {
+	if len(m.ID) == 0 {
+		s.bad(w, 400, nil, codec.NewError(codec.CodeInvalidRequest, "Invalid Request: initialize must be a request"))
+		return
+	}
+	var p initParams
+	if len(m.Params) > 0 {
+		if err := codec.Unmarshal(m.Params, &p); err != nil {
+			s.bad(w, 400, m.ID, errBadParam)
+			return
+		}
+	}
+	if p.ProtocolVersion == "" {
+		s.bad(w, 400, m.ID, codec.NewError(codec.CodeInvalidParams, "Invalid params: protocolVersion is required"))
+		return
+	}
+	rec := p.record()
+	res, err := s.initResult(req.Context(), rec.Version)
+	if err != nil {
+		s.log.Error("legacy initialize: server/discover failed", "err", err)
+		writeJSON(w, 200, encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
+		return
+	}
+	ss, err := s.create(req.Context(), principalOf(principal), rec)
+	switch {
+	case errors.Is(err, errTooMany):
+		w.Header().Set("Retry-After", "10")
+		writeJSON(w, 503, encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Too many sessions; try again later")))
+		return
+	case err != nil:
+		s.stats.Unavailable.Add(1)
+		s.log.Warn("legacy session store", "err", err)
+		writeJSON(w, 503, encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Session store unavailable")))
+		return
+	}
+	w.Header().Set(HeaderSession, ss.id)
+	writeJSON(w, 200, encodeResponse(m.ID, res))
+}
+
+// initResult builds the InitializeResult from the engine's server/discover.
+func (s *Server) initResult(ctx context.Context, version string) ([]byte, error) {
+	msg := []byte(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":` +
+		string(quote(s.modern)) + `,"io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	c := newCall()
+	if e := s.start(ctx, msg, c, nil); e != nil {
+		return nil, e
+	}
+	out, err := c.wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var r response
+	if err := codec.Unmarshal(out.frame, &r); err != nil || len(r.Result) == 0 {
+		return nil, errors.New("legacy: server/discover gave no result")
+	}
+	var d struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+		Instructions string                     `json:"instructions,omitempty"`
+		Meta         map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := codec.Unmarshal(r.Result, &d); err != nil {
+		return nil, err
+	}
+	if d.Capabilities == nil {
+		d.Capabilities = map[string]json.RawMessage{}
+	}
+	if s.eng.Options().Logging {
+		d.Capabilities["logging"] = json.RawMessage(`{}`)
+	}
+	res := struct {
+		ProtocolVersion string                     `json:"protocolVersion"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
+		ServerInfo      json.RawMessage            `json:"serverInfo"`
+		Instructions    string                     `json:"instructions,omitempty"`
+	}{version, d.Capabilities, d.Meta[keyServerInfo], d.Instructions}
+	return codec.Marshal(res)
+}
+
+// wait blocks until the call's reply (notifications are dropped).
+func (c *call) wait(ctx context.Context) (*outcome, error) {
+	for {
+		_, reply, done := c.take()
+		if reply != nil {
+			return reply, nil
+		}
+		if done {
+			return nil, errors.New("legacy: request ended without a reply")
+		}
+		select {
+		case <-c.wake:
+		case <-ctx.Done():
+			c.cancelNow(ctx.Err())
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// notification handles what a 2025 client announces.
+func (s *Server) notification(ss *session, m *wire) {
+	switch m.Method {
+	case "notifications/cancelled":
+		id, ok := codec.LookupPath(m.Params, "requestId")
+		if !ok {
+			return
+		}
+		ss.mu.Lock()
+		c := ss.calls[string(id)]
+		ss.mu.Unlock()
+		if c != nil {
+			c.cancelNow(errCancelledByClient)
+		}
+	default:
+		// notifications/initialized, roots/list_changed and the rest
+		// change nothing here: every request carries the session's
+		// capabilities anyway.
+	}
+}
+
+var errCancelledByClient = errors.New("legacy: cancelled by the client")
+
+// deliver hands a client's response to the request waiting for it.
+func (s *Server) deliver(ss *session, m *wire) {
+	ss.mu.Lock()
+	ch := ss.pending[string(m.ID)]
+	delete(ss.pending, string(m.ID))
+	ss.mu.Unlock()
+	if ch == nil {
+		s.stats.StrayResponses.Add(1)
+		return
+	}
+	b, _ := codec.Marshal(m)
+	ch <- b
+}
+
+// request answers a request of ss: the session's own methods here, the
+// rest through the engine.
+func (s *Server) request(w http.ResponseWriter, req *http.Request, ss *session, m *wire, principal any) {
+	ctx := req.Context()
+	if frame, status := s.sessionMethod(ctx, ss, m); frame != nil {
+		writeJSON(w, status, frame)
+		return
+	}
+	s.run(ctx, &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}, ss, m, principal)
+}
+
+func knownLevel(l string) bool {
+	switch l {
+	case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
+		return true
+	}
+	return false
+}
+
+// sse writes one response as JSON or, once anything precedes the final
+// answer, as an SSE stream.
+type sse struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	idle    time.Duration
+	mu      sync.Mutex
+	started bool
+	err     error
+	stalled bool      // a write failed once the write idle limit had passed
+	last    time.Time // start of the previous write
+}
+
+// write writes b and flushes, bounded by the write idle limit. A write
+// that fails once that limit has passed since the previous write began
+// marks the stream stalled: a client that stopped reading (behind the
+// fasthttp front end the deadline surfaces as a closed pipe, not as a
+// timeout, and possibly only at the next write).
+func (e *sse) write(b []byte) error {
+	start := time.Now()
+	ref := e.last
+	if ref.IsZero() {
+		ref = start
+	}
+	e.last = start
+	_ = e.rc.SetWriteDeadline(start.Add(e.idle))
+	_, err := e.w.Write(b)
+	if err == nil {
+		err = e.rc.Flush()
+	}
+	if err != nil {
+		e.err = err
+		e.stalled = time.Since(ref) >= e.idle*9/10
+	}
+	return err
+}
+
+// stalledErr reports whether the stream ended on a stalled write.
+func (e *sse) stalledErr() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stalled
+}
+
+func (e *sse) begin() error {
+	if e.started {
+		return e.err
+	}
+	e.started = true
+	h := e.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	e.w.WriteHeader(200)
+	e.err = e.flush()
+	return e.err
+}
+
+func (e *sse) flush() error {
+	_ = e.rc.SetWriteDeadline(time.Now().Add(e.idle))
+	return e.rc.Flush()
+}
+
+// event writes one message event.
+func (e *sse) event(frame []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.begin(); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, len(frame)+24)
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, frame...)
+	buf = append(buf, "\n\n"...)
+	return e.write(buf)
+}
+
+func (e *sse) comment() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.begin(); err != nil {
+		return err
+	}
+	return e.write([]byte(": keepalive\n\n"))
+}
+
+func (e *sse) finalStatus(frame []byte, status int) {
+	e.mu.Lock()
+	started := e.started
+	e.mu.Unlock()
+	if status == 503 && !started {
+		writeJSON(e.w, 503, frame)
+		return
+	}
+	e.final(frame)
+}
+
+// final writes the response: a JSON body unless the stream has begun.
+func (e *sse) final(frame []byte) {
+	e.mu.Lock()
+	started := e.started
+	e.mu.Unlock()
+	if !started {
+		writeJSON(e.w, 200, frame)
+		return
+	}
+	_ = e.event(frame)
+}

@@ -1,0 +1,214 @@
+package legacy
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/state"
+)
+
+// ProtocolVersion is the revision this package serves; older 2025 revisions
+// a client asks for are echoed (they share the wire this package speaks).
+const ProtocolVersion = "2025-11-25"
+
+// Versions lists the revisions an initialize may negotiate, newest first.
+var Versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
+// Defaults for Config fields; each applies when the field is zero.
+const (
+	DefaultMaxSessions      = 10000
+	DefaultIdleTimeout      = 30 * time.Minute
+	DefaultMaxBodyBytes     = 4 << 20
+	DefaultKeepAlive        = 15 * time.Second
+	DefaultWriteIdleTimeout = 30 * time.Second
+	DefaultMaxPendingBytes  = 1 << 20
+	DefaultInputTimeout     = 2 * time.Minute
+	DefaultMaxRounds        = 10
+)
+
+// Config configures the legacy endpoint. Every field's zero value selects
+// the documented default.
+type Config struct {
+	// Store keeps the sessions (one record per Mcp-Session-Id, bound to the
+	// caller's principal, expiring when idle). Share the state store of
+	// the fleet (state/redisstate) and any replica serves any
+	// session. Nil: a private state.Memory, closed by Shutdown.
+	Store state.Store
+	// MaxSessions bounds the sessions this process holds (created here or
+	// used here); an initialize past it gets HTTP 503 (Stats.Refused).
+	// Default 10,000.
+	MaxSessions int
+	// IdleTimeout ends a session nobody used for this long (the store
+	// expires its record; later requests get 404). Default 30 min.
+	IdleTimeout time.Duration
+	// MaxBodyBytes bounds a POST body (413). Default 4 MiB.
+	MaxBodyBytes int
+	// KeepAlive is the interval of SSE comments on a silent stream.
+	// Default 15 s.
+	KeepAlive time.Duration
+	// WriteIdleTimeout closes a stream when one write makes no progress
+	// for this long. Default 30 s.
+	WriteIdleTimeout time.Duration
+	// MaxPendingBytes bounds what waits for one stream whose client is not
+	// reading; past it the stream is closed (Stats.SlowConsumers).
+	// Default 1 MiB.
+	MaxPendingBytes int
+	// InputTimeout bounds the wait for the client's answer to a
+	// server→client request (sampling, elicitation, roots). Default 2 min.
+	InputTimeout time.Duration
+	// MaxRounds bounds the input rounds of one request. Default 10.
+	MaxRounds int
+	// Principal returns the authenticated principal of a request (sessions
+	// are bound to it). Default: what WithPrincipal put in the request
+	// context; behind streamhttp.Config.Mounts with Authenticate, use
+	// streamhttp.PrincipalFrom.
+	Principal func(ctx context.Context) any
+	// Logger receives the package's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.KeepAlive <= 0 {
+		c.KeepAlive = DefaultKeepAlive
+	}
+	if c.WriteIdleTimeout <= 0 {
+		c.WriteIdleTimeout = DefaultWriteIdleTimeout
+	}
+	if c.MaxPendingBytes <= 0 {
+		c.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if c.InputTimeout <= 0 {
+		c.InputTimeout = DefaultInputTimeout
+	}
+	if c.MaxRounds <= 0 {
+		c.MaxRounds = DefaultMaxRounds
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Principal == nil {
+		c.Principal = func(ctx context.Context) any { return ctx.Value(principalKey{}) }
+	}
+	return c
+}
+
+// Stats are the endpoint's counters, one per rejection reason.
+type Stats struct {
+	Sessions       atomic.Int64  // sessions held by this process
+	Created        atomic.Uint64 // sessions created by initialize
+	Refused        atomic.Uint64 // initialize refused: MaxSessions reached (503)
+	Expired        atomic.Uint64 // sessions ended for being idle
+	Deleted        atomic.Uint64 // sessions ended by DELETE
+	UnknownSession atomic.Uint64 // requests naming no live session (404)
+	MissingSession atomic.Uint64 // requests without Mcp-Session-Id (400)
+	BadRequests    atomic.Uint64 // malformed bodies, batches, bad headers (4xx)
+	Requests       atomic.Uint64 // requests answered
+	Streams        atomic.Int64  // open GET streams
+	StreamConflict atomic.Uint64 // a second GET stream for one session (409)
+	SlowConsumers  atomic.Uint64 // streams closed for not reading
+	InputRequests  atomic.Uint64 // server→client requests sent
+	InputTimeouts  atomic.Uint64 // server→client requests not answered in time
+	InputRefused   atomic.Uint64 // inputs the session's capabilities do not allow (error answered)
+	StrayResponses atomic.Uint64 // client responses matching no server→client request
+	Unavailable    atomic.Uint64 // 503: the session store could not be reached
+}
+
+// Server is the 2025-11-25 front of an engine.Server: it speaks the old
+// wire (initialize, sessions, the GET stream, server→client requests) and
+// runs every request through the engine's own method table as a
+// 2026-07-28 request.
+type Server struct {
+	eng    *engine.Server
+	scope  *engine.Scope
+	cfg    Config
+	store  state.Store
+	own    bool // store created here
+	log    *slog.Logger
+	stats  Stats
+	modern string // the engine revision requests are run at
+	// metaTail is `,"_meta":` and the engine's server _meta, which ends
+	// every handler result (fixed once the engine is made).
+	metaTail []byte
+
+	mu       sync.Mutex
+	sessions map[string]*session
+
+	closing  atomic.Bool
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+	nextID   atomic.Uint64
+}
+
+// New puts a legacy front on eng.
+func New(eng *engine.Server, cfg Config) *Server {
+	cfg = cfg.withDefaults()
+	s := &Server{
+		eng:      eng,
+		scope:    eng.NewScope(),
+		cfg:      cfg,
+		store:    cfg.Store,
+		log:      cfg.Logger,
+		modern:   eng.Options().SupportedVersions[0],
+		metaTail: append([]byte(`,"_meta":`), eng.ServerMeta()...),
+		sessions: map[string]*session{},
+		stop:     make(chan struct{}),
+	}
+	if s.store == nil {
+		s.store = state.NewMemory(state.MemoryOptions{})
+		s.own = true
+	}
+	s.wg.Add(1)
+	go s.sweepLoop()
+	return s
+}
+
+// Stats returns the endpoint's counters.
+func (s *Server) Stats() *Stats { return &s.stats }
+
+// Shutdown ends every GET stream, refuses new requests (503), lets the
+// requests in flight finish until ctx ends and cancels the rest. Sessions
+// stay in a shared store (another replica may serve them); a private store
+// is closed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.endStream()
+	}
+	err := s.scope.Shutdown(ctx)
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
+	if s.own {
+		if e := s.store.Close(); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}

@@ -1,0 +1,410 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/state"
+)
+
+// record is what the store keeps for a session: everything a replica needs
+// to serve it. The session id is the record's state handle (128 random
+// bits, bound to the principal that initialized it).
+type record struct {
+	Version string          `json:"v"`
+	Caps    json.RawMessage `json:"caps,omitempty"`
+	Info    json.RawMessage `json:"info,omitempty"`
+	Level   string          `json:"level,omitempty"`
+	Subs    []string        `json:"subs,omitempty"`
+}
+
+// session is this process's view of one session.
+type session struct {
+	s         *Server
+	id        string
+	principal string
+
+	mu      sync.Mutex
+	rec     record
+	ver     uint64    // store version of rec
+	touched time.Time // last use seen here
+	synced  time.Time // last expiry refresh in the store
+	stream  *getStream
+	calls   map[string]*call // in flight, by the client's request id
+	pending map[string]chan json.RawMessage
+	gone    bool
+	local   bool   // a stdio connection's session: not in the store
+	head    []byte // encoded _meta members for ver (metaHead)
+	headVer uint64
+}
+
+// principalOf names the caller for the store: the authenticated principal
+// when there is one (its string form, which must identify it).
+func principalOf(p any) string {
+	switch v := p.(type) {
+	case nil:
+		return "legacy"
+	case string:
+		return "legacy:" + v
+	case interface{ String() string }:
+		return "legacy:" + v.String()
+	}
+	return fmt.Sprintf("legacy:%T:%v", p, p)
+}
+
+var errTooMany = errors.New("legacy: too many sessions")
+
+// create stores a new session and holds it here.
+func (s *Server) create(ctx context.Context, principal string, rec record) (*session, error) {
+	s.mu.Lock()
+	full := len(s.sessions) >= s.cfg.MaxSessions
+	s.mu.Unlock()
+	if full {
+		s.stats.Refused.Add(1)
+		return nil, errTooMany
+	}
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.store.Create(ctx, principal, val, s.cfg.IdleTimeout)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	ss := &session{s: s, id: string(h), principal: principal, rec: rec, ver: 1, touched: now, synced: now}
+	s.mu.Lock()
+	if len(s.sessions) >= s.cfg.MaxSessions {
+		s.mu.Unlock()
+		_ = s.store.Delete(ctx, principal, h)
+		s.stats.Refused.Add(1)
+		return nil, errTooMany
+	}
+	s.sessions[ss.id] = ss
+	s.mu.Unlock()
+	s.stats.Sessions.Add(1)
+	s.stats.Created.Add(1)
+	return ss, nil
+}
+
+// lookup finds a live session for principal. The store is asked every
+// time (another replica may have ended the session or changed its log
+// level or subscriptions); its expiry is pushed forward at most every
+// quarter of IdleTimeout. state.ErrNotFound for an unknown, expired or
+// foreign session.
+func (s *Server) lookup(ctx context.Context, principal, id string) (*session, error) {
+	if !state.Handle(id).Valid() {
+		return nil, state.ErrNotFound
+	}
+	s.mu.Lock()
+	ss := s.sessions[id]
+	s.mu.Unlock()
+	if ss != nil && ss.principal != principal {
+		return nil, state.ErrNotFound
+	}
+	r, err := s.store.Get(ctx, principal, state.Handle(id))
+	if err != nil {
+		if ss != nil && errors.Is(err, state.ErrNotFound) {
+			s.forget(ss)
+		}
+		return nil, err
+	}
+	var rec record
+	if ss != nil && ss.version() == r.Version {
+		rec = ss.snapshot() // unchanged since this process last read it
+	} else if err := json.Unmarshal(r.Value, &rec); err != nil {
+		return nil, state.ErrNotFound
+	}
+	now := time.Now()
+	if ss == nil {
+		ss = &session{s: s, id: id, principal: principal, rec: rec, ver: r.Version, touched: now}
+		s.mu.Lock()
+		if old := s.sessions[id]; old != nil {
+			ss = old
+		} else {
+			s.sessions[id] = ss
+			s.stats.Sessions.Add(1)
+		}
+		s.mu.Unlock()
+	}
+	ss.mu.Lock()
+	// Idle here, and nobody refreshed it elsewhere since: expired.
+	if now.Sub(ss.touched) >= s.cfg.IdleTimeout && r.Version == ss.ver {
+		ss.mu.Unlock()
+		s.expire(ss)
+		return nil, state.ErrNotFound
+	}
+	changed := !slices.Equal(rec.Subs, ss.rec.Subs)
+	ss.rec, ss.ver, ss.touched = rec, r.Version, now
+	refresh := now.Sub(ss.synced) >= s.cfg.IdleTimeout/4
+	ss.mu.Unlock()
+	if changed {
+		ss.relisten()
+	}
+	if refresh {
+		if err := ss.refresh(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return ss, nil
+}
+
+// refresh re-reads the record and pushes its expiry forward (the store
+// expires it IdleTimeout after the last refresh).
+func (ss *session) refresh(ctx context.Context) error {
+	s := ss.s
+	if ss.local {
+		return nil
+	}
+	r, err := s.store.Get(ctx, ss.principal, state.Handle(ss.id))
+	if err != nil {
+		if errors.Is(err, state.ErrNotFound) {
+			s.forget(ss)
+		}
+		return err
+	}
+	var rec record
+	if err := json.Unmarshal(r.Value, &rec); err != nil {
+		return state.ErrNotFound
+	}
+	v, err := s.store.CompareAndSet(ctx, ss.principal, state.Handle(ss.id), r.Version, r.Value, s.cfg.IdleTimeout)
+	if err != nil && !errors.Is(err, state.ErrConflict) {
+		return err
+	}
+	ss.mu.Lock()
+	changed := !slices.Equal(rec.Subs, ss.rec.Subs)
+	ss.rec = rec
+	if err == nil {
+		ss.ver = v
+	} else {
+		ss.ver = r.Version
+	}
+	ss.synced = time.Now()
+	ss.mu.Unlock()
+	if changed {
+		ss.relisten()
+	}
+	return nil
+}
+
+// update changes the record with fn, retrying on conflicts with other
+// replicas.
+func (ss *session) update(ctx context.Context, fn func(*record)) error {
+	s := ss.s
+	if ss.local {
+		ss.mu.Lock()
+		fn(&ss.rec)
+		ss.ver++
+		ss.mu.Unlock()
+		return nil
+	}
+	for range 8 {
+		r, err := s.store.Get(ctx, ss.principal, state.Handle(ss.id))
+		if err != nil {
+			return err
+		}
+		var rec record
+		if err := json.Unmarshal(r.Value, &rec); err != nil {
+			return state.ErrNotFound
+		}
+		fn(&rec)
+		val, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		v, err := s.store.CompareAndSet(ctx, ss.principal, state.Handle(ss.id), r.Version, val, s.cfg.IdleTimeout)
+		if errors.Is(err, state.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		ss.mu.Lock()
+		ss.rec, ss.ver, ss.synced = rec, v, time.Now()
+		ss.mu.Unlock()
+		return nil
+	}
+	return state.ErrConflict
+}
+
+func (ss *session) version() uint64 {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.ver
+}
+
+// markGone marks the session ended, releases the waits for answers to
+// its server→client requests and returns its calls in flight, for the
+// caller to cancel outside ss.mu.
+func (ss *session) markGone() []*call {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.gone = true
+	calls := make([]*call, 0, len(ss.calls))
+	for _, c := range ss.calls {
+		calls = append(calls, c)
+	}
+	for k, ch := range ss.pending {
+		close(ch)
+		delete(ss.pending, k)
+	}
+	return calls
+}
+
+func (ss *session) snapshot() record {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.rec
+}
+
+// forget drops the session from this process (its record may live on in a
+// shared store) and ends what it holds here.
+func (s *Server) forget(ss *session) bool {
+	s.mu.Lock()
+	held := s.sessions[ss.id] == ss
+	if held {
+		delete(s.sessions, ss.id)
+	}
+	s.mu.Unlock()
+	if !held {
+		return false
+	}
+	s.stats.Sessions.Add(-1)
+	for _, c := range ss.markGone() {
+		c.cancelNow(errSessionEnded)
+	}
+	ss.endStream()
+	return true
+}
+
+var errSessionEnded = errors.New("legacy: session ended")
+
+// expire ends an idle session here and in the store.
+func (s *Server) expire(ss *session) {
+	if s.forget(ss) {
+		s.stats.Expired.Add(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.store.Delete(ctx, ss.principal, state.Handle(ss.id))
+		cancel()
+	}
+}
+
+// expireIfUnused expires a session idle here unless another replica has
+// used it since this one last saw it (its record's version moved).
+func (s *Server) expireIfUnused(ss *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	r, err := s.store.Get(ctx, ss.principal, state.Handle(ss.id))
+	ss.mu.Lock()
+	unused := err != nil || r.Version == ss.ver
+	ss.mu.Unlock()
+	if unused {
+		s.expire(ss)
+	} else {
+		s.forget(ss) // in use elsewhere: only this process lets go
+	}
+}
+
+// end is DELETE: the session is gone everywhere.
+func (s *Server) end(ctx context.Context, ss *session) error {
+	s.forget(ss)
+	s.stats.Deleted.Add(1)
+	return s.store.Delete(ctx, ss.principal, state.Handle(ss.id))
+}
+
+// sweepLoop expires idle sessions held here.
+func (s *Server) sweepLoop() {
+	defer s.wg.Done()
+	every := s.cfg.IdleTimeout / 4
+	if every > time.Minute {
+		every = time.Minute
+	}
+	if every < 10*time.Millisecond {
+		every = 10 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			var idle []*session
+			for _, ss := range s.sessions {
+				ss.mu.Lock()
+				if now.Sub(ss.touched) >= s.cfg.IdleTimeout && ss.stream == nil && len(ss.calls) == 0 {
+					idle = append(idle, ss)
+				}
+				ss.mu.Unlock()
+			}
+			s.mu.Unlock()
+			for _, ss := range idle {
+				s.expireIfUnused(ss)
+			}
+		}
+	}
+}
+
+// touch marks use by a long-lived stream or call.
+func (ss *session) touch() {
+	ss.mu.Lock()
+	ss.touched = time.Now()
+	ss.mu.Unlock()
+}
+
+// initParams is what an initialize's params carry for the session.
+type initParams struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+}
+
+// record is the session an initialize opens: the client's version when it
+// is one of Versions (else ProtocolVersion), its capabilities ({} when not
+// an object) and its clientInfo when it is an object.
+func (p initParams) record() record {
+	rec := record{Version: ProtocolVersion, Caps: p.Capabilities}
+	if slices.Contains(Versions, p.ProtocolVersion) {
+		rec.Version = p.ProtocolVersion
+	}
+	if len(rec.Caps) == 0 || rec.Caps[0] != '{' {
+		rec.Caps = json.RawMessage(`{}`)
+	}
+	if len(p.ClientInfo) > 0 && p.ClientInfo[0] == '{' {
+		rec.Info = p.ClientInfo
+	}
+	return rec
+}
+
+// meta builds the 2026-07-28 _meta of a request run for this session.
+func (ss *session) meta(into map[string]json.RawMessage) {
+	rec := ss.snapshot()
+	into[codec.MetaProtocolVersion] = quote(ss.s.modern)
+	caps := rec.Caps
+	if len(caps) == 0 || caps[0] != '{' {
+		caps = json.RawMessage(`{}`)
+	}
+	into[codec.MetaClientCapabilities] = caps
+	if len(rec.Info) > 0 && rec.Info[0] == '{' {
+		into[codec.MetaClientInfo] = rec.Info
+	}
+	if rec.Level != "" && ss.s.eng.Options().Logging {
+		into[codec.MetaLogLevel] = quote(rec.Level)
+	}
+}
+
+func quote(s string) json.RawMessage { return codec.AppendString(nil, s) }
+
+// hasCap reports whether the session's client declared capability name.
+func (ss *session) hasCap(name string) bool {
+	rec := ss.snapshot()
+	_, ok := codec.LookupPath(rec.Caps, name)
+	return ok
+}

@@ -1,0 +1,678 @@
+package socket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/netutil"
+	"github.com/mcpwire/mcpwire/transport/linestream"
+)
+
+// Defaults for Config fields; each applies when the field is zero.
+const (
+	DefaultMaxConns     = 16384
+	DefaultWriteTimeout = 30 * time.Second
+	DefaultAuthTimeout  = 10 * time.Second
+)
+
+// Config configures a socket server. Zero values select the defaults.
+type Config struct {
+	// MaxLine is the largest accepted message in bytes; a longer line is
+	// answered -32600 and the connection closed. Default 4 MiB; negative
+	// means unlimited (unsafe).
+	MaxLine int
+	// MaxPending bounds the output waiting for a peer that does not read,
+	// in bytes (ours and gnet's outbound buffer each); past it the
+	// connection is closed as a slow consumer. Default 64 MiB.
+	MaxPending int
+	// MaxBacklog bounds the input kept while a connection has
+	// engine.Options.MaxInFlight requests in flight (an event loop cannot
+	// stop reading); past it the connection is closed. Default MaxLine +
+	// 1 MiB.
+	MaxBacklog int
+	// WriteTimeout closes a connection whose pending output makes no
+	// progress for this long (A18: a peer that stopped reading), counted
+	// in Stats.WriteTimeouts and engine.Stats.SlowConsumers. Default 30 s;
+	// negative disables it (unsafe).
+	WriteTimeout time.Duration
+	// MaxConns bounds concurrent connections; past it new ones are closed
+	// at once and counted in Stats.Refused. Default 16384.
+	MaxConns int
+	// CancelBudget: see linestream.Config (C8). Default 1024.
+	CancelBudget int
+	// EventLoops is the number of gnet event loops. Default
+	// DefaultEventLoops: GOMAXPROCS-1, at least 1.
+	EventLoops int
+	// AllowNonLoopback must be set to listen on a TCP address other than
+	// loopback (SEC-04).
+	AllowNonLoopback bool
+	// Authenticate, when set, establishes each connection's principal
+	// before any of its requests is served; it runs off the event loop
+	// (the connection's input waits, up to MaxBacklog) with a context that
+	// ends after AuthTimeout. A nil error admits the connection and the
+	// principal reaches handlers as engine.Call.Principal; an error closes
+	// it (Stats.AuthFailures). Peer carries the Unix peer credentials or
+	// the TCP remote address.
+	Authenticate func(ctx context.Context, peer Peer) (principal any, err error)
+	// AuthTimeout bounds Authenticate. Default 10 s.
+	AuthTimeout time.Duration
+	// Logger receives transport logs (never protocol traffic), gnet's
+	// included; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultEventLoops is the number of event loops when Config.EventLoops
+// is 0: GOMAXPROCS-1, at least 1. An event loop waits in epoll_wait, a
+// system call the Go scheduler takes for a short one: the loop keeps its P
+// until sysmon takes it back, after up to 10 ms when the process is quiet.
+// With as many busy loops as Ps, every P can sit in epoll_wait at once;
+// goroutines woken meanwhile (handlers, and everything on the Go netpoller:
+// the HTTP front end in the same process, a Redis client, the admin
+// listener) then wait for sysmon. One P left over keeps an M in the
+// scheduler, so they run at once. With GOMAXPROCS 1 nothing is left over:
+// there, serve sockets and Go-netpoller work from separate processes.
+func DefaultEventLoops() int {
+	return max(1, runtime.GOMAXPROCS(0)-1)
+}
+
+func (c Config) withDefaults() Config {
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.EventLoops <= 0 {
+		c.EventLoops = DefaultEventLoops()
+	}
+	if c.AuthTimeout <= 0 {
+		c.AuthTimeout = DefaultAuthTimeout
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = linestream.DefaultMaxPending
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Peer describes the other end of a connection, for Config.Authenticate.
+type Peer struct {
+	Network string   // "tcp" or "unix"
+	Addr    net.Addr // the remote address (for Unix sockets usually unnamed)
+	// Cred holds the Unix peer's credentials (SO_PEERCRED) on Linux; nil
+	// for TCP and where the system does not tell.
+	Cred *Cred
+}
+
+// Cred is a Unix socket peer's process credentials at connect time.
+type Cred struct {
+	PID, UID, GID int
+}
+
+// Stats are the transport's counters.
+type Stats struct {
+	Accepted      atomic.Uint64 // connections served
+	Refused       atomic.Uint64 // connections closed at once: MaxConns reached, or shutting down
+	Open          atomic.Int64  // connections open now
+	AuthFailures  atomic.Uint64 // connections refused by Authenticate
+	WriteTimeouts atomic.Uint64 // connections closed by the write-progress deadline
+}
+
+// Errors returned by Listen, Start and Shutdown.
+var (
+	ErrNonLoopback = errors.New("socket: refusing a non-loopback listener without AllowNonLoopback")
+	ErrStarted     = errors.New("socket: server already started")
+	ErrClosed      = errors.New("socket: server closed")
+	ErrNoListener  = errors.New("socket: no listener: call Listen first")
+	ErrSocketInUse = errors.New("socket: a server is already listening on that Unix socket")
+	ErrNotSocket   = errors.New("socket: path exists and is not a socket")
+)
+
+type listenAddr struct{ network, addr string }
+
+// Server serves an engine on TCP and Unix-socket listeners.
+type Server struct {
+	eng    *engine.Server
+	scope  *engine.Scope // TCP connections
+	uscope *engine.Scope // Unix-socket connections (metrics.go)
+	cfg    Config
+	lcfg   linestream.Config
+	log    *slog.Logger
+	stats  Stats
+
+	mu      sync.Mutex
+	lns     []listenAddr
+	addrs   []net.Addr
+	conns   map[*conn]struct{}
+	started bool
+	gnetEng gnet.Engine
+	booted  chan struct{}
+	done    chan struct{} // closed when gnet has stopped
+	runErr  error
+	auths   sync.WaitGroup
+
+	closing  atomic.Bool
+	shutOnce sync.Once
+}
+
+// New returns a socket server for eng. Add listeners with Listen, then
+// Start.
+func New(eng *engine.Server, cfg Config) *Server {
+	cfg = cfg.withDefaults()
+	return &Server{
+		eng:    eng,
+		scope:  eng.NewTransportScope("tcp"),
+		uscope: eng.NewTransportScope("unix"),
+		cfg:    cfg,
+		lcfg: linestream.Config{
+			MaxLine: cfg.MaxLine, MaxPending: cfg.MaxPending, MaxBacklog: cfg.MaxBacklog,
+			CloseOnTooLong: true, CancelBudget: cfg.CancelBudget, Logger: cfg.Logger,
+		},
+		log:    cfg.Logger,
+		conns:  map[*conn]struct{}{},
+		booted: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+}
+
+// Stats returns the transport's counters.
+func (s *Server) Stats() *Stats { return &s.stats }
+
+// Listen adds a listener for network "tcp" (a host:port, loopback unless
+// Config.AllowNonLoopback; port 0 picks one, see Addrs) or "unix" (a
+// filesystem path; an existing socket that nobody serves is replaced, a
+// live one or any other file is an error). It is bound by Start.
+func (s *Server) Listen(network, addr string) error {
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+		if !s.cfg.AllowNonLoopback && !netutil.IsLoopback(addr) {
+			return ErrNonLoopback
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("socket: %q: %w", addr, err)
+		}
+	case "unix":
+		abs, err := filepath.Abs(addr)
+		if err != nil {
+			return err
+		}
+		if err := checkUnixPath(abs); err != nil {
+			return err
+		}
+		addr = abs
+	default:
+		return fmt.Errorf("socket: unsupported network %q (want tcp or unix)", network)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return ErrStarted
+	}
+	s.lns = append(s.lns, listenAddr{network, addr})
+	return nil
+}
+
+// checkUnixPath refuses to take over a path gnet would remove: a file that
+// is not a socket, or a socket some process still serves.
+func checkUnixPath(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("%w: %s", ErrNotSocket, path)
+	}
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("%w: %s", ErrSocketInUse, path)
+	}
+	return nil // a stale socket file: gnet replaces it
+}
+
+// Start binds every listener and serves them on gnet's event loops in the
+// background. It returns once they are bound, or the error that prevented
+// it.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return ErrStarted
+	}
+	if s.closing.Load() {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if len(s.lns) == 0 {
+		s.mu.Unlock()
+		return ErrNoListener
+	}
+	s.started = true
+	protoAddrs := make([]string, len(s.lns))
+	for i, l := range s.lns {
+		protoAddrs[i] = l.network + "://" + l.addr
+	}
+	s.mu.Unlock()
+	h := &handler{s: s}
+	go func() {
+		err := gnet.Rotate(h, protoAddrs,
+			gnet.WithNumEventLoop(s.cfg.EventLoops),
+			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+			gnet.WithLogger(gnetLogger{s.log}),
+		)
+		s.mu.Lock()
+		s.runErr = err
+		s.mu.Unlock()
+		close(s.done)
+	}()
+	select {
+	case <-s.booted:
+		return nil
+	case <-s.done:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.runErr == nil {
+			return ErrClosed
+		}
+		return fmt.Errorf("socket: %w", s.runErr)
+	}
+}
+
+// ListenAndServe is Listen for each address ("tcp://host:port" or
+// "unix:///path"), Start, and Wait.
+func (s *Server) ListenAndServe(addrs ...string) error {
+	for _, a := range addrs {
+		network, addr, ok := cutScheme(a)
+		if !ok {
+			return fmt.Errorf("socket: %q: want tcp://host:port or unix:///path", a)
+		}
+		if err := s.Listen(network, addr); err != nil {
+			return err
+		}
+	}
+	if err := s.Start(); err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
+func cutScheme(a string) (network, addr string, ok bool) {
+	for _, p := range []string{"tcp", "unix"} {
+		if len(a) > len(p)+3 && a[:len(p)+3] == p+"://" {
+			return p, a[len(p)+3:], true
+		}
+	}
+	return "", "", false
+}
+
+// Addrs returns the bound listener addresses (after Start), in the order
+// of the Listen calls: a TCP port 0 shows the port picked.
+func (s *Server) Addrs() []net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]net.Addr(nil), s.addrs...)
+}
+
+// Wait blocks until the server has stopped (Shutdown, or a fatal event-loop
+// error, which it returns).
+func (s *Server) Wait() error {
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runErr
+}
+
+// Shutdown stops this transport: new connections are refused, new requests
+// are answered "Server is shutting down", listen streams complete with
+// their final result (SUB-10), in-flight requests may finish until ctx
+// ends and are then cancelled; answers are flushed, connections closed, the
+// event loops and listeners stopped. It returns by ctx's deadline: nil when
+// everything finished in time, ctx.Err() otherwise. The engine is not shut
+// down.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var err error
+	s.shutOnce.Do(func() {
+		s.closing.Store(true)
+		err = s.shutdownScopes(ctx)
+		s.mu.Lock()
+		started := s.started
+		for c := range s.conns {
+			c.closeAfterFlush()
+		}
+		s.mu.Unlock()
+		if !started {
+			close(s.done)
+			return
+		}
+		<-s.booted
+		// Connections close once their answers are out.
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+	wait:
+		for s.stats.Open.Load() > 0 {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				break wait
+			}
+		}
+		s.mu.Lock()
+		ge := s.gnetEng
+		s.mu.Unlock()
+		// Engine.Stop polls for the end every 500 ms; the event loops end
+		// sooner, and Wait sees it at once.
+		stopCtx, stopDone := context.WithCancel(ctx)
+		stopped := make(chan struct{})
+		go func() { _ = ge.Stop(stopCtx); close(stopped) }()
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+		}
+		stopDone()
+		<-stopped
+		authDone := make(chan struct{})
+		go func() { s.auths.Wait(); close(authDone) }()
+		select {
+		case <-authDone:
+		case <-ctx.Done():
+		}
+	})
+	if err == nil && ctx.Err() != nil {
+		select {
+		case <-s.done:
+		default:
+			err = ctx.Err()
+		}
+	}
+	return err
+}
+
+// handler is the gnet event handler.
+type handler struct {
+	gnet.BuiltinEventEngine
+	s *Server
+}
+
+func (h *handler) OnBoot(e gnet.Engine) gnet.Action {
+	s := h.s
+	s.mu.Lock()
+	s.gnetEng = e
+	for _, l := range s.lns {
+		s.addrs = append(s.addrs, boundAddr(e, l))
+	}
+	s.mu.Unlock()
+	close(s.booted)
+	return gnet.None
+}
+
+// boundAddr asks the kernel where listener l is bound (port 0 picks one).
+func boundAddr(e gnet.Engine, l listenAddr) net.Addr {
+	fallback := func() net.Addr {
+		if l.network == "unix" {
+			return &net.UnixAddr{Name: l.addr, Net: "unix"}
+		}
+		a, _ := net.ResolveTCPAddr("tcp", l.addr)
+		return a
+	}
+	fd, err := e.DupListener(l.network, l.addr)
+	if err != nil {
+		return fallback()
+	}
+	defer unix.Close(fd)
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return fallback()
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}
+	case *unix.SockaddrInet6:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port}
+	case *unix.SockaddrUnix:
+		return &net.UnixAddr{Name: a.Name, Net: "unix"}
+	}
+	return fallback()
+}
+
+func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	s := h.s
+	if s.closing.Load() || s.stats.Open.Load() >= int64(s.cfg.MaxConns) {
+		s.stats.Refused.Add(1)
+		return nil, gnet.Close
+	}
+	s.stats.Open.Add(1)
+	s.stats.Accepted.Add(1)
+	network := networkOf(gc)
+	c := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), unix: network == "unix"}
+	c.lc = linestream.New(s.scopeOf(c), c, s.lcfg, context.Background(), nil)
+	if c.info = s.eng.ConnOpen(network, gc.LocalAddr(), c.remote); c.info != nil {
+		c.lc.SetConnInfo(c.info)
+	}
+	gc.SetContext(c)
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	if s.cfg.Authenticate != nil {
+		c.lc.Hold()
+		peer := Peer{Network: network, Addr: c.remote}
+		if peer.Network == "unix" {
+			peer.Cred = peerCred(gc.Fd())
+		}
+		s.auths.Add(1)
+		go c.authenticate(peer)
+	}
+	return nil, gnet.None
+}
+
+func networkOf(gc gnet.Conn) string {
+	if _, ok := gc.LocalAddr().(*net.UnixAddr); ok {
+		return "unix"
+	}
+	return "tcp"
+}
+
+func (h *handler) OnTraffic(gc gnet.Conn) gnet.Action {
+	c, _ := gc.Context().(*conn)
+	buf, _ := gc.Next(-1)
+	if c == nil {
+		return gnet.None
+	}
+	if c.stallCheck.Swap(false) {
+		if !c.checkStall() {
+			return gnet.Close
+		}
+	}
+	if len(buf) > 0 {
+		c.lc.Feed(buf)
+		return gnet.None
+	}
+	// A wake: held input may go on, queued output goes out, or the
+	// connection is to be closed once flushed.
+	c.lc.Resume()
+	c.lc.Flush()
+	if c.closeReq.Load() {
+		return gnet.Close
+	}
+	return gnet.None
+}
+
+func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
+	c, _ := gc.Context().(*conn)
+	if c == nil {
+		return gnet.None
+	}
+	gc.SetContext(nil)
+	why := err
+	if why == nil {
+		why = linestream.ErrClosed
+	}
+	c.lc.Close(why)
+	c.lc.ReleaseInput()
+	c.s.eng.ConnClose(c.info, err)
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	s := c.s
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.stats.Open.Add(-1)
+	return gnet.None
+}
+
+// conn is one socket connection: the linestream.Driver of its Conn.
+type conn struct {
+	s      *Server
+	gc     gnet.Conn
+	lc     *linestream.Conn
+	remote net.Addr         // read once on the loop: gnet's accessors are loop-only
+	unix   bool             // a Unix-socket connection
+	info   *engine.ConnInfo // for the engine's hooks; nil without
+
+	closeReq   atomic.Bool // close once the output is flushed
+	stallCheck atomic.Bool // the write timer asks the loop to look at progress
+
+	// event loop only
+	handed uint64    // bytes ever handed to gnet
+	mark   uint64    // bytes the peer had taken at the last progress
+	since  time.Time // when that progress was seen
+	armed  bool      // the write timer runs
+	timer  *time.Timer
+}
+
+// Write hands b to gnet on the event loop (Conn.Flush runs only there).
+// gnet writes what the socket takes at once and keeps the rest in its own
+// outbound buffer, which is bounded by MaxPending and by the
+// write-progress deadline.
+func (c *conn) Write(b []byte) (int, error) {
+	n, err := c.gc.Write(b)
+	if err != nil {
+		return n, err
+	}
+	c.handed += uint64(len(b))
+	if ob := c.gc.OutboundBuffered(); ob > 0 {
+		if ob > c.s.cfg.MaxPending {
+			return n, linestream.ErrSlowConsumer
+		}
+		c.watchStall(ob)
+	}
+	return n, nil
+}
+
+// watchStall arms the write-progress timer when output is left waiting.
+func (c *conn) watchStall(ob int) {
+	if c.armed || c.s.cfg.WriteTimeout < 0 {
+		return
+	}
+	c.armed = true
+	c.mark = c.delivered(ob)
+	c.since = time.Now()
+	if c.timer == nil {
+		c.timer = time.AfterFunc(c.s.cfg.WriteTimeout, c.onTimer)
+	} else {
+		c.timer.Reset(c.s.cfg.WriteTimeout)
+	}
+}
+
+func (c *conn) onTimer() {
+	c.stallCheck.Store(true)
+	_ = c.gc.Wake(nil)
+}
+
+// delivered is how many bytes of output the peer has taken: what was
+// handed to gnet, less what gnet still holds (ob) and what waits in the
+// kernel's send queue.
+func (c *conn) delivered(ob int) uint64 {
+	d := c.handed - uint64(ob)
+	if q := uint64(kernelQueued(c.gc.Fd())); q < d {
+		d -= q
+	}
+	return d
+}
+
+// checkStall runs on the event loop when the write timer fired; it
+// reports whether the connection may go on.
+func (c *conn) checkStall() bool {
+	if !c.armed {
+		return true
+	}
+	ob := c.gc.OutboundBuffered()
+	if ob == 0 {
+		c.armed = false
+		return true
+	}
+	now := time.Now()
+	if d := c.delivered(ob); d > c.mark {
+		c.mark, c.since = d, now
+		c.timer.Reset(c.s.cfg.WriteTimeout)
+		return true
+	}
+	if left := c.s.cfg.WriteTimeout - now.Sub(c.since); left > 0 {
+		c.timer.Reset(left)
+		return true
+	}
+	c.armed = false
+	c.s.stats.WriteTimeouts.Add(1)
+	c.s.eng.Stats().SlowConsumers.Add(1)
+	c.s.log.Warn("closing a connection whose output made no progress", "remote", addrString(c.remote), "pending", ob, "timeout", c.s.cfg.WriteTimeout)
+	return false
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
+
+// WakeOutput implements linestream.Driver.
+func (c *conn) WakeOutput() { _ = c.gc.Wake(nil) }
+
+// WakeInput implements linestream.Driver.
+func (c *conn) WakeInput() { _ = c.gc.Wake(nil) }
+
+// Abort implements linestream.Driver.
+func (c *conn) Abort(err error) {
+	c.s.log.Debug("closing a socket connection", "remote", addrString(c.remote), "err", err)
+	_ = c.gc.Close()
+}
+
+// closeAfterFlush asks the loop to write what is queued, then close.
+func (c *conn) closeAfterFlush() {
+	c.closeReq.Store(true)
+	_ = c.gc.Wake(nil)
+}
+
+func (c *conn) authenticate(peer Peer) {
+	defer c.s.auths.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.AuthTimeout)
+	defer cancel()
+	p, err := c.s.cfg.Authenticate(ctx, peer)
+	if err != nil {
+		c.s.stats.AuthFailures.Add(1)
+		c.s.log.Info("socket connection refused by Authenticate", "network", peer.Network, "remote", addrString(peer.Addr), "err", err)
+		_ = c.gc.Close()
+		return
+	}
+	c.lc.Admit(p)
+}

@@ -1,0 +1,208 @@
+package streamhttp
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"time"
+)
+
+// Defaults for Config fields; each applies when the field is zero.
+const (
+	DefaultPath             = "/mcp"
+	DefaultMaxBodyBytes     = 4 << 20
+	DefaultMaxHeaderBytes   = 16 << 10
+	DefaultReadTimeout      = 10 * time.Second
+	DefaultIdleTimeout      = 60 * time.Second
+	DefaultReadIdleTimeout  = 10 * time.Second
+	DefaultWriteIdleTimeout = 30 * time.Second
+	DefaultKeepAlive        = 15 * time.Second
+	DefaultMaxPendingBytes  = 8 << 20
+	DefaultMaxListenPending = 1 << 20
+	DefaultMaxConnsPerIP    = 1024
+	DefaultMaxConns         = 16384
+	DefaultCompressMinBytes = 1024
+)
+
+// Authenticator verifies the bearer token of a request (SEC-04). It returns
+// the principal, which reaches handlers as Call.Principal, or an error:
+// ErrInsufficientScope answers 403, any other error 401. token is empty
+// when the request carries no Authorization: Bearer header.
+type Authenticator func(ctx context.Context, token string) (principal any, err error)
+
+// ErrInsufficientScope is returned by an Authenticator to answer 403 with
+// error="insufficient_scope".
+type ErrInsufficientScope struct{ Scope string }
+
+func (e *ErrInsufficientScope) Error() string { return "streamhttp: insufficient scope " + e.Scope }
+
+// ErrUnauthorized is a ready-made 401 for Authenticators.
+var ErrUnauthorized = errors.New("streamhttp: missing or invalid bearer token")
+
+// Config configures the Streamable HTTP binding. Every field's zero value
+// selects the documented default.
+type Config struct {
+	// Path is the one MCP endpoint (HTTP-01). Default "/mcp"; other paths
+	// get 404.
+	Path string
+
+	// AllowedOrigins is the exact-match allow-list for the Origin header
+	// (SEC-01/02), compared after normalisation (lowercase scheme and host,
+	// default port dropped, no trailing slash). Nil: the server's own
+	// loopback origins (http://127.0.0.1:PORT, http://localhost:PORT,
+	// http://[::1]:PORT). An empty non-nil list allows no Origin at all
+	// (fail closed). A request without Origin (non-browser client) is allowed.
+	AllowedOrigins []string
+	// AllowedHosts is the allow-list for the Host header on loopback
+	// listeners (DNS-rebinding defence, SEC-03), host names without port.
+	// Nil: localhost, 127.0.0.1, ::1. Ignored on non-loopback listeners.
+	AllowedHosts []string
+	// AllowNonLoopback must be set to listen on an address other than
+	// loopback (SEC-04).
+	AllowNonLoopback bool
+	// InsecurePlaintext must also be set for the fasthttp front end
+	// (Listen, Serve) to serve plain HTTP, without TLS, on a non-loopback
+	// address: behind a balancer that terminates TLS, or on a private
+	// network. Serve then logs a warning. Remote MCP servers are reached
+	// over HTTPS (the authorization spec requires it). The net/http
+	// adapter's Handler does not check it: its TLS may be the embedding
+	// http.Server's.
+	InsecurePlaintext bool
+
+	// TLS, when set, makes the server speak HTTPS: the fasthttp front end
+	// (Serve) and the net/http adapter's listener (NetListener; serve it
+	// with http.Server.Serve, not ServeTLS, and requests then arrive with
+	// a nil Request.TLS) both run the handshake above the connection
+	// limits. It is cloned by New; ALPN offers http/1.1 and never h2
+	// (HTTP/2 is not served; other NextProtos, such as acme-tls/1, are
+	// kept), and MinVersion 0 means TLS 1.2.
+	// It needs Certificates, GetCertificate or GetConfigForClient; to
+	// renew the certificate without a restart set GetCertificate, for
+	// instance to CertFiles.GetCertificate, which reloads PEM files when
+	// they change. Nil: plain HTTP.
+	TLS *tls.Config
+
+	// Authenticate, when set, is called for every POST with its bearer
+	// token.
+	Authenticate Authenticator
+	// ResourceMetadata is the Protected Resource Metadata URL advertised in
+	// WWW-Authenticate on 401/403 (SEC-04).
+	ResourceMetadata string
+
+	// MaxBodyBytes bounds a request body, also when chunked and after
+	// Content-Encoding is undone: 413 past it. Default 4 MiB.
+	MaxBodyBytes int
+	// MaxHeaderBytes bounds the request headers: 431 past it. Default 16 KiB.
+	MaxHeaderBytes int
+	// ReadTimeout bounds reading one request (headers and body). Default 10 s.
+	ReadTimeout time.Duration
+	// ReadIdleTimeout bounds the wait between two reads of one request
+	// (C2: a body trickled after its headers): past it the request is
+	// answered 408 and the connection closed (Stats.ReadIdleTimeouts). It
+	// holds while ReadTimeout is longer (large bodies over slow links) and
+	// is never applied between keep-alive requests (IdleTimeout is). fasthttp
+	// front end; with the net/http adapter the embedding http.Server's
+	// timeouts apply. Default 10 s.
+	ReadIdleTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a keep-alive
+	// connection. Default 60 s.
+	IdleTimeout time.Duration
+	// WriteIdleTimeout closes a response stream when one write makes no
+	// progress for this long (never an absolute deadline, C3). Default 30 s.
+	WriteIdleTimeout time.Duration
+	// KeepAlive is the interval of SSE keep-alive comments on a silent
+	// stream (SSE-05). Default 15 s.
+	KeepAlive time.Duration
+	// MaxPendingBytes bounds the bytes queued for one stream whose client
+	// stopped reading; past it the stream is closed and the request
+	// cancelled (slow consumer, C5). Default 8 MiB.
+	MaxPendingBytes int
+	// MaxListenPendingBytes is MaxPendingBytes for subscriptions/listen
+	// streams, kept smaller because there may be thousands of them; updates
+	// of one URI still queued collapse into one. Default 1 MiB.
+	MaxListenPendingBytes int
+	// MaxConnsPerIP (429 past it) and MaxConns (503 past it) bound
+	// connections (C11). Defaults 1024 and 16384.
+	MaxConnsPerIP, MaxConns int
+
+	// TrustedProxies lists the balancers (CIDRs) in front of this server.
+	// A connection from one of them must begin with a PROXY protocol
+	// header, version 1 or 2 (HAProxy "send-proxy" or "send-proxy-v2"),
+	// naming the client: MaxConnsPerIP then counts that client, not the
+	// balancer (E7), and the connection's remote address is the client's.
+	// A trusted connection without a valid header is closed
+	// (Stats.BadProxyHeader); a LOCAL header (health check) counts
+	// against no client. Nil: no proxy is trusted, and a server behind a
+	// balancer sees one client.
+	TrustedProxies []netip.Prefix
+
+	// Compression enables gzip and zstd for JSON replies of at least
+	// CompressMinBytes (default 1 KiB) when Accept-Encoding allows.
+	// SSE responses are never compressed (see the package documentation).
+	Compression      bool
+	CompressMinBytes int
+
+	// Mounts serves other paths of the same listener with net/http
+	// handlers (for example a 2025-11-25 endpoint for old clients, see
+	// package transport/legacy), keyed by exact path; Path itself cannot be
+	// mounted over. A mounted handler gets the listener's connection
+	// limits, its Origin and Host checks (403), Authenticate (401/403; the
+	// principal through PrincipalFrom) and 503 once Shutdown has begun,
+	// and nothing else of this package: no MCP validation. On the fasthttp
+	// front end its response is buffered
+	// until it first flushes, then streamed; http.ResponseController's
+	// SetWriteDeadline reaches the connection.
+	Mounts map[string]http.Handler
+
+	// Logger receives transport logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Path == "" {
+		c.Path = DefaultPath
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.ReadIdleTimeout <= 0 {
+		c.ReadIdleTimeout = DefaultReadIdleTimeout
+	}
+	if c.WriteIdleTimeout <= 0 {
+		c.WriteIdleTimeout = DefaultWriteIdleTimeout
+	}
+	if c.KeepAlive <= 0 {
+		c.KeepAlive = DefaultKeepAlive
+	}
+	if c.MaxPendingBytes <= 0 {
+		c.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if c.MaxListenPendingBytes <= 0 {
+		c.MaxListenPendingBytes = DefaultMaxListenPending
+	}
+	if c.MaxConnsPerIP <= 0 {
+		c.MaxConnsPerIP = DefaultMaxConnsPerIP
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.CompressMinBytes <= 0 {
+		c.CompressMinBytes = DefaultCompressMinBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
