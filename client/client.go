@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // Protocol revisions the client speaks.
@@ -45,18 +46,11 @@ func (e Era) String() string {
 	return "unknown"
 }
 
-// Implementation names a client or server (clientInfo / serverInfo).
-type Implementation struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Title   string `json:"title,omitempty"`
-}
-
 // Options configure a Client. Zero values give the defaults noted.
 type Options struct {
 	// Info is sent as clientInfo on every request (META-02). Default
 	// {"mcpwire", <module version>}.
-	Info Implementation
+	Info mcp.Implementation
 	// Capabilities is the clientCapabilities object declared on every
 	// request (META-02). Default: {} plus "elicitation"/"sampling"/"roots"
 	// when OnInput is set.
@@ -77,7 +71,7 @@ type Options struct {
 	// OnInput answers the embedded requests of an InputRequiredResult
 	// (MRTR-01..05): key → request; return the result object. Without it an
 	// input_required result is returned to the caller as it is.
-	OnInput func(ctx context.Context, key string, req InputRequest) (json.RawMessage, error)
+	OnInput func(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error)
 	// MaxInputRounds caps MRTR retries of one call (MRTR-12). Default 10.
 	MaxInputRounds int
 	// Retries is how many times a request that was not delivered
@@ -102,7 +96,7 @@ type Options struct {
 
 func (o *Options) normalize() {
 	if o.Info.Name == "" {
-		o.Info = Implementation{Name: "mcpwire", Version: "dev"}
+		o.Info = mcp.Implementation{Name: "mcpwire", Version: "dev"}
 	}
 	if o.Version == "" {
 		o.Version = Version2026
@@ -148,7 +142,7 @@ type Client struct {
 	version atomic.Pointer[string] // revision in use
 	server  atomic.Pointer[ServerDescription]
 
-	tools sync.Map // tool name → []binding (x-mcp-header, learned from tools/list)
+	tools sync.Map // tool name → []mcp.HeaderBinding (x-mcp-header, learned from tools/list)
 	info  []byte   // clientInfo, encoded once
 
 	closed atomic.Bool
@@ -232,12 +226,6 @@ type LogMessage struct {
 	Level  string          `json:"level"`
 	Logger string          `json:"logger,omitempty"`
 	Data   json.RawMessage `json:"data"`
-}
-
-// InputRequest is one embedded request of an InputRequiredResult (MRTR-03).
-type InputRequest struct {
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params,omitempty"`
 }
 
 // CallOptions tune one call.
@@ -442,7 +430,7 @@ func (c *Client) build(ctx context.Context, method string, params json.RawMessag
 	if method == "tools/call" && out.HasName && c.Era() != Era2024 {
 		if bs, ok := c.tools.Load(out.Name); ok {
 			args, _ := codec.LookupPath(params, "arguments")
-			hs, err := paramHeaders(bs.([]binding), args)
+			hs, err := paramHeaders(bs.([]mcp.HeaderBinding), args)
 			if err != nil {
 				return nil, err
 			}
@@ -618,8 +606,11 @@ func hasOnlyState(res json.RawMessage) bool {
 // retry's inputResponses and requestState (MRTR-05).
 func (c *Client) answerInputs(ctx context.Context, res json.RawMessage) (json.RawMessage, json.RawMessage, error) {
 	var ir struct {
-		InputRequests map[string]InputRequest `json:"inputRequests"`
-		RequestState  json.RawMessage         `json:"requestState"`
+		InputRequests map[string]struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		} `json:"inputRequests"`
+		RequestState json.RawMessage `json:"requestState"`
 	}
 	if err := codec.Unmarshal(res, &ir); err != nil {
 		return nil, nil, fmt.Errorf("client: bad InputRequiredResult: %w", err)
@@ -631,7 +622,11 @@ func (c *Client) answerInputs(ctx context.Context, res json.RawMessage) (json.Ra
 		}
 		out := make(map[string]json.RawMessage, len(ir.InputRequests))
 		for k, r := range ir.InputRequests {
-			v, err := c.opts.OnInput(ctx, k, r)
+			req := mcp.InputRequest{Method: r.Method}
+			if r.Params != nil {
+				req.Params = r.Params // as received (InputRequest.DecodeParams reads it)
+			}
+			v, err := c.opts.OnInput(ctx, k, req)
 			if err != nil {
 				return nil, nil, fmt.Errorf("client: input %q (%s): %w", k, r.Method, err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/client/streamhttp"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 )
 
@@ -42,7 +43,7 @@ func ExampleNew() {
 
 	quiet := slog.New(slog.DiscardHandler)
 	t := client.NewLineTransport(dial, client.LineOptions{Logger: quiet})
-	c := client.New(t, client.Options{Info: client.Implementation{Name: "my-client", Version: "0.1"}, Logger: quiet})
+	c := client.New(t, client.Options{Info: mcp.Implementation{Name: "my-client", Version: "0.1"}, Logger: quiet})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

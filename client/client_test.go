@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwire/mcpwire/mcp"
 	"go.uber.org/goleak"
 )
 
@@ -113,7 +114,7 @@ func ctx10(t *testing.T) context.Context {
 func TestRequestShape(t *testing.T) {
 	c, f, _ := newFake(t, modern(func(m map[string]json.RawMessage, raw string, reply func(string)) {
 		reply(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"content":[{"type":"text","text":"hi"}]}}`)
-	}), Options{Info: Implementation{Name: "shape-test", Version: "9"}})
+	}), Options{Info: mcp.Implementation{Name: "shape-test", Version: "9"}})
 	ctx := ctx10(t)
 	res, err := c.CallTool(ctx, "echo", map[string]string{"text": "x"}, &CallOptions{OnProgress: func(Progress) {}})
 	if err != nil || res.Text() != "hi" {
@@ -378,7 +379,7 @@ func TestMRTR(t *testing.T) {
 			return
 		}
 		reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","content":[{"type":"text","text":"ok ` + strings.ReplaceAll(string(p["inputResponses"]), `"`, `'`) + `"}]}}`)
-	}), Options{MaxInputRounds: 3, OnInput: func(ctx context.Context, key string, r InputRequest) (json.RawMessage, error) {
+	}), Options{MaxInputRounds: 3, OnInput: func(ctx context.Context, key string, r mcp.InputRequest) (json.RawMessage, error) {
 		if key != "who" || r.Method != "elicitation/create" {
 			return nil, fmt.Errorf("unexpected %s %s", key, r.Method)
 		}
@@ -443,35 +444,10 @@ func TestListenEnds(t *testing.T) {
 	}
 }
 
-// TestBindings: PARAM-02 validity and PARAM-05/06 extraction.
-func TestBindings(t *testing.T) {
-	for i, tc := range []struct {
-		schema  string
-		wantErr string
-		want    int
-	}{
-		{`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`, "", 1},
-		{`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"integer","x-mcp-header":"B"}}}}}`, "", 1},
-		{`{"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}`, "not string", 0},
-		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}`, "twice", 0},
-		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"bad name"}}}`, "token", 0},
-		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}}`, "token", 0},
-		{`{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"I"}}}}`, "outside", 0},
-		{`{"type":"object","anyOf":[{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}]}`, "outside", 0},
-		{`{"type":"object","properties":{"plain":{"type":"string"}}}`, "", 0},
-	} {
-		bs, err := bindingsOf(json.RawMessage(tc.schema))
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%d: err %v, want %q", i, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || len(bs) != tc.want {
-			t.Errorf("%d: %v %v", i, bs, err)
-		}
-	}
-	bs, _ := bindingsOf(json.RawMessage(`{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"R"},"n":{"type":"integer","x-mcp-header":"N"},"b":{"type":"boolean","x-mcp-header":"B"},"z":{"type":"string","x-mcp-header":"Z"}}}`))
+// TestParamHeaders: PARAM-05/06 extraction and the header forms (the
+// PARAM-02 validity rules are mcp.ParseHeaderBindings', tested there).
+func TestParamHeaders(t *testing.T) {
+	bs, _ := mcp.ParseHeaderBindings(json.RawMessage(`{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"R"},"n":{"type":"integer","x-mcp-header":"N"},"b":{"type":"boolean","x-mcp-header":"B"},"z":{"type":"string","x-mcp-header":"Z"}}}`))
 	hs, err := paramHeaders(bs, json.RawMessage(`{"r":"日本","n":42.0,"b":false,"z":null}`))
 	if err != nil {
 		t.Fatal(err)

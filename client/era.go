@@ -8,17 +8,18 @@ import (
 	"slices"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // ServerDescription is what a server said about itself: its DiscoverResult
 // (modern) or InitializeResult (legacy).
 type ServerDescription struct {
-	Era          Era             `json:"era"`
-	Version      string          `json:"protocolVersion"`
-	Supported    []string        `json:"supportedVersions,omitempty"`
-	Info         Implementation  `json:"serverInfo"`
-	Capabilities json.RawMessage `json:"capabilities"`
-	Instructions string          `json:"instructions,omitempty"`
+	Era          Era                `json:"era"`
+	Version      string             `json:"protocolVersion"`
+	Supported    []string           `json:"supportedVersions,omitempty"`
+	Info         mcp.Implementation `json:"serverInfo"`
+	Capabilities json.RawMessage    `json:"capabilities"`
+	Instructions string             `json:"instructions,omitempty"`
 }
 
 // modernVersions are the per-request-metadata revisions this client
@@ -162,7 +163,7 @@ func (c *Client) discover(ctx context.Context) (*ServerDescription, error) {
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Instructions      string          `json:"instructions"`
 		Meta              struct {
-			Info Implementation `json:"io.modelcontextprotocol/serverInfo"`
+			Info mcp.Implementation `json:"io.modelcontextprotocol/serverInfo"`
 		} `json:"_meta"`
 	}
 	if err := codec.Unmarshal(res.Raw, &r); err != nil || r.SupportedVersions == nil {
@@ -277,10 +278,10 @@ func (c *Client) initialize(ctx context.Context, handshake bool) error {
 		break
 	}
 	var r struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		Capabilities    json.RawMessage `json:"capabilities"`
-		ServerInfo      Implementation  `json:"serverInfo"`
-		Instructions    string          `json:"instructions"`
+		ProtocolVersion string             `json:"protocolVersion"`
+		Capabilities    json.RawMessage    `json:"capabilities"`
+		ServerInfo      mcp.Implementation `json:"serverInfo"`
+		Instructions    string             `json:"instructions"`
 	}
 	if err := codec.Unmarshal(res.Raw, &r); err != nil {
 		return fmt.Errorf("client: bad initialize result: %w", err)

@@ -6,44 +6,8 @@ import (
 	"fmt"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/mcp"
 )
-
-// Tool is one entry of tools/list.
-type Tool struct {
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-	Raw         json.RawMessage `json:"-"` // the whole entry
-}
-
-// Content is one content block of a tool result or prompt message.
-type Content struct {
-	Type     string          `json:"type"`
-	Text     string          `json:"text,omitempty"`
-	Data     string          `json:"data,omitempty"`
-	MimeType string          `json:"mimeType,omitempty"`
-	Resource json.RawMessage `json:"resource,omitempty"`
-}
-
-// ToolResult is a complete tools/call result.
-type ToolResult struct {
-	Content           []Content       `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-	Raw               json.RawMessage `json:"-"`
-}
-
-// Text joins the text blocks of the result.
-func (r *ToolResult) Text() string {
-	s := ""
-	for _, c := range r.Content {
-		if c.Type == "text" {
-			s += c.Text
-		}
-	}
-	return s
-}
 
 // marshalParams encodes helper params.
 func marshalParams(v any) (json.RawMessage, error) {
@@ -66,7 +30,7 @@ func complete(r *Result) error {
 // CallTool runs tools/call name with arguments (any JSON-encodable value,
 // or json.RawMessage). A tool's own failure is a result with IsError set,
 // not an error.
-func (c *Client) CallTool(ctx context.Context, name string, arguments any, opts *CallOptions) (*ToolResult, error) {
+func (c *Client) CallTool(ctx context.Context, name string, arguments any, opts *CallOptions) (*mcp.ToolResult, error) {
 	var args []byte
 	switch a := arguments.(type) {
 	case nil:
@@ -93,9 +57,17 @@ func (c *Client) CallTool(ctx context.Context, name string, arguments any, opts 
 	if err := complete(res); err != nil {
 		return nil, err
 	}
-	tr := &ToolResult{Raw: res.Raw}
-	if err := codec.Unmarshal(res.Raw, tr); err != nil {
+	var r struct {
+		Content           []mcp.Content   `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+	}
+	if err := codec.Unmarshal(res.Raw, &r); err != nil {
 		return nil, fmt.Errorf("client: bad tools/call result: %w", err)
+	}
+	tr := &mcp.ToolResult{Content: r.Content, IsError: r.IsError}
+	if r.StructuredContent != nil {
+		tr.StructuredContent = r.StructuredContent // as received (ToolResult.DecodeStructured reads it)
 	}
 	return tr, nil
 }
@@ -106,22 +78,21 @@ const maxPages = 1000
 // ListTools runs tools/list through every page. Tools whose x-mcp-header
 // annotations are invalid are left out and logged (PARAM-03); the others'
 // annotations are remembered for the Mcp-Param-* headers of later calls.
-func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
-	var tools []Tool
+func (c *Client) ListTools(ctx context.Context) ([]mcp.Tool, error) {
+	var tools []mcp.Tool
 	err := c.pages(ctx, "tools/list", "tools", func(raw json.RawMessage) {
-		var t Tool
+		var t mcp.Tool
 		if codec.Unmarshal(raw, &t) != nil || t.Name == "" {
 			c.opts.Logger.Warn("client: tools/list entry without a name dropped")
 			return
 		}
-		bs, err := bindingsOf(t.InputSchema)
+		bs, err := mcp.ParseHeaderBindings(t.InputSchema)
 		if err != nil {
 			c.opts.Logger.Warn("client: tool dropped: invalid x-mcp-header (PARAM-03)", "tool", t.Name, "reason", err.Error())
 			c.tools.Delete(t.Name)
 			return
 		}
 		c.tools.Store(t.Name, bs)
-		t.Raw = raw
 		tools = append(tools, t)
 	})
 	return tools, err
@@ -171,17 +142,9 @@ func (c *Client) List(ctx context.Context, method, key string) ([]json.RawMessag
 	return out, err
 }
 
-// ResourceContents is one item of a resources/read result.
-type ResourceContents struct {
-	URI      string `json:"uri"`
-	MimeType string `json:"mimeType,omitempty"`
-	Text     string `json:"text,omitempty"`
-	Blob     string `json:"blob,omitempty"`
-}
-
 // ReadResource runs resources/read. A legacy server's -32002 comes back as
 // an *RPCError with that code (COMPAT-08: "resource not found").
-func (c *Client) ReadResource(ctx context.Context, uri string) ([]ResourceContents, error) {
+func (c *Client) ReadResource(ctx context.Context, uri string) ([]mcp.ResourceContents, error) {
 	params, err := marshalParams(map[string]string{"uri": uri})
 	if err != nil {
 		return nil, err
@@ -194,7 +157,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) ([]ResourceConten
 		return nil, err
 	}
 	var r struct {
-		Contents []ResourceContents `json:"contents"`
+		Contents []mcp.ResourceContents `json:"contents"`
 	}
 	if err := codec.Unmarshal(res.Raw, &r); err != nil {
 		return nil, fmt.Errorf("client: bad resources/read result: %w", err)
@@ -202,14 +165,8 @@ func (c *Client) ReadResource(ctx context.Context, uri string) ([]ResourceConten
 	return r.Contents, nil
 }
 
-// PromptMessage is one message of a prompts/get result.
-type PromptMessage struct {
-	Role    string  `json:"role"`
-	Content Content `json:"content"`
-}
-
 // GetPrompt runs prompts/get with string arguments.
-func (c *Client) GetPrompt(ctx context.Context, name string, arguments map[string]string) ([]PromptMessage, error) {
+func (c *Client) GetPrompt(ctx context.Context, name string, arguments map[string]string) ([]mcp.PromptMessage, error) {
 	p := map[string]any{"name": name}
 	if arguments != nil {
 		p["arguments"] = arguments
@@ -226,7 +183,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, arguments map[strin
 		return nil, err
 	}
 	var r struct {
-		Messages []PromptMessage `json:"messages"`
+		Messages []mcp.PromptMessage `json:"messages"`
 	}
 	if err := codec.Unmarshal(res.Raw, &r); err != nil {
 		return nil, fmt.Errorf("client: bad prompts/get result: %w", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -142,7 +143,7 @@ func newReplica(t *testing.T, bp state.Backplane) *Server {
 	s := New(Options{Backplane: bp})
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	if err := s.AddResource(Resource{URI: "test://r", Name: "r", Handler: func(c *Call, uri string, _ map[string]string) error {
-		return c.Return(ReadResourceResult{})
+		return c.Return(mcp.ReadResourceResult{})
 	}}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 type callState uint8
@@ -414,7 +415,7 @@ func (c *Call) isRetry() bool {
 // InputRequired answers with an InputRequiredResult (MRTR-01). Only
 // tools/call, prompts/get and resources/read may (MRTR-02); elsewhere it
 // returns an error.
-func (c *Call) InputRequired(ir InputRequired) error {
+func (c *Call) InputRequired(ir mcp.InputRequired) error {
 	if c.method == nil || !c.method.mrtr {
 		return errors.New("engine: input_required is not allowed for " + c.Method())
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/transport/linestream"
 )
 
@@ -164,7 +165,7 @@ func hookServer(t *testing.T, opt engine.Options) *engine.Server {
 		return nil
 	}})
 	add(engine.Tool{Name: "ask", Handler: func(c *engine.Call) error {
-		return c.InputRequired(engine.InputRequired{RequestState: "s1"})
+		return c.InputRequired(mcp.InputRequired{RequestState: "s1"})
 	}})
 	add(engine.Tool{Name: "secret", Handler: func(c *engine.Call) error { c.Text("secret"); return nil }})
 	return srv

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // ToolHandler runs a tools/call. It sets the result with one of the Call's
@@ -68,9 +70,9 @@ type Tool struct {
 	// 15 allocations for a small object (BenchmarkArgCheck).
 	SkipValidation bool
 
-	args         *argSchema      // compiled InputSchema, nil with SkipValidation
-	bindings     []HeaderBinding // x-mcp-header annotations, computed by AddTool
-	bindingNames []string        // their argument names when all are top level
+	args         *argSchema          // compiled InputSchema, nil with SkipValidation
+	bindings     []mcp.HeaderBinding // x-mcp-header annotations, computed by AddTool
+	bindingNames []string            // their argument names when all are top level
 }
 
 // Resource describes a concrete resource.
@@ -99,55 +101,33 @@ type ResourceTemplate struct {
 	Handler     ResourceHandler
 }
 
-// PromptArgument describes one argument of a prompt.
-type PromptArgument struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
-}
-
 // Prompt describes a prompt and its handler.
 type Prompt struct {
 	Name        string
 	Title       string
 	Description string
-	Arguments   []PromptArgument
+	Arguments   []mcp.PromptArgument
 	// RequiredClientCapabilities: as for Tool (META-08).
 	RequiredClientCapabilities []string
 	Handler                    PromptHandler
 }
 
-// wire forms used to build the cached list results.
-type toolWire struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
+// The list entries (package mcp) the cached list results are built from.
+
+func (t *Tool) listEntry() mcp.Tool {
+	return mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations}
 }
 
-type resourceWire struct {
-	URI         string `json:"uri"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	MimeType    string `json:"mimeType,omitempty"`
+func (r *Resource) listEntry() mcp.Resource {
+	return mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MimeType: r.MimeType}
 }
 
-type templateWire struct {
-	URITemplate string `json:"uriTemplate"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	MimeType    string `json:"mimeType,omitempty"`
+func (t *ResourceTemplate) listEntry() mcp.ResourceTemplate {
+	return mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MimeType: t.MimeType}
 }
 
-type promptWire struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments,omitempty"`
+func (p *Prompt) listEntry() mcp.Prompt {
+	return mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Arguments: p.Arguments}
 }
 
 var errNoHandler = errors.New("engine: handler is nil")
@@ -178,7 +158,7 @@ func (t *Tool) validate() error {
 		}
 		t.args = a
 	}
-	b, err := headerBindings(t.InputSchema)
+	b, err := mcp.ParseHeaderBindings(t.InputSchema)
 	if err != nil {
 		return fmt.Errorf("engine: tool %q: %w", t.Name, err)
 	}

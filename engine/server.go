@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -107,7 +108,7 @@ func New(opt Options) *Server {
 		s.hooks = &h
 	}
 	s.chain = buildChain(s.opt.Middleware)
-	info := Implementation{Name: s.opt.Name, Title: s.opt.Title, Version: s.opt.Version}
+	info := mcp.Implementation{Name: s.opt.Name, Title: s.opt.Title, Version: s.opt.Version}
 	im, err := codec.Marshal(info)
 	if err != nil {
 		panic("engine: cannot encode serverInfo: " + err.Error())
@@ -292,9 +293,9 @@ func (s *Server) rebuildLocked() {
 		c.promptsByName[k] = p
 	}
 
-	tools := make([]toolWire, 0, len(s.tools))
+	tools := make([]mcp.Tool, 0, len(s.tools))
 	for _, t := range s.tools {
-		tools = append(tools, toolWire{t.Name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
+		tools = append(tools, t.listEntry())
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	c.tools = s.listResult("tools", tools, hints)
@@ -312,23 +313,22 @@ func (s *Server) rebuildLocked() {
 		c.privateHints = s.cacheHints("private")
 	}
 
-	res := make([]resourceWire, 0, len(s.resources))
+	res := make([]mcp.Resource, 0, len(s.resources))
 	for _, r := range s.resources {
-		res = append(res, resourceWire{r.URI, r.Name, r.Title, r.Description, r.MimeType})
+		res = append(res, r.listEntry())
 	}
 	sort.Slice(res, func(i, j int) bool { return res[i].URI < res[j].URI })
 	c.resources = s.listResult("resources", res, hints)
 
-	tpls := make([]templateWire, 0, len(s.templates))
+	tpls := make([]mcp.ResourceTemplate, 0, len(s.templates))
 	for _, t := range s.templates {
-		d := t.def
-		tpls = append(tpls, templateWire{d.URITemplate, d.Name, d.Title, d.Description, d.MimeType})
+		tpls = append(tpls, t.def.listEntry())
 	}
 	c.templates = s.listResult("resourceTemplates", tpls, hints)
 
-	prompts := make([]promptWire, 0, len(s.prompts))
+	prompts := make([]mcp.Prompt, 0, len(s.prompts))
 	for _, p := range s.prompts {
-		prompts = append(prompts, promptWire{p.Name, p.Title, p.Description, p.Arguments})
+		prompts = append(prompts, p.listEntry())
 	}
 	sort.Slice(prompts, func(i, j int) bool { return prompts[i].Name < prompts[j].Name })
 	c.prompts = s.listResult("prompts", prompts, hints)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 )
 
@@ -66,7 +67,7 @@ func ExampleServer_AddResource() {
 		Name:     "config",
 		MimeType: "application/json",
 		Handler: func(c *engine.Call, uri string, _ map[string]string) error {
-			return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{
+			return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{
 				{URI: uri, MimeType: "application/json", Text: `{"debug":false}`},
 			}})
 		},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // TestTemplateMatch: level-1 templates keep their matcher; templates with
@@ -127,7 +128,7 @@ func TestReadThroughLevel3Template(t *testing.T) {
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	if err := s.AddResourceTemplate(ResourceTemplate{URITemplate: "file:///{+path}", Name: "files",
 		Handler: func(c *Call, uri string, vars map[string]string) error {
-			return c.Return(ReadResourceResult{Contents: []ResourceContents{{URI: uri, Text: "path=" + vars["path"]}}})
+			return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: uri, Text: "path=" + vars["path"]}}})
 		}}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
 
@@ -345,7 +346,7 @@ func BenchmarkHTTPListenFanout(b *testing.B) {
 	eng := newEngine(b)
 	err := eng.AddResource(engine.Resource{URI: fanURI, Name: "fan", MimeType: "text/plain",
 		Handler: func(c *engine.Call, uri string, _ map[string]string) error {
-			return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{URI: uri, Text: "fan"}}})
+			return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: uri, Text: "fan"}}})
 		}})
 	if err != nil {
 		b.Fatal(err)

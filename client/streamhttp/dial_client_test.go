@@ -24,7 +24,7 @@ func TestDialWithClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Era() != mcpclient.EraModern || steps == 0 || len(res.Content) == 0 || res.Content[0].Text != "quick done" {
-		t.Fatalf("era %v, %d progress, result %s", c.Era(), steps, res.Raw)
+		t.Fatalf("era %v, %d progress, result %+v", c.Era(), steps, res)
 	}
 	if _, err := c.ListTools(ctx); err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestDialWithClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(res.Content) == 0 || res.Content[0].Text != "1 row" {
-		t.Fatalf("result %s", res.Raw)
+		t.Fatalf("result %+v", res)
 	}
 }
 

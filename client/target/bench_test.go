@@ -54,7 +54,7 @@ func BenchmarkClientCall(b *testing.B) {
 					b.Fatal(err)
 				}
 				if res.IsError || res.Text() != "hello world" {
-					b.Fatalf("echo result %s", res.Raw)
+					b.Fatalf("echo result %+v", res)
 				}
 			}
 		})

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpwire/mcpwire/client/target"
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/internal/refserver"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/transport/socket"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 	"go.uber.org/goleak"
@@ -143,7 +144,7 @@ func TestLineClient(t *testing.T) {
 }
 
 // answerInputs answers the reference server's MRTR fixtures.
-func answerInputs(ctx context.Context, key string, r client.InputRequest) (json.RawMessage, error) {
+func answerInputs(ctx context.Context, key string, r mcp.InputRequest) (json.RawMessage, error) {
 	switch r.Method {
 	case "elicitation/create":
 		return json.RawMessage(`{"action":"accept","content":{"name":"tester","color":"blue","confirmed":true,"username":"tester"}}`), nil

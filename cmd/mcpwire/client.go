@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/client/oauth"
 	"github.com/mcpwire/mcpwire/client/target"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // clientFlags are the flags probe and call share.
@@ -94,7 +95,7 @@ func (f *clientFlags) open(tgt string) (*client.Client, error) {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	o := target.Options{Logger: logger, StopWait: f.stopWait}
-	o.Client.Info = client.Implementation{Name: "mcpwire-cli", Version: refserverVersion()}
+	o.Client.Info = mcp.Implementation{Name: "mcpwire-cli", Version: refserverVersion()}
 	o.Client.Timeout = f.timeout
 	switch f.era {
 	case "auto":
@@ -121,15 +122,15 @@ func (f *clientFlags) open(tgt string) (*client.Client, error) {
 
 // probeReport is what probe prints.
 type probeReport struct {
-	Era          string                `json:"era"`
-	Version      string                `json:"protocolVersion"`
-	Supported    []string              `json:"supportedVersions,omitempty"`
-	ServerInfo   client.Implementation `json:"serverInfo"`
-	Capabilities json.RawMessage       `json:"capabilities"`
-	Instructions string                `json:"instructions,omitempty"`
-	Tools        []probeTool           `json:"tools"`
-	ToolsError   string                `json:"toolsError,omitempty"`
-	Elapsed      string                `json:"elapsed"`
+	Era          string             `json:"era"`
+	Version      string             `json:"protocolVersion"`
+	Supported    []string           `json:"supportedVersions,omitempty"`
+	ServerInfo   mcp.Implementation `json:"serverInfo"`
+	Capabilities json.RawMessage    `json:"capabilities"`
+	Instructions string             `json:"instructions,omitempty"`
+	Tools        []probeTool        `json:"tools"`
+	ToolsError   string             `json:"toolsError,omitempty"`
+	Elapsed      string             `json:"elapsed"`
 }
 
 type probeTool struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/client/oauth"
 	"github.com/mcpwire/mcpwire/client/target"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // runConformanceClient is the hidden `mcpwire conformance-client URL`: the
@@ -49,7 +50,7 @@ func runConformanceClient(ctx context.Context, args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o := target.Options{Logger: logger, StopWait: time.Second}
-	o.Client.Info = client.Implementation{Name: "mcpwire-conformance-client", Version: refserverVersion()}
+	o.Client.Info = mcp.Implementation{Name: "mcpwire-conformance-client", Version: refserverVersion()}
 	o.Client.Timeout = 10 * time.Second
 	o.Client.ProbeTimeout = 5 * time.Second
 	o.Client.OnInput = answerInput
@@ -294,7 +295,7 @@ func authScenario(ctx context.Context, cc *confClient) error {
 }
 
 // listTools runs tools/list and prints the names it kept.
-func (cc *confClient) listTools(ctx context.Context) ([]client.Tool, error) {
+func (cc *confClient) listTools(ctx context.Context) ([]mcp.Tool, error) {
 	tools, err := cc.c.ListTools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tools/list: %w", err)
@@ -342,14 +343,14 @@ func (cc *confClient) call(ctx context.Context, name string, args json.RawMessag
 // answerInput answers the embedded requests of an InputRequiredResult the
 // way an unattended host would: elicitation accepted with a value for each
 // requested field, a canned sampling message, no roots.
-func answerInput(_ context.Context, key string, req client.InputRequest) (json.RawMessage, error) {
+func answerInput(_ context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
 	fmt.Printf("input %s: %s\n", key, req.Method)
 	switch req.Method {
 	case "elicitation/create":
 		var p struct {
 			RequestedSchema json.RawMessage `json:"requestedSchema"`
 		}
-		_ = json.Unmarshal(req.Params, &p)
+		_ = req.DecodeParams(&p)
 		content := map[string]any{}
 		for _, f := range schemaProperties(p.RequestedSchema, false) {
 			switch {

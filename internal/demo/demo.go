@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/client/stdio"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // Options configures Run.
@@ -92,7 +93,7 @@ func Run(ctx context.Context, opt Options) error {
 		Stderr: func(line string) { stderrBytes.Add(int64(len(line) + 1)) }}
 	var late unmatched
 	lt := client.NewLineTransport(cmd.Dial, client.LineOptions{NoReconnect: true, Logger: quiet, OnUnmatched: late.add})
-	c := client.New(lt, client.Options{Info: client.Implementation{Name: "mcpwire-demo", Version: "1"}, Logger: quiet, Era: client.EraModern})
+	c := client.New(lt, client.Options{Info: mcp.Implementation{Name: "mcpwire-demo", Version: "1"}, Logger: quiet, Era: client.EraModern})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second+opt.Load)
 	defer cancel()
@@ -260,14 +261,14 @@ func errOr(err error) string {
 	return "(" + err.Error() + ")"
 }
 
-func text(r *client.ToolResult) string {
+func text(r *mcp.ToolResult) string {
 	if r == nil {
 		return ""
 	}
 	return r.Text()
 }
 
-func firstText(c []client.ResourceContents) string {
+func firstText(c []mcp.ResourceContents) string {
 	if len(c) == 0 {
 		return ""
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/state"
 	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/stdio"
@@ -74,8 +75,8 @@ func newServer(t *testing.T, store state.Store) *engine.Server {
 			if err != nil {
 				return err
 			}
-			return c.Return(engine.ToolResult{
-				Content:           []engine.Content{engine.TextContent(string(h))},
+			return c.Return(mcp.ToolResult{
+				Content:           []mcp.Content{mcp.TextContent(string(h))},
 				StructuredContent: map[string]any{"handle": string(h)},
 			})
 		},
@@ -104,7 +105,7 @@ func newServer(t *testing.T, store state.Store) *engine.Server {
 					return nil
 				}
 			}
-			return c.InputRequired(engine.InputRequired{InputRequests: map[string]engine.InputRequest{
+			return c.InputRequired(mcp.InputRequired{InputRequests: map[string]mcp.InputRequest{
 				"user_name": {Method: "elicitation/create", Params: map[string]any{
 					"mode": "form", "message": "What is your name?", "requestedSchema": nameSchema,
 				}},

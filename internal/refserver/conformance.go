@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // Names of the entries test_trigger_tool_change and test_trigger_prompt_change
@@ -60,7 +61,7 @@ func (r *refServer) conformanceTools() []engine.Tool {
 			Description: "Returns one image content item (a 2x2 PNG)",
 			InputSchema: schemaNoArgs,
 			Handler: func(c *engine.Call) error {
-				return c.Return(engine.ToolResult{Content: []engine.Content{imageContent()}})
+				return c.Return(mcp.ToolResult{Content: []mcp.Content{imageContent()}})
 			},
 		},
 		{
@@ -68,7 +69,7 @@ func (r *refServer) conformanceTools() []engine.Tool {
 			Description: "Returns one audio content item (a short WAV)",
 			InputSchema: schemaNoArgs,
 			Handler: func(c *engine.Call) error {
-				return c.Return(engine.ToolResult{Content: []engine.Content{
+				return c.Return(mcp.ToolResult{Content: []mcp.Content{
 					{Type: "audio", Data: wavBase64(), MimeType: "audio/wav"},
 				}})
 			},
@@ -78,9 +79,9 @@ func (r *refServer) conformanceTools() []engine.Tool {
 			Description: "Returns one embedded text/plain resource",
 			InputSchema: schemaNoArgs,
 			Handler: func(c *engine.Call) error {
-				return c.Return(engine.ToolResult{Content: []engine.Content{{
+				return c.Return(mcp.ToolResult{Content: []mcp.Content{{
 					Type: "resource",
-					Resource: &engine.ResourceContents{
+					Resource: &mcp.ResourceContents{
 						URI:      "test://embedded-resource",
 						MimeType: "text/plain",
 						Text:     "This is an embedded resource content.",
@@ -93,10 +94,10 @@ func (r *refServer) conformanceTools() []engine.Tool {
 			Description: "Returns text, image and embedded resource content together",
 			InputSchema: schemaNoArgs,
 			Handler: func(c *engine.Call) error {
-				return c.Return(engine.ToolResult{Content: []engine.Content{
-					engine.TextContent("Multiple content types test:"),
+				return c.Return(mcp.ToolResult{Content: []mcp.Content{
+					mcp.TextContent("Multiple content types test:"),
 					imageContent(),
-					{Type: "resource", Resource: &engine.ResourceContents{
+					{Type: "resource", Resource: &mcp.ResourceContents{
 						URI:      "test://mixed-content-resource",
 						MimeType: "application/json",
 						Text:     `{"test":"data","value":123}`,
@@ -197,8 +198,8 @@ func (r *refServer) conformanceTools() []engine.Tool {
 	}
 }
 
-func imageContent() engine.Content {
-	return engine.Content{Type: "image", Data: pngBase64(), MimeType: "image/png"}
+func imageContent() mcp.Content {
+	return mcp.Content{Type: "image", Data: pngBase64(), MimeType: "image/png"}
 }
 
 // progressStep is the pause between the fixture's progress steps: the
@@ -278,8 +279,8 @@ func (r *refServer) triggerPromptChange(c *engine.Call) error {
 		Name:        transientPrompt,
 		Description: "Transient prompt toggled by test_trigger_prompt_change",
 		Handler: func(c *engine.Call) error {
-			return c.Return(engine.PromptResult{Messages: []engine.PromptMessage{
-				{Role: "user", Content: engine.TextContent("transient prompt")},
+			return c.Return(mcp.PromptResult{Messages: []mcp.PromptMessage{
+				{Role: "user", Content: mcp.TextContent("transient prompt")},
 			}})
 		},
 	})

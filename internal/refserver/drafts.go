@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -156,8 +157,8 @@ func (r *refServer) draftCreate(c *engine.Call) error {
 	if err != nil {
 		return r.storeError("draft_create", err)
 	}
-	return c.Return(engine.ToolResult{
-		Content:           []engine.Content{engine.TextContent(string(h))},
+	return c.Return(mcp.ToolResult{
+		Content:           []mcp.Content{mcp.TextContent(string(h))},
 		StructuredContent: map[string]any{"handle": string(h)},
 	})
 }
@@ -175,8 +176,8 @@ func (r *refServer) draftRead(c *engine.Call) error {
 	if err != nil {
 		return r.storeError("draft_read", err)
 	}
-	return c.Return(engine.ToolResult{
-		Content:           []engine.Content{engine.TextContent(string(rec.Value))},
+	return c.Return(mcp.ToolResult{
+		Content:           []mcp.Content{mcp.TextContent(string(rec.Value))},
 		StructuredContent: map[string]any{"handle": string(h), "text": string(rec.Value), "version": rec.Version},
 	})
 }
@@ -228,8 +229,8 @@ func (r *refServer) draftAppend(c *engine.Call) error {
 	if err := json.Unmarshal(out, &res); err != nil {
 		return r.storeError("draft_append", err)
 	}
-	return c.Return(engine.ToolResult{
-		Content:           []engine.Content{engine.TextContent("appended: version " + strconv.FormatUint(res.Version, 10) + ", " + strconv.Itoa(res.Length) + " bytes")},
+	return c.Return(mcp.ToolResult{
+		Content:           []mcp.Content{mcp.TextContent("appended: version " + strconv.FormatUint(res.Version, 10) + ", " + strconv.Itoa(res.Length) + " bytes")},
 		StructuredContent: res,
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // Fixtures of the 2025-11-25 conformance suite, for a server that serves
@@ -65,7 +66,7 @@ func (r *refServer) legacyTools() []engine.Tool {
 					return err
 				}
 				var res struct {
-					Content engine.Content `json:"content"`
+					Content mcp.Content `json:"content"`
 				}
 				_ = json.Unmarshal(ans, &res)
 				c.Text("LLM response: " + res.Content.Text)
@@ -111,7 +112,7 @@ func (r *refServer) elicitTool(name, desc string, args json.RawMessage, message,
 
 // oneInput asks for one input (first round) or returns its answer (the
 // retry). ok is false when the handler has answered input_required.
-func oneInput(c *engine.Call, key string, ask engine.InputRequest) (json.RawMessage, bool, error) {
+func oneInput(c *engine.Call, key string, ask mcp.InputRequest) (json.RawMessage, bool, error) {
 	if raw, ok := c.ParamRaw("inputResponses"); ok {
 		var in map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &in); err == nil {
@@ -120,5 +121,5 @@ func oneInput(c *engine.Call, key string, ask engine.InputRequest) (json.RawMess
 			}
 		}
 	}
-	return nil, false, c.InputRequired(engine.InputRequired{InputRequests: map[string]engine.InputRequest{key: ask}})
+	return nil, false, c.InputRequired(mcp.InputRequired{InputRequests: map[string]mcp.InputRequest{key: ask}})
 }

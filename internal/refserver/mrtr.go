@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // Multi round-trip fixtures (SEP-2322, TRANSPORTS.md §7). Every
@@ -91,8 +92,8 @@ type elicitParams struct {
 }
 
 type samplingMessage struct {
-	Role    string         `json:"role"`
-	Content engine.Content `json:"content"`
+	Role    string      `json:"role"`
+	Content mcp.Content `json:"content"`
 }
 
 type samplingParams struct {
@@ -100,21 +101,21 @@ type samplingParams struct {
 	MaxTokens int               `json:"maxTokens"`
 }
 
-func askElicit(message, schema string) engine.InputRequest {
-	return engine.InputRequest{Method: "elicitation/create", Params: elicitParams{
+func askElicit(message, schema string) mcp.InputRequest {
+	return mcp.InputRequest{Method: "elicitation/create", Params: elicitParams{
 		Mode: "form", Message: message, RequestedSchema: json.RawMessage(schema),
 	}}
 }
 
-func askSampling(prompt string, maxTokens int) engine.InputRequest {
-	return engine.InputRequest{Method: "sampling/createMessage", Params: samplingParams{
-		Messages:  []samplingMessage{{Role: "user", Content: engine.TextContent(prompt)}},
+func askSampling(prompt string, maxTokens int) mcp.InputRequest {
+	return mcp.InputRequest{Method: "sampling/createMessage", Params: samplingParams{
+		Messages:  []samplingMessage{{Role: "user", Content: mcp.TextContent(prompt)}},
 		MaxTokens: maxTokens,
 	}}
 }
 
-func askRoots() engine.InputRequest {
-	return engine.InputRequest{Method: "roots/list", Params: json.RawMessage(`{}`)}
+func askRoots() mcp.InputRequest {
+	return mcp.InputRequest{Method: "roots/list", Params: json.RawMessage(`{}`)}
 }
 
 // the retry's inputs ------------------------------------------------------------
@@ -248,12 +249,12 @@ func (in mrtrIn) roots(key string) ([]root, bool) {
 
 // ask answers with an InputRequiredResult carrying reqs and a fresh
 // requestState for round (data travels in the state, integrity-protected).
-func (r *refServer) ask(c *engine.Call, reqs map[string]engine.InputRequest, round uint64, data string) error {
+func (r *refServer) ask(c *engine.Call, reqs map[string]mcp.InputRequest, round uint64, data string) error {
 	st, err := r.state.mint(c, round, data)
 	if err != nil {
 		return codec.NewError(codec.CodeInvalidParams, "Invalid params: arguments are not valid JSON")
 	}
-	return c.InputRequired(engine.InputRequired{InputRequests: reqs, RequestState: st})
+	return c.InputRequired(mcp.InputRequired{InputRequests: reqs, RequestState: st})
 }
 
 // the handlers ------------------------------------------------------------------
@@ -271,7 +272,7 @@ func (r *refServer) irElicitation(c *engine.Call) error {
 		c.Text("No name was given (" + action + ").")
 		return nil
 	}
-	return r.ask(c, map[string]engine.InputRequest{
+	return r.ask(c, map[string]mcp.InputRequest{
 		"user_name": askElicit("What is your name?", schemaName),
 	}, 1, "")
 }
@@ -285,7 +286,7 @@ func (r *refServer) irSampling(c *engine.Call) error {
 		c.Text("Sampling response: " + text)
 		return nil
 	}
-	return r.ask(c, map[string]engine.InputRequest{
+	return r.ask(c, map[string]mcp.InputRequest{
 		"capital_question": askSampling("What is the capital of France?", 100),
 	}, 1, "")
 }
@@ -303,11 +304,11 @@ func (r *refServer) irListRoots(c *engine.Call) error {
 		c.Text("Received " + strconv.Itoa(len(roots)) + " root(s): " + strings.Join(uris, ", "))
 		return nil
 	}
-	return r.ask(c, map[string]engine.InputRequest{"client_roots": askRoots()}, 1, "")
+	return r.ask(c, map[string]mcp.InputRequest{"client_roots": askRoots()}, 1, "")
 }
 
 func (r *refServer) askConfirm(c *engine.Call) error {
-	return r.ask(c, map[string]engine.InputRequest{
+	return r.ask(c, map[string]mcp.InputRequest{
 		"confirm": askElicit("Please confirm", schemaConfirm),
 	}, 1, "")
 }
@@ -353,7 +354,7 @@ func (r *refServer) irMultipleInputs(c *engine.Call) error {
 	if err != nil {
 		return err
 	}
-	all := map[string]engine.InputRequest{
+	all := map[string]mcp.InputRequest{
 		"user_name":    askElicit("What is your name?", schemaName),
 		"greeting":     askSampling("Generate a greeting", 50),
 		"client_roots": askRoots(),
@@ -392,7 +393,7 @@ func (r *refServer) irMultiRound(c *engine.Call) error {
 	if err != nil {
 		return err
 	}
-	step1 := map[string]engine.InputRequest{"step1": askElicit("Step 1: What is your name?", schemaName)}
+	step1 := map[string]mcp.InputRequest{"step1": askElicit("Step 1: What is your name?", schemaName)}
 	if in.state == nil {
 		return r.ask(c, step1, 1, "")
 	}
@@ -402,14 +403,14 @@ func (r *refServer) irMultiRound(c *engine.Call) error {
 		if !ok {
 			return r.ask(c, step1, 1, "")
 		}
-		return r.ask(c, map[string]engine.InputRequest{
+		return r.ask(c, map[string]mcp.InputRequest{
 			"step2": askElicit("Step 2: What is your favorite color?", schemaColor),
 		}, 2, name)
 	case 2:
 		name := in.state.data
 		color, ok := in.acceptedString("step2", "color")
 		if !ok {
-			return r.ask(c, map[string]engine.InputRequest{
+			return r.ask(c, map[string]mcp.InputRequest{
 				"step2": askElicit("Step 2: What is your favorite color?", schemaColor),
 			}, 2, name)
 		}
@@ -436,7 +437,7 @@ func (r *refServer) irCapabilities(c *engine.Call) error {
 		c.Text("Capability-aware inputs received: " + strings.Join(got, ", "))
 		return nil
 	}
-	reqs := map[string]engine.InputRequest{}
+	reqs := map[string]mcp.InputRequest{}
 	if c.HasClientCapability("elicitation") {
 		reqs["user_name"] = askElicit("What is your name?", schemaName)
 	}
@@ -463,22 +464,22 @@ func (r *refServer) irPrompt(c *engine.Call) error {
 		return err
 	}
 	if ctx, ok := in.acceptedString("user_context", "context"); ok {
-		return c.Return(engine.PromptResult{
+		return c.Return(mcp.PromptResult{
 			Description: "A prompt built from elicited context",
-			Messages: []engine.PromptMessage{
-				{Role: "user", Content: engine.TextContent("Context: " + ctx)},
+			Messages: []mcp.PromptMessage{
+				{Role: "user", Content: mcp.TextContent("Context: " + ctx)},
 			},
 		})
 	}
 	if action, _, ok := in.elicit("user_context"); ok && action != "accept" {
-		return c.Return(engine.PromptResult{
+		return c.Return(mcp.PromptResult{
 			Description: "A prompt without elicited context",
-			Messages: []engine.PromptMessage{
-				{Role: "user", Content: engine.TextContent("No context was given (" + action + ").")},
+			Messages: []mcp.PromptMessage{
+				{Role: "user", Content: mcp.TextContent("No context was given (" + action + ").")},
 			},
 		})
 	}
-	return r.ask(c, map[string]engine.InputRequest{
+	return r.ask(c, map[string]mcp.InputRequest{
 		"user_context": askElicit("What context should the prompt use?", schemaContext),
 	}, 1, "")
 }

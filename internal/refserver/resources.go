@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // Resource URIs of the fixtures.
@@ -25,7 +26,7 @@ func (r *refServer) resources() []engine.Resource {
 			URI: URIStaticText, Name: "static-text", MimeType: "text/plain",
 			Description: "A static text resource",
 			Handler: func(c *engine.Call, uri string, _ map[string]string) error {
-				return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{
+				return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{
 					URI: uri, MimeType: "text/plain", Text: "This is the content of the static text resource.",
 				}}})
 			},
@@ -34,7 +35,7 @@ func (r *refServer) resources() []engine.Resource {
 			URI: URIStaticBinary, Name: "static-binary", MimeType: "image/png",
 			Description: "A static binary resource (a 2x2 PNG)",
 			Handler: func(c *engine.Call, uri string, _ map[string]string) error {
-				return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{
+				return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{
 					URI: uri, MimeType: "image/png", Blob: pngBase64(),
 				}}})
 			},
@@ -43,7 +44,7 @@ func (r *refServer) resources() []engine.Resource {
 			URI: URIClock, Name: "clock", MimeType: "text/plain",
 			Description: "The server's clock (RFC 3339); listeners subscribed to it get notifications/resources/updated every second",
 			Handler: func(c *engine.Call, uri string, _ map[string]string) error {
-				return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{
+				return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{
 					URI: uri, MimeType: "text/plain", Text: time.Now().UTC().Format(time.RFC3339),
 				}}})
 			},
@@ -52,7 +53,7 @@ func (r *refServer) resources() []engine.Resource {
 			URI: URIWatched, Name: "watched-resource", MimeType: "text/plain",
 			Description: "A resource to subscribe to on subscriptions/listen; the touch tool signals an update",
 			Handler: func(c *engine.Call, uri string, _ map[string]string) error {
-				return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{
+				return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{
 					URI: uri, MimeType: "text/plain", Text: "Watched resource content",
 				}}})
 			},
@@ -84,7 +85,7 @@ func (r *refServer) templates() []engine.ResourceTemplate {
 			if err != nil {
 				return err
 			}
-			return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{
+			return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{
 				URI: uri, MimeType: "application/json", Text: string(doc),
 			}}})
 		},
@@ -99,10 +100,10 @@ func (r *refServer) prompts() []engine.Prompt {
 			Name: "test_simple_prompt", Title: "Simple prompt",
 			Description: "A prompt without arguments",
 			Handler: func(c *engine.Call) error {
-				return c.Return(engine.PromptResult{
+				return c.Return(mcp.PromptResult{
 					Description: "A simple prompt",
-					Messages: []engine.PromptMessage{
-						{Role: "user", Content: engine.TextContent("This is a simple prompt for testing.")},
+					Messages: []mcp.PromptMessage{
+						{Role: "user", Content: mcp.TextContent("This is a simple prompt for testing.")},
 					},
 				})
 			},
@@ -110,7 +111,7 @@ func (r *refServer) prompts() []engine.Prompt {
 		{
 			Name: "test_prompt_with_arguments", Title: "Prompt with arguments",
 			Description: "A prompt whose text uses its two required arguments",
-			Arguments: []engine.PromptArgument{
+			Arguments: []mcp.PromptArgument{
 				{Name: "arg1", Description: "First argument", Required: true},
 				{Name: "arg2", Description: "Second argument", Required: true},
 			},
@@ -123,10 +124,10 @@ func (r *refServer) prompts() []engine.Prompt {
 				if err != nil {
 					return err
 				}
-				return c.Return(engine.PromptResult{
+				return c.Return(mcp.PromptResult{
 					Description: "A prompt with arguments",
-					Messages: []engine.PromptMessage{
-						{Role: "user", Content: engine.TextContent("Prompt with arguments: arg1='" + a1 + "', arg2='" + a2 + "'")},
+					Messages: []mcp.PromptMessage{
+						{Role: "user", Content: mcp.TextContent("Prompt with arguments: arg1='" + a1 + "', arg2='" + a2 + "'")},
 					},
 				})
 			},
@@ -134,7 +135,7 @@ func (r *refServer) prompts() []engine.Prompt {
 		{
 			Name: "test_prompt_with_embedded_resource", Title: "Prompt with an embedded resource",
 			Description: "A prompt that embeds the resource named by resourceUri",
-			Arguments: []engine.PromptArgument{
+			Arguments: []mcp.PromptArgument{
 				{Name: "resourceUri", Description: "URI of the resource to embed", Required: true},
 			},
 			Handler: func(c *engine.Call) error {
@@ -142,13 +143,13 @@ func (r *refServer) prompts() []engine.Prompt {
 				if err != nil {
 					return err
 				}
-				return c.Return(engine.PromptResult{
+				return c.Return(mcp.PromptResult{
 					Description: "A prompt with an embedded resource",
-					Messages: []engine.PromptMessage{
-						{Role: "user", Content: engine.Content{Type: "resource", Resource: &engine.ResourceContents{
+					Messages: []mcp.PromptMessage{
+						{Role: "user", Content: mcp.Content{Type: "resource", Resource: &mcp.ResourceContents{
 							URI: uri, MimeType: "text/plain", Text: "Embedded resource content for testing.",
 						}}},
-						{Role: "user", Content: engine.TextContent("Please process the embedded resource above.")},
+						{Role: "user", Content: mcp.TextContent("Please process the embedded resource above.")},
 					},
 				})
 			},
@@ -157,11 +158,11 @@ func (r *refServer) prompts() []engine.Prompt {
 			Name: "test_prompt_with_image", Title: "Prompt with an image",
 			Description: "A prompt that includes image content",
 			Handler: func(c *engine.Call) error {
-				return c.Return(engine.PromptResult{
+				return c.Return(mcp.PromptResult{
 					Description: "A prompt with an image",
-					Messages: []engine.PromptMessage{
+					Messages: []mcp.PromptMessage{
 						{Role: "user", Content: imageContent()},
-						{Role: "user", Content: engine.TextContent("Please analyze the image above.")},
+						{Role: "user", Content: mcp.TextContent("Please analyze the image above.")},
 					},
 				})
 			},
@@ -245,7 +246,7 @@ func (r *refServer) complete(c *engine.Call) error {
 			values = append(values, v)
 		}
 	}
-	res := engine.CompleteResult{Completion: engine.Completion{Values: values, Total: len(values)}}
+	res := mcp.CompleteResult{Completion: mcp.Completion{Values: values, Total: len(values)}}
 	if len(values) > maxCompletionValues {
 		res.Completion.Values = values[:maxCompletionValues]
 		res.Completion.HasMore = true
@@ -254,7 +255,7 @@ func (r *refServer) complete(c *engine.Call) error {
 }
 
 func readOwnURI(c *engine.Call, uri string, _ map[string]string) error {
-	return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{
+	return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{
 		URI: uri, MimeType: "text/plain", Text: uri,
 	}}})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpwire/mcpwire/client"
 	httpclient "github.com/mcpwire/mcpwire/client/streamhttp"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/observe/otelmcp"
 	"github.com/mcpwire/mcpwire/transport/linestream"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
@@ -56,7 +57,7 @@ func setup(t *testing.T) (*tracetest.SpanRecorder, *sdktrace.TracerProvider, *en
 			c.Text("done")
 			return nil
 		}
-		return c.InputRequired(engine.InputRequired{RequestState: "round-1"})
+		return c.InputRequired(mcp.InputRequired{RequestState: "round-1"})
 	}}))
 	return sr, tp, srv
 }

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/state"
 	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
@@ -90,8 +91,8 @@ func newEngineWith(t *testing.T, bp state.Backplane) *engine.Server {
 				c.Text("hello " + in["n"].Content.Name + " state=" + string(st))
 				return nil
 			}
-			return c.InputRequired(engine.InputRequired{
-				InputRequests: map[string]engine.InputRequest{"n": {Method: "elicitation/create", Params: json.RawMessage(
+			return c.InputRequired(mcp.InputRequired{
+				InputRequests: map[string]mcp.InputRequest{"n": {Method: "elicitation/create", Params: json.RawMessage(
 					`{"mode":"form","message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)}},
 				RequestState: "s1",
 			})
@@ -106,7 +107,7 @@ func newEngineWith(t *testing.T, bp state.Backplane) *engine.Server {
 	}))
 	must(eng.AddResource(engine.Resource{
 		URI: "test://r", Name: "r", Handler: func(c *engine.Call, uri string, _ map[string]string) error {
-			return c.Return(engine.ReadResourceResult{Contents: []engine.ResourceContents{{URI: uri, Text: "r"}}})
+			return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: uri, Text: "r"}}})
 		},
 	}))
 	return eng

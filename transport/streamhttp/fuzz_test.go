@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 // nopReplier lets a test Begin and Fail a Call without a transport.
@@ -25,7 +26,7 @@ func (nopReplier) Done(*engine.Request)                     {}
 
 var (
 	sqlBindingsOnce sync.Once
-	sqlBindings     []engine.HeaderBinding
+	sqlBindings     []mcp.HeaderBinding
 )
 
 // sqlTool is the registered execute_sql tool (its bindings and names).
@@ -33,7 +34,7 @@ var sqlTool *engine.Tool
 
 // executeSQLBindings returns the x-mcp-header bindings the engine derives
 // from the EXAMPLES execute_sql schema (Region, Priority, DryRun).
-func executeSQLBindings(tb testing.TB) []engine.HeaderBinding {
+func executeSQLBindings(tb testing.TB) []mcp.HeaderBinding {
 	sqlBindingsOnce.Do(func() {
 		eng := engine.New(defaultOptions())
 		if err := eng.AddTool(engine.Tool{Name: "execute_sql", InputSchema: json.RawMessage(fixture.ExecuteSQLSchema),
@@ -50,7 +51,7 @@ func executeSQLBindings(tb testing.TB) []engine.HeaderBinding {
 			panic(e)
 		}
 		sqlTool = c.Tool()
-		sqlBindings = append([]engine.HeaderBinding(nil), c.Tool().HeaderBindings()...)
+		sqlBindings = append([]mcp.HeaderBinding(nil), c.Tool().HeaderBindings()...)
 		c.Fail(codec.ErrParse) // recycle the Call
 		_ = eng.Shutdown(context.Background())
 	})
