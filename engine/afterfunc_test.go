@@ -44,7 +44,7 @@ func TestDerivedContextsOutliveNoCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := &capture{done: make(chan struct{})}
-		r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+		r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
 		if e := r.Check(); e != nil {
 			t.Fatal(e.Message)
 		}
@@ -82,7 +82,7 @@ func TestAfterFuncStop(t *testing.T) {
 	var env codec.Envelope
 	_ = codec.Peek(msg, &env)
 	rep := &capture{done: make(chan struct{})}
-	r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
 	_ = r.Check()
 	r.Start()
 	<-rep.done

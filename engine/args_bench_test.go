@@ -57,7 +57,7 @@ func BenchmarkToolArgs(b *testing.B) {
 				}}); err != nil {
 				b.Fatal(err)
 			}
-			sc := s.NewScope()
+			sc := NewScope(s, "")
 			msg := []byte(echoFixture)
 			rep := &nopReplier{}
 			var env codec.Envelope

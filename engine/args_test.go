@@ -27,7 +27,7 @@ func runToolCall(t testing.TB, s *Server, name, args string) []byte {
 		t.Fatalf("peek %s: %v", msg, err)
 	}
 	rep := &capture{done: make(chan struct{})}
-	r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
 	if e := r.Check(); e != nil {
 		t.Fatalf("check: %s", e.Message)
 	}

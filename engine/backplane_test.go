@@ -167,7 +167,7 @@ func send(t *testing.T, s *Server, rep Replier, msg string) {
 	if err := codec.Peek(b, &env); err != nil {
 		t.Fatal(err)
 	}
-	r := s.NewScope().Begin(context.Background(), b, &env, rep, nil)
+	r := NewScope(s, "").Begin(context.Background(), b, &env, rep, nil)
 	if e := r.Check(); e != nil {
 		r.Fail(e)
 		return

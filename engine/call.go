@@ -83,9 +83,15 @@ type Call struct {
 	afters   []afterFunc
 	afterSeq uint64
 	afterWG  sync.WaitGroup
+
+	self Request // the transports' handle on this request, self.c == the Call
 }
 
-var callPool = sync.Pool{New: func() any { return &Call{shard: nextShard()} }}
+var callPool = sync.Pool{New: func() any {
+	c := &Call{shard: nextShard()}
+	c.self.c = c
+	return c
+}}
 
 // maxKeep bounds the buffers a recycled Call keeps (C16).
 const maxKeep = 64 << 10
@@ -524,4 +530,4 @@ func (c *Call) end() {
 }
 
 // req is the binding-facing view of c.
-func (c *Call) req() *Request { return (*Request)(c) }
+func (c *Call) req() *Request { return &c.self }

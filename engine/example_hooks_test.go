@@ -16,7 +16,7 @@ import (
 // principal and prints the answers in order.
 func exampleConn(srv *engine.Server, principal any, msgs ...string) {
 	got := make(chan string, len(msgs))
-	conn := linestream.NewMem(srv.NewScope(), func(frame []byte) error {
+	conn := linestream.NewMem(engine.NewScope(srv, ""), func(frame []byte) error {
 		got <- string(frame)
 		return nil
 	}, linestream.Config{}, principal)
@@ -125,7 +125,7 @@ func ExampleHooks() {
 	}})
 	ok := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello",` + exampleMeta + `}}`
 	bad := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope",` + exampleMeta + `}}`
-	conn := linestream.NewMem(srv.NewScope(), func([]byte) error { return nil }, linestream.Config{}, nil)
+	conn := linestream.NewMem(engine.NewScope(srv, ""), func([]byte) error { return nil }, linestream.Config{}, nil)
 	defer conn.Close()
 	_ = conn.Send([]byte(ok))
 	_ = conn.Send([]byte(bad))

@@ -39,7 +39,7 @@ func call(s *engine.Server, name, args string) {
 		return
 	}
 	rep := printReply{done: make(chan struct{})}
-	r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+	r := engine.NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
 	if e := r.Check(); e != nil {
 		fmt.Println(e.Message)
 		return

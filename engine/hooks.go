@@ -112,16 +112,17 @@ type ConnInfo struct {
 	Data any
 }
 
-// ConnOpen tells the hooks that a transport accepted a connection and
-// returns its ConnInfo, or nil (doing nothing) when no hook is set.
-// Transports call it once per connection and, with a non-nil result,
-// ConnClose once when the connection ends.
-func (s *Server) ConnOpen(transport string, local, remote net.Addr) *ConnInfo {
-	h := s.hooks
+// ConnOpen tells the hooks that the scope's transport accepted a
+// connection and returns its ConnInfo (Transport: the scope's name), or
+// nil (doing nothing) when no hook is set. Transports call it once per
+// connection and, with a non-nil result, ConnClose once when the
+// connection ends.
+func (sc *Scope) ConnOpen(local, remote net.Addr) *ConnInfo {
+	h := sc.srv.hooks
 	if h == nil {
 		return nil
 	}
-	ci := &ConnInfo{Transport: transport}
+	ci := &ConnInfo{Transport: sc.transport}
 	if local != nil {
 		ci.LocalAddr = local.String()
 	}
@@ -136,11 +137,12 @@ func (s *Server) ConnOpen(transport string, local, remote net.Addr) *ConnInfo {
 
 // ConnClose tells the hooks that the connection ci (from ConnOpen) ended;
 // it does nothing for a nil ci.
-func (s *Server) ConnClose(ci *ConnInfo, err error) {
-	if ci == nil || s.hooks == nil || s.hooks.ConnEnd == nil {
+func (sc *Scope) ConnClose(ci *ConnInfo, err error) {
+	h := sc.srv.hooks
+	if ci == nil || h == nil || h.ConnEnd == nil {
 		return
 	}
-	s.hooks.ConnEnd(ci, err)
+	h.ConnEnd(ci, err)
 }
 
 // EndReason says why a request ended.
@@ -360,10 +362,10 @@ type Headers interface {
 
 // SetHeaders lends the request's transport headers to the handler
 // (Call.Header). h must stay valid until the request ends.
-func (r *Request) SetHeaders(h Headers) { r.hdrs = h }
+func (r *Request) SetHeaders(h Headers) { r.c.hdrs = h }
 
 // SetConn links the request to its connection (Call.Conn); ci may be nil.
-func (r *Request) SetConn(ci *ConnInfo) { r.conn = ci }
+func (r *Request) SetConn(ci *ConnInfo) { r.c.conn = ci }
 
 // HeaderBytes returns the first value of the request's header name
 // (case-insensitive) and whether it was sent; (nil, false) on transports
@@ -397,8 +399,8 @@ func (c *Call) VisitHeaders(f func(name, value []byte) bool) {
 func (c *Call) Conn() *ConnInfo { return c.conn }
 
 // Transport returns the name of the transport that carried the request:
-// "stdio", "tcp", "unix", "http", or what a custom transport set with
-// Scope.SetTransport ("" when unknown).
+// "stdio", "tcp", "unix", "http", or the name a custom transport gave its
+// scope (NewScope; "" when unknown).
 func (c *Call) Transport() string {
 	if c.conn != nil {
 		return c.conn.Transport
@@ -407,16 +409,6 @@ func (c *Call) Transport() string {
 		return c.scope.transport
 	}
 	return ""
-}
-
-// SetTransport names the scope's transport for Call.Transport (calls on a
-// connection reported with Server.ConnOpen use its ConnInfo.Transport) and
-// for the duration histograms' transport label (Server.NewTransportScope
-// is NewScope then SetTransport). Call it before the scope begins
-// requests.
-func (sc *Scope) SetTransport(name string) {
-	sc.transport = name
-	sc.slot = transportSlot(name)
 }
 
 // IsListen reports whether the call is a subscriptions/listen stream.

@@ -178,8 +178,7 @@ func TestHooksOutcomes(t *testing.T) {
 	rec := newRecorder()
 	srv := hookServer(t, engine.Options{Hooks: rec.hooks()})
 	f := newFrames()
-	sc := srv.NewScope()
-	sc.SetTransport("mem")
+	sc := engine.NewScope(srv, "mem")
 	m := linestream.NewMem(sc, f.deliver, linestream.Config{}, nil)
 
 	send := func(s string) {
@@ -247,7 +246,7 @@ func TestHooksShutdown(t *testing.T) {
 	rec := newRecorder()
 	srv := hookServer(t, engine.Options{Hooks: rec.hooks()})
 	f := newFrames()
-	m := linestream.NewMem(srv.NewScope(), f.deliver, linestream.Config{}, nil)
+	m := linestream.NewMem(engine.NewScope(srv, ""), f.deliver, linestream.Config{}, nil)
 	defer m.Close()
 	_ = m.Send([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + meta + `}}`))
 	f.wait(t, "subscriptions/acknowledged")
@@ -300,7 +299,7 @@ func TestMiddleware(t *testing.T) {
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 
 	f := newFrames()
-	m := linestream.NewMem(srv.NewScope(), f.deliver, linestream.Config{}, "alice")
+	m := linestream.NewMem(engine.NewScope(srv, ""), f.deliver, linestream.Config{}, "alice")
 	_ = m.Send([]byte(callMsg("1", "echo", "{}")))
 	f.wait(t, `"id":1,"result"`)
 	m.Close()
@@ -312,7 +311,7 @@ func TestMiddleware(t *testing.T) {
 	mu.Unlock()
 
 	g := newFrames()
-	m2 := linestream.NewMem(srv.NewScope(), g.deliver, linestream.Config{}, "mallory")
+	m2 := linestream.NewMem(engine.NewScope(srv, ""), g.deliver, linestream.Config{}, "mallory")
 	defer m2.Close()
 	_ = m2.Send([]byte(callMsg("2", "echo", "{}")))
 	if got := g.wait(t, `"id":2`); !strings.Contains(got, `"code":-32000`) || !strings.Contains(got, "Rate limit") {
@@ -342,7 +341,7 @@ func TestToolFilter(t *testing.T) {
 
 	ask := func(principal any, msgs ...string) []string {
 		f := newFrames()
-		m := linestream.NewMem(srv.NewScope(), f.deliver, linestream.Config{}, principal)
+		m := linestream.NewMem(engine.NewScope(srv, ""), f.deliver, linestream.Config{}, principal)
 		defer m.Close()
 		var out []string
 		for i, msg := range msgs {
@@ -380,7 +379,7 @@ func TestToolFilter(t *testing.T) {
 	plain := hookServer(t, engine.Options{})
 	defer func() { _ = plain.Shutdown(context.Background()) }()
 	f := newFrames()
-	m := linestream.NewMem(plain.NewScope(), f.deliver, linestream.Config{}, nil)
+	m := linestream.NewMem(engine.NewScope(plain, ""), f.deliver, linestream.Config{}, nil)
 	defer m.Close()
 	_ = m.Send([]byte(list))
 	if got := f.wait(t, `"id":1`); !strings.Contains(got, `"cacheScope":"public"`) || !strings.Contains(got, "secret") {
@@ -418,15 +417,16 @@ func TestHooksConnInfo(t *testing.T) {
 		return nil
 	}})
 	f := newFrames()
-	m := linestream.NewMem(srv.NewScope(), f.deliver, linestream.Config{}, nil)
-	ci := srv.ConnOpen("tcp", nil, nil)
+	sc := engine.NewScope(srv, "tcp")
+	m := linestream.NewMem(sc, f.deliver, linestream.Config{}, nil)
+	ci := sc.ConnOpen(nil, nil)
 	m.Conn().SetConnInfo(ci)
 	_ = m.Send([]byte(callMsg("1", "where", "{}")))
 	if s := <-got; s != "tcp conn-data" {
 		t.Errorf("handler saw %q", s)
 	}
 	m.Close()
-	srv.ConnClose(ci, nil)
+	sc.ConnClose(ci, nil)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if s := strings.Join(rec.conns, ","); s != "start tcp,end tcp conn-data" {

@@ -88,7 +88,7 @@ func TestLogRateLimited(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := &notes{done: make(chan struct{})}
-		r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+		r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
 		if e := r.Check(); e != nil {
 			t.Fatal(e.Message)
 		}

@@ -94,16 +94,8 @@ func transportName(slot uint8) string {
 	return t.names[slot]
 }
 
-// NewTransportScope is NewScope for a transport named transport ("http",
-// "stdio", "tcp", "unix"…): the requests it begins are labelled with that
-// name in the request-duration histograms and the in-flight counts.
-func (s *Server) NewTransportScope(transport string) *Scope {
-	sc := s.NewScope()
-	sc.SetTransport(transport)
-	return sc
-}
-
-// Transport returns the scope's transport label ("other" for NewScope).
+// Transport returns the scope's label in the histograms and in-flight
+// counts ("other" for a scope without a name).
 func (sc *Scope) Transport() string { return transportName(sc.slot) }
 
 // durHist is one histogram: counts per bucket (not cumulative) and the sum

@@ -17,7 +17,7 @@ func TestRequestRecordingAllocs(t *testing.T) {
 	s := New(Options{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
-	sc := s.NewTransportScope("stdio")
+	sc := NewScope(s, "stdio")
 	msg := callMsg("fast")
 	var env codec.Envelope
 	rep := &nopReply{}
@@ -44,7 +44,7 @@ func TestRequestRecordingAllocs(t *testing.T) {
 func TestObserveAllocs(t *testing.T) {
 	s := New(Options{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
-	c := &Call{srv: s, scope: s.NewTransportScope("http"), method: methods["tools/call"]}
+	c := &Call{srv: s, scope: NewScope(s, "http"), method: methods["tools/call"]}
 	if a := testing.AllocsPerRun(1000, func() { c.t0 = monoNow(); c.observeEnd() }); a != 0 {
 		t.Fatalf("%.2f allocations per observation, want 0", a)
 	}

@@ -57,9 +57,9 @@ func TestRequestDurations(t *testing.T) {
 		c.Text("ok")
 		return nil
 	}})
-	a, b := s.NewTransportScope("stdio"), s.NewTransportScope("http")
-	if a.Transport() != "stdio" || s.NewScope().Transport() != "other" {
-		t.Fatalf("labels: %q %q", a.Transport(), s.NewScope().Transport())
+	a, b := NewScope(s, "stdio"), NewScope(s, "http")
+	if a.Transport() != "stdio" || NewScope(s, "").Transport() != "other" {
+		t.Fatalf("labels: %q %q", a.Transport(), NewScope(s, "").Transport())
 	}
 	rep := &nopReply{}
 	for range 5 {
@@ -111,7 +111,7 @@ func TestLoad(t *testing.T) {
 		c.Text("ok")
 		return nil
 	}})
-	sc := s.NewTransportScope("tcp")
+	sc := NewScope(s, "tcp")
 	done := make(chan struct{}, 3)
 	for range 2 {
 		go func() { serve(t, sc, callMsg("block"), &nopReply{}); done <- struct{}{} }()
@@ -124,7 +124,7 @@ func TestLoad(t *testing.T) {
 	if err := codec.Peek(lmsg, &env); err != nil {
 		t.Fatal(err)
 	}
-	r := s.NewTransportScope("unix").Begin(context.Background(), lmsg, &env, listen, nil)
+	r := NewScope(s, "unix").Begin(context.Background(), lmsg, &env, listen, nil)
 	if e := r.Check(); e != nil {
 		t.Fatal(e.Message)
 	}
@@ -203,7 +203,7 @@ func BenchmarkInlineRequest(b *testing.B) {
 			s := New(Options{NoRequestDurations: !on})
 			defer func() { _ = s.Shutdown(context.Background()) }()
 			_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
-			sc := s.NewTransportScope("stdio")
+			sc := NewScope(s, "stdio")
 			msg := callMsg("fast")
 			var env codec.Envelope
 			rep := &nopReply{}
@@ -229,7 +229,7 @@ func TestNoRequestDurations(t *testing.T) {
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
 	rep := &nopReply{}
-	serve(t, s.NewTransportScope("stdio"), callMsg("fast"), rep)
+	serve(t, NewScope(s, "stdio"), callMsg("fast"), rep)
 	if rep.n != 1 {
 		t.Fatalf("%d replies", rep.n)
 	}

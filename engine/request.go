@@ -44,100 +44,104 @@ type KeyedNotifier interface {
 // runs Check (or its steps), and either Fail or Start/Run. Like a Call, a
 // Request is recycled after its Replier's Done returns; keep a RequestRef
 // where the request may end concurrently with its use.
-type Request Call
+//
+// A Request is a distinct type, not a conversion of Call: a handler holds
+// a *Call and has no way to reach these operations from it.
+type Request struct {
+	c *Call // set once, when the Call is allocated
+}
 
 // Call returns the handler's view of the request.
-func (r *Request) Call() *Call { return (*Call)(r) }
-
-func (r *Request) c() *Call { return (*Call)(r) }
+func (r *Request) Call() *Call { return r.c }
 
 // Envelope returns the peeked request. Its slices alias the request's own
 // copy of the message.
-func (r *Request) Envelope() *codec.Envelope { return &r.env }
+func (r *Request) Envelope() *codec.Envelope { return &r.c.env }
 
 // Server returns the engine serving the request.
-func (r *Request) Server() *Server { return r.srv }
+func (r *Request) Server() *Server { return r.c.srv }
 
 // Check runs every validation step in order: CheckMeta, CheckVersion,
 // CheckMethod, CheckTarget, CheckCapabilities. The HTTP binding interleaves
 // its header checks between the steps (HVAL-02).
-func (r *Request) Check() *codec.Error { return r.c().check() }
+func (r *Request) Check() *codec.Error { return r.c.check() }
 
 // CheckMeta enforces META-02/03: params._meta carries the protocol version
 // and the client capabilities (an initialize without a modern claim gets
 // -32022 naming the served versions: DISC-05, our choice).
-func (r *Request) CheckMeta() *codec.Error { return r.c().checkMeta() }
+func (r *Request) CheckMeta() *codec.Error { return r.c.checkMeta() }
 
 // CheckVersion enforces DISC-04.
-func (r *Request) CheckVersion() *codec.Error { return r.c().checkVersion() }
+func (r *Request) CheckVersion() *codec.Error { return r.c.checkVersion() }
 
 // CheckMethod routes the method: unknown, removed and capability-gated
 // methods get -32601 (HDR-08, DISC-08).
-func (r *Request) CheckMethod() *codec.Error { return r.c().checkMethod() }
+func (r *Request) CheckMethod() *codec.Error { return r.c.checkMethod() }
 
 // CheckTarget checks the method's target: the tool named by params.name
 // exists, prompts/get has a name, resources/read has a uri, list methods
 // carry no cursor.
-func (r *Request) CheckTarget() *codec.Error { return r.c().checkTarget() }
+func (r *Request) CheckTarget() *codec.Error { return r.c.checkTarget() }
 
 // CheckCapabilities enforces META-08 for the target found by CheckTarget.
-func (r *Request) CheckCapabilities() *codec.Error { return r.c().checkCapabilities() }
+func (r *Request) CheckCapabilities() *codec.Error { return r.c.checkCapabilities() }
 
 // Tool returns the tool a tools/call targets (after CheckTarget), or nil.
-func (r *Request) Tool() *Tool { return r.tool }
+func (r *Request) Tool() *Tool { return r.c.tool }
 
 // Method returns the method name.
-func (r *Request) Method() string { return r.c().Method() }
+func (r *Request) Method() string { return r.c.Method() }
 
 // IsListen reports whether the request is a subscriptions/listen stream
 // (after CheckMethod).
-func (r *Request) IsListen() bool { return r.method != nil && r.method == listenMethod }
+func (r *Request) IsListen() bool { return r.c.method != nil && r.c.method == listenMethod }
 
 // Fail answers the request with e (status from e) and ends it: for
 // validation failures before Start.
-func (r *Request) Fail(e *codec.Error) { r.c().fail(e) }
+func (r *Request) Fail(e *codec.Error) { r.c.fail(e) }
 
 // Start runs the handler: cheap methods and Inline tools on the caller's
 // goroutine (see Inline), the rest on a pooled worker. The response reaches
 // the Replier; then Done is called. The request may be recycled before
 // Start returns.
-func (r *Request) Start() { r.c().start() }
+func (r *Request) Start() { r.c.start() }
 
 // Inline reports whether Start will run the handler on the caller's
 // goroutine (and so return only after Done).
 func (r *Request) Inline() bool {
-	return r.method != nil && (r.method.inline || (r.tool != nil && r.tool.Inline))
+	c := r.c
+	return c.method != nil && (c.method.inline || (c.tool != nil && c.tool.Inline))
 }
 
 // Run is Start on the caller's goroutine: the handler runs, the response
 // reaches the Replier, Done is called, and only then does Run return.
-func (r *Request) Run() { r.c().runNow() }
+func (r *Request) Run() { r.c.runNow() }
 
 // MayNotify reports whether the request can produce notifications before
 // its response: it asked for progress (progressToken), for log messages
 // (logLevel, with Options.Logging), or is a listen stream.
-func (r *Request) MayNotify() bool { return r.c().mayNotify() }
+func (r *Request) MayNotify() bool { return r.c.mayNotify() }
 
 // HasTimeout reports whether the request will be answered by a timeout
 // even if its handler never returns; such a request must not run on a
 // goroutine that has to write the answer.
-func (r *Request) HasTimeout() bool { return r.c().hasTimeout() }
+func (r *Request) HasTimeout() bool { return r.c.hasTimeout() }
 
 // SetRawResult sets an already encoded result object, which must carry
 // resultType (and should carry _meta serverInfo, see Server.ServerMeta).
-func (r *Request) SetRawResult(obj []byte) { r.c().setRawResult(obj) }
+func (r *Request) SetRawResult(obj []byte) { r.c.setRawResult(obj) }
 
 // SetTransportData keeps the transport's per-request state with the
 // request (cleared when it is recycled).
-func (r *Request) SetTransportData(v any) { r.tdata = v }
+func (r *Request) SetTransportData(v any) { r.c.tdata = v }
 
 // TransportData returns what SetTransportData stored.
-func (r *Request) TransportData() any { return r.tdata }
+func (r *Request) TransportData() any { return r.c.tdata }
 
 // Ref returns a reference to this request that stays safe to use after the
 // request has ended.
 func (r *Request) Ref() RequestRef {
-	c := r.c()
+	c := r.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return RequestRef{c, c.gen}
@@ -202,17 +206,34 @@ func (r RequestRef) EndStream() bool {
 
 // Scope is a transport's handle on the engine: the requests it begins are
 // its own, so that the transport can be shut down without stopping the
-// engine or the other transports. Create one per transport (or per
-// listener) with Server.NewScope.
+// engine or the other transports, and it is the transport's only door to
+// the engine (connections for the hooks, the server's _meta). Create one
+// per transport (or per listener) with NewScope. The embedder's
+// *Server has none of these methods.
 type Scope struct {
 	srv       *Server
-	transport string // NewTransportScope or SetTransport
+	transport string // the name given to NewScope
 	closing   bool   // guarded by the tracker's shard locks: set under all of them
 	slot      uint8  // transport label of the duration histograms (metrics.go)
 }
 
-// NewScope returns a new scope for a transport of s.
-func (s *Server) NewScope() *Scope { return &Scope{srv: s} }
+// NewScope returns a new scope on srv for a transport named transport
+// ("http", "stdio", "tcp", "unix", or a custom transport's own name): the
+// name labels its requests in the request-duration histograms and the
+// in-flight counts ("other" when transport is ""), and is what
+// Call.Transport and ConnInfo.Transport report.
+func NewScope(srv *Server, transport string) *Scope {
+	sc := &Scope{srv: srv, transport: transport}
+	if transport != "" {
+		sc.slot = transportSlot(transport)
+	}
+	return sc
+}
+
+// ServerMeta returns the encoded _meta object every result carries
+// (serverInfo), for transports that build results themselves
+// (Request.SetRawResult). It must not be modified.
+func (sc *Scope) ServerMeta() []byte { return sc.srv.serverMeta }
 
 // Server returns the engine.
 func (sc *Scope) Server() *Server { return sc.srv }
@@ -227,8 +248,8 @@ func (sc *Scope) Server() *Server { return sc.srv }
 // (nil when unauthenticated); handlers read it with Call.Principal.
 func (sc *Scope) Begin(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Request {
 	r := sc.begin(parent, env, rep, principal)
-	r.msg = msg
-	r.c().own()
+	r.c.msg = msg
+	r.c.own()
 	return r
 }
 
@@ -254,7 +275,7 @@ func (sc *Scope) begin(parent context.Context, env *codec.Envelope, rep Replier,
 // — Inline handlers, validation failures, Run — never pays for the copy.
 func (sc *Scope) BeginBorrowed(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Request {
 	r := sc.begin(parent, env, rep, principal)
-	r.msg = msg
+	r.c.msg = msg
 	return r
 }
 

@@ -48,7 +48,7 @@ func TestBeginOwnsTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := &capture{done: make(chan struct{})}
-	r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
 	if e := r.Check(); e != nil {
 		t.Fatal(e.Message)
 	}
@@ -91,7 +91,7 @@ func TestBeginBorrowedCopiesWhenHandedOver(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := &capture{done: make(chan struct{})}
-		r := s.NewScope().BeginBorrowed(context.Background(), msg, &env, rep, nil)
+		r := NewScope(s, "").BeginBorrowed(context.Background(), msg, &env, rep, nil)
 		if e := r.Check(); e != nil {
 			t.Fatal(e.Message)
 		}
@@ -138,4 +138,31 @@ func TestCallAndRequestAreApart(t *testing.T) {
 func hasMethod(v any, name string) bool {
 	_, ok := reflect.TypeOf(v).MethodByName(name)
 	return ok
+}
+
+// TestHandlerCannotReachBinding: a handler's *Call does not convert to the
+// transports' *Request, and has none of its operations; the embedder's
+// *Server has none of the transport-facing ones (they are on Scope).
+func TestHandlerCannotReachBinding(t *testing.T) {
+	call, req := reflect.TypeFor[*Call](), reflect.TypeFor[*Request]()
+	if call.ConvertibleTo(req) || req.ConvertibleTo(call) {
+		t.Fatal("*Call and *Request convert into each other")
+	}
+	for i := range req.NumMethod() {
+		m := req.Method(i).Name
+		if _, ok := call.MethodByName(m); ok && m != "Method" && m != "Server" && m != "IsListen" {
+			t.Errorf("*Call has the binding's %s", m)
+		}
+	}
+	srv := reflect.TypeFor[*Server]()
+	for _, m := range []string{"NewScope", "NewTransportScope", "ConnOpen", "ConnClose", "ServerMeta", "Begin"} {
+		if _, ok := srv.MethodByName(m); ok {
+			t.Errorf("*Server has the transport-facing %s", m)
+		}
+	}
+	for _, m := range []string{"ConnOpen", "ConnClose", "ServerMeta", "Begin", "BeginBorrowed", "Shutdown"} {
+		if _, ok := reflect.TypeFor[*Scope]().MethodByName(m); !ok {
+			t.Errorf("*Scope lacks %s", m)
+		}
+	}
 }

@@ -127,9 +127,6 @@ func (s *Server) Options() Options { return s.opt }
 // Stats returns the server's counters.
 func (s *Server) Stats() *Stats { return &s.stats }
 
-// ServerMeta returns the encoded result _meta object carrying serverInfo.
-func (s *Server) ServerMeta() []byte { return s.serverMeta }
-
 // AddTool registers (or replaces) a tool and notifies tools/list_changed
 // listeners.
 func (s *Server) AddTool(t Tool) error {

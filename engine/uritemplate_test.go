@@ -142,7 +142,7 @@ func TestReadThroughLevel3Template(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := &capture{done: make(chan struct{})}
-	r := s.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
 	if e := r.Check(); e != nil {
 		t.Fatal(e.Message)
 	}

@@ -319,7 +319,7 @@ func newServerT(t *testing.T, opt Options, clk *clock) *engine.Server {
 func dial(t *testing.T, srv *engine.Server, principal any) *conn {
 	t.Helper()
 	c := &conn{t: t, srv: srv, out: newSink()}
-	c.sc = linestream.NewMem(srv.NewScope(), c.out.WriteFrame, linestream.Config{}, principal)
+	c.sc = linestream.NewMem(engine.NewScope(srv, ""), c.out.WriteFrame, linestream.Config{}, principal)
 	t.Cleanup(c.sc.Close)
 	return c
 }

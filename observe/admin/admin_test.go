@@ -236,7 +236,7 @@ func begin(t *testing.T, srv *engine.Server, msg []byte, rep engine.Replier) {
 	if err := codec.Peek(msg, &env); err != nil {
 		t.Fatal(err)
 	}
-	r := srv.NewScope().Begin(context.Background(), msg, &env, rep, nil)
+	r := engine.NewScope(srv, "").Begin(context.Background(), msg, &env, rep, nil)
 	if e := r.Check(); e != nil {
 		t.Fatal(e.Message)
 	}

@@ -34,7 +34,7 @@ func ExampleCollector() {
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	var env codec.Envelope
 	_ = codec.Peek(msg, &env)
-	r := srv.NewTransportScope("stdio").Begin(context.Background(), msg, &env, nop{}, nil)
+	r := engine.NewScope(srv, "stdio").Begin(context.Background(), msg, &env, nop{}, nil)
 	if e := r.Check(); e == nil {
 		r.Run()
 	}

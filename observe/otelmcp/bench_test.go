@@ -44,7 +44,7 @@ func BenchmarkTracedEcho(b *testing.B) {
 				return nil
 			}})
 			n := 0
-			m := linestream.NewMem(srv.NewScope(), func([]byte) error { n++; return nil }, linestream.Config{}, nil)
+			m := linestream.NewMem(engine.NewScope(srv, ""), func([]byte) error { n++; return nil }, linestream.Config{}, nil)
 			defer m.Close()
 			b.ReportAllocs()
 			for b.Loop() {

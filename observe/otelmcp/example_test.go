@@ -28,7 +28,7 @@ func ExampleHooks() {
 		c.Text("hi")
 		return nil
 	}})
-	conn := linestream.NewMem(srv.NewScope(), func([]byte) error { return nil }, linestream.Config{}, nil)
+	conn := linestream.NewMem(engine.NewScope(srv, ""), func([]byte) error { return nil }, linestream.Config{}, nil)
 	defer conn.Close()
 	_ = conn.Send([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +

@@ -138,8 +138,7 @@ func TestSpansFromMeta(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	sr, _, srv := setup(t)
 	p := &memPeer{ch: make(chan struct{}, 1)}
-	sc := srv.NewScope()
-	sc.SetTransport("stdio")
+	sc := engine.NewScope(srv, "stdio")
 	m := linestream.NewMem(sc, p.deliver, linestream.Config{}, nil)
 	send := func(s string) {
 		if err := m.Send([]byte(s)); err != nil {

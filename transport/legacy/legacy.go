@@ -156,14 +156,15 @@ type Server struct {
 // New puts a legacy front on eng.
 func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
+	sc := engine.NewScope(eng, "")
 	s := &Server{
 		eng:      eng,
-		scope:    eng.NewScope(),
+		scope:    sc,
 		cfg:      cfg,
 		store:    cfg.Store,
 		log:      cfg.Logger,
 		modern:   eng.Options().SupportedVersions[0],
-		metaTail: append([]byte(`,"_meta":`), eng.ServerMeta()...),
+		metaTail: append([]byte(`,"_meta":`), sc.ServerMeta()...),
 		sessions: map[string]*session{},
 		stop:     make(chan struct{}),
 	}

@@ -101,7 +101,7 @@ func (d *benchDriver) Abort(err error) { panic(err) }
 func newBenchConn(s *engine.Server) (*benchDriver, func()) {
 	d := &benchDriver{wake: make(chan struct{}, 1), in: make(chan struct{}, 1)}
 	d.cond.L = &d.mu
-	d.c = New(s.NewScope(), d, Config{}, context.Background(), nil)
+	d.c = New(engine.NewScope(s, ""), d, Config{}, context.Background(), nil)
 	quit := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

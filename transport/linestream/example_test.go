@@ -19,7 +19,7 @@ func ExampleMemConn() {
 		return nil
 	}})
 	got := make(chan string, 1)
-	conn := linestream.NewMem(srv.NewScope(), func(frame []byte) error {
+	conn := linestream.NewMem(engine.NewScope(srv, ""), func(frame []byte) error {
 		got <- string(frame) // copy: the frame is only valid during the call
 		return nil
 	}, linestream.Config{}, nil)

@@ -209,7 +209,7 @@ func newStreamConn(s *engine.Server, w frameWriter) *streamConn {
 }
 
 func newStreamConnCfg(s *engine.Server, w frameWriter, cfg Config) *streamConn {
-	m := NewMem(s.NewScope(), w.WriteFrame, cfg, nil)
+	m := NewMem(engine.NewScope(s, ""), w.WriteFrame, cfg, nil)
 	return &streamConn{MemConn: m, aborted: m.Aborted()}
 }
 

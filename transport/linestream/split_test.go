@@ -54,7 +54,7 @@ func splitServer(t testing.TB) *engine.Server {
 // feedChunks feeds input in the given chunks and returns the output.
 func feedChunks(s *engine.Server, chunks [][]byte) string {
 	d := &collectDriver{}
-	c := New(s.NewScope(), d, Config{MaxLine: 600}, context.Background(), nil)
+	c := New(engine.NewScope(s, ""), d, Config{MaxLine: 600}, context.Background(), nil)
 	for _, ch := range chunks {
 		// The caller reuses its buffer after Feed, as a reader does.
 		buf := append([]byte(nil), ch...)
@@ -102,7 +102,7 @@ func TestFeedOneWritePerChunk(t *testing.T) {
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	var writes int
 	d := &countingDriver{n: &writes}
-	c := New(s.NewScope(), d, Config{}, context.Background(), nil)
+	c := New(engine.NewScope(s, ""), d, Config{}, context.Background(), nil)
 	defer c.Close(nil)
 	var chunk []byte
 	for i := 0; i < 64; i++ {

@@ -176,8 +176,8 @@ func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	return &Server{
 		eng:    eng,
-		scope:  eng.NewTransportScope("tcp"),
-		uscope: eng.NewTransportScope("unix"),
+		scope:  engine.NewScope(eng, "tcp"),
+		uscope: engine.NewScope(eng, "unix"),
 		cfg:    cfg,
 		lcfg: linestream.Config{
 			MaxLine: cfg.MaxLine, MaxPending: cfg.MaxPending, MaxBacklog: cfg.MaxBacklog,
@@ -464,8 +464,9 @@ func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	s.stats.Accepted.Add(1)
 	network := networkOf(gc)
 	c := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), unix: network == "unix"}
-	c.lc = linestream.New(s.scopeOf(c), c, s.lcfg, context.Background(), nil)
-	if c.info = s.eng.ConnOpen(network, gc.LocalAddr(), c.remote); c.info != nil {
+	sc := s.scopeOf(c)
+	c.lc = linestream.New(sc, c, s.lcfg, context.Background(), nil)
+	if c.info = sc.ConnOpen(gc.LocalAddr(), c.remote); c.info != nil {
 		c.lc.SetConnInfo(c.info)
 	}
 	gc.SetContext(c)
@@ -528,7 +529,7 @@ func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
 	}
 	c.lc.Close(why)
 	c.lc.ReleaseInput()
-	c.s.eng.ConnClose(c.info, err)
+	c.s.scopeOf(c).ConnClose(c.info, err)
 	if c.timer != nil {
 		c.timer.Stop()
 	}

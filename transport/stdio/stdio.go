@@ -123,17 +123,18 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 		// peer did not take at once.
 		ld = &tryDriver{driver: d, rc: rc}
 	}
-	c := linestream.New(srv.NewTransportScope("stdio"), ld, linestream.Config{
+	sc := engine.NewScope(srv, "stdio")
+	c := linestream.New(sc, ld, linestream.Config{
 		MaxLine: opt.MaxLine, MaxPending: opt.MaxPending, Logger: log,
 		HandOffOutput: true, // the reader never blocks on stdout
 	}, ctx, nil)
-	ci := srv.ConnOpen("stdio", nil, nil)
+	ci := sc.ConnOpen(nil, nil)
 	c.SetConnInfo(ci)
 	if opt.Queued != nil {
 		opt.Queued.c.Store(c)
 		defer opt.Queued.c.Store(nil)
 	}
-	defer func() { srv.ConnClose(ci, result) }()
+	defer func() { sc.ConnClose(ci, result) }()
 
 	writerDone := make(chan struct{})
 	stopWriter := make(chan struct{})

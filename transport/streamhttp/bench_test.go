@@ -3,10 +3,11 @@ package streamhttp
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcpwire/mcpwire/internal/fixture"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/mcpwire/mcpwire/internal/fixture"
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
@@ -64,7 +65,7 @@ func BenchmarkHeaderCheck(b *testing.B) {
 		{[]byte("Mcp-Param-DryRun"), []byte("false")},
 	}
 	x := s.acquireExchange()
-	c := eng.NewScope().Begin(context.Background(), body, &env, x, nil)
+	c := engine.NewScope(eng, "").Begin(context.Background(), body, &env, x, nil)
 	x.bind(c)
 	var m mirrored
 	b.ReportAllocs()

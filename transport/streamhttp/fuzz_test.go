@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/mcpwire/mcpwire/internal/fixture"
 	"math/big"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpwire/mcpwire/internal/fixture"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
@@ -46,7 +47,7 @@ func executeSQLBindings(tb testing.TB) []mcp.HeaderBinding {
 		if err := codec.Peek(body, &env); err != nil {
 			panic(err)
 		}
-		c := eng.NewScope().Begin(context.Background(), body, &env, nopReplier{}, nil)
+		c := engine.NewScope(eng, "").Begin(context.Background(), body, &env, nopReplier{}, nil)
 		if e := c.Check(); e != nil {
 			panic(e)
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpwire/mcpwire/internal/fixture"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpwire/mcpwire/internal/fixture"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -1504,7 +1505,7 @@ func TestShutdownStopsThisTransportOnly(t *testing.T) {
 			t.Fatal("the HTTP transport's Shutdown shut the engine down")
 		}
 		got := make(chan string, 1)
-		m := linestream.NewMem(h.eng.NewScope(), func(f []byte) error { got <- string(f); return nil }, linestream.Config{}, nil)
+		m := linestream.NewMem(engine.NewScope(h.eng, ""), func(f []byte) error { got <- string(f); return nil }, linestream.Config{}, nil)
 		defer m.Close()
 		if err := m.Send([]byte(fixture.ToolsCall("9", "echo", `{"text":"still served"}`))); err != nil {
 			t.Fatal(err)

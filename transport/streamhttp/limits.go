@@ -78,7 +78,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			l.s.stats.Proxied.Add(1)
 			lc.Conn = &proxyConn{Conn: c, lc: lc}
 		}
-		lc.info = l.s.eng.ConnOpen("http", c.LocalAddr(), c.RemoteAddr())
+		lc.info = l.s.scope.ConnOpen(c.LocalAddr(), c.RemoteAddr())
 		if l.netHTTP {
 			nc := &netConn{limitConn: lc, maxHeader: l.s.cfg.MaxHeaderBytes}
 			if l.s.tlsConf != nil {
@@ -306,7 +306,7 @@ func (c *limitConn) Close() error {
 func (c *limitConn) release() {
 	c.once.Do(func() {
 		c.l.release(c)
-		c.l.s.eng.ConnClose(c.info, nil)
+		c.l.s.scope.ConnClose(c.info, nil)
 	})
 }
 

@@ -52,7 +52,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{
 		eng:   eng,
-		scope: eng.NewTransportScope("http"),
+		scope: engine.NewScope(eng, "http"),
 		cfg:   cfg,
 		path:  []byte(cfg.Path),
 		peek:  codec.PeekOptions{MaxDepth: eng.Options().MaxDepth},
