@@ -8,19 +8,26 @@ BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build test vet race fuzz fuzz-short bench lint run demo clean
+.PHONY: all help build test vet race fuzz fuzz-short bench lint run demo clean
 
 all: build
 
+## help: this list: every target with what it does (from the "## target:" comments of this Makefile).
+help:
+	@awk '/^## [a-z][a-z0-9-]*:/ { sub(/^## /, ""); i = index($$0, ":"); printf "  %-20s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2) }' $(MAKEFILE_LIST)
+
+## build: bin/mcpwire, the command (serve, load, probe, call, demo).
 build:
 	$(GO) build -o $(BIN) ./cmd/mcpwire
 
 ## test: vet, every test under the race detector, then a short run of every fuzz target.
 test: vet race fuzz-short
 
+## vet: go vet on every package.
 vet:
 	$(GO) vet ./...
 
+## race: every test under the race detector, shuffled (the middle part of `make test`).
 race:
 	$(GO) test -race -shuffle=on -count=1 -timeout 15m ./...
 
@@ -38,6 +45,7 @@ bench:
 	$(GO) test -p 1 -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./framing/ ./codec/ ./mcp/ ./engine/... ./transport/... ./client/... ./state/... ./observe/... | tee bench/out/bench.txt
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./e2e/ | tee out/e2e.txt
 
+## lint: gofmt, go vet and staticcheck (installed at its pinned version if missing); CI runs it first.
 lint:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi
 	$(GO) vet ./...
@@ -52,6 +60,7 @@ run: build
 demo: build
 	$(BIN) demo
 
+## clean: remove bin/ and bench/out/.
 clean:
 	rm -rf bin bench/out
 
@@ -67,11 +76,11 @@ conformance-legacy: build
 interop: build
 	./.ci/interop.sh
 
-## conformance-client: the suite's client leg (pinned) against client through `bin/mcpwire conformance-client`, every 2026-07-28 client scenario (auth/* through client/oauth) plus the 6 auth extensions (client credentials basic and JWT, enterprise-managed, WIF JWT bearer, DPoP, DPoP nonces).
+## conformance-client: the suite's client leg (pinned) against our client (client/) through `bin/mcpwire conformance-client`, every 2026-07-28 client scenario (auth/* through client/oauth) plus the 6 auth extensions (client credentials basic and JWT, enterprise-managed, WIF JWT bearer, DPoP, DPoP nonces).
 conformance-client: build
 	./.ci/conformance-client.sh
 
-## interop-client: client (`bin/mcpwire probe` and `call`) against real servers, pinned: go-sdk everything-server (stateless, stateful; HTTP and stdio), mcp-go conformance server (HTTP) and everything example (stdio), TS SDK v1 on HTTP+SSE, TS SDK v2 server (HTTP and stdio).
+## interop-client: our client (client/; `bin/mcpwire probe` and `call`) against real servers, pinned: go-sdk everything-server (stateless, stateful; HTTP and stdio), mcp-go conformance server (HTTP) and everything example (stdio), TS SDK v1 on HTTP+SSE, TS SDK v2 server (HTTP and stdio).
 interop-client: build
 	./.ci/interop-client.sh
 
@@ -100,7 +109,7 @@ compare-conns:
 compare-fanout:
 	./bench/compare.sh --fanout
 
-## compare-clients: client round trips (tools/call echo, closed loop, 1 and 16 callers): client vs the go-sdk and mcp-go clients over HTTP and stdio (TCP: client only) against bin/mcpwire serve; calls/s, p50/p99, client CPU and allocations per call; ROUNDS, DURATION, CALLERS, ONLY env.
+## compare-clients: client round trips (tools/call echo, closed loop, 1 and 16 callers): our client (client/) vs the go-sdk and mcp-go clients over HTTP and stdio (TCP: ours only) against bin/mcpwire serve; calls/s, p50/p99, client CPU and allocations per call; ROUNDS, DURATION, CALLERS, ONLY env.
 compare-clients:
 	$(GO) build -o $(BIN) ./cmd/mcpwire
 	cd bench && $(GO) build -o ../bin/bench-clientrt ./cmd/clientrt

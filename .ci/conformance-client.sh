@@ -3,7 +3,7 @@
 # official MCP conformance suite (@modelcontextprotocol/conformance
 # 0.2.0-alpha.12 under Node 22.23.5, pinned in interop/npm/ and installed by
 # .ci/tools.sh into $MCP_TOOLS_HOME, default /tmp/mcpwire-tools) against our
-# client, client, driven by the hidden `bin/mcpwire conformance-client`.
+# client, client/, driven by the hidden `bin/mcpwire conformance-client`.
 #
 #   .ci/conformance-client.sh [--out DIR] [--keep]
 #   SCENARIOS_ONLY="tools_call request-metadata" .ci/conformance-client.sh   (a subset)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# .ci/interop-client.sh — `make interop-client`: our client (client,
+# .ci/interop-client.sh — `make interop-client`: our client (client/,
 # through `bin/mcpwire probe` and `bin/mcpwire call`) against real,
 # independently written MCP servers, pinned and installed by .ci/tools.sh
 # into $MCP_TOOLS_HOME (default /tmp/mcpwire-tools):

@@ -1,8 +1,12 @@
 // Package client is the MCP client side of mcpwire: one Client over any
-// Transport (Streamable HTTP from streamhttp.Dial; stdio, TCP and Unix
-// sockets through NewLineTransport with stdio.Command or socket.Dialer).
-// Package target opens one from a target string
-// ("http://…", "stdio:'cmd …'", "tcp://…", "unix://…").
+// Transport. The transports are in the sub-packages: Streamable HTTP from
+// client/streamhttp (Dial); stdio, TCP and Unix sockets through
+// NewLineTransport with a dialer from client/stdio (Command) or
+// client/socket (Dialer). Package client/target opens one from a target
+// string ("http://…", "stdio:'cmd …'", "tcp://…", "unix://…"). The
+// protocol types a Client returns (mcp.Tool, mcp.ToolResult…) are package
+// mcp's, the same the engine encodes. No client package links a server
+// transport, fasthttp or gnet.
 //
 // What a Client does for the caller:
 //
@@ -37,7 +41,7 @@
 //     whose annotations break PARAM-02 (PARAM-03), and later tools/call
 //     requests carry the Mcp-Param-* headers (PARAM-05, PARAM-06).
 //   - HTTP authorization (SEC-04) is the transport's: package
-//     client/oauth implements streamhttp.DialOptions.Auth (the MCP OAuth
+//     client/oauth implements client/streamhttp's DialOptions.Auth (the MCP OAuth
 //     2.1 flow, run on the server's 401 or 403 insufficient_scope, the
 //     request then sent again); target.Options.OAuth sets it up.
 //

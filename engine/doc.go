@@ -89,20 +89,26 @@
 //
 // # Transports
 //
-// Transports (transport/stdio, transport/socket, transport/streamhttp, or your own)
-// hold the same request as a *Request, the binding-facing type: Scope.Begin
-// makes one from a framed message, then the transport runs Check (or its
-// steps, interleaved with its own), Fail or Start/Run, and receives the
-// answers through its Replier. Each transport gets a Scope from
-// Server.NewScope, so that its Shutdown stops that transport only; whoever
-// created the Server shuts the engine down, once, after the transports.
-// The line-framed transports share one connection core, transport/linestream.
-// Server.NewTransportScope names the transport ("http", "stdio", "tcp",
-// "unix"…) for the request-duration histograms (Server.RequestDurations)
-// and the in-flight counts (Server.Load) that observe/metrics exports; the
-// name is a label only, the engine still treats every scope alike.
-// Recording a request's duration costs two monotonic clock reads and two
-// atomic adds, and allocates nothing.
+// A transport (transport/stdio, transport/socket, transport/streamhttp,
+// transport/legacy, or your own) reaches the engine through a Scope, which
+// it gets from NewScope(srv, name): the embedder's *Server has no
+// transport-facing methods. Scope.Begin makes a *Request from a framed
+// message; the transport runs Check (or its steps, interleaved with its
+// own), Fail or Start/Run, and receives the answers through its Replier.
+// A Request is a distinct type: a handler's *Call cannot be converted into
+// one, so the binding operations (Fail, Start, SetRawResult…) are out of a
+// handler's reach. Scope.ConnOpen and ConnClose report connections to the
+// hooks, Scope.ServerMeta gives the _meta a transport-built result
+// carries, and Scope.Shutdown stops that transport only; whoever created
+// the Server shuts the engine down, once, after the transports. The
+// line-framed transports share one connection core, transport/linestream.
+//
+// The scope's name ("http", "stdio", "tcp", "unix"…) labels its requests
+// in the request-duration histograms (Server.RequestDurations) and the
+// in-flight counts (Server.Load) that observe/metrics exports; the name is
+// a label only, the engine treats every scope alike. Recording a request's
+// duration costs two monotonic clock reads and two atomic adds, and
+// allocates nothing.
 //
 // Lock order is documented in LOCKS.md.
 package engine

@@ -23,7 +23,7 @@ import (
 // the scenario in MCP_CONFORMANCE_SCENARIO, the revision in
 // MCP_CONFORMANCE_PROTOCOL_VERSION and scenario data (tool calls to make)
 // in MCP_CONFORMANCE_CONTEXT. Each scenario is driven through the public
-// client API only (client, client/target), the way an
+// client API only (client/, client/target), the way an
 // application would use it; the checks are the harness's. The exit status
 // is non-zero when a step the scenario needs failed.
 //

@@ -1,7 +1,6 @@
 // Package streamhttp is the Streamable HTTP binding of an engine.Server
-// (MCP 2026-07-28, HTTP-*), server and client side.
-//
-// # Server
+// (MCP 2026-07-28, HTTP-*): the server side. The client side is package
+// client/streamhttp.
 //
 // New binds an engine to one POST endpoint (Config.Path, default "/mcp",
 // HTTP-01) with a Config whose zero value is the safe default. Two front
@@ -96,12 +95,4 @@
 // complete with a final result (SUB-10), in-flight requests may finish
 // until the context ends and are then cancelled. Whoever created the
 // engine shuts it down, once, after its transports.
-//
-// # Client
-//
-// Dial returns a client.Transport for an http:// or https:// endpoint
-// (DialOptions.TLSConfig for private roots): header mirroring, JSON or SSE
-// replies, cancellation by closing the exchange, a bounded connection pool,
-// OAuth through DialOptions.Auth, and the fallbacks to the 2025-11-25
-// and 2024-11-05 HTTP transports. Use it through client.New.
 package streamhttp
