@@ -2,7 +2,6 @@ package streamhttp
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	mcpclient "github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/fixture"
 	httpserver "github.com/mcpwire/mcpwire/transport/streamhttp"
 )
 
@@ -27,13 +27,7 @@ import (
 func BenchmarkDialRoundTrip(b *testing.B) {
 	eng := engine.New(engine.Options{Name: "ExampleServer", Version: "1.0.0"})
 	b.Cleanup(func() { _ = eng.Shutdown(context.Background()) })
-	// Inline, as the reference server's echo.
-	if err := eng.AddTool(engine.Tool{Name: "echo", Inline: true, InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
-		Handler: func(c *engine.Call) error {
-			s, _ := c.ArgBytes("text")
-			c.TextBytes(s)
-			return nil
-		}}); err != nil {
+	if err := eng.AddTool(fixture.Echo(true)); err != nil {
 		b.Fatal(err)
 	}
 	if err := eng.AddTool(engine.Tool{Name: "quick", Inline: true, Handler: func(c *engine.Call) error {

@@ -29,13 +29,7 @@ func benchEngineWith(b testing.TB, opt engine.Options) *engine.Server {
 		Handler: func(c *engine.Call) error { c.Text("1 row"); return nil }}); err != nil {
 		b.Fatal(err)
 	}
-	// Inline, as the reference server's echo.
-	if err := eng.AddTool(engine.Tool{Name: "echo", Inline: true, InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
-		Handler: func(c *engine.Call) error {
-			s, _ := c.ArgBytes("text")
-			c.TextBytes(s)
-			return nil
-		}}); err != nil {
+	if err := eng.AddTool(fixture.Echo(true)); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = eng.Shutdown(context.Background()) })
