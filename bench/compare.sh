@@ -14,7 +14,9 @@
 # to skip the build, TSUNG=0 to skip the tsung rows (otherwise the Debian
 # package tsung, the outside generator of the TCP rows, is installed when
 # missing), WRK=0 to skip the wrk rows (likewise the Debian package wrk, the
-# outside generator of the HTTP rows).
+# outside generator of the HTTP rows), BASE=path/to/another/mcpwire to run
+# each plain mcpwire row again with that binary as "mcpwire@base …" in the
+# same rounds (before/after a change).
 # Raw generator output and server stderr go to bench/out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -85,7 +87,7 @@ pgrep -x epmd >/dev/null 2>&1 && EPMD_BEFORE=1
 status=0
 bin/bench-compare -bin bin -out bench/out -rounds "$ROUNDS" -d "$DURATION" -warmup "$WARMUP" \
 	-port "$PORT" -listeners "$LISTENERS" -publish-rate "$PUBLISH_RATE" -only "$ONLY" -wait-quiet "$WAIT_QUIET" \
-	-tsung "$TSUNG_BIN" -wrk "$WRK_BIN" -wrk-scripts bench/wrk "$@" || status=$?
+	-tsung "$TSUNG_BIN" -wrk "$WRK_BIN" -wrk-scripts bench/wrk -base "${BASE:-}" "$@" || status=$?
 if [[ $EPMD_BEFORE == 0 ]] && command -v epmd >/dev/null 2>&1 && pgrep -x epmd >/dev/null 2>&1; then
 	epmd -kill >/dev/null 2>&1 || true
 fi

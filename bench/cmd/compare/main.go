@@ -52,6 +52,7 @@ type config struct {
 	wrkDir    string // directory of the wrk scripts (bench/wrk)
 	tlsDir    string // the HTTPS rows' test CA, certificate and key (made by runCompare)
 	sockDir   string // temporary directory for the Unix socket rows
+	base      string // another mcpwire binary (the code before a change): its rows run beside ours ("" = none)
 }
 
 func main() {
@@ -72,6 +73,7 @@ func main() {
 	flag.StringVar(&cfg.tsung, "tsung", "tsung", "tsung binary for the outside-generator TCP rows (\"\" or a missing binary: those rows are skipped)")
 	flag.StringVar(&cfg.wrk, "wrk", "wrk", "wrk binary for the outside-generator HTTP rows (\"\" or a missing binary: those rows are skipped)")
 	flag.StringVar(&cfg.wrkDir, "wrk-scripts", "bench/wrk", "directory of the wrk fixture scripts")
+	flag.StringVar(&cfg.base, "base", "", "another mcpwire binary, e.g. built from the commit before a change: each plain mcpwire row (HTTP, stdio, TCP, Unix; not HTTPS or legacy) runs again with it as \"mcpwire@base …\", interleaved in the same rounds")
 	flag.DurationVar(&cfg.waitQuiet, "wait-quiet", 0, "before starting, wait up to this long for the 1-minute load average to fall below half the CPU count")
 	flag.Parse()
 	if cfg.tlsDir == "" {
@@ -300,7 +302,28 @@ func requestRows(cfg config) []row {
 			ts("mcpwire TCP 64×1 (tsung)", false, b("mcpwire"), "serve", "--tcp", "ADDR", "--log-level", "error"),
 			ts("raw gnet TCP 64×1 (tsung)", true, b("bench-rawgnet"), "-tcp", "ADDR", "-splice-id"))
 	}
-	return rows
+	return withBase(rows, b("mcpwire"), cfg.base)
+}
+
+// withBase adds, after each plain mcpwire row, the same row served by the
+// base binary, so that a change is measured against the code before it in
+// the same rounds and against the same ceilings.
+func withBase(rows []row, ours, base string) []row {
+	if base == "" {
+		return rows
+	}
+	out := make([]row, 0, 2*len(rows))
+	for _, r := range rows {
+		out = append(out, r)
+		if len(r.server) == 0 || r.server[0] != ours || r.tls || r.session || !strings.HasPrefix(r.name, "mcpwire ") || strings.Contains(r.name, "legacy") {
+			continue
+		}
+		b := r
+		b.name = "mcpwire@base " + strings.TrimPrefix(r.name, "mcpwire ")
+		b.server = append([]string{base}, r.server[1:]...)
+		out = append(out, b)
+	}
+	return out
 }
 
 // ---------------------------------------------------------------- generator output
