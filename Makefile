@@ -8,7 +8,7 @@ BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all help build test vet race fuzz fuzz-short bench lint run demo clean
+.PHONY: all help build test vet race fuzz fuzz-short bench lint cross run demo clean
 
 all: build
 
@@ -51,6 +51,16 @@ lint:
 	$(GO) vet ./...
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+## cross: for linux, darwin and windows on amd64 and arm64 (CROSS_TARGETS): build and vet every package (tests included), link cmd/mcpwire to a throwaway file; nothing runs.
+CROSS_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@set -e; for t in $(CROSS_TARGETS); do \
+		os=$${t%/*}; arch=$${t#*/}; echo "== $$os/$$arch"; \
+		GOOS=$$os GOARCH=$$arch $(GO) build ./...; \
+		GOOS=$$os GOARCH=$$arch $(GO) vet ./...; \
+		GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null ./cmd/mcpwire; \
+	done
 
 ## run: the reference server on stdio (type JSON-RPC lines; Ctrl-D ends it).
 run: build

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcpwire/mcpwire/client"
@@ -26,7 +25,9 @@ import (
 // Each Dial starts a new process, so a LineTransport that re-dials after a
 // crash restarts the server (STD-14). Closing the stream runs the STD-11
 // stop sequence: close stdin, wait CloseWait, SIGTERM, wait TermWait,
-// SIGKILL.
+// SIGKILL. Windows has no SIGTERM: there it is close stdin, wait
+// CloseWait, then kill the process (TerminateProcess, through
+// os.Process.Kill); TermWait is not used.
 type Command struct {
 	Path string   // program (looked up in PATH when it has no slash)
 	Args []string // arguments after the program name
@@ -40,7 +41,8 @@ type Command struct {
 	// CloseWait is how long the child has to exit after its stdin closes
 	// (STD-12). Default 2 s.
 	CloseWait time.Duration
-	// TermWait is how long it has after SIGTERM before SIGKILL. Default 2 s.
+	// TermWait is how long it has after SIGTERM before SIGKILL. Default
+	// 2 s. Not used on Windows (no SIGTERM).
 	TermWait time.Duration
 }
 
@@ -153,12 +155,12 @@ func (p *process) Close() error {
 		}
 		switch {
 		case step(p.closeWait):
-		case p.signal(syscall.SIGTERM) && step(p.termWait):
+		case terminate(p.cmd.Process) && step(p.termWait):
 			p.closeErr = errors.New("stdio: server needed SIGTERM to stop")
 		default:
 			_ = p.cmd.Process.Kill()
 			<-p.exited
-			p.closeErr = errors.New("stdio: server killed (SIGKILL) after ignoring SIGTERM")
+			p.closeErr = errKilled
 		}
 		p.stdout.Close()
 		<-p.stderrDone
@@ -167,10 +169,6 @@ func (p *process) Close() error {
 		}
 	})
 	return p.closeErr
-}
-
-func (p *process) signal(s os.Signal) bool {
-	return p.cmd.Process.Signal(s) == nil
 }
 
 // Exited is closed when the child has exited (tests).

@@ -69,7 +69,7 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   mcpwire serve --stdio [flags]   run the reference server on stdin/stdout
   mcpwire serve --http ADDR       run it on Streamable HTTP (combinable with --stdio)
-                [--tls-cert FILE --tls-key FILE]   over TLS (HTTPS); reloaded when the files change and on SIGHUP
+                [--tls-cert FILE --tls-key FILE]   over TLS (HTTPS); `+tlsReloadHelp+`
   mcpwire serve --tcp ADDR | --unix PATH   line-framed JSON-RPC on sockets
   mcpwire serve --http ADDR --state redis://HOST:PORT/DB [--state-key-file FILE] [--trusted-proxy CIDR]
                                   a replica sharing drafts and change cues (deploy/, make cluster)
@@ -92,7 +92,7 @@ func serve(ctx context.Context, args []string) error {
 	hosts := fs.String("allow-hosts", "", "comma-separated Host allow-list for loopback listeners (default: localhost, 127.0.0.1, ::1)")
 	nonLoopback := fs.Bool("allow-non-loopback", false, "allow a non-loopback --http or --tcp address")
 	plainHTTP := fs.Bool("insecure-plaintext", false, "with --allow-non-loopback and no --tls-cert: serve plain HTTP on a non-loopback --http address (behind a balancer terminating TLS)")
-	tlsCert := fs.String("tls-cert", "", "serve --http over TLS with this PEM certificate chain (reloaded when the file changes, and on SIGHUP)")
+	tlsCert := fs.String("tls-cert", "", "serve --http over TLS with this PEM certificate chain ("+tlsReloadHelp+")")
 	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
 	maxBody := fs.Int("max-body", 0, "largest HTTP request body in bytes (0: 4 MiB)")
 	maxHeader := fs.Int("max-header", 0, "largest HTTP header block in bytes (0: 16 KiB)")

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
@@ -18,7 +17,7 @@ import (
 // serverTLS loads --tls-cert and --tls-key (nil, nil when neither is set)
 // and reloads them when they change (checked at most every
 // streamhttp.DefaultCertCheckInterval, on a handshake) and at once on
-// SIGHUP.
+// SIGHUP (where there is one: not on Windows, see signal_other.go).
 func serverTLS(ctx context.Context, certFile, keyFile string, log *slog.Logger) (*tls.Config, error) {
 	if certFile == "" && keyFile == "" {
 		return nil, nil
@@ -30,7 +29,7 @@ func serverTLS(ctx context.Context, certFile, keyFile string, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	onSignal(ctx, syscall.SIGHUP, func() {
+	onHangup(ctx, func() {
 		if err := cf.Reload(); err != nil {
 			log.Warn("SIGHUP: TLS certificate not reloaded; the previous one is served", "err", err)
 		} else {

@@ -35,7 +35,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,7 +46,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mcpwire/mcpwire/deploy/internal/proxyhttp"
@@ -900,19 +898,4 @@ func loadavg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
-}
-
-// raiseFDLimit raises the descriptor limit to its hard limit: each listen
-// stream takes one.
-func raiseFDLimit() {
-	var l syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		return
-	}
-	if l.Cur < l.Max {
-		l.Cur = l.Max
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil && !errors.Is(err, syscall.EPERM) {
-			fmt.Fprintf(os.Stderr, "clusterbench: raising the descriptor limit: %v\n", err)
-		}
-	}
 }

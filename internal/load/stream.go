@@ -427,8 +427,8 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 	if c.cmd != nil {
 		c.stdin.Close()
 		if !waitClosed(c.dead, grace) {
-			_ = c.cmd.Process.Signal(syscall.SIGTERM)
-			if !waitClosed(c.dead, 2*time.Second) {
+			// Where SIGTERM cannot be sent (Windows), go on to Kill at once.
+			if c.cmd.Process.Signal(syscall.SIGTERM) != nil || !waitClosed(c.dead, 2*time.Second) {
 				_ = c.cmd.Process.Kill()
 				if !waitClosed(c.dead, 2*time.Second) {
 					c.stdout.Close() // a grandchild holds the pipe

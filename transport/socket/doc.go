@@ -24,6 +24,19 @@
 // deadline (Config.WriteTimeout): a peer that stops reading is closed and
 // counted as a slow consumer (A18).
 //
+// Systems: on Linux, macOS and the BSDs gnet runs its own event loops on
+// epoll or kqueue. On Windows gnet has no poller of its own: each
+// connection has a reader goroutine (on the Go runtime's poller) that
+// hands its input to an event loop, and a write blocks the loop until the
+// socket has taken it all. gnet keeps no outbound buffer there
+// (Config.MaxPending bounds only the output queued behind a write in
+// progress), and the write-progress deadline becomes a bound on each
+// write: one that has not completed within Config.WriteTimeout is
+// cancelled and the connection closed, counted as on the other systems;
+// until then a slow reader delays the other connections of its loop. Unix
+// sockets there need Windows 10 1803 or later (the listener fails to bind
+// otherwise). Peer credentials (Peer.Cred) are read on Linux only.
+//
 // Shutdown stops this transport only: new connections are refused, listen
 // streams get their final result, in-flight requests finish or are
 // cancelled at the context's deadline, answers are flushed and connections

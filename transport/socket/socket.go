@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/internal/netutil"
@@ -45,7 +44,8 @@ type Config struct {
 	MaxBacklog int
 	// WriteTimeout closes a connection whose pending output makes no
 	// progress for this long (A18: a peer that stopped reading), counted
-	// in Stats.WriteTimeouts and engine.Stats.SlowConsumers. Default 30 s;
+	// in Stats.WriteTimeouts and engine.Stats.SlowConsumers. On Windows it
+	// bounds each write instead (see the package doc). Default 30 s;
 	// negative disables it (unsafe).
 	WriteTimeout time.Duration
 	// MaxConns bounds concurrent connections; past it new ones are closed
@@ -427,31 +427,16 @@ func (h *handler) OnBoot(e gnet.Engine) gnet.Action {
 
 // boundAddr asks the kernel where listener l is bound (port 0 picks one).
 func boundAddr(e gnet.Engine, l listenAddr) net.Addr {
-	fallback := func() net.Addr {
-		if l.network == "unix" {
-			return &net.UnixAddr{Name: l.addr, Net: "unix"}
+	if fd, err := e.DupListener(l.network, l.addr); err == nil {
+		if a := dupListenerAddr(fd); a != nil {
+			return a
 		}
-		a, _ := net.ResolveTCPAddr("tcp", l.addr)
-		return a
 	}
-	fd, err := e.DupListener(l.network, l.addr)
-	if err != nil {
-		return fallback()
+	if l.network == "unix" {
+		return &net.UnixAddr{Name: l.addr, Net: "unix"}
 	}
-	defer unix.Close(fd)
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		return fallback()
-	}
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}
-	case *unix.SockaddrInet6:
-		return &net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port}
-	case *unix.SockaddrUnix:
-		return &net.UnixAddr{Name: a.Name, Net: "unix"}
-	}
-	return fallback()
+	a, _ := net.ResolveTCPAddr("tcp", l.addr)
+	return a
 }
 
 func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
@@ -559,14 +544,16 @@ type conn struct {
 	since  time.Time // when that progress was seen
 	armed  bool      // the write timer runs
 	timer  *time.Timer
+	guard  writeGuard // Windows: bounds a blocking write (sys_windows.go)
 }
 
 // Write hands b to gnet on the event loop (Conn.Flush runs only there).
 // gnet writes what the socket takes at once and keeps the rest in its own
 // outbound buffer, which is bounded by MaxPending and by the
-// write-progress deadline.
+// write-progress deadline. On Windows gnet writes all of b before
+// returning, within the bound of writeGuard.
 func (c *conn) Write(b []byte) (int, error) {
-	n, err := c.gc.Write(b)
+	n, err := c.guard.write(c, b)
 	if err != nil {
 		return n, err
 	}

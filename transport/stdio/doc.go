@@ -11,7 +11,14 @@
 // Serve protects the protocol stream: it moves it to a private duplicate of
 // file descriptor 1 and points fd 1 at stderr, so a stray fmt.Println in a
 // handler lands on stderr instead of corrupting stdout (STD-03, A14). Logs
-// go to stderr through log/slog (STD-05).
+// go to stderr through log/slog (STD-05). Windows has no dup2: there the
+// stream moves to a duplicate of the stdout handle, os.Stdout and the
+// process's standard output handle become stderr, and the original
+// os.Stdout is closed: a print through os.Stdout lands on stderr, one
+// through the original *os.File kept from before fails, and only code that
+// saved the raw handle before Serve (C code through cgo, say) is not
+// covered (see ProtectStdout). Elsewhere (neither Unix nor Windows) stdout
+// is not protected.
 //
 // When stdin ends (EOF, STD-12) the server stops reading, completes listen
 // streams with their final result, lets in-flight requests finish within

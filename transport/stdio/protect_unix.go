@@ -3,6 +3,7 @@
 package stdio
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -34,3 +35,6 @@ func ProtectStdout() (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), "mcp-stdout"), nil
 }
+
+// brokenPipe reports a write to a pipe whose reader has gone (EPIPE).
+func brokenPipe(err error) bool { return errors.Is(err, unix.EPIPE) }

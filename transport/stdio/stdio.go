@@ -239,7 +239,7 @@ func closeInput(in io.Reader) error {
 }
 
 func isClosedOutput(err error) bool {
-	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
+	return brokenPipe(err) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // driver is the stdio side of a linestream.Conn: a reader goroutine that
