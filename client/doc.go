@@ -50,7 +50,14 @@
 // not JSON-RPC; fail a reply over MaxLine with ErrTooLarge; and re-dial
 // (restart a stdio server) with backoff when the stream ends.
 //
-// Limits: MaxQueued unread messages per exchange (ErrSlowConsumer past
-// it), MaxLine per message on line streams, DialOptions.MaxMessage on
-// HTTP, MaxInputRounds, a bounded number of pages in a listing.
+// Limits: MaxQueued unread messages per exchange (past it a line
+// stream's call drops its notifications and a listen stream, or any
+// HTTP+SSE exchange, fails with ErrSlowConsumer), MaxLine per message on
+// line streams, DialOptions.MaxMessage on HTTP, MaxInputRounds, a bounded
+// number of pages in a listing.
+//
+// Writing a Transport: Inbox is the receiving side of an Exchange (the
+// queue between the goroutine that reads the connection and Next, the
+// bound, the end after the final message, cancellation); LineTransport
+// and streamhttp.Dial use it.
 package client

@@ -228,8 +228,12 @@ func (t *LineTransport) Open(ctx context.Context, out *Outgoing) (Exchange, erro
 	if err != nil {
 		return nil, err
 	}
+	overflow := OverflowDrop
+	if out.Listen {
+		overflow = OverflowFail
+	}
 	ex := &lineExchange{c: c, id: string(out.ID), token: string(out.Token), listen: out.Listen,
-		max: t.o.MaxQueued, wake: make(chan struct{}, 1)}
+		in: Inbox{Max: t.o.MaxQueued, Overflow: overflow}}
 	if !c.register(ex) {
 		return nil, fmt.Errorf("%w: connection lost", ErrNotDelivered)
 	}
@@ -358,7 +362,7 @@ func (c *lineConn) fail(err error) {
 	c.byID, c.byToken = map[string]*lineExchange{}, map[string]*lineExchange{}
 	c.mu.Unlock()
 	for _, ex := range exs {
-		ex.end(err)
+		ex.in.End(err)
 	}
 }
 
@@ -418,7 +422,7 @@ func (c *lineConn) failTooLong(snip []byte) {
 	}
 	c.mu.Unlock()
 	if ex != nil {
-		ex.end(ErrTooLarge)
+		ex.in.End(ErrTooLarge)
 	}
 }
 
@@ -498,115 +502,38 @@ func (c *lineConn) answerServerRequest(env *codec.Envelope) {
 	_ = c.write(b)
 }
 
-// lineExchange is one request's queue of messages.
+// lineExchange is one request: the reading goroutine routes its messages
+// into in. A call's notifications are advisory: past MaxQueued they are
+// dropped and counted, the call goes on. A listen stream's are its
+// content: past MaxQueued it fails with ErrSlowConsumer and is cancelled.
 type lineExchange struct {
 	c      *lineConn
 	id     string
 	token  string
 	listen bool
-	max    int
-
-	mu        sync.Mutex
-	q         [][]byte
-	responded bool  // the final message is queued
-	err       error // why the exchange ended early
-	closed    bool
-	wake      chan struct{}
-}
-
-func (ex *lineExchange) signal() {
-	select {
-	case ex.wake <- struct{}{}:
-	default:
-	}
+	in     Inbox
 }
 
 func (ex *lineExchange) push(msg []byte, final bool) {
-	ex.mu.Lock()
-	if ex.closed || ex.responded || ex.err != nil {
-		ex.mu.Unlock()
+	if final {
+		ex.in.Final(msg)
 		return
 	}
-	if !final && len(ex.q) >= ex.max && !ex.listen {
-		// A call's notifications (progress, log messages) are advisory:
-		// past the bound they are dropped and counted, the call goes on.
-		ex.mu.Unlock()
+	switch ex.in.Push(msg) {
+	case PushDropped:
 		ex.c.t.dropped.Add(1)
-		return
-	}
-	if !final && len(ex.q) >= ex.max {
-		ex.err = ErrSlowConsumer
-		ex.mu.Unlock()
-		ex.signal()
+	case PushFailed:
 		ex.cancel()
-		return
 	}
-	ex.q = append(ex.q, msg)
-	ex.responded = final
-	ex.mu.Unlock()
-	ex.signal()
-}
-
-func (ex *lineExchange) end(err error) {
-	ex.mu.Lock()
-	if ex.err == nil && !ex.responded {
-		ex.err = err
-	}
-	ex.mu.Unlock()
-	ex.signal()
 }
 
 // Next implements Exchange.
-func (ex *lineExchange) Next(ctx context.Context) ([]byte, error) {
-	for {
-		if err := ctx.Err(); err != nil {
-			// Checked first: a peer that never stops sending must not
-			// keep a call past its deadline (TMO-01).
-			return nil, err
-		}
-		ex.mu.Lock()
-		if len(ex.q) > 0 {
-			m := ex.q[0]
-			ex.q[0] = nil
-			ex.q = ex.q[1:]
-			ex.mu.Unlock()
-			return m, nil
-		}
-		if ex.responded {
-			ex.mu.Unlock()
-			return nil, io.EOF
-		}
-		if ex.err != nil {
-			err := ex.err
-			ex.mu.Unlock()
-			return nil, err
-		}
-		if ex.closed {
-			ex.mu.Unlock()
-			return nil, ErrClosed
-		}
-		ex.mu.Unlock()
-		select {
-		case <-ex.wake:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
+func (ex *lineExchange) Next(ctx context.Context) ([]byte, error) { return ex.in.Next(ctx) }
 
 // Close implements Exchange: before the response it sends
 // notifications/cancelled (STD-10, SUB-09).
 func (ex *lineExchange) Close() error {
-	ex.mu.Lock()
-	if ex.closed {
-		ex.mu.Unlock()
-		return nil
-	}
-	ex.closed = true
-	pending := !ex.responded && ex.err == nil
-	ex.q = nil
-	ex.mu.Unlock()
-	if pending {
+	if ex.in.Cancel(ErrClosed) {
 		ex.cancel()
 	}
 	return nil

@@ -464,11 +464,12 @@ func (t *transport) openOnce(ctx context.Context, out *mcpclient.Outgoing, era m
 		return nil, nil, x.fail(err)
 	}
 	defer x.leave()
+	var sess *session // Era2025: the session id sent
 	if era == mcpclient.Era2025 {
-		x.sess = t.session.Load()
+		sess = t.session.Load()
 	}
 	c.begin()
-	c.wbuf = t.appendPOST(c.wbuf[:0], c, out, x.sess, len(out.Body))
+	c.wbuf = t.appendPOST(c.wbuf[:0], c, out, sess, len(out.Body))
 	if err := c.write(out.Body); err != nil {
 		return nil, nil, x.failOpen(err, true)
 	}
@@ -483,7 +484,7 @@ func (t *transport) openOnce(ctx context.Context, out *mcpclient.Outgoing, era m
 		x.end(ch.reusable, io.EOF)
 		return nil, ch, nil
 	}
-	if err := x.start(); err != nil {
+	if err := x.start(sess); err != nil {
 		return nil, nil, err
 	}
 	return x, nil, nil
@@ -722,36 +723,33 @@ func (t *transport) goBackground(fn func()) bool {
 	return true
 }
 
-// Exchange states.
-const (
-	xOpen    uint8 = iota // the exchange holds its connection
-	xDone                 // the connection went back or was closed by Next
-	xAborted              // cancelled (Close, context, transport Close)
-)
-
 // dialExchange is one POST whose reply is read on demand (Next), in the
 // caller's goroutine: nothing is queued, the connection's flow control
-// holds the server back.
+// holds the server back. Its client.Inbox holds no message, only the end
+// state that a cancellation from another goroutine (Close, the end of a
+// context, the transport's Close) races with: whoever ends the exchange
+// first owns the connection, to give it back or close it.
 type dialExchange struct {
-	t         *transport
-	c         *wconn // the connection; the Next goroutine's
-	id        []byte
+	t       *transport
+	c       *wconn // the connection; the Next goroutine's
+	id      []byte
+	version string
+	status  int
+	final   error // what Next returns from now on (io.EOF after the response)
+
+	wdone <-chan struct{} // Done of the context watched
+	stop  func() bool     // stops the context watch
+
+	// The small fields side by side: the struct is allocated per request.
+	inCall    atomic.Bool // Open or Next runs
 	era       mcpclient.Era
-	sess      *session // Era2025: the session id sent
-	version   string
 	reused    bool
 	handshake bool
 	sse       bool
-	status    int
-	final     error // what Next returns from now on (io.EOF after the response)
 
-	wdone  <-chan struct{} // Done of the context watched
-	inCall atomic.Bool     // Open or Next runs
-
-	mu    sync.Mutex
-	state uint8
-	abort error       // why it was cancelled
-	stop  func() bool // stops the context watch
+	// in is open until the reply ends (End) or the exchange is cancelled
+	// (Cancel, with the reason Next then reports).
+	in mcpclient.Inbox
 }
 
 // Status reports the HTTP status of the reply.
@@ -764,20 +762,20 @@ func (x *dialExchange) Status() int { return x.status }
 // another context replaces it. It returns ctx's error when ctx is done.
 func (x *dialExchange) enter(ctx context.Context) error {
 	if d := ctx.Done(); d != x.wdone {
+		// wdone and stop are the calling goroutine's (Open, then Next's):
+		// no lock.
 		x.wdone = d
-		x.mu.Lock()
 		if x.stop != nil {
 			x.stop()
 			x.stop = nil
 		}
-		if d != nil && x.state == xOpen {
+		if d != nil && x.in.Err() == nil {
 			x.stop = context.AfterFunc(ctx, func() {
 				if x.inCall.Load() {
 					x.abortWith(ctx.Err())
 				}
 			})
 		}
-		x.mu.Unlock()
 	}
 	// Set before ctx is looked at, read by the watch after ctx ended: an
 	// end of ctx is seen by one of them.
@@ -797,15 +795,10 @@ func (x *dialExchange) leave() { x.inCall.Store(false) }
 // with notifications/cancelled (2025-era servers do not treat a
 // disconnect as cancellation, LEG-05).
 func (x *dialExchange) abortWith(err error) {
-	x.mu.Lock()
-	if x.state != xOpen {
-		x.mu.Unlock()
+	if !x.in.Cancel(err) {
 		return
 	}
-	x.state, x.abort = xAborted, err
-	c := x.c
-	x.mu.Unlock()
-	c.close()
+	x.c.close()
 	if x.era == mcpclient.Era2025 && !x.handshake {
 		x.t.sendCancel(x.id, x.version)
 	}
@@ -814,32 +807,27 @@ func (x *dialExchange) abortWith(err error) {
 // end gives the connection back (reusable) or closes it, and fixes what
 // Next returns from now on.
 func (x *dialExchange) end(reusable bool, final error) {
-	x.mu.Lock()
 	if x.stop != nil {
 		x.stop()
 		x.stop = nil
 	}
-	aborted := x.state == xAborted
-	if !aborted {
-		x.state = xDone
-	}
-	c := x.c
-	x.mu.Unlock()
-	if reusable && !aborted {
-		x.t.pool.put(c)
+	// End fails when a cancellation came first: that closed the
+	// connection, which is then not ours to give back.
+	if x.in.End(final) && reusable {
+		x.t.pool.put(x.c)
 	} else {
-		c.close()
+		x.c.close()
 	}
 	x.final = final
 }
 
 // fail ends the exchange with err, or with the reason it was cancelled.
 func (x *dialExchange) fail(err error) error {
-	x.mu.Lock()
-	if x.state == xAborted {
-		err = x.abort
+	// Only a cancellation ends in before end runs: the failure seen was
+	// its closing of the connection, and its reason is the one to report.
+	if why := x.in.Err(); why != nil {
+		err = why
 	}
-	x.mu.Unlock()
 	if err != mcpclient.ErrClosed && x.t.closed.Load() && !errors.Is(err, mcpclient.ErrTooLarge) {
 		err = mcpclient.ErrClosed
 	}
@@ -858,9 +846,9 @@ func (x *dialExchange) failOpen(err error, writing bool) error {
 	return x.fail(err)
 }
 
-// start reads what the head says. A 404 to a request that carried a
-// 2025-era session id means the session is gone (COMPAT-07).
-func (x *dialExchange) start() error {
+// start reads what the head says. A 404 to a request that carried the
+// 2025-era session id sess means the session is gone (COMPAT-07).
+func (x *dialExchange) start(sess *session) error {
 	c := x.c
 	h := &c.h
 	x.status = h.Status
@@ -868,10 +856,10 @@ func (x *dialExchange) start() error {
 		x.t.keepSession(h.Session, x.version)
 	}
 	c.body.Reset(&c.br, h)
-	if x.era == mcpclient.Era2025 && h.Status == 404 && x.sess != nil {
+	if x.era == mcpclient.Era2025 && h.Status == 404 && sess != nil {
 		// The server ran nothing: the client may re-send it (with a new
 		// id) once its connect hook has initialized a new session.
-		x.t.sessionExpired(x.sess)
+		x.t.sessionExpired(sess)
 		return x.fail(wrapNotDelivered("request", errSessionExpired))
 	}
 	if h.SSE {
@@ -887,10 +875,7 @@ func (x *dialExchange) Next(ctx context.Context) ([]byte, error) {
 	if x.final != nil {
 		return nil, x.final
 	}
-	x.mu.Lock()
-	aborted := x.state == xAborted
-	x.mu.Unlock()
-	if aborted {
+	if x.in.Err() != nil { // cancelled between calls
 		return nil, x.fail(nil)
 	}
 	if err := x.enter(ctx); err != nil {

@@ -171,7 +171,7 @@ type legacyStream struct {
 	dead   atomic.Bool
 	env    codec.Envelope // the reader's
 
-	mu      sync.Mutex // a leaf, taken before a legacyExchange's mu
+	mu      sync.Mutex // a leaf: no exchange is entered while it is held
 	byID    map[string]*legacyExchange
 	byToken map[string]*legacyExchange
 	listens map[*legacyExchange]struct{}
@@ -345,7 +345,7 @@ func (t *transport) openLegacy(ctx context.Context, out *mcpclient.Outgoing) (mc
 	}
 	x := &legacyExchange{
 		s: s, key: string(out.ID), tok: string(out.Token), id: out.ID, version: out.Version,
-		handshake: out.Handshake, max: t.opts.MaxQueued, wake: make(chan struct{}, 1),
+		handshake: out.Handshake, in: mcpclient.Inbox{Max: t.opts.MaxQueued, Overflow: mcpclient.OverflowFail},
 	}
 	if !s.register(x, out.Listen) {
 		return nil, wrapNotDelivered("HTTP+SSE", errStreamLost)
@@ -360,7 +360,7 @@ func (t *transport) openLegacy(ctx context.Context, out *mcpclient.Outgoing) (mc
 	// the exchange's, whatever the status.
 	if err == nil && len(body) > 0 && isResponseFor(body, out.ID, t.peek) {
 		s.remove(x)
-		x.deliver(body, true)
+		x.in.Final(body)
 		return x, nil
 	}
 	if !isStatusOK(status) {
@@ -458,7 +458,7 @@ func (s *legacyStream) dispatch(d []byte) {
 			s.t.log.Debug("streamhttp: HTTP+SSE response nobody waits for", "id", string(env.ID))
 			return
 		}
-		x.deliver(slices.Clone(d), true)
+		x.in.Final(slices.Clone(d))
 	case codec.KindNotification:
 		var to []*legacyExchange
 		s.mu.Lock()
@@ -480,7 +480,7 @@ func (s *legacyStream) dispatch(d []byte) {
 			s.t.log.Debug("streamhttp: HTTP+SSE notification nobody waits for", "method", string(env.Method.Raw))
 		}
 		for _, x := range to {
-			if !x.deliver(slices.Clone(d), false) {
+			if x.in.Push(slices.Clone(d)) == mcpclient.PushFailed {
 				s.remove(x)
 				if !x.handshake {
 					s.t.sendCancel(x.id, x.version)
@@ -513,121 +513,42 @@ func (s *legacyStream) end(err error) {
 		err = wrapDropped(err)
 	}
 	for _, x := range xs {
-		x.fail(err)
+		x.in.End(err)
 	}
 }
 
 // legacyExchange is one request on the HTTP+SSE transport: the stream's
-// reader queues its messages (at most max unread).
+// reader queues its messages in in. Every exchange, call or listen, fails
+// with client.ErrSlowConsumer past DialOptions.MaxQueued unread.
 type legacyExchange struct {
 	s         *legacyStream
 	key, tok  string
 	id        []byte
 	version   string
 	handshake bool
-	max       int
 	status    int
-	wake      chan struct{} // capacity 1
-
-	mu     sync.Mutex
-	q      [][]byte
-	head   int
-	done   bool  // the response is queued
-	err    error // after the queue: the exchange failed
-	closed bool
+	in        mcpclient.Inbox
 }
 
 // Status reports the HTTP status of the POST's reply.
 func (x *legacyExchange) Status() int { return x.status }
 
-func (x *legacyExchange) signal() {
-	select {
-	case x.wake <- struct{}{}:
-	default:
-	}
-}
-
-// deliver queues msg; false when the queue was full: the exchange then
-// failed with client.ErrSlowConsumer.
-func (x *legacyExchange) deliver(msg []byte, final bool) bool {
-	x.mu.Lock()
-	if x.closed || x.done || x.err != nil {
-		x.mu.Unlock()
-		return true
-	}
-	if len(x.q)-x.head >= x.max {
-		x.err, x.q, x.head = mcpclient.ErrSlowConsumer, nil, 0
-		x.mu.Unlock()
-		x.signal()
-		return false
-	}
-	x.q = append(x.q, msg)
-	x.done = final
-	x.mu.Unlock()
-	x.signal()
-	return true
-}
-
-// fail ends an exchange whose response has not come.
-func (x *legacyExchange) fail(err error) {
-	x.mu.Lock()
-	if !x.done && x.err == nil {
-		x.err = err
-	}
-	x.mu.Unlock()
-	x.signal()
-}
-
 // Next returns the next queued message. The end of ctx abandons the
-// exchange (as Close).
+// exchange (as Close), as it does on Streamable HTTP (HCAN-01).
 func (x *legacyExchange) Next(ctx context.Context) ([]byte, error) {
-	for {
-		x.mu.Lock()
-		if x.closed {
-			x.mu.Unlock()
-			return nil, mcpclient.ErrClosed
-		}
-		if x.head < len(x.q) {
-			m := x.q[x.head]
-			x.q[x.head] = nil
-			x.head++
-			if x.head == len(x.q) {
-				x.q, x.head = x.q[:0], 0
-			}
-			x.mu.Unlock()
-			return m, nil
-		}
-		done, err := x.done, x.err
-		x.mu.Unlock()
-		if done {
-			return nil, io.EOF
-		}
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case <-x.wake:
-		case <-ctx.Done():
-			_ = x.Close()
-			return nil, ctx.Err()
-		}
+	msg, err := x.in.Next(ctx)
+	if err != nil && err == ctx.Err() {
+		_ = x.Close()
 	}
+	return msg, err
 }
 
 // Close abandons the exchange; before its response the server is told
 // with notifications/cancelled.
 func (x *legacyExchange) Close() error {
-	x.mu.Lock()
-	if x.closed {
-		x.mu.Unlock()
-		return nil
-	}
-	x.closed = true
-	ended := x.done || x.err != nil
-	x.q, x.head = nil, 0
-	x.mu.Unlock()
+	pending := x.in.Cancel(mcpclient.ErrClosed)
 	x.s.remove(x)
-	if !ended && !x.handshake {
+	if pending && !x.handshake {
 		x.s.t.sendCancel(x.id, x.version)
 	}
 	return nil

@@ -348,10 +348,7 @@ func TestDialEra2024(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		le := fx.(*legacyExchange)
-		le.mu.Lock()
-		failed := le.err != nil
-		le.mu.Unlock()
+		failed := fx.(*legacyExchange).in.Err() != nil
 		if failed || time.Now().After(deadline) {
 			break
 		}
@@ -455,5 +452,62 @@ func TestResolveEndpoint(t *testing.T) {
 		if got != tc.want || (tc.want == "") != (err != nil) {
 			t.Errorf("%q: %q, %v; want %q", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// TestDialEra2024AbandonWhileWaiting: a Next waiting on the HTTP+SSE
+// stream for a reply that is not coming ends when the exchange is closed
+// from another goroutine, or when its own context ends; either way the
+// server is sent notifications/cancelled.
+func TestDialEra2024AbandonWhileWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want error
+	}{
+		{"Close", mcpclient.ErrClosed},
+		{"context", context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leakCheck(t)
+			fake, url := newDT2024(t)
+			tr := dtDial(t, url, DialOptions{})
+			ctx := dtCtx(t)
+			if err := tr.SwitchEra(ctx, mcpclient.Era2024); err != nil {
+				t.Fatal(err)
+			}
+			x, err := tr.Open(ctx, dtLegacyOut("5", "hang", "", false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			nctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			errc := make(chan error, 1)
+			go func() {
+				_, err := x.Next(nctx)
+				errc <- err
+			}()
+			time.Sleep(20 * time.Millisecond)
+			if tc.name == "Close" {
+				_ = x.Close()
+			} else {
+				cancel()
+			}
+			select {
+			case err := <-errc:
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("Next: %v, want %v", err, tc.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Next still waits")
+			}
+			for deadline := time.Now().Add(5 * time.Second); fake.cancels.Load() < 1; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("no notifications/cancelled")
+				}
+			}
+			if err := tr.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

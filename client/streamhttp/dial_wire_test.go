@@ -128,7 +128,7 @@ func dtRunReply(tr *transport, rd io.Reader, bufSize int) ([]string, int, error)
 	if err := c.br.ReadHead(&c.h); err != nil {
 		return nil, 0, x.failOpen(err, false)
 	}
-	if err := x.start(); err != nil {
+	if err := x.start(nil); err != nil {
 		return nil, x.status, err
 	}
 	msgs, err := dtDrain(context.Background(), x)
