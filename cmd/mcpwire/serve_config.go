@@ -69,7 +69,8 @@ func (f *serveFlags) config() (*serveConfig, error) {
 		cpuProfile: f.cpuProfile, memProfile: f.memProfile,
 		ref: refserver.Options{Logger: log, ProgressInterval: f.progress, StateKeys: keys,
 			Legacy: f.legacyPath != "" || f.stdioLegacy},
-		legacy:      legacy.Config{Logger: log},
+		// The legacy endpoint takes the modern transports' message limits.
+		legacy:      legacy.Config{Logger: log, MaxBodyBytes: f.maxBody, MaxLine: f.maxLine},
 		stdioLegacy: f.stdioLegacy,
 		queued:      new(stdio.Queued),
 		admin:       adminSetup{addr: f.admin, allowNonLoopback: f.adminNonLoopback, stdio: f.stdio, log: log},

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,8 +113,9 @@ func TestSizeString(t *testing.T) {
 	}
 }
 
-// TestServeConfig: the flags reach the transports' configurations;
-// without flags every limit is 0, each library's default.
+// TestServeConfig: the flags reach the transports' configurations, and
+// --max-body and --max-line reach the legacy endpoint too (on HTTP and on
+// stdio); without flags every limit is 0, each library's default.
 func TestServeConfig(t *testing.T) {
 	t.Setenv(stateKeysEnv, "")
 	f := parseServeFlags([]string{"--stdio", "--stdio-legacy", "--http", "127.0.0.1:0", "--legacy-path", "/old",
@@ -130,6 +137,8 @@ func TestServeConfig(t *testing.T) {
 		{"http MaxConnsPerIP", h.MaxConnsPerIP, 3},
 		{"http KeepAlive", h.KeepAlive, 2 * time.Second},
 		{"http AllowedOrigins", len(h.AllowedOrigins), 0},
+		{"legacy MaxBodyBytes", c.legacy.MaxBodyBytes, 1234},
+		{"legacy MaxLine", c.legacy.MaxLine, 5678},
 		{"stdio MaxLine", c.stdio.MaxLine, 5678},
 		{"stdio Grace", c.stdio.Grace, 3 * time.Second},
 		{"socket MaxLine", s.MaxLine, 5678},
@@ -155,4 +164,106 @@ func TestServeConfig(t *testing.T) {
 		d.stdio != nil || h.AllowedOrigins != nil {
 		t.Errorf("defaults: http %+v, socket %+v, legacy %+v, stdio %v", h, s, l, d.stdio)
 	}
+}
+
+// TestServeLegacyLimits: `serve --max-body` bounds the --legacy-path
+// endpoint's POST bodies and `serve --max-line` the lines of a
+// --stdio-legacy connection, as they bound the modern transports: a
+// message at the limit is served, one byte more is refused. On HTTP the
+// limit is raised past the legacy default: lowering it alone would pass
+// without the wiring, the listener's own body limit covering the mount.
+// That listener refuses one byte more as soon as it reads the headers,
+// and closes: the client may then see its write cut instead of the 413.
+func TestServeLegacyLimits(t *testing.T) {
+	t.Run("http", func(t *testing.T) {
+		const max = framing.DefaultMaxLine + 1024
+		addr := freeAddr(t)
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "MCPWIRE_TEST_MAIN="+strings.Join([]string{"serve", "--http", addr,
+			"--legacy-path", "/old", "--max-body", strconv.Itoa(max), "--log-level", "warn"}, "\x1f"))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
+		}()
+		dialRetry(t, "tcp", addr).Close()
+		const cut = -1 // the server closed while the body was being sent
+		post := func(body, session string) (int, string) {
+			t.Helper()
+			req, _ := http.NewRequest("POST", "http://"+addr+"/old", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if session != "" {
+				req.Header.Set("Mcp-Session-Id", session)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+				return cut, ""
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+		}
+		code, session := post(legacyInit(t, 0), "")
+		if code != 200 || session == "" {
+			t.Fatalf("initialize: %d, session %q", code, session)
+		}
+		for _, tc := range []struct{ size, status int }{{max, 200}, {max + 1, 413}} {
+			if code, _ := post(legacyEcho(t, tc.size), session); code != tc.status && !(tc.status == 413 && code == cut) {
+				t.Errorf("a %d-byte tools/call under --max-body %d: %d, want %d", tc.size, max, code, tc.status)
+			}
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		const max = 2048
+		for _, tc := range []struct {
+			size int
+			ok   bool
+		}{{max, true}, {max + 1, false}} {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), "MCPWIRE_TEST_MAIN="+strings.Join([]string{"serve", "--stdio", "--stdio-legacy",
+				"--max-line", strconv.Itoa(max), "--log-level", "error"}, "\x1f"))
+			cmd.Stdin = strings.NewReader(legacyInit(t, tc.size) + "\n")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			answered := strings.Contains(string(out), `"protocolVersion":"2025-11-25"`)
+			if answered != tc.ok || (err == nil) != tc.ok {
+				t.Errorf("a %d-byte initialize under --max-line %d: answered %v, exit %v\nstdout %q\nstderr %s", tc.size, max, answered, err, out, stderr.String())
+			}
+			if !tc.ok && !strings.Contains(stderr.String(), framing.ErrLineTooLong.Error()) {
+				t.Errorf("a line over --max-line: stderr %s", stderr.String())
+			}
+		}
+	})
+}
+
+// legacyInit is a 2025-11-25 initialize request of exactly n bytes (of
+// its smallest size for 0).
+func legacyInit(t *testing.T, n int) string {
+	t.Helper()
+	return padded(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"version":"1","name":"`, `"}}}`, n)
+}
+
+// legacyEcho is a 2025-11-25 tools/call of echo of exactly n bytes.
+func legacyEcho(t *testing.T, n int) string {
+	t.Helper()
+	return padded(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`, `"}}}`, n)
+}
+
+// padded is head, as many 'n' as make n bytes in all, and tail.
+func padded(t *testing.T, head, tail string, n int) string {
+	t.Helper()
+	if n == 0 {
+		n = len(head) + len(tail) + 1
+	}
+	if n <= len(head)+len(tail) {
+		t.Fatalf("%s…%s cannot be %d bytes", head[:20], tail, n)
+	}
+	return head + strings.Repeat("n", n-len(head)-len(tail)) + tail
 }

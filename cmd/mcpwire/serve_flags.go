@@ -85,7 +85,7 @@ func (f *serveFlags) securityFlags(fs *flag.FlagSet) {
 // is the form that test reads.
 func (f *serveFlags) limitFlags(fs *flag.FlagSet) {
 	const unlimited = "; negative: no limit, unsafe"
-	fs.IntVar(&f.maxBody, "max-body", 0, fmt.Sprintf("largest HTTP request body in bytes (0: %s%s)", sizeString(streamhttp.DefaultMaxBodyBytes), unlimited))
+	fs.IntVar(&f.maxBody, "max-body", 0, fmt.Sprintf("largest HTTP request body in bytes, --legacy-path included (0: %s%s)", sizeString(streamhttp.DefaultMaxBodyBytes), unlimited))
 	fs.IntVar(&f.maxHeader, "max-header", 0, fmt.Sprintf("largest HTTP header block in bytes (0: %s)", sizeString(streamhttp.DefaultMaxHeaderBytes)))
 	fs.DurationVar(&f.keepAlive, "keepalive", 0, fmt.Sprintf("SSE keep-alive comment interval (0: %s)", streamhttp.DefaultKeepAlive))
 	fs.IntVar(&f.perIP, "max-conns-per-ip", 0, fmt.Sprintf("connections per client IP before 429 (0: %d%s)", streamhttp.DefaultMaxConnsPerIP, unlimited))
@@ -94,7 +94,7 @@ func (f *serveFlags) limitFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.eventLoops, "event-loops", 0, "gnet event loops of the TCP and Unix listeners (0: GOMAXPROCS-1, at least 1)")
 	fs.BoolVar(&f.compress, "compress", false, fmt.Sprintf("gzip/zstd JSON replies of %s or more when the client accepts it", sizeString(streamhttp.DefaultCompressMinBytes)))
 	fs.DurationVar(&f.grace, "grace", stdio.DefaultGrace, "how long in-flight requests may finish after stdin ends")
-	fs.IntVar(&f.maxLine, "max-line", 0, fmt.Sprintf("largest accepted message in bytes (0: %s%s)", sizeString(framing.DefaultMaxLine), unlimited))
+	fs.IntVar(&f.maxLine, "max-line", 0, fmt.Sprintf("largest accepted message in bytes on stdio and sockets, --stdio-legacy included (0: %s%s)", sizeString(framing.DefaultMaxLine), unlimited))
 	fs.DurationVar(&f.progress, "progress-interval", 0, fmt.Sprintf("minimum time between progress notifications of one request (0: %s; negative: no rate limit)", engine.DefaultProgressInterval))
 }
 
