@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -46,7 +47,22 @@ func (e Era) String() string {
 	return "unknown"
 }
 
-// Options configure a Client. Zero values give the defaults noted.
+// Defaults for Options and LineOptions fields; each applies when the field
+// is zero.
+const (
+	DefaultTimeout        = 60 * time.Second
+	DefaultProbeTimeout   = 10 * time.Second
+	DefaultMaxInputRounds = 10
+	DefaultRetries        = 2
+	DefaultMaxQueued      = 4096
+	DefaultMinBackoff     = 100 * time.Millisecond
+	DefaultMaxBackoff     = 10 * time.Second
+)
+
+// Options configure a Client. Zero values give the defaults noted; its
+// limits follow the package's rule (see Limits in the package
+// documentation): 0 is the default, negative is no limit unless the field
+// says otherwise.
 type Options struct {
 	// Info is sent as clientInfo on every request (META-02). Default
 	// {"mcpwire", <module version>}.
@@ -63,23 +79,32 @@ type Options struct {
 	// first use.
 	Era Era
 	// Timeout bounds every call that has no deadline of its own (TMO-01).
-	// Default 60 s; negative: none. Listen streams are exempt (SUB-13).
+	// Default DefaultTimeout (60 s); negative: none. Listen streams are
+	// exempt (SUB-13).
 	Timeout time.Duration
 	// ProbeTimeout bounds the era probe; no answer in time means legacy on
-	// stdio (STD-17). Default 10 s.
+	// stdio (STD-17). Default DefaultProbeTimeout (10 s). Without it a
+	// silent legacy server would never be recognised, so it cannot be
+	// unlimited: a negative value is taken as 0, the default.
 	ProbeTimeout time.Duration
 	// OnInput answers the embedded requests of an InputRequiredResult
 	// (MRTR-01..05): key → request; return the result object. Without it an
 	// input_required result is returned to the caller as it is.
 	OnInput func(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error)
-	// MaxInputRounds caps MRTR retries of one call (MRTR-12). Default 10.
+	// MaxInputRounds caps MRTR retries of one call (MRTR-12). Default
+	// DefaultMaxInputRounds (10); negative means unlimited (unsafe: a
+	// server that keeps asking holds the call until its timeout).
 	MaxInputRounds int
 	// Retries is how many times a request that was not delivered
-	// (ErrNotDelivered) is re-sent with a new id. Default 2; negative: 0.
+	// (ErrNotDelivered) is re-sent with a new id. Default DefaultRetries
+	// (2). It is a count, not a limit: a negative value means 0, no
+	// re-send, which 0 itself cannot say.
 	Retries int
 	// MaxQueued bounds the unread messages held for one exchange or
 	// subscription; past it the exchange is cancelled with ErrSlowConsumer.
-	// Default 4096.
+	// Default DefaultMaxQueued (4096); negative means unlimited (unsafe).
+	// The transports hold the queues and take their own bound
+	// (LineOptions.MaxQueued, streamhttp.DialOptions.MaxQueued).
 	MaxQueued int
 	// Logger receives warnings (dropped tools, stray lines, restarts) and
 	// log notifications that belong to no request. Default slog.Default().
@@ -92,6 +117,18 @@ type Options struct {
 	// observe/otelmcp provides one (otelmcp.Propagate). Nil: nothing added,
 	// no cost.
 	Propagate func(ctx context.Context, set func(key, value string))
+}
+
+// limit applies the rule to a count: 0 is def, negative the largest int
+// (no limit).
+func limit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return math.MaxInt
+	}
+	return v
 }
 
 func (o *Options) normalize() {
@@ -109,22 +146,18 @@ func (o *Options) normalize() {
 		}
 	}
 	if o.Timeout == 0 {
-		o.Timeout = 60 * time.Second
+		o.Timeout = DefaultTimeout // negative stays: none
 	}
-	if o.ProbeTimeout <= 0 {
-		o.ProbeTimeout = 10 * time.Second
+	if o.ProbeTimeout <= 0 { // never unlimited
+		o.ProbeTimeout = DefaultProbeTimeout
 	}
-	if o.MaxInputRounds <= 0 {
-		o.MaxInputRounds = 10
-	}
+	o.MaxInputRounds = limit(o.MaxInputRounds, DefaultMaxInputRounds)
 	if o.Retries == 0 {
-		o.Retries = 2
+		o.Retries = DefaultRetries
 	} else if o.Retries < 0 {
 		o.Retries = 0
 	}
-	if o.MaxQueued <= 0 {
-		o.MaxQueued = 4096
-	}
+	o.MaxQueued = limit(o.MaxQueued, DefaultMaxQueued)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

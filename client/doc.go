@@ -50,14 +50,31 @@
 // not JSON-RPC; fail a reply over MaxLine with ErrTooLarge; and re-dial
 // (restart a stdio server) with backoff when the stream ends.
 //
-// Limits: MaxQueued unread messages per exchange (past it a line
-// stream's call drops its notifications and a listen stream, or any
-// HTTP+SSE exchange, fails with ErrSlowConsumer), MaxLine per message on
-// line streams, DialOptions.MaxMessage on HTTP, MaxInputRounds, a bounded
-// number of pages in a listing.
+// # Limits
 //
-// Writing a Transport: Inbox is the receiving side of an Exchange (the
-// queue between the goroutine that reads the connection and Next, the
-// bound, the end after the final message, cancellation); LineTransport
-// and streamhttp.Dial use it.
+// mcpwire's limits follow one rule. Every limit field gives its unit and
+// its default, an exported Default* constant; 0 selects that default; a
+// negative value means no limit, which is unsafe with a peer that is not
+// trusted. A field that cannot go without a limit says so and takes a
+// negative value as 0, the default.
+//
+// The client's limits: MaxQueued unread messages per exchange
+// (LineOptions.MaxQueued and streamhttp.DialOptions.MaxQueued,
+// DefaultMaxQueued: ErrSlowConsumer past it), LineOptions.MaxLine per
+// message on line streams (framing.DefaultMaxLine) and
+// streamhttp.DialOptions.MaxMessage on HTTP (ErrTooLarge past them),
+// Options.MaxInputRounds (DefaultMaxInputRounds), Options.Timeout
+// (DefaultTimeout) and the HTTP transport's MaxConns, DialTimeout and
+// IdleTimeout; all can be disabled with a negative value. Options.ProbeTimeout
+// (DefaultProbeTimeout) cannot, and LineOptions.MinBackoff and MaxBackoff
+// pace re-dials rather than limit: for those a negative value is the
+// default. Options.Retries is a count, not a limit: negative means no
+// re-send. A listing reads a bounded number of pages.
+//
+// # Writing a Transport
+//
+// Inbox is the receiving side of an Exchange (the queue between the
+// goroutine that reads the connection and Next, the bound, the end after
+// the final message, cancellation); LineTransport and client/streamhttp's
+// Dial use it.
 package client

@@ -20,22 +20,30 @@ import (
 // on the stream ends it (for a process: the STD-11 stop sequence).
 type Dialer func(ctx context.Context) (io.ReadWriteCloser, error)
 
-// LineOptions configure a LineTransport. Zero values give the defaults.
+// LineOptions configure a LineTransport. Zero values give the defaults;
+// its limits follow the package's rule (see Limits in the package
+// documentation): 0 is the default, negative is no limit unless the field
+// says otherwise.
 type LineOptions struct {
 	// MaxLine is the largest message accepted from the server, in bytes.
-	// Default framing.DefaultMaxLine (4 MiB). A longer line is skipped and
-	// counted; the request it answered fails with ErrTooLarge.
+	// Default framing.DefaultMaxLine (4 MiB); negative means unlimited
+	// (unsafe). A longer line is skipped and counted (TooLong); the
+	// request it answered fails with ErrTooLarge.
 	MaxLine int
 	// NoReconnect: a lost connection is not re-dialled; later calls fail
 	// with ErrClosed. Default: re-dial (a crashed stdio server is restarted,
 	// STD-14) with exponential backoff.
 	NoReconnect bool
 	// MinBackoff and MaxBackoff bound the wait before re-dialling after a
-	// connection that died within 5 s of being made. Defaults 100 ms, 10 s.
+	// connection that died within 5 s of being made. Defaults
+	// DefaultMinBackoff (100 ms) and DefaultMaxBackoff (10 s). They pace
+	// re-dials rather than limit anything: a negative value is taken as
+	// 0, the default.
 	MinBackoff, MaxBackoff time.Duration
-	// MaxQueued bounds the unread messages of one exchange. Default 4096.
-	// Past it a call's notifications are dropped (counted in Dropped) and a
-	// listen stream fails with ErrSlowConsumer.
+	// MaxQueued bounds the unread messages of one exchange. Default
+	// DefaultMaxQueued (4096); negative means unlimited (unsafe). Past it
+	// a call's notifications are dropped (counted in Dropped) and a listen
+	// stream fails with ErrSlowConsumer.
 	MaxQueued int
 	// Logger receives stray lines, restarts and log notifications that
 	// belong to no request. Default slog.Default().
@@ -83,14 +91,12 @@ type LineTransport struct {
 // NewLineTransport returns a transport that dials with d on first use.
 func NewLineTransport(d Dialer, o LineOptions) *LineTransport {
 	if o.MinBackoff <= 0 {
-		o.MinBackoff = 100 * time.Millisecond
+		o.MinBackoff = DefaultMinBackoff
 	}
 	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = 10 * time.Second
+		o.MaxBackoff = DefaultMaxBackoff
 	}
-	if o.MaxQueued <= 0 {
-		o.MaxQueued = 4096
-	}
+	o.MaxQueued = limit(o.MaxQueued, DefaultMaxQueued)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

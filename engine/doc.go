@@ -56,6 +56,23 @@
 //     in-flight work, cancels what is left when ctx ends, and returns by ctx's
 //     deadline (C13).
 //
+// # Limits
+//
+// mcpwire's limits follow one rule. Every limit field gives its unit and
+// its default, an exported Default* constant; 0 selects that default; a
+// negative value means no limit, which is unsafe with a peer that is not
+// trusted. A field that cannot go without a limit says so and takes a
+// negative value as 0, the default.
+//
+// In Options: MaxInFlight (DefaultMaxInFlight), ProgressInterval
+// (DefaultProgressInterval), LogInterval and LogBurst (DefaultLogInterval,
+// DefaultLogBurst) can be disabled with a negative value; a negative
+// MaxDepth (DefaultMaxDepth) leaves only the parser's hard cap,
+// codec.MaxDepthLimit. PublishTimeout (DefaultPublishTimeout) cannot be
+// disabled: a negative value is the default. Timeout has no default: 0
+// and negative both mean none. CacheTTL is a hint, not a limit: negative
+// means a ttlMs of 0. Server.Options reports the effective values.
+//
 // # Handler contract
 //
 // Handlers receive a *Call, which is also the request's context.Context. A

@@ -31,9 +31,10 @@ type logLimit struct {
 
 func (l *logLimit) reset() { *l = logLimit{} }
 
-// take spends a token at now if one is left; interval <= 0 means no limit.
+// take spends a token at now if one is left; interval <= 0 or a negative
+// burst means no limit.
 func (l *logLimit) take(now time.Time, interval time.Duration, burst int) bool {
-	if interval <= 0 {
+	if interval <= 0 || burst < 0 {
 		return true
 	}
 	if !l.started {

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -21,7 +22,9 @@ const (
 )
 
 // Options configures a Server. Every field's zero value selects the
-// documented default.
+// documented default; its limits follow the package's rule (see Limits in
+// the package documentation): 0 is the default, negative is no limit
+// unless the field says otherwise.
 type Options struct {
 	// Name and Version go into io.modelcontextprotocol/serverInfo on every
 	// result (META-06). Defaults: "mcpwire" and the module version.
@@ -37,7 +40,9 @@ type Options struct {
 
 	// CacheTTL is the ttlMs hint on cacheable results (server/discover and the
 	// list results; resources/read unless the handler sets its own). Default
-	// 60 s; negative means 0 ("do not reuse").
+	// DefaultCacheTTL (60 s); negative means 0 ("do not reuse"). It is a
+	// hint to clients, not a limit: a negative value spells the ttlMs 0
+	// that 0 itself cannot.
 	CacheTTL time.Duration
 	// CacheScope is "public" or "private". Default "public". Servers whose
 	// lists depend on the caller must use "private" (with ToolFilter,
@@ -46,17 +51,25 @@ type Options struct {
 
 	// MaxInFlight bounds the requests in flight per stream connection
 	// (listen streams included); at the bound the transport stops reading
-	// until one finishes. Default 256.
+	// until one finishes (Stats.InFlightStalls). Default
+	// DefaultMaxInFlight (256); negative means unlimited (unsafe: a peer
+	// can start as many handlers as it sends requests).
 	MaxInFlight int
-	// MaxDepth bounds JSON nesting of incoming messages. Default 128.
+	// MaxDepth bounds the JSON nesting of incoming messages, in levels
+	// (-32600, Stats.TooDeep). Default DefaultMaxDepth (128); negative
+	// means no bound of the engine's own, leaving the parser's hard cap,
+	// codec.MaxDepthLimit (4096), which is always applied.
 	MaxDepth int
 	// ProgressInterval is the minimum time between two progress
 	// notifications of one request; bursts in between are coalesced, the
-	// latest value wins. Default 50 ms; negative disables rate limiting.
+	// latest value wins. Default DefaultProgressInterval (50 ms); negative
+	// disables rate limiting.
 	ProgressInterval time.Duration
 
-	// Timeout is the default Tool.Timeout for tools that set none. 0: no
-	// timeout.
+	// Timeout is the default Tool.Timeout for tools that set none. Default:
+	// none, so such tools run as long as they take; a negative value is
+	// none as well. (The default is no limit because a tool's run time is
+	// the application's to judge, per tool.)
 	Timeout time.Duration
 
 	// Logging advertises the (deprecated) logging capability, so that
@@ -66,8 +79,9 @@ type Options struct {
 	// LogInterval and LogBurst rate-limit Call.Log per request: a burst of
 	// LogBurst messages, then one more per LogInterval; messages beyond are
 	// dropped, counted (Stats.LogsDropped) and reported to the client by
-	// one warning before the response. Defaults 10 ms and 20; a negative
-	// LogInterval disables the limit.
+	// one warning before the response. Defaults DefaultLogInterval (10 ms)
+	// and DefaultLogBurst (20 messages); a negative value of either
+	// disables the limit.
 	LogInterval time.Duration
 	LogBurst    int
 
@@ -81,7 +95,11 @@ type Options struct {
 	// before the server is served. Nil: cues stay in this process (no
 	// cost). The caller owns it and closes it after Shutdown.
 	Backplane state.Backplane
-	// PublishTimeout bounds one publish on the backplane. Default 2 s.
+	// PublishTimeout bounds one publish on the backplane. Default
+	// DefaultPublishTimeout (2 s). A publish runs in the application's
+	// own call (ToolsChanged, ResourceUpdated…), which must not hang with
+	// the backplane, so it cannot be unlimited: a negative value is taken
+	// as 0, the default.
 	PublishTimeout time.Duration
 
 	// Hooks are called when connections, calls and listen streams start
@@ -122,11 +140,14 @@ func (o *Options) withDefaults() Options {
 	if c.CacheScope == "" {
 		c.CacheScope = "public"
 	}
-	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = DefaultMaxInFlight
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = DefaultMaxInFlight // negative stays: no limit (the transports read it so)
 	}
-	if c.MaxDepth <= 0 {
+	switch {
+	case c.MaxDepth == 0:
 		c.MaxDepth = DefaultMaxDepth
+	case c.MaxDepth < 0:
+		c.MaxDepth = codec.MaxDepthLimit
 	}
 	if c.ProgressInterval == 0 {
 		c.ProgressInterval = DefaultProgressInterval
@@ -138,8 +159,8 @@ func (o *Options) withDefaults() Options {
 	} else if c.LogInterval < 0 {
 		c.LogInterval = 0
 	}
-	if c.LogBurst <= 0 {
-		c.LogBurst = DefaultLogBurst
+	if c.LogBurst == 0 {
+		c.LogBurst = DefaultLogBurst // negative stays: no limit (logLimit.take)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

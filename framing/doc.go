@@ -60,6 +60,20 @@
 // unblocks the Write. Errors are sticky: after the first write error, every
 // call returns it.
 //
+// # Limits
+//
+// mcpwire's limits follow one rule. Every limit field gives its unit and
+// its default, an exported Default* constant; 0 selects that default; a
+// negative value means no limit, which is unsafe with a peer that is not
+// trusted. A field that cannot go without a limit says so and takes a
+// negative value as 0, the default.
+//
+// Here: ReaderOptions.MaxLine (DefaultMaxLine, 4 MiB, ErrLineTooLong,
+// counted by TooLong) and WriterOptions.MaxPending (DefaultMaxPending,
+// 64 MiB, ErrSlowConsumer) can be disabled with a negative value;
+// ReaderOptions.ReadSize (DefaultReadSize, 64 KiB) sizes a buffer, and
+// takes a negative value as the default.
+//
 // # Buffers
 //
 // AcquireBuf and ReleaseBuf share size-classed pools (4 KiB to TopClass,

@@ -7,7 +7,11 @@ import (
 
 const (
 	// DefaultMaxLine is the default frame limit in bytes, excluding the
-	// line terminator.
+	// line terminator. It is also mcpwire's one default bound on a single
+	// message, whatever carries it: the line transports, the HTTP request
+	// bodies (streamhttp and legacy) and the clients' replies derive
+	// their defaults from it, so that a message one transport accepts is
+	// not refused by another.
 	DefaultMaxLine = 4 << 20
 
 	// DefaultReadSize is the default Reader read buffer (and the largest
@@ -23,7 +27,9 @@ const (
 	snippetLen = 32
 )
 
-// ReaderOptions configures a Reader or a Decoder.
+// ReaderOptions configures a Reader or a Decoder. Its fields follow the
+// package's rule for limits (see Limits in the package documentation): 0
+// is the default, negative is no limit unless the field says otherwise.
 type ReaderOptions struct {
 	// MaxLine is the largest frame accepted, in bytes, excluding the '\n'
 	// and a '\r' right before it. 0 means DefaultMaxLine (4 MiB). A
@@ -36,8 +42,9 @@ type ReaderOptions struct {
 	// to a buffer pool size class. For both Reader and Decoder it is also
 	// the largest scratch buffer (used for lines split across reads or
 	// chunks) kept once the line that needed it is consumed; bigger ones go
-	// back to the pool or to the garbage collector. 0 (or negative) means
-	// DefaultReadSize (64 KiB).
+	// back to the pool or to the garbage collector. 0 means DefaultReadSize
+	// (64 KiB). It sizes a buffer rather than bounding a peer, so it cannot
+	// be unlimited: a negative value is taken as 0, the default.
 	ReadSize int
 }
 

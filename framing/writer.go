@@ -3,6 +3,7 @@ package framing
 import (
 	"bytes"
 	"io"
+	"math"
 	"sync"
 )
 
@@ -18,12 +19,15 @@ const (
 	idleKeep = class64K
 )
 
-// WriterOptions configures a Writer.
+// WriterOptions configures a Writer. Its fields follow the package's rule
+// for limits (see Limits in the package documentation).
 type WriterOptions struct {
 	// MaxPending caps the bytes queued but not yet written (including the
 	// batch being written), in bytes. A frame that would push the total
 	// over it is refused with ErrSlowConsumer and the Writer fails
-	// permanently. 0 (or negative) means DefaultMaxPending (64 MiB).
+	// permanently. 0 means DefaultMaxPending (64 MiB). A negative value
+	// disables the cap: memory then grows for as long as the peer does
+	// not read, which is unsafe on an untrusted peer.
 	MaxPending int
 }
 
@@ -68,8 +72,11 @@ type Writer struct {
 // NewWriter returns a Writer writing to w applying opt.
 func NewWriter(w io.Writer, opt WriterOptions) *Writer {
 	wr := &Writer{w: w, maxPending: opt.MaxPending}
-	if wr.maxPending <= 0 {
+	switch {
+	case wr.maxPending == 0:
 		wr.maxPending = DefaultMaxPending
+	case wr.maxPending < 0:
+		wr.maxPending = math.MaxInt
 	}
 	wr.cond.L = &wr.mu
 	return wr

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -471,12 +472,57 @@ func TestWriterFrameOverMaxPending(t *testing.T) {
 	}
 }
 
-func TestWriterOptionsDefault(t *testing.T) {
-	for _, mp := range []int{0, -1} {
-		if w := NewWriter(io.Discard, WriterOptions{MaxPending: mp}); w.maxPending != DefaultMaxPending {
-			t.Errorf("MaxPending %d => %d, want %d", mp, w.maxPending, DefaultMaxPending)
+// TestWriterOptionsLimitRule: MaxPending follows the package's limit rule,
+// 0 the default, negative no cap, positive that cap.
+func TestWriterOptionsLimitRule(t *testing.T) {
+	for _, tc := range []struct{ in, want int }{
+		{0, DefaultMaxPending},
+		{-1, math.MaxInt},
+		{10, 10},
+	} {
+		if w := NewWriter(io.Discard, WriterOptions{MaxPending: tc.in}); w.maxPending != tc.want {
+			t.Errorf("MaxPending %d => %d, want %d", tc.in, w.maxPending, tc.want)
 		}
 	}
+}
+
+// TestWriterUncappedQueuesPastDefault: with MaxPending negative, frames
+// keep queuing behind a blocked write past DefaultMaxPending, where the
+// default cap would have failed the Writer.
+func TestWriterUncappedQueuesPastDefault(t *testing.T) {
+	gate := &heldWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	w := NewWriter(gate, WriterOptions{MaxPending: -1})
+	done := make(chan error, 1)
+	go func() { done <- w.WriteFrame([]byte("first")) }() // blocks in Write
+	<-gate.entered
+	frame := bytes.Repeat([]byte{'x'}, 1<<20)
+	for i := 0; i <= DefaultMaxPending>>20; i++ {
+		if err := w.QueueFrame(frame); err != nil {
+			t.Fatalf("after %d MiB queued: %v", i, err)
+		}
+	}
+	close(gate.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// heldWriter blocks its first Write until release is closed and discards
+// what it is given.
+type heldWriter struct {
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.once.Do(func() {
+		close(h.entered)
+		<-h.release
+	})
+	return len(p), nil
 }
 
 // brokenCountWriter claims to have written more than it was given.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -30,7 +31,7 @@ const (
 	DefaultDialTimeout     = 10 * time.Second
 	DefaultDialIdleTimeout = 30 * time.Second
 	DefaultDialMaxMessage  = framing.DefaultMaxLine // the bound the server puts on a request body
-	DefaultDialMaxQueued   = 4096
+	DefaultDialMaxQueued   = mcpclient.DefaultMaxQueued
 )
 
 // ErrBadReply: the server's reply breaks HTTP or the protocol: a response
@@ -53,7 +54,9 @@ const statusBodyMax = 512
 const notifyBodyMax = 64 << 10
 
 // DialOptions configure Dial. Every field's zero value selects the
-// documented default.
+// documented default; its limits follow mcpwire's rule (see Limits in
+// package client's documentation): 0 is the default, negative is no
+// limit.
 type DialOptions struct {
 	// MaxConns bounds the connections open to the server at once: idle
 	// keep-alive ones and those carrying a request (a listen stream holds
@@ -63,12 +66,12 @@ type DialOptions struct {
 	// requests opens as many connections).
 	MaxConns int
 	// DialTimeout bounds opening one connection (TCP connect and TLS
-	// handshake) on top of the request's context. Default 10 s; negative:
-	// only the context bounds it.
+	// handshake) on top of the request's context. Default
+	// DefaultDialTimeout (10 s); negative: only the context bounds it.
 	DialTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection that stayed idle this
 	// long, before the server's own idle timeout is likely to. Default
-	// 30 s; negative: never.
+	// DefaultDialIdleTimeout (30 s); negative: never.
 	IdleTimeout time.Duration
 	// TLSConfig is used for https URLs. It is cloned; an empty ServerName
 	// becomes the URL's host, and ALPN is set to http/1.1 only. Nil: the
@@ -91,7 +94,7 @@ type DialOptions struct {
 	// carries every reply; past it the exchange fails with
 	// client.ErrSlowConsumer. Streamable HTTP exchanges hold none: a
 	// message is read from its connection only when Next asks for it.
-	// Default 4096 (DefaultDialMaxQueued).
+	// Default 4096 (DefaultDialMaxQueued); negative: no bound (unsafe).
 	MaxQueued int
 	// Auth, when set, authorizes the requests (OAuth 2.1 for MCP: package
 	// client/oauth implements it): each request carries the
@@ -121,8 +124,11 @@ func (o DialOptions) withDefaults() DialOptions {
 	if o.MaxMessage == 0 {
 		o.MaxMessage = DefaultDialMaxMessage
 	}
-	if o.MaxQueued <= 0 {
+	switch {
+	case o.MaxQueued == 0:
 		o.MaxQueued = DefaultDialMaxQueued
+	case o.MaxQueued < 0:
+		o.MaxQueued = math.MaxInt
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -11,6 +11,19 @@
 // Importing this package imports net/http/pprof, which also registers its
 // handlers on http.DefaultServeMux; a program that serves DefaultServeMux
 // elsewhere exposes them there too.
+//
+// # Limits
+//
+// mcpwire's limits follow one rule. Every limit field gives its unit and
+// its default, an exported Default* constant; 0 selects that default; a
+// negative value means no limit, which is unsafe with a peer that is not
+// trusted. A field that cannot go without a limit says so and takes a
+// negative value as 0, the default.
+//
+// Config.CheckTimeout (DefaultCheckTimeout, 2 s) can be disabled with a
+// negative value. The listener's own bounds are fixed: 5 s to read a
+// request's headers, 8 KiB of headers, 60 s of keep-alive idleness, 4
+// scrapes of /metrics at once, each given 10 s.
 package admin
 
 import (
@@ -38,7 +51,9 @@ const DefaultCheckTimeout = 2 * time.Second
 // Config.AllowNonLoopback.
 var ErrNonLoopback = errors.New("admin: refusing a non-loopback listener without AllowNonLoopback")
 
-// Config configures the admin listener.
+// Config configures the admin listener. Its limits follow the package's
+// rule (see Limits in the package documentation): 0 is the default,
+// negative is no limit.
 type Config struct {
 	// Gatherer is what /metrics serves (for example metrics.Registry);
 	// nil serves 404 there.
@@ -46,7 +61,10 @@ type Config struct {
 	// Checks run in order on every /readyz; the first error answers 503
 	// with the check's name and the error. Each runs under CheckTimeout.
 	Checks []Check
-	// CheckTimeout bounds one check. 0 means DefaultCheckTimeout.
+	// CheckTimeout bounds one check; a check still running then fails
+	// /readyz. Default DefaultCheckTimeout (2 s); negative means none, so
+	// only the prober's request (its context) bounds the checks (unsafe: a
+	// hung check then holds every probe).
 	CheckTimeout time.Duration
 	// AllowNonLoopback lets Listen bind an address other than localhost,
 	// 127.0.0.0/8 or ::1.
@@ -86,8 +104,8 @@ type Server struct {
 
 // New returns an admin listener for cfg; Listen, then Serve.
 func New(cfg Config) *Server {
-	if cfg.CheckTimeout <= 0 {
-		cfg.CheckTimeout = DefaultCheckTimeout
+	if cfg.CheckTimeout == 0 {
+		cfg.CheckTimeout = DefaultCheckTimeout // negative stays: none (readyz)
 	}
 	a := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
 	if a.log == nil {
@@ -160,7 +178,10 @@ func (a *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, c := range a.cfg.Checks {
-		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.CheckTimeout)
+		ctx, cancel := r.Context(), context.CancelFunc(func() {})
+		if a.cfg.CheckTimeout > 0 {
+			ctx, cancel = context.WithTimeout(ctx, a.cfg.CheckTimeout)
+		}
 		err := c.Check(ctx)
 		cancel()
 		if err != nil {

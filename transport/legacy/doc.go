@@ -66,6 +66,24 @@
 // Subscriptions changed on another replica reach this replica's GET
 // stream by the next keep-alive tick.
 //
+// # Limits
+//
+// mcpwire's limits follow one rule. Every limit field gives its unit and
+// its default, an exported Default* constant; 0 selects that default; a
+// negative value means no limit, which is unsafe with a peer that is not
+// trusted. A field that cannot go without a limit says so and takes a
+// negative value as 0, the default.
+//
+// The legacy endpoint takes the modern transports' message limits:
+// Config.MaxBodyBytes (DefaultMaxBodyBytes, 4 MiB: 413) for HTTP and
+// Config.MaxLine (DefaultMaxLine, 4 MiB: the line connection ends with
+// ErrLineTooLong) for stdio, both counted in Stats.TooLarge; give them the
+// values given to streamhttp.Config.MaxBodyBytes and stdio
+// Options.MaxLine. MaxSessions, MaxPendingBytes, MaxRounds,
+// WriteIdleTimeout and InputTimeout can be disabled with a negative value;
+// IdleTimeout (sessions always expire) and KeepAlive (an interval) cannot:
+// a negative value is their default.
+//
 // # Not served
 //
 // Batches (2025-03-26 only), SSE event ids and resumption (Last-Event-ID),

@@ -137,6 +137,7 @@ func (s *Server) post(w http.ResponseWriter, req *http.Request, principal any) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			s.stats.BadRequests.Add(1)
+			s.stats.TooLarge.Add(1)
 			w.WriteHeader(413)
 			return
 		}

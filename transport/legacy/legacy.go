@@ -3,11 +3,13 @@ package legacy
 import (
 	"context"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/framing"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -20,9 +22,13 @@ var Versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 // Defaults for Config fields; each applies when the field is zero.
 const (
-	DefaultMaxSessions      = 10000
-	DefaultIdleTimeout      = 30 * time.Minute
-	DefaultMaxBodyBytes     = 4 << 20
+	DefaultMaxSessions = 10000
+	DefaultIdleTimeout = 30 * time.Minute
+	// DefaultMaxBodyBytes and DefaultMaxLine are one message, the bound
+	// every transport puts on it by default (framing.DefaultMaxLine,
+	// 4 MiB), so an old client may send what a modern one may.
+	DefaultMaxBodyBytes     = framing.DefaultMaxLine
+	DefaultMaxLine          = framing.DefaultMaxLine
 	DefaultKeepAlive        = 15 * time.Second
 	DefaultWriteIdleTimeout = 30 * time.Second
 	DefaultMaxPendingBytes  = 1 << 20
@@ -31,7 +37,9 @@ const (
 )
 
 // Config configures the legacy endpoint. Every field's zero value selects
-// the documented default.
+// the documented default; its limits follow the package's rule (see
+// Limits in the package documentation): 0 is the default, negative is no
+// limit unless the field says otherwise.
 type Config struct {
 	// Store keeps the sessions (one record per Mcp-Session-Id, bound to the
 	// caller's principal, expiring when idle). Share the state store of
@@ -40,27 +48,47 @@ type Config struct {
 	Store state.Store
 	// MaxSessions bounds the sessions this process holds (created here or
 	// used here); an initialize past it gets HTTP 503 (Stats.Refused).
-	// Default 10,000.
+	// Default DefaultMaxSessions (10,000); negative means unlimited
+	// (unsafe: an initialize flood then fills memory).
 	MaxSessions int
 	// IdleTimeout ends a session nobody used for this long (the store
-	// expires its record; later requests get 404). Default 30 min.
+	// expires its record; later requests get 404). Default
+	// DefaultIdleTimeout (30 min). A client that goes away never says so,
+	// so sessions must expire: a negative value is taken as 0, the
+	// default.
 	IdleTimeout time.Duration
-	// MaxBodyBytes bounds a POST body (413). Default 4 MiB.
+	// MaxBodyBytes bounds a POST body in bytes: 413 past it
+	// (Stats.TooLarge). Default DefaultMaxBodyBytes (4 MiB); negative
+	// means unlimited (unsafe: a body is held in memory whole).
 	MaxBodyBytes int
+	// MaxLine bounds one message of a line connection (ServeLines,
+	// StdioUpgrade) in bytes, without its newline: a longer line ends the
+	// connection with ErrLineTooLong (Stats.TooLarge). Default
+	// DefaultMaxLine (4 MiB); negative means unlimited (unsafe).
+	MaxLine int
 	// KeepAlive is the interval of SSE comments on a silent stream.
-	// Default 15 s.
+	// Default DefaultKeepAlive (15 s). It is an interval, not a limit: a
+	// negative value is taken as 0, the default.
 	KeepAlive time.Duration
 	// WriteIdleTimeout closes a stream when one write makes no progress
-	// for this long. Default 30 s.
+	// for this long. Default DefaultWriteIdleTimeout (30 s); negative
+	// means none (unsafe: a client that stops reading keeps its stream
+	// until MaxPendingBytes is queued).
 	WriteIdleTimeout time.Duration
 	// MaxPendingBytes bounds what waits for one stream whose client is not
-	// reading; past it the stream is closed (Stats.SlowConsumers).
-	// Default 1 MiB.
+	// reading, in bytes; past it the stream is closed
+	// (Stats.SlowConsumers). Default DefaultMaxPendingBytes (1 MiB);
+	// negative means unlimited (unsafe).
 	MaxPendingBytes int
 	// InputTimeout bounds the wait for the client's answer to a
-	// server→client request (sampling, elicitation, roots). Default 2 min.
+	// server→client request (sampling, elicitation, roots;
+	// Stats.InputTimeouts). Default DefaultInputTimeout (2 min); negative
+	// means none (unsafe: the request then waits until the session or the
+	// server ends).
 	InputTimeout time.Duration
-	// MaxRounds bounds the input rounds of one request. Default 10.
+	// MaxRounds bounds the input rounds of one request. Default
+	// DefaultMaxRounds (10); negative means unlimited (unsafe: a tool that
+	// keeps asking runs forever).
 	MaxRounds int
 	// Principal returns the authenticated principal of a request (sessions
 	// are bound to it). Default: what WithPrincipal put in the request
@@ -71,31 +99,49 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-func (c Config) withDefaults() Config {
-	if c.MaxSessions <= 0 {
-		c.MaxSessions = DefaultMaxSessions
+// What a negative (unlimited) limit becomes: the largest int, and a
+// timeout about 146 years long, which time arithmetic still handles.
+const (
+	noLimit   = math.MaxInt
+	noTimeout = time.Duration(math.MaxInt64 >> 1)
+)
+
+// limit applies the rule to a size or count: 0 is def, negative noLimit.
+func limit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return noLimit
 	}
-	if c.IdleTimeout <= 0 {
+	return v
+}
+
+// timeout applies the rule to a timeout: 0 is def, negative noTimeout.
+func timeout(v, def time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return noTimeout
+	}
+	return v
+}
+
+func (c Config) withDefaults() Config {
+	c.MaxSessions = limit(c.MaxSessions, DefaultMaxSessions)
+	if c.IdleTimeout <= 0 { // sessions always expire
 		c.IdleTimeout = DefaultIdleTimeout
 	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.KeepAlive <= 0 {
+	c.MaxBodyBytes = limit(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	c.MaxLine = limit(c.MaxLine, DefaultMaxLine)
+	if c.KeepAlive <= 0 { // an interval, not a limit
 		c.KeepAlive = DefaultKeepAlive
 	}
-	if c.WriteIdleTimeout <= 0 {
-		c.WriteIdleTimeout = DefaultWriteIdleTimeout
-	}
-	if c.MaxPendingBytes <= 0 {
-		c.MaxPendingBytes = DefaultMaxPendingBytes
-	}
-	if c.InputTimeout <= 0 {
-		c.InputTimeout = DefaultInputTimeout
-	}
-	if c.MaxRounds <= 0 {
-		c.MaxRounds = DefaultMaxRounds
-	}
+	c.WriteIdleTimeout = timeout(c.WriteIdleTimeout, DefaultWriteIdleTimeout)
+	c.MaxPendingBytes = limit(c.MaxPendingBytes, DefaultMaxPendingBytes)
+	c.InputTimeout = timeout(c.InputTimeout, DefaultInputTimeout)
+	c.MaxRounds = limit(c.MaxRounds, DefaultMaxRounds)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -114,7 +160,8 @@ type Stats struct {
 	Deleted        atomic.Uint64 // sessions ended by DELETE
 	UnknownSession atomic.Uint64 // requests naming no live session (404)
 	MissingSession atomic.Uint64 // requests without Mcp-Session-Id (400)
-	BadRequests    atomic.Uint64 // malformed bodies, batches, bad headers (4xx)
+	BadRequests    atomic.Uint64 // malformed bodies, batches, bad headers (4xx), TooLarge included
+	TooLarge       atomic.Uint64 // bodies over MaxBodyBytes (413) and lines over MaxLine
 	Requests       atomic.Uint64 // requests answered
 	Streams        atomic.Int64  // open GET streams
 	StreamConflict atomic.Uint64 // a second GET stream for one session (409)

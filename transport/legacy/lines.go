@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/framing"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -22,14 +24,16 @@ import (
 // connection, server→client requests too, and the client's responses are
 // read from it.
 
-// DefaultMaxLine bounds one stdio message of a legacy connection.
-const DefaultMaxLine = 4 << 20
+// ErrLineTooLong ends a line connection whose client sent a message over
+// Config.MaxLine (counted in Stats.TooLarge).
+var ErrLineTooLong = framing.ErrLineTooLong
 
 // StdioUpgrade is the hook for transport/stdio (Options.Upgrade): for a
 // connection whose first message is an initialize request it returns the
-// function that serves the connection (ServeLines); otherwise nil, and the
-// connection stays modern (an initialize without the option gets today's
-// -32022).
+// function that serves the connection (ServeLines, under Config.MaxLine);
+// otherwise nil, and the connection stays modern (an initialize without
+// the option gets today's -32022). The first line itself was read under
+// the stdio Options.MaxLine, so give both the same value.
 func (s *Server) StdioUpgrade(first []byte) func(ctx context.Context, in io.Reader, out io.Writer) error {
 	m, err := parse(first)
 	if err != nil || m.Method != "initialize" || len(m.ID) == 0 {
@@ -74,11 +78,14 @@ func (l lineSink) finalStatus(frame []byte, _ int) { _ = l.o.write(frame) }
 // ServeLines serves one 2025-11-25 line-framed connection (stdio): the
 // first message must be initialize. It returns when in ends (after the
 // requests in flight have finished, within a grace of 2 s), or when ctx
-// ends.
+// ends; a line over Config.MaxLine ends it with ErrLineTooLong.
 func (s *Server) ServeLines(ctx context.Context, in io.Reader, out io.Writer) error {
 	o := &lineOut{w: out}
 	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64<<10), DefaultMaxLine)
+	// The scanner's bound counts the CR and LF that MaxLine does not, and
+	// never goes below its first buffer; the check in the loop applies
+	// MaxLine exactly.
+	sc.Buffer(make([]byte, 0, 64<<10), s.cfg.MaxLine+min(2, math.MaxInt-s.cfg.MaxLine))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var ss *session
@@ -95,6 +102,9 @@ func (s *Server) ServeLines(ctx context.Context, in io.Reader, out io.Writer) er
 			return err // the client closed our output
 		}
 		line := sc.Bytes()
+		if len(line) > s.cfg.MaxLine { // the scanner's token has no CR or LF
+			return s.lineTooLong()
+		}
 		if len(line) == 0 {
 			continue
 		}
@@ -138,11 +148,19 @@ func (s *Server) ServeLines(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
 		if errors.Is(err, bufio.ErrTooLong) {
-			s.stats.BadRequests.Add(1)
+			return s.lineTooLong()
 		}
 		return err
 	}
 	return nil
+}
+
+// lineTooLong counts a line over Config.MaxLine; the connection then ends.
+func (s *Server) lineTooLong() error {
+	s.stats.BadRequests.Add(1)
+	s.stats.TooLarge.Add(1)
+	s.log.Warn("legacy line connection: a message over the line limit; closing", "limit", s.cfg.MaxLine)
+	return ErrLineTooLong
 }
 
 // initLocal answers the initialize of a line connection and starts its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -22,27 +23,33 @@ const (
 	DefaultBacklogSlack = 1 << 20
 )
 
-// Config configures a Conn. Zero values select the defaults.
+// Config configures a Conn. Its limits follow the package's rule (see
+// Limits in the package documentation): 0 is the default, negative is no
+// limit.
 type Config struct {
 	// MaxLine is the largest accepted message in bytes (excluding the
-	// newline). Default 4 MiB; negative means unlimited (unsafe).
+	// newline). Default framing.DefaultMaxLine (4 MiB); negative means
+	// unlimited (unsafe).
 	MaxLine int
 	// MaxPending bounds the output queued for a peer that does not read,
 	// in bytes; past it the connection ends as a slow consumer (A18,
-	// Stats.SlowConsumers). Default 64 MiB.
+	// Stats.SlowConsumers). Default DefaultMaxPending (64 MiB); negative
+	// means unlimited (unsafe).
 	MaxPending int
 	// MaxBacklog bounds the input a Conn keeps while it takes no frames (the
-	// in-flight bound is reached, or the driver holds the input); past it
-	// the connection ends (Stats.InputOverflows). Only an event loop, which
-	// cannot stop reading, ever reaches it. Default MaxLine + 1 MiB.
+	// in-flight bound is reached, or the driver holds the input), in bytes;
+	// past it the connection ends (Stats.InputOverflows). Only an event
+	// loop, which cannot stop reading, ever reaches it. Default MaxLine +
+	// DefaultBacklogSlack (1 MiB), with framing.DefaultMaxLine for an
+	// unlimited MaxLine; negative means unlimited (unsafe).
 	MaxBacklog int
 	// CloseOnTooLong ends the connection after answering a line over
 	// MaxLine (sockets do, like nats; stdio reads on).
 	CloseOnTooLong bool
 	// CancelBudget is how many more notifications/cancelled naming no
 	// request in flight than requests served a peer may send before the
-	// connection ends (C8, Stats.CancelFloods). Default 1024; negative
-	// means unlimited.
+	// connection ends (C8, Stats.CancelFloods). Default
+	// DefaultCancelBudget (1024); negative means unlimited.
 	CancelBudget int
 	// HandOffOutput makes Feed, Resume and End leave what they queued to
 	// the driver's output side (WakeOutput) instead of writing it
@@ -60,16 +67,21 @@ func (c Config) withDefaults() Config {
 	if c.MaxLine == 0 {
 		c.MaxLine = framing.DefaultMaxLine
 	}
-	if c.MaxPending <= 0 {
+	switch {
+	case c.MaxPending == 0:
 		c.MaxPending = DefaultMaxPending
+	case c.MaxPending < 0:
+		c.MaxPending = math.MaxInt
 	}
-	if c.MaxBacklog <= 0 {
-		c.MaxBacklog = DefaultBacklogSlack
-		if c.MaxLine > 0 {
-			c.MaxBacklog += c.MaxLine
-		} else {
-			c.MaxBacklog += framing.DefaultMaxLine
+	switch {
+	case c.MaxBacklog == 0:
+		line := c.MaxLine
+		if line < 0 {
+			line = framing.DefaultMaxLine
 		}
+		c.MaxBacklog = line + min(DefaultBacklogSlack, math.MaxInt-line)
+	case c.MaxBacklog < 0:
+		c.MaxBacklog = math.MaxInt
 	}
 	if c.CancelBudget == 0 {
 		c.CancelBudget = DefaultCancelBudget
@@ -78,6 +90,16 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
+}
+
+// maxInFlight is engine.Options.MaxInFlight as the Conn counts it: a
+// negative value (no limit) and values past what an int32 holds become
+// the largest int32.
+func maxInFlight(n int) int32 {
+	if n < 0 || n > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int32(n)
 }
 
 // Driver is the transport under a Conn: a stdio process, or a socket on an
@@ -211,7 +233,7 @@ func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, princip
 		principal: principal,
 		cfg:       cfg,
 		peek:      codec.PeekOptions{MaxDepth: opt.MaxDepth},
-		maxFlight: int32(opt.MaxInFlight),
+		maxFlight: maxInFlight(opt.MaxInFlight),
 		dec:       framing.NewDecoder(framing.ReaderOptions{MaxLine: cfg.MaxLine, ReadSize: 1}),
 		budget:    cfg.CancelBudget,
 	}

@@ -34,5 +34,17 @@
 //     with their final result at once (SUB-10), lets the other requests
 //     finish until its context ends, then cancels them.
 //
-// Every limit has its own counter in engine.Stats.
+// # Limits
+//
+// mcpwire's limits follow one rule. Every limit field gives its unit and
+// its default, an exported Default* constant; 0 selects that default; a
+// negative value means no limit, which is unsafe with a peer that is not
+// trusted. A field that cannot go without a limit says so and takes a
+// negative value as 0, the default.
+//
+// Every Config limit here can be disabled: MaxLine
+// (framing.DefaultMaxLine), MaxPending (DefaultMaxPending), MaxBacklog
+// (MaxLine + DefaultBacklogSlack) and CancelBudget (DefaultCancelBudget);
+// so can engine.Options.MaxInFlight. Every limit has its own error and
+// its own counter in engine.Stats.
 package linestream

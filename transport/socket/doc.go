@@ -41,4 +41,21 @@
 // streams get their final result, in-flight requests finish or are
 // cancelled at the context's deadline, answers are flushed and connections
 // closed. The engine is shut down by whoever created it.
+//
+// # Limits
+//
+// mcpwire's limits follow one rule. Every limit field gives its unit and
+// its default, an exported Default* constant; 0 selects that default; a
+// negative value means no limit, which is unsafe with a peer that is not
+// trusted. A field that cannot go without a limit says so and takes a
+// negative value as 0, the default.
+//
+// Config.MaxLine (framing.DefaultMaxLine), MaxPending
+// (linestream.DefaultMaxPending), MaxBacklog (MaxLine +
+// linestream.DefaultBacklogSlack), WriteTimeout (DefaultWriteTimeout),
+// MaxConns (DefaultMaxConns) and CancelBudget
+// (linestream.DefaultCancelBudget) can be disabled with a negative value.
+// AuthTimeout (DefaultAuthTimeout) cannot, since Shutdown waits for the
+// authentications under way, and EventLoops (DefaultEventLoops) is not a
+// limit: for both a negative value is the default.
 package socket

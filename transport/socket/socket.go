@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -27,34 +28,47 @@ const (
 	DefaultAuthTimeout  = 10 * time.Second
 )
 
-// Config configures a socket server. Zero values select the defaults.
+// Config configures a socket server. Zero values select the defaults; its
+// limits follow the package's rule (see Limits in the package
+// documentation): 0 is the default, negative is no limit unless the field
+// says otherwise.
 type Config struct {
 	// MaxLine is the largest accepted message in bytes; a longer line is
-	// answered -32600 and the connection closed. Default 4 MiB; negative
-	// means unlimited (unsafe).
+	// answered -32600 and the connection closed
+	// (engine.Stats.LinesTooLong). Default framing.DefaultMaxLine (4 MiB);
+	// negative means unlimited (unsafe).
 	MaxLine int
 	// MaxPending bounds the output waiting for a peer that does not read,
 	// in bytes (ours and gnet's outbound buffer each); past it the
-	// connection is closed as a slow consumer. Default 64 MiB.
+	// connection is closed as a slow consumer
+	// (engine.Stats.SlowConsumers). Default linestream.DefaultMaxPending
+	// (64 MiB); negative means unlimited (unsafe).
 	MaxPending int
 	// MaxBacklog bounds the input kept while a connection has
 	// engine.Options.MaxInFlight requests in flight (an event loop cannot
-	// stop reading); past it the connection is closed. Default MaxLine +
-	// 1 MiB.
+	// stop reading), in bytes; past it the connection is closed
+	// (engine.Stats.InputOverflows). Default MaxLine +
+	// linestream.DefaultBacklogSlack (1 MiB); negative means unlimited
+	// (unsafe).
 	MaxBacklog int
 	// WriteTimeout closes a connection whose pending output makes no
 	// progress for this long (A18: a peer that stopped reading), counted
 	// in Stats.WriteTimeouts and engine.Stats.SlowConsumers. On Windows it
-	// bounds each write instead (see the package doc). Default 30 s;
-	// negative disables it (unsafe).
+	// bounds each write instead (see the package doc). Default
+	// DefaultWriteTimeout (30 s); negative disables it (unsafe).
 	WriteTimeout time.Duration
 	// MaxConns bounds concurrent connections; past it new ones are closed
-	// at once and counted in Stats.Refused. Default 16384.
+	// at once and counted in Stats.Refused. Default DefaultMaxConns
+	// (16384); negative means unlimited (unsafe: each connection costs
+	// a file descriptor and its buffers).
 	MaxConns int
-	// CancelBudget: see linestream.Config (C8). Default 1024.
+	// CancelBudget: see linestream.Config (C8, engine.Stats.CancelFloods).
+	// Default linestream.DefaultCancelBudget (1024); negative means
+	// unlimited.
 	CancelBudget int
 	// EventLoops is the number of gnet event loops. Default
-	// DefaultEventLoops: GOMAXPROCS-1, at least 1.
+	// DefaultEventLoops(): GOMAXPROCS-1, at least 1. It is not a limit:
+	// a negative value is taken as 0, the default.
 	EventLoops int
 	// AllowNonLoopback must be set to listen on a TCP address other than
 	// loopback (SEC-04).
@@ -67,7 +81,9 @@ type Config struct {
 	// it (Stats.AuthFailures). Peer carries the Unix peer credentials or
 	// the TCP remote address.
 	Authenticate func(ctx context.Context, peer Peer) (principal any, err error)
-	// AuthTimeout bounds Authenticate. Default 10 s.
+	// AuthTimeout bounds Authenticate. Default DefaultAuthTimeout (10 s).
+	// Shutdown waits for the authentications under way, so it cannot be
+	// unlimited: a negative value is taken as 0, the default.
 	AuthTimeout time.Duration
 	// Logger receives transport logs (never protocol traffic), gnet's
 	// included; nil discards them.
@@ -92,8 +108,11 @@ func (c Config) withDefaults() Config {
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = DefaultWriteTimeout
 	}
-	if c.MaxConns <= 0 {
+	switch {
+	case c.MaxConns == 0:
 		c.MaxConns = DefaultMaxConns
+	case c.MaxConns < 0:
+		c.MaxConns = math.MaxInt
 	}
 	if c.EventLoops <= 0 {
 		c.EventLoops = DefaultEventLoops()
@@ -101,8 +120,11 @@ func (c Config) withDefaults() Config {
 	if c.AuthTimeout <= 0 {
 		c.AuthTimeout = DefaultAuthTimeout
 	}
-	if c.MaxPending <= 0 {
+	switch {
+	case c.MaxPending == 0:
 		c.MaxPending = linestream.DefaultMaxPending
+	case c.MaxPending < 0:
+		c.MaxPending = math.MaxInt
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -25,4 +25,18 @@
 // Options.Grace (default 2 s), cancels what is left and returns nil (A15). A
 // closed stdout (EPIPE) ends the connection: in-flight work is cancelled and
 // Serve returns ErrOutputClosed (A16).
+//
+// # Limits
+//
+// mcpwire's limits follow one rule. Every limit field gives its unit and
+// its default, an exported Default* constant; 0 selects that default; a
+// negative value means no limit, which is unsafe with a peer that is not
+// trusted. A field that cannot go without a limit says so and takes a
+// negative value as 0, the default.
+//
+// Options.MaxLine (framing.DefaultMaxLine, 4 MiB; the first line an
+// Upgrade hook reads too) and Options.MaxPending
+// (linestream.DefaultMaxPending, 64 MiB) can be disabled with a negative
+// value. Options.Grace (DefaultGrace, 2 s) cannot: a negative value is
+// the default.
 package stdio

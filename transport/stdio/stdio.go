@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"sync/atomic"
 	"syscall"
@@ -23,16 +24,25 @@ const DefaultGrace = 2 * time.Second
 // ErrOutputClosed reports that the peer closed our output (EPIPE).
 var ErrOutputClosed = errors.New("stdio: output closed by the peer")
 
-// Options configures the stdio binding. Zero values select the defaults.
+// Options configures the stdio binding. Zero values select the defaults;
+// its limits follow the package's rule (see Limits in the package
+// documentation): 0 is the default, negative is no limit unless the field
+// says otherwise.
 type Options struct {
 	// Grace bounds how long in-flight requests may finish after the input
-	// ends or ctx is done, before they are cancelled. Default 2 s.
+	// ends or ctx is done, before they are cancelled. Default DefaultGrace
+	// (2 s). A process asked to stop must stop, so it cannot be unlimited:
+	// a negative value is taken as 0, the default.
 	Grace time.Duration
-	// MaxLine is the largest accepted message in bytes. Default 4 MiB;
-	// negative means unlimited (unsafe).
+	// MaxLine is the largest accepted message in bytes, the first line
+	// seen by Upgrade included; a longer line is answered -32600 and
+	// skipped (engine.Stats.LinesTooLong). Default framing.DefaultMaxLine
+	// (4 MiB); negative means unlimited (unsafe).
 	MaxLine int
-	// MaxPending bounds output queued for a peer that does not read; past it
-	// the connection ends as a slow consumer. Default 64 MiB.
+	// MaxPending bounds output queued for a peer that does not read, in
+	// bytes; past it the connection ends as a slow consumer
+	// (engine.Stats.SlowConsumers). Default linestream.DefaultMaxPending
+	// (64 MiB); negative means unlimited (unsafe).
 	MaxPending int
 	// Logger receives transport logs (never protocol traffic); nil discards.
 	Logger *slog.Logger
@@ -193,12 +203,16 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	return nil
 }
 
-// firstLine reads the first line of in (at most maxLine bytes, with its
-// newline when there is one) and returns it with a reader that yields the
-// whole input again, the first line included, and closes in when closed.
+// firstLine reads the first line of in (at most about maxLine bytes, with
+// its newline when there is one) and returns it with a reader that yields
+// the whole input again, the first line included, and closes in when
+// closed. maxLine is Options.MaxLine: 0 is the default, negative no limit.
 func firstLine(ctx context.Context, in io.Reader, maxLine int) ([]byte, io.Reader, error) {
-	if maxLine <= 0 {
+	switch {
+	case maxLine == 0:
 		maxLine = framing.DefaultMaxLine
+	case maxLine < 0:
+		maxLine = math.MaxInt
 	}
 	stop := context.AfterFunc(ctx, func() { closeInput(in) })
 	br := bufio.NewReaderSize(in, 64<<10)

@@ -5,15 +5,20 @@ import (
 	"crypto/tls"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/netip"
 	"time"
+
+	"github.com/mcpwire/mcpwire/framing"
 )
 
 // Defaults for Config fields; each applies when the field is zero.
 const (
-	DefaultPath             = "/mcp"
-	DefaultMaxBodyBytes     = 4 << 20
+	DefaultPath = "/mcp"
+	// DefaultMaxBodyBytes is one message, the bound every transport puts
+	// on it by default (framing.DefaultMaxLine, 4 MiB).
+	DefaultMaxBodyBytes     = framing.DefaultMaxLine
 	DefaultMaxHeaderBytes   = 16 << 10
 	DefaultReadTimeout      = 10 * time.Second
 	DefaultIdleTimeout      = 60 * time.Second
@@ -43,7 +48,9 @@ func (e *ErrInsufficientScope) Error() string { return "streamhttp: insufficient
 var ErrUnauthorized = errors.New("streamhttp: missing or invalid bearer token")
 
 // Config configures the Streamable HTTP binding. Every field's zero value
-// selects the documented default.
+// selects the documented default; its limits follow the package's rule
+// (see Limits in the package documentation): 0 is the default, negative is
+// no limit unless the field says otherwise.
 type Config struct {
 	// Path is the one MCP endpoint (HTTP-01). Default "/mcp"; other paths
 	// get 404.
@@ -92,12 +99,22 @@ type Config struct {
 	// WWW-Authenticate on 401/403 (SEC-04).
 	ResourceMetadata string
 
-	// MaxBodyBytes bounds a request body, also when chunked and after
-	// Content-Encoding is undone: 413 past it. Default 4 MiB.
+	// MaxBodyBytes bounds a request body in bytes, also when chunked and
+	// after Content-Encoding is undone: 413 past it (Stats.BodyTooLarge).
+	// Default DefaultMaxBodyBytes (4 MiB); negative means unlimited
+	// (unsafe: a body is held in memory whole, and a compressed one can
+	// expand without bound).
 	MaxBodyBytes int
-	// MaxHeaderBytes bounds the request headers: 431 past it. Default 16 KiB.
+	// MaxHeaderBytes bounds the request headers in bytes: 431 past it
+	// (Stats.HeadersTooLarge). Default DefaultMaxHeaderBytes (16 KiB). It
+	// is also the size of each connection's read buffer, so it cannot be
+	// unlimited: a negative value is taken as 0, the default.
 	MaxHeaderBytes int
-	// ReadTimeout bounds reading one request (headers and body). Default 10 s.
+	// ReadTimeout bounds reading one request (headers and body): 408 past
+	// it (Stats.ReadTimeouts). Default DefaultReadTimeout (10 s); negative
+	// means none (unsafe: a client may hold a connection by never
+	// finishing a request). The same holds for ReadIdleTimeout,
+	// IdleTimeout and WriteIdleTimeout below.
 	ReadTimeout time.Duration
 	// ReadIdleTimeout bounds the wait between two reads of one request
 	// (C2: a body trickled after its headers): past it the request is
@@ -105,27 +122,38 @@ type Config struct {
 	// holds while ReadTimeout is longer (large bodies over slow links) and
 	// is never applied between keep-alive requests (IdleTimeout is). fasthttp
 	// front end; with the net/http adapter the embedding http.Server's
-	// timeouts apply. Default 10 s.
+	// timeouts apply. Default DefaultReadIdleTimeout (10 s); negative
+	// means none (unsafe).
 	ReadIdleTimeout time.Duration
 	// IdleTimeout bounds the wait for the next request on a keep-alive
-	// connection. Default 60 s.
+	// connection. Default DefaultIdleTimeout (60 s); negative means none
+	// (unsafe: idle connections are kept until MaxConns is reached).
 	IdleTimeout time.Duration
 	// WriteIdleTimeout closes a response stream when one write makes no
-	// progress for this long (never an absolute deadline, C3). Default 30 s.
+	// progress for this long (never an absolute deadline, C3;
+	// Stats.StreamWriteErrors). Default DefaultWriteIdleTimeout (30 s);
+	// negative means none (unsafe: a client that stops reading holds its
+	// stream until MaxPendingBytes is queued).
 	WriteIdleTimeout time.Duration
 	// KeepAlive is the interval of SSE keep-alive comments on a silent
-	// stream (SSE-05). Default 15 s.
+	// stream (SSE-05). Default DefaultKeepAlive (15 s). It is an interval,
+	// not a limit: a negative value is taken as 0, the default.
 	KeepAlive time.Duration
 	// MaxPendingBytes bounds the bytes queued for one stream whose client
 	// stopped reading; past it the stream is closed and the request
-	// cancelled (slow consumer, C5). Default 8 MiB.
+	// cancelled (slow consumer, C5; Stats.SlowConsumers). Default
+	// DefaultMaxPendingBytes (8 MiB); negative means unlimited (unsafe).
 	MaxPendingBytes int
 	// MaxListenPendingBytes is MaxPendingBytes for subscriptions/listen
 	// streams, kept smaller because there may be thousands of them; updates
-	// of one URI still queued collapse into one. Default 1 MiB.
+	// of one URI still queued collapse into one. Default
+	// DefaultMaxListenPending (1 MiB); negative means unlimited (unsafe).
 	MaxListenPendingBytes int
-	// MaxConnsPerIP (429 past it) and MaxConns (503 past it) bound
-	// connections (C11). Defaults 1024 and 16384.
+	// MaxConnsPerIP (429 past it, Stats.TooManyConnsPerIP) and MaxConns
+	// (503 past it, Stats.TooManyConns) bound connections (C11). Defaults
+	// DefaultMaxConnsPerIP (1024) and DefaultMaxConns (16384); negative
+	// means unlimited (unsafe: each connection costs a file descriptor
+	// and a read buffer of MaxHeaderBytes).
 	MaxConnsPerIP, MaxConns int
 
 	// TrustedProxies lists the balancers (CIDRs) in front of this server.
@@ -140,8 +168,10 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 
 	// Compression enables gzip and zstd for JSON replies of at least
-	// CompressMinBytes (default 1 KiB) when Accept-Encoding allows.
-	// SSE responses are never compressed (see the package documentation).
+	// CompressMinBytes bytes (default DefaultCompressMinBytes, 1 KiB) when
+	// Accept-Encoding allows. SSE responses are never compressed (see the
+	// package documentation). CompressMinBytes is a threshold, not a
+	// limit: a negative value is taken as 0, the default.
 	Compression      bool
 	CompressMinBytes int
 
@@ -161,44 +191,58 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// What a negative (unlimited) limit becomes. noLimit is far past any real
+// size or count yet leaves room for the +1 and +1 MiB added to limits
+// (decodeBody, fasthttp's Concurrency); noTimeout is a deadline about 146
+// years away, which time arithmetic and the runtime's poller still handle
+// exactly.
+const (
+	noLimit   = math.MaxInt >> 1
+	noTimeout = time.Duration(math.MaxInt64 >> 1)
+)
+
+// limit applies the rule to a size or count: 0 is def, negative noLimit.
+func limit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return noLimit
+	}
+	return v
+}
+
+// timeout applies the rule to a timeout: 0 is def, negative noTimeout.
+func timeout(v, def time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return noTimeout
+	}
+	return v
+}
+
 func (c Config) withDefaults() Config {
 	if c.Path == "" {
 		c.Path = DefaultPath
 	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.MaxHeaderBytes <= 0 {
+	c.MaxBodyBytes = limit(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	if c.MaxHeaderBytes <= 0 { // a buffer size: never unlimited
 		c.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
-	if c.ReadTimeout <= 0 {
-		c.ReadTimeout = DefaultReadTimeout
-	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = DefaultIdleTimeout
-	}
-	if c.ReadIdleTimeout <= 0 {
-		c.ReadIdleTimeout = DefaultReadIdleTimeout
-	}
-	if c.WriteIdleTimeout <= 0 {
-		c.WriteIdleTimeout = DefaultWriteIdleTimeout
-	}
-	if c.KeepAlive <= 0 {
+	c.ReadTimeout = timeout(c.ReadTimeout, DefaultReadTimeout)
+	c.IdleTimeout = timeout(c.IdleTimeout, DefaultIdleTimeout)
+	c.ReadIdleTimeout = timeout(c.ReadIdleTimeout, DefaultReadIdleTimeout)
+	c.WriteIdleTimeout = timeout(c.WriteIdleTimeout, DefaultWriteIdleTimeout)
+	if c.KeepAlive <= 0 { // an interval, not a limit
 		c.KeepAlive = DefaultKeepAlive
 	}
-	if c.MaxPendingBytes <= 0 {
-		c.MaxPendingBytes = DefaultMaxPendingBytes
-	}
-	if c.MaxListenPendingBytes <= 0 {
-		c.MaxListenPendingBytes = DefaultMaxListenPending
-	}
-	if c.MaxConnsPerIP <= 0 {
-		c.MaxConnsPerIP = DefaultMaxConnsPerIP
-	}
-	if c.MaxConns <= 0 {
-		c.MaxConns = DefaultMaxConns
-	}
-	if c.CompressMinBytes <= 0 {
+	c.MaxPendingBytes = limit(c.MaxPendingBytes, DefaultMaxPendingBytes)
+	c.MaxListenPendingBytes = limit(c.MaxListenPendingBytes, DefaultMaxListenPending)
+	c.MaxConnsPerIP = limit(c.MaxConnsPerIP, DefaultMaxConnsPerIP)
+	c.MaxConns = limit(c.MaxConns, DefaultMaxConns)
+	if c.CompressMinBytes <= 0 { // a threshold, not a limit
 		c.CompressMinBytes = DefaultCompressMinBytes
 	}
 	if c.Logger == nil {

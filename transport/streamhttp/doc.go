@@ -43,6 +43,14 @@
 //
 // # Limits
 //
+// mcpwire's limits follow one rule. Every limit field gives its unit and
+// its default, an exported Default* constant; 0 selects that default; a
+// negative value means no limit, which is unsafe with a peer that is not
+// trusted. A field that cannot go without a limit says so and takes a
+// negative value as 0, the default. Here MaxHeaderBytes (also each
+// connection's read buffer) is such a field, and so are KeepAlive and
+// CompressMinBytes, an interval and a threshold rather than limits.
+//
 // Every limit has a default, its own answer and a counter in Stats: the
 // body (Config.MaxBodyBytes, 4 MiB, also
 // chunked and after Content-Encoding: 413, BodyTooLarge), the header block

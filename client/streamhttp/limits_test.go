@@ -1,0 +1,44 @@
+package streamhttp
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// TestDialOptionsLimitRule: each limit of DialOptions follows mcpwire's
+// rule: 0 is its Default* constant, positive that value, negative no
+// limit (kept negative where the transport reads it so).
+func TestDialOptionsLimitRule(t *testing.T) {
+	ints := []struct {
+		name      string
+		get       func(v int) int
+		def, none int
+	}{
+		{"MaxConns", func(v int) int { return DialOptions{MaxConns: v}.withDefaults().MaxConns }, DefaultDialMaxConns, -1},
+		{"MaxMessage", func(v int) int { return DialOptions{MaxMessage: v}.withDefaults().MaxMessage }, DefaultDialMaxMessage, -1},
+		{"MaxQueued", func(v int) int { return DialOptions{MaxQueued: v}.withDefaults().MaxQueued }, DefaultDialMaxQueued, math.MaxInt},
+	}
+	for _, f := range ints {
+		for _, tc := range []struct{ in, want int }{{0, f.def}, {-1, f.none}, {7, 7}} {
+			if got := f.get(tc.in); got != tc.want {
+				t.Errorf("%s %d => %d, want %d", f.name, tc.in, got, tc.want)
+			}
+		}
+	}
+	durs := []struct {
+		name string
+		get  func(v time.Duration) time.Duration
+		def  time.Duration
+	}{
+		{"DialTimeout", func(v time.Duration) time.Duration { return DialOptions{DialTimeout: v}.withDefaults().DialTimeout }, DefaultDialTimeout},
+		{"IdleTimeout", func(v time.Duration) time.Duration { return DialOptions{IdleTimeout: v}.withDefaults().IdleTimeout }, DefaultDialIdleTimeout},
+	}
+	for _, f := range durs {
+		for _, tc := range []struct{ in, want time.Duration }{{0, f.def}, {-time.Second, -time.Second}, {time.Second, time.Second}} {
+			if got := f.get(tc.in); got != tc.want {
+				t.Errorf("%s %v => %v, want %v", f.name, tc.in, got, tc.want)
+			}
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpwire/mcpwire/internal/refserver"
+	"github.com/mcpwire/mcpwire/transport/legacy"
+	"github.com/mcpwire/mcpwire/transport/socket"
+	"github.com/mcpwire/mcpwire/transport/stdio"
+	"github.com/mcpwire/mcpwire/transport/streamhttp"
+)
+
+// serveConfig is what serve runs: the transports' configurations, built
+// from the flags and checked before anything is opened or listens. Each
+// transport's part is nil when it is not served.
+type serveConfig struct {
+	log                    *slog.Logger
+	ref                    refserver.Options // run adds the state and the tracing hooks
+	state, trace           string
+	cpuProfile, memProfile string
+	grace                  time.Duration // for stdin's end and for every transport's shutdown
+
+	http        *httpSetup
+	sockets     *socketSetup
+	stdio       *stdio.Options
+	stdioLegacy bool          // --stdio-legacy: stdio upgrades an initialize to 2025-11-25
+	legacy      legacy.Config // for --legacy-path and --stdio-legacy; run adds the store
+	queued      *stdio.Queued // the stdio output gauge, for the admin listener
+	admin       adminSetup    // run adds what it reports on
+}
+
+// httpSetup is --http: the address and the parts of its Config that need
+// run (TLS certificates, the legacy mount).
+type httpSetup struct {
+	addr, legacyPath string
+	cfg              streamhttp.Config
+	tlsCert, tlsKey  string
+	testAuth         bool
+}
+
+// socketSetup is --tcp and --unix.
+type socketSetup struct {
+	listen [][2]string // network, address
+	cfg    socket.Config
+}
+
+// config checks the flags and builds serve's configuration. The checks
+// and their errors come in the order serve has always made them.
+func (f *serveFlags) config() (*serveConfig, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	keys, err := loadStateKeys(f.stateKeyFile, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	c := &serveConfig{
+		log: log, state: f.state, trace: f.trace, grace: f.grace,
+		cpuProfile: f.cpuProfile, memProfile: f.memProfile,
+		ref: refserver.Options{Logger: log, ProgressInterval: f.progress, StateKeys: keys,
+			Legacy: f.legacyPath != "" || f.stdioLegacy},
+		// The legacy endpoint takes the modern transports' message limits.
+		legacy:      legacy.Config{Logger: log, MaxBodyBytes: f.maxBody, MaxLine: f.maxLine},
+		stdioLegacy: f.stdioLegacy,
+		queued:      new(stdio.Queued),
+		admin:       adminSetup{addr: f.admin, allowNonLoopback: f.adminNonLoopback, stdio: f.stdio, log: log},
+	}
+	c.http = f.httpSetup(log)
+	c.sockets = f.socketSetup(log)
+	if f.stdio {
+		c.stdio = &stdio.Options{Grace: f.grace, MaxLine: f.maxLine, Logger: log, Queued: c.queued}
+	}
+	return c, nil
+}
+
+// check refuses flags that cannot go together.
+func (f *serveFlags) check() error {
+	if !f.stdio && f.httpAddr == "" && f.tcpAddr == "" && f.unixPath == "" {
+		return errors.New("serve: choose a transport: --stdio, --http ADDR, --tcp ADDR, --unix PATH (any combination)")
+	}
+	switch {
+	case f.legacyPath != "" && f.httpAddr == "":
+		return errors.New("serve: --legacy-path needs --http")
+	case f.legacyPath != "" && (!strings.HasPrefix(f.legacyPath, "/") || f.legacyPath == f.path):
+		return fmt.Errorf("serve: --legacy-path %q must be a path other than --path %q", f.legacyPath, f.path)
+	case f.stdioLegacy && !f.stdio:
+		return errors.New("serve: --stdio-legacy needs --stdio")
+	}
+	return checkAdminAddr(f.admin, f.adminNonLoopback, f.httpAddr, f.tcpAddr)
+}
+
+// httpSetup is --http's configuration; nil without --http.
+func (f *serveFlags) httpSetup(log *slog.Logger) *httpSetup {
+	if f.httpAddr == "" {
+		return nil
+	}
+	h := &httpSetup{addr: f.httpAddr, legacyPath: f.legacyPath, tlsCert: f.tlsCert, tlsKey: f.tlsKey, testAuth: f.testAuth}
+	h.cfg = streamhttp.Config{
+		Path: f.path, AllowNonLoopback: f.nonLoopback,
+		MaxBodyBytes: f.maxBody, MaxHeaderBytes: f.maxHeader, KeepAlive: f.keepAlive,
+		MaxConnsPerIP: f.perIP, MaxConns: f.maxConns, Compression: f.compress, Logger: log,
+		TrustedProxies: f.trusted, InsecurePlaintext: f.plainHTTP,
+	}
+	if f.origins != "" {
+		h.cfg.AllowedOrigins = splitList(f.origins)
+	}
+	if f.hosts != "" {
+		h.cfg.AllowedHosts = splitList(f.hosts)
+	}
+	return h
+}
+
+// socketSetup is --tcp and --unix's configuration; nil without either.
+func (f *serveFlags) socketSetup(log *slog.Logger) *socketSetup {
+	if f.tcpAddr == "" && f.unixPath == "" {
+		return nil
+	}
+	s := &socketSetup{cfg: socket.Config{MaxLine: f.maxLine, AllowNonLoopback: f.nonLoopback,
+		MaxConns: f.sockConns, EventLoops: f.eventLoops, Logger: log}}
+	for _, l := range [][2]string{{"tcp", f.tcpAddr}, {"unix", f.unixPath}} {
+		if l[1] != "" {
+			s.listen = append(s.listen, l)
+		}
+	}
+	return s
+}
+
+// splitList splits a comma-separated flag; "none" is the empty list.
+func splitList(v string) []string {
+	if v == "none" {
+		return []string{}
+	}
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
