@@ -100,12 +100,6 @@ type Options struct {
 	// (2). It is a count, not a limit: a negative value means 0, no
 	// re-send, which 0 itself cannot say.
 	Retries int
-	// MaxQueued bounds the unread messages held for one exchange or
-	// subscription; past it the exchange is cancelled with ErrSlowConsumer.
-	// Default DefaultMaxQueued (4096); negative means unlimited (unsafe).
-	// The transports hold the queues and take their own bound
-	// (LineOptions.MaxQueued, streamhttp.DialOptions.MaxQueued).
-	MaxQueued int
 	// Logger receives warnings (dropped tools, stray lines, restarts) and
 	// log notifications that belong to no request. Default slog.Default().
 	Logger *slog.Logger
@@ -157,7 +151,6 @@ func (o *Options) normalize() {
 	} else if o.Retries < 0 {
 		o.Retries = 0
 	}
-	o.MaxQueued = limit(o.MaxQueued, DefaultMaxQueued)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

@@ -25,7 +25,6 @@ func TestOptionsLimitRule(t *testing.T) {
 		def, none int
 	}{
 		{"MaxInputRounds", func(v int) int { return norm(Options{MaxInputRounds: v}).MaxInputRounds }, DefaultMaxInputRounds, math.MaxInt},
-		{"MaxQueued", func(v int) int { return norm(Options{MaxQueued: v}).MaxQueued }, DefaultMaxQueued, math.MaxInt},
 		{"Retries", func(v int) int { return norm(Options{Retries: v}).Retries }, DefaultRetries, 0},
 		{"LineOptions.MaxQueued", func(v int) int { return line(LineOptions{MaxQueued: v}).MaxQueued }, DefaultMaxQueued, math.MaxInt},
 	}
