@@ -47,7 +47,7 @@ func (e Era) String() string {
 	return "unknown"
 }
 
-// Defaults for Options and LineOptions fields; each applies when the field
+// Defaults for Config and LineConfig fields; each applies when the field
 // is zero.
 const (
 	DefaultTimeout        = 60 * time.Second
@@ -59,11 +59,11 @@ const (
 	DefaultMaxBackoff     = 10 * time.Second
 )
 
-// Options configure a Client. Zero values give the defaults noted; its
+// Config configure a Client. Zero values give the defaults noted; its
 // limits follow the package's rule (see Limits in the package
 // documentation): 0 is the default, negative is no limit unless the field
 // says otherwise.
-type Options struct {
+type Config struct {
 	// Info is sent as clientInfo on every request (META-02). Default
 	// {"mcpwire", <module version>}.
 	Info mcp.Implementation
@@ -125,7 +125,7 @@ func limit(v, def int) int {
 	return v
 }
 
-func (o *Options) normalize() {
+func (o *Config) normalize() {
 	if o.Info.Name == "" {
 		o.Info = mcp.Implementation{Name: "mcpwire", Version: "dev"}
 	}
@@ -160,7 +160,7 @@ func (o *Options) normalize() {
 // concurrent use.
 type Client struct {
 	t    Transport
-	opts Options
+	opts Config
 	ids  atomic.Int64
 
 	eraMu   sync.Mutex // held while probing
@@ -175,7 +175,7 @@ type Client struct {
 }
 
 // New returns a Client over t. It sends nothing until the first call.
-func New(t Transport, opts Options) *Client {
+func New(t Transport, opts Config) *Client {
 	opts.normalize()
 	c := &Client{t: t, opts: opts}
 	c.info, _ = json.Marshal(opts.Info)
@@ -184,7 +184,7 @@ func New(t Transport, opts Options) *Client {
 	if opts.Era == EraModern {
 		c.era.Store(uint32(opts.Era))
 	}
-	// A legacy Options.Era is set up on first use (legacySetup): the
+	// A legacy Config.Era is set up on first use (legacySetup): the
 	// transport must switch and initialize must run first.
 	if hs, ok := t.(hookSetter); ok {
 		hs.SetConnectHook(c.onConnect)
@@ -268,7 +268,7 @@ type CallOptions struct {
 	// Resend allows re-sending, with a new id, a request whose connection
 	// was lost after it was sent (the server may have run it): set it for
 	// idempotent calls that should survive a server restart (STD-14,
-	// SSE-09). Counted against Options.Retries.
+	// SSE-09). Counted against Config.Retries.
 	Resend bool
 	// Meta adds members to _meta (for example traceparent): a JSON object.
 	Meta json.RawMessage
@@ -276,7 +276,7 @@ type CallOptions struct {
 
 // Call sends method with params (a JSON object, or nil) and waits for its
 // final result: progress and log messages go to opts' callbacks, MRTR
-// rounds to Options.OnInput. A JSON-RPC error comes back as *RPCError.
+// rounds to Config.OnInput. A JSON-RPC error comes back as *RPCError.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage, opts *CallOptions) (*Result, error) {
 	if opts == nil {
 		opts = &CallOptions{}
@@ -644,7 +644,7 @@ func (c *Client) answerInputs(ctx context.Context, res json.RawMessage) (json.Ra
 	var responses json.RawMessage
 	if len(ir.InputRequests) > 0 {
 		if c.opts.OnInput == nil {
-			return nil, nil, errors.New("client: server asked for input and Options.OnInput is not set")
+			return nil, nil, errors.New("client: server asked for input and Config.OnInput is not set")
 		}
 		out := make(map[string]json.RawMessage, len(ir.InputRequests))
 		for k, r := range ir.InputRequests {

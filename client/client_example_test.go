@@ -25,7 +25,7 @@ import (
 // timeout) or (&stdio.Command{…}).Dial (client/stdio), and streamhttp.Dial makes an HTTP
 // transport.
 func ExampleNew() {
-	srv := engine.New(engine.Options{Name: "example", Version: "1"})
+	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	_ = srv.AddTool(engine.Tool{Name: "echo", Description: "Echo the text", Inline: true, Handler: func(c *engine.Call) error {
 		text, _ := c.ArgString("text")
@@ -35,15 +35,15 @@ func ExampleNew() {
 	dial := func(ctx context.Context) (io.ReadWriteCloser, error) {
 		ours, theirs := net.Pipe()
 		go func() {
-			_ = stdio.ServeConn(context.Background(), srv, theirs, theirs, stdio.Options{})
+			_ = stdio.ServeConn(context.Background(), srv, theirs, theirs, stdio.Config{})
 			theirs.Close()
 		}()
 		return ours, nil
 	}
 
 	quiet := slog.New(slog.DiscardHandler)
-	t := client.NewLineTransport(dial, client.LineOptions{Logger: quiet})
-	c := client.New(t, client.Options{Info: mcp.Implementation{Name: "my-client", Version: "0.1"}, Logger: quiet})
+	t := client.NewLineTransport(dial, client.LineConfig{Logger: quiet})
+	c := client.New(t, client.Config{Info: mcp.Implementation{Name: "my-client", Version: "0.1"}, Logger: quiet})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -68,7 +68,7 @@ func ExampleNew() {
 	// hello
 }
 
-// Remote servers are reached over HTTPS. DialOptions.TLSConfig sets the
+// Remote servers are reached over HTTPS. Config.TLSConfig sets the
 // roots to trust (nil: the system's); ALPN is http/1.1.
 func ExampleNew_https() {
 	pem, err := os.ReadFile("/etc/my-app/ca.pem") // a private CA; skip for a public one
@@ -78,14 +78,14 @@ func ExampleNew_https() {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(pem)
-	t, err := streamhttp.Dial("https://mcp.example.com/mcp", streamhttp.DialOptions{
+	t, err := streamhttp.Dial("https://mcp.example.com/mcp", streamhttp.Config{
 		TLSConfig: &tls.Config{RootCAs: roots},
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	c := client.New(t, client.Options{})
+	c := client.New(t, client.Config{})
 	defer c.Close()
 	res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "hi"}, nil)
 	if err != nil {

@@ -75,13 +75,13 @@ func method(m map[string]json.RawMessage) string {
 	return s
 }
 
-func newFake(t *testing.T, serve func(f *fake, msg map[string]json.RawMessage, raw string, reply func(string)), o Options) (*Client, *fake, *LineTransport) {
+func newFake(t *testing.T, serve func(f *fake, msg map[string]json.RawMessage, raw string, reply func(string)), o Config) (*Client, *fake, *LineTransport) {
 	t.Helper()
 	f := &fake{t: t, serve: serve}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	lt := NewLineTransport(f.dial, LineOptions{Logger: o.Logger, MaxLine: 4096, MinBackoff: time.Millisecond})
+	lt := NewLineTransport(f.dial, LineConfig{Logger: o.Logger, MaxLine: 4096, MinBackoff: time.Millisecond})
 	c := New(lt, o)
 	t.Cleanup(func() { c.Close() })
 	return c, f, lt
@@ -114,7 +114,7 @@ func ctx10(t *testing.T) context.Context {
 func TestRequestShape(t *testing.T) {
 	c, f, _ := newFake(t, modern(func(m map[string]json.RawMessage, raw string, reply func(string)) {
 		reply(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"content":[{"type":"text","text":"hi"}]}}`)
-	}), Options{Info: mcp.Implementation{Name: "shape-test", Version: "9"}})
+	}), Config{Info: mcp.Implementation{Name: "shape-test", Version: "9"}})
 	ctx := ctx10(t)
 	res, err := c.CallTool(ctx, "echo", map[string]string{"text": "x"}, &CallOptions{OnProgress: func(Progress) {}})
 	if err != nil || res.Text() != "hi" {
@@ -166,7 +166,7 @@ func TestStrayAndUnmatched(t *testing.T) {
 		reply(`this is not JSON`)
 		reply(`{"jsonrpc":"2.0","id":999999,"result":{}}`)
 		reply(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"resultType":"complete","content":[]}}`)
-	}), Options{})
+	}), Config{})
 	if _, err := c.CallTool(ctx10(t), "x", nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestReplyTooLarge(t *testing.T) {
 			text = strings.Repeat("x", 10000)
 		}
 		reply(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"resultType":"complete","content":[{"type":"text","text":"` + text + `"}]}}`)
-	}), Options{})
+	}), Config{})
 	ctx := ctx10(t)
 	if _, err := c.CallTool(ctx, "big", nil, nil); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("big reply: %v, want ErrTooLarge", err)
@@ -222,7 +222,7 @@ func TestCancelSendsNotification(t *testing.T) {
 			return
 		}
 		held.Store(string(m["id"]), reply) // never answered
-	}), Options{})
+	}), Config{})
 	// The era first (server/discover is id 1), so the short deadline below
 	// can only cancel the call itself, however slow a loaded machine is.
 	if _, err := c.Probe(ctx10(t)); err != nil {
@@ -278,7 +278,7 @@ func TestProbeLegacy(t *testing.T) {
 				default:
 					reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"legacy"}]}}`)
 				}
-			}, Options{ProbeTimeout: 100 * time.Millisecond})
+			}, Config{ProbeTimeout: 100 * time.Millisecond})
 			res, err := c.CallTool(ctx10(t), "echo", nil, nil)
 			if err != nil || res.Text() != "legacy" {
 				t.Fatalf("call: %v", err)
@@ -305,7 +305,7 @@ func TestProbeLegacy(t *testing.T) {
 	}
 }
 
-// TestFixedLegacyEra: Options.Era = Era2025 skips server/discover and
+// TestFixedLegacyEra: Config.Era = Era2025 skips server/discover and
 // runs initialize on first use, Probe included.
 func TestFixedLegacyEra(t *testing.T) {
 	c, f, _ := newFake(t, func(f *fake, m map[string]json.RawMessage, raw string, reply func(string)) {
@@ -317,7 +317,7 @@ func TestFixedLegacyEra(t *testing.T) {
 		default:
 			reply(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32601,"message":"Method not found"}}`)
 		}
-	}, Options{Era: Era2025})
+	}, Config{Era: Era2025})
 	d, err := c.Probe(ctx10(t))
 	if err != nil || d == nil || d.Info.Name != "old" {
 		t.Fatalf("probe: %+v, %v", d, err)
@@ -343,7 +343,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 			return
 		}
 		reply(`{"jsonrpc":"2.0","id":` + id + `,"result":` + discoverOK + `}`)
-	}, Options{Version: "2099-01-01"})
+	}, Config{Version: "2099-01-01"})
 	if _, err := c.Probe(ctx10(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestMRTR(t *testing.T) {
 			return
 		}
 		reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","content":[{"type":"text","text":"ok ` + strings.ReplaceAll(string(p["inputResponses"]), `"`, `'`) + `"}]}}`)
-	}), Options{MaxInputRounds: 3, OnInput: func(ctx context.Context, key string, r mcp.InputRequest) (json.RawMessage, error) {
+	}), Config{MaxInputRounds: 3, OnInput: func(ctx context.Context, key string, r mcp.InputRequest) (json.RawMessage, error) {
 		if key != "who" || r.Method != "elicitation/create" {
 			return nil, fmt.Errorf("unexpected %s %s", key, r.Method)
 		}
@@ -404,7 +404,7 @@ func TestMRTR(t *testing.T) {
 func TestUnknownResultType(t *testing.T) {
 	c, _, _ := newFake(t, modern(func(m map[string]json.RawMessage, raw string, reply func(string)) {
 		reply(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"resultType":"task"}}`)
-	}), Options{})
+	}), Config{})
 	if _, err := c.Call(ctx10(t), "tools/list", nil, nil); err == nil || !strings.Contains(err.Error(), "resultType") {
 		t.Fatalf("err %v", err)
 	}
@@ -428,7 +428,7 @@ func TestListenEnds(t *testing.T) {
 				} else {
 					reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":` + id + `}}}`)
 				}
-			}), Options{})
+			}), Config{})
 			s, err := c.Listen(ctx10(t), Filter{ToolsListChanged: true})
 			if err != nil {
 				t.Fatal(err)
@@ -481,7 +481,7 @@ func TestEndlessStream(t *testing.T) {
 				reply(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d}}`, m["id"], i))
 			}
 		}()
-	}), Options{Timeout: 200 * time.Millisecond})
+	}), Config{Timeout: 200 * time.Millisecond})
 	var n int
 	start := time.Now()
 	_, err := c.CallTool(context.Background(), "endless", nil, &CallOptions{OnProgress: func(Progress) { n++ }})
@@ -498,7 +498,7 @@ func TestEndlessStream(t *testing.T) {
 func TestPrettyParams(t *testing.T) {
 	c, f, _ := newFake(t, modern(func(m map[string]json.RawMessage, raw string, reply func(string)) {
 		reply(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"resultType":"complete","content":[]}}`)
-	}), Options{})
+	}), Config{})
 	if _, err := c.CallTool(ctx10(t), "x", json.RawMessage("{\n  \"a\": 1\n}"), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +527,7 @@ func TestHeaderMismatchRefresh(t *testing.T) {
 			}
 			reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}]}}`)
 		}
-	}), Options{})
+	}), Config{})
 	res, err := c.CallTool(ctx10(t), "r", map[string]string{"region": "eu"}, nil)
 	if err != nil || res.Text() != "ok" {
 		t.Fatalf("%v %+v", err, res)

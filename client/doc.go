@@ -23,7 +23,7 @@
 //     to the 2024-11-05 HTTP+SSE transport (COMPAT-04). Era reports it.
 //   - Results without resultType read as "complete" (COMPAT-08); an
 //     unknown resultType is an error (GEN-10).
-//   - MRTR: an input_required result goes to Options.OnInput and the call
+//   - MRTR: an input_required result goes to Config.OnInput and the call
 //     is retried with a new id, the original params, inputResponses and the
 //     requestState byte for byte (MRTR-05), up to MaxInputRounds (MRTR-12).
 //   - Cancellation by context: HTTP closes the reply stream (HCAN-01); line
@@ -41,9 +41,9 @@
 //     whose annotations break PARAM-02 (PARAM-03), and later tools/call
 //     requests carry the Mcp-Param-* headers (PARAM-05, PARAM-06).
 //   - HTTP authorization (SEC-04) is the transport's: package
-//     client/oauth implements client/streamhttp's DialOptions.Auth (the MCP OAuth
+//     client/oauth implements client/streamhttp's Config.Auth (the MCP OAuth
 //     2.1 flow, run on the server's 401 or 403 insufficient_scope, the
-//     request then sent again); target.Options.OAuth sets it up.
+//     request then sent again); target.Config.OAuth sets it up.
 //
 // Line transports (LineTransport) match replies by id, progress by token,
 // listen notifications by subscription id; skip and count lines that are
@@ -59,16 +59,16 @@
 // negative value as 0, the default.
 //
 // The client's limits: MaxQueued unread messages per exchange
-// (LineOptions.MaxQueued and streamhttp.DialOptions.MaxQueued,
-// DefaultMaxQueued: ErrSlowConsumer past it), LineOptions.MaxLine per
+// (LineConfig.MaxQueued and streamhttp.Config.MaxQueued,
+// DefaultMaxQueued: ErrSlowConsumer past it), LineConfig.MaxLine per
 // message on line streams (framing.DefaultMaxLine) and
-// streamhttp.DialOptions.MaxMessage on HTTP (ErrTooLarge past them),
-// Options.MaxInputRounds (DefaultMaxInputRounds), Options.Timeout
+// streamhttp.Config.MaxMessage on HTTP (ErrTooLarge past them),
+// Config.MaxInputRounds (DefaultMaxInputRounds), Config.Timeout
 // (DefaultTimeout) and the HTTP transport's MaxConns, DialTimeout and
-// IdleTimeout; all can be disabled with a negative value. Options.ProbeTimeout
-// (DefaultProbeTimeout) cannot, and LineOptions.MinBackoff and MaxBackoff
+// IdleTimeout; all can be disabled with a negative value. Config.ProbeTimeout
+// (DefaultProbeTimeout) cannot, and LineConfig.MinBackoff and MaxBackoff
 // pace re-dials rather than limit: for those a negative value is the
-// default. Options.Retries is a count, not a limit: negative means no
+// default. Config.Retries is a count, not a limit: negative means no
 // re-send. A listing reads a bounded number of pages.
 //
 // # Writing a Transport

@@ -38,7 +38,7 @@ func (c *Client) Probe(ctx context.Context) (*ServerDescription, error) {
 	if d := c.server.Load(); d != nil {
 		return d, nil
 	}
-	// The era was fixed by Options: ask now.
+	// The era was fixed by Config: ask now.
 	if c.Era() == EraModern {
 		if _, err := c.discover(ctx); err != nil {
 			return nil, err
@@ -219,7 +219,7 @@ func (c *Client) fallback(ctx context.Context) error {
 	return nil
 }
 
-// legacySetup moves to the legacy era fixed by Options.Era without a
+// legacySetup moves to the legacy era fixed by Config.Era without a
 // probe: Era2025 goes through fallback (initialize; on HTTP the 2024-11-05
 // transport if the POST is refused), Era2024 straight to HTTP+SSE.
 func (c *Client) legacySetup(ctx context.Context) error {

@@ -22,7 +22,7 @@ func marshalParams(v any) (json.RawMessage, error) {
 // input_required result nobody answered).
 func complete(r *Result) error {
 	if r.Type != "complete" {
-		return fmt.Errorf("client: result is %q (set Options.OnInput to answer input requests)", r.Type)
+		return fmt.Errorf("client: result is %q (set Config.OnInput to answer input requests)", r.Type)
 	}
 	return nil
 }

@@ -20,11 +20,11 @@ import (
 // on the stream ends it (for a process: the STD-11 stop sequence).
 type Dialer func(ctx context.Context) (io.ReadWriteCloser, error)
 
-// LineOptions configure a LineTransport. Zero values give the defaults;
+// LineConfig configure a LineTransport. Zero values give the defaults;
 // its limits follow the package's rule (see Limits in the package
 // documentation): 0 is the default, negative is no limit unless the field
 // says otherwise.
-type LineOptions struct {
+type LineConfig struct {
 	// MaxLine is the largest message accepted from the server, in bytes.
 	// Default framing.DefaultMaxLine (4 MiB); negative means unlimited
 	// (unsafe). A longer line is skipped and counted (TooLong); the
@@ -74,7 +74,7 @@ type LineStats struct {
 // request (a subscription re-listens at once).
 type LineTransport struct {
 	dial Dialer
-	o    LineOptions
+	o    LineConfig
 	hook ConnectHook
 
 	mu         sync.Mutex
@@ -89,7 +89,7 @@ type LineTransport struct {
 }
 
 // NewLineTransport returns a transport that dials with d on first use.
-func NewLineTransport(d Dialer, o LineOptions) *LineTransport {
+func NewLineTransport(d Dialer, o LineConfig) *LineTransport {
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = DefaultMinBackoff
 	}
@@ -374,7 +374,7 @@ func (c *lineConn) fail(err error) {
 
 func (c *lineConn) readLoop() {
 	defer close(c.done)
-	r := framing.NewReader(c.rwc, framing.ReaderOptions{MaxLine: c.t.o.MaxLine})
+	r := framing.NewReader(c.rwc, framing.ReaderConfig{MaxLine: c.t.o.MaxLine})
 	defer r.Release()
 	var env codec.Envelope
 	for {

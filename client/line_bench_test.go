@@ -32,7 +32,7 @@ func BenchmarkLineRoundTrip(b *testing.B) {
 				go benchLineServer(theirs, bc.progress)
 				return ours, nil
 			}
-			lt := client.NewLineTransport(dial, client.LineOptions{Logger: slog.New(slog.DiscardHandler)})
+			lt := client.NewLineTransport(dial, client.LineConfig{Logger: slog.New(slog.DiscardHandler)})
 			defer lt.Close()
 			ctx := context.Background()
 			out := &client.Outgoing{ID: []byte("7"), Token: []byte("7"), Method: "tools/call",

@@ -19,7 +19,7 @@ func lineOut(id int, method string, listen bool) *Outgoing {
 
 // lineFake is a fake line server whose requests are answered by serve;
 // it sees every message the client sends.
-func lineFake(t *testing.T, o LineOptions, serve func(m map[string]json.RawMessage, reply func(string))) (*LineTransport, *fake) {
+func lineFake(t *testing.T, o LineConfig, serve func(m map[string]json.RawMessage, reply func(string))) (*LineTransport, *fake) {
 	f := &fake{t: t, serve: func(_ *fake, m map[string]json.RawMessage, _ string, reply func(string)) { serve(m, reply) }}
 	o.Logger = slog.New(slog.DiscardHandler)
 	lt := NewLineTransport(f.dial, o)
@@ -65,7 +65,7 @@ func TestLineQueueBound(t *testing.T) {
 		{"listen", true, nil, ErrSlowConsumer, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lt, f := lineFake(t, LineOptions{MaxQueued: 2}, func(m map[string]json.RawMessage, reply func(string)) {
+			lt, f := lineFake(t, LineConfig{MaxQueued: 2}, func(m map[string]json.RawMessage, reply func(string)) {
 				if m["id"] == nil {
 					return
 				}
@@ -119,7 +119,7 @@ func TestLineQueueBound(t *testing.T) {
 // waits for a reply that is not coming (Exchange allows the two on
 // different goroutines), and the request is cancelled on the wire.
 func TestLineCloseWakesNext(t *testing.T) {
-	lt, f := lineFake(t, LineOptions{}, func(map[string]json.RawMessage, func(string)) {})
+	lt, f := lineFake(t, LineConfig{}, func(map[string]json.RawMessage, func(string)) {})
 	ctx := ctx10(t)
 	x, err := lt.Open(ctx, lineOut(1, "tools/call", false))
 	if err != nil {

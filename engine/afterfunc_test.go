@@ -16,7 +16,7 @@ import (
 // recycled Call: many calls whose handlers leave a derived context
 // behind, or cancel it as they return, run clean under the race detector.
 func TestDerivedContextsOutliveNoCall(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	var mu sync.Mutex
 	var leftover []context.Context
@@ -66,7 +66,7 @@ func TestDerivedContextsOutliveNoCall(t *testing.T) {
 // TestAfterFuncStop: a stopped callback never runs; one registered on an
 // ended call runs at once.
 func TestAfterFuncStop(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	ran := make(chan string, 4)
 	_ = s.AddTool(Tool{Name: "t", Handler: func(c *Call) error {

@@ -46,7 +46,7 @@ func BenchmarkToolArgs(b *testing.B) {
 		{"skip", echoSchema, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			s := New(Options{})
+			s := New(Config{})
 			defer func() { _ = s.Shutdown(context.Background()) }()
 			if err := s.AddTool(Tool{Name: "echo", Inline: true, SkipValidation: bc.skip,
 				InputSchema: json.RawMessage(bc.schema),

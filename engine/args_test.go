@@ -61,7 +61,7 @@ func decodeReply(t testing.TB, b []byte) rpcReply {
 // one-line -32602 naming the argument and the rule, never echoing the
 // input — and the rest of the common keywords.
 func TestToolArgumentsValidated(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	ran := 0
 	add := func(name, schema string) {
@@ -140,7 +140,7 @@ func TestToolArgumentsValidated(t *testing.T) {
 // TestArgumentMessageBounded: a long member name is cut, and the whole
 // message stays within maxArgMessage bytes.
 func TestArgumentMessageBounded(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	long := strings.Repeat("k", 5000)
 	if err := s.AddTool(Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","required":["` + long + `"]}`),
@@ -155,7 +155,7 @@ func TestArgumentMessageBounded(t *testing.T) {
 
 // TestSkipValidation: the opt-out runs the handler whatever the arguments.
 func TestSkipValidation(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	if err := s.AddTool(Tool{Name: "t", SkipValidation: true,
 		InputSchema: json.RawMessage(`{"type":"object","required":["a"]}`),
@@ -169,7 +169,7 @@ func TestSkipValidation(t *testing.T) {
 
 // TestAddToolRefusesBadSchemas: the schema is compiled once, at AddTool.
 func TestAddToolRefusesBadSchemas(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	h := func(c *Call) error { return nil }
 	for i, tc := range []struct{ schema, wantErr string }{
@@ -202,7 +202,7 @@ func TestBindErrors(t *testing.T) {
 		} `json:"inner"`
 		Text string `json:"text"`
 	}
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	if err := s.AddTool(Tool{Name: "bind", SkipValidation: true, Handler: func(c *Call) error {
 		var v in

@@ -10,7 +10,7 @@ import (
 	"github.com/mcpwire/mcpwire/state"
 )
 
-// Scale-out: with Options.Backplane set, the change cues of
+// Scale-out: with Config.Backplane set, the change cues of
 // ToolsChanged, PromptsChanged, ResourcesChanged and ResourceUpdated go to
 // every replica through the backplane instead of straight to this
 // process's hub, and the backplane's subscription delivers every cue — this
@@ -76,7 +76,7 @@ type StreamDropper interface {
 }
 
 // Start connects the server to the services it shares with other
-// replicas: with Options.Backplane it subscribes, and returns once the
+// replicas: with Config.Backplane it subscribes, and returns once the
 // subscription is active (or with its error: the caller should not serve).
 // The subscription lasts until Shutdown. Without a backplane Start does
 // nothing. Until Start has returned nil, listen requests are refused and

@@ -140,7 +140,7 @@ const metaJSON = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28
 
 func newReplica(t *testing.T, bp state.Backplane) *Server {
 	t.Helper()
-	s := New(Options{Backplane: bp})
+	s := New(Config{Backplane: bp})
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	if err := s.AddResource(Resource{URI: "test://r", Name: "r", Handler: func(c *Call, uri string, _ map[string]string) error {
 		return c.Return(mcp.ReadResourceResult{})

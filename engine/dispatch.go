@@ -317,7 +317,7 @@ func (c *Call) admit() bool {
 
 // MayNotify reports whether the request can produce notifications before
 // its response: it asked for progress (progressToken), for log messages
-// (logLevel, with Options.Logging), or is a listen stream. A request that
+// (logLevel, with Config.Logging), or is a listen stream. A request that
 // cannot may be answered with a single JSON body (HTTP-07, SSE-10).
 func (c *Call) mayNotify() bool {
 	return c.env.ProgressToken != nil ||
@@ -391,7 +391,7 @@ func cached(pick func(*resultCache) []byte) func(c *Call) error {
 
 // listTools serves tools/list from the cached result, or, with a
 // ToolFilter, from the cached per-tool encodings the caller may see, with
-// cacheScope "private" whatever Options.CacheScope says: a shared cache
+// cacheScope "private" whatever Config.CacheScope says: a shared cache
 // must never hand one principal's view to another.
 func listTools(c *Call) error {
 	rc := c.srv.cache.Load()

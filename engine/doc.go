@@ -36,17 +36,17 @@
 //     ignored.
 //   - Progress is opt-in by progressToken, strictly increasing, coalesced
 //     (latest value wins, at most one notification per
-//     Options.ProgressInterval, default 50 ms) and never sent after the
+//     Config.ProgressInterval, default 50 ms) and never sent after the
 //     response (PROG-03, PROG-07, PROG-08).
-//   - Call.Log is rate limited per request (a burst of Options.LogBurst,
-//     then one per Options.LogInterval; default 20 and 10 ms). Log messages
+//   - Call.Log is rate limited per request (a burst of Config.LogBurst,
+//     then one per Config.LogInterval; default 20 and 10 ms). Log messages
 //     are never coalesced: one over the limit is dropped and counted
 //     (Stats.LogsDropped), and the client gets one warning with
 //     {"droppedLogMessages":N} just before the response.
-//   - Each line connection has at most Options.MaxInFlight requests in
+//   - Each line connection has at most Config.MaxInFlight requests in
 //     flight (default 256); beyond that the transport stops taking frames
 //     (A19).
-//   - With Options.Backplane (scale-out, see backplane.go and package
+//   - With Config.Backplane (scale-out, see backplane.go and package
 //     state), change cues reach the listen streams of every replica,
 //     once per stream; while the backplane is lost, listen streams are ended
 //     (HTTP: dropped, so clients listen again) and new ones refused with
@@ -64,14 +64,14 @@
 // trusted. A field that cannot go without a limit says so and takes a
 // negative value as 0, the default.
 //
-// In Options: MaxInFlight (DefaultMaxInFlight), ProgressInterval
+// In Config: MaxInFlight (DefaultMaxInFlight), ProgressInterval
 // (DefaultProgressInterval), LogInterval and LogBurst (DefaultLogInterval,
 // DefaultLogBurst) can be disabled with a negative value; a negative
 // MaxDepth (DefaultMaxDepth) leaves only the parser's hard cap,
 // codec.MaxDepthLimit. PublishTimeout (DefaultPublishTimeout) cannot be
 // disabled: a negative value is the default. Timeout has no default: 0
 // and negative both mean none. CacheTTL is a hint, not a limit: negative
-// means a ttlMs of 0. Server.Options reports the effective values.
+// means a ttlMs of 0. Server.Config reports the effective values.
 //
 // # Handler contract
 //
@@ -91,11 +91,11 @@
 //
 // # Extension points
 //
-// Options.Hooks are called when a connection, a call or a listen stream
+// Config.Hooks are called when a connection, a call or a listen stream
 // starts and ends, on every transport, with an Outcome saying why it ended
 // (ok, a JSON-RPC error code, cancelled, disconnect, shutdown, timeout).
-// Options.Middleware wraps dispatch, for policy, per-principal rate limits
-// and audit logs; Options.ToolFilter hides tools per caller in tools/list
+// Config.Middleware wraps dispatch, for policy, per-principal rate limits
+// and audit logs; Config.ToolFilter hides tools per caller in tools/list
 // and tools/call alike. A handler reads the request's HTTP headers with
 // Call.Header and its connection with Call.Conn; hooks attach values for
 // the handler with Call.SetValues (package observe/otelmcp attaches trace

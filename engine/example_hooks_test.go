@@ -57,7 +57,7 @@ func ExampleMiddleware() {
 			return next(c)
 		}
 	}
-	srv := engine.New(engine.Options{
+	srv := engine.New(engine.Config{
 		Name: "example", Version: "1",
 		Middleware: []engine.Middleware{audit, quota}, // audit is outermost
 	})
@@ -81,7 +81,7 @@ func ExampleMiddleware() {
 // Other callers do not see it in tools/list (whose result is then marked
 // cacheScope "private"), and calling it gets the unknown-tool error.
 func ExampleToolFilter() {
-	srv := engine.New(engine.Options{
+	srv := engine.New(engine.Config{
 		Name: "example", Version: "1", CacheTTL: -1,
 		ToolFilter: func(c *engine.Call, t *engine.Tool) bool {
 			return !strings.HasPrefix(t.Name, "admin_") || c.Principal() == "admin"
@@ -110,7 +110,7 @@ func ExampleHooks() {
 	// way, so two requests' hooks may run in either order: the example
 	// collects them, then prints them in order.
 	ends := make(chan string, 2)
-	srv := engine.New(engine.Options{
+	srv := engine.New(engine.Config{
 		Name: "example", Version: "1",
 		Hooks: engine.Hooks{
 			CallEnd: func(c *engine.Call, o engine.Outcome) {

@@ -61,7 +61,7 @@ func ExampleCall_Bind() {
 	_ = json.Unmarshal([]byte(`{"Text":"hi"}`), &std)
 	fmt.Printf("encoding/json: %q\n", std.Text)
 
-	s := engine.New(engine.Options{})
+	s := engine.New(engine.Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	_ = s.AddTool(engine.Tool{Name: "greet", SkipValidation: true, Handler: func(c *engine.Call) error {
 		var a greetArgs
@@ -85,7 +85,7 @@ func ExampleCall_Bind() {
 // handler runs: a missing or mistyped argument is answered -32602 with a
 // one-line message naming it, and the handler never sees it.
 func ExampleTool_inputSchema() {
-	s := engine.New(engine.Options{})
+	s := engine.New(engine.Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	err := s.AddTool(engine.Tool{
 		Name:        "add",

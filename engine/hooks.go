@@ -16,7 +16,7 @@ import (
 
 // Hooks are callbacks on the life of connections, calls and listen
 // streams, on every transport. A nil field is not called; a Server whose
-// Options.Hooks has no field set pays one nil check per request. Hooks run
+// Config.Hooks has no field set pays one nil check per request. Hooks run
 // on the goroutine where the event happens (a transport's reader or event
 // loop, a worker, a canceller), so they must be quick and must not block;
 // they must not keep the Call (or ConnInfo fields other than Data) past
@@ -299,7 +299,7 @@ func (c *Call) hookEnd(h *Hooks) {
 // handler (a tool's, a prompt's, the cached list results, …).
 type HandlerFunc func(c *Call) error
 
-// Middleware wraps dispatch: Options.Middleware[0] is the outermost. It
+// Middleware wraps dispatch: Config.Middleware[0] is the outermost. It
 // runs for every request that passed validation (and the tool filter), on
 // the goroutine that runs the handler — for Inline tools and the cached
 // list methods the transport's reader or event loop, where it must not

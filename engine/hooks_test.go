@@ -142,7 +142,7 @@ func (r *recorder) waitEnd(t *testing.T, id string) record {
 	}
 }
 
-func hookServer(t *testing.T, opt engine.Options) *engine.Server {
+func hookServer(t *testing.T, opt engine.Config) *engine.Server {
 	t.Helper()
 	srv := engine.New(opt)
 	add := func(tl engine.Tool) {
@@ -176,7 +176,7 @@ func hookServer(t *testing.T, opt engine.Options) *engine.Server {
 // share it); values attached by CallStart reach the handler and CallEnd.
 func TestHooksOutcomes(t *testing.T) {
 	rec := newRecorder()
-	srv := hookServer(t, engine.Options{Hooks: rec.hooks()})
+	srv := hookServer(t, engine.Config{Hooks: rec.hooks()})
 	f := newFrames()
 	sc := engine.NewScope(srv, "mem")
 	m := linestream.NewMem(sc, f.deliver, linestream.Config{}, nil)
@@ -244,7 +244,7 @@ func TestHooksOutcomes(t *testing.T) {
 // began is EndShutdown with -32603.
 func TestHooksShutdown(t *testing.T) {
 	rec := newRecorder()
-	srv := hookServer(t, engine.Options{Hooks: rec.hooks()})
+	srv := hookServer(t, engine.Config{Hooks: rec.hooks()})
 	f := newFrames()
 	m := linestream.NewMem(engine.NewScope(srv, ""), f.deliver, linestream.Config{}, nil)
 	defer m.Close()
@@ -295,7 +295,7 @@ func TestMiddleware(t *testing.T) {
 		}
 	}
 	rec := newRecorder()
-	srv := hookServer(t, engine.Options{Hooks: rec.hooks(), Middleware: []engine.Middleware{trace("a"), deny, trace("b")}})
+	srv := hookServer(t, engine.Config{Hooks: rec.hooks(), Middleware: []engine.Middleware{trace("a"), deny, trace("b")}})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 
 	f := newFrames()
@@ -335,7 +335,7 @@ func TestToolFilter(t *testing.T) {
 	filter := func(c *engine.Call, tl *engine.Tool) bool {
 		return tl.Name != "secret" || c.Principal() == "admin"
 	}
-	srv := hookServer(t, engine.Options{ToolFilter: filter, CacheScope: "public"})
+	srv := hookServer(t, engine.Config{ToolFilter: filter, CacheScope: "public"})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`
 
@@ -376,7 +376,7 @@ func TestToolFilter(t *testing.T) {
 		t.Errorf("hidden tool answer %s differs from unknown tool answer %s", user[1], user[2])
 	}
 	// The unfiltered server keeps its shared, public list.
-	plain := hookServer(t, engine.Options{})
+	plain := hookServer(t, engine.Config{})
 	defer func() { _ = plain.Shutdown(context.Background()) }()
 	f := newFrames()
 	m := linestream.NewMem(engine.NewScope(plain, ""), f.deliver, linestream.Config{}, nil)
@@ -408,7 +408,7 @@ func TestJoinHooks(t *testing.T) {
 // calls (Call.Conn, Call.Transport); the stdio and socket drivers do this.
 func TestHooksConnInfo(t *testing.T) {
 	rec := newRecorder()
-	srv := hookServer(t, engine.Options{Hooks: rec.hooks()})
+	srv := hookServer(t, engine.Config{Hooks: rec.hooks()})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	got := make(chan string, 1)
 	_ = srv.AddTool(engine.Tool{Name: "where", Handler: func(c *engine.Call) error {

@@ -16,8 +16,8 @@ func levelRank(level []byte) int {
 	return -1
 }
 
-// logLimit is a request's log limiter: a token bucket of Options.LogBurst
-// messages refilled at one per Options.LogInterval. Log messages are not
+// logLimit is a request's log limiter: a token bucket of Config.LogBurst
+// messages refilled at one per Config.LogInterval. Log messages are not
 // coalesced (each says something different): a message beyond the bucket is
 // dropped and counted (Stats.LogsDropped), and before the response the
 // client gets one warning saying how many of this request's messages were
@@ -93,14 +93,14 @@ func (c *Call) logWanted(level string) int {
 }
 
 // Log sends a notifications/message for this request (deprecated logging,
-// GEN-13): only when the server was built with Options.Logging, the request's
+// GEN-13): only when the server was built with Config.Logging, the request's
 // _meta carries io.modelcontextprotocol/logLevel, and level is at or above
 // it. It travels with the request only (GEN-12) and never after the
 // response. level is one of debug, info, notice, warning, error, critical,
 // alert, emergency; loggerName may be empty; data is any JSON-encodable
 // value. It reports whether the message was sent.
 //
-// Messages are rate limited per request (Options.LogInterval and LogBurst,
+// Messages are rate limited per request (Config.LogInterval and LogBurst,
 // default a burst of 20 then one per 10 ms): a message over the limit is
 // dropped, Log returns false, Stats.LogsDropped counts it, and the client
 // is told how many were dropped by one warning just before the response.

@@ -66,7 +66,7 @@ func (n *notes) Done(*Request)                           { close(n.done) }
 // hears how many were dropped in one warning just before the response, and
 // only when its logLevel lets warnings through.
 func TestLogRateLimited(t *testing.T) {
-	s := New(Options{Logging: true, LogInterval: time.Hour, LogBurst: 3})
+	s := New(Config{Logging: true, LogInterval: time.Hour, LogBurst: 3})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	var sent []bool
 	if err := s.AddTool(Tool{Name: "chatty", Handler: func(c *Call) error {

@@ -14,7 +14,7 @@ import (
 // in its histogram — allocates nothing, so the metrics cost no allocation
 // per request.
 func TestRequestRecordingAllocs(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
 	sc := NewScope(s, "stdio")
@@ -42,7 +42,7 @@ func TestRequestRecordingAllocs(t *testing.T) {
 
 // TestObserveAllocs: recording alone, on its own.
 func TestObserveAllocs(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	c := &Call{srv: s, scope: NewScope(s, "http"), method: methods["tools/call"]}
 	if a := testing.AllocsPerRun(1000, func() { c.t0 = monoNow(); c.observeEnd() }); a != 0 {

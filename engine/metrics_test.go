@@ -49,7 +49,7 @@ func histOf(s *Server, method, transport string) *DurationHistogram {
 // and its scope's transport label, in the bucket of its duration; a request
 // answered before routing is counted under method "other".
 func TestRequestDurations(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
 	_ = s.AddTool(Tool{Name: "slow", Handler: func(c *Call) error {
@@ -101,7 +101,7 @@ func TestRequestDurations(t *testing.T) {
 // TestLoad: Load counts the requests in flight per transport label, and the
 // listen streams among them, and forgets them once they end.
 func TestLoad(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	gate := make(chan struct{})
 	started := make(chan struct{}, 2)
@@ -178,7 +178,7 @@ func (r *listenReplier) Done(*Request)                     { close(r.done) }
 // and the bucket's and the sum's atomic adds (the start's clock read is
 // the same again).
 func BenchmarkObserve(b *testing.B) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	h := &s.durs.h[1][methods["tools/call"].slot]
 	b.ReportAllocs()
@@ -200,7 +200,7 @@ func BenchmarkInlineRequest(b *testing.B) {
 			name = "durations=off"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := New(Options{NoRequestDurations: !on})
+			s := New(Config{NoRequestDurations: !on})
 			defer func() { _ = s.Shutdown(context.Background()) }()
 			_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
 			sc := NewScope(s, "stdio")
@@ -225,7 +225,7 @@ func BenchmarkInlineRequest(b *testing.B) {
 // TestNoRequestDurations: with the option set nothing is recorded and no
 // clock is read for it.
 func TestNoRequestDurations(t *testing.T) {
-	s := New(Options{NoRequestDurations: true})
+	s := New(Config{NoRequestDurations: true})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
 	rep := &nopReply{}

@@ -59,7 +59,7 @@ type Tool struct {
 	// Timeout cancels the handler and answers -32603 "Request timed out"
 	// when the call runs this long without sending progress; each progress
 	// notification restarts it, up to MaxTimeout from the start (default
-	// 4 × Timeout). 0: Options.Timeout.
+	// 4 × Timeout). 0: Config.Timeout.
 	Timeout, MaxTimeout time.Duration
 	// SkipValidation leaves the arguments unchecked: the handler validates
 	// what it reads itself (ArgBytes, ArgString, Bind). The schema is then

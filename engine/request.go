@@ -119,7 +119,7 @@ func (r *Request) Run() { r.c.runNow() }
 
 // MayNotify reports whether the request can produce notifications before
 // its response: it asked for progress (progressToken), for log messages
-// (logLevel, with Options.Logging), or is a listen stream.
+// (logLevel, with Config.Logging), or is a listen stream.
 func (r *Request) MayNotify() bool { return r.c.mayNotify() }
 
 // HasTimeout reports whether the request will be answered by a timeout

@@ -32,7 +32,7 @@ func (r *capture) Done(*Request) { close(r.done) }
 // the transport reused its read buffer still sees its own request (the
 // clientInfo span once read the next frame's bytes).
 func TestBeginOwnsTheMessage(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	gate := make(chan struct{})
 	got := make(chan [3]string, 1)
@@ -68,7 +68,7 @@ func TestBeginOwnsTheMessage(t *testing.T) {
 // listen stream), so a transport may reuse its buffer as soon as Start
 // returns either way.
 func TestBeginBorrowedCopiesWhenHandedOver(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	gate := make(chan struct{})
 	got := make(chan [2]string, 1)

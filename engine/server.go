@@ -24,7 +24,7 @@ var ErrServerClosed = errors.New("engine: server closed")
 // use; registries may change while requests are served (each change
 // rebuilds the cached results and notifies list_changed listeners).
 type Server struct {
-	opt   Options
+	opt   Config
 	log   logger
 	stats Stats
 	hub   hub
@@ -42,8 +42,8 @@ type Server struct {
 	// without locks on the hot path.
 	cache atomic.Pointer[resultCache]
 
-	hooks *Hooks      // nil when Options.Hooks sets nothing
-	chain HandlerFunc // Options.Middleware around dispatch; nil without
+	hooks *Hooks      // nil when Config.Hooks sets nothing
+	chain HandlerFunc // Config.Middleware around dispatch; nil without
 
 	serverMeta []byte // `{"io.modelcontextprotocol/serverInfo":{...}}`
 	supported  []byte // `["2026-07-28"]`
@@ -78,7 +78,7 @@ type resultCache struct {
 	// core shares). Never modified once published.
 	toolsByName   map[string]*Tool
 	promptsByName map[string]*Prompt
-	// With Options.ToolFilter: the tools in list order, each one's encoded
+	// With Config.ToolFilter: the tools in list order, each one's encoded
 	// entry, and the hints with cacheScope "private" (listTools).
 	toolList     []*Tool
 	toolEnc      [][]byte
@@ -90,7 +90,7 @@ type capabilities struct {
 }
 
 // New returns a Server with the given options.
-func New(opt Options) *Server {
+func New(opt Config) *Server {
 	s := &Server{
 		opt:       opt.withDefaults(),
 		tools:     map[string]*Tool{},
@@ -121,8 +121,8 @@ func New(opt Options) *Server {
 	return s
 }
 
-// Options returns the server's effective options (defaults applied).
-func (s *Server) Options() Options { return s.opt }
+// Config returns the server's effective options (defaults applied).
+func (s *Server) Config() Config { return s.opt }
 
 // Stats returns the server's counters.
 func (s *Server) Stats() *Stats { return &s.stats }
@@ -248,7 +248,7 @@ func (s *Server) Go(task func(ctx context.Context)) {
 // AddResource and AddResourceTemplate publish their own changes, to this
 // process's listeners only: each replica of a fleet has its own registries.
 //
-// With Options.Backplane the change goes to the listeners of every replica
+// With Config.Backplane the change goes to the listeners of every replica
 // (see Start); the error is then ErrBackplaneLost while the backplane is
 // not connected, or the publish error, both wrapping
 // state.ErrUnavailable (a handler may return it: -32603, HTTP 503).
@@ -498,7 +498,7 @@ type Stats struct {
 	TimedOut         atomic.Uint64 // requests answered "Request timed out"
 	CancelFloods     atomic.Uint64 // line connections closed for cancelling unknown requests beyond the budget (C8)
 	InputOverflows   atomic.Uint64 // line connections closed for input piling up while the in-flight bound held (A19)
-	// Backplane (Options.Backplane; all zero without one).
+	// Backplane (Config.Backplane; all zero without one).
 	Published         atomic.Uint64 // cues published
 	PublishErrors     atomic.Uint64 // cues not published: backplane lost or Publish failed (E1)
 	BackplaneLost     atomic.Uint64 // times the backplane subscription was lost

@@ -18,7 +18,7 @@ import (
 // returns what the engine answered.
 func serveLine(srv *engine.Server, line string) string {
 	var out bytes.Buffer
-	_ = stdio.ServeConn(context.Background(), srv, strings.NewReader(line+"\n"), &out, stdio.Options{})
+	_ = stdio.ServeConn(context.Background(), srv, strings.NewReader(line+"\n"), &out, stdio.Config{})
 	return strings.TrimSpace(out.String())
 }
 
@@ -27,7 +27,7 @@ func serveLine(srv *engine.Server, line string) string {
 // A tool with typed arguments (Bind), a text result, and a plain Go error
 // that becomes an isError result the model can read.
 func ExampleServer_AddTool() {
-	srv := engine.New(engine.Options{Name: "calc", Version: "1.0.0"})
+	srv := engine.New(engine.Config{Name: "calc", Version: "1.0.0"})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	err := srv.AddTool(engine.Tool{
 		Name:        "divide",
@@ -60,7 +60,7 @@ func ExampleServer_AddTool() {
 // A resource read by URI; Return encodes any result object. Static
 // resources carry caching hints (ttlMs, cacheScope).
 func ExampleServer_AddResource() {
-	srv := engine.New(engine.Options{Name: "files", Version: "1.0.0"})
+	srv := engine.New(engine.Config{Name: "files", Version: "1.0.0"})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	_ = srv.AddResource(engine.Resource{
 		URI:      "file:///project/config.json",

@@ -13,7 +13,7 @@ import (
 // "Request timed out" error at once, even if the handler ignores its
 // context; whatever the handler produces afterwards is dropped. Each
 // progress notification restarts the timeout (TMO-03), but never past
-// Tool.MaxTimeout from the start (default 4 × Timeout). Options.Timeout
+// Tool.MaxTimeout from the start (default 4 × Timeout). Config.Timeout
 // applies to tools that set none. Listen streams have no timeout (SUB-13).
 
 // ErrTimedOut is the answer to a request whose timeout passed.

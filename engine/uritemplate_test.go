@@ -124,7 +124,7 @@ func TestTemplateExpand(t *testing.T) {
 // TestReadThroughLevel3Template: resources/read reaches the handler of a
 // {+path} template with the decoded variable.
 func TestReadThroughLevel3Template(t *testing.T) {
-	s := New(Options{})
+	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	if err := s.AddResourceTemplate(ResourceTemplate{URITemplate: "file:///{+path}", Name: "files",
 		Handler: func(c *Call, uri string, vars map[string]string) error {

@@ -12,7 +12,7 @@ import (
 func TestZeroAllocs(t *testing.T) {
 	block := linesBlock(benchLine, 1<<20)
 
-	r := NewReader(&repeatReader{block: block}, ReaderOptions{})
+	r := NewReader(&repeatReader{block: block}, ReaderConfig{})
 	defer r.Release()
 	r.Next() // acquire the read buffer
 	readerAllocs := testing.AllocsPerRun(10000, func() {
@@ -21,7 +21,7 @@ func TestZeroAllocs(t *testing.T) {
 		}
 	})
 
-	d := NewDecoder(ReaderOptions{})
+	d := NewDecoder(ReaderConfig{})
 	defer d.Release()
 	off := 0
 	decoderAllocs := testing.AllocsPerRun(10000, func() {
@@ -37,7 +37,7 @@ func TestZeroAllocs(t *testing.T) {
 		}
 	})
 
-	w := NewWriter(io.Discard, WriterOptions{})
+	w := NewWriter(io.Discard, WriterConfig{})
 	defer w.Close()
 	w.WriteFrame(benchLine) // acquire the buffers
 	writeAllocs := testing.AllocsPerRun(10000, func() {
@@ -79,7 +79,7 @@ func TestZeroAllocs(t *testing.T) {
 // TestSplitLineAllocs: a line split across reads costs no allocation once
 // the scratch buffer exists (it is reused, not regrown).
 func TestSplitLineAllocs(t *testing.T) {
-	d := NewDecoder(ReaderOptions{})
+	d := NewDecoder(ReaderConfig{})
 	defer d.Release()
 	half := len(benchLine) / 2
 	a := benchLine[:half]

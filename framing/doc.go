@@ -37,7 +37,7 @@
 // their capacity clipped, so appending to one never overwrites the input
 // that follows.
 //
-// Reader reads into one pooled buffer of ReaderOptions.ReadSize bytes
+// Reader reads into one pooled buffer of ReaderConfig.ReadSize bytes
 // (default DefaultReadSize, 64 KiB: one full Linux pipe). The scratch buffer
 // grows only for a line that straddles reads, and shrinks back to at most
 // ReadSize as soon as that line is consumed.
@@ -52,7 +52,7 @@
 // Frames are never interleaved. A frame containing a raw '\n' is refused with
 // ErrNewlineInFrame, so a frame can never break the framing of the stream.
 //
-// Bytes queued but not yet written are capped by WriterOptions.MaxPending
+// Bytes queued but not yet written are capped by WriterConfig.MaxPending
 // (default DefaultMaxPending, 64 MiB). When a peer stops reading, the
 // goroutine in Write blocks, the others keep queuing, and the frame that
 // would cross the cap gets ErrSlowConsumer: the Writer fails permanently and
@@ -68,10 +68,10 @@
 // trusted. A field that cannot go without a limit says so and takes a
 // negative value as 0, the default.
 //
-// Here: ReaderOptions.MaxLine (DefaultMaxLine, 4 MiB, ErrLineTooLong,
-// counted by TooLong) and WriterOptions.MaxPending (DefaultMaxPending,
+// Here: ReaderConfig.MaxLine (DefaultMaxLine, 4 MiB, ErrLineTooLong,
+// counted by TooLong) and WriterConfig.MaxPending (DefaultMaxPending,
 // 64 MiB, ErrSlowConsumer) can be disabled with a negative value;
-// ReaderOptions.ReadSize (DefaultReadSize, 64 KiB) sizes a buffer, and
+// ReaderConfig.ReadSize (DefaultReadSize, 64 KiB) sizes a buffer, and
 // takes a negative value as the default.
 //
 // # Buffers

@@ -14,7 +14,7 @@ func ExampleReader() {
 	in := strings.NewReader("{\"id\":1}\r\n\n   \n" +
 		"{\"id\":2,\"too\":\"long for the 20-byte limit\"}\n" +
 		"{\"id\":3}") // no final newline
-	r := framing.NewReader(in, framing.ReaderOptions{MaxLine: 20})
+	r := framing.NewReader(in, framing.ReaderConfig{MaxLine: 20})
 	defer r.Release()
 	for {
 		frame, err := r.Next()
@@ -41,7 +41,7 @@ func ExampleReader() {
 }
 
 func ExampleDecoder() {
-	d := framing.NewDecoder(framing.ReaderOptions{})
+	d := framing.NewDecoder(framing.ReaderConfig{})
 	defer d.Release()
 	// Chunks as an event loop would see them: the second frame straddles.
 	for _, chunk := range []string{"{\"id\":1}\n{\"id\"", ":2}\n"} {
@@ -64,7 +64,7 @@ func ExampleDecoder() {
 }
 
 func ExampleWriter() {
-	w := framing.NewWriter(os.Stdout, framing.WriterOptions{})
+	w := framing.NewWriter(os.Stdout, framing.WriterConfig{})
 	_ = w.WriteFrame([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 	// Fan-out: one frame from parts, without building it first.
 	_ = w.WriteFrameParts([]byte(`{"jsonrpc":"2.0","id":`), []byte("2"), []byte(`,"result":{}}`))

@@ -7,14 +7,14 @@ import (
 
 // fuzzOptions maps the fuzzer's maxLine byte to options: 0 is the default
 // limit, 255 no limit, anything else that many bytes.
-func fuzzOptions(maxLine uint8) ReaderOptions {
+func fuzzOptions(maxLine uint8) ReaderConfig {
 	switch maxLine {
 	case 0:
-		return ReaderOptions{}
+		return ReaderConfig{}
 	case 255:
-		return ReaderOptions{MaxLine: -1}
+		return ReaderConfig{MaxLine: -1}
 	}
-	return ReaderOptions{MaxLine: int(maxLine)}
+	return ReaderConfig{MaxLine: int(maxLine)}
 }
 
 // fuzzSizes turns split into the two chunk sizes (1..256) that cycle.

@@ -27,10 +27,10 @@ const (
 	snippetLen = 32
 )
 
-// ReaderOptions configures a Reader or a Decoder. Its fields follow the
+// ReaderConfig configures a Reader or a Decoder. Its fields follow the
 // package's rule for limits (see Limits in the package documentation): 0
 // is the default, negative is no limit unless the field says otherwise.
-type ReaderOptions struct {
+type ReaderConfig struct {
 	// MaxLine is the largest frame accepted, in bytes, excluding the '\n'
 	// and a '\r' right before it. 0 means DefaultMaxLine (4 MiB). A
 	// negative value disables the limit: memory then grows with the
@@ -48,7 +48,7 @@ type ReaderOptions struct {
 	ReadSize int
 }
 
-func (o ReaderOptions) normalize() (maxLine, readSize int) {
+func (o ReaderConfig) normalize() (maxLine, readSize int) {
 	maxLine = o.MaxLine
 	switch {
 	case maxLine == 0:
@@ -135,13 +135,13 @@ type Decoder struct {
 }
 
 // NewDecoder returns a Decoder applying opt.
-func NewDecoder(opt ReaderOptions) *Decoder {
+func NewDecoder(opt ReaderConfig) *Decoder {
 	d := new(Decoder)
 	d.init(opt)
 	return d
 }
 
-func (d *Decoder) init(opt ReaderOptions) {
+func (d *Decoder) init(opt ReaderConfig) {
 	d.maxLine, d.keep = opt.normalize()
 }
 

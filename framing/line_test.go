@@ -183,7 +183,7 @@ var framingCases = []struct {
 func TestFramingTable(t *testing.T) {
 	for i, tc := range framingCases {
 		in := []byte(tc.in)
-		opt := ReaderOptions{MaxLine: tc.maxLine}
+		opt := ReaderConfig{MaxLine: tc.maxLine}
 		maxLine, _ := opt.normalize()
 		if ref := refFrames(in, maxLine); !equalFrames(ref, tc.want) {
 			t.Fatalf("#%d %s: reference splitter gives %q, table wants %q", i, tc.name, ref, tc.want)
@@ -222,7 +222,7 @@ func TestFramingTable(t *testing.T) {
 
 func TestDecoderZeroCopy(t *testing.T) {
 	chunk := []byte("{\"a\":1}\n{\"b\":\nxx")
-	d := NewDecoder(ReaderOptions{})
+	d := NewDecoder(ReaderConfig{})
 	d.Feed(chunk)
 	f, err := d.Next()
 	if err != nil || string(f) != `{"a":1}` {
@@ -266,7 +266,7 @@ func TestDecoderFeedUndrained(t *testing.T) {
 		{name: "backlog blank lines", chunks: []string{"\n \n\r\na\n", "b\n"}, pulls: []int{0, -1}, want: []string{"a", "b"}},
 	}
 	for i, tc := range tests {
-		d := NewDecoder(ReaderOptions{MaxLine: tc.maxLine})
+		d := NewDecoder(ReaderConfig{MaxLine: tc.maxLine})
 		var got []string
 		pull := func(n int) {
 			for k := 0; n < 0 || k < n; k++ {
@@ -303,7 +303,7 @@ func TestDecoderFeedUndrained(t *testing.T) {
 }
 
 func TestDecoderTooLongSnippetAndCounter(t *testing.T) {
-	d := NewDecoder(ReaderOptions{MaxLine: 40})
+	d := NewDecoder(ReaderConfig{MaxLine: 40})
 	long := strings.Repeat("0123456789", 10)
 	d.Feed([]byte(long[:25]))
 	if f, err := d.Next(); f != nil || err != nil {
@@ -336,13 +336,13 @@ func TestUTF8SplitAcrossReads(t *testing.T) {
 	line := `{"text":"héllo wörld — 世界 🎉🎉 ünïcödé"}`
 	in := []byte(line + "\n" + line + "\r\n")
 	for k := 1; k < len(in); k++ {
-		r := NewReader(&chunkReader{data: in, sizes: []int{k}}, ReaderOptions{})
+		r := NewReader(&chunkReader{data: in, sizes: []int{k}}, ReaderConfig{})
 		got, err := readAll(t, r)
 		if err != io.EOF || len(got) != 2 || got[0] != line || got[1] != line {
 			t.Fatalf("chunk %d: Reader got %q, %v", k, got, err)
 		}
 		r.Release()
-		d := NewDecoder(ReaderOptions{})
+		d := NewDecoder(ReaderConfig{})
 		got = decodeChunks(t, d, splitEvery(in, k))
 		if len(got) != 2 || got[0] != line || got[1] != line {
 			t.Fatalf("chunk %d: Decoder got %q", k, got)
@@ -356,7 +356,7 @@ func TestUTF8SplitAcrossReads(t *testing.T) {
 }
 
 func TestDecoderReleaseAndReuse(t *testing.T) {
-	d := NewDecoder(ReaderOptions{})
+	d := NewDecoder(ReaderConfig{})
 	d.Feed([]byte("partial"))
 	if f, err := d.Next(); f != nil || err != nil {
 		t.Fatalf("Next = %q, %v", f, err)

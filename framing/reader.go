@@ -25,7 +25,7 @@ type Reader struct {
 
 // NewReader returns a Reader over r applying opt. The read buffer is
 // acquired lazily, on the first read.
-func NewReader(r io.Reader, opt ReaderOptions) *Reader {
+func NewReader(r io.Reader, opt ReaderConfig) *Reader {
 	rd := &Reader{rd: r}
 	rd.dec.init(opt)
 	rd.size = rd.dec.keep

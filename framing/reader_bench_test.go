@@ -49,7 +49,7 @@ func BenchmarkReader(b *testing.B) {
 	for _, rs := range []int{16 << 10, 64 << 10, 256 << 10, 1 << 20} {
 		b.Run(sizeName(rs), func(b *testing.B) {
 			src := &repeatReader{block: linesBlock(benchLine, 1<<20)}
-			r := NewReader(src, ReaderOptions{ReadSize: rs})
+			r := NewReader(src, ReaderConfig{ReadSize: rs})
 			defer r.Release()
 			b.SetBytes(int64(len(benchLine) + 1))
 			b.ReportAllocs()
@@ -68,7 +68,7 @@ func BenchmarkDecoder(b *testing.B) {
 	for _, cs := range []int{16 << 10, 64 << 10, 256 << 10} {
 		b.Run(sizeName(cs), func(b *testing.B) {
 			block := linesBlock(benchLine, 4<<20)
-			d := NewDecoder(ReaderOptions{})
+			d := NewDecoder(ReaderConfig{})
 			defer d.Release()
 			off := 0
 			b.SetBytes(int64(len(benchLine) + 1))
@@ -98,7 +98,7 @@ func BenchmarkDecoder(b *testing.B) {
 func BenchmarkReaderBigLines(b *testing.B) {
 	line := bytes.Repeat([]byte("x"), 1<<20)
 	src := &repeatReader{block: linesBlock(line, 1)}
-	r := NewReader(src, ReaderOptions{})
+	r := NewReader(src, ReaderConfig{})
 	defer r.Release()
 	b.SetBytes(int64(len(line) + 1))
 	b.ReportAllocs()

@@ -28,23 +28,23 @@ func TestEverySplitPoint(t *testing.T) {
 		t.Fatalf("reference gives %d frames, want 4", len(want))
 	}
 	for k := 1; k < len(in); k++ {
-		r := NewReader(&chunkReader{data: in, sizes: []int{k, len(in)}}, ReaderOptions{})
+		r := NewReader(&chunkReader{data: in, sizes: []int{k, len(in)}}, ReaderConfig{})
 		got, err := readAll(t, r)
 		if err != io.EOF || !equalFrames(got, want) {
 			t.Fatalf("split@%d Reader: %q, %v", k, got, err)
 		}
 		r.Release()
-		if got := decodeChunks(t, NewDecoder(ReaderOptions{}), [][]byte{in[:k], in[k:]}); !equalFrames(got, want) {
+		if got := decodeChunks(t, NewDecoder(ReaderConfig{}), [][]byte{in[:k], in[k:]}); !equalFrames(got, want) {
 			t.Fatalf("split@%d Decoder: %q", k, got)
 		}
 		// Chunks of k bytes all along.
-		r = NewReader(&chunkReader{data: in, sizes: []int{k}}, ReaderOptions{})
+		r = NewReader(&chunkReader{data: in, sizes: []int{k}}, ReaderConfig{})
 		got, err = readAll(t, r)
 		if err != io.EOF || !equalFrames(got, want) {
 			t.Fatalf("chunks of %d Reader: %q, %v", k, got, err)
 		}
 		r.Release()
-		if got := decodeChunks(t, NewDecoder(ReaderOptions{}), splitEvery(in, k)); !equalFrames(got, want) {
+		if got := decodeChunks(t, NewDecoder(ReaderConfig{}), splitEvery(in, k)); !equalFrames(got, want) {
 			t.Fatalf("chunks of %d Decoder: %q", k, got)
 		}
 	}
@@ -62,14 +62,14 @@ func TestBigMessageOneBytePerRead(t *testing.T) {
 	in := append(append([]byte("{\"before\":1}\n"), big...), "\r\n{\"after\":2}\n"...)
 	want := []string{`{"before":1}`, string(big), `{"after":2}`}
 
-	r := NewReader(&chunkReader{data: in, sizes: []int{1}}, ReaderOptions{})
+	r := NewReader(&chunkReader{data: in, sizes: []int{1}}, ReaderConfig{})
 	got, err := readAll(t, r)
 	if err != io.EOF || !equalFrames(got, want) {
 		t.Fatalf("Reader: %q, %v", shortList(got), err)
 	}
 	r.Release()
 
-	d := NewDecoder(ReaderOptions{})
+	d := NewDecoder(ReaderConfig{})
 	var out []string
 	var one [1]byte
 	for _, c := range in {
@@ -145,7 +145,7 @@ func TestEndlessLineBoundedMemory(t *testing.T) {
 	t.Run("Reader", func(t *testing.T) {
 		src := &lazyReader{n: total, fill: 'a', tail: []byte("\n{\"ok\":1}\n")}
 		base := heapInuse()
-		r := NewReader(src, ReaderOptions{})
+		r := NewReader(src, ReaderConfig{})
 		defer r.Release()
 		got, err := readAll(t, r)
 		if err != io.EOF || !equalFrames(got, []string{tooLongMark, `{"ok":1}`}) {
@@ -162,7 +162,7 @@ func TestEndlessLineBoundedMemory(t *testing.T) {
 	t.Run("Decoder", func(t *testing.T) {
 		src := &lazyReader{n: total, fill: ' ', tail: []byte("\n{\"ok\":1}\n")}
 		base := heapInuse()
-		d := NewDecoder(ReaderOptions{})
+		d := NewDecoder(ReaderConfig{})
 		defer d.Release()
 		chunk := make([]byte, 64<<10)
 		var got []string
@@ -203,7 +203,7 @@ func TestReaderShrinksAfterBigMessage(t *testing.T) {
 	for range 1000 {
 		in = append(in, "{\"small\":true}\n"...)
 	}
-	r := NewReader(&chunkReader{data: in, sizes: []int{64 << 10}}, ReaderOptions{})
+	r := NewReader(&chunkReader{data: in, sizes: []int{64 << 10}}, ReaderConfig{})
 	defer r.Release()
 	f, err := r.Next()
 	if err != nil || len(f) != len(big) {
@@ -266,7 +266,7 @@ func TestReaderErrors(t *testing.T) {
 		{name: "bad count", src: badCountReader{}, wantErr: "framing: io.Reader returned an invalid count"},
 	}
 	for i, tc := range tests {
-		r := NewReader(tc.src, ReaderOptions{})
+		r := NewReader(tc.src, ReaderConfig{})
 		got, err := readAll(t, r)
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("#%d %s: err = %v, want %q", i, tc.name, err, tc.wantErr)
@@ -281,7 +281,7 @@ func TestReaderErrors(t *testing.T) {
 		r.Release()
 	}
 	if src := (&errReader{data: []byte("a\n"), err: boom}); true {
-		r := NewReader(src, ReaderOptions{})
+		r := NewReader(src, ReaderConfig{})
 		readAll(t, r)
 		calls := src.calls
 		r.Next()
@@ -296,7 +296,7 @@ type badCountReader struct{}
 func (badCountReader) Read(p []byte) (int, error) { return len(p) + 1, nil }
 
 func TestReaderRelease(t *testing.T) {
-	r := NewReader(strings.NewReader("a\nb\n"), ReaderOptions{})
+	r := NewReader(strings.NewReader("a\nb\n"), ReaderConfig{})
 	if f, err := r.Next(); err != nil || string(f) != "a" {
 		t.Fatalf("Next = %q, %v", f, err)
 	}
@@ -312,13 +312,13 @@ func TestReaderRelease(t *testing.T) {
 
 func TestReaderOptionsDefaults(t *testing.T) {
 	tests := []struct {
-		opt          ReaderOptions
+		opt          ReaderConfig
 		wantMax      int
 		wantReadSize int
 	}{
-		{ReaderOptions{}, DefaultMaxLine, DefaultReadSize},
-		{ReaderOptions{MaxLine: 10, ReadSize: 100}, 10, 100},
-		{ReaderOptions{MaxLine: -1, ReadSize: -5}, int(^uint(0) >> 1), DefaultReadSize},
+		{ReaderConfig{}, DefaultMaxLine, DefaultReadSize},
+		{ReaderConfig{MaxLine: 10, ReadSize: 100}, 10, 100},
+		{ReaderConfig{MaxLine: -1, ReadSize: -5}, int(^uint(0) >> 1), DefaultReadSize},
 	}
 	for i, tc := range tests {
 		m, rs := tc.opt.normalize()
@@ -327,7 +327,7 @@ func TestReaderOptionsDefaults(t *testing.T) {
 		}
 	}
 	// The read buffer is a pool class, so small ReadSize values round up.
-	r := NewReader(strings.NewReader("a\n"), ReaderOptions{ReadSize: 100})
+	r := NewReader(strings.NewReader("a\n"), ReaderConfig{ReadSize: 100})
 	defer r.Release()
 	r.Next()
 	if c := cap(r.buf); c != class4K {
@@ -346,7 +346,7 @@ func TestDefaultLimitBoundary(t *testing.T) {
 	in = append(in, "\r\n{\"next\":1}\n"...)
 	want := []string{strings.Repeat("x", DefaultMaxLine), tooLongMark, `{"next":1}`}
 
-	r := NewReader(&chunkReader{data: in, sizes: []int{64 << 10}}, ReaderOptions{})
+	r := NewReader(&chunkReader{data: in, sizes: []int{64 << 10}}, ReaderConfig{})
 	got, err := readAll(t, r)
 	if err != io.EOF || !equalFrames(got, want) {
 		t.Fatalf("Reader: %q, %v", shortList(got), err)
@@ -356,7 +356,7 @@ func TestDefaultLimitBoundary(t *testing.T) {
 	}
 	r.Release()
 
-	d := NewDecoder(ReaderOptions{})
+	d := NewDecoder(ReaderConfig{})
 	if got := decodeChunks(t, d, splitEvery(in, 64<<10)); !equalFrames(got, want) {
 		t.Fatalf("Decoder: %q", shortList(got))
 	}

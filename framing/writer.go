@@ -19,9 +19,9 @@ const (
 	idleKeep = class64K
 )
 
-// WriterOptions configures a Writer. Its fields follow the package's rule
+// WriterConfig configures a Writer. Its fields follow the package's rule
 // for limits (see Limits in the package documentation).
-type WriterOptions struct {
+type WriterConfig struct {
 	// MaxPending caps the bytes queued but not yet written (including the
 	// batch being written), in bytes. A frame that would push the total
 	// over it is refused with ErrSlowConsumer and the Writer fails
@@ -70,7 +70,7 @@ type Writer struct {
 }
 
 // NewWriter returns a Writer writing to w applying opt.
-func NewWriter(w io.Writer, opt WriterOptions) *Writer {
+func NewWriter(w io.Writer, opt WriterConfig) *Writer {
 	wr := &Writer{w: w, maxPending: opt.MaxPending}
 	switch {
 	case wr.maxPending == 0:

@@ -6,7 +6,7 @@ import (
 )
 
 func BenchmarkWriteFrame(b *testing.B) {
-	w := NewWriter(io.Discard, WriterOptions{})
+	w := NewWriter(io.Discard, WriterConfig{})
 	defer w.Close()
 	b.SetBytes(int64(len(benchLine) + 1))
 	b.ReportAllocs()
@@ -18,7 +18,7 @@ func BenchmarkWriteFrame(b *testing.B) {
 }
 
 func BenchmarkWriteFrameParallel(b *testing.B) {
-	w := NewWriter(io.Discard, WriterOptions{})
+	w := NewWriter(io.Discard, WriterConfig{})
 	defer w.Close()
 	b.SetBytes(int64(len(benchLine) + 1))
 	b.ReportAllocs()
@@ -34,7 +34,7 @@ func BenchmarkWriteFrameParallel(b *testing.B) {
 // BenchmarkWriteFrameParts is the fan-out shape: one notification body sent
 // with a per-recipient id spliced in.
 func BenchmarkWriteFrameParts(b *testing.B) {
-	w := NewWriter(io.Discard, WriterOptions{})
+	w := NewWriter(io.Discard, WriterConfig{})
 	defer w.Close()
 	prefix := []byte(`{"jsonrpc":"2.0","id":`)
 	id := []byte(`12345`)

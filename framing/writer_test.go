@@ -87,7 +87,7 @@ func (g *gateWriter) Write(p []byte) (int, error) {
 
 func TestWriterRefusesNewline(t *testing.T) {
 	rec := &recWriter{t: t}
-	w := NewWriter(rec, WriterOptions{})
+	w := NewWriter(rec, WriterConfig{})
 	tests := []struct {
 		name    string
 		write   func() error
@@ -124,7 +124,7 @@ func TestWriterConcurrent(t *testing.T) {
 	checkNoGoroutineLeak(t)
 	const goroutines, perG = 8, 2000
 	rec := &recWriter{t: t}
-	w := NewWriter(rec, WriterOptions{})
+	w := NewWriter(rec, WriterConfig{})
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
@@ -183,7 +183,7 @@ func TestWriterSlowConsumer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gw := newGateWriter()
 		const maxPending = 1024
-		w := NewWriter(gw, WriterOptions{MaxPending: maxPending})
+		w := NewWriter(gw, WriterConfig{MaxPending: maxPending})
 		frame := bytes.Repeat([]byte("x"), 100) // 101 bytes queued each
 
 		flusherErr := make(chan error, 1)
@@ -243,7 +243,7 @@ func TestWriterSlowConsumer(t *testing.T) {
 func TestWriterGroupCommitAndFlush(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gw := newGateWriter()
-		w := NewWriter(gw, WriterOptions{})
+		w := NewWriter(gw, WriterConfig{})
 		firstDone := make(chan error, 1)
 		go func() { firstDone <- w.WriteFrame([]byte("first")) }()
 		<-gw.entered
@@ -327,7 +327,7 @@ func TestWriterStickyError(t *testing.T) {
 		{name: "short write", fw: &failWriter{okWrites: 1, short: true}, wantErr: "short write"},
 	}
 	for i, tc := range tests {
-		w := NewWriter(tc.fw, WriterOptions{})
+		w := NewWriter(tc.fw, WriterConfig{})
 		if err := w.WriteFrame([]byte("ok")); err != nil {
 			t.Fatalf("#%d: first frame: %v", i, err)
 		}
@@ -361,7 +361,7 @@ func (c *closeRecorder) Close() error { c.closed = true; return nil }
 func TestWriterClose(t *testing.T) {
 	checkNoGoroutineLeak(t)
 	cr := &closeRecorder{recWriter: recWriter{t: t}}
-	w := NewWriter(cr, WriterOptions{})
+	w := NewWriter(cr, WriterConfig{})
 	if err := w.WriteFrame([]byte("a")); err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestWriterClose(t *testing.T) {
 func TestWriterCloseFlushes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gw := newGateWriter()
-		w := NewWriter(gw, WriterOptions{})
+		w := NewWriter(gw, WriterConfig{})
 		go w.WriteFrame([]byte("one"))
 		<-gw.entered
 		if err := w.WriteFrame([]byte("two")); err != nil {
@@ -432,7 +432,7 @@ func TestWriterCloseFlushes(t *testing.T) {
 func TestWriterShrinksAfterBurst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gw := newGateWriter()
-		w := NewWriter(gw, WriterOptions{})
+		w := NewWriter(gw, WriterConfig{})
 		go w.WriteFrame([]byte("start"))
 		<-gw.entered
 		big := bytes.Repeat([]byte("b"), 100<<10)
@@ -460,7 +460,7 @@ func TestWriterShrinksAfterBurst(t *testing.T) {
 
 func TestWriterFrameOverMaxPending(t *testing.T) {
 	rec := &recWriter{t: t}
-	w := NewWriter(rec, WriterOptions{MaxPending: 10})
+	w := NewWriter(rec, WriterConfig{MaxPending: 10})
 	if err := w.WriteFrame([]byte("123456789")); err != nil { // 10 bytes with '\n'
 		t.Fatalf("frame at the cap: %v", err)
 	}
@@ -472,15 +472,15 @@ func TestWriterFrameOverMaxPending(t *testing.T) {
 	}
 }
 
-// TestWriterOptionsLimitRule: MaxPending follows the package's limit rule,
+// TestWriterConfigLimitRule: MaxPending follows the package's limit rule,
 // 0 the default, negative no cap, positive that cap.
-func TestWriterOptionsLimitRule(t *testing.T) {
+func TestWriterConfigLimitRule(t *testing.T) {
 	for _, tc := range []struct{ in, want int }{
 		{0, DefaultMaxPending},
 		{-1, math.MaxInt},
 		{10, 10},
 	} {
-		if w := NewWriter(io.Discard, WriterOptions{MaxPending: tc.in}); w.maxPending != tc.want {
+		if w := NewWriter(io.Discard, WriterConfig{MaxPending: tc.in}); w.maxPending != tc.want {
 			t.Errorf("MaxPending %d => %d, want %d", tc.in, w.maxPending, tc.want)
 		}
 	}
@@ -491,7 +491,7 @@ func TestWriterOptionsLimitRule(t *testing.T) {
 // default cap would have failed the Writer.
 func TestWriterUncappedQueuesPastDefault(t *testing.T) {
 	gate := &heldWriter{entered: make(chan struct{}), release: make(chan struct{})}
-	w := NewWriter(gate, WriterOptions{MaxPending: -1})
+	w := NewWriter(gate, WriterConfig{MaxPending: -1})
 	done := make(chan error, 1)
 	go func() { done <- w.WriteFrame([]byte("first")) }() // blocks in Write
 	<-gate.entered
@@ -531,7 +531,7 @@ type brokenCountWriter struct{}
 func (brokenCountWriter) Write(p []byte) (int, error) { return len(p) + 5, nil }
 
 func TestWriterBrokenCount(t *testing.T) {
-	w := NewWriter(brokenCountWriter{}, WriterOptions{})
+	w := NewWriter(brokenCountWriter{}, WriterConfig{})
 	if err := w.WriteFrame([]byte("x")); err != io.ErrShortWrite {
 		t.Fatalf("err = %v, want io.ErrShortWrite", err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func ExampleNewMemory() {
-	m := state.NewMemory(state.MemoryOptions{}) // defaults: 1 h TTL, 1 MiB values, 100,000 records
+	m := state.NewMemory(state.MemoryConfig{}) // defaults: 1 h TTL, 1 MiB values, 100,000 records
 	defer m.Close()
 	ctx := context.Background()
 

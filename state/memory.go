@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Defaults for MemoryOptions fields (and, where they apply, for the Redis
+// Defaults for MemoryConfig fields (and, where they apply, for the Redis
 // store's Options); each applies when the field is zero.
 const (
 	DefaultTTL           = time.Hour
@@ -29,9 +29,9 @@ var ErrFull = errors.New("state: store full")
 // errMemoryClosed is returned by a Memory after Close.
 var errMemoryClosed = fmt.Errorf("state: memory store closed: %w", ErrUnavailable)
 
-// MemoryOptions configures a Memory. Every field's zero value selects the
+// MemoryConfig configures a Memory. Every field's zero value selects the
 // documented default.
-type MemoryOptions struct {
+type MemoryConfig struct {
 	// DefaultTTL is the lifetime of a record created, or a Once result
 	// remembered, with ttl 0. Default 1 h. Negative: no expiry (unsafe:
 	// records then live until deleted, bounded only by MaxRecords).
@@ -59,7 +59,7 @@ type MemoryOptions struct {
 	QueueLen int
 }
 
-func (o *MemoryOptions) fill() {
+func (o *MemoryConfig) fill() {
 	if o.DefaultTTL == 0 {
 		o.DefaultTTL = DefaultTTL
 	}
@@ -103,7 +103,7 @@ const memShards = 32
 // subscription and waits for their goroutines; it must not be called from
 // inside a deliver, lost or restored callback.
 type Memory struct {
-	opt    MemoryOptions
+	opt    MemoryConfig
 	seed   maphash.Seed
 	shards [memShards]memShard
 	count  atomic.Int64 // entries held, for MaxRecords
@@ -146,7 +146,7 @@ type memShard struct {
 
 // NewMemory returns a Memory with its background sweep running; Close
 // stops it.
-func NewMemory(opt MemoryOptions) *Memory {
+func NewMemory(opt MemoryConfig) *Memory {
 	opt.fill()
 	m := &Memory{opt: opt, seed: maphash.MakeSeed(), subs: make(map[*memSub]struct{}), done: make(chan struct{})}
 	for i := range m.shards {

@@ -12,7 +12,7 @@ import (
 var benchValue = make([]byte, 256)
 
 func BenchmarkMemoryCreate(b *testing.B) {
-	m := state.NewMemory(state.MemoryOptions{MaxRecords: -1})
+	m := state.NewMemory(state.MemoryConfig{MaxRecords: -1})
 	defer m.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -28,7 +28,7 @@ func BenchmarkMemoryCreate(b *testing.B) {
 }
 
 func BenchmarkMemoryGet(b *testing.B) {
-	m := state.NewMemory(state.MemoryOptions{})
+	m := state.NewMemory(state.MemoryConfig{})
 	defer m.Close()
 	ctx := context.Background()
 	h, _ := m.Create(ctx, "alice", benchValue, time.Hour)
@@ -45,7 +45,7 @@ func BenchmarkMemoryGet(b *testing.B) {
 }
 
 func BenchmarkMemoryCompareAndSet(b *testing.B) {
-	m := state.NewMemory(state.MemoryOptions{})
+	m := state.NewMemory(state.MemoryConfig{})
 	defer m.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -69,7 +69,7 @@ func BenchmarkMemoryCompareAndSet(b *testing.B) {
 // BenchmarkMemoryPublishDeliver: Publish to deliver on one subscriber, one
 // cue at a time, as p50/p99 metrics (µs).
 func BenchmarkMemoryPublishDeliver(b *testing.B) {
-	m := state.NewMemory(state.MemoryOptions{})
+	m := state.NewMemory(state.MemoryConfig{})
 	defer m.Close()
 	ctx := context.Background()
 	got := make(chan struct{}, 1)

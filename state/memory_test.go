@@ -14,7 +14,7 @@ import (
 
 // memoryFactory gives every call with the same t the same Memory: the
 // replicas of one process share it.
-func memoryFactory(opt state.MemoryOptions) func(t *testing.T) (state.Store, state.Backplane) {
+func memoryFactory(opt state.MemoryConfig) func(t *testing.T) (state.Store, state.Backplane) {
 	var mu sync.Mutex
 	stores := map[*testing.T]*state.Memory{}
 	return func(t *testing.T) (state.Store, state.Backplane) {
@@ -31,12 +31,12 @@ func memoryFactory(opt state.MemoryOptions) func(t *testing.T) (state.Store, sta
 }
 
 func TestMemoryContract(t *testing.T) {
-	statetest.Run(t, memoryFactory(state.MemoryOptions{}))
+	statetest.Run(t, memoryFactory(state.MemoryConfig{}))
 }
 
 func TestMemorySweep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := state.NewMemory(state.MemoryOptions{SweepInterval: time.Second, SweepBatch: 64}) // 2 per shard and round
+		m := state.NewMemory(state.MemoryConfig{SweepInterval: time.Second, SweepBatch: 64}) // 2 per shard and round
 		defer m.Close()
 		ctx := context.Background()
 		for range 1000 {
@@ -74,7 +74,7 @@ func TestMemorySweep(t *testing.T) {
 
 func TestMemoryMaxRecords(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := state.NewMemory(state.MemoryOptions{MaxRecords: 3})
+		m := state.NewMemory(state.MemoryConfig{MaxRecords: 3})
 		defer m.Close()
 		ctx := context.Background()
 		var hs []state.Handle
@@ -116,7 +116,7 @@ func TestMemoryMaxRecords(t *testing.T) {
 // the publisher never waits and the other subscriber misses nothing.
 func TestMemorySlowSubscriber(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := state.NewMemory(state.MemoryOptions{QueueLen: 4})
+		m := state.NewMemory(state.MemoryConfig{QueueLen: 4})
 		defer m.Close()
 		ctx := context.Background()
 		var mu sync.Mutex
@@ -175,7 +175,7 @@ func TestMemorySlowSubscriber(t *testing.T) {
 
 func TestMemoryClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := state.NewMemory(state.MemoryOptions{})
+		m := state.NewMemory(state.MemoryConfig{})
 		ctx := context.Background()
 		if err := m.Subscribe(ctx, func(state.Cue) {}, nil, nil); err != nil {
 			t.Fatal(err)

@@ -22,7 +22,7 @@ type memSub struct {
 
 // Publish implements Backplane: the cue is queued for every subscriber of
 // this Memory and Publish returns without waiting for any of them. A
-// subscriber whose queue is full misses it (see MemoryOptions.QueueLen).
+// subscriber whose queue is full misses it (see MemoryConfig.QueueLen).
 func (m *Memory) Publish(ctx context.Context, c Cue) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -50,7 +50,7 @@ const (
 // text argument, copied as it came.
 func newEngine(tb testing.TB) *engine.Server {
 	tb.Helper()
-	eng := engine.New(engine.Options{})
+	eng := engine.New(engine.Config{})
 	err := eng.AddTool(engine.Tool{
 		Name:   "echo",
 		Inline: true,

@@ -30,7 +30,7 @@ func BenchmarkStdioEcho(b *testing.B) {
 		b.Fatal(err)
 	}
 	wait := goServe(func() error {
-		return stdio.ServeConn(context.Background(), eng, inR, outW, stdio.Options{})
+		return stdio.ServeConn(context.Background(), eng, inR, outW, stdio.Config{})
 	})
 	p := newPipeliner(inW, outR, window, b.N, func() { _ = inW.Close(); _ = outR.Close() })
 

@@ -1,6 +1,6 @@
 // Package oauth is the MCP authorization flow for HTTP clients (OAuth 2.1,
 // MCP authorization 2025-11-25 / 2026-07-28): an Authorizer that plugs
-// into streamhttp.DialOptions.Auth (target.Options.OAuth sets it up).
+// into streamhttp.Config.Auth (target.Config.OAuth sets it up).
 //
 // On the first 401 from the MCP server it discovers the Protected
 // Resource Metadata (RFC 9728: the resource_metadata of the

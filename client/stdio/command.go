@@ -20,7 +20,7 @@ import (
 // line by line, never read as an error signal (STD-05).
 //
 //	cmd := &stdio.Command{Path: "./server", Args: []string{"--stdio"}}
-//	c := client.New(client.NewLineTransport(cmd.Dial, client.LineOptions{}), client.Options{})
+//	c := client.New(client.NewLineTransport(cmd.Dial, client.LineConfig{}), client.Config{})
 //
 // Each Dial starts a new process, so a LineTransport that re-dials after a
 // crash restarts the server (STD-14). Closing the stream runs the STD-11

@@ -25,13 +25,13 @@ import (
 	"github.com/mcpwire/mcpwire/internal/netutil"
 )
 
-// Defaults for DialOptions fields; each applies when the field is zero.
+// Defaults for Config fields; each applies when the field is zero.
 const (
-	DefaultDialMaxConns    = 64
-	DefaultDialTimeout     = 10 * time.Second
-	DefaultDialIdleTimeout = 30 * time.Second
-	DefaultDialMaxMessage  = framing.DefaultMaxLine // the bound the server puts on a request body
-	DefaultDialMaxQueued   = mcpclient.DefaultMaxQueued
+	DefaultMaxConns    = 64
+	DefaultDialTimeout = 10 * time.Second
+	DefaultIdleTimeout = 30 * time.Second
+	DefaultMaxMessage  = framing.DefaultMaxLine // the bound the server puts on a request body
+	DefaultMaxQueued   = mcpclient.DefaultMaxQueued
 )
 
 // ErrBadReply: the server's reply breaks HTTP or the protocol: a response
@@ -53,16 +53,16 @@ const statusBodyMax = 512
 // read to keep the connection; a longer one closes it.
 const notifyBodyMax = 64 << 10
 
-// DialOptions configure Dial. Every field's zero value selects the
+// Config configure Dial. Every field's zero value selects the
 // documented default; its limits follow mcpwire's rule (see Limits in
 // package client's documentation): 0 is the default, negative is no
 // limit.
-type DialOptions struct {
+type Config struct {
 	// MaxConns bounds the connections open to the server at once: idle
 	// keep-alive ones and those carrying a request (a listen stream holds
 	// one for its whole life). A request that finds none free waits for
 	// one, as long as its context allows. Default 64
-	// (DefaultDialMaxConns); negative: no bound (unsafe: a burst of
+	// (DefaultMaxConns); negative: no bound (unsafe: a burst of
 	// requests opens as many connections).
 	MaxConns int
 	// DialTimeout bounds opening one connection (TCP connect and TLS
@@ -71,7 +71,7 @@ type DialOptions struct {
 	DialTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection that stayed idle this
 	// long, before the server's own idle timeout is likely to. Default
-	// DefaultDialIdleTimeout (30 s); negative: never.
+	// DefaultIdleTimeout (30 s); negative: never.
 	IdleTimeout time.Duration
 	// TLSConfig is used for https URLs. It is cloned; an empty ServerName
 	// becomes the URL's host, and ALPN is set to http/1.1 only. Nil: the
@@ -87,14 +87,14 @@ type DialOptions struct {
 	// data of one event, whatever size the reply announces. Past it the
 	// exchange fails with client.ErrTooLarge and the connection is closed
 	// (memory stays bounded by about twice the limit). Default 4 MiB
-	// (DefaultDialMaxMessage); negative: no bound (unsafe).
+	// (DefaultMaxMessage); negative: no bound (unsafe).
 	MaxMessage int
 	// MaxQueued bounds the unread messages held for one exchange on the
 	// 2024-11-05 HTTP+SSE transport (client.Era2024), where one stream
 	// carries every reply; past it the exchange fails with
 	// client.ErrSlowConsumer. Streamable HTTP exchanges hold none: a
 	// message is read from its connection only when Next asks for it.
-	// Default 4096 (DefaultDialMaxQueued); negative: no bound (unsafe).
+	// Default 4096 (DefaultMaxQueued); negative: no bound (unsafe).
 	MaxQueued int
 	// Auth, when set, authorizes the requests (OAuth 2.1 for MCP: package
 	// client/oauth implements it): each request carries the
@@ -111,22 +111,22 @@ type DialOptions struct {
 	Logger *slog.Logger
 }
 
-func (o DialOptions) withDefaults() DialOptions {
+func (o Config) withDefaults() Config {
 	if o.MaxConns == 0 {
-		o.MaxConns = DefaultDialMaxConns
+		o.MaxConns = DefaultMaxConns
 	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = DefaultDialTimeout
 	}
 	if o.IdleTimeout == 0 {
-		o.IdleTimeout = DefaultDialIdleTimeout
+		o.IdleTimeout = DefaultIdleTimeout
 	}
 	if o.MaxMessage == 0 {
-		o.MaxMessage = DefaultDialMaxMessage
+		o.MaxMessage = DefaultMaxMessage
 	}
 	switch {
 	case o.MaxQueued == 0:
-		o.MaxQueued = DefaultDialMaxQueued
+		o.MaxQueued = DefaultMaxQueued
 	case o.MaxQueued < 0:
 		o.MaxQueued = math.MaxInt
 	}
@@ -138,12 +138,12 @@ func (o DialOptions) withDefaults() DialOptions {
 
 // transport is the Streamable HTTP client transport (Dial).
 type transport struct {
-	opts    DialOptions
+	opts    Config
 	base    *url.URL
 	addr    string // host:port dialled
 	host    string // Host header
 	target  string // request-target of the endpoint
-	extra   []byte // DialOptions.Header, rendered
+	extra   []byte // Config.Header, rendered
 	tlsConf *tls.Config
 	dialer  net.Dialer
 	log     *slog.Logger
@@ -176,7 +176,7 @@ type session struct{ id, version string }
 
 // Dial returns a client.Transport for the MCP endpoint at rawURL (http://
 // or https://). It connects lazily: each request takes a keep-alive
-// connection from a pool (DialOptions.MaxConns) or opens one, and sends
+// connection from a pool (Config.MaxConns) or opens one, and sends
 // one POST (HTTP-02) with the mirrored headers (HDR-01, HDR-03, HDR-04,
 // Mcp-Param-*; Mcp-Name in the Base64 sentinel form when needed, B64-01).
 //
@@ -196,14 +196,14 @@ type session struct{ id, version string }
 // Failures: a failed connect or write, or a kept-alive connection closed
 // before a byte of the reply, wrap client.ErrNotDelivered (the request can
 // be sent again with a new id); a reply cut short wraps client.ErrDropped;
-// a message over DialOptions.MaxMessage is client.ErrTooLarge; a reply that
+// a message over Config.MaxMessage is client.ErrTooLarge; a reply that
 // breaks the protocol wraps ErrBadReply.
 //
 // The transport implements SwitchEra (client.Era2025: Mcp-Session-Id,
 // client.Era2024: the deprecated HTTP+SSE transport, COMPAT-04) and
 // SetConnectHook, run after a 2025-era session expired or a lost HTTP+SSE
 // stream was opened again, before other requests go on.
-func Dial(rawURL string, opts DialOptions) (mcpclient.Transport, error) {
+func Dial(rawURL string, opts Config) (mcpclient.Transport, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("streamhttp: bad URL: %w", err)
@@ -221,7 +221,7 @@ func Dial(rawURL string, opts DialOptions) (mcpclient.Transport, error) {
 		return nil, fmt.Errorf("streamhttp: URL %q has no host", rawURL)
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("streamhttp: URL %q: credentials in the URL are not supported (use DialOptions.Header)", rawURL)
+		return nil, fmt.Errorf("streamhttp: URL %q: credentials in the URL are not supported (use Config.Header)", rawURL)
 	}
 	u.Fragment, u.RawFragment = "", ""
 	if p := u.Port(); p != "" {
@@ -233,7 +233,7 @@ func Dial(rawURL string, opts DialOptions) (mcpclient.Transport, error) {
 		return nil, err
 	}
 	if opts.Auth != nil && opts.Header.Get("Authorization") != "" {
-		return nil, errors.New("streamhttp: DialOptions.Header holds Authorization and DialOptions.Auth is set")
+		return nil, errors.New("streamhttp: Config.Header holds Authorization and Config.Auth is set")
 	}
 	t := &transport{
 		opts:   opts,
@@ -283,14 +283,14 @@ func renderHeaders(h http.Header) ([]byte, error) {
 	for _, k := range names {
 		lk := strings.ToLower(k)
 		if slices.Contains(reservedHeaders, lk) || strings.HasPrefix(lk, "mcp-param-") {
-			return nil, fmt.Errorf("streamhttp: DialOptions.Header: %s is written by the transport", k)
+			return nil, fmt.Errorf("streamhttp: Config.Header: %s is written by the transport", k)
 		}
 		if !validHeaderName(k) {
-			return nil, fmt.Errorf("streamhttp: DialOptions.Header: bad header name %q", k)
+			return nil, fmt.Errorf("streamhttp: Config.Header: bad header name %q", k)
 		}
 		for _, v := range h[k] {
 			if !validHeaderValue(v) {
-				return nil, fmt.Errorf("streamhttp: DialOptions.Header: bad value for %s", k)
+				return nil, fmt.Errorf("streamhttp: Config.Header: bad value for %s", k)
 			}
 			b = append(b, k...)
 			b = append(b, ": "...)
@@ -386,7 +386,7 @@ func (t *transport) appendPOST(b []byte, c *wconn, out *mcpclient.Outgoing, sess
 }
 
 // appendEnd finishes a request head: extra headers, the Authorization the
-// connection carries for this request (DialOptions.Auth), Content-Length.
+// connection carries for this request (Config.Auth), Content-Length.
 func (t *transport) appendEnd(b []byte, c *wconn, n int) []byte {
 	b = append(b, t.extra...)
 	if c.authz != "" {

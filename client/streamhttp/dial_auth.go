@@ -12,7 +12,7 @@ import (
 )
 
 // Authorizer authorizes the requests of a Dial transport
-// (DialOptions.Auth). Package client/oauth implements it with the
+// (Config.Auth). Package client/oauth implements it with the
 // MCP authorization flow (OAuth 2.1: protected resource and authorization
 // server metadata discovery, client registration, PKCE authorization
 // code or client credentials, refresh, scope step-up). Its methods may be
@@ -81,7 +81,7 @@ func readChallenge(c *wconn) *challenge {
 }
 
 // authorization is the Authorization value for the next request ("" when
-// DialOptions.Auth is nil), and its DPoP proof when it uses that scheme;
+// Config.Auth is nil), and its DPoP proof when it uses that scheme;
 // method and target are the request's.
 func (t *transport) authorization(ctx context.Context, method, target string) (auth, proof string, err error) {
 	if t.opts.Auth == nil {

@@ -101,7 +101,7 @@ func TestDialAuthChallenge(t *testing.T) {
 	leakCheck(t)
 	srv, log := authServer(t, "t1", "")
 	auth := &fakeAuth{}
-	tr := dtDial(t, srv.url, DialOptions{Auth: auth})
+	tr := dtDial(t, srv.url, Config{Auth: auth})
 	ctx := dtCtx(t)
 	x, err := tr.Open(ctx, authOut("1"))
 	if err != nil {
@@ -133,7 +133,7 @@ func TestDialAuthRetryLimit(t *testing.T) {
 	leakCheck(t)
 	srv, log := authServer(t, "never", "")
 	auth := &fakeAuth{}
-	tr := dtDial(t, srv.url, DialOptions{Auth: auth})
+	tr := dtDial(t, srv.url, Config{Auth: auth})
 	ctx := dtCtx(t)
 	x, err := tr.Open(ctx, authOut("1"))
 	if err != nil {
@@ -156,7 +156,7 @@ func TestDialAuthRefused(t *testing.T) {
 	srv, _ := authServer(t, "ok", "t0")
 	why := errors.New("no way")
 	auth := &fakeAuth{header: "Bearer t0", err: why}
-	tr := dtDial(t, srv.url, DialOptions{Auth: auth})
+	tr := dtDial(t, srv.url, Config{Auth: auth})
 	ctx := dtCtx(t)
 	_, err := tr.Open(ctx, authOut("1"))
 	var se *mcpclient.StatusError
@@ -176,7 +176,7 @@ func TestDialAuthRefused(t *testing.T) {
 // TestDialAuthOptions: Auth and a static Authorization header exclude
 // each other.
 func TestDialAuthOptions(t *testing.T) {
-	_, err := Dial("http://127.0.0.1:1/mcp", DialOptions{Auth: &fakeAuth{}, Header: http.Header{"Authorization": {"Bearer x"}}})
+	_, err := Dial("http://127.0.0.1:1/mcp", Config{Auth: &fakeAuth{}, Header: http.Header{"Authorization": {"Bearer x"}}})
 	if err == nil {
 		t.Fatal("Dial accepted Auth with a static Authorization header")
 	}
@@ -218,7 +218,7 @@ func TestDialAuthDPoP(t *testing.T) {
 		}
 	})
 	auth := &proofAuth{fakeAuth: fakeAuth{header: "DPoP t0"}}
-	tr := dtDial(t, srv.url+"?q=1", DialOptions{Auth: &dpopScheme{auth}})
+	tr := dtDial(t, srv.url+"?q=1", Config{Auth: &dpopScheme{auth}})
 	ctx := dtCtx(t)
 	for range 2 {
 		x, err := tr.Open(ctx, authOut("1"))

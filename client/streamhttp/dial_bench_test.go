@@ -25,7 +25,7 @@ import (
 // "ref/fasthttp.HostClient": the json call from fasthttp's client, the
 // floor to compare with.
 func BenchmarkDialRoundTrip(b *testing.B) {
-	eng := engine.New(engine.Options{Name: "ExampleServer", Version: "1.0.0"})
+	eng := engine.New(engine.Config{Name: "ExampleServer", Version: "1.0.0"})
 	b.Cleanup(func() { _ = eng.Shutdown(context.Background()) })
 	if err := eng.AddTool(fixture.Echo(true)); err != nil {
 		b.Fatal(err)
@@ -58,7 +58,7 @@ func BenchmarkDialRoundTrip(b *testing.B) {
 		_ = s.Shutdown(ctx)
 		<-done
 	})
-	tr := dtDial(b, "http://"+ln.Addr().String()+"/mcp", DialOptions{})
+	tr := dtDial(b, "http://"+ln.Addr().String()+"/mcp", Config{})
 	for _, bc := range []struct {
 		name     string
 		out      *mcpclient.Outgoing

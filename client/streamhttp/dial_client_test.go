@@ -15,8 +15,8 @@ import (
 func TestDialWithClient(t *testing.T) {
 	leakCheck(t)
 	h := startServer(t, fastFE)
-	tr := dtDial(t, "http://"+h.addr+"/mcp", DialOptions{})
-	c := mcpclient.New(tr, mcpclient.Options{})
+	tr := dtDial(t, "http://"+h.addr+"/mcp", Config{})
+	c := mcpclient.New(tr, mcpclient.Config{})
 	ctx := dtCtx(t)
 	var steps int
 	res, err := c.CallTool(ctx, "quick", map[string]int{"steps": 3}, &mcpclient.CallOptions{OnProgress: func(mcpclient.Progress) { steps++ }})
@@ -46,8 +46,8 @@ func TestDialWithClient(t *testing.T) {
 func TestDialWithClientFallback2024(t *testing.T) {
 	leakCheck(t)
 	_, url := newDT2024(t)
-	tr := dtDial(t, url, DialOptions{})
-	c := mcpclient.New(tr, mcpclient.Options{})
+	tr := dtDial(t, url, Config{})
+	c := mcpclient.New(tr, mcpclient.Config{})
 	ctx := dtCtx(t)
 	var steps int
 	res, err := c.Call(ctx, "tools/call", json.RawMessage(`{"name":"x","arguments":{}}`), &mcpclient.CallOptions{OnProgress: func(mcpclient.Progress) { steps++ }})
@@ -67,8 +67,8 @@ func TestDialWithClientFallback2025(t *testing.T) {
 	leakCheck(t)
 	fake := &dt2025{}
 	srv := newDTServer(t, fake.handle)
-	tr := dtDial(t, srv.url, DialOptions{})
-	c := mcpclient.New(tr, mcpclient.Options{})
+	tr := dtDial(t, srv.url, Config{})
+	c := mcpclient.New(tr, mcpclient.Config{})
 	ctx := dtCtx(t)
 	if _, err := c.Call(ctx, "tools/list", nil, nil); err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ type wconn struct {
 	idle time.Time
 
 	// authz is the Authorization value of the request being written
-	// (DialOptions.Auth); "" for none.
+	// (Config.Auth); "" for none.
 	authz string
 	dpop  string // its DPoP proof
 

@@ -15,7 +15,7 @@ import (
 // client.Client runs the calls over it (era probe, _meta, retries).
 func ExampleDial() {
 	// A server to call.
-	srv := engine.New(engine.Options{Name: "example", Version: "1"})
+	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	_ = srv.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		text, _ := c.ArgBytes("text")
 		c.TextBytes(text)
@@ -34,11 +34,11 @@ func ExampleDial() {
 		_ = srv.Shutdown(ctx)
 	}()
 
-	t, err := streamhttp.Dial("http://"+ln.Addr().String()+"/mcp", streamhttp.DialOptions{})
+	t, err := streamhttp.Dial("http://"+ln.Addr().String()+"/mcp", streamhttp.Config{})
 	if err != nil {
 		panic(err)
 	}
-	c := client.New(t, client.Options{})
+	c := client.New(t, client.Config{})
 	defer c.Close()
 	res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "hi"}, nil)
 	if err != nil {

@@ -256,7 +256,7 @@ func (t *transport) openStream(c *wconn) (string, error) {
 }
 
 // resolveEndpoint resolves the endpoint event's URI against the URL. It
-// must stay on the same origin: the requests carry DialOptions.Header
+// must stay on the same origin: the requests carry Config.Header
 // (credentials, often).
 func (t *transport) resolveEndpoint(s string) (string, error) {
 	ref, err := t.base.Parse(s)
@@ -519,7 +519,7 @@ func (s *legacyStream) end(err error) {
 
 // legacyExchange is one request on the HTTP+SSE transport: the stream's
 // reader queues its messages in in. Every exchange, call or listen, fails
-// with client.ErrSlowConsumer past DialOptions.MaxQueued unread.
+// with client.ErrSlowConsumer past Config.MaxQueued unread.
 type legacyExchange struct {
 	s         *legacyStream
 	key, tok  string

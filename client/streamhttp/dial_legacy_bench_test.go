@@ -23,7 +23,7 @@ func BenchmarkDialLegacyRoundTrip(b *testing.B) {
 		close(s.stop)
 		hs.Close()
 	})
-	tr := dtDial(b, hs.URL+"/mcp", DialOptions{})
+	tr := dtDial(b, hs.URL+"/mcp", Config{})
 	ctx := context.Background()
 	if err := tr.SwitchEra(ctx, mcpclient.Era2024); err != nil {
 		b.Fatal(err)

@@ -130,7 +130,7 @@ func TestDialEra2025Session(t *testing.T) {
 	leakCheck(t)
 	fake := &dt2025{}
 	srv := newDTServer(t, fake.handle)
-	tr := dtDial(t, srv.url, DialOptions{})
+	tr := dtDial(t, srv.url, Config{})
 	ctx := dtCtx(t)
 	if err := tr.SwitchEra(ctx, mcpclient.Era2025); err != nil {
 		t.Fatal(err)
@@ -310,7 +310,7 @@ func newDT2024(t *testing.T) (*dt2024, string) {
 func TestDialEra2024(t *testing.T) {
 	leakCheck(t)
 	fake, url := newDT2024(t)
-	tr := dtDial(t, url, DialOptions{MaxQueued: 4})
+	tr := dtDial(t, url, Config{MaxQueued: 4})
 	ctx := dtCtx(t)
 	if err := tr.SwitchEra(ctx, mcpclient.Era2024); err != nil {
 		t.Fatal(err)
@@ -421,17 +421,17 @@ func TestDialEra2024(t *testing.T) {
 }
 
 // TestDialEra2024Refused: an endpoint on another origin is refused (the
-// requests would carry DialOptions.Header there); a server without the
+// requests would carry Config.Header there); a server without the
 // GET stream gives a StatusError.
 func TestDialEra2024Refused(t *testing.T) {
 	leakCheck(t)
 	fake, url := newDT2024(t)
 	fake.absolute = true
-	tr := dtDial(t, url, DialOptions{})
+	tr := dtDial(t, url, Config{})
 	if err := tr.SwitchEra(dtCtx(t), mcpclient.Era2024); !errors.Is(err, ErrBadReply) || !strings.Contains(err.Error(), "origin") {
 		t.Fatalf("SwitchEra = %v", err)
 	}
-	tr2 := dtDial(t, strings.TrimSuffix(url, "/mcp")+"/nope", DialOptions{})
+	tr2 := dtDial(t, strings.TrimSuffix(url, "/mcp")+"/nope", Config{})
 	var se *mcpclient.StatusError
 	if err := tr2.SwitchEra(dtCtx(t), mcpclient.Era2024); !errors.As(err, &se) || se.Status != 405 {
 		t.Fatalf("SwitchEra = %v, want a 405 StatusError", err)
@@ -440,7 +440,7 @@ func TestDialEra2024Refused(t *testing.T) {
 
 // TestResolveEndpoint: relative and absolute endpoint URIs.
 func TestResolveEndpoint(t *testing.T) {
-	tr := dtDial(t, "http://127.0.0.1:8080/base/sse?x=1", DialOptions{})
+	tr := dtDial(t, "http://127.0.0.1:8080/base/sse?x=1", Config{})
 	for _, tc := range []struct{ in, want string }{
 		{"/messages?sessionId=1", "/messages?sessionId=1"},
 		{"messages?sessionId=2", "/base/messages?sessionId=2"},
@@ -470,7 +470,7 @@ func TestDialEra2024AbandonWhileWaiting(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			leakCheck(t)
 			fake, url := newDT2024(t)
-			tr := dtDial(t, url, DialOptions{})
+			tr := dtDial(t, url, Config{})
 			ctx := dtCtx(t)
 			if err := tr.SwitchEra(ctx, mcpclient.Era2024); err != nil {
 				t.Fatal(err)

@@ -24,7 +24,7 @@ import (
 
 // dtDial dials url and closes the transport at cleanup (before the leak
 // check, which must be registered first).
-func dtDial(t testing.TB, url string, opts DialOptions) *transport {
+func dtDial(t testing.TB, url string, opts Config) *transport {
 	t.Helper()
 	tr, err := Dial(url, opts)
 	if err != nil {
@@ -83,7 +83,7 @@ func dtStatus(x mcpclient.Exchange) int {
 func TestDialJSONReply(t *testing.T) {
 	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
 		h := startServer(t, fe)
-		tr := dtDial(t, "http://"+h.addr+"/mcp", DialOptions{})
+		tr := dtDial(t, "http://"+h.addr+"/mcp", Config{})
 		ctx := dtCtx(t)
 		for i := 1; i <= 3; i++ {
 			x, err := tr.Open(ctx, dtCall(i, "echo", `{"text":"hi"}`, ""))
@@ -119,7 +119,7 @@ func TestDialJSONReply(t *testing.T) {
 func TestDialSSEProgress(t *testing.T) {
 	leakCheck(t)
 	h := startServer(t, fastFE)
-	tr := dtDial(t, "http://"+h.addr+"/mcp", DialOptions{})
+	tr := dtDial(t, "http://"+h.addr+"/mcp", Config{})
 	ctx := dtCtx(t)
 	out := dtCall(3, "execute_sql", `{"region":"us-west1","query":"SELECT * FROM big"}`, `"tok-3"`)
 	out.Headers = []mcpclient.Header{{Name: "Mcp-Param-Region", Value: "us-west1"}} // PARAM-05
@@ -152,7 +152,7 @@ func TestDialSSEProgress(t *testing.T) {
 func TestDialRPCErrorStatus(t *testing.T) {
 	leakCheck(t)
 	h := startServer(t, fastFE)
-	tr := dtDial(t, "http://"+h.addr+"/mcp", DialOptions{})
+	tr := dtDial(t, "http://"+h.addr+"/mcp", Config{})
 	ctx := dtCtx(t)
 	for _, tc := range []struct {
 		out    *mcpclient.Outgoing
@@ -181,7 +181,7 @@ func TestDialRPCErrorStatus(t *testing.T) {
 func TestDialNotify(t *testing.T) {
 	leakCheck(t)
 	h := startServer(t, fastFE)
-	tr := dtDial(t, "http://"+h.addr+"/mcp", DialOptions{})
+	tr := dtDial(t, "http://"+h.addr+"/mcp", Config{})
 	out := &mcpclient.Outgoing{Method: "notifications/cancelled", Version: "2026-07-28", Body: []byte(fixture.Ex4Body)}
 	if err := tr.Notify(dtCtx(t), out); err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestDialNotify(t *testing.T) {
 func TestDialCancelClosesStream(t *testing.T) {
 	leakCheck(t)
 	h := startServer(t, fastFE)
-	tr := dtDial(t, "http://"+h.addr+"/mcp", DialOptions{})
+	tr := dtDial(t, "http://"+h.addr+"/mcp", Config{})
 	ctx := dtCtx(t)
 	x, err := tr.Open(ctx, dtCall(1, "block", `{}`, "1"))
 	if err != nil {
@@ -232,7 +232,7 @@ func TestDialCancelClosesStream(t *testing.T) {
 func TestDialListen(t *testing.T) {
 	leakCheck(t)
 	h := startServer(t, fastFE)
-	tr := dtDial(t, "http://"+h.addr+"/mcp", DialOptions{})
+	tr := dtDial(t, "http://"+h.addr+"/mcp", Config{})
 	ctx := dtCtx(t)
 	out := &mcpclient.Outgoing{ID: []byte(`"listen-1"`), Method: "subscriptions/listen", Version: "2026-07-28", Listen: true, Body: []byte(fixture.Ex8Body)}
 	x, err := tr.Open(ctx, out)
@@ -264,7 +264,7 @@ func TestDialListen(t *testing.T) {
 func TestDialConcurrent(t *testing.T) {
 	leakCheck(t)
 	h := startServer(t, fastFE)
-	tr := dtDial(t, "http://"+h.addr+"/mcp", DialOptions{MaxConns: 4})
+	tr := dtDial(t, "http://"+h.addr+"/mcp", Config{MaxConns: 4})
 	ctx := dtCtx(t)
 	var wg sync.WaitGroup
 	var failed atomic.Int64
@@ -454,7 +454,7 @@ func TestDialHeaders(t *testing.T) {
 			_, _ = io.WriteString(c, dtJSON(200, dtOK1))
 		}
 	})
-	tr := dtDial(t, srv.url+"?tenant=a", DialOptions{Header: http.Header{"Authorization": {"Bearer t0k"}, "X-Trace": {"a", "b"}}})
+	tr := dtDial(t, srv.url+"?tenant=a", Config{Header: http.Header{"Authorization": {"Bearer t0k"}, "X-Trace": {"a", "b"}}})
 	out := &mcpclient.Outgoing{ID: []byte("1"), Method: "tools/call", Name: "zürich_sql", HasName: true, Version: "2026-07-28",
 		Headers: []mcpclient.Header{{Name: "Mcp-Param-Region", Value: "=?base64?WsO8cmljaA==?="}, {Name: "Mcp-Param-Priority", Value: "42"}},
 		Body:    []byte(fixture.ToolsCall("1", "zürich_sql", `{"region":"Zürich","priority":42}`))}
@@ -527,12 +527,12 @@ func TestDialOptionsChecked(t *testing.T) {
 		{"http://h/mcp", http.Header{"Bad Name": {"x"}}, "bad header name"},
 		{"http://h/mcp", http.Header{"X-A": {"a\r\nX-B: b"}}, "bad value"},
 	} {
-		_, err := Dial(tc.url, DialOptions{Header: tc.hdr})
+		_, err := Dial(tc.url, Config{Header: tc.hdr})
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("%d: %v, want %q", i, err, tc.wantErr)
 		}
 	}
-	tr := dtDial(t, "http://127.0.0.1:1/mcp", DialOptions{})
+	tr := dtDial(t, "http://127.0.0.1:1/mcp", Config{})
 	bad := []*mcpclient.Outgoing{
 		{ID: []byte("1"), Method: "tools/list\r\nX: y", Body: []byte(`{}`)},
 		{ID: []byte("1"), Method: "tools/list", Version: "2026\n", Body: []byte(`{}`)},

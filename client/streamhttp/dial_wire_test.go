@@ -162,7 +162,7 @@ func dtEnd(err error) string {
 // TestDialReplyEverySplit reads each reply with the byte stream split at
 // every position, one byte at a time, and with a 64-byte read buffer.
 func TestDialReplyEverySplit(t *testing.T) {
-	tr := dtNoPool(dtDial(t, "http://127.0.0.1:1/mcp", DialOptions{}))
+	tr := dtNoPool(dtDial(t, "http://127.0.0.1:1/mcp", Config{}))
 	for i, tc := range dtReplyCases {
 		t.Run(fmt.Sprintf("%d/%s", i, tc.name), func(t *testing.T) {
 			check := func(msgs []string, err error, status int, label string) {
@@ -187,7 +187,7 @@ func TestDialReplyEverySplit(t *testing.T) {
 // TestDialStatusErrorBody: a StatusError keeps at most 512 bytes of the
 // body.
 func TestDialStatusErrorBody(t *testing.T) {
-	tr := dtNoPool(dtDial(t, "http://127.0.0.1:1/mcp", DialOptions{}))
+	tr := dtNoPool(dtDial(t, "http://127.0.0.1:1/mcp", Config{}))
 	body := strings.Repeat("<p>", 1000)
 	_, _, err := dtRunReply(tr, strings.NewReader(fmt.Sprintf("HTTP/1.1 503 Busy\r\nContent-Length: %d\r\n\r\n%s", len(body), body)), dialReadBuf)
 	var se *mcpclient.StatusError
@@ -212,7 +212,7 @@ func TestDialStaleKeepAlive(t *testing.T) {
 		_ = c.Close()
 		closed <- n
 	})
-	tr := dtDial(t, srv.url, DialOptions{})
+	tr := dtDial(t, srv.url, Config{})
 	ctx := dtCtx(t)
 	call := func() error {
 		x, err := tr.Open(ctx, dtCall(1, "echo", `{}`, ""))
@@ -252,7 +252,7 @@ func TestDialStaleKeepAlive(t *testing.T) {
 func TestDialFreshConnDrop(t *testing.T) {
 	leakCheck(t)
 	srv := newDTServer(t, func(_ int, c net.Conn, br *bufio.Reader) { _, _ = dtRead(br) })
-	tr := dtDial(t, srv.url, DialOptions{})
+	tr := dtDial(t, srv.url, Config{})
 	_, err := tr.Open(dtCtx(t), dtCall(1, "echo", `{}`, ""))
 	if !errors.Is(err, mcpclient.ErrDropped) || errors.Is(err, mcpclient.ErrNotDelivered) {
 		t.Fatalf("Open = %v, want ErrDropped", err)
@@ -264,7 +264,7 @@ func TestDialFreshConnDrop(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	tr2 := dtDial(t, "http://"+addr+"/mcp", DialOptions{})
+	tr2 := dtDial(t, "http://"+addr+"/mcp", Config{})
 	if _, err := tr2.Open(dtCtx(t), dtCall(1, "echo", `{}`, "")); !errors.Is(err, mcpclient.ErrNotDelivered) {
 		t.Fatalf("Open on a closed port = %v, want ErrNotDelivered", err)
 	}
@@ -295,7 +295,7 @@ func TestDialEndlessStreamClose(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	})
-	tr := dtDial(t, srv.url, DialOptions{})
+	tr := dtDial(t, srv.url, Config{})
 	ctx := dtCtx(t)
 	x, err := tr.Open(ctx, dtCall(1, "echo", `{}`, "1"))
 	if err != nil {
@@ -369,7 +369,7 @@ func TestDialTooLarge(t *testing.T) {
 				}
 				_ = w.Flush()
 			})
-			tr := dtDial(t, srv.url, DialOptions{MaxMessage: limit})
+			tr := dtDial(t, srv.url, Config{MaxMessage: limit})
 			ctx := dtCtx(t)
 			var ms runtime.MemStats
 			runtime.GC()
@@ -409,7 +409,7 @@ func FuzzDialReply(f *testing.F) {
 	for _, tc := range dtReplyCases {
 		f.Add([]byte(tc.in), uint16(len(tc.in)/2))
 	}
-	tr := dtNoPool(dtDial(f, "http://127.0.0.1:1/mcp", DialOptions{}))
+	tr := dtNoPool(dtDial(f, "http://127.0.0.1:1/mcp", Config{}))
 	f.Fuzz(func(t *testing.T, in []byte, k uint16) {
 		s := string(in)
 		split := int(k) % (len(s) + 1)

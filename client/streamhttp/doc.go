@@ -13,16 +13,16 @@
 //   - Replies as one JSON body or an event stream (SSE-*), read as they
 //     come; closing an exchange, or the end of its context, closes the
 //     connection, which cancels the request on the server (HCAN-01).
-//   - A bounded pool of keep-alive connections (DialOptions.MaxConns,
+//   - A bounded pool of keep-alive connections (Config.MaxConns,
 //     listen streams included); a request that never reached the server
 //     is reported as not delivered, so the client re-sends it with a new
 //     id.
-//   - Authorization through DialOptions.Auth (package client/oauth runs
-//     the MCP OAuth 2.1 flow); DialOptions.TLSConfig for private roots.
+//   - Authorization through Config.Auth (package client/oauth runs
+//     the MCP OAuth 2.1 flow); Config.TLSConfig for private roots.
 //   - The older eras: a 2025-11-25 session (Mcp-Session-Id) and the
 //     2024-11-05 HTTP+SSE transport, when the client's era probe falls
 //     back to them.
 //
-// Limits: a reply's size (DialOptions.MaxMessage, by default the server's
+// Limits: a reply's size (Config.MaxMessage, by default the server's
 // body limit), the connections open at once, unread messages per exchange.
 package streamhttp

@@ -62,7 +62,7 @@ type server struct {
 // a loopback listener; it is shut down at cleanup.
 func startServer(t *testing.T, fe frontEnd) *server {
 	t.Helper()
-	eng := engine.New(engine.Options{Name: "ExampleServer", Version: "1.0.0"})
+	eng := engine.New(engine.Config{Name: "ExampleServer", Version: "1.0.0"})
 	s := &server{eng: eng, fx: fixture.Add(t, eng), srv: httpserver.New(eng, httpserver.Config{}), done: make(chan error, 1)}
 	switch fe {
 	case fastFE:

@@ -6,18 +6,18 @@ import (
 	"time"
 )
 
-// TestDialOptionsLimitRule: each limit of DialOptions follows mcpwire's
+// TestConfigLimitRule: each limit of Config follows mcpwire's
 // rule: 0 is its Default* constant, positive that value, negative no
 // limit (kept negative where the transport reads it so).
-func TestDialOptionsLimitRule(t *testing.T) {
+func TestConfigLimitRule(t *testing.T) {
 	ints := []struct {
 		name      string
 		get       func(v int) int
 		def, none int
 	}{
-		{"MaxConns", func(v int) int { return DialOptions{MaxConns: v}.withDefaults().MaxConns }, DefaultDialMaxConns, -1},
-		{"MaxMessage", func(v int) int { return DialOptions{MaxMessage: v}.withDefaults().MaxMessage }, DefaultDialMaxMessage, -1},
-		{"MaxQueued", func(v int) int { return DialOptions{MaxQueued: v}.withDefaults().MaxQueued }, DefaultDialMaxQueued, math.MaxInt},
+		{"MaxConns", func(v int) int { return Config{MaxConns: v}.withDefaults().MaxConns }, DefaultMaxConns, -1},
+		{"MaxMessage", func(v int) int { return Config{MaxMessage: v}.withDefaults().MaxMessage }, DefaultMaxMessage, -1},
+		{"MaxQueued", func(v int) int { return Config{MaxQueued: v}.withDefaults().MaxQueued }, DefaultMaxQueued, math.MaxInt},
 	}
 	for _, f := range ints {
 		for _, tc := range []struct{ in, want int }{{0, f.def}, {-1, f.none}, {7, 7}} {
@@ -31,8 +31,8 @@ func TestDialOptionsLimitRule(t *testing.T) {
 		get  func(v time.Duration) time.Duration
 		def  time.Duration
 	}{
-		{"DialTimeout", func(v time.Duration) time.Duration { return DialOptions{DialTimeout: v}.withDefaults().DialTimeout }, DefaultDialTimeout},
-		{"IdleTimeout", func(v time.Duration) time.Duration { return DialOptions{IdleTimeout: v}.withDefaults().IdleTimeout }, DefaultDialIdleTimeout},
+		{"DialTimeout", func(v time.Duration) time.Duration { return Config{DialTimeout: v}.withDefaults().DialTimeout }, DefaultDialTimeout},
+		{"IdleTimeout", func(v time.Duration) time.Duration { return Config{IdleTimeout: v}.withDefaults().IdleTimeout }, DefaultIdleTimeout},
 	}
 	for _, f := range durs {
 		for _, tc := range []struct{ in, want time.Duration }{{0, f.def}, {-time.Second, -time.Second}, {time.Second, time.Second}} {

@@ -34,7 +34,7 @@ func BenchmarkClientCall(b *testing.B) {
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			c, err := target.Open(bc.start(b), target.Options{Logger: quiet(), StopWait: 2 * time.Second})
+			c, err := target.Open(bc.start(b), target.Config{Logger: quiet(), StopWait: 2 * time.Second})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 // the same process. "stdio:'./server --stdio'" would spawn one instead,
 // and "http://127.0.0.1:8080/mcp" would speak Streamable HTTP.
 func ExampleOpen() {
-	srv := engine.New(engine.Options{Name: "example", Version: "1"})
+	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	_ = srv.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		text, _ := c.ArgString("text")
 		c.Text(text)
@@ -31,7 +31,7 @@ func ExampleOpen() {
 		_ = srv.Shutdown(ctx)
 	}()
 
-	c, err := target.Open("tcp://"+s.Addrs()[0].String(), target.Options{Logger: quiet()})
+	c, err := target.Open("tcp://"+s.Addrs()[0].String(), target.Config{Logger: quiet()})
 	if err != nil {
 		panic(err)
 	}
@@ -47,7 +47,7 @@ func ExampleOpen() {
 
 // Progress, cancellation and a listen stream with the client API.
 func ExampleOpen_listen() {
-	srv := engine.New(engine.Options{Name: "example", Version: "1"})
+	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	_ = srv.AddTool(engine.Tool{Name: "work", Handler: func(c *engine.Call) error {
 		for i := 1; i <= 3; i++ {
 			c.Progress(float64(i), 3, "step")
@@ -64,7 +64,7 @@ func ExampleOpen_listen() {
 		_ = s.Shutdown(ctx)
 		_ = srv.Shutdown(ctx)
 	}()
-	c, _ := target.Open("tcp://"+s.Addrs()[0].String(), target.Options{Logger: quiet()})
+	c, _ := target.Open("tcp://"+s.Addrs()[0].String(), target.Config{Logger: quiet()})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 }
 
 func newRef(tb testing.TB) *engine.Server {
-	srv, err := refserver.New(refserver.Options{ProgressInterval: -1})
+	srv, err := refserver.New(refserver.Config{ProgressInterval: -1})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func runChild(mode string) int {
 		// Not protocol: the client must skip it (counted), never fail.
 		os.Stdout.WriteString("this is not JSON\n")
 	}
-	if err := stdio.Serve(context.Background(), srv, stdio.Options{}); err != nil {
+	if err := stdio.Serve(context.Background(), srv, stdio.Config{}); err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
 	}
@@ -103,7 +103,7 @@ func startSocket(t *testing.T, network string) string {
 	return "tcp://" + s.Addrs()[0].String()
 }
 
-func open(t *testing.T, tgt string, o target.Options) *client.Client {
+func open(t *testing.T, tgt string, o target.Config) *client.Client {
 	t.Helper()
 	if o.Logger == nil {
 		o.Logger = quiet()
@@ -131,7 +131,7 @@ func lineTargets(t *testing.T) map[string]func(t *testing.T) string {
 func TestLineClient(t *testing.T) {
 	for name, mk := range lineTargets(t) {
 		t.Run(name, func(t *testing.T) {
-			c := open(t, mk(t), target.Options{Client: client.Options{
+			c := open(t, mk(t), target.Config{Client: client.Config{
 				OnInput: answerInputs,
 			}})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -273,7 +273,7 @@ func exerciseClient(ctx context.Context, t *testing.T, c *client.Client) {
 // marked Resend, and re-listens (STD-14, SUB-12).
 func TestStdioCrashRestart(t *testing.T) {
 	tgt := stdioTarget(t, "plain")
-	c := open(t, tgt, target.Options{Line: client.LineOptions{MinBackoff: 10 * time.Millisecond}})
+	c := open(t, tgt, target.Config{Line: client.LineConfig{MinBackoff: 10 * time.Millisecond}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	sub, err := c.Listen(ctx, client.Filter{ToolsListChanged: true})
@@ -325,7 +325,7 @@ func TestStdioCrashRestart(t *testing.T) {
 // and skipped, never fatal.
 func TestStdioStrayLine(t *testing.T) {
 	tgt := stdioTarget(t, "stray")
-	c := open(t, tgt, target.Options{})
+	c := open(t, tgt, target.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := c.CallTool(ctx, "echo", map[string]string{"text": "ok"}, nil)

@@ -21,13 +21,13 @@ import (
 	"github.com/mcpwire/mcpwire/internal/netutil"
 )
 
-// Options tune Open.
-type Options struct {
-	Client client.Options
+// Config tune Open.
+type Config struct {
+	Client client.Config
 	// Line applies to stdio, tcp and unix targets.
-	Line client.LineOptions
+	Line client.LineConfig
 	// HTTP applies to http and https targets.
-	HTTP streamhttp.DialOptions
+	HTTP streamhttp.Config
 	// OAuth, for http and https targets, authorizes the requests with the
 	// MCP authorization flow (package oauth): Open makes an
 	// oauth.Authorizer of it for HTTP.Auth, with Resource set to the
@@ -43,7 +43,7 @@ type Options struct {
 
 // Open parses s and returns a Client on it. Nothing is sent yet (the era
 // probe runs on the first call, or on Client.Probe).
-func Open(s string, o Options) (*client.Client, error) {
+func Open(s string, o Config) (*client.Client, error) {
 	if o.Logger != nil {
 		if o.Client.Logger == nil {
 			o.Client.Logger = o.Logger

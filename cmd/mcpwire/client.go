@@ -94,7 +94,7 @@ func (f *clientFlags) open(tgt string) (*client.Client, error) {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	o := target.Options{Logger: logger, StopWait: f.stopWait}
+	o := target.Config{Logger: logger, StopWait: f.stopWait}
 	o.Client.Info = mcp.Implementation{Name: "mcpwire-cli", Version: refserverVersion()}
 	o.Client.Timeout = f.timeout
 	switch f.era {

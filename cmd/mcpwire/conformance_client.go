@@ -49,7 +49,7 @@ func runConformanceClient(ctx context.Context, args []string) error {
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	o := target.Options{Logger: logger, StopWait: time.Second}
+	o := target.Config{Logger: logger, StopWait: time.Second}
 	o.Client.Info = mcp.Implementation{Name: "mcpwire-conformance-client", Version: refserverVersion()}
 	o.Client.Timeout = 10 * time.Second
 	o.Client.ProbeTimeout = 5 * time.Second

@@ -79,7 +79,7 @@ func runDemo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return demo.Run(ctx, demo.Options{
+	return demo.Run(ctx, demo.Config{
 		Server: []string{self, "serve", "--stdio", "--log-level", "warn"},
 		Load:   *load, Window: *window, Out: os.Stdout,
 	})

@@ -20,14 +20,14 @@ import (
 // transport's part is nil when it is not served.
 type serveConfig struct {
 	log                    *slog.Logger
-	ref                    refserver.Options // run adds the state and the tracing hooks
+	ref                    refserver.Config // run adds the state and the tracing hooks
 	state, trace           string
 	cpuProfile, memProfile string
 	grace                  time.Duration // for stdin's end and for every transport's shutdown
 
 	http        *httpSetup
 	sockets     *socketSetup
-	stdio       *stdio.Options
+	stdio       *stdio.Config
 	stdioLegacy bool          // --stdio-legacy: stdio upgrades an initialize to 2025-11-25
 	legacy      legacy.Config // for --legacy-path and --stdio-legacy; run adds the store
 	queued      *stdio.Queued // the stdio output gauge, for the admin listener
@@ -67,7 +67,7 @@ func (f *serveFlags) config() (*serveConfig, error) {
 	c := &serveConfig{
 		log: log, state: f.state, trace: f.trace, grace: f.grace,
 		cpuProfile: f.cpuProfile, memProfile: f.memProfile,
-		ref: refserver.Options{Logger: log, ProgressInterval: f.progress, StateKeys: keys,
+		ref: refserver.Config{Logger: log, ProgressInterval: f.progress, StateKeys: keys,
 			Legacy: f.legacyPath != "" || f.stdioLegacy},
 		// The legacy endpoint takes the modern transports' message limits.
 		legacy:      legacy.Config{Logger: log, MaxBodyBytes: f.maxBody, MaxLine: f.maxLine},
@@ -78,7 +78,7 @@ func (f *serveFlags) config() (*serveConfig, error) {
 	c.http = f.httpSetup(log)
 	c.sockets = f.socketSetup(log)
 	if f.stdio {
-		c.stdio = &stdio.Options{Grace: f.grace, MaxLine: f.maxLine, Logger: log, Queued: c.queued}
+		c.stdio = &stdio.Config{Grace: f.grace, MaxLine: f.maxLine, Logger: log, Queued: c.queued}
 	}
 	return c, nil
 }

@@ -20,10 +20,10 @@ func openState(ctx context.Context, spec string, log *slog.Logger) (*sharedState
 	case spec == "" || spec == "memory":
 		// One process: the cues need no backplane (the engine delivers
 		// them in process, at no cost); the drafts live in memory.
-		m := state.NewMemory(state.MemoryOptions{})
+		m := state.NewMemory(state.MemoryConfig{})
 		return &sharedState{Store: m, close: []func() error{m.Close}}, nil
 	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"), strings.HasPrefix(spec, "unix://"):
-		r, err := redisstate.New(ctx, spec, redisstate.Options{})
+		r, err := redisstate.New(ctx, spec, redisstate.Config{})
 		if err != nil {
 			return nil, fmt.Errorf("--state: %w", err)
 		}

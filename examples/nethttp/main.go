@@ -67,7 +67,7 @@ func main() {
 // newEngine is the MCP side: one tool whose arguments the engine checks
 // against its schema before the handler runs, and a span per request.
 func newEngine(tp trace.TracerProvider) (*engine.Server, error) {
-	srv := engine.New(engine.Options{
+	srv := engine.New(engine.Config{
 		Name:  "nethttp-example",
 		Hooks: otelmcp.Hooks(otelmcp.Config{TracerProvider: tp}),
 	})

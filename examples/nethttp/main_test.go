@@ -58,11 +58,11 @@ func TestExample(t *testing.T) {
 		t.Fatalf("/hello: %q", got)
 	}
 
-	tr, err := streamhttp.Dial(base+"/mcp", streamhttp.DialOptions{})
+	tr, err := streamhttp.Dial(base+"/mcp", streamhttp.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.New(tr, client.Options{Propagate: otelmcp.Propagate(propagation.TraceContext{})})
+	c := client.New(tr, client.Config{Propagate: otelmcp.Propagate(propagation.TraceContext{})})
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// The caller's span: the server's span must become its child.

@@ -22,8 +22,8 @@ import (
 	"github.com/mcpwire/mcpwire/mcp"
 )
 
-// Options configures Run.
-type Options struct {
+// Config configures Run.
+type Config struct {
 	// Server is the command line of the server to drive, e.g.
 	// [/path/to/mcpwire serve --stdio].
 	Server []string
@@ -78,7 +78,7 @@ func (u *unmatched) len() int {
 
 // Run starts the server, exercises it end to end, runs a short load, stops
 // it, and prints what happened. It returns an error when any check failed.
-func Run(ctx context.Context, opt Options) error {
+func Run(ctx context.Context, opt Config) error {
 	if opt.Load <= 0 {
 		opt.Load = 2 * time.Second
 	}
@@ -92,8 +92,8 @@ func Run(ctx context.Context, opt Options) error {
 	cmd := &stdio.Command{Path: opt.Server[0], Args: opt.Server[1:], Logger: quiet,
 		Stderr: func(line string) { stderrBytes.Add(int64(len(line) + 1)) }}
 	var late unmatched
-	lt := client.NewLineTransport(cmd.Dial, client.LineOptions{NoReconnect: true, Logger: quiet, OnUnmatched: late.add})
-	c := client.New(lt, client.Options{Info: mcp.Implementation{Name: "mcpwire-demo", Version: "1"}, Logger: quiet, Era: client.EraModern})
+	lt := client.NewLineTransport(cmd.Dial, client.LineConfig{NoReconnect: true, Logger: quiet, OnUnmatched: late.add})
+	c := client.New(lt, client.Config{Info: mcp.Implementation{Name: "mcpwire-demo", Version: "1"}, Logger: quiet, Era: client.EraModern})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second+opt.Load)
 	defer cancel()

@@ -76,7 +76,7 @@ func snippetPublish(srv *engine.Server) {
 
 func snippetClient(ctx context.Context) error {
 	// snippet:begin client
-	c, err := target.Open("stdio:'./server --stdio'", target.Options{}) // or http(s)://…/mcp, tcp://host:port, unix:///path
+	c, err := target.Open("stdio:'./server --stdio'", target.Config{}) // or http(s)://…/mcp, tcp://host:port, unix:///path
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func snippetClient(ctx context.Context) error {
 
 func snippetEngine(ctx, shutdownCtx context.Context) error {
 	// snippet:begin engine-embed
-	srv := engine.New(engine.Options{Name: "my-server", Version: "1.0.0"})
+	srv := engine.New(engine.Config{Name: "my-server", Version: "1.0.0"})
 	_ = srv.AddTool(engine.Tool{
 		Name:        "echo",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
@@ -111,15 +111,15 @@ func snippetEngine(ctx, shutdownCtx context.Context) error {
 			return nil
 		},
 	})
-	err := stdio.Serve(ctx, srv, stdio.Options{}) // returns nil when stdin ends
-	_ = srv.Shutdown(shutdownCtx)                 // the engine, once, after every transport
+	err := stdio.Serve(ctx, srv, stdio.Config{}) // returns nil when stdin ends
+	_ = srv.Shutdown(shutdownCtx)                // the engine, once, after every transport
 	// snippet:end
 	return err
 }
 
 func snippetHooks(auditHooks engine.Hooks, quota engine.Middleware, tp trace.TracerProvider, allowed func(principal any, tool string) bool) *engine.Server {
 	// snippet:begin hooks
-	srv := engine.New(engine.Options{
+	srv := engine.New(engine.Config{
 		Hooks:      engine.JoinHooks(auditHooks, otelmcp.Hooks(otelmcp.Config{TracerProvider: tp})),
 		Middleware: []engine.Middleware{quota}, // outermost first
 		ToolFilter: func(c *engine.Call, t *engine.Tool) bool { return allowed(c.Principal(), t.Name) },

@@ -146,7 +146,7 @@ func Request(id, method, params string) string {
 
 // Server returns the engine every conversation runs against.
 func Server(t testing.TB) *engine.Server {
-	s := engine.New(engine.Options{Name: "golden", Version: "1", ProgressInterval: -1})
+	s := engine.New(engine.Config{Name: "golden", Version: "1", ProgressInterval: -1})
 	add := func(tl engine.Tool) {
 		if err := s.AddTool(tl); err != nil {
 			t.Fatal(err)

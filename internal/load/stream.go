@@ -136,8 +136,8 @@ func (r *run) openStream(i int) (*streamConn, error) {
 		c.nc = nc
 		rd, wr = nc, nc
 	}
-	c.fr = framing.NewReader(countReader{rd, &r.bytesIn}, framing.ReaderOptions{MaxLine: -1})
-	c.fw = framing.NewWriter(countWriter{wr, &r.bytesOut}, framing.WriterOptions{})
+	c.fr = framing.NewReader(countReader{rd, &r.bytesIn}, framing.ReaderConfig{MaxLine: -1})
+	c.fw = framing.NewWriter(countWriter{wr, &r.bytesOut}, framing.WriterConfig{})
 	go c.readLoop()
 	go c.sweep()
 	return c, nil
@@ -156,8 +156,8 @@ func (c *streamConn) openPolled() error {
 		return err
 	}
 	c.fd = fd
-	c.dec = framing.NewDecoder(framing.ReaderOptions{MaxLine: -1})
-	c.fw = framing.NewWriter(countWriter{fd, &r.bytesOut}, framing.WriterOptions{})
+	c.dec = framing.NewDecoder(framing.ReaderConfig{MaxLine: -1})
+	c.fw = framing.NewWriter(countWriter{fd, &r.bytesOut}, framing.WriterConfig{})
 	if err := p.add(int32(c.idx), fd, c); err != nil {
 		_ = fd.close()
 		return err

@@ -46,7 +46,7 @@ func principal(c *engine.Call) string {
 // ("Server-to-client requests become MRTR").
 func newServer(t *testing.T, store state.Store) *engine.Server {
 	t.Helper()
-	srv := engine.New(engine.Options{Name: "notes", Version: "1.0.0"})
+	srv := engine.New(engine.Config{Name: "notes", Version: "1.0.0"})
 	err := srv.AddTool(engine.Tool{
 		Name:        "echo",
 		Description: "Returns its text",
@@ -209,7 +209,7 @@ func text(t *testing.T, res map[string]any) string {
 
 func TestSnippets(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
-	store := state.NewMemory(state.MemoryOptions{})
+	store := state.NewMemory(state.MemoryConfig{})
 	t.Cleanup(func() { _ = store.Close() })
 	base := serve(t, newServer(t, store), store)
 
@@ -258,5 +258,5 @@ func TestSnippets(t *testing.T) {
 
 // The stdio opt-in of "Keeping 2025-11-25 clients" compiles as written.
 var _ = func(ctx context.Context, srv *engine.Server, ls *legacy.Server) error {
-	return stdio.Serve(ctx, srv, stdio.Options{Upgrade: ls.StdioUpgrade})
+	return stdio.Serve(ctx, srv, stdio.Config{Upgrade: ls.StdioUpgrade})
 }

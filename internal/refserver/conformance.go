@@ -208,7 +208,7 @@ func imageContent() mcp.Content {
 // keeps the rate limiter from coalescing the steps.
 func (r *refServer) progressStep() time.Duration {
 	const base = 50 * time.Millisecond
-	if iv := r.srv.Options().ProgressInterval; iv+5*time.Millisecond > base {
+	if iv := r.srv.Config().ProgressInterval; iv+5*time.Millisecond > base {
 		return iv + 5*time.Millisecond
 	}
 	return base

@@ -13,7 +13,7 @@ import (
 )
 
 // Drafts: the handle-based tools (issue 11). A draft is a text kept in the
-// shared state store (Options.Store) under an explicit handle bound to the
+// shared state store (Config.Store) under an explicit handle bound to the
 // caller's principal, so any replica can serve the next call on it with
 // no sticky routing:
 //

@@ -140,7 +140,7 @@ func TestDraftsAcrossReplicas(t *testing.T) {
 	st := newFakeStore()
 	var reps [3]*conn
 	for i := range reps {
-		reps[i] = dial(t, newServerT(t, Options{Store: st}, nil), namedPrincipal("alice"))
+		reps[i] = dial(t, newServerT(t, Config{Store: st}, nil), namedPrincipal("alice"))
 	}
 	created := reps[0].tool("draft_create", map[string]any{"text": "hello"}, nil, noMeta)
 	var h struct{ Handle string }
@@ -162,8 +162,8 @@ func TestDraftsAcrossReplicas(t *testing.T) {
 		t.Fatalf("read through A: %q", got)
 	}
 
-	mallory := dial(t, newServerT(t, Options{Store: st}, nil), namedPrincipal("mallory"))
-	anon := dial(t, newServerT(t, Options{Store: st}, nil), nil)
+	mallory := dial(t, newServerT(t, Config{Store: st}, nil), namedPrincipal("mallory"))
+	anon := dial(t, newServerT(t, Config{Store: st}, nil), nil)
 	for _, c := range []*conn{mallory, anon} {
 		e := c.tool("draft_read", map[string]any{"handle": h.Handle}, nil, noMeta).fails(t, -32602)
 		if e.Message != "Invalid params: unknown handle" || strings.Contains(string(e.Data), "hello") {
@@ -181,8 +181,8 @@ func TestDraftsAcrossReplicas(t *testing.T) {
 // result (E4); another key is another append.
 func TestDraftAppendIdempotent(t *testing.T) {
 	st := newFakeStore()
-	a := dial(t, newServerT(t, Options{Store: st}, nil), nil)
-	b := dial(t, newServerT(t, Options{Store: st}, nil), nil)
+	a := dial(t, newServerT(t, Config{Store: st}, nil), nil)
+	b := dial(t, newServerT(t, Config{Store: st}, nil), nil)
 	var h struct{ Handle string }
 	structured(t, a.tool("draft_create", map[string]any{"text": "x"}, nil, noMeta), &h)
 	args := map[string]any{"handle": h.Handle, "text": "y", "idempotencyKey": "k1"}
@@ -212,7 +212,7 @@ func TestDraftAppendIdempotent(t *testing.T) {
 // compare-and-set; the append lands once.
 func TestDraftAppendRetriesConflicts(t *testing.T) {
 	st := newFakeStore()
-	c := dial(t, newServerT(t, Options{Store: st}, nil), nil)
+	c := dial(t, newServerT(t, Config{Store: st}, nil), nil)
 	var h struct{ Handle string }
 	structured(t, c.tool("draft_create", map[string]any{"text": "a"}, nil, noMeta), &h)
 	st.mu.Lock()
@@ -232,7 +232,7 @@ func TestDraftAppendRetriesConflicts(t *testing.T) {
 // (engine.ErrUnavailable), for every draft tool; back up, it works.
 func TestDraftStoreDown(t *testing.T) {
 	st := newFakeStore()
-	c := dial(t, newServerT(t, Options{Store: st}, nil), nil)
+	c := dial(t, newServerT(t, Config{Store: st}, nil), nil)
 	var h struct{ Handle string }
 	structured(t, c.tool("draft_create", map[string]any{"text": "a"}, nil, noMeta), &h)
 	st.setDown(true)
@@ -260,16 +260,16 @@ func TestDraftStoreDown(t *testing.T) {
 // appending; principals without a string form are refused.
 func TestDraftLimits(t *testing.T) {
 	st := newFakeStore()
-	c := dial(t, newServerT(t, Options{Store: st}, nil), nil)
+	c := dial(t, newServerT(t, Config{Store: st}, nil), nil)
 	big := string(bytes.Repeat([]byte{'x'}, MaxDraftBytes))
 	var h struct{ Handle string }
 	structured(t, c.tool("draft_create", map[string]any{"text": big}, nil, noMeta), &h)
 	c.tool("draft_create", map[string]any{"text": big + "x"}, nil, noMeta).fails(t, -32602)
 	c.tool("draft_append", map[string]any{"handle": h.Handle, "text": "x"}, nil, noMeta).fails(t, -32602)
-	odd := dial(t, newServerT(t, Options{Store: st}, nil), struct{ n int }{1})
+	odd := dial(t, newServerT(t, Config{Store: st}, nil), struct{ n int }{1})
 	odd.tool("draft_create", map[string]any{"text": "a"}, nil, noMeta).fails(t, -32603)
 	// Without a store there are no draft tools.
-	none := newConn(t, Options{})
+	none := newConn(t, Config{})
 	none.tool("draft_create", map[string]any{"text": "a"}, nil, noMeta).fails(t, -32602)
 }
 
@@ -279,19 +279,19 @@ func TestStateKeyRotation(t *testing.T) {
 	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	const tool = "test_input_required_result_tampered_state"
 	yes := map[string]any{"confirm": elicitAccept(map[string]any{"ok": true})}
-	oldSrv := dial(t, newServerT(t, Options{StateKeys: [][]byte{oldKey}}, nil), nil)
+	oldSrv := dial(t, newServerT(t, Config{StateKeys: [][]byte{oldKey}}, nil), nil)
 	st := *oldSrv.tool(tool, map[string]any{}, nil, noMeta).inputRequired(t).RequestState
-	rotated := dial(t, newServerT(t, Options{StateKeys: [][]byte{newKey, oldKey}}, nil), nil)
+	rotated := dial(t, newServerT(t, Config{StateKeys: [][]byte{newKey, oldKey}}, nil), nil)
 	if got := rotated.tool(tool, map[string]any{}, retry(yes, &st), noMeta).text(t); !strings.Contains(got, "state-ok") {
 		t.Fatalf("old state on a rotated replica: %q", got)
 	}
 	st2 := *rotated.tool(tool, map[string]any{}, nil, noMeta).inputRequired(t).RequestState
 	oldSrv.tool(tool, map[string]any{}, retry(yes, &st2), noMeta).fails(t, -32602)
-	onlyNew := dial(t, newServerT(t, Options{StateKeys: [][]byte{newKey}}, nil), nil)
+	onlyNew := dial(t, newServerT(t, Config{StateKeys: [][]byte{newKey}}, nil), nil)
 	if got := onlyNew.tool(tool, map[string]any{}, retry(yes, &st2), noMeta).text(t); !strings.Contains(got, "state-ok") {
 		t.Fatalf("new state: %q", got)
 	}
-	for _, o := range []Options{
+	for _, o := range []Config{
 		{StateKeys: [][]byte{}},
 		{StateKeys: [][]byte{newKey, []byte("short")}},
 		{StateKey: newKey, StateKeys: [][]byte{newKey}},

@@ -21,7 +21,7 @@
 //   - completion/complete for the prompt and template arguments.
 //
 // Our own tools: echo {text}, sleep {ms, steps}, big {bytes}, panic {} and
-// touch {uri} (see own.go); with Options.Store the handle tools
+// touch {uri} (see own.go); with Config.Store the handle tools
 // draft_create {text}, draft_append {handle, text, idempotencyKey?} and
 // draft_read {handle} (see drafts.go).
 //
@@ -43,8 +43,8 @@ import (
 // ServerName is the serverInfo name of the reference server.
 const ServerName = "mcpwire-refserver"
 
-// Options configures the reference server. The zero value is usable.
-type Options struct {
+// Config configures the reference server. The zero value is usable.
+type Config struct {
 	// Logger receives the engine's and the fixtures' logs; nil discards.
 	Logger *slog.Logger
 	// StateKey is the HMAC-SHA256 key protecting MRTR requestState tokens
@@ -61,15 +61,15 @@ type Options struct {
 	// draft_append, draft_read; see drafts.go), shared by every replica
 	// that uses the same store. Nil: no draft tools.
 	Store state.Store
-	// Backplane is passed to engine.Options.Backplane: change cues (touch,
+	// Backplane is passed to engine.Config.Backplane: change cues (touch,
 	// the clock, the trigger tools) then reach the listen streams of every
 	// replica. The caller runs engine.Server.Start before serving.
 	Backplane state.Backplane
-	// ProgressInterval is passed to engine.Options.ProgressInterval: the
+	// ProgressInterval is passed to engine.Config.ProgressInterval: the
 	// minimum time between two progress notifications of one request
 	// (0: engine default, negative: no rate limit).
 	ProgressInterval time.Duration
-	// Hooks is passed to engine.Options.Hooks (serve --trace).
+	// Hooks is passed to engine.Config.Hooks (serve --trace).
 	Hooks engine.Hooks
 	// Legacy adds the fixtures the 2025-11-25 conformance suite drives
 	// (test_tool_with_logging, test_sampling, test_elicitation,
@@ -88,12 +88,12 @@ type refServer struct {
 }
 
 // New builds an engine.Server with every fixture registered.
-func New(opt Options) (*engine.Server, error) {
+func New(opt Config) (*engine.Server, error) {
 	return newServer(opt, time.Now)
 }
 
 // newServer is New with a clock (tests move time to expire states).
-func newServer(opt Options, now func() time.Time) (*engine.Server, error) {
+func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 	keys := opt.StateKeys
 	switch {
 	case opt.StateKey != nil && keys != nil:
@@ -116,7 +116,7 @@ func newServer(opt Options, now func() time.Time) (*engine.Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := engine.New(engine.Options{
+	srv := engine.New(engine.Config{
 		Name:             ServerName,
 		Title:            "mcpwire reference server",
 		Instructions:     "Reference fixtures for the MCP 2026-07-28 conformance suite, plus echo, sleep, big, panic and touch.",

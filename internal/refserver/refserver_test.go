@@ -295,7 +295,7 @@ func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c
 func (c *clock) advance(d time.Duration) { c.off.Add(int64(d)) }
 
 // newServerT builds a reference server that is shut down after the test.
-func newServerT(t *testing.T, opt Options, clk *clock) *engine.Server {
+func newServerT(t *testing.T, opt Config, clk *clock) *engine.Server {
 	t.Helper()
 	now := time.Now
 	if clk != nil {
@@ -324,7 +324,7 @@ func dial(t *testing.T, srv *engine.Server, principal any) *conn {
 	return c
 }
 
-func newConn(t *testing.T, opt Options) *conn {
+func newConn(t *testing.T, opt Config) *conn {
 	t.Helper()
 	return dial(t, newServerT(t, opt, nil), nil)
 }
@@ -432,7 +432,7 @@ func capsMeta(caps string) map[string]any {
 // discovery and lists ---------------------------------------------------------------
 
 func TestDiscoverAndLists(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 
 	d := c.do("server/discover", nil, noMeta).complete(t)
 	if !slices.Contains(d.SupportedVersions, "2026-07-28") {
@@ -549,7 +549,7 @@ func TestDiscoverAndLists(t *testing.T) {
 // conformance tools -------------------------------------------------------------------
 
 func TestConformanceTools(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 
 	if got := c.tool("test_simple_text", nil, nil, noMeta).text(t); got == "" {
 		t.Error("empty text")
@@ -634,7 +634,7 @@ func checkPNG(t *testing.T, b64 string) {
 }
 
 func TestMissingCapability(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	e := c.tool("test_missing_capability", map[string]any{}, nil, capsMeta(`{}`)).fails(t, -32021)
 	var d struct {
 		RequiredCapabilities map[string]map[string]any `json:"requiredCapabilities"`
@@ -648,7 +648,7 @@ func TestMissingCapability(t *testing.T) {
 }
 
 func TestLoggingTool(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	from := c.out.len()
 	c.tool("test_logging_tool", map[string]any{}, nil, noMeta).text(t)
 	for _, m := range c.out.since(t, from) {
@@ -680,7 +680,7 @@ func TestLoggingTool(t *testing.T) {
 func TestToolWithProgress(t *testing.T) {
 	for _, iv := range []time.Duration{0, 80 * time.Millisecond} {
 		t.Run("interval="+iv.String(), func(t *testing.T) {
-			c := newConn(t, Options{ProgressInterval: iv})
+			c := newConn(t, Config{ProgressInterval: iv})
 			from := c.out.len()
 			id := c.send("tools/call", map[string]any{"name": "test_tool_with_progress", "arguments": map[string]any{}},
 				map[string]any{"progressToken": "progress-test-1"})
@@ -698,7 +698,7 @@ func TestToolWithProgress(t *testing.T) {
 			}
 		})
 	}
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	// A numeric token is echoed as its number; without a token no progress.
 	if got := c.tool("test_tool_with_progress", map[string]any{}, nil, map[string]any{"progressToken": 7}).text(t); got != "7" {
 		t.Errorf("numeric token text %q", got)
@@ -715,7 +715,7 @@ func TestToolWithProgress(t *testing.T) {
 // list changes through subscriptions/listen -------------------------------------------
 
 func TestTriggerChanges(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	lid := c.send("subscriptions/listen", map[string]any{"notifications": map[string]any{
 		"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []string{URIWatched},
 	}}, noMeta)
@@ -809,7 +809,7 @@ func waitIdle(t *testing.T, c *conn) {
 // our own tools ---------------------------------------------------------------------
 
 func TestEcho(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	for _, s := range []string{"", "hello", "hello, 世界", "quote \" backslash \\ newline \n tab \t é \u2028 \U0001F600", strings.Repeat("ab", 5000)} {
 		if got := c.tool("echo", map[string]any{"text": s}, nil, noMeta).text(t); got != s {
 			t.Errorf("echo %q -> %q", s, got)
@@ -827,7 +827,7 @@ func TestEcho(t *testing.T) {
 }
 
 func TestBig(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	for _, n := range []int{0, 1, 1000, 1 << 20, MaxBigBytes} {
 		got := c.tool("big", map[string]any{"bytes": n}, nil, noMeta).text(t)
 		if len(got) != n || strings.Trim(got, "x") != "" {
@@ -843,7 +843,7 @@ func TestBig(t *testing.T) {
 }
 
 func TestPanic(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	e := c.tool("panic", map[string]any{}, nil, noMeta).fails(t, -32603)
 	if strings.Contains(strings.ToLower(e.Message), "panic") || e.Data != nil {
 		t.Errorf("panic leaked into the error: %+v", e)
@@ -857,7 +857,7 @@ func TestPanic(t *testing.T) {
 
 func TestSleepProgress(t *testing.T) {
 	t.Run("unlimited", func(t *testing.T) {
-		c := newConn(t, Options{ProgressInterval: -1})
+		c := newConn(t, Config{ProgressInterval: -1})
 		from := c.out.len()
 		start := time.Now()
 		id := c.send("tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 60, "steps": 6}},
@@ -877,7 +877,7 @@ func TestSleepProgress(t *testing.T) {
 		}
 	})
 	t.Run("rate-limited", func(t *testing.T) {
-		c := newConn(t, Options{})
+		c := newConn(t, Config{})
 		from := c.out.len()
 		id := c.send("tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 120, "steps": 40}},
 			map[string]any{"progressToken": 9})
@@ -893,7 +893,7 @@ func TestSleepProgress(t *testing.T) {
 		}
 	})
 	t.Run("no-token", func(t *testing.T) {
-		c := newConn(t, Options{ProgressInterval: -1})
+		c := newConn(t, Config{ProgressInterval: -1})
 		from := c.out.len()
 		c.tool("sleep", map[string]any{"ms": 5, "steps": 5}, nil, noMeta).text(t)
 		for _, m := range c.out.since(t, from) {
@@ -904,7 +904,7 @@ func TestSleepProgress(t *testing.T) {
 		c.tool("sleep", map[string]any{}, nil, noMeta).text(t)
 	})
 	t.Run("bad-arguments", func(t *testing.T) {
-		c := newConn(t, Options{})
+		c := newConn(t, Config{})
 		for _, args := range []map[string]any{
 			{"ms": -1}, {"ms": 1.5}, {"ms": "5"}, {"ms": MaxSleepMs + 1}, {"steps": MaxSleepSteps + 1}, {"steps": -2},
 		} {
@@ -914,7 +914,7 @@ func TestSleepProgress(t *testing.T) {
 }
 
 func TestSleepCancel(t *testing.T) {
-	c := newConn(t, Options{ProgressInterval: -1})
+	c := newConn(t, Config{ProgressInterval: -1})
 	id := c.send("tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 60000, "steps": 600}},
 		map[string]any{"progressToken": "cancel-me"})
 	c.out.wait(t, 0, "first progress", "", func(m msg) bool {
@@ -963,7 +963,7 @@ func retry(responses map[string]any, state *string) map[string]any {
 }
 
 func TestMRTRElicitation(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	const tool = "test_input_required_result_elicitation"
 	r := c.tool(tool, map[string]any{}, nil, noMeta).inputRequired(t)
 	ir, ok := r.InputRequests["user_name"]
@@ -1014,7 +1014,7 @@ func TestMRTRElicitation(t *testing.T) {
 }
 
 func TestMRTRSamplingAndRoots(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	r := c.tool("test_input_required_result_sampling", map[string]any{}, nil, noMeta).inputRequired(t)
 	ir := r.InputRequests["capital_question"]
 	if ir.Method != "sampling/createMessage" || !strings.Contains(string(ir.Params), `"maxTokens":100`) ||
@@ -1049,7 +1049,7 @@ func TestMRTRSamplingAndRoots(t *testing.T) {
 }
 
 func TestMRTRRequestState(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	const tool = "test_input_required_result_request_state"
 	r := c.tool(tool, map[string]any{}, nil, noMeta).inputRequired(t)
 	if r.RequestState == nil || r.InputRequests["confirm"].Method != "elicitation/create" {
@@ -1072,7 +1072,7 @@ func TestMRTRRequestState(t *testing.T) {
 }
 
 func TestMRTRMultipleInputs(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	const tool = "test_input_required_result_multiple_inputs"
 	r := c.tool(tool, map[string]any{}, nil, noMeta).inputRequired(t)
 	methods := map[string]string{}
@@ -1101,7 +1101,7 @@ func TestMRTRMultipleInputs(t *testing.T) {
 }
 
 func TestMRTRMultiRound(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	const tool = "test_input_required_result_multi_round"
 	r1 := c.tool(tool, map[string]any{}, nil, noMeta).inputRequired(t)
 	if r1.InputRequests["step1"].Method != "elicitation/create" || r1.RequestState == nil {
@@ -1128,7 +1128,7 @@ func TestMRTRMultiRound(t *testing.T) {
 func TestMRTRTamperedState(t *testing.T) {
 	clk := &clock{}
 	key := bytes.Repeat([]byte{7}, 32)
-	srv := newServerT(t, Options{StateKey: key}, clk)
+	srv := newServerT(t, Config{StateKey: key}, clk)
 	c := dial(t, srv, nil)
 	const tool = "test_input_required_result_tampered_state"
 	yes := map[string]any{"confirm": elicitAccept(map[string]any{"ok": true})}
@@ -1188,13 +1188,13 @@ func TestMRTRTamperedState(t *testing.T) {
 
 	// A replica with the same key accepts the state; another key does not.
 	st3 := fresh(map[string]any{})
-	same := dial(t, newServerT(t, Options{StateKey: key}, clk), nil)
+	same := dial(t, newServerT(t, Config{StateKey: key}, clk), nil)
 	if got := same.tool(tool, map[string]any{}, retry(yes, &st3), noMeta).text(t); !strings.Contains(got, "state-ok") {
 		t.Errorf("replica: %q", got)
 	}
-	other := dial(t, newServerT(t, Options{StateKey: bytes.Repeat([]byte{8}, 32)}, clk), nil)
+	other := dial(t, newServerT(t, Config{StateKey: bytes.Repeat([]byte{8}, 32)}, clk), nil)
 	other.tool(tool, map[string]any{}, retry(yes, &st3), noMeta).fails(t, -32602)
-	if _, err := New(Options{StateKey: []byte("short")}); err == nil {
+	if _, err := New(Config{StateKey: []byte("short")}); err == nil {
 		t.Error("a 5-byte StateKey was accepted")
 	}
 }
@@ -1204,7 +1204,7 @@ type principal string
 func (p principal) String() string { return string(p) }
 
 func TestMRTRStateBoundToPrincipal(t *testing.T) {
-	srv := newServerT(t, Options{}, nil)
+	srv := newServerT(t, Config{}, nil)
 	alice, bob, anon := dial(t, srv, principal("alice")), dial(t, srv, principal("bob")), dial(t, srv, nil)
 	const tool = "test_input_required_result_request_state"
 	yes := map[string]any{"confirm": elicitAccept(map[string]any{"ok": true})}
@@ -1215,7 +1215,7 @@ func TestMRTRStateBoundToPrincipal(t *testing.T) {
 }
 
 func TestMRTRCapabilities(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	const tool = "test_input_required_result_capabilities"
 	keys := func(r result) []string {
 		var ks []string
@@ -1250,7 +1250,7 @@ func TestMRTRCapabilities(t *testing.T) {
 }
 
 func TestMRTRPrompt(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	const name = "test_input_required_result_prompt"
 	r := c.do("prompts/get", map[string]any{"name": name}, noMeta).inputRequired(t)
 	if r.InputRequests["user_context"].Method != "elicitation/create" || r.RequestState == nil {
@@ -1274,7 +1274,7 @@ func TestMRTRPrompt(t *testing.T) {
 }
 
 func TestMRTRNotOnOtherMethods(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list", "server/discover"} {
 		if r := c.do(m, nil, noMeta).complete(t); r.InputRequests != nil || r.RequestState != nil {
 			t.Errorf("%s carries MRTR members", m)
@@ -1284,7 +1284,7 @@ func TestMRTRNotOnOtherMethods(t *testing.T) {
 
 func TestStateRoundTrip(t *testing.T) {
 	// Direct checks of the token format through a real Call.
-	srv := newServerT(t, Options{}, nil)
+	srv := newServerT(t, Config{}, nil)
 	c := dial(t, srv, nil)
 	st := *c.tool("test_input_required_result_multi_round", map[string]any{}, nil, noMeta).inputRequired(t).RequestState
 	dot := strings.IndexByte(st, '.')
@@ -1304,7 +1304,7 @@ func TestStateRoundTrip(t *testing.T) {
 // resources, prompts, completion ---------------------------------------------------
 
 func TestResources(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	read := func(uri string) result {
 		t.Helper()
 		r := c.do("resources/read", map[string]any{"uri": uri}, noMeta).complete(t)
@@ -1351,7 +1351,7 @@ func TestResources(t *testing.T) {
 }
 
 func TestPrompts(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	get := func(name string, args map[string]any) result {
 		t.Helper()
 		p := map[string]any{"name": name}
@@ -1392,7 +1392,7 @@ func TestPrompts(t *testing.T) {
 }
 
 func TestCompletion(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	complete := func(ref map[string]any, arg, value string) []string {
 		t.Helper()
 		r := c.do("completion/complete", map[string]any{"ref": ref, "argument": map[string]any{"name": arg, "value": value}}, noMeta).complete(t)
@@ -1433,7 +1433,7 @@ func TestCompletion(t *testing.T) {
 // TestConcurrentUse runs fixtures from several connections at once (race
 // detector food: shared signer, transient toggles, big buffer).
 func TestConcurrentUse(t *testing.T) {
-	srv := newServerT(t, Options{ProgressInterval: -1}, nil)
+	srv := newServerT(t, Config{ProgressInterval: -1}, nil)
 	t.Run("group", func(t *testing.T) {
 		for i := 0; i < 4; i++ {
 			t.Run(fmt.Sprint("conn", i), func(t *testing.T) {
@@ -1462,7 +1462,7 @@ func TestConcurrentUse(t *testing.T) {
 // TestClockTicks: mcpwire://clock publishes an update every second to its
 // listeners; mcpwire:// and test://load/ URIs can be read and touched.
 func TestClockTicks(t *testing.T) {
-	c := newConn(t, Options{})
+	c := newConn(t, Config{})
 	lid := c.send("subscriptions/listen", map[string]any{"notifications": map[string]any{
 		"resourceSubscriptions": []string{URIClock, "mcpwire://mine"},
 	}}, noMeta)

@@ -42,7 +42,7 @@ const (
 	stateTagBytes = sha256.Size
 )
 
-// processKey is the HMAC key used when Options.StateKey is nil: random,
+// processKey is the HMAC key used when Config.StateKey is nil: random,
 // shared by every server of this process, so that replicas built in one
 // process accept each other's states.
 var processKey = sync.OnceValue(func() []byte {

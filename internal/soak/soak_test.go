@@ -136,7 +136,7 @@ func TestSoak(t *testing.T) {
 	// server starts once, on first use (the engine's worker janitor,
 	// fasthttp's date ticker), is not something the load left behind.
 	for _, tg := range targets[:3] {
-		c, err := target.Open(tg.spec, target.Options{})
+		c, err := target.Open(tg.spec, target.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestSoak(t *testing.T) {
 
 	clients := map[string]*client.Client{}
 	for _, tg := range targets {
-		c, err := target.Open(tg.spec, target.Options{})
+		c, err := target.Open(tg.spec, target.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,7 @@ type Check struct {
 }
 
 // EngineCheck is not ready once srv's Shutdown has begun, nor while its
-// backplane (engine.Options.Backplane) is lost.
+// backplane (engine.Config.Backplane) is lost.
 func EngineCheck(srv *engine.Server) Check {
 	return Check{Name: "engine", Check: func(context.Context) error {
 		switch {

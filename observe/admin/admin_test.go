@@ -70,7 +70,7 @@ func get(t *testing.T, url string) (int, string) {
 // server, /debug/pprof/ lists the profiles, and other methods are refused.
 func TestEndpoints(t *testing.T) {
 	leakCheck(t)
-	srv := engine.New(engine.Options{})
+	srv := engine.New(engine.Config{})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	srv.Stats().Requests.Add(42)
 	a := New(Config{Gatherer: metrics.Registry(metrics.New(srv)), Checks: []Check{EngineCheck(srv)}})
@@ -113,7 +113,7 @@ func TestEndpoints(t *testing.T) {
 func TestReadyzDuringShutdown(t *testing.T) {
 	leakCheck(t)
 	t.Run("drain", func(t *testing.T) {
-		srv := engine.New(engine.Options{})
+		srv := engine.New(engine.Config{})
 		defer func() { _ = srv.Shutdown(context.Background()) }()
 		a := New(Config{Checks: []Check{EngineCheck(srv)}})
 		base := start(t, a)
@@ -129,7 +129,7 @@ func TestReadyzDuringShutdown(t *testing.T) {
 		}
 	})
 	t.Run("engine", func(t *testing.T) {
-		srv := engine.New(engine.Options{})
+		srv := engine.New(engine.Config{})
 		gate := make(chan struct{})
 		started := make(chan struct{})
 		_ = srv.AddTool(engine.Tool{Name: "block", Handler: func(c *engine.Call) error {
@@ -174,7 +174,7 @@ func TestReadyzDuringShutdown(t *testing.T) {
 func TestReadyzRedisDown(t *testing.T) {
 	leakCheck(t)
 	m := miniredis.RunT(t)
-	st, err := redisstate.New(context.Background(), "redis://"+m.Addr(), redisstate.Options{OpTimeout: 300 * time.Millisecond})
+	st, err := redisstate.New(context.Background(), "redis://"+m.Addr(), redisstate.Config{OpTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func (nop) Done(*engine.Request)                     {}
 // collectors; one request through a scope labelled "stdio" shows in the
 // duration histogram's count and in the engine's request counter.
 func ExampleCollector() {
-	srv := engine.New(engine.Options{Name: "example", Version: "1"})
+	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	_ = srv.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		c.Text("hi")

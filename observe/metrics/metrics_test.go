@@ -100,7 +100,7 @@ next:
 // transport's, the socket transport's and the Redis store's Stats appears
 // in a scrape, counters with _total, with the value the atomic holds.
 func TestEveryCounterIsExported(t *testing.T) {
-	srv := engine.New(engine.Options{})
+	srv := engine.New(engine.Config{})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	hs := streamhttp.New(srv, streamhttp.Config{})
 	ss := socket.New(srv, socket.Config{})
@@ -203,7 +203,7 @@ const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","i
 // leaves queued in the queued-bytes gauge.
 func TestHTTPScrape(t *testing.T) {
 	leakCheck(t)
-	srv := engine.New(engine.Options{})
+	srv := engine.New(engine.Config{})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	_ = srv.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		c.Text("hi")
@@ -282,7 +282,7 @@ func TestHTTPScrape(t *testing.T) {
 // and their requests carry transport "tcp" and "unix".
 func TestSocketGauges(t *testing.T) {
 	leakCheck(t)
-	srv := engine.New(engine.Options{})
+	srv := engine.New(engine.Config{})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	_ = srv.AddTool(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error { c.Text("hi"); return nil }})
 	ss := socket.New(srv, socket.Config{})
@@ -339,9 +339,9 @@ func TestSocketGauges(t *testing.T) {
 // TestStatsFunc: a snapshot struct's uint64 fields are counters, its int64
 // and int fields gauges, read afresh at every scrape.
 func TestStatsFunc(t *testing.T) {
-	srv := engine.New(engine.Options{})
+	srv := engine.New(engine.Config{})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
-	lt := client.NewLineTransport(nil, client.LineOptions{})
+	lt := client.NewLineTransport(nil, client.LineConfig{})
 	c := New(srv)
 	c.AddStatsFunc("client_line", func() any { return lt.Stats() })
 	var n atomic.Int64

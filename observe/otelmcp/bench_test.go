@@ -36,7 +36,7 @@ func BenchmarkTracedEcho(b *testing.B) {
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			srv := engine.New(engine.Options{Hooks: bc.hooks()})
+			srv := engine.New(engine.Config{Hooks: bc.hooks()})
 			defer func() { _ = srv.Shutdown(context.Background()) }()
 			_ = srv.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 				t, _ := c.ArgBytes("text")

@@ -22,7 +22,7 @@ func ExampleHooks() {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 
-	srv := engine.New(engine.Options{Hooks: otelmcp.Hooks(otelmcp.Config{TracerProvider: tp})})
+	srv := engine.New(engine.Config{Hooks: otelmcp.Hooks(otelmcp.Config{TracerProvider: tp})})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	_ = srv.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		c.Text("hi")

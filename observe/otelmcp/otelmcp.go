@@ -2,7 +2,7 @@
 // engine's hooks: the core engine does not depend on OpenTelemetry, and a
 // server that does not install these hooks pays nothing for them.
 //
-//	srv := engine.New(engine.Options{
+//	srv := engine.New(engine.Config{
 //		Hooks: otelmcp.Hooks(otelmcp.Config{TracerProvider: tp}),
 //	})
 //
@@ -47,7 +47,7 @@
 // span the transport's context carries (an instrumented net/http handler
 // mounting the streamhttp adapter), else the span is a root.
 //
-// On the client side, client.Options.Propagate = otelmcp.Propagate(nil)
+// On the client side, client.Config.Propagate = otelmcp.Propagate(nil)
 // writes the caller's span context into every request's _meta.
 package otelmcp
 
@@ -242,7 +242,7 @@ func (h headerCarrier) Get(key string) string { return h.c.Header(key) }
 func (h headerCarrier) Set(string, string)    {}
 func (h headerCarrier) Keys() []string        { return []string{"traceparent", "tracestate", "baggage"} }
 
-// Propagate returns a client.Options.Propagate function that writes the
+// Propagate returns a client.Config.Propagate function that writes the
 // trace context of each request's context into its _meta (traceparent,
 // tracestate, baggage) with p (nil: DefaultPropagator).
 func Propagate(p propagation.TextMapPropagator) func(ctx context.Context, set func(key, value string)) {

@@ -39,7 +39,7 @@ func setup(t *testing.T) (*tracetest.SpanRecorder, *sdktrace.TracerProvider, *en
 	sr := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	srv := engine.New(engine.Options{Name: "traced", Version: "1", Hooks: otelmcp.Hooks(otelmcp.Config{TracerProvider: tp})})
+	srv := engine.New(engine.Config{Name: "traced", Version: "1", Hooks: otelmcp.Hooks(otelmcp.Config{TracerProvider: tp})})
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
@@ -226,7 +226,7 @@ func TestSpansFromMeta(t *testing.T) {
 }
 
 // TestEndToEndHTTP: our client writes its span context into _meta
-// (client.Options.Propagate), and the server span over Streamable HTTP is
+// (client.Config.Propagate), and the server span over Streamable HTTP is
 // its child. A traceparent header is used when _meta has none, and _meta
 // wins when both are sent.
 func TestEndToEndHTTP(t *testing.T) {
@@ -249,11 +249,11 @@ func TestEndToEndHTTP(t *testing.T) {
 		_ = srv.Shutdown(ctx)
 	}()
 	url := "http://" + ln.Addr().String() + "/mcp"
-	tr, err := httpclient.Dial(url, httpclient.DialOptions{})
+	tr, err := httpclient.Dial(url, httpclient.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.New(tr, client.Options{Propagate: otelmcp.Propagate(nil)})
+	c := client.New(tr, client.Config{Propagate: otelmcp.Propagate(nil)})
 	ctx, clientSpan := tp.Tracer("test").Start(context.Background(), "client call", trace.WithSpanKind(trace.SpanKindClient))
 	res, err := c.CallTool(ctx, "echo", map[string]string{}, nil)
 	clientSpan.End()

@@ -6,20 +6,20 @@
 //
 //   - Records: one Redis string per (principal, handle), under
 //     "<Prefix>h:<SHA-256 of the principal>:<handle>", with PX expiry
-//     (Options.DefaultTTL, 1 h). A handle presented by another principal
+//     (Config.DefaultTTL, 1 h). A handle presented by another principal
 //     names another key, which does not exist: ErrNotFound (E3). Values
-//     up to Options.MaxValueBytes (1 MiB).
+//     up to Config.MaxValueBytes (1 MiB).
 //   - CompareAndSet and Once are atomic Lua scripts (EVALSHA, loaded on
-//     first use). Once holds a lease of Options.OnceLease (10 s, renewed
+//     first use). Once holds a lease of Config.OnceLease (10 s, renewed
 //     while the call runs) so that a call re-sent to another replica is
 //     applied once (E4).
 //   - Cues: PUBLISH/SUBSCRIBE on "<Prefix>cues", one byte of kind plus the
 //     URI. Delivery is at most once; a subscriber whose connection drops
 //     is told (lost), reconnects with backoff and is told again (restored).
-//   - Every call is bounded by Options.OpTimeout (1 s) unless its context
+//   - Every call is bounded by Config.OpTimeout (1 s) unless its context
 //     ends sooner; an unreachable Redis fails with an error matching
 //     state.ErrUnavailable, never a hang (E1). A connection that stops
-//     answering is declared dead after Options.HealthTimeout (3 s), kept
+//     answering is declared dead after Config.HealthTimeout (3 s), kept
 //     longer than OpTimeout so a busy server is not taken for a dead one.
 //   - Counters: Store.Stats.
 //

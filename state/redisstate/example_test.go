@@ -14,7 +14,7 @@ import (
 func ExampleNew() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	s, err := redisstate.New(ctx, "redis://127.0.0.1:6379/0", redisstate.Options{})
+	s, err := redisstate.New(ctx, "redis://127.0.0.1:6379/0", redisstate.Config{})
 	if err != nil {
 		log.Fatal(err) // matches state.ErrUnavailable when Redis cannot be reached
 	}

@@ -20,7 +20,7 @@ import (
 func TestRedisFrozen(t *testing.T) {
 	r := startRedis(t)
 	ctx := context.Background()
-	s, err := New(ctx, r.url(), Options{})
+	s, err := New(ctx, r.url(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/mcpwire/mcpwire/state"
 )
 
-// Ping checks that Redis answers, within Options.OpTimeout (or ctx's
+// Ping checks that Redis answers, within Config.OpTimeout (or ctx's
 // deadline if sooner): for readiness probes. The error wraps
 // state.ErrUnavailable. It is not counted in Stats.Ops.
 func (s *Store) Ping(ctx context.Context) error {

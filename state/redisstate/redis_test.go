@@ -99,7 +99,7 @@ func (r *redisServer) stop(tb testing.TB) {
 
 // factory returns replicas on url: every call is a new Store (a new
 // replica) on the same Redis.
-func factory(url func(t *testing.T) string, opt Options) func(t *testing.T) (state.Store, state.Backplane) {
+func factory(url func(t *testing.T) string, opt Config) func(t *testing.T) (state.Store, state.Backplane) {
 	return func(t *testing.T) (state.Store, state.Backplane) {
 		s, err := New(context.Background(), url(t), opt)
 		if err != nil {
@@ -142,17 +142,17 @@ func TestMiniredisContract(t *testing.T) {
 		}
 		return "redis://" + m.Addr() + "/0"
 	}
-	statetest.Run(t, factory(url, Options{}))
+	statetest.Run(t, factory(url, Config{}))
 }
 
 func TestRedisContract(t *testing.T) {
 	r := startRedis(t)
-	statetest.Run(t, factory(func(*testing.T) string { return r.url() }, Options{}))
+	statetest.Run(t, factory(func(*testing.T) string { return r.url() }, Config{}))
 }
 
 func TestRedisOutage(t *testing.T) {
 	r := startRedis(t)
-	statetest.RunOutage(t, factory(func(*testing.T) string { return r.url() }, Options{}), statetest.Outage{
+	statetest.RunOutage(t, factory(func(*testing.T) string { return r.url() }, Config{}), statetest.Outage{
 		Stop:  func(t *testing.T) { r.stop(t) },
 		Start: func(t *testing.T) { r.start(t) },
 	})
@@ -168,7 +168,7 @@ func TestRedisUnreachable(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	t0 := time.Now()
-	_, err = New(context.Background(), "redis://"+addr+"/0", Options{})
+	_, err = New(context.Background(), "redis://"+addr+"/0", Config{})
 	if !errors.Is(err, state.ErrUnavailable) || time.Since(t0) > 2*time.Second {
 		t.Fatalf("New on a closed port: %v after %v", err, time.Since(t0))
 	}
@@ -178,7 +178,7 @@ func TestRedisUnreachable(t *testing.T) {
 // holds it for OnceLease at most; then another replica runs the call.
 func TestOnceLease(t *testing.T) {
 	m := miniredis.RunT(t)
-	s, err := New(context.Background(), "redis://"+m.Addr(), Options{OnceLease: 300 * time.Millisecond})
+	s, err := New(context.Background(), "redis://"+m.Addr(), Config{OnceLease: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestRedact(t *testing.T) {
 		t.Fatal(got)
 	}
 	for i, u := range []string{"redis://user:secret@127.0.0.1:x/0", "http://user:secret@127.0.0.1:6379", "redis://user:secret@[::1/0"} {
-		_, err := New(context.Background(), u, Options{})
+		_, err := New(context.Background(), u, Config{})
 		if err == nil || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%d: New(%q): %v", i, u, err)
 		}

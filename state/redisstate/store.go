@@ -21,7 +21,7 @@ import (
 	"github.com/mcpwire/mcpwire/state"
 )
 
-// Defaults for Options fields; each applies when the field is zero.
+// Defaults for Config fields; each applies when the field is zero.
 const (
 	DefaultPrefix        = "mcpwire:"
 	DefaultOpTimeout     = time.Second
@@ -32,9 +32,9 @@ const (
 	DefaultHealthTimeout = 3 * time.Second
 )
 
-// Options configures a Store. Every field's zero value selects the
+// Config configures a Store. Every field's zero value selects the
 // documented default.
-type Options struct {
+type Config struct {
 	// Prefix starts every key and the cue channel ("<Prefix>cues"), so
 	// that several fleets can share one Redis database. Default "mcpwire:".
 	Prefix string
@@ -71,7 +71,7 @@ type Options struct {
 	ReconnectMin, ReconnectMax time.Duration
 }
 
-func (o *Options) fill() {
+func (o *Config) fill() {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
@@ -117,7 +117,7 @@ type Stats struct {
 // Store is a state.Store and a state.Backplane on Redis. Every method is
 // safe for concurrent use.
 type Store struct {
-	opt     Options
+	opt     Config
 	c       rueidis.Client
 	channel string
 	stats   Stats
@@ -137,7 +137,7 @@ var (
 // rediss:// for TLS, unix:///path) and checks it answers. An unreachable
 // Redis fails with an error matching state.ErrUnavailable, within ctx and
 // at most DialTimeout+OpTimeout.
-func New(ctx context.Context, url string, opt Options) (*Store, error) {
+func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	opt.fill()
 	co, err := rueidis.ParseURL(url)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // DELETE racing a POST) cancels the call without a panic, and the call is
 // then not run.
 func TestForgetBeforeStart(t *testing.T) {
-	eng := engine.New(engine.Options{Name: "t", Version: "1"})
+	eng := engine.New(engine.Config{Name: "t", Version: "1"})
 	s := New(eng, Config{})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -30,7 +30,7 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	eng := engine.New(engine.Options{Logging: true})
+	eng := engine.New(engine.Config{Logging: true})
 	s := &Server{eng: eng, modern: engine.ProtocolVersion}
 	ss := &session{s: s, local: true, rec: record{Version: ProtocolVersion, Caps: json.RawMessage(`{"sampling":{}}`), Level: "info"}}
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -48,7 +48,7 @@ func newEngine(t *testing.T) *engine.Server {
 // newEngineWith is newEngine with a backplane (not started).
 func newEngineWith(t *testing.T, bp state.Backplane) *engine.Server {
 	t.Helper()
-	eng := engine.New(engine.Options{Name: "legacy-test", Version: "1", Logging: true, Backplane: bp})
+	eng := engine.New(engine.Config{Name: "legacy-test", Version: "1", Logging: true, Backplane: bp})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

@@ -241,7 +241,7 @@ func (s *Server) initResult(ctx context.Context, version string) ([]byte, error)
 	if d.Capabilities == nil {
 		d.Capabilities = map[string]json.RawMessage{}
 	}
-	if s.eng.Options().Logging {
+	if s.eng.Config().Logging {
 		d.Capabilities["logging"] = json.RawMessage(`{}`)
 	}
 	res := struct {

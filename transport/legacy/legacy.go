@@ -210,13 +210,13 @@ func New(eng *engine.Server, cfg Config) *Server {
 		cfg:      cfg,
 		store:    cfg.Store,
 		log:      cfg.Logger,
-		modern:   eng.Options().SupportedVersions[0],
+		modern:   eng.Config().SupportedVersions[0],
 		metaTail: append([]byte(`,"_meta":`), sc.ServerMeta()...),
 		sessions: map[string]*session{},
 		stop:     make(chan struct{}),
 	}
 	if s.store == nil {
-		s.store = state.NewMemory(state.MemoryOptions{})
+		s.store = state.NewMemory(state.MemoryConfig{})
 		s.own = true
 	}
 	s.wg.Add(1)

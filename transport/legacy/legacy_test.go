@@ -356,7 +356,7 @@ func TestInitializeFlood(t *testing.T) {
 // store, and counted.
 func TestIdleExpiry(t *testing.T) {
 	leakCheck(t)
-	store := state.NewMemory(state.MemoryOptions{})
+	store := state.NewMemory(state.MemoryConfig{})
 	defer store.Close()
 	const idle = 500 * time.Millisecond
 	rg := startRig(t, newEngine(t), legacy.Config{IdleTimeout: idle, Store: store})
@@ -386,7 +386,7 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	leakCheck(t)
 	mr := miniredis.RunT(t)
 	open := func() *redisstate.Store {
-		st, err := redisstate.New(context.Background(), "redis://"+mr.Addr()+"/0", redisstate.Options{})
+		st, err := redisstate.New(context.Background(), "redis://"+mr.Addr()+"/0", redisstate.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -454,7 +454,7 @@ func TestSessionsBoundToPrincipal(t *testing.T) {
 // the client opens it again later; the session goes on.
 func TestGetStreamRefused(t *testing.T) {
 	leakCheck(t)
-	bus := state.NewMemory(state.MemoryOptions{})
+	bus := state.NewMemory(state.MemoryConfig{})
 	defer bus.Close()
 	eng := newEngineWith(t, bus)
 	rg := startRig(t, eng, legacy.Config{})

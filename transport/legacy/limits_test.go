@@ -56,7 +56,7 @@ func TestMaxLine(t *testing.T) {
 		outR, outW := io.Pipe()
 		done := make(chan error, 1)
 		go func() {
-			done <- stdio.ServeConn(context.Background(), eng, inR, outW, stdio.Options{MaxLine: max, Upgrade: leg.StdioUpgrade})
+			done <- stdio.ServeConn(context.Background(), eng, inR, outW, stdio.Config{MaxLine: max, Upgrade: leg.StdioUpgrade})
 			outW.Close()
 		}()
 		go func() { _, _ = io.Copy(io.Discard, outR) }()

@@ -25,7 +25,7 @@ func startStdio(t *testing.T, withLegacy bool) *stdioConn {
 	t.Helper()
 	eng := newEngine(t)
 	leg := legacy.New(eng, legacy.Config{})
-	var opt stdio.Options
+	var opt stdio.Config
 	if withLegacy {
 		opt.Upgrade = leg.StdioUpgrade
 	}

@@ -395,7 +395,7 @@ func (ss *session) meta(into map[string]json.RawMessage) {
 	if len(rec.Info) > 0 && rec.Info[0] == '{' {
 		into[codec.MetaClientInfo] = rec.Info
 	}
-	if rec.Level != "" && ss.s.eng.Options().Logging {
+	if rec.Level != "" && ss.s.eng.Config().Logging {
 		into[codec.MetaLogLevel] = quote(rec.Level)
 	}
 }

@@ -32,9 +32,9 @@ func TestEchoAllocs(t *testing.T) {
 
 // usedExtensions are hooks, a middleware and a tool filter that allocate
 // nothing themselves: what the engine adds around them must not either.
-func usedExtensions() engine.Options {
+func usedExtensions() engine.Config {
 	var n int
-	return engine.Options{
+	return engine.Config{
 		Hooks: engine.Hooks{
 			CallStart: func(c *engine.Call) { n += len(c.Method()) },
 			CallEnd:   func(c *engine.Call, o engine.Outcome) { n += int(o.Reason) + len(c.Transport()) },
@@ -55,7 +55,7 @@ func usedExtensions() engine.Options {
 func TestEchoAllocsWithExtensions(t *testing.T) {
 	for _, inline := range []bool{true, false} {
 		var got [2]float64
-		for i, opt := range []engine.Options{{}, usedExtensions()} {
+		for i, opt := range []engine.Config{{}, usedExtensions()} {
 			s := echoServerWith(t, inline, opt)
 			d, stop := newBenchConn(s)
 			chunk := roundTrips(d, 40, 64, echoTail, nil)

@@ -92,7 +92,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// maxInFlight is engine.Options.MaxInFlight as the Conn counts it: a
+// maxInFlight is engine.Config.MaxInFlight as the Conn counts it: a
 // negative value (no limit) and values past what an int32 holds become
 // the largest int32.
 func maxInFlight(n int) int32 {
@@ -223,7 +223,7 @@ type Conn struct {
 func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, principal any) *Conn {
 	cfg = cfg.withDefaults()
 	srv := scope.Server()
-	opt := srv.Options()
+	opt := srv.Config()
 	c := &Conn{
 		scope:     scope,
 		srv:       srv,
@@ -234,7 +234,7 @@ func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, princip
 		cfg:       cfg,
 		peek:      codec.PeekOptions{MaxDepth: opt.MaxDepth},
 		maxFlight: maxInFlight(opt.MaxInFlight),
-		dec:       framing.NewDecoder(framing.ReaderOptions{MaxLine: cfg.MaxLine, ReadSize: 1}),
+		dec:       framing.NewDecoder(framing.ReaderConfig{MaxLine: cfg.MaxLine, ReadSize: 1}),
 		budget:    cfg.CancelBudget,
 	}
 	c.write = d.Write

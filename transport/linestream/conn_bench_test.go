@@ -25,20 +25,20 @@ const echoTailNoToken = `,"method":"tools/call","params":{"name":"echo","argumen
 const echoSchema = `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`
 
 func echoServer(tb testing.TB, inline bool) *engine.Server {
-	return echoServerFull(tb, inline, engine.Options{}, "", false)
+	return echoServerFull(tb, inline, engine.Config{}, "", false)
 }
 
 // echoServerSchema registers echo with schema (default when "") and
 // SkipValidation as given.
 func echoServerSchema(tb testing.TB, inline bool, schema string, skip bool) *engine.Server {
-	return echoServerFull(tb, inline, engine.Options{}, schema, skip)
+	return echoServerFull(tb, inline, engine.Config{}, schema, skip)
 }
 
-func echoServerWith(tb testing.TB, inline bool, opt engine.Options) *engine.Server {
+func echoServerWith(tb testing.TB, inline bool, opt engine.Config) *engine.Server {
 	return echoServerFull(tb, inline, opt, "", false)
 }
 
-func echoServerFull(tb testing.TB, inline bool, opt engine.Options, schema string, skip bool) *engine.Server {
+func echoServerFull(tb testing.TB, inline bool, opt engine.Config, schema string, skip bool) *engine.Server {
 	s := engine.New(opt)
 	_ = s.AddTool(engine.Tool{Name: "echo", Inline: inline, InputSchema: []byte(schema), SkipValidation: skip, Handler: func(c *engine.Call) error {
 		b, _ := c.ArgBytes("text")

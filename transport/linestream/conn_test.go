@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-func newConn(t *testing.T, opt engine.Options) (*engine.Server, *streamConn, *sink) {
+func newConn(t *testing.T, opt engine.Config) (*engine.Server, *streamConn, *sink) {
 	t.Helper()
 	leakCheck(t)
 	s := testServer(t, opt)
@@ -32,7 +32,7 @@ func feed(t *testing.T, sc *streamConn, lines ...string) {
 }
 
 func TestDiscover(t *testing.T) { // DISC-02, META-06, CACHE
-	_, sc, out := newConn(t, engine.Options{Name: "srv", Version: "9"})
+	_, sc, out := newConn(t, engine.Config{Name: "srv", Version: "9"})
 	feed(t, sc, req(1, "server/discover", ""))
 	m := out.response(t, "1")
 	var r struct {
@@ -112,7 +112,7 @@ func TestValidationErrors(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, sc, out := newConn(t, engine.Options{})
+			_, sc, out := newConn(t, engine.Config{})
 			// A well-formed request before the bad one: its _meta must not be
 			// carried over (META-03, GEN-11).
 			feed(t, sc, req("warm", "tools/list", ""))
@@ -149,7 +149,7 @@ func TestValidationErrors(t *testing.T) {
 }
 
 func TestEchoAndToolErrors(t *testing.T) {
-	s, sc, out := newConn(t, engine.Options{})
+	s, sc, out := newConn(t, engine.Config{})
 	feed(t, sc,
 		req(1, "tools/call", `"name":"echo","arguments":{"text":"h\u00e9llo \"q\" \n"}`),
 		req(2, "tools/call", `"name":"fail","arguments":{}`),
@@ -185,7 +185,7 @@ func TestEchoAndToolErrors(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) { // STD-10, C7, CAN-04
-	s, sc, out := newConn(t, engine.Options{})
+	s, sc, out := newConn(t, engine.Config{})
 	feed(t, sc, req(7, "tools/call", `"name":"block","arguments":{}`))
 	waitFor(t, "in flight", func() bool { return sc.InFlight() == 1 })
 	feed(t, sc,
@@ -212,7 +212,7 @@ func TestCancellation(t *testing.T) { // STD-10, C7, CAN-04
 }
 
 func TestDuplicateInFlightID(t *testing.T) { // GEN-04
-	_, sc, out := newConn(t, engine.Options{})
+	_, sc, out := newConn(t, engine.Config{})
 	feed(t, sc, req(1, "tools/call", `"name":"block","arguments":{}`))
 	waitFor(t, "in flight", func() bool { return sc.InFlight() == 1 })
 	feed(t, sc, req(1, "tools/call", `"name":"echo","arguments":{"text":"dup"}`))
@@ -224,7 +224,7 @@ func TestDuplicateInFlightID(t *testing.T) { // GEN-04
 }
 
 func TestMaxInFlightStopsReading(t *testing.T) { // A19
-	s, sc, out := newConn(t, engine.Options{MaxInFlight: 2})
+	s, sc, out := newConn(t, engine.Config{MaxInFlight: 2})
 	feed(t, sc, req(1, "tools/call", `"name":"block","arguments":{}`), req(2, "tools/call", `"name":"block","arguments":{}`))
 	third := make(chan error, 1)
 	go func() {
@@ -251,7 +251,7 @@ func TestMaxInFlightStopsReading(t *testing.T) { // A19
 
 func TestShutdownReturnsByDeadline(t *testing.T) { // C13
 	leakCheck(t)
-	s := testServer(t, engine.Options{})
+	s := testServer(t, engine.Config{})
 	out := newSink()
 	sc := newStreamConn(s, out)
 	defer sc.Close()
@@ -283,7 +283,7 @@ func TestShutdownReturnsByDeadline(t *testing.T) { // C13
 }
 
 func TestWriteFailureEndsConnection(t *testing.T) { // A16
-	_, sc, out := newConn(t, engine.Options{})
+	_, sc, out := newConn(t, engine.Config{})
 	feed(t, sc, req(1, "tools/call", `"name":"block","arguments":{}`))
 	waitFor(t, "in flight", func() bool { return sc.InFlight() == 1 })
 	out.mu.Lock()

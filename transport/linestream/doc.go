@@ -22,7 +22,7 @@
 //     Unknown ids are ignored (CAN-04) but draw on a budget that every
 //     request served refills: a peer that sends Config.CancelBudget more
 //     of them than it sent requests is cut off (C8).
-//   - At most engine.Options.MaxInFlight requests (listen streams
+//   - At most engine.Config.MaxInFlight requests (listen streams
 //     included) run at once. At the bound the Conn stops taking frames
 //     (A19): the stdio reader stops reading; an event loop keeps at most
 //     Config.MaxBacklog bytes of further input, then the connection ends.
@@ -45,6 +45,6 @@
 // Every Config limit here can be disabled: MaxLine
 // (framing.DefaultMaxLine), MaxPending (DefaultMaxPending), MaxBacklog
 // (MaxLine + DefaultBacklogSlack) and CancelBudget (DefaultCancelBudget);
-// so can engine.Options.MaxInFlight. Every limit has its own error and
+// so can engine.Config.MaxInFlight. Every limit has its own error and
 // its own counter in engine.Stats.
 package linestream

@@ -11,7 +11,7 @@ import (
 // A MemConn drives the engine without a socket or a process: tests of
 // handlers, and in-process clients.
 func ExampleMemConn() {
-	srv := engine.New(engine.Options{Name: "example", Version: "1"})
+	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	_ = srv.AddTool(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error {
 		text, _ := c.ArgBytes("text")

@@ -27,7 +27,7 @@ func FuzzHandleFrame(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s)
 	}
-	s := engine.New(engine.Options{})
+	s := engine.New(engine.Config{})
 	_ = s.AddTool(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error {
 		b, _ := c.ArgBytes("text")
 		c.TextBytes(b)

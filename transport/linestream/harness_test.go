@@ -134,7 +134,7 @@ func (m wireMsg) text() string {
 }
 
 // testServer builds a server with a few tools used across the tests.
-func testServer(t *testing.T, opt engine.Options) *engine.Server {
+func testServer(t *testing.T, opt engine.Config) *engine.Server {
 	t.Helper()
 	s := engine.New(opt)
 	must := func(err error) {

@@ -19,7 +19,7 @@ func (discardFrames) WriteFrame(p []byte) error { return nil }
 // deliveries/s, 0 allocs per delivery.
 func BenchmarkHubFanout(b *testing.B) {
 	const listeners = 10000
-	s := engine.New(engine.Options{MaxInFlight: listeners + 10})
+	s := engine.New(engine.Config{MaxInFlight: listeners + 10})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	_ = s.AddResource(engine.Resource{URI: "test://x", Name: "x", Handler: func(c *engine.Call, uri string, _ map[string]string) error { return nil }})
 	sc := newStreamConn(s, discardFrames{})

@@ -23,7 +23,7 @@ func subID(t *testing.T, m wireMsg) string {
 }
 
 func TestListen(t *testing.T) { // SUB-01..10, META-07
-	s, sc, out := newConn(t, engine.Options{})
+	s, sc, out := newConn(t, engine.Config{})
 	_ = s.AddResource(engine.Resource{URI: "file:///a", Name: "a", Handler: func(c *engine.Call, uri string, _ map[string]string) error { return nil }})
 	feed(t, sc, listenReq("L", `{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["file:///a"]}`))
 	feed(t, sc, listenReq(5, `{"resourcesListChanged":true}`))
@@ -86,7 +86,7 @@ func TestListen(t *testing.T) { // SUB-01..10, META-07
 }
 
 func TestListenAckFirstAndDrain(t *testing.T) {
-	s, sc, out := newConn(t, engine.Options{})
+	s, sc, out := newConn(t, engine.Config{})
 	feed(t, sc, listenReq(1, `{"toolsListChanged":true}`))
 	waitFor(t, "subscribed", func() bool { return s.Stats().ListenStreams.Load() == 1 })
 	_ = s.AddTool(engine.Tool{Name: "x", Handler: func(c *engine.Call) error { return nil }})
@@ -105,7 +105,7 @@ func TestListenAckFirstAndDrain(t *testing.T) {
 }
 
 func TestListenBadParams(t *testing.T) {
-	_, sc, out := newConn(t, engine.Options{})
+	_, sc, out := newConn(t, engine.Config{})
 	feed(t, sc, req(1, "subscriptions/listen", ""))
 	if m := out.response(t, "1"); m.code() != -32602 {
 		t.Fatalf("listen without notifications: %s", m.raw)
@@ -113,7 +113,7 @@ func TestListenBadParams(t *testing.T) {
 }
 
 func TestExplicitListChanged(t *testing.T) { // issue 5: publishing API
-	s, sc, out := newConn(t, engine.Options{})
+	s, sc, out := newConn(t, engine.Config{})
 	_ = s.AddPrompt(engine.Prompt{Name: "p", Handler: func(c *engine.Call) error { return nil }})
 	_ = s.AddResource(engine.Resource{URI: "file:///a", Name: "a", Handler: func(c *engine.Call, uri string, _ map[string]string) error { return nil }})
 	feed(t, sc, listenReq(1, `{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true}`))

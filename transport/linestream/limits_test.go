@@ -58,11 +58,11 @@ func TestConfigLimitRule(t *testing.T) {
 	}
 }
 
-// TestUnlimitedInFlight: with engine.Options.MaxInFlight negative the
+// TestUnlimitedInFlight: with engine.Config.MaxInFlight negative the
 // Conn never pauses its input, even past DefaultMaxInFlight requests in
 // flight (the default would block the third HandleFrame here at 256).
 func TestUnlimitedInFlight(t *testing.T) {
-	s, sc, _ := newConn(t, engine.Options{MaxInFlight: -1})
+	s, sc, _ := newConn(t, engine.Config{MaxInFlight: -1})
 	n := engine.DefaultMaxInFlight + 10
 	done := make(chan struct{})
 	go func() {
@@ -88,7 +88,7 @@ func TestUnlimitedInFlight(t *testing.T) {
 	sc.CancelAll(errors.New("test over"))
 }
 
-// TestUnlimitedDepth: with engine.Options.MaxDepth negative a message
+// TestUnlimitedDepth: with engine.Config.MaxDepth negative a message
 // nested deeper than DefaultMaxDepth is served; with the default it is
 // refused.
 func TestUnlimitedDepth(t *testing.T) {
@@ -98,7 +98,7 @@ func TestUnlimitedDepth(t *testing.T) {
 		depth int
 		ok    bool
 	}{{0, false}, {-1, true}} {
-		_, sc, out := newConn(t, engine.Options{MaxDepth: tc.depth})
+		_, sc, out := newConn(t, engine.Config{MaxDepth: tc.depth})
 		feed(t, sc, line)
 		m := out.wait(t, "the answer", func(m wireMsg) bool { return string(m.ID) == `"d"` || m.code() != 0 })
 		if got := m.code() == 0 && m.text() == "deep"; got != tc.ok {

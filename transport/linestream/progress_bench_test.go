@@ -25,7 +25,7 @@ func BenchmarkProgressBurst(b *testing.B) {
 			name = "interval=none"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := engine.New(engine.Options{ProgressInterval: iv})
+			s := engine.New(engine.Config{ProgressInterval: iv})
 			defer func() { _ = s.Shutdown(context.Background()) }()
 			calls := make(chan int, 1)
 			_ = s.AddTool(engine.Tool{Name: "burst", Handler: func(c *engine.Call) error {

@@ -42,7 +42,7 @@ func progressOf(t *testing.T, frames []string) (notes []progressNote, resultAt i
 // fake time (testing/synctest).
 func TestProgressLimiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := engine.New(engine.Options{ProgressInterval: 50 * time.Millisecond})
+		s := engine.New(engine.Config{ProgressInterval: 50 * time.Millisecond})
 		defer func() { _ = s.Shutdown(context.Background()) }()
 		_ = s.AddTool(engine.Tool{Name: "work", Handler: func(c *engine.Call) error {
 			c.Progress(1, 100, "start")  // sent at once
@@ -109,7 +109,7 @@ func TestProgressLimiter(t *testing.T) {
 // TestProgressAfterCancel: nothing is emitted for a cancelled request.
 func TestProgressAfterCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := engine.New(engine.Options{ProgressInterval: 50 * time.Millisecond})
+		s := engine.New(engine.Config{ProgressInterval: 50 * time.Millisecond})
 		defer func() { _ = s.Shutdown(context.Background()) }()
 		_ = s.AddTool(engine.Tool{Name: "w", Handler: func(c *engine.Call) error {
 			for i := 1; ; i++ {

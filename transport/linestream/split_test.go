@@ -42,7 +42,7 @@ func splitInput() string {
 }
 
 func splitServer(t testing.TB) *engine.Server {
-	s := engine.New(engine.Options{})
+	s := engine.New(engine.Config{})
 	_ = s.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		b, _ := c.ArgBytes("text")
 		c.TextBytes(b)

@@ -12,7 +12,7 @@ import (
 
 func TestToolTimeout(t *testing.T) { // TMO-01..03
 	leakCheck(t)
-	s := engine.New(engine.Options{ProgressInterval: -1})
+	s := engine.New(engine.Config{ProgressInterval: -1})
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	ctxErr := make(chan error, 2)
 	_ = s.AddTool(engine.Tool{Name: "deaf", Timeout: 50 * time.Millisecond, Handler: func(c *engine.Call) error {

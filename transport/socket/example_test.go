@@ -17,7 +17,7 @@ import (
 // An engine served on TCP (and, with another Listen, on a Unix socket) by
 // gnet event loops: each line is one JSON-RPC message.
 func ExampleServer() {
-	srv := engine.New(engine.Options{Name: "example", Version: "1"})
+	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	_ = srv.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		text, _ := c.ArgBytes("text")
 		c.TextBytes(text)
@@ -55,7 +55,7 @@ func ExampleServer() {
 // its requests runs: here the Unix peer's user id (SO_PEERCRED), which
 // handlers read with Call.Principal.
 func ExampleConfig_authenticate() {
-	srv := engine.New(engine.Options{})
+	srv := engine.New(engine.Config{})
 	_ = srv.AddTool(engine.Tool{Name: "whoami", Handler: func(c *engine.Call) error {
 		c.Text(fmt.Sprint(c.Principal()))
 		return nil

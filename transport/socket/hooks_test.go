@@ -21,7 +21,7 @@ func TestHooks(t *testing.T) {
 			var mu sync.Mutex
 			var events []string
 			ended := make(chan engine.Outcome, 4)
-			eng := engine.New(engine.Options{Hooks: engine.Hooks{
+			eng := engine.New(engine.Config{Hooks: engine.Hooks{
 				ConnStart: func(ci *engine.ConnInfo) {
 					mu.Lock()
 					events = append(events, "start "+ci.Transport)

@@ -53,7 +53,7 @@ func TestConfigLimitRule(t *testing.T) {
 	}
 	// MaxLine, MaxBacklog and CancelBudget go to linestream as given, where
 	// the same rule applies (linestream's TestConfigLimitRule).
-	s := New(engine.New(engine.Options{}), Config{MaxLine: -1, MaxBacklog: -1, CancelBudget: -1})
+	s := New(engine.New(engine.Config{}), Config{MaxLine: -1, MaxBacklog: -1, CancelBudget: -1})
 	if l := s.lcfg; l.MaxLine != -1 || l.MaxBacklog != -1 || l.CancelBudget != -1 {
 		t.Errorf("linestream config %+v", l)
 	}

@@ -45,7 +45,7 @@ type Config struct {
 	// (64 MiB); negative means unlimited (unsafe).
 	MaxPending int
 	// MaxBacklog bounds the input kept while a connection has
-	// engine.Options.MaxInFlight requests in flight (an event loop cannot
+	// engine.Config.MaxInFlight requests in flight (an event loop cannot
 	// stop reading), in bytes; past it the connection is closed
 	// (engine.Stats.InputOverflows). Default MaxLine +
 	// linestream.DefaultBacklogSlack (1 MiB); negative means unlimited

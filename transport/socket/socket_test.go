@@ -408,7 +408,7 @@ func TestCancelFlood(t *testing.T) {
 // event loop cannot stop reading; the input it keeps is bounded by
 // MaxBacklog, past which the connection is closed and counted (A19, C8).
 func TestInputBacklogBounded(t *testing.T) {
-	eng2 := engine.New(engine.Options{MaxInFlight: 2})
+	eng2 := engine.New(engine.Config{MaxInFlight: 2})
 	_ = eng2.AddTool(engine.Tool{Name: "block", Handler: func(c *engine.Call) error { <-c.Done(); return c.Err() }})
 	f := start(t, "tcp", Config{MaxLine: 4096, MaxBacklog: 256 << 10}, eng2)
 	c := f.dial()
@@ -431,7 +431,7 @@ func TestInputBacklogBounded(t *testing.T) {
 // TestInFlightBoundResumes: at MaxInFlight the connection takes no more
 // frames; when a request ends it goes on with what it kept (A19).
 func TestInFlightBoundResumes(t *testing.T) {
-	eng := engine.New(engine.Options{MaxInFlight: 2})
+	eng := engine.New(engine.Config{MaxInFlight: 2})
 	release := make(chan struct{})
 	_ = eng.AddTool(engine.Tool{Name: "gate", Handler: func(c *engine.Call) error {
 		<-release
@@ -514,7 +514,7 @@ func TestAuthenticate(t *testing.T) {
 
 // TestListenRules: the loopback rule (SEC-04) and the Unix path checks.
 func TestListenRules(t *testing.T) {
-	eng := engine.New(engine.Options{})
+	eng := engine.New(engine.Config{})
 	defer func() { _ = eng.Shutdown(context.Background()) }()
 	s := New(eng, Config{})
 	if err := s.Listen("tcp", "0.0.0.0:0"); !errors.Is(err, ErrNonLoopback) {

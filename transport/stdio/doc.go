@@ -22,7 +22,7 @@
 //
 // When stdin ends (EOF, STD-12) the server stops reading, completes listen
 // streams with their final result, lets in-flight requests finish within
-// Options.Grace (default 2 s), cancels what is left and returns nil (A15). A
+// Config.Grace (default 2 s), cancels what is left and returns nil (A15). A
 // closed stdout (EPIPE) ends the connection: in-flight work is cancelled and
 // Serve returns ErrOutputClosed (A16).
 //
@@ -34,9 +34,9 @@
 // trusted. A field that cannot go without a limit says so and takes a
 // negative value as 0, the default.
 //
-// Options.MaxLine (framing.DefaultMaxLine, 4 MiB; the first line an
-// Upgrade hook reads too) and Options.MaxPending
+// Config.MaxLine (framing.DefaultMaxLine, 4 MiB; the first line an
+// Upgrade hook reads too) and Config.MaxPending
 // (linestream.DefaultMaxPending, 64 MiB) can be disabled with a negative
-// value. Options.Grace (DefaultGrace, 2 s) cannot: a negative value is
+// value. Config.Grace (DefaultGrace, 2 s) cannot: a negative value is
 // the default.
 package stdio

@@ -16,7 +16,7 @@ import (
 func TestHooks(t *testing.T) {
 	var mu sync.Mutex
 	var events []string
-	srv := engine.New(engine.Options{Hooks: engine.Hooks{
+	srv := engine.New(engine.Config{Hooks: engine.Hooks{
 		ConnStart: func(ci *engine.ConnInfo) { mu.Lock(); events = append(events, "start "+ci.Transport); mu.Unlock() },
 		ConnEnd: func(ci *engine.ConnInfo, err error) {
 			mu.Lock()
@@ -34,7 +34,7 @@ func TestHooks(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{}); outW.Close() }()
+	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Config{}); outW.Close() }()
 	_, _ = io.WriteString(inW, req("1", "tools/call", `"name":"echo","arguments":{}`)+"\n")
 	line, err := bufio.NewReader(outR).ReadString('\n')
 	if err != nil || !strings.Contains(line, `"text":"ok"`) {

@@ -15,13 +15,13 @@ import (
 // DefaultGrace, positive is that grace.
 func TestGraceRule(t *testing.T) {
 	for in, want := range map[time.Duration]time.Duration{0: DefaultGrace, -time.Second: DefaultGrace, time.Second: time.Second} {
-		if got := (Options{Grace: in}).grace(); got != want {
+		if got := (Config{Grace: in}).grace(); got != want {
 			t.Errorf("Grace %v => %v, want %v", in, got, want)
 		}
 	}
 }
 
-// TestFirstLineMaxLineRule: the first line read for Options.Upgrade obeys
+// TestFirstLineMaxLineRule: the first line read for Config.Upgrade obeys
 // MaxLine like every other line: negative reads a line of any length
 // whole (a negative MaxLine used to be read as the 4 MiB default here), 0
 // stops near framing.DefaultMaxLine, positive near that value.

@@ -24,11 +24,11 @@ const DefaultGrace = 2 * time.Second
 // ErrOutputClosed reports that the peer closed our output (EPIPE).
 var ErrOutputClosed = errors.New("stdio: output closed by the peer")
 
-// Options configures the stdio binding. Zero values select the defaults;
+// Config configures the stdio binding. Zero values select the defaults;
 // its limits follow the package's rule (see Limits in the package
 // documentation): 0 is the default, negative is no limit unless the field
 // says otherwise.
-type Options struct {
+type Config struct {
 	// Grace bounds how long in-flight requests may finish after the input
 	// ends or ctx is done, before they are cancelled. Default DefaultGrace
 	// (2 s). A process asked to stop must stop, so it cannot be unlimited:
@@ -62,7 +62,7 @@ type Options struct {
 
 // Queued reports the output bytes a stdio connection has queued for its
 // peer and not yet written: give it to Serve or ServeConn in
-// Options.Queued and read Bytes from any goroutine (a metrics scrape). It
+// Config.Queued and read Bytes from any goroutine (a metrics scrape). It
 // reads 0 before the connection is served and after it ends.
 type Queued struct {
 	c atomic.Pointer[linestream.Conn]
@@ -76,7 +76,7 @@ func (q *Queued) Bytes() int {
 	return 0
 }
 
-func (o Options) grace() time.Duration {
+func (o Config) grace() time.Duration {
 	if o.Grace <= 0 {
 		return DefaultGrace
 	}
@@ -88,7 +88,7 @@ func (o Options) grace() time.Duration {
 // ErrOutputClosed when stdout is closed by the peer, ctx.Err() when ctx
 // ends. It stops only this transport: the engine is shut down by whoever
 // created it.
-func Serve(ctx context.Context, srv *engine.Server, opt Options) error {
+func Serve(ctx context.Context, srv *engine.Server, opt Config) error {
 	out, err := ProtectStdout()
 	if err != nil {
 		return err
@@ -101,7 +101,7 @@ func Serve(ctx context.Context, srv *engine.Server, opt Options) error {
 // stdio, a test harness). When ctx ends, in is closed if it is an
 // io.Closer, to unblock the reader, and in-flight requests get the grace
 // period.
-func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Writer, opt Options) (result error) {
+func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Writer, opt Config) (result error) {
 	if opt.Upgrade != nil {
 		first, rest, err := firstLine(ctx, in, opt.MaxLine)
 		if err != nil {
@@ -206,7 +206,7 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 // firstLine reads the first line of in (at most about maxLine bytes, with
 // its newline when there is one) and returns it with a reader that yields
 // the whole input again, the first line included, and closes in when
-// closed. maxLine is Options.MaxLine: 0 is the default, negative no limit.
+// closed. maxLine is Config.MaxLine: 0 is the default, negative no limit.
 func firstLine(ctx context.Context, in io.Reader, maxLine int) ([]byte, io.Reader, error) {
 	switch {
 	case maxLine == 0:

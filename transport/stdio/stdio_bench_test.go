@@ -16,7 +16,7 @@ import (
 // reads the responses; allocations are counted for both sides together.
 // Target: <= 1 alloc per message in steady state.
 func BenchmarkStdioEcho(b *testing.B) {
-	srv := engine.New(engine.Options{})
+	srv := engine.New(engine.Config{})
 	_ = srv.AddTool(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error {
 		t, _ := c.ArgBytes("text")
 		c.TextBytes(t)
@@ -25,7 +25,7 @@ func BenchmarkStdioEcho(b *testing.B) {
 	inR, inW, _ := os.Pipe()
 	outR, outW, _ := os.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{}) }()
+	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Config{}) }()
 
 	const window = 64
 	tokens := make(chan struct{}, window)

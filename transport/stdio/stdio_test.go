@@ -36,7 +36,7 @@ type session struct {
 	srv  *engine.Server
 }
 
-func startSession(t *testing.T, opt Options) *session {
+func startSession(t *testing.T, opt Config) *session {
 	t.Helper()
 	base := goleak.IgnoreCurrent()
 	srv := testServer(t)
@@ -105,7 +105,7 @@ func (s *session) readLine(t *testing.T) string {
 func TestGolden(t *testing.T) {
 	for _, c := range golden.Conversations(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			s := startSession(t, Options{})
+			s := startSession(t, Config{})
 			golden.Replay(t, c, s.in, s.out, func() { s.in.Close() })
 		})
 	}
@@ -122,7 +122,7 @@ func nonEmptyLines(s string) []string {
 }
 
 func TestOverlongLine(t *testing.T) { // A1
-	s := startSession(t, Options{MaxLine: 1 << 20})
+	s := startSession(t, Config{MaxLine: 1 << 20})
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":"` + strings.Repeat("a", 1<<20) + `"}}`
 	go func() {
 		// Written in 64 KiB chunks, like a real pipe.
@@ -144,7 +144,7 @@ func TestOverlongLine(t *testing.T) { // A1
 }
 
 func TestEOFGrace(t *testing.T) { // A15, STD-12
-	s := startSession(t, Options{Grace: 300 * time.Millisecond})
+	s := startSession(t, Config{Grace: 300 * time.Millisecond})
 	s.send(t,
 		req("1", "tools/call", `"name":"wait","arguments":{}`),
 		req("2", "tools/call", `"name":"block","arguments":{}`),
@@ -183,7 +183,7 @@ func TestEPIPE(t *testing.T) {
 	}
 	r.Close() // the peer is gone: writes fail with EPIPE
 	done := make(chan error, 1)
-	go func() { done <- ServeConn(context.Background(), srv, inR, w, Options{}) }()
+	go func() { done <- ServeConn(context.Background(), srv, inR, w, Config{}) }()
 	_, _ = io.WriteString(inW, req("1", "tools/call", `"name":"block","arguments":{}`)+"\n")
 	_, _ = io.WriteString(inW, req("2", "tools/call", `"name":"echo","arguments":{"text":"x"}`)+"\n")
 	select {
@@ -203,7 +203,7 @@ func TestEPIPE(t *testing.T) {
 func TestProtectStdout(t *testing.T) {
 	if os.Getenv("MCPWIRE_STDIO_CHILD") == "1" {
 		srv := testServer(t)
-		if err := Serve(context.Background(), srv, Options{}); err != nil {
+		if err := Serve(context.Background(), srv, Config{}); err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)
 			os.Exit(3)
 		}
@@ -235,7 +235,7 @@ func TestProtectStdout(t *testing.T) {
 // TestConcurrentOutputIsWholeLines: many requests answered concurrently
 // never interleave bytes within a line.
 func TestConcurrentOutputIsWholeLines(t *testing.T) {
-	s := startSession(t, Options{})
+	s := startSession(t, Config{})
 	const n = 500
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -286,7 +286,7 @@ func TestSlowConsumer(t *testing.T) {
 			outR, outW := tc.pipe(t) // never read until the end
 			defer outW.Close()
 			done := make(chan error, 1)
-			go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{MaxPending: 64 << 10}) }()
+			go func() { done <- ServeConn(context.Background(), srv, inR, outW, Config{MaxPending: 64 << 10}) }()
 			go func() {
 				for i := 0; i < 5000; i++ {
 					line := req(fmt.Sprint(i), "tools/call", `"name":"echo","arguments":{"text":"`+strings.Repeat("x", 100)+`"}`)
@@ -316,7 +316,7 @@ func TestSlowConsumer(t *testing.T) {
 	}
 }
 
-// TestQueuedGauge: Options.Queued reports the output waiting for a peer
+// TestQueuedGauge: Config.Queued reports the output waiting for a peer
 // that does not read (the metrics' queued_bytes for stdio), and 0 once the
 // connection has ended.
 func TestQueuedGauge(t *testing.T) {
@@ -326,7 +326,7 @@ func TestQueuedGauge(t *testing.T) {
 	outR, outW := io.Pipe() // never read
 	q := new(Queued)
 	done := make(chan error, 1)
-	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Options{Queued: q}) }()
+	go func() { done <- ServeConn(context.Background(), srv, inR, outW, Config{Queued: q}) }()
 	for i := 0; i < 100; i++ {
 		line := req(fmt.Sprint(i), "tools/call", `"name":"echo","arguments":{"text":"`+strings.Repeat("x", 100)+`"}`)
 		if _, err := io.WriteString(inW, line+"\n"); err != nil {

@@ -12,7 +12,7 @@ import (
 
 // handlerAllocs is the allocations of one echo tools/call through the
 // fasthttp handler, on a reused RequestCtx, for engine options opt.
-func handlerAllocs(t *testing.T, opt engine.Options) float64 {
+func handlerAllocs(t *testing.T, opt engine.Config) float64 {
 	s := New(benchEngineWith(t, opt), Config{})
 	if err := s.bindAddr(benchAddr); err != nil {
 		t.Fatal(err)

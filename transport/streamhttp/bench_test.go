@@ -22,7 +22,7 @@ func benchEngine(b testing.TB) *engine.Server {
 	return benchEngineWith(b, defaultOptions())
 }
 
-func benchEngineWith(b testing.TB, opt engine.Options) *engine.Server {
+func benchEngineWith(b testing.TB, opt engine.Config) *engine.Server {
 	b.Helper()
 	eng := engine.New(opt)
 	if err := eng.AddTool(engine.Tool{Name: "execute_sql", InputSchema: json.RawMessage(fixture.ExecuteSQLSchema),

@@ -19,7 +19,7 @@ import (
 // for a request with both Content-Length and Transfer-Encoding. Timeouts
 // and the header limit are the http.Server's to set.
 func ExampleServer_NetListener() {
-	srv := engine.New(engine.Options{Name: "example", Version: "1"})
+	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	_ = srv.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		text, _ := c.ArgBytes("text")
 		c.TextBytes(text)

@@ -17,7 +17,7 @@ import (
 // loopback and returns it with its address.
 func fanoutServer(t *testing.T, cfg Config) (*engine.Server, *Server, string) {
 	t.Helper()
-	eng := engine.New(engine.Options{MaxInFlight: 16})
+	eng := engine.New(engine.Config{MaxInFlight: 16})
 	_ = eng.AddResource(engine.Resource{URI: "test://fan", Name: "fan", Handler: func(c *engine.Call, uri string, _ map[string]string) error {
 		return engine.ErrResourceNotFound(uri)
 	}})

@@ -84,8 +84,8 @@ type harness struct {
 	stop sync.Once
 }
 
-func defaultOptions() engine.Options {
-	return engine.Options{Name: "ExampleServer", Version: "1.0.0"}
+func defaultOptions() engine.Config {
+	return engine.Config{Name: "ExampleServer", Version: "1.0.0"}
 }
 
 // plainAdapter makes the net/http front end serve without NetListener and
@@ -94,7 +94,7 @@ var plainAdapter bool
 
 // startHarness starts a Server for cfg over a fresh engine (opt) behind fe.
 // Shutdown runs at cleanup.
-func startHarness(t *testing.T, fe frontEnd, cfg Config, opt engine.Options) *harness {
+func startHarness(t *testing.T, fe frontEnd, cfg Config, opt engine.Config) *harness {
 	t.Helper()
 	eng := engine.New(opt)
 	h := &harness{t: t, fe: fe, eng: eng, fx: fixture.Add(t, eng), done: make(chan error, 1)}

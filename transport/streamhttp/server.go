@@ -55,7 +55,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 		scope: engine.NewScope(eng, "http"),
 		cfg:   cfg,
 		path:  []byte(cfg.Path),
-		peek:  codec.PeekOptions{MaxDepth: eng.Options().MaxDepth},
+		peek:  codec.PeekOptions{MaxDepth: eng.Config().MaxDepth},
 	}
 	if cfg.AllowedOrigins != nil {
 		s.origins = newOriginSet(cfg.AllowedOrigins)

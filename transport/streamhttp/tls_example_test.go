@@ -26,7 +26,7 @@ func ExampleServer_Serve_tls() {
 	leaf, _ := ca.Leaf("example server") // for 127.0.0.1, ::1 and localhost
 	cert, _ := leaf.TLS()
 
-	srv := engine.New(engine.Options{Name: "example", Version: "1"})
+	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	_ = srv.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		text, _ := c.ArgBytes("text")
 		c.TextBytes(text)
@@ -45,13 +45,13 @@ func ExampleServer_Serve_tls() {
 		_ = srv.Shutdown(ctx)
 	}()
 
-	t, err := httpclient.Dial("https://"+ln.Addr().String()+"/mcp", httpclient.DialOptions{
+	t, err := httpclient.Dial("https://"+ln.Addr().String()+"/mcp", httpclient.Config{
 		TLSConfig: &tls.Config{RootCAs: ca.Pool()},
 	})
 	if err != nil {
 		panic(err)
 	}
-	c := client.New(t, client.Options{})
+	c := client.New(t, client.Config{})
 	defer c.Close()
 	res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "over TLS"}, nil)
 	if err != nil {
@@ -82,7 +82,7 @@ func ExampleLoadCertFiles() {
 		}
 	}()
 
-	srv := engine.New(engine.Options{Name: "my-server", Version: "1.0.0"})
+	srv := engine.New(engine.Config{Name: "my-server", Version: "1.0.0"})
 	hs := streamhttp.New(srv, streamhttp.Config{
 		AllowNonLoopback: true,
 		TLS:              cf.TLSConfig(),

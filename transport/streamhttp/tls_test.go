@@ -414,11 +414,11 @@ func TestTLSDialClient(t *testing.T) {
 	f := newTLSFixture(t)
 	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
 		h := startHarness(t, fe, Config{TLS: &tls.Config{Certificates: []tls.Certificate{f.cert}}}, defaultOptions())
-		tr, err := httpclient.Dial("https://localhost:"+strconv.Itoa(h.port)+"/mcp", httpclient.DialOptions{TLSConfig: &tls.Config{RootCAs: f.ca.Pool()}})
+		tr, err := httpclient.Dial("https://localhost:"+strconv.Itoa(h.port)+"/mcp", httpclient.Config{TLSConfig: &tls.Config{RootCAs: f.ca.Pool()}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := mcpclient.New(tr, mcpclient.Options{})
+		c := mcpclient.New(tr, mcpclient.Config{})
 		defer c.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -75,7 +75,7 @@ func checkEcho(isError bool, texts []string) error {
 // default transport with a keep-alive pool as large as the number of
 // callers. With the defaults (http.DefaultTransport keeps 2 idle
 // connections per host) 16 callers would open and close connections all
-// the time; mcpwire's transport keeps up to 64 (DialOptions.MaxConns).
+// the time; mcpwire's transport keeps up to 64 (Config.MaxConns).
 func sdkHTTPClient(callers int) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = max(callers, 2)
@@ -105,7 +105,7 @@ func connect(ctx context.Context, kind, transport, addr string, argv []string, c
 			return nil, fmt.Errorf("mcpwire: unknown transport %q", transport)
 		}
 		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		c, err := target.Open(tgt, target.Options{Logger: logger, StopWait: 2 * time.Second})
+		c, err := target.Open(tgt, target.Config{Logger: logger, StopWait: 2 * time.Second})
 		if err != nil {
 			return nil, err
 		}

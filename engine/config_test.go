@@ -7,24 +7,24 @@ import (
 	"github.com/mcpwire/mcpwire/codec"
 )
 
-// TestOptionsLimitRule: each limit of Options follows the package's rule:
+// TestConfigLimitRule: each limit of Config follows the package's rule:
 // 0 is its Default* constant, positive that value, and negative no limit
 // (or, where a field cannot go without one, the default).
-func TestOptionsLimitRule(t *testing.T) {
-	eff := func(o Options) Options { return o.withDefaults() }
+func TestConfigLimitRule(t *testing.T) {
+	eff := func(o Config) Config { return o.withDefaults() }
 	ints := []struct {
 		name      string
-		set       func(*Options, int)
-		get       func(Options) int
+		set       func(*Config, int)
+		get       func(Config) int
 		def, none int // none: what a negative value becomes
 	}{
-		{"MaxInFlight", func(o *Options, v int) { o.MaxInFlight = v }, func(o Options) int { return o.MaxInFlight }, DefaultMaxInFlight, -1},
-		{"MaxDepth", func(o *Options, v int) { o.MaxDepth = v }, func(o Options) int { return o.MaxDepth }, DefaultMaxDepth, codec.MaxDepthLimit},
-		{"LogBurst", func(o *Options, v int) { o.LogBurst = v }, func(o Options) int { return o.LogBurst }, DefaultLogBurst, -1},
+		{"MaxInFlight", func(o *Config, v int) { o.MaxInFlight = v }, func(o Config) int { return o.MaxInFlight }, DefaultMaxInFlight, -1},
+		{"MaxDepth", func(o *Config, v int) { o.MaxDepth = v }, func(o Config) int { return o.MaxDepth }, DefaultMaxDepth, codec.MaxDepthLimit},
+		{"LogBurst", func(o *Config, v int) { o.LogBurst = v }, func(o Config) int { return o.LogBurst }, DefaultLogBurst, -1},
 	}
 	for _, f := range ints {
 		for _, tc := range []struct{ in, want int }{{0, f.def}, {-1, f.none}, {7, 7}} {
-			var o Options
+			var o Config
 			f.set(&o, tc.in)
 			if got := f.get(eff(o)); got != tc.want {
 				t.Errorf("%s %d => %d, want %d", f.name, tc.in, got, tc.want)
@@ -33,21 +33,21 @@ func TestOptionsLimitRule(t *testing.T) {
 	}
 	durs := []struct {
 		name      string
-		set       func(*Options, time.Duration)
-		get       func(Options) time.Duration
+		set       func(*Config, time.Duration)
+		get       func(Config) time.Duration
 		def, none time.Duration
 	}{
 		// The effective form of "no rate limit" is 0.
-		{"ProgressInterval", func(o *Options, v time.Duration) { o.ProgressInterval = v }, func(o Options) time.Duration { return o.ProgressInterval }, DefaultProgressInterval, 0},
-		{"LogInterval", func(o *Options, v time.Duration) { o.LogInterval = v }, func(o Options) time.Duration { return o.LogInterval }, DefaultLogInterval, 0},
+		{"ProgressInterval", func(o *Config, v time.Duration) { o.ProgressInterval = v }, func(o Config) time.Duration { return o.ProgressInterval }, DefaultProgressInterval, 0},
+		{"LogInterval", func(o *Config, v time.Duration) { o.LogInterval = v }, func(o Config) time.Duration { return o.LogInterval }, DefaultLogInterval, 0},
 		// A publish is always bounded: negative is the default.
-		{"PublishTimeout", func(o *Options, v time.Duration) { o.PublishTimeout = v }, func(o Options) time.Duration { return o.PublishTimeout }, DefaultPublishTimeout, DefaultPublishTimeout},
+		{"PublishTimeout", func(o *Config, v time.Duration) { o.PublishTimeout = v }, func(o Config) time.Duration { return o.PublishTimeout }, DefaultPublishTimeout, DefaultPublishTimeout},
 		// No default timeout: 0 and negative are both none.
-		{"Timeout", func(o *Options, v time.Duration) { o.Timeout = v }, func(o Options) time.Duration { return o.Timeout }, 0, -time.Second},
+		{"Timeout", func(o *Config, v time.Duration) { o.Timeout = v }, func(o Config) time.Duration { return o.Timeout }, 0, -time.Second},
 	}
 	for _, f := range durs {
 		for _, tc := range []struct{ in, want time.Duration }{{0, f.def}, {-time.Second, f.none}, {time.Second, time.Second}} {
-			var o Options
+			var o Config
 			f.set(&o, tc.in)
 			if got := f.get(eff(o)); got != tc.want {
 				t.Errorf("%s %v => %v, want %v", f.name, tc.in, got, tc.want)

@@ -11,7 +11,7 @@ import (
 // ProtocolVersion is the MCP revision this engine implements.
 const ProtocolVersion = "2026-07-28"
 
-// Defaults for Options fields; each applies when the field is zero.
+// Defaults for Config fields; each applies when the field is zero.
 const (
 	DefaultMaxInFlight      = 256
 	DefaultProgressInterval = 50 * time.Millisecond
@@ -21,11 +21,11 @@ const (
 	DefaultLogBurst         = 20
 )
 
-// Options configures a Server. Every field's zero value selects the
+// Config configures a Server. Every field's zero value selects the
 // documented default; its limits follow the package's rule (see Limits in
 // the package documentation): 0 is the default, negative is no limit
 // unless the field says otherwise.
-type Options struct {
+type Config struct {
 	// Name and Version go into io.modelcontextprotocol/serverInfo on every
 	// result (META-06). Defaults: "mcpwire" and the module version.
 	Name, Version string
@@ -121,7 +121,7 @@ type Options struct {
 	NoRequestDurations bool
 }
 
-func (o *Options) withDefaults() Options {
+func (o *Config) withDefaults() Config {
 	c := *o
 	if c.Name == "" {
 		c.Name = "mcpwire"
