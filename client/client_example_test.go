@@ -21,9 +21,9 @@ import (
 // A Client over a line transport: the server is probed once
 // (server/discover), then tools are listed and called. The dialer here
 // connects to a server in the same process through a pipe; a real one is
-// socket.Dialer("tcp", addr, timeout), socket.Dialer("unix", path,
-// timeout) or (&stdio.Command{…}).Dial (client/stdio), and streamhttp.Dial makes an HTTP
-// transport.
+// socket.Dialer("tcp", addr, timeout) or socket.Dialer("unix", path,
+// timeout) from client/socket, or (&stdio.Command{…}).Dial from
+// client/stdio; client/streamhttp's Dial makes an HTTP transport.
 func ExampleNew() {
 	srv := engine.New(engine.Config{Name: "example", Version: "1"})
 	defer func() { _ = srv.Shutdown(context.Background()) }()

@@ -9,7 +9,7 @@ import (
 // Inbox is the receiving side of one Exchange: the messages the server
 // sent for the request, held between the goroutine that reads them off
 // the connection and the one that calls Next, and how the exchange ended.
-// LineTransport and the 2024-11-05 HTTP+SSE exchanges of streamhttp.Dial
+// LineTransport and the 2024-11-05 HTTP+SSE exchanges of client/streamhttp
 // queue in one; a Streamable HTTP exchange reads its reply on the Next
 // goroutine, so it queues nothing and keeps only its end here.
 //

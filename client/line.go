@@ -16,7 +16,8 @@ import (
 )
 
 // Dialer opens one byte stream to a server: a spawned process's stdin and
-// stdout (stdio.Command.Dial), a TCP or Unix socket (socket.Dialer). Close
+// stdout (client/stdio: Command.Dial), a TCP or Unix socket (client/socket:
+// Dialer). Close
 // on the stream ends it (for a process: the STD-11 stop sequence).
 type Dialer func(ctx context.Context) (io.ReadWriteCloser, error)
 

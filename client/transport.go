@@ -8,7 +8,7 @@ import (
 
 // Transport carries a Client's messages to one server. Implementations:
 // NewLineTransport (stdio and sockets: one byte stream, replies matched by
-// id), streamhttp.Dial (Streamable HTTP: one POST per request).
+// id), client/streamhttp's Dial (Streamable HTTP: one POST per request).
 //
 // Open and Notify may be called from many goroutines at once; Close is
 // idempotent and ends every open Exchange.

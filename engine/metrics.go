@@ -14,7 +14,7 @@ import (
 // the method's slot (assigned once, at init) and the transport's slot
 // (assigned once per Scope). Everything else is read at scrape time.
 
-// MaxTransports bounds the distinct transport labels (NewTransportScope);
+// MaxTransports bounds the distinct transport labels (NewScope names);
 // names beyond it share the "other" label.
 const MaxTransports = 8
 

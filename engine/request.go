@@ -128,7 +128,7 @@ func (r *Request) MayNotify() bool { return r.c.mayNotify() }
 func (r *Request) HasTimeout() bool { return r.c.hasTimeout() }
 
 // SetRawResult sets an already encoded result object, which must carry
-// resultType (and should carry _meta serverInfo, see Server.ServerMeta).
+// resultType (and should carry _meta serverInfo, see Scope.ServerMeta).
 func (r *Request) SetRawResult(obj []byte) { r.c.setRawResult(obj) }
 
 // SetTransportData keeps the transport's per-request state with the

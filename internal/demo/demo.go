@@ -1,6 +1,6 @@
 // Package demo drives a reference server over stdio end to end: the
-// `mcpwire demo` command. It runs on the public client (client with
-// a stdio.Command), plus a few raw lines sent through the client's line
+// `mcpwire demo` command. It runs on the public client (package client
+// with client/stdio's Command), plus a few raw lines sent through the client's line
 // transport to show how the server treats bad input.
 package demo
 

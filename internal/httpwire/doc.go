@@ -4,7 +4,7 @@
 // delimited by the end of the connection) and an incremental
 // text/event-stream parser (SSEParser). It is shared by the load generator
 // (internal/load) and the Streamable HTTP client transport
-// (transport/streamhttp.Dial).
+// (client/streamhttp.Dial).
 //
 // Guarantees and limits:
 //

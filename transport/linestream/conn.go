@@ -244,7 +244,7 @@ func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, princip
 }
 
 // SetConnInfo links the connection's requests to ci (Call.Conn), what the
-// driver got from engine.Server.ConnOpen; nil is allowed. Call it before
+// driver got from engine.Scope.ConnOpen; nil is allowed. Call it before
 // the first Feed.
 func (c *Conn) SetConnInfo(ci *engine.ConnInfo) { c.info = ci }
 
