@@ -44,10 +44,11 @@ import (
 // except that Next is called from one goroutine at a time (as
 // Exchange.Next). Only Next waits. Set Max and Overflow before the Inbox
 // is shared and do not change them; an Inbox must not be copied once
-// used. The zero Inbox is open and has no bound.
+// used. The zero Inbox is open, with the default bound.
 type Inbox struct {
-	// Max bounds the unread messages (the final one aside); zero or
-	// negative: no bound, which a server that floods can exploit.
+	// Max bounds the unread messages (the final one aside). It follows
+	// the limit rule (see Limits): 0 is DefaultMaxQueued; negative is no
+	// bound, which a server that floods can exploit.
 	Max int
 	// Overflow is what Push does when Max messages are unread.
 	Overflow Overflow
@@ -97,7 +98,7 @@ func (b *Inbox) Push(msg []byte) PushResult {
 		b.mu.Unlock()
 		return PushIgnored
 	}
-	if b.Max > 0 && len(b.q)-b.head >= b.Max {
+	if len(b.q)-b.head >= limit(b.Max, DefaultMaxQueued) {
 		if b.Overflow == OverflowDrop {
 			b.mu.Unlock()
 			return PushDropped

@@ -78,7 +78,14 @@ func TestInbox(t *testing.T) {
 			push("b", client.PushQueued), next("b"),
 			push("c", client.PushQueued), push("d", client.PushFailed), nextErr(client.ErrSlowConsumer),
 		}},
-		{name: "the zero Inbox has no bound", steps: func() []inboxStep {
+		{name: "the zero Inbox has the default bound", steps: func() []inboxStep {
+			var s []inboxStep
+			for i := range client.DefaultMaxQueued {
+				s = append(s, push(strconv.Itoa(i), client.PushQueued))
+			}
+			return append(append(s, push("over", client.PushFailed)), nextErr(client.ErrSlowConsumer))
+		}()},
+		{name: "a negative Max has no bound", max: -1, steps: func() []inboxStep {
 			var s []inboxStep
 			for i := range 10000 {
 				s = append(s, push(strconv.Itoa(i), client.PushQueued))
