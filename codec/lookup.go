@@ -119,41 +119,37 @@ func keyIs(key []byte, fl uint8, name string) bool {
 	return equalEscaped(key, name)
 }
 
-// member scans `"name" ws : ws` at b[i]. It returns the name's raw bytes,
-// its scan flags and the index of the value.
+// member reads one member at b[i] (whitespace before it allowed) with the
+// shared rules: the string rule for the name, then colon. It returns the
+// name's raw bytes, its scan flags and the index of the value.
 func member(b []byte, i int) ([]byte, uint8, int) {
-	if i >= len(b) || b[i] != '"' {
+	if i = skipWS(b, i); uint(i) >= uint(len(b)) || b[i] != '"' {
 		return nil, 0, scanErrParse
 	}
 	e, fl := scanString(b, i+1)
 	if e < 0 {
 		return nil, 0, e
 	}
-	key := b[i+1 : e-1]
-	e = skipWS(b, e)
-	if e >= len(b) || b[e] != ':' {
+	v := colon(b, e)
+	if v < 0 {
+		return nil, 0, v
+	}
+	if v = skipWS(b, v); v >= len(b) {
 		return nil, 0, scanErrParse
 	}
-	e = skipWS(b, e+1)
-	if e >= len(b) {
-		return nil, 0, scanErrParse
-	}
-	return key, fl, e
+	return b[i+1 : e-1], fl, v
 }
 
-// next moves past the separator after a member value. It returns the index
-// of the next member name, or the index just past '}' and true when the
+// next moves past the separator after a member value with sep. It returns
+// the index after a ',', or the index just past '}' and true when the
 // object ended.
 func next(b []byte, i int) (int, bool) {
-	i = skipWS(b, i)
-	if i >= len(b) {
-		return scanErrParse, false
-	}
-	switch b[i] {
+	i, c := sep(b, i)
+	switch c {
 	case ',':
-		return skipWS(b, i+1), false
+		return i, false
 	case '}':
-		return i + 1, true
+		return i, true
 	}
 	return scanErrParse, false
 }

@@ -1,10 +1,6 @@
 package codec
 
-import (
-	"bytes"
-	"encoding/binary"
-	"unsafe"
-)
+import "unsafe"
 
 // Kind is the JSON-RPC message kind found by Peek.
 type Kind uint8
@@ -134,7 +130,7 @@ type PeekOptions struct {
 	// MaxDepth is the deepest container nesting accepted, counting the
 	// top-level object as 1 (so "params" is 2 and "_meta" is 3).
 	// 0 => DefaultMaxDepth (128). Negative or above MaxDepthLimit =>
-	// MaxDepthLimit (4096); levels beyond 256 cost one allocation when reached.
+	// MaxDepthLimit (4096); levels beyond 256 may cost an allocation when reached.
 	MaxDepth int
 }
 
@@ -142,37 +138,6 @@ type PeekOptions struct {
 func Peek(msg []byte, env *Envelope) error {
 	return PeekWith(msg, env, PeekOptions{})
 }
-
-// Member keys at the three inspected levels. keyFold marks a name that is
-// not a recognised member but case-folds to one (A10).
-const (
-	keyUnknown = iota
-	keyFold
-
-	keyJSONRPC
-	keyID
-	keyMethod
-	keyParams
-	keyResult
-	keyError
-
-	keyName
-	keyURI
-	keyArguments
-	keyMeta
-	keyRequestID
-
-	keyProtocolVersion
-	keyClientCapabilities
-	keyLogLevel
-	keyProgressToken
-	keyClientInfo
-)
-
-var (
-	topNames    = [][]byte{[]byte("jsonrpc"), []byte("id"), []byte("method"), []byte("params"), []byte("result"), []byte("error")}
-	paramsNames = [][]byte{[]byte("name"), []byte("uri"), []byte("arguments"), []byte("_meta"), []byte("requestId")}
-)
 
 // Semantic problems found while the syntax scan goes on; reported after it.
 const (
@@ -303,88 +268,118 @@ func (p *parser) finish() error {
 	return nil
 }
 
-// Object levels Peek inspects.
-const (
-	levelTop    = 1 // the message object
-	levelParams = 2 // params
-	levelMeta   = 3 // params._meta
-)
-
 // object parses the members of the object at level (1 top, 2 params,
 // 3 _meta) whose '{' is at b[i-1], records what it finds and returns the
-// index just past its '}'. The common compact layout (no whitespace, string
-// values) is handled inline; everything else goes through the skipper.
+// index just past its '}'. Members are read with the shared rules (a name,
+// colon, a value, sep); a recognised name is matched by knownKey without
+// scanning it, and values Peek does not inspect go through the skipper.
 func (p *parser) object(i int, level int) int {
 	b, env := p.b, p.env
-	var seen uint32
-	i = skipWS(b, i)
-	if uint(i) < uint(len(b)) && b[i] == '}' {
+	// A key whose bit is set has been seen: a second one is a duplicate
+	// (A10). keyFold's bit starts set, so a case variant always is one.
+	seen := uint32(1) << keyFold
+	guess := keyLead[level&3]
+	if i = skipWS(b, i); uint(i) < uint(len(b)) && b[i] == '}' {
 		return i + 1
 	}
 	for {
-		// Member name.
+		// Member name: a recognised one without a scan, else the string
+		// rule and classify. Whitespace before it (after a ',') is rare.
 		if uint(i) >= uint(len(b)) || b[i] != '"' {
-			return scanErrParse
+			if i = skipWS(b, i); uint(i) >= uint(len(b)) || b[i] != '"' {
+				return scanErrParse
+			}
 		}
-		ks := i + 1
-		k, e := knownKey(b, ks, level)
+		k, e := knownKey(b, i+1, level, guess)
 		if e < 0 {
 			var fl uint8
-			if e = quickString(b, ks); e < 0 {
+			if e = plainString(b, i+1); e < 0 {
 				if e, fl = scanStringSlow(b, ^e, 0); e < 0 {
 					return e
 				}
 			}
-			k = classify(b[ks:e-1], fl, level)
+			k = classify(b[i+1:e-1], fl, level)
 		}
-		i = e
-		if uint(i) < uint(len(b)) && b[i] == ':' {
-			i++
-		} else {
-			i = skipWS(b, i)
-			if uint(i) >= uint(len(b)) || b[i] != ':' {
+		if i = colon(b, e); uint(i) >= uint(len(b)) {
+			return scanErrParse // also when colon failed (i < 0)
+		}
+		c := b[i]
+		if c <= ' ' {
+			if i = skipWS(b, i); uint(i) >= uint(len(b)) {
 				return scanErrParse
 			}
-			i++
+			c = b[i]
 		}
-		if uint(i) < uint(len(b)) && b[i] <= ' ' {
-			i = skipWS(b, i)
-		}
-		if uint(i) >= uint(len(b)) {
-			return scanErrParse
-		}
-
-		// Member value.
 		if k != keyUnknown {
-			if k == keyFold || seen&(1<<k) != 0 {
+			if bit := uint32(1) << (k & 31); seen&bit != 0 {
 				p.bad |= badDup // A10: reported once the syntax scan is done
 				k = keyUnknown
 			} else {
-				seen |= 1 << k
+				seen |= bit
+				guess = keys[k&31].after
 			}
 		}
-		c := b[i]
-		if k == keyJSONRPC && hasAt(b, i, `"2.0"`) {
+
+		// Member value.
+		if k == keyJSONRPC && len(b)-i >= 8 && word(b, i)&(1<<40-1) == quoted20 {
 			p.bad |= sawVersion // the usual spelling: no scan, no unescape
 			i += 5
 		} else if c == '"' {
 			// String value: one scan, then record it if wanted.
-			e, sfl := quickString(b, i+1), uint8(0)
+			e, fl := plainString(b, i+1), uint8(0)
 			if e < 0 {
-				if e, sfl = scanStringSlow(b, ^e, 0); e < 0 {
+				if e, fl = scanStringSlow(b, ^e, 0); e < 0 {
 					return e
 				}
 			}
 			if k != keyUnknown {
-				p.stringMember(k, Str{Raw: b[i+1 : e-1], Escaped: sfl&strEscaped != 0, Present: true}, b[i:e])
+				s := Str{Raw: b[i+1 : e-1], Escaped: fl&strEscaped != 0, Present: true}
+				switch k {
+				case keyJSONRPC:
+					p.bad |= sawVersion
+					if !s.EqualString("2.0") {
+						p.bad |= badVersion
+					}
+				case keyID:
+					env.ID, env.IDKind = b[i:e], IDString
+				case keyMethod:
+					p.bad |= sawMethod
+					env.Method = s
+				case keyParams:
+					p.bad |= badParams
+				case keyResult:
+					env.HasResult = true
+				case keyError:
+					env.HasError = true
+				case keyName:
+					env.Name = s
+				case keyURI:
+					env.URI = s
+				case keyArguments:
+					env.Arguments = b[i:e]
+				case keyRequestID:
+					env.RequestID = b[i:e]
+				case keyProtocolVersion:
+					env.ProtocolVersion = s
+				case keyLogLevel:
+					env.LogLevel = s
+				case keyProgressToken:
+					env.ProgressToken = b[i:e]
+				}
+				// keyMeta and keyClientCapabilities that are strings are
+				// not objects: ignored.
 			}
 			i = e
 		} else {
 			switch k {
 			case keyUnknown, keyArguments, keyClientCapabilities, keyResult, keyError, keyClientInfo:
-				e := p.sk.skip(b, i, level)
-				if e < 0 {
-					return e
+				// An empty object or array ("clientCapabilities":{}, the
+				// arguments of a tool without parameters) needs no skipper.
+				e := i + 2
+				if c != '{' && c != '[' || e > len(b) || b[i+1] != c+2 || p.sk.max <= level {
+					if e = p.sk.skip(b, i, level); e < 0 {
+						return e
+					}
 				}
 				switch k {
 				case keyArguments:
@@ -431,9 +426,9 @@ func (p *parser) object(i int, level int) int {
 				// protocolVersion, logLevel) and something else came.
 				switch k {
 				case keyJSONRPC:
-					p.bad |= badVersion
+					p.bad |= badVersion | sawVersion
 				case keyMethod:
-					p.bad |= badMethod
+					p.bad |= badMethod | sawMethod
 				case keyProtocolVersion:
 					env.NonStringVersion = true
 				}
@@ -442,73 +437,18 @@ func (p *parser) object(i int, level int) int {
 			if i < 0 {
 				return i
 			}
-			if k == keyJSONRPC {
-				p.bad |= sawVersion
-			} else if k == keyMethod {
-				p.bad |= sawMethod
-			}
 		}
 
 		// Separator.
-		if uint(i) < uint(len(b)) && b[i] == ',' {
-			i++
-			if uint(i) < uint(len(b)) && b[i] == '"' {
-				continue
-			}
-			i = skipWS(b, i)
+		var sc byte
+		if i, sc = sep(b, i); sc == ',' {
 			continue
 		}
-		i = skipWS(b, i)
-		if uint(i) < uint(len(b)) {
-			switch b[i] {
-			case '}':
-				return i + 1
-			case ',':
-				i = skipWS(b, i+1)
-				continue
-			}
+		if sc == '}' {
+			return i
 		}
 		return scanErrParse
 	}
-}
-
-// stringMember records the string value s (raw token tok, quotes
-// included) of recognised member k.
-func (p *parser) stringMember(k int, s Str, tok []byte) {
-	env := p.env
-	switch k {
-	case keyJSONRPC:
-		p.bad |= sawVersion
-		if !s.EqualString("2.0") {
-			p.bad |= badVersion
-		}
-	case keyID:
-		env.ID, env.IDKind = tok, IDString
-	case keyMethod:
-		p.bad |= sawMethod
-		env.Method = s
-	case keyParams:
-		p.bad |= badParams
-	case keyResult:
-		env.HasResult = true
-	case keyError:
-		env.HasError = true
-	case keyName:
-		env.Name = s
-	case keyURI:
-		env.URI = s
-	case keyArguments:
-		env.Arguments = tok
-	case keyRequestID:
-		env.RequestID = tok
-	case keyProtocolVersion:
-		env.ProtocolVersion = s
-	case keyLogLevel:
-		env.LogLevel = s
-	case keyProgressToken:
-		env.ProgressToken = tok
-	}
-	// keyMeta and keyClientCapabilities that are strings are not objects: ignored.
 }
 
 // token handles a non-string value, first byte c at b[i], of "id",
@@ -517,7 +457,10 @@ func (p *parser) stringMember(k int, s Str, tok []byte) {
 func (p *parser) token(k, i int, c byte, level int) int {
 	b, env := p.b, p.env
 	if c == '-' || c-'0' <= 9 {
-		e, isInt := scanNumber(b, i)
+		e, isInt := plainNumber(b, i), true
+		if e < 0 {
+			e, isInt = scanNumber(b, i)
+		}
 		if e < 0 {
 			return e
 		}
@@ -545,212 +488,7 @@ func (p *parser) token(k, i int, c byte, level int) int {
 	return p.sk.skip(b, i, level)
 }
 
-// Words of the _meta names for knownKey (little endian).
-var (
-	metaW0 = leString("io.model")
-	metaW1 = leString("contextp")
-	metaW2 = leString("rotocol/")
-	pvW0   = leString("protocol")
-	pvW1   = leString(`Version"`)
-)
-
-func leString(s string) uint64 { return binary.LittleEndian.Uint64([]byte(s)) }
-
-// le64 loads the 8 bytes at b[i:] as a little-endian word; the caller has
-// checked i+8 <= len(b).
-func le64(b []byte, i int) uint64 { return word(b, i) }
-
-// hasAt reports whether b[i:] starts with lit.
-func hasAt(b []byte, i int, lit string) bool {
-	return uint(i) <= uint(len(b)) && len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
-}
-
-// knownKey is the fast path for member names: it compares b[i:] with each
-// recognised name of level followed by its closing quote and, on a match,
-// returns the key and the index past the quote without scanning or
-// unescaping. Anything else returns -1 and goes through scanString and
-// classify (which also catch escaped spellings and case variants).
-func knownKey(b []byte, i int, level int) (int, int) {
-	if uint(i) >= uint(len(b)) {
-		return keyUnknown, -1
-	}
-	switch level {
-	case levelTop:
-		switch b[i] {
-		case 'j':
-			if hasAt(b, i, `jsonrpc"`) {
-				return keyJSONRPC, i + 8
-			}
-		case 'i':
-			if hasAt(b, i, `id"`) {
-				return keyID, i + 3
-			}
-		case 'm':
-			if hasAt(b, i, `method"`) {
-				return keyMethod, i + 7
-			}
-		case 'p':
-			if hasAt(b, i, `params"`) {
-				return keyParams, i + 7
-			}
-		case 'r':
-			if hasAt(b, i, `result"`) {
-				return keyResult, i + 7
-			}
-		case 'e':
-			if hasAt(b, i, `error"`) {
-				return keyError, i + 6
-			}
-		}
-	case levelParams:
-		switch b[i] {
-		case 'n':
-			if hasAt(b, i, `name"`) {
-				return keyName, i + 5
-			}
-		case 'u':
-			if hasAt(b, i, `uri"`) {
-				return keyURI, i + 4
-			}
-		case 'a':
-			if hasAt(b, i, `arguments"`) {
-				return keyArguments, i + 10
-			}
-		case '_':
-			if hasAt(b, i, `_meta"`) {
-				return keyMeta, i + 6
-			}
-		case 'r':
-			if hasAt(b, i, `requestId"`) {
-				return keyRequestID, i + 10
-			}
-		}
-	default:
-		switch b[i] {
-		case 'i':
-			// "io.modelcontextprotocol/" as three little-endian words.
-			if len(b)-i < 33 || (le64(b, i)^metaW0)|(le64(b, i+8)^metaW1)|(le64(b, i+16)^metaW2) != 0 {
-				break
-			}
-			j := i + 24
-			switch b[j] {
-			case 'p':
-				if len(b)-j >= 16 && (le64(b, j)^pvW0)|(le64(b, j+8)^pvW1) == 0 {
-					return keyProtocolVersion, j + 16
-				}
-			case 'c':
-				if hasAt(b, j, `clientCapabilities"`) {
-					return keyClientCapabilities, j + 19
-				}
-				if hasAt(b, j, `clientInfo"`) {
-					return keyClientInfo, j + 11
-				}
-			case 'l':
-				if hasAt(b, j, `logLevel"`) {
-					return keyLogLevel, j + 9
-				}
-			}
-		case 'p':
-			if hasAt(b, i, `progressToken"`) {
-				return keyProgressToken, i + 14
-			}
-		}
-	}
-	return keyUnknown, -1
-}
-
-// classify maps a member name at level to its key: a recognised name, an
-// unknown one, or keyFold for a name that only case-folds to a recognised one.
-func classify(key []byte, fl uint8, level int) int {
-	if fl&strEscaped != 0 {
-		return classifyEscaped(key, level)
-	}
-	switch level {
-	case levelTop:
-		switch string(key) {
-		case "jsonrpc":
-			return keyJSONRPC
-		case "id":
-			return keyID
-		case "method":
-			return keyMethod
-		case "params":
-			return keyParams
-		case "result":
-			return keyResult
-		case "error":
-			return keyError
-		}
-		return foldKey(key, fl, topNames)
-	case levelParams:
-		switch string(key) {
-		case "name":
-			return keyName
-		case "uri":
-			return keyURI
-		case "arguments":
-			return keyArguments
-		case "_meta":
-			return keyMeta
-		case "requestId":
-			return keyRequestID
-		}
-		return foldKey(key, fl, paramsNames)
-	default:
-		switch string(key) {
-		case MetaProtocolVersion:
-			return keyProtocolVersion
-		case MetaClientCapabilities:
-			return keyClientCapabilities
-		case MetaLogLevel:
-			return keyLogLevel
-		case MetaProgressToken:
-			return keyProgressToken
-		case MetaClientInfo:
-			return keyClientInfo
-		}
-		// _meta keys are open-ended (reverse-DNS prefixed): a case variant
-		// such as "io.modelcontextprotocol/ProtocolVersion" is another key,
-		// never the recognised one (META-02), so it is simply unknown.
-		return keyUnknown
-	}
-}
-
-// maxFoldLen bounds the byte length of any case-fold variant of a recognised
-// name: the only non-ASCII runes that fold to ASCII letters are U+017F (ſ, 2
-// bytes) and U+212A (Kelvin sign, 3 bytes), so a variant is at most 3× the
-// longest name (42 bytes).
-const maxFoldLen = 3 * len(MetaClientCapabilities)
-
-// foldKey reports keyFold when key (unescaped, not an exact recognised name)
-// equals one of names under Unicode simple case folding.
-func foldKey(key []byte, fl uint8, names [][]byte) int {
-	for _, n := range names {
-		// An ASCII key can only fold to an ASCII name of the same length.
-		if len(key) == len(n) || (fl&strNonASCII != 0 && len(key) > len(n) && len(key) <= 3*len(n)) {
-			if bytes.EqualFold(key, n) {
-				return keyFold
-			}
-		}
-	}
-	return keyUnknown
-}
-
-// classifyEscaped unescapes a member name that contains escapes ("\u006d…")
-// and classifies the result; a name too long to be a variant is unknown.
-func classifyEscaped(key []byte, level int) int {
-	var buf [maxFoldLen]byte
-	n, ok := unescapeBounded(buf[:], key)
-	if !ok {
-		return keyUnknown
-	}
-	u := buf[:n]
-	fl := uint8(0)
-	for _, c := range u {
-		if c >= 0x80 {
-			fl = strNonASCII
-			break
-		}
-	}
-	return classify(u, fl, level)
-}
+// quoted20 is `"2.0"` as the low 5 bytes of a little-endian word: the
+// usual "jsonrpc" value, compared without a scan (a shorter tail of the
+// buffer takes the general path).
+const quoted20 = '"' | '2'<<8 | '.'<<16 | '0'<<24 | '"'<<32

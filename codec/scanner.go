@@ -6,9 +6,12 @@ import (
 	"unsafe"
 )
 
-// Low-level RFC 8259 scanners shared by Peek and LookupPath. They work on a
-// byte slice and an index and return the index just past what they scanned,
-// or a negative scanErr* value. They never allocate and never recurse.
+// The RFC 8259 grammar, written once for the three readers of the package:
+// Peek's object levels (peek.go), the skipper below, and LookupPath and
+// LookupMembers (lookup.go). The rules work on a byte slice and an index and
+// return the index just past what they read, or a negative scanErr* value.
+// They never allocate and never recurse. The names Peek recognises are in
+// one table too (keys.go).
 
 const (
 	scanErrParse = -1 // RFC 8259 syntax error, truncation included
@@ -25,8 +28,8 @@ const (
 // SWAR constants: one byte lane each.
 const (
 	lanes01 = 0x0101010101010101
-	lanes20 = 0x2020202020202020
-	lanes22 = 0x2222222222222222 // '"'
+	lanes02 = 0x0202020202020202
+	lanes21 = 0x2121212121212121
 	lanes5c = 0x5c5c5c5c5c5c5c5c // '\\'
 	lanes80 = 0x8080808080808080
 )
@@ -60,41 +63,62 @@ var hexVal = func() (t [256]byte) {
 // none. Borrows only propagate upwards out of a lane that is itself a hit, so
 // the lowest flagged lane is always exact.
 func specialMask(x uint64) uint64 {
-	return ((x - lanes20) | ((x ^ lanes22) - lanes01) | ((x ^ lanes5c) - lanes01) | x) & lanes80
+	// x^0x02 is below 0x21 exactly for the bytes below 0x20 and '"', so one
+	// subtraction finds both.
+	return (((x ^ lanes02) - lanes21) | ((x ^ lanes5c) - lanes01) | x) & lanes80
 }
 
 // word loads the 8 bytes at b[i:i+8] as a little-endian uint64 without a
 // bounds check. Callers must have checked 0 <= i && i+8 <= len(b) (every
 // index in this package starts at 0 and only grows).
 func word(b []byte, i int) uint64 {
-	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)), 8))
+	// An array pointer, unlike unsafe.Slice, costs no overflow check.
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:])
 }
 
-// skipWS skips JSON insignificant whitespace (RFC 8259 §2).
+// isWS[c] is true for the JSON whitespace bytes (RFC 8259 §2: space, tab,
+// line feed, carriage return).
+var isWS = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
+// skipWS skips JSON insignificant whitespace. Every token starts above ' ',
+// so compact JSON leaves after one compare, without reading isWS.
 func skipWS(b []byte, i int) int {
-	for uint(i) < uint(len(b)) {
-		c := b[i]
-		if c > ' ' || (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-			return i
-		}
+	for uint(i) < uint(len(b)) && b[i] <= ' ' && isWS[b[i]] {
 		i++
 	}
 	return i
 }
 
-// scanString scans a JSON string whose opening quote is at b[i-1]. It
-// validates escapes and UTF-8 and returns the index just past the closing
-// quote and the strEscaped/strNonASCII flags.
-//
-// The fast path looks at 8 bytes per step and returns as soon as the first
-// special byte is the closing quote; everything else (escapes, non-ASCII,
-// control bytes, the last < 8 bytes of b) goes to scanStringSlow.
+// scanString is the string rule: it scans a JSON string whose opening quote
+// is at b[i-1], validates escapes and UTF-8, and returns the index just past
+// the closing quote and the strEscaped/strNonASCII flags. The hot loops
+// call its two halves themselves: plainString, which inlines, and
+// scanStringSlow when plainString gives up.
 func scanString(b []byte, i int) (int, uint8) {
-	if e := quickString(b, i); e >= 0 {
+	if e := plainString(b, i); e >= 0 {
 		return e, 0
 	} else {
 		return scanStringSlow(b, ^e, 0)
 	}
+}
+
+// plainString is the inlinable fast path of the string rule: it steps over
+// plain ASCII 8 bytes at a time and, when the first special byte ('"',
+// '\\', < 0x20, >= 0x80) is the closing quote, returns the index just past
+// it. Otherwise (an escape, non-ASCII, a control byte, fewer than 8 bytes
+// left) it returns ^j, j being where scanStringSlow must continue with no
+// flags set.
+func plainString(b []byte, i int) int {
+	for i >= 0 && i+8 <= len(b) {
+		if m := specialMask(word(b, i)); m != 0 {
+			if i += bits.TrailingZeros64(m) >> 3; b[i] == '"' {
+				return i + 1
+			}
+			return ^i
+		}
+		i += 8
+	}
+	return ^i
 }
 
 // scanStringSlow continues scanString at b[i] with flags fl.
@@ -193,6 +217,21 @@ func utf8SeqLen(b []byte, i int) int {
 	return 0
 }
 
+// plainNumber is the inlinable fast path of the number rule for the usual
+// case, a non-negative integer: it returns the index just past the digits
+// at b[i], or ^i when b[i] starts anything else (a sign, a fraction, an
+// exponent, a leading zero, no digit at all) and scanNumber must decide.
+func plainNumber(b []byte, i int) int {
+	j := i
+	for uint(j) < uint(len(b)) && b[j]-'0' <= 9 {
+		j++
+	}
+	if j == i || j-i > 1 && b[i] == '0' || uint(j) < uint(len(b)) && (b[j] == '.' || b[j]|0x20 == 'e') {
+		return ^i
+	}
+	return j
+}
+
 // scanNumber scans an RFC 8259 number starting at b[i] ('-' or a digit) and
 // reports whether it is an integer (no fraction, no exponent).
 func scanNumber(b []byte, i int) (int, bool) {
@@ -243,207 +282,213 @@ func scanNumber(b []byte, i int) (int, bool) {
 	return i, isInt
 }
 
-// scanLiteral checks for true, false or null at b[i].
+// scanLiteral checks for true, false or null at b[i] with one 4-byte load.
 func scanLiteral(b []byte, i int) int {
-	if uint(i) >= uint(len(b)) {
-		return scanErrParse
-	}
-	switch b[i] {
-	case 't':
-		if i+4 <= len(b) && string(b[i:i+4]) == "true" {
+	if i >= 0 && i+4 <= len(b) {
+		switch binary.LittleEndian.Uint32(b[i:]) {
+		case 't' | 'r'<<8 | 'u'<<16 | 'e'<<24, 'n' | 'u'<<8 | 'l'<<16 | 'l'<<24:
 			return i + 4
-		}
-	case 'f':
-		if i+5 <= len(b) && string(b[i:i+5]) == "false" {
-			return i + 5
-		}
-	case 'n':
-		if i+4 <= len(b) && string(b[i:i+4]) == "null" {
-			return i + 4
+		case 'f' | 'a'<<8 | 'l'<<16 | 's'<<24:
+			if i+5 <= len(b) && b[i+4] == 'e' {
+				return i + 5
+			}
 		}
 	}
 	return scanErrParse
+}
+
+// The structural rules of RFC 8259 §2 and §4 that every reader of objects
+// shares: Peek's object levels, the skipper and LookupPath/LookupMembers.
+// A member is a name (the string rule: plainString, then scanStringSlow),
+// colon and a value; after a value, sep reads ',' or the closing bracket.
+// RFC 8259 allows whitespace on both sides of each structural character;
+// colon and sep take the whitespace before it, and the reader of the next
+// token (name or value) the whitespace after it, since that reader looks at
+// the byte anyway: in compact JSON no rule then spends an extra compare on
+// whitespace that is not there. Both rules inline (go build -gcflags=-m).
+
+// colon reads the name separator of the member rule, `ws :`, after a
+// member's name: i is just past the name's closing quote. It returns the
+// index just past the ':' or scanErrParse.
+func colon(b []byte, i int) int {
+	for uint(i) < uint(len(b)) {
+		c := b[i]
+		i++
+		if c == ':' {
+			return i
+		}
+		if c > ' ' || !isWS[c] {
+			break
+		}
+	}
+	return scanErrParse
+}
+
+// sep reads the separator rule after a member or element value ending at
+// b[i-1]: `ws ,` before the next one, or `ws` and the closing bracket. It
+// returns the index just past the byte it found and that byte: ',' or
+// anything else. Only the caller knows whether '}' or ']' closes the
+// container it is in, so it checks c: a byte that is neither ',' nor that
+// bracket, and the end of the input (c == 0), are syntax errors.
+func sep(b []byte, i int) (int, byte) {
+	for uint(i) < uint(len(b)) {
+		c := b[i]
+		i++
+		if c > ' ' || !isWS[c] {
+			return i, c
+		}
+	}
+	return scanErrParse, 0
 }
 
 // stackInline is how many nesting levels the skipper tracks without a heap
 // allocation (DefaultMaxDepth fits).
 const stackInline = 256
 
-// skipper validates and skips whole JSON values without recursion: the kind
-// of each open container (object or array) is one bit of a bit stack.
+// skipper validates and skips whole JSON values without recursion. The kind
+// of each open container (object or array) is one bit of a bit stack: skip
+// keeps the word of the 64 innermost levels in a register and stores a word
+// here only when the nesting crosses a multiple of 64 levels.
 type skipper struct {
 	max  int
 	bits [stackInline / 64]uint64
-	deep []uint64 // levels >= stackInline; allocated only when MaxDepth > 256 and reached
+	deep []uint64 // words past stackInline levels; allocated only when MaxDepth > 256 and reached
 }
 
-func (s *skipper) push(d int, obj bool) {
-	if uint(d) >= stackInline {
-		s.pushDeep(d, obj)
+// save stores word w of the bit stack (levels 64w to 64w+63 counted from
+// the value skip started at). It is out of line: skip's loop stays free of
+// calls on its usual paths.
+//
+//go:noinline
+func (s *skipper) save(w int, x uint64) {
+	if w < len(s.bits) {
+		s.bits[w] = x
 		return
 	}
-	w, m := uint(d)>>6, uint64(1)<<(d&63)
-	if obj {
-		s.bits[w] |= m
-	} else {
-		s.bits[w] &^= m
-	}
-}
-
-func (s *skipper) pushDeep(d int, obj bool) {
-	d -= stackInline
-	for d>>6 >= len(s.deep) {
+	w -= len(s.bits)
+	for w >= len(s.deep) {
 		s.deep = append(s.deep, 0)
 	}
-	w, m := d>>6, uint64(1)<<(d&63)
-	if obj {
-		s.deep[w] |= m
-	} else {
-		s.deep[w] &^= m
-	}
+	s.deep[w] = x
 }
 
-func (s *skipper) isObj(d int) bool {
-	if uint(d) >= stackInline {
-		d -= stackInline
-		return s.deep[d>>6]&(uint64(1)<<(d&63)) != 0
-	}
-	return s.bits[uint(d)>>6]&(uint64(1)<<(d&63)) != 0
-}
-
-// skip validates the JSON value starting at b[i] (no leading whitespace) that
-// sits inside containers nested depth deep, and returns the index just past
-// it. A container opened at depth d+1 > s.max fails with scanErrDeep.
+// load returns word w of the bit stack, as save stored it.
 //
-// The loop keeps the kind of the innermost open container in inObj and
-// reads the bit stack only when a container closes.
+//go:noinline
+func (s *skipper) load(w int) uint64 {
+	if w < len(s.bits) {
+		return s.bits[w]
+	}
+	return s.deep[w-len(s.bits)]
+}
+
+// skip validates the JSON value starting at b[i] (whitespace before it is
+// skipped) that sits inside containers nested depth deep, and returns the
+// index just past it. A container opened at depth d+1 > s.max fails with
+// scanErrDeep.
+//
+// It is a state machine of three states (a value, what follows a value, a
+// member), written with goto so that each state's code appears once and no
+// state variable is tested on the way. inObj is the kind of the innermost
+// open container, and stack the innermost word of the bit stack: bit p&63
+// is set when the container p+1 levels below the value is an object.
 func (s *skipper) skip(b []byte, i, depth int) int {
 	base := depth
-	inObj, wantKey := false, false
-	for {
-		if wantKey {
-			// `"name" ws : ws` of an object member.
-			if uint(i) >= uint(len(b)) || b[i] != '"' {
-				return scanErrParse
-			}
-			if e := quickString(b, i+1); e >= 0 {
-				i = e
-			} else if i, _ = scanStringSlow(b, ^e, 0); i < 0 {
-				return i
-			}
-			if uint(i) < uint(len(b)) && b[i] == ':' {
-				i++
-			} else {
-				i = skipWS(b, i)
-				if uint(i) >= uint(len(b)) || b[i] != ':' {
-					return scanErrParse
-				}
-				i++
-			}
-			if uint(i) < uint(len(b)) && b[i] <= ' ' {
-				i = skipWS(b, i)
-			}
-			wantKey = false
+	inObj := false
+	var stack uint64
+	var c byte
+
+value: // A value is expected at b[i].
+	if uint(i) >= uint(len(b)) {
+		return scanErrParse
+	}
+	switch c = b[i]; c {
+	case '"':
+		if e := plainString(b, i+1); e >= 0 {
+			i = e
+		} else if i, _ = scanStringSlow(b, ^e, 0); i < 0 {
+			return i
 		}
-		// A value is expected at b[i].
-		if uint(i) >= uint(len(b)) {
-			return scanErrParse
+	case '{', '[':
+		depth++
+		if depth > s.max {
+			return scanErrDeep
 		}
-		switch c := b[i]; c {
-		case '"':
-			if e := quickString(b, i+1); e >= 0 {
-				i = e
-			} else if i, _ = scanStringSlow(b, ^e, 0); i < 0 {
-				return i
-			}
-		case '{', '[':
-			depth++
-			if depth > s.max {
-				return scanErrDeep
-			}
-			inObj = c == '{'
-			s.push(depth, inObj)
-			i++
-			if uint(i) < uint(len(b)) && b[i] <= ' ' {
-				i = skipWS(b, i)
-			}
-			if uint(i) >= uint(len(b)) {
-				return scanErrParse
-			}
-			if c := b[i]; (c == '}' && inObj) || (c == ']' && !inObj) {
-				i++
-				depth--
-				if depth > base {
-					inObj = s.isObj(depth)
-				}
-				break
-			}
-			wantKey = inObj
-			continue
-		case 't', 'f', 'n':
-			if i = scanLiteral(b, i); i < 0 {
-				return i
-			}
-		default:
-			if c != '-' && c-'0' > 9 {
-				return scanErrParse
-			}
-			if i, _ = scanNumber(b, i); i < 0 {
-				return i
-			}
+		inObj = c == '{'
+		p := depth - base - 1
+		if p&63 == 0 && p != 0 {
+			s.save(p>>6-1, stack)
 		}
-		// A value ended just before b[i]: close containers or move on.
-		for depth > base {
-			if uint(i) < uint(len(b)) && b[i] <= ' ' {
+		if inObj {
+			stack |= 1 << (p & 63)
+		} else {
+			stack &^= 1 << (p & 63)
+		}
+		// Its first member or element follows, unless it is empty: then
+		// the closing bracket is read as after a value.
+		if i = skipWS(b, i+1); uint(i) < uint(len(b)) && (b[i] == '}' || b[i] == ']') {
+			break
+		}
+		if inObj {
+			goto member
+		}
+		goto value
+	case 't', 'f', 'n':
+		if i = scanLiteral(b, i); i < 0 {
+			return i
+		}
+	default:
+		if e := plainNumber(b, i); e >= 0 {
+			i = e
+			break
+		}
+		if c != '-' && c-'0' > 9 {
+			if isWS[c] {
 				i = skipWS(b, i)
-			}
-			if uint(i) >= uint(len(b)) {
-				return scanErrParse
-			}
-			c := b[i]
-			i++
-			if c == ',' {
-				if uint(i) < uint(len(b)) && b[i] <= ' ' {
-					i = skipWS(b, i)
-				}
-				wantKey = inObj
-				break
-			}
-			if (c == '}' && inObj) || (c == ']' && !inObj) {
-				depth--
-				if depth > base {
-					inObj = s.isObj(depth)
-				}
-				continue
+				goto value
 			}
 			return scanErrParse
 		}
-		if depth == base {
+		if i, _ = scanNumber(b, i); i < 0 {
 			return i
 		}
 	}
-}
 
-// quickString is the inlinable fast path of scanString: when the first
-// special byte within the 8 bytes at b[i:] is the closing quote, it returns
-// the index just past it. Otherwise it returns ^j (negative), j being where
-// scanStringSlow must continue: i+8 when those 8 bytes were all plain, else i.
-func quickString(b []byte, i int) int {
-	if i >= 0 && i+8 <= len(b) {
-		x := word(b, i)
-		q := x ^ lanes22
-		// The lowest bit of quote is exactly the first '"' (borrows only
-		// propagate out of a zero lane); other flags '\\', < 0x20, >= 0x80.
-		// Deriving the end from quote alone keeps the index dependency
-		// chain short; other is only tested by a predictable branch.
-		quote := (q - lanes01) &^ q & lanes80
-		other := ((x - lanes20) | ((x ^ lanes5c) - lanes01) | x) & lanes80
-		if quote != 0 && other&(quote&-quote-1) == 0 {
-			return i + bits.TrailingZeros64(quote)>>3 + 1
+next: // A value ended just before b[i]: move on, or close a container.
+	if depth == base {
+		return i
+	}
+	if i, c = sep(b, i); c == ',' {
+		if inObj {
+			goto member
 		}
-		if quote|other == 0 {
-			return ^(i + 8) // 8 plain bytes: the slow path continues after them
+		goto value
+	}
+	if c != '}' && c != ']' || (c == '}') != inObj {
+		return scanErrParse
+	}
+	depth--
+	if p := depth - base - 1; p >= 0 {
+		if p&63 == 63 {
+			stack = s.load(p >> 6)
+		}
+		inObj = stack>>(p&63)&1 != 0
+	}
+	goto next
+
+member: // A member: its name, then colon; its value follows.
+	if uint(i) >= uint(len(b)) || b[i] != '"' {
+		if i = skipWS(b, i); uint(i) >= uint(len(b)) || b[i] != '"' {
+			return scanErrParse
 		}
 	}
-	return ^i
+	if e := plainString(b, i+1); e >= 0 {
+		i = e
+	} else if i, _ = scanStringSlow(b, ^e, 0); i < 0 {
+		return i
+	}
+	if i = colon(b, i); i < 0 {
+		return i
+	}
+	goto value
 }
