@@ -554,7 +554,7 @@ func trimSpace(b []byte) []byte {
 
 // peekOpts: a server's results may nest deeper than the requests a server
 // accepts.
-var peekOpts = codec.PeekOptions{MaxDepth: codec.MaxDepthLimit}
+var peekOpts = codec.PeekConfig{MaxDepth: codec.MaxDepthLimit}
 
 // incoming is one server message, decoded enough to route it: Peek finds
 // the members, and only an error object is decoded (the result stays a

@@ -40,7 +40,7 @@
 // # Limits
 //
 //   - Nesting: DefaultMaxDepth = 128 levels counting the message object as
-//     1 (RELIABILITY.md defaults); PeekOptions.MaxDepth up to MaxDepthLimit
+//     1 (RELIABILITY.md defaults); PeekConfig.MaxDepth up to MaxDepthLimit
 //     (4096). Message size is not limited here: the framing layer caps it
 //     (4 MiB by default) before Peek runs.
 //   - Peek inspects three object levels only. Below them (params.arguments,

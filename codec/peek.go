@@ -49,12 +49,12 @@ func (k IDKind) String() string {
 	return "invalid"
 }
 
-// DefaultMaxDepth is the nesting limit used when PeekOptions.MaxDepth is 0
+// DefaultMaxDepth is the nesting limit used when PeekConfig.MaxDepth is 0
 // (RELIABILITY.md defaults table; A9).
 const DefaultMaxDepth = 128
 
 // MaxDepthLimit is the hard nesting cap: larger or negative
-// PeekOptions.MaxDepth values are clamped to it.
+// PeekConfig.MaxDepth values are clamped to it.
 const MaxDepthLimit = 4096
 
 // Member names Peek looks at (MCP 2026-07-28, TRANSPORTS.md §1.2).
@@ -125,8 +125,8 @@ func (e *Envelope) Rebase(old, buf []byte) {
 	e.ClientInfo = mv(e.ClientInfo)
 }
 
-// PeekOptions tunes PeekWith.
-type PeekOptions struct {
+// PeekConfig tunes PeekWith.
+type PeekConfig struct {
 	// MaxDepth is the deepest container nesting accepted, counting the
 	// top-level object as 1 (so "params" is 2 and "_meta" is 3).
 	// 0 => DefaultMaxDepth (128). Negative or above MaxDepthLimit =>
@@ -134,9 +134,9 @@ type PeekOptions struct {
 	MaxDepth int
 }
 
-// Peek is PeekWith(msg, env, PeekOptions{}).
+// Peek is PeekWith(msg, env, PeekConfig{}).
 func Peek(msg []byte, env *Envelope) error {
-	return PeekWith(msg, env, PeekOptions{})
+	return PeekWith(msg, env, PeekConfig{})
 }
 
 // Semantic problems found while the syntax scan goes on; reported after it.
@@ -188,7 +188,7 @@ type parser struct {
 //
 // Members that are not strings where a string is expected (name, uri,
 // logLevel, protocolVersion) are left with Present == false.
-func PeekWith(msg []byte, env *Envelope, o PeekOptions) error {
+func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
 	p := parser{b: msg, env: env}
 	p.sk.max = o.MaxDepth

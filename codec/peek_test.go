@@ -303,20 +303,20 @@ func TestPeekDepthBoundary(t *testing.T) {
 		{MaxDepthLimit * 10, MaxDepthLimit + 1, ErrTooDeep},
 	} {
 		var env Envelope
-		err := PeekWith(build(c.levels), &env, PeekOptions{MaxDepth: c.max})
+		err := PeekWith(build(c.levels), &env, PeekConfig{MaxDepth: c.max})
 		if err != c.wantErr {
 			t.Errorf("#%d max=%d levels=%d: err = %v, want %v", i, c.max, c.levels, err, c.wantErr)
 		}
 	}
 	// MaxDepth 1 and 2: params and _meta themselves count.
 	var env Envelope
-	if err := PeekWith([]byte(`{"jsonrpc":"2.0","id":1,"method":"m"}`), &env, PeekOptions{MaxDepth: 1}); err != nil {
+	if err := PeekWith([]byte(`{"jsonrpc":"2.0","id":1,"method":"m"}`), &env, PeekConfig{MaxDepth: 1}); err != nil {
 		t.Errorf("depth 1 flat: %v", err)
 	}
-	if err := PeekWith([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{}}`), &env, PeekOptions{MaxDepth: 1}); err != ErrTooDeep {
+	if err := PeekWith([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{}}`), &env, PeekConfig{MaxDepth: 1}); err != ErrTooDeep {
 		t.Errorf("depth 1 with params: %v", err)
 	}
-	if err := PeekWith([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{}}}`), &env, PeekOptions{MaxDepth: 2}); err != ErrTooDeep {
+	if err := PeekWith([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{}}}`), &env, PeekConfig{MaxDepth: 2}); err != ErrTooDeep {
 		t.Errorf("depth 2 with _meta: %v", err)
 	}
 }

@@ -148,7 +148,7 @@ type transport struct {
 	dialer  net.Dialer
 	log     *slog.Logger
 	maxMsg  int64 // < 0: no bound
-	peek    codec.PeekOptions
+	peek    codec.PeekConfig
 
 	pool connPool
 
@@ -244,7 +244,7 @@ func Dial(rawURL string, opts Config) (mcpclient.Transport, error) {
 		extra:  extra,
 		log:    opts.Logger,
 		maxMsg: int64(opts.MaxMessage),
-		peek:   codec.PeekOptions{MaxDepth: -1},
+		peek:   codec.PeekConfig{MaxDepth: -1},
 		done:   make(chan struct{}),
 	}
 	if t.maxMsg < 0 {

@@ -371,7 +371,7 @@ func (t *transport) openLegacy(ctx context.Context, out *mcpclient.Outgoing) (mc
 }
 
 // isResponseFor reports whether msg is a response to the request with id.
-func isResponseFor(msg, id []byte, o codec.PeekOptions) bool {
+func isResponseFor(msg, id []byte, o codec.PeekConfig) bool {
 	var env codec.Envelope
 	_ = codec.PeekWith(msg, &env, o)
 	if env.Kind != codec.KindResponse {

@@ -283,7 +283,7 @@ func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
 // failure is answered through c like any other reply.
 func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any) *codec.Error {
 	var env codec.Envelope
-	if err := codec.PeekWith(msg, &env, codec.PeekOptions{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
+	if err := codec.PeekWith(msg, &env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
 			ce = codec.ErrParse

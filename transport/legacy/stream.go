@@ -182,7 +182,7 @@ func (s *Server) listen(g *getStream) {
 	msg = append(msg, quote(s.modern)...)
 	msg = append(msg, `,"io.modelcontextprotocol/clientCapabilities":{}}}}`...)
 	var env codec.Envelope
-	if err := codec.PeekWith(msg, &env, codec.PeekOptions{}); err != nil {
+	if err := codec.PeekWith(msg, &env, codec.PeekConfig{}); err != nil {
 		return
 	}
 	l := &listener{g: g, gen: gen, ready: make(chan struct{})}

@@ -187,7 +187,7 @@ type Conn struct {
 	ctx       context.Context
 	principal any
 	cfg       Config
-	peek      codec.PeekOptions
+	peek      codec.PeekConfig
 	maxFlight int32
 	write     func([]byte) (int, error)
 	try       TryWriter // the driver, when it can write without blocking
@@ -232,7 +232,7 @@ func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, princip
 		ctx:       context.WithoutCancel(ctx),
 		principal: principal,
 		cfg:       cfg,
-		peek:      codec.PeekOptions{MaxDepth: opt.MaxDepth},
+		peek:      codec.PeekConfig{MaxDepth: opt.MaxDepth},
 		maxFlight: maxInFlight(opt.MaxInFlight),
 		dec:       framing.NewDecoder(framing.ReaderConfig{MaxLine: cfg.MaxLine, ReadSize: 1}),
 		budget:    cfg.CancelBudget,

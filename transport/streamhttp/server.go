@@ -32,7 +32,7 @@ type Server struct {
 	origins   originSet
 	hosts     hostSet
 	checkHost bool
-	peek      codec.PeekOptions
+	peek      codec.PeekConfig
 
 	xpool   sync.Pool
 	stats   Stats
@@ -55,7 +55,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 		scope: engine.NewScope(eng, "http"),
 		cfg:   cfg,
 		path:  []byte(cfg.Path),
-		peek:  codec.PeekOptions{MaxDepth: eng.Config().MaxDepth},
+		peek:  codec.PeekConfig{MaxDepth: eng.Config().MaxDepth},
 	}
 	if cfg.AllowedOrigins != nil {
 		s.origins = newOriginSet(cfg.AllowedOrigins)
