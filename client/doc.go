@@ -75,6 +75,7 @@
 //
 // Inbox is the receiving side of an Exchange (the queue between the
 // goroutine that reads the connection and Next, the bound, the end after
-// the final message, cancellation); LineTransport and client/streamhttp's
-// Dial use it.
+// the final message, cancellation), and Ending the end state alone, for an
+// exchange that reads its reply where Next runs; LineTransport and
+// client/streamhttp's Dial use them.
 package client

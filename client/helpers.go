@@ -57,19 +57,22 @@ func (c *Client) CallTool(ctx context.Context, name string, arguments any, opts 
 	if err := complete(res); err != nil {
 		return nil, err
 	}
-	var r struct {
-		Content           []mcp.Content   `json:"content"`
-		StructuredContent json.RawMessage `json:"structuredContent"`
-		IsError           bool            `json:"isError"`
-	}
-	if err := codec.Unmarshal(res.Raw, &r); err != nil {
+	// One allocation for the result and its structuredContent, which is
+	// kept as received: sonic, like encoding/json, decodes into what a
+	// non-nil pointer held in an interface points to.
+	d := new(struct {
+		res mcp.ToolResult
+		sc  json.RawMessage
+	})
+	d.res.StructuredContent = &d.sc
+	if err := codec.Unmarshal(res.Raw, &d.res); err != nil {
 		return nil, fmt.Errorf("client: bad tools/call result: %w", err)
 	}
-	tr := &mcp.ToolResult{Content: r.Content, IsError: r.IsError}
-	if r.StructuredContent != nil {
-		tr.StructuredContent = r.StructuredContent // as received (ToolResult.DecodeStructured reads it)
+	d.res.StructuredContent = nil
+	if d.sc != nil {
+		d.res.StructuredContent = d.sc // ToolResult.DecodeStructured reads it
 	}
-	return tr, nil
+	return &d.res, nil
 }
 
 // maxPages bounds a paged listing (a server that always returns a cursor).

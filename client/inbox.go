@@ -11,7 +11,7 @@ import (
 // the connection and the one that calls Next, and how the exchange ended.
 // LineTransport and the 2024-11-05 HTTP+SSE exchanges of client/streamhttp
 // queue in one; a Streamable HTTP exchange reads its reply on the Next
-// goroutine, so it queues nothing and keeps only its end here.
+// goroutine, so it queues nothing and keeps only an Ending.
 //
 // A Transport written outside this module can build its Exchange on one:
 // its reading side calls Push for each notification of the request,
@@ -53,12 +53,75 @@ type Inbox struct {
 	// Overflow is what Push does when Max messages are unread.
 	Overflow Overflow
 
-	mu    sync.Mutex
-	q     [][]byte      // unread messages, from head on
-	head  int           // index of the next message in q
-	first [1][]byte     // q's backing array while one slot is enough (no allocation)
-	end   error         // nil while open; io.EOF once the final message is queued
-	wake  chan struct{} // one token; made by the first Next that waits
+	Ending               // how the exchange ended; its mutex guards the queue too
+	q      [][]byte      // unread messages, from head on
+	head   int           // index of the next message in q
+	first  [1][]byte     // q's backing array while one slot is enough (no allocation)
+	wake   chan struct{} // one token; made by the first Next that waits
+}
+
+// Ending is how one exchange ends: open until the first of End and Cancel,
+// which decides it for good. Inbox is an Ending with a queue; an Exchange
+// that queues nothing (Streamable HTTP reads its reply on the Next
+// goroutine) keeps only an Ending, to settle the race between its response
+// arriving and a Close, a context's end or the transport's Close. Every
+// method may be called from any goroutine; the zero Ending is open; an
+// Ending must not be copied once used.
+type Ending struct {
+	mu  sync.Mutex
+	end error // nil while open; io.EOF once complete
+}
+
+// End ends the exchange with err (nil: io.EOF, complete) and reports
+// whether this call ended it (false: it had already ended or been
+// cancelled).
+func (e *Ending) End(err error) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.endLocked(err)
+}
+
+// Cancel abandons the exchange: it reports whether it was still open, that
+// is, whether the request is still pending and should be cancelled on the
+// wire; only the first call can report so. Err returns reason from then on
+// (ErrClosed when reason is nil), unless the exchange had ended before.
+func (e *Ending) Cancel(reason error) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cancelLocked(reason)
+}
+
+// Err reports how the exchange ended: nil while it is open, io.EOF once it
+// is complete, else the error given to End or Cancel (or ErrSlowConsumer
+// for an Inbox that overflowed).
+func (e *Ending) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.end
+}
+
+// endLocked and cancelLocked are End and Cancel with e.mu held: the one
+// place the end rules are written, for Ending and Inbox alike.
+func (e *Ending) endLocked(err error) bool {
+	if e.end != nil {
+		return false
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	e.end = err
+	return true
+}
+
+func (e *Ending) cancelLocked(reason error) bool {
+	if e.end != nil {
+		return false
+	}
+	if reason == nil {
+		reason = ErrClosed
+	}
+	e.end = reason
+	return true
 }
 
 // Overflow is what Push does with a message that finds Max unread.
@@ -134,17 +197,10 @@ func (b *Inbox) Final(msg []byte) bool {
 // response, for example). A nil err is io.EOF: the exchange is complete.
 // It reports whether this call ended it (false: it had already ended).
 func (b *Inbox) End(err error) bool {
-	if err == nil {
-		err = io.EOF
-	}
 	b.mu.Lock()
-	if b.end != nil {
-		b.mu.Unlock()
-		return false
-	}
-	b.end = err
+	ended := b.endLocked(err)
 	b.unlockWake()
-	return true
+	return ended
 }
 
 // Cancel abandons the exchange: what is queued is dropped, later messages
@@ -154,26 +210,11 @@ func (b *Inbox) End(err error) bool {
 // can report so. Next returns reason from then on, or ErrClosed when
 // reason is nil, unless the exchange had ended before.
 func (b *Inbox) Cancel(reason error) bool {
-	if reason == nil {
-		reason = ErrClosed
-	}
 	b.mu.Lock()
-	open := b.end == nil
-	if open {
-		b.end = reason
-	}
+	open := b.cancelLocked(reason)
 	b.q, b.head = nil, 0
 	b.unlockWake()
 	return open
-}
-
-// Err reports how the exchange ended: nil while it is open, io.EOF once
-// the final message is queued (Next may not have returned it yet), else
-// the error given to End or Cancel, or ErrSlowConsumer.
-func (b *Inbox) Err() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.end
 }
 
 // Next returns the next message, waiting for one as long as ctx allows,

@@ -302,3 +302,30 @@ func ExampleInbox() {
 	// {"method":"notifications/progress","params":{"progress":2}}
 	// {"id":1,"result":{}}
 }
+
+// TestEnding: the end state alone, as a Streamable HTTP exchange keeps it:
+// open until the first End or Cancel, which no later call changes; Cancel
+// reports a still pending request once.
+func TestEnding(t *testing.T) {
+	var e client.Ending
+	if e.Err() != nil {
+		t.Fatal("the zero Ending is not open")
+	}
+	if !e.End(nil) || e.Err() != io.EOF {
+		t.Fatalf("End(nil): %v", e.Err())
+	}
+	if e.Cancel(nil) || e.End(errLost) || e.Err() != io.EOF {
+		t.Fatalf("a later Cancel or End changed the end: %v", e.Err())
+	}
+	var c client.Ending
+	if !c.Cancel(nil) || !errors.Is(c.Err(), client.ErrClosed) {
+		t.Fatalf("Cancel(nil) while open: %v", c.Err())
+	}
+	if c.Cancel(context.Canceled) || !errors.Is(c.Err(), client.ErrClosed) {
+		t.Fatal("a second Cancel reported a pending request or changed the reason")
+	}
+	var r client.Ending
+	if !r.Cancel(context.DeadlineExceeded) || r.Err() != context.DeadlineExceeded || r.End(nil) {
+		t.Fatalf("Cancel with a reason: %v", r.Err())
+	}
+}

@@ -3,7 +3,6 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/mcpwire/mcpwire/codec"
 )
@@ -98,15 +97,15 @@ type ToolResult struct {
 	IsError           bool `json:"isError"`
 }
 
-// Text joins the text items of the result.
+// Text joins the text items of the result (no allocation for one).
 func (r *ToolResult) Text() string {
-	var b strings.Builder
+	s := ""
 	for _, c := range r.Content {
 		if c.Type == "text" {
-			b.WriteString(c.Text)
+			s += c.Text
 		}
 	}
-	return b.String()
+	return s
 }
 
 // ErrNoStructuredContent: the result carries no structuredContent.

@@ -755,7 +755,7 @@ type dialExchange struct {
 
 	// in is open until the reply ends (End) or the exchange is cancelled
 	// (Cancel, with the reason Next then reports).
-	in mcpclient.Inbox
+	in mcpclient.Ending
 }
 
 // Status reports the HTTP status of the reply.
