@@ -12,7 +12,8 @@
 # pairs the rows. Writes OUT_PREFIX.old.txt, OUT_PREFIX.new.txt and
 # OUT_PREFIX.benchstat.txt (default prefix bench/out/hotpath).
 #
-# Environment: ROUNDS (3), COUNT (2), BENCHTIME (1s).
+# Environment: ROUNDS (3), COUNT (2), BENCHTIME (1s), PKGS (a regular
+# expression: only the packages it matches, e.g. '^client').
 set -euo pipefail
 OLD=$(cd "$1" && pwd)
 NEW=$(cd "$2" && pwd)
@@ -41,6 +42,7 @@ run() { # run DIR OUTFILE
 	local dir=$1 out=$2 entry pkg oldpkg re p
 	for entry in "${SET[@]}"; do
 		read -r pkg oldpkg re <<<"$entry"
+		[[ -z "${PKGS:-}" || "$pkg" =~ $PKGS ]] || continue
 		p=$pkg
 		[[ -d "$dir/$p" ]] || p=$oldpkg
 		[[ -d "$dir/$p" ]] || continue
