@@ -10,9 +10,18 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's snippets from snippets_test.go")
+var update = flag.Bool("update", false, "rewrite the documents' snippets from snippets_test.go")
 
-const readmePath = "../../README.md"
+// documents are the pages whose Go blocks are compiled snippets: the README
+// and every page under docs/ (paths from this package's directory).
+func documents(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"../../README.md"}, pages...)
+}
 
 // readSnippets returns the snippets of snippets_test.go by name, each
 // dedented by its first line's indentation.
@@ -56,20 +65,44 @@ func readSnippets(t *testing.T) map[string]string {
 	return out
 }
 
-var reMarker = regexp.MustCompile(`^<!-- snippet: ([\w-]+) -->$`)
+var (
+	reMarker = regexp.MustCompile(`^<!-- snippet: ([\w-]+) -->$`)
+	// reFile marks a Go block that is a whole program file of the module
+	// (an example, built and run by its own test): the block equals the
+	// file.
+	reFile = regexp.MustCompile(`^<!-- file: ([\w./-]+\.go) -->$`)
+)
 
-// TestReadmeSnippets: every Go block of README.md follows a
-// "<!-- snippet: NAME -->" line and equals that snippet of
-// snippets_test.go (compiled with the module), and every snippet appears
-// in the README once. -update rewrites the blocks from the snippets.
+// TestReadmeSnippets: every Go block of README.md and of the docs/ pages
+// follows a "<!-- snippet: NAME -->" line and equals that snippet of
+// snippets_test.go (compiled with the module), and every snippet appears in
+// them once; or it follows a "<!-- file: PATH -->" line and equals that
+// file of the module (a program with its own test). -update rewrites the
+// blocks from the snippets and files.
 func TestReadmeSnippets(t *testing.T) {
 	snips := readSnippets(t)
-	b, err := os.ReadFile(readmePath)
+	used := map[string]int{}
+	for _, path := range documents(t) {
+		checkDocument(t, path, snips, used)
+	}
+	for name := range snips {
+		if used[name] != 1 {
+			t.Errorf("snippet %q appears %d times in README.md and docs/, want once", name, used[name])
+		}
+	}
+	_ = snippets // compiled, never run
+}
+
+// checkDocument checks (or, with -update, rewrites) the Go blocks of one
+// page, counting the snippets it uses in used.
+func checkDocument(t *testing.T, path string, snips map[string]string, used map[string]int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	page := strings.TrimPrefix(path, "../../")
 	lines := strings.Split(string(b), "\n")
-	used := map[string]int{}
 	var out []string
 	changed := false
 	for i := 0; i < len(lines); i++ {
@@ -79,13 +112,16 @@ func TestReadmeSnippets(t *testing.T) {
 			continue
 		}
 		// The marker is the nearest non-empty line before the fence.
-		name := ""
+		name, file := "", ""
 		for j := i - 1; j >= 0; j-- {
 			if strings.TrimSpace(lines[j]) == "" {
 				continue
 			}
 			if m := reMarker.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil {
 				name = m[1]
+			}
+			if m := reFile.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil {
+				file = m[1]
 			}
 			break
 		}
@@ -94,11 +130,32 @@ func TestReadmeSnippets(t *testing.T) {
 			end++
 		}
 		if end == len(lines) {
-			t.Fatalf("README.md:%d: unterminated Go block", i+1)
+			t.Fatalf("%s:%d: unterminated Go block", page, i+1)
 		}
 		block := strings.Join(lines[i+1:end], "\n") + "\n"
+		if file != "" {
+			src, err := os.ReadFile(filepath.Join("../..", file))
+			if err != nil {
+				t.Fatalf("%s:%d: %v", page, i+1, err)
+			}
+			want := string(src)
+			switch {
+			case block == want:
+			case *update:
+				changed = true
+				out = append(out, strings.Split(strings.TrimSuffix(want, "\n"), "\n")...)
+				out = append(out, lines[end])
+				i = end
+				continue
+			default:
+				t.Errorf("%s:%d: the block differs from %s (go test ./internal/docs -update copies it):\n%s", page, i+1, file, diff(block, want))
+			}
+			out = append(out, lines[i+1:end+1]...)
+			i = end
+			continue
+		}
 		if name == "" {
-			t.Errorf("README.md:%d: a Go block without a <!-- snippet: NAME --> line before it (add the code to internal/docs/snippets_test.go)", i+1)
+			t.Errorf("%s:%d: a Go block without a <!-- snippet: NAME --> line before it (add the code to internal/docs/snippets_test.go)", page, i+1)
 			out = append(out, lines[i+1:end+1]...)
 			i = end
 			continue
@@ -107,7 +164,7 @@ func TestReadmeSnippets(t *testing.T) {
 		want, ok := snips[name]
 		switch {
 		case !ok:
-			t.Errorf("README.md:%d: no snippet %q in snippets_test.go", i+1, name)
+			t.Errorf("%s:%d: no snippet %q in snippets_test.go", page, i+1, name)
 		case block != want && *update:
 			changed = true
 			out = append(out, strings.Split(strings.TrimSuffix(want, "\n"), "\n")...)
@@ -115,23 +172,17 @@ func TestReadmeSnippets(t *testing.T) {
 			i = end
 			continue
 		case block != want:
-			t.Errorf("README.md:%d: snippet %q differs from snippets_test.go (go test ./internal/docs -update copies it):\n%s", i+1, name, diff(block, want))
+			t.Errorf("%s:%d: snippet %q differs from snippets_test.go (go test ./internal/docs -update copies it):\n%s", page, i+1, name, diff(block, want))
 		}
 		out = append(out, lines[i+1:end+1]...)
 		i = end
 	}
-	for name := range snips {
-		if used[name] != 1 {
-			t.Errorf("snippet %q appears %d times in README.md, want once", name, used[name])
-		}
-	}
 	if changed {
-		if err := os.WriteFile(filepath.Clean(readmePath), []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Clean(path), []byte(strings.Join(out, "\n")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Log("README.md updated")
+		t.Logf("%s updated", page)
 	}
-	_ = snippets // compiled, never run
 }
 
 // diff shows the first differing line.
@@ -146,7 +197,7 @@ func diff(got, want string) string {
 			b = w[i]
 		}
 		if a != b {
-			return fmt.Sprintf("line %d:\n  README:   %q\n  snippet:  %q", i+1, a, b)
+			return fmt.Sprintf("line %d:\n  page:     %q\n  snippet:  %q", i+1, a, b)
 		}
 	}
 	return "(trailing newline)"
