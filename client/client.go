@@ -59,7 +59,7 @@ const (
 	DefaultMaxBackoff     = 10 * time.Second
 )
 
-// Config configure a Client. Zero values give the defaults noted; its
+// Config configures a Client. Zero values give the defaults noted; its
 // limits follow the package's rule (see Limits in the package
 // documentation): 0 is the default, negative is no limit unless the field
 // says otherwise.

@@ -21,7 +21,7 @@ import (
 // on the stream ends it (for a process: the STD-11 stop sequence).
 type Dialer func(ctx context.Context) (io.ReadWriteCloser, error)
 
-// LineConfig configure a LineTransport. Zero values give the defaults;
+// LineConfig configures a LineTransport. Zero values give the defaults;
 // its limits follow the package's rule (see Limits in the package
 // documentation): 0 is the default, negative is no limit unless the field
 // says otherwise.

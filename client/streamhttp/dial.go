@@ -53,7 +53,7 @@ const statusBodyMax = 512
 // read to keep the connection; a longer one closes it.
 const notifyBodyMax = 64 << 10
 
-// Config configure Dial. Every field's zero value selects the
+// Config configures Dial. Every field's zero value selects the
 // documented default; its limits follow mcpwire's rule (see Limits in
 // package client's documentation): 0 is the default, negative is no
 // limit.
