@@ -106,7 +106,7 @@ func TestVocabularyCodecAndFramingStayLow(t *testing.T) {
 }
 
 func TestTestHelpersOnlyInTests(t *testing.T) {
-	helpers := []string{"internal/fixture", "internal/golden", "state/statetest"}
+	helpers := []string{"internal/fixture", "internal/golden", "internal/redistest", "state/statetest"}
 	check(t, func(p string) bool { return !under(p, helpers...) },
 		func(_, d string) bool { return under(d, helpers...) },
 		func(d string) bool { return d == "testing" }, "test helpers (and package testing) are linked by tests only")

@@ -20,7 +20,7 @@ import (
 func TestRedisFrozen(t *testing.T) {
 	r := startRedis(t)
 	ctx := context.Background()
-	s, err := New(ctx, r.url(), Config{})
+	s, err := New(ctx, r.URL(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestRedisFrozen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := r.cmd.Process.Pid
+	pid := r.Pid()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}

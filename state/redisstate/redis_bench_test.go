@@ -16,7 +16,7 @@ import (
 
 func benchStore(b *testing.B) *Store {
 	r := startRedis(b)
-	s, err := New(context.Background(), r.url(), Config{})
+	s, err := New(context.Background(), r.URL(), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func BenchmarkPublishDeliver(b *testing.B) {
 	ctx := context.Background()
 	var replicas [2]*Store
 	for i := range replicas {
-		s, err := New(ctx, r.url(), Config{})
+		s, err := New(ctx, r.URL(), Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,97 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/mcpwire/mcpwire/internal/redistest"
 	"github.com/mcpwire/mcpwire/state"
 	"github.com/mcpwire/mcpwire/state/statetest"
 )
 
-// requireRedisEnv makes a missing redis-server a failure instead of a
-// skip (CI sets it).
-const requireRedisEnv = "MCPWIRE_REQUIRE_REDIS"
-
-// redisServer is a redis-server this test started on a loopback port,
-// stopped by its PID.
-type redisServer struct {
-	bin  string
-	port int
-	dir  string
-	cmd  *exec.Cmd
-}
-
-func (r *redisServer) url() string { return "redis://127.0.0.1:" + strconv.Itoa(r.port) + "/0" }
-
-// startRedis starts a private redis-server, stopped when tb ends. Without
-// the binary it skips, unless MCPWIRE_REQUIRE_REDIS is set.
-func startRedis(tb testing.TB) *redisServer {
-	tb.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv(requireRedisEnv) != "" {
-			tb.Fatalf("redis-server not in PATH and %s is set", requireRedisEnv)
-		}
-		tb.Skip("redis-server not in PATH")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	r := &redisServer{bin: bin, port: l.Addr().(*net.TCPAddr).Port, dir: tb.TempDir()}
-	l.Close()
-	r.start(tb)
-	tb.Cleanup(func() { r.stop(tb) })
-	return r
-}
-
-func (r *redisServer) start(tb testing.TB) {
-	tb.Helper()
-	r.cmd = exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.dir, "--loglevel", "warning", "--daemonize", "no")
-	r.cmd.Dir = r.dir
-	dieWithParent(r.cmd)
-	if err := r.cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(r.port), 100*time.Millisecond)
-		if err == nil {
-			_, _ = c.Write([]byte("PING\r\n"))
-			buf := make([]byte, 16)
-			_ = c.SetReadDeadline(time.Now().Add(time.Second))
-			n, _ := c.Read(buf)
-			c.Close()
-			if string(buf[:n]) == "+PONG\r\n" {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			r.stop(tb)
-			tb.Fatalf("redis-server on port %d not ready within 5s", r.port)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// stop kills the server by its PID (an outage, not a shutdown).
-func (r *redisServer) stop(tb testing.TB) {
-	if r.cmd == nil {
-		return
-	}
-	_ = r.cmd.Process.Signal(syscall.SIGKILL)
-	_ = r.cmd.Wait()
-	r.cmd = nil
-}
+// startRedis starts a private redis-server for tb (internal/redistest).
+func startRedis(tb testing.TB) *redistest.Server { return redistest.Start(tb) }
 
 // factory returns replicas on url: every call is a new Store (a new
 // replica) on the same Redis.
@@ -147,14 +70,14 @@ func TestMiniredisContract(t *testing.T) {
 
 func TestRedisContract(t *testing.T) {
 	r := startRedis(t)
-	statetest.Run(t, factory(func(*testing.T) string { return r.url() }, Config{}))
+	statetest.Run(t, factory(func(*testing.T) string { return r.URL() }, Config{}))
 }
 
 func TestRedisOutage(t *testing.T) {
 	r := startRedis(t)
-	statetest.RunOutage(t, factory(func(*testing.T) string { return r.url() }, Config{}), statetest.Outage{
-		Stop:  func(t *testing.T) { r.stop(t) },
-		Start: func(t *testing.T) { r.start(t) },
+	statetest.RunOutage(t, factory(func(*testing.T) string { return r.URL() }, Config{}), statetest.Outage{
+		Stop:  func(t *testing.T) { r.Kill() },
+		Start: func(t *testing.T) { r.Restart(t) },
 	})
 }
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package redisstate
+package redistest
 
 import "os/exec"
 

@@ -1,4 +1,4 @@
-package redisstate
+package redistest
 
 import (
 	"os/exec"
