@@ -159,8 +159,8 @@ func callWithInputs(ctx context.Context, c *client.Client, method string, params
 			return res, err
 		}
 		var ir inputRequired
-		if err := json.Unmarshal(res.Raw, &ir); err != nil || len(ir.InputRequests) == 0 {
-			return nil, errors.New("the server answered input_required without input requests it could read")
+		if err := json.Unmarshal(res.Raw, &ir); err != nil || len(ir.InputRequests) == 0 && ir.RequestState == nil {
+			return nil, errors.New("the server answered input_required without input requests or a requestState it could read")
 		}
 		if round > maxCallRounds {
 			return nil, fmt.Errorf("the server still asks for input after %d rounds (MRTR-12)", maxCallRounds)
@@ -208,12 +208,15 @@ func retryParams(params json.RawMessage, responses map[string]json.RawMessage, s
 			return nil, errors.New("the call's params are not a JSON object")
 		}
 	}
-	r, err := json.Marshal(responses)
-	if err != nil {
-		return nil, err
-	}
-	m["inputResponses"] = r
+	delete(m, "inputResponses")
 	delete(m, "requestState")
+	if len(responses) > 0 { // only a state came back: retry with it alone (MRTR-05)
+		r, err := json.Marshal(responses)
+		if err != nil {
+			return nil, err
+		}
+		m["inputResponses"] = r
+	}
 	if state != nil {
 		m["requestState"] = state
 	}

@@ -122,6 +122,12 @@ func TestRetryParams(t *testing.T) {
 	if string(p) != want {
 		t.Errorf("got  %s\nwant %s", p, want)
 	}
+	// No answers (a result with only a state): the retry carries the state
+	// alone.
+	p, err = retryParams(json.RawMessage(`{"name":"t","inputResponses":{"old":{}}}`), nil, json.RawMessage(`"s"`))
+	if err != nil || string(p) != `{"name":"t","requestState":"s"}` {
+		t.Errorf("state only: %s %v", p, err)
+	}
 }
 
 // TestCallInputs: `mcpwire call` shows a server's input requests on
