@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/internal/netutil"
+	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/observe/admin"
 	"github.com/mcpwire/mcpwire/observe/metrics"
 	"github.com/mcpwire/mcpwire/state/redisstate"
@@ -35,6 +36,7 @@ type adminSetup struct {
 	shared           *sharedState
 	stdio            bool
 	queued           *stdio.Queued // the stdio connection's output queue (with stdio)
+	mrtr             *mrtr.Signer  // the fixtures' requestState signer: mcpwire_mrtr_* counters
 	log              *slog.Logger
 }
 
@@ -83,6 +85,9 @@ func startAdmin(s adminSetup) (*adminListener, error) {
 		if q := s.queued; q != nil {
 			c.AddGauge("queued_bytes", "Output bytes queued for a peer and not yet written.", func() float64 { return float64(q.Bytes()) }, "transport", "stdio")
 		}
+	}
+	if s.mrtr != nil {
+		c.AddStats("mrtr", s.mrtr.Stats())
 	}
 	if s.shared != nil {
 		if r, ok := s.shared.Store.(*redisstate.Store); ok {

@@ -94,6 +94,7 @@ func TestServeAdmin(t *testing.T) {
 		"mcpwire_engine_requests_total 1",
 		"mcpwire_socket_accepted_total 1",
 		"mcpwire_http_not_found_total 0",
+		"mcpwire_mrtr_tampered_total 0", // the fixtures' requestState signer
 	} {
 		if !strings.Contains(body, "\n"+want+"\n") {
 			t.Errorf("/metrics lacks %q", want)

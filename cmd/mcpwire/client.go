@@ -89,6 +89,12 @@ func (f *clientFlags) oauthConfig(hc *http.Client) (*oauth.Config, error) {
 }
 
 func (f *clientFlags) open(tgt string) (*client.Client, error) {
+	return f.openWith(tgt, nil)
+}
+
+// openWith is open declaring caps as clientCapabilities (nil: the
+// client's default, {}).
+func (f *clientFlags) openWith(tgt string, caps json.RawMessage) (*client.Client, error) {
 	level := slog.LevelWarn
 	if f.verbose {
 		level = slog.LevelDebug
@@ -97,6 +103,7 @@ func (f *clientFlags) open(tgt string) (*client.Client, error) {
 	o := target.Config{Logger: logger, StopWait: f.stopWait}
 	o.Client.Info = mcp.Implementation{Name: "mcpwire-cli", Version: refserverVersion()}
 	o.Client.Timeout = f.timeout
+	o.Client.Capabilities = caps
 	switch f.era {
 	case "auto":
 	case "modern":
@@ -189,43 +196,39 @@ func hasCapability(caps json.RawMessage, name string) bool {
 }
 
 func printProbe(w io.Writer, r *probeReport, asJSON bool) error {
+	// Everything but era and elapsed comes from the server: printed
+	// through jsonSafe and termSafe (term.go).
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", jsonSafe(b))
+		return err
 	}
 	fmt.Fprintf(w, "era:          %s\n", r.Era)
-	fmt.Fprintf(w, "revision:     %s\n", r.Version)
+	fmt.Fprintf(w, "revision:     %s\n", termSafe(r.Version))
 	if len(r.Supported) > 0 {
-		fmt.Fprintf(w, "supported:    %s\n", strings.Join(r.Supported, ", "))
+		fmt.Fprintf(w, "supported:    %s\n", termSafe(strings.Join(r.Supported, ", ")))
 	}
-	fmt.Fprintf(w, "server:       %s %s\n", r.ServerInfo.Name, r.ServerInfo.Version)
-	fmt.Fprintf(w, "capabilities: %s\n", compactJSON(r.Capabilities))
+	fmt.Fprintf(w, "server:       %s %s\n", termSafe(r.ServerInfo.Name), termSafe(r.ServerInfo.Version))
+	fmt.Fprintf(w, "capabilities: %s\n", compactSafe(r.Capabilities))
 	if r.Instructions != "" {
-		fmt.Fprintf(w, "instructions: %s\n", r.Instructions)
+		fmt.Fprintf(w, "instructions: %s\n", termLines(r.Instructions, "              "))
 	}
 	fmt.Fprintf(w, "tools (%d):\n", len(r.Tools))
 	for _, t := range r.Tools {
 		if t.Description != "" {
-			fmt.Fprintf(w, "  %-32s %s\n", t.Name, firstLine(t.Description))
+			fmt.Fprintf(w, "  %-32s %s\n", termSafe(t.Name), termSafe(firstLine(t.Description)))
 		} else {
-			fmt.Fprintf(w, "  %s\n", t.Name)
+			fmt.Fprintf(w, "  %s\n", termSafe(t.Name))
 		}
 	}
 	if r.ToolsError != "" {
-		fmt.Fprintf(w, "tools/list failed: %s\n", r.ToolsError)
+		fmt.Fprintf(w, "tools/list failed: %s\n", termSafe(r.ToolsError))
 	}
 	fmt.Fprintf(w, "elapsed:      %s\n", r.Elapsed)
 	return nil
-}
-
-func compactJSON(b json.RawMessage) string {
-	var v any
-	if json.Unmarshal(b, &v) != nil {
-		return string(b)
-	}
-	out, _ := json.Marshal(v)
-	return string(out)
 }
 
 func firstLine(s string) string {
@@ -241,10 +244,17 @@ func runCall(ctx context.Context, args []string) error {
 	cf.register(fs)
 	progress := fs.Bool("progress", true, "ask for progress and print it to stderr")
 	logLevel := fs.String("log-level", "", "ask for log messages at or above this level (printed to stderr)")
+	var inputs inputFlags
+	fs.Var(&inputs, "input", "`KEY=JSON` or KEY=@FILE: the answer to the server's input request KEY (MRTR; repeatable), e.g. 'user_name={\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}'")
+	inputsFile := fs.String("inputs", "", "a JSON `FILE` of answers to input requests, {\"KEY\": answer, …} (- for stdin); --input wins")
+	caps := fs.String("capabilities", defaultCallCaps, "the clientCapabilities `JSON` declared on each request: the kinds of input the server may ask for")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: mcpwire call [flags] TARGET METHOD|TOOL [JSON]\n\n"+
 			"A name with a '/' is a method and JSON its params (tools/list, resources/read '{\"uri\":\"…\"}');\n"+
-			"any other name is a tool and JSON its arguments. The result goes to stdout.")
+			"any other name is a tool and JSON its arguments. The result goes to stdout.\n\n"+
+			"When the server asks for input (an elicitation form or URL, a sampling request, the roots), the\n"+
+			"request is shown on stderr and answered from --input or --inputs; without an answer call says\n"+
+			"which --input it needs and exits 1.")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(args)
@@ -257,10 +267,24 @@ func runCall(ctx context.Context, args []string) error {
 	if fs.NArg() == 3 {
 		payload = json.RawMessage(fs.Arg(2))
 		if !json.Valid(payload) {
-			return fmt.Errorf("JSON argument is not valid JSON: %s", fs.Arg(2))
+			return fmt.Errorf("JSON argument is not valid JSON: %s", termSafe(fs.Arg(2)))
 		}
 	}
-	c, err := cf.open(fs.Arg(0))
+	if !json.Valid([]byte(*caps)) || !strings.HasPrefix(strings.TrimSpace(*caps), "{") {
+		return errors.New("--capabilities: want a JSON object")
+	}
+	capsSet := false
+	fs.Visit(func(f *flag.Flag) { capsSet = capsSet || f.Name == "capabilities" })
+	if !capsSet && cf.era == "legacy" {
+		// A 2025-11-25 server would send these as requests of its own,
+		// which this client does not answer (only MRTR is answered).
+		*caps = "{}"
+	}
+	answers, err := loadAnswers(*inputsFile, inputs)
+	if err != nil {
+		return err
+	}
+	c, err := cf.openWith(fs.Arg(0), json.RawMessage(*caps))
 	if err != nil {
 		return err
 	}
@@ -271,14 +295,16 @@ func runCall(ctx context.Context, args []string) error {
 	if *progress {
 		opts.OnProgress = func(p client.Progress) {
 			if p.Total > 0 {
-				fmt.Fprintf(os.Stderr, "progress %g/%g %s\n", p.Progress, p.Total, p.Message)
+				fmt.Fprintf(os.Stderr, "progress %g/%g %s\n", p.Progress, p.Total, termSafe(p.Message))
 			} else {
-				fmt.Fprintf(os.Stderr, "progress %g %s\n", p.Progress, p.Message)
+				fmt.Fprintf(os.Stderr, "progress %g %s\n", p.Progress, termSafe(p.Message))
 			}
 		}
 	}
 	if *logLevel != "" {
-		opts.OnLog = func(m client.LogMessage) { fmt.Fprintf(os.Stderr, "log %s: %s\n", m.Level, m.Data) }
+		opts.OnLog = func(m client.LogMessage) {
+			fmt.Fprintf(os.Stderr, "log %s: %s\n", termSafe(m.Level), jsonSafe(m.Data))
+		}
 	}
 	method, params := name, payload
 	if !strings.Contains(name, "/") {
@@ -293,20 +319,30 @@ func runCall(ctx context.Context, args []string) error {
 			_, _ = c.ListTools(ctx)
 		}
 	}
-	res, err := c.Call(ctx, method, params, opts)
+	res, err := callWithInputs(ctx, c, method, params, opts, answers, os.Stderr)
 	if err != nil {
 		var re *client.RPCError
 		if errors.As(err, &re) {
 			b, _ := json.Marshal(re)
-			fmt.Fprintf(os.Stdout, "%s\n", b)
+			fmt.Fprintf(os.Stdout, "%s\n", jsonSafe(b))
 		}
-		return err
+		var safe *safeError
+		if errors.As(err, &safe) {
+			return safe
+		}
+		// Other errors may quote the server (an RPC error's message).
+		return errors.New(termSafe(err.Error()))
+	}
+	for _, k := range answers.unused() {
+		fmt.Fprintf(os.Stderr, "note: the server did not ask for input \"%s\" (%s)\n", termSafe(k), termSafe(answers.from[k]))
 	}
 	var v any
 	if json.Unmarshal(res.Raw, &v) == nil {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(os.Stdout, "%s\n", jsonSafe(b)); err != nil {
 			return err
 		}
 	}

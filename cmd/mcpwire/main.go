@@ -66,6 +66,7 @@ func usage() {
   mcpwire load [flags] TARGET     load generator against an HTTP, stdio, tcp or unix target (load --help)
   mcpwire probe [--json] TARGET   era, revision, server info, capabilities and tools of any MCP server
   mcpwire call [flags] TARGET METHOD|TOOL [JSON]   one call: result on stdout, progress and errors on stderr
+                [--input KEY=JSON|KEY=@FILE] [--inputs FILE]   answers to the server's input requests (MRTR)
   mcpwire version
 `)
 }

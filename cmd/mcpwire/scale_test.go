@@ -2,61 +2,53 @@ package main
 
 import (
 	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpwire/mcpwire/mrtr"
 )
 
-func TestLoadStateKeys(t *testing.T) {
+// TestStateSigner: serve signs the fixtures' requestState with the keys
+// of --state-key-file, else MCPWIRE_STATE_KEYS (package mrtr parses both;
+// mrtr's tests cover the format), and names the flag in its errors.
+func TestStateSigner(t *testing.T) {
 	dir := t.TempDir()
-	k1, k2 := strings.Repeat("ab", 32), strings.Repeat("0f", 16)
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
+	file := filepath.Join(dir, "keys")
+	if err := os.WriteFile(file, []byte("# fleet\n"+strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	env := func(v string) func(string) string {
-		return func(k string) string {
-			if k == stateKeysEnv {
-				return v
-			}
-			return ""
-		}
+	peer, err := mrtr.NewSigner(mrtr.Config{Keys: [][]byte{bytes.Repeat([]byte{0xab}, 32)}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, v := range []struct {
-		file, env string
-		want      [][]byte
-		wantErr   string
-	}{
-		0: {},
-		1: {file: write("a", "# fleet keys\n"+k1+"\n\n"+k2+"\n"), want: [][]byte{bytes.Repeat([]byte{0xab}, 32), bytes.Repeat([]byte{0x0f}, 16)}},
-		2: {env: k2 + " , " + k1, want: [][]byte{bytes.Repeat([]byte{0x0f}, 16), bytes.Repeat([]byte{0xab}, 32)}},
-		3: {file: write("b", k1), env: k2, want: [][]byte{bytes.Repeat([]byte{0xab}, 32)}}, // the file wins
-		4: {env: "base64:" + "AAAAAAAAAAAAAAAAAAAAAA==", want: [][]byte{make([]byte, 16)}},
-		5: {env: "abcd", wantErr: "at least 16"},
-		6: {env: "zz" + k1, wantErr: "not hex"},
-		7: {file: write("c", "# nothing\n"), wantErr: "no keys"},
-		8: {file: filepath.Join(dir, "missing"), wantErr: "no such file"},
-	} {
-		got, err := loadStateKeys(v.file, env(v.env))
-		if v.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), v.wantErr) {
-				t.Errorf("%d: err %v, want %q", i, err, v.wantErr)
-			}
-			continue
-		}
-		if err != nil || len(got) != len(v.want) {
-			t.Errorf("%d: %x %v", i, got, err)
-			continue
-		}
-		for j := range got {
-			if !bytes.Equal(got[j], v.want[j]) {
-				t.Errorf("%d: key %d = %x", i, j, got[j])
-			}
-		}
+	b := mrtr.Binding{Method: "tools/call", Target: "t"}
+	st, _ := peer.Seal(b, nil)
+	log := slog.New(slog.DiscardHandler)
+	t.Setenv(mrtr.KeysEnv, "")
+	s, err := (&serveFlags{stateKeyFile: file}).stateSigner(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open(b, st); err != nil {
+		t.Errorf("a replica with the same key file refuses the state: %v", err)
+	}
+	t.Setenv(mrtr.KeysEnv, strings.Repeat("ab", 32))
+	if s, err = (&serveFlags{}).stateSigner(log); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open(b, st); err != nil {
+		t.Errorf("%s: %v", mrtr.KeysEnv, err)
+	}
+	_, err = (&serveFlags{stateKeyFile: filepath.Join(dir, "missing")}).stateSigner(log)
+	if err == nil || !strings.HasPrefix(err.Error(), "--state-key-file: ") || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	t.Setenv(mrtr.KeysEnv, "abcd")
+	if _, err = (&serveFlags{}).stateSigner(log); err == nil || !strings.Contains(err.Error(), mrtr.KeysEnv) || !strings.Contains(err.Error(), "at least 16") {
+		t.Errorf("short key in the environment: %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/internal/refserver"
+	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/socket"
 	"github.com/mcpwire/mcpwire/transport/stdio"
@@ -60,20 +61,20 @@ func (f *serveFlags) config() (*serveConfig, error) {
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-	keys, err := loadStateKeys(f.stateKeyFile, os.Getenv)
+	signer, err := f.stateSigner(log)
 	if err != nil {
 		return nil, err
 	}
 	c := &serveConfig{
 		log: log, state: f.state, trace: f.trace, grace: f.grace,
 		cpuProfile: f.cpuProfile, memProfile: f.memProfile,
-		ref: refserver.Config{Logger: log, ProgressInterval: f.progress, StateKeys: keys,
+		ref: refserver.Config{Logger: log, ProgressInterval: f.progress, State: signer,
 			Legacy: f.legacyPath != "" || f.stdioLegacy},
 		// The legacy endpoint takes the modern transports' message limits.
 		legacy:      legacy.Config{Logger: log, MaxBodyBytes: f.maxBody, MaxLine: f.maxLine},
 		stdioLegacy: f.stdioLegacy,
 		queued:      new(stdio.Queued),
-		admin:       adminSetup{addr: f.admin, allowNonLoopback: f.adminNonLoopback, stdio: f.stdio, log: log},
+		admin:       adminSetup{addr: f.admin, allowNonLoopback: f.adminNonLoopback, stdio: f.stdio, log: log, mrtr: signer},
 	}
 	c.http = f.httpSetup(log)
 	c.sockets = f.socketSetup(log)
@@ -81,6 +82,21 @@ func (f *serveFlags) config() (*serveConfig, error) {
 		c.stdio = &stdio.Config{Grace: f.grace, MaxLine: f.maxLine, Logger: log, Queued: c.queued}
 	}
 	return c, nil
+}
+
+// stateSigner signs the MRTR fixtures' requestState with the keys of
+// --state-key-file, else of MCPWIRE_STATE_KEYS, else a random key for
+// this process (mrtr.LoadKeys reads both and warns of a key file others
+// can read).
+func (f *serveFlags) stateSigner(log *slog.Logger) (*mrtr.Signer, error) {
+	keys, err := mrtr.LoadKeys(f.stateKeyFile, os.Getenv, log)
+	if err != nil {
+		if f.stateKeyFile != "" {
+			return nil, fmt.Errorf("--state-key-file: %w", err)
+		}
+		return nil, err
+	}
+	return mrtr.NewSigner(mrtr.Config{Keys: keys})
 }
 
 // check refuses flags that cannot go together.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/framing"
+	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/transport/socket"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
@@ -117,7 +118,7 @@ func TestSizeString(t *testing.T) {
 // --max-body and --max-line reach the legacy endpoint too (on HTTP and on
 // stdio); without flags every limit is 0, each library's default.
 func TestServeConfig(t *testing.T) {
-	t.Setenv(stateKeysEnv, "")
+	t.Setenv(mrtr.KeysEnv, "")
 	f := parseServeFlags([]string{"--stdio", "--stdio-legacy", "--http", "127.0.0.1:0", "--legacy-path", "/old",
 		"--tcp", "127.0.0.1:0", "--max-body", "1234", "--max-line", "5678", "--max-header", "9000",
 		"--max-conns", "7", "--max-conns-per-ip", "3", "--max-socket-conns", "5", "--keepalive", "2s",
@@ -147,6 +148,7 @@ func TestServeConfig(t *testing.T) {
 		{"progress", c.ref.ProgressInterval, -time.Second},
 		{"legacy fixtures", c.ref.Legacy, true},
 		{"stdio legacy", c.stdioLegacy, true},
+		{"state signer", c.ref.State != nil && c.ref.State == c.admin.mrtr, true},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)

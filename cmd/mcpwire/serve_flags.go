@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/framing"
+	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/transport/socket"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
@@ -103,7 +104,7 @@ func (f *serveFlags) opsFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file when the server stops")
 	fs.StringVar(&f.logLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	fs.StringVar(&f.state, "state", "memory", "where drafts and change cues live: memory, or redis://HOST:PORT/DB shared by replicas")
-	fs.StringVar(&f.stateKeyFile, "state-key-file", "", "requestState HMAC keys, one a line in hex (first signs, all verify); default: "+stateKeysEnv+", else a random key per process")
+	fs.StringVar(&f.stateKeyFile, "state-key-file", "", "requestState HMAC keys, one a line in hex or base64:… (first signs, all verify; see package mrtr); default: $"+mrtr.KeysEnv+" (comma-separated), else a random key per process")
 	fs.StringVar(&f.trace, "trace", "", "OpenTelemetry spans of every request, as JSON, to stdout or stderr (W3C traceparent read from _meta or the HTTP header; see observe/otelmcp)")
 	fs.StringVar(&f.admin, "admin", "", "serve /metrics, /healthz, /readyz and /debug/pprof/ on this address (e.g. 127.0.0.1:9090; loopback only)")
 	fs.BoolVar(&f.adminNonLoopback, "admin-allow-non-loopback", false, "allow a non-loopback --admin address (exposes metrics and pprof)")

@@ -24,7 +24,7 @@ func deps(t *testing.T) map[string][]string {
 		f := strings.Fields(line)
 		m[strings.TrimPrefix(f[0], mod)] = f[1:]
 	}
-	for _, p := range []string{"engine", "mcp", "transport/streamhttp", "client", "client/streamhttp", "state", "observe/metrics"} {
+	for _, p := range []string{"engine", "mcp", "mrtr", "transport/streamhttp", "client", "client/streamhttp", "state", "observe/metrics"} {
 		if _, ok := m[p]; !ok {
 			t.Fatalf("go list does not name %s (%d packages listed)", p, len(m))
 		}
@@ -103,6 +103,27 @@ func TestCoreKnowsNoOuterLayer(t *testing.T) {
 func TestVocabularyCodecAndFramingStayLow(t *testing.T) {
 	check(t, func(p string) bool { return under(p, "mcp", "codec", "framing") },
 		func(_, d string) bool { return under(d, "engine", "state") }, nil, "the protocol vocabulary, codec and framing sit below the engine")
+}
+
+// The MRTR toolkit is handler-side: a handler uses it between the engine
+// and the protocol vocabulary. It reaches no transport, client,
+// observability or command code, even through another package, and
+// imports none but engine, mcp and codec of the module itself (not state:
+// what a state carries travels in the token, not in a store).
+func TestMRTRToolkitIsHandlerSide(t *testing.T) {
+	check(t, func(p string) bool { return under(p, "mrtr") },
+		func(_, d string) bool {
+			return under(d, "transport", "client", "observe", "cmd", "internal") && d != "internal/netutil"
+		}, nil, "the MRTR toolkit is handler-side: no transport, client, observability or command code")
+	out, err := exec.Command("go", "list", "-f", `{{range .Imports}}{{.}} {{end}}`, mod+"mrtr").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if rel, ours := strings.CutPrefix(d, mod); ours && rel != "engine" && rel != "mcp" && rel != "codec" {
+			t.Errorf("mrtr imports %s: it imports only engine, mcp and codec of this module", d)
+		}
+	}
 }
 
 func TestTestHelpersOnlyInTests(t *testing.T) {

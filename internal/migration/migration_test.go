@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,9 +18,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/mcp"
+	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/state"
 	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/stdio"
@@ -84,32 +85,51 @@ func newServer(t *testing.T, store state.Store) *engine.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// "Server-to-client requests become MRTR", keyFile "" (no
+	// MCPWIRE_STATE_KEYS in a test: a random key).
+	keys, err := mrtr.LoadKeys("", func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := mrtr.NewSigner(mrtr.Config{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
 	err = srv.AddTool(engine.Tool{
-		Name:                       "greet",
+		Name: "greet",
+		// refused with -32021 before the handler runs when this request's
+		// clientCapabilities lack elicitation (META-08); or test
+		// mrtr.Allowed(c, req) and degrade.
 		RequiredClientCapabilities: []string{"elicitation"},
 		Handler: func(c *engine.Call) error {
-			if raw, ok := c.ParamRaw("inputResponses"); ok {
-				var in map[string]struct {
-					Action  string         `json:"action"`
-					Content map[string]any `json:"content"`
-				}
-				if err := json.Unmarshal(raw, &in); err != nil {
-					return codec.NewError(codec.CodeInvalidParams, "Invalid params: inputResponses")
-				}
-				if r, ok := in["user_name"]; ok {
-					if name, _ := r.Content["name"].(string); r.Action == "accept" && name != "" {
-						c.Text("Hello, " + name + "!")
-					} else {
-						c.Text("No name was given (" + r.Action + ").")
-					}
-					return nil
-				}
+			// A retry's requestState must verify: signed by the fleet, not
+			// expired, issued to this caller for this tool and these
+			// arguments (SEC-07). Anything else is -32602.
+			_, resumed, err := signer.Verify(c)
+			if err != nil {
+				return err
 			}
-			return c.InputRequired(mcp.InputRequired{InputRequests: map[string]mcp.InputRequest{
-				"user_name": {Method: "elicitation/create", Params: map[string]any{
-					"mode": "form", "message": "What is your name?", "requestedSchema": nameSchema,
-				}},
-			}})
+			in, err := mrtr.Responses(c)
+			if err != nil {
+				return err
+			}
+			answer, err := in.Elicit("user_name")
+			if !resumed || errors.Is(err, mrtr.ErrResponseMissing) {
+				// The first round, or a retry without the answer (MRTR-11):
+				// ask, with a state for the retry to bring back.
+				return signer.Ask(c, map[string]mcp.InputRequest{
+					"user_name": mrtr.Elicit("What is your name?", nameSchema),
+				}, nil)
+			}
+			if err != nil {
+				return err // not an elicitation result: -32602
+			}
+			if name, _ := answer.String("name"); answer.Accepted() && name != "" {
+				c.Text("Hello, " + name + "!")
+			} else {
+				c.Text("No name was given (" + answer.Action + ").")
+			}
+			return nil
 		},
 	})
 	if err != nil {
@@ -197,6 +217,25 @@ func call(t *testing.T, base, name, args, extra string) map[string]any {
 	return res
 }
 
+// callError is call for a tools/call answered with a JSON-RPC error.
+func callError(t *testing.T, base, name, args, extra string) (e struct {
+	Code    int
+	Message string
+}) {
+	t.Helper()
+	status, _, out := post(t, base+"/mcp", map[string]string{
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name,
+	}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+extra+`,`+meta+`}}`)
+	m, ok := out["error"].(map[string]any)
+	if status != 200 || !ok {
+		t.Fatalf("tools/call %s: HTTP %d, want an error in %v", name, status, out)
+	}
+	code, _ := m["code"].(float64)
+	e.Code = int(code)
+	e.Message, _ = m["message"].(string)
+	return e
+}
+
 func text(t *testing.T, res map[string]any) string {
 	t.Helper()
 	content, _ := res["content"].([]any)
@@ -235,9 +274,22 @@ func TestSnippets(t *testing.T) {
 	if ask["method"] != "elicitation/create" {
 		t.Fatalf("greet: inputRequests %v", res["inputRequests"])
 	}
-	res = call(t, base, "greet", `{}`, `,"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}}`)
+	st, _ := res["requestState"].(string)
+	if st == "" {
+		t.Fatalf("greet: no requestState in %v", res)
+	}
+	answer := `,"inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}}`
+	res = call(t, base, "greet", `{}`, answer+`,"requestState":"`+st+`"`)
 	if got := text(t, res); got != "Hello, Ada!" {
 		t.Errorf("greet retried: %q", got)
+	}
+	// Without the state the retry starts over; with a tampered one it is
+	// refused (-32602).
+	if res = call(t, base, "greet", `{}`, answer); res["resultType"] != "input_required" {
+		t.Errorf("greet retried without its state: %v", res)
+	}
+	if e := callError(t, base, "greet", `{}`, answer+`,"requestState":"`+st+`x"`); e.Code != -32602 {
+		t.Errorf("greet with a tampered state: %+v", e)
 	}
 
 	// The legacy endpoint beside it serves the same tools to a 2025 client.

@@ -272,32 +272,3 @@ func TestDraftLimits(t *testing.T) {
 	none := newConn(t, Config{})
 	none.tool("draft_create", map[string]any{"text": "a"}, nil, noMeta).fails(t, -32602)
 }
-
-// TestStateKeyRotation: with a key list the first signs and all verify,
-// so a fleet can rotate (E5).
-func TestStateKeyRotation(t *testing.T) {
-	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
-	const tool = "test_input_required_result_tampered_state"
-	yes := map[string]any{"confirm": elicitAccept(map[string]any{"ok": true})}
-	oldSrv := dial(t, newServerT(t, Config{StateKeys: [][]byte{oldKey}}, nil), nil)
-	st := *oldSrv.tool(tool, map[string]any{}, nil, noMeta).inputRequired(t).RequestState
-	rotated := dial(t, newServerT(t, Config{StateKeys: [][]byte{newKey, oldKey}}, nil), nil)
-	if got := rotated.tool(tool, map[string]any{}, retry(yes, &st), noMeta).text(t); !strings.Contains(got, "state-ok") {
-		t.Fatalf("old state on a rotated replica: %q", got)
-	}
-	st2 := *rotated.tool(tool, map[string]any{}, nil, noMeta).inputRequired(t).RequestState
-	oldSrv.tool(tool, map[string]any{}, retry(yes, &st2), noMeta).fails(t, -32602)
-	onlyNew := dial(t, newServerT(t, Config{StateKeys: [][]byte{newKey}}, nil), nil)
-	if got := onlyNew.tool(tool, map[string]any{}, retry(yes, &st2), noMeta).text(t); !strings.Contains(got, "state-ok") {
-		t.Fatalf("new state: %q", got)
-	}
-	for _, o := range []Config{
-		{StateKeys: [][]byte{}},
-		{StateKeys: [][]byte{newKey, []byte("short")}},
-		{StateKey: newKey, StateKeys: [][]byte{newKey}},
-	} {
-		if _, err := New(o); err == nil {
-			t.Errorf("accepted %+v", o)
-		}
-	}
-}

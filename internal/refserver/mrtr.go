@@ -1,19 +1,23 @@
 package refserver
 
 import (
-	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/mcp"
+	"github.com/mcpwire/mcpwire/mrtr"
 )
 
-// Multi round-trip fixtures (SEP-2322, TRANSPORTS.md §7). Every
-// InputRequiredResult carries a requestState minted by r.state; a retry
-// whose requestState does not verify is answered -32602 before anything
-// else happens. A retry without requestState starts over (round 1).
+// Multi round-trip fixtures (SEP-2322, TRANSPORTS.md §7), written with
+// package mrtr: its builders make the embedded requests, its typed
+// decoding reads the answers. Every InputRequiredResult carries a
+// requestState signed by r.state (state.go); a retry whose requestState
+// does not verify is answered -32602 before anything else happens, and so
+// is a malformed answer. A missing answer is asked for again (MRTR-11). A
+// retry without requestState starts over (round 1).
 
 // Elicitation schemas of the fixtures.
 const (
@@ -85,176 +89,63 @@ func (r *refServer) mrtrTools() []engine.Tool {
 
 // the embedded requests -------------------------------------------------------
 
-type elicitParams struct {
-	Mode            string          `json:"mode"`
-	Message         string          `json:"message"`
-	RequestedSchema json.RawMessage `json:"requestedSchema"`
-}
-
-type samplingMessage struct {
-	Role    string      `json:"role"`
-	Content mcp.Content `json:"content"`
-}
-
-type samplingParams struct {
-	Messages  []samplingMessage `json:"messages"`
-	MaxTokens int               `json:"maxTokens"`
-}
-
-func askElicit(message, schema string) mcp.InputRequest {
-	return mcp.InputRequest{Method: "elicitation/create", Params: elicitParams{
-		Mode: "form", Message: message, RequestedSchema: json.RawMessage(schema),
-	}}
-}
+// askElicit and askSampling are the fixtures' requests (legacy.go's too).
+func askElicit(message, schema string) mcp.InputRequest { return mrtr.Elicit(message, schema) }
 
 func askSampling(prompt string, maxTokens int) mcp.InputRequest {
-	return mcp.InputRequest{Method: "sampling/createMessage", Params: samplingParams{
-		Messages:  []samplingMessage{{Role: "user", Content: mcp.TextContent(prompt)}},
-		MaxTokens: maxTokens,
-	}}
+	return mrtr.SampleText(prompt, maxTokens)
 }
 
-func askRoots() mcp.InputRequest {
-	return mcp.InputRequest{Method: "roots/list", Params: json.RawMessage(`{}`)}
-}
+// errBadRound answers a verified state whose round the fixture has no
+// step for.
+var errBadRound = codec.NewError(codec.CodeInvalidParams, "Invalid params: requestState is for a round this tool does not have")
 
 // the retry's inputs ------------------------------------------------------------
 
-// mrtrIn is what a (possibly retried) MRTR request carries.
-type mrtrIn struct {
-	responses map[string]json.RawMessage
-	state     *stateData // nil: no requestState
-}
-
-var errBadInputResponses = codec.NewError(codec.CodeInvalidParams, "Invalid params: inputResponses must be an object")
-
-// mrtrInput reads params.inputResponses and verifies params.requestState
-// (SEC-07): a state that does not verify fails the request with -32602.
-func (r *refServer) mrtrInput(c *engine.Call) (mrtrIn, error) {
-	var in mrtrIn
-	if raw, ok := c.ParamRaw("inputResponses"); ok {
-		if len(raw) == 0 || raw[0] != '{' {
-			return in, errBadInputResponses
-		}
-		if err := codec.Unmarshal(raw, &in.responses); err != nil {
-			return in, errBadInputResponses
-		}
+// elicit returns the elicitation response under key. A missing one is ok
+// false (ask again, MRTR-11); a malformed one is the -32602 to return.
+func (in mrtrIn) elicit(key string) (res mrtr.ElicitResult, ok bool, err error) {
+	res, err = in.Elicit(key)
+	if errors.Is(err, mrtr.ErrResponseMissing) {
+		return res, false, nil
 	}
-	if _, ok := c.ParamRaw("requestState"); ok {
-		s, ok := codec.LookupString(c.Params(), "requestState")
-		if !ok {
-			return in, errBadState
-		}
-		st, err := r.state.verify(c, s.String())
-		if err != nil {
-			r.log.Debug("requestState rejected", "method", c.Method(), "name", c.Name(), "reason", err)
-			return in, errBadState
-		}
-		in.state = &st
-	}
-	return in, nil
-}
-
-// elicit returns the elicitation response under key: its action (accept,
-// decline or cancel) and, for accept, its content. ok is false when the key
-// is absent or does not hold an ElicitResult.
-func (in mrtrIn) elicit(key string) (action string, content map[string]any, ok bool) {
-	raw, found := in.responses[key]
-	if !found {
-		return "", nil, false
-	}
-	var res struct {
-		Action  string         `json:"action"`
-		Content map[string]any `json:"content"`
-	}
-	if codec.Unmarshal(raw, &res) != nil {
-		return "", nil, false
-	}
-	switch res.Action {
-	case "accept":
-		return res.Action, res.Content, true
-	case "decline", "cancel":
-		return res.Action, nil, true
-	}
-	return "", nil, false
+	return res, err == nil, err
 }
 
 // acceptedString returns the non-empty string field of an accepted
-// elicitation; ok is false otherwise.
-func (in mrtrIn) acceptedString(key, field string) (string, bool) {
-	action, content, ok := in.elicit(key)
-	if !ok || action != "accept" {
-		return "", false
+// elicitation under key; ok is false when there is none yet (missing,
+// declined, empty: the fixtures ask again or report).
+func (in mrtrIn) acceptedString(key, field string) (s string, ok bool, err error) {
+	res, found, err := in.elicit(key)
+	if !found || !res.Accepted() {
+		return "", false, err
 	}
-	s, _ := content[field].(string)
-	return s, s != ""
+	s, _ = res.String(field)
+	return s, s != "", nil
 }
 
 // samplingText returns the text of the CreateMessageResult under key.
-func (in mrtrIn) samplingText(key string) (string, bool) {
-	raw, found := in.responses[key]
-	if !found {
-		return "", false
+func (in mrtrIn) samplingText(key string) (string, bool, error) {
+	res, err := in.Sampling(key)
+	switch {
+	case errors.Is(err, mrtr.ErrResponseMissing):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
 	}
-	var res struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+	if t := res.Text(); t != "" {
+		return t, true, nil
 	}
-	if codec.Unmarshal(raw, &res) != nil || res.Role == "" || len(res.Content) == 0 {
-		return "", false
-	}
-	type block struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	var blocks []block
-	if res.Content[0] == '[' {
-		if codec.Unmarshal(res.Content, &blocks) != nil {
-			return "", false
-		}
-	} else {
-		var b block
-		if codec.Unmarshal(res.Content, &b) != nil {
-			return "", false
-		}
-		blocks = []block{b}
-	}
-	for _, b := range blocks {
-		if b.Type == "text" {
-			return b.Text, true
-		}
-	}
-	return "(no text content)", true
-}
-
-type root struct {
-	URI  string `json:"uri"`
-	Name string `json:"name,omitempty"`
+	return "(no text content)", true, nil
 }
 
 // roots returns the roots of the ListRootsResult under key.
-func (in mrtrIn) roots(key string) ([]root, bool) {
-	raw, found := in.responses[key]
-	if !found {
-		return nil, false
+func (in mrtrIn) roots(key string) ([]mrtr.Root, bool, error) {
+	roots, err := in.Roots(key)
+	if errors.Is(err, mrtr.ErrResponseMissing) {
+		return nil, false, nil
 	}
-	var res struct {
-		Roots *[]root `json:"roots"`
-	}
-	if codec.Unmarshal(raw, &res) != nil || res.Roots == nil {
-		return nil, false
-	}
-	return *res.Roots, true
-}
-
-// ask answers with an InputRequiredResult carrying reqs and a fresh
-// requestState for round (data travels in the state, integrity-protected).
-func (r *refServer) ask(c *engine.Call, reqs map[string]mcp.InputRequest, round uint64, data string) error {
-	st, err := r.state.mint(c, round, data)
-	if err != nil {
-		return codec.NewError(codec.CodeInvalidParams, "Invalid params: arguments are not valid JSON")
-	}
-	return c.InputRequired(mcp.InputRequired{InputRequests: reqs, RequestState: st})
+	return roots, err == nil, err
 }
 
 // the handlers ------------------------------------------------------------------
@@ -264,12 +155,16 @@ func (r *refServer) irElicitation(c *engine.Call) error {
 	if err != nil {
 		return err
 	}
-	if name, ok := in.acceptedString("user_name", "name"); ok {
-		c.Text("Hello, " + name + "!")
+	res, answered, err := in.elicit("user_name")
+	if err != nil {
+		return err
+	}
+	if answered && !res.Accepted() {
+		c.Text("No name was given (" + res.Action + ").")
 		return nil
 	}
-	if action, _, ok := in.elicit("user_name"); ok && action != "accept" {
-		c.Text("No name was given (" + action + ").")
+	if name, _ := res.String("name"); name != "" {
+		c.Text("Hello, " + name + "!")
 		return nil
 	}
 	return r.ask(c, map[string]mcp.InputRequest{
@@ -282,9 +177,12 @@ func (r *refServer) irSampling(c *engine.Call) error {
 	if err != nil {
 		return err
 	}
-	if text, ok := in.samplingText("capital_question"); ok {
-		c.Text("Sampling response: " + text)
-		return nil
+	text, ok, err := in.samplingText("capital_question")
+	if err != nil || ok {
+		if ok {
+			c.Text("Sampling response: " + text)
+		}
+		return err
 	}
 	return r.ask(c, map[string]mcp.InputRequest{
 		"capital_question": askSampling("What is the capital of France?", 100),
@@ -296,7 +194,11 @@ func (r *refServer) irListRoots(c *engine.Call) error {
 	if err != nil {
 		return err
 	}
-	if roots, ok := in.roots("client_roots"); ok {
+	roots, ok, err := in.roots("client_roots")
+	if err != nil {
+		return err
+	}
+	if ok {
 		uris := make([]string, len(roots))
 		for i, rt := range roots {
 			uris[i] = rt.URI
@@ -304,7 +206,7 @@ func (r *refServer) irListRoots(c *engine.Call) error {
 		c.Text("Received " + strconv.Itoa(len(roots)) + " root(s): " + strings.Join(uris, ", "))
 		return nil
 	}
-	return r.ask(c, map[string]mcp.InputRequest{"client_roots": askRoots()}, 1, "")
+	return r.ask(c, map[string]mcp.InputRequest{"client_roots": mrtr.ListRoots()}, 1, "")
 }
 
 func (r *refServer) askConfirm(c *engine.Call) error {
@@ -318,16 +220,18 @@ func (r *refServer) askConfirm(c *engine.Call) error {
 // accepted, asking again when it is missing.
 func (r *refServer) confirmed(c *engine.Call, in mrtrIn) error {
 	if in.state.round != 1 {
-		return errBadState
+		return errBadRound
 	}
-	action, _, ok := in.elicit("confirm")
+	res, answered, err := in.elicit("confirm")
 	switch {
-	case !ok:
+	case err != nil:
+		return err
+	case !answered:
 		return r.askConfirm(c)
-	case action == "accept":
+	case res.Accepted():
 		c.Text("state-ok: requestState verified and confirmation accepted")
 	default:
-		c.Text("requestState verified; confirmation " + action)
+		c.Text("requestState verified; confirmation " + res.Action)
 	}
 	return nil
 }
@@ -357,17 +261,22 @@ func (r *refServer) irMultipleInputs(c *engine.Call) error {
 	all := map[string]mcp.InputRequest{
 		"user_name":    askElicit("What is your name?", schemaName),
 		"greeting":     askSampling("Generate a greeting", 50),
-		"client_roots": askRoots(),
+		"client_roots": mrtr.ListRoots(),
 	}
 	if in.state == nil {
 		return r.ask(c, all, 1, "")
 	}
 	if in.state.round != 1 {
-		return errBadState
+		return errBadRound
 	}
-	name, hasName := in.acceptedString("user_name", "name")
-	greeting, hasGreeting := in.samplingText("greeting")
-	roots, hasRoots := in.roots("client_roots")
+	name, hasName, err1 := in.acceptedString("user_name", "name")
+	greeting, hasGreeting, err2 := in.samplingText("greeting")
+	roots, hasRoots, err3 := in.roots("client_roots")
+	for _, err := range [...]error{err1, err2, err3} {
+		if err != nil {
+			return err // a malformed answer: -32602
+		}
+	}
 	if hasName && hasGreeting && hasRoots {
 		c.Text("All inputs received: name=" + name + ", greeting=" + strconv.Quote(greeting) +
 			", roots=" + strconv.Itoa(len(roots)))
@@ -394,30 +303,33 @@ func (r *refServer) irMultiRound(c *engine.Call) error {
 		return err
 	}
 	step1 := map[string]mcp.InputRequest{"step1": askElicit("Step 1: What is your name?", schemaName)}
+	step2 := map[string]mcp.InputRequest{"step2": askElicit("Step 2: What is your favorite color?", schemaColor)}
 	if in.state == nil {
 		return r.ask(c, step1, 1, "")
 	}
 	switch in.state.round {
 	case 1:
-		name, ok := in.acceptedString("step1", "name")
-		if !ok {
+		name, ok, err := in.acceptedString("step1", "name")
+		if err != nil || !ok {
+			if err != nil {
+				return err
+			}
 			return r.ask(c, step1, 1, "")
 		}
-		return r.ask(c, map[string]mcp.InputRequest{
-			"step2": askElicit("Step 2: What is your favorite color?", schemaColor),
-		}, 2, name)
+		return r.ask(c, step2, 2, name)
 	case 2:
 		name := in.state.data
-		color, ok := in.acceptedString("step2", "color")
-		if !ok {
-			return r.ask(c, map[string]mcp.InputRequest{
-				"step2": askElicit("Step 2: What is your favorite color?", schemaColor),
-			}, 2, name)
+		color, ok, err := in.acceptedString("step2", "color")
+		if err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			return r.ask(c, step2, 2, name)
 		}
 		c.Text("Multi-round complete: " + name + "'s favorite color is " + color)
 		return nil
 	}
-	return errBadState
+	return errBadRound
 }
 
 // irCapabilities asks only for what this request's clientCapabilities allow
@@ -427,9 +339,10 @@ func (r *refServer) irCapabilities(c *engine.Call) error {
 	if err != nil {
 		return err
 	}
+	keys := [...]string{"user_name", "greeting", "client_roots"}
 	var got []string
-	for _, k := range [...]string{"user_name", "greeting", "client_roots"} {
-		if _, ok := in.responses[k]; ok {
+	for _, k := range keys {
+		if in.Has(k) {
 			got = append(got, k)
 		}
 	}
@@ -438,14 +351,14 @@ func (r *refServer) irCapabilities(c *engine.Call) error {
 		return nil
 	}
 	reqs := map[string]mcp.InputRequest{}
-	if c.HasClientCapability("elicitation") {
-		reqs["user_name"] = askElicit("What is your name?", schemaName)
-	}
-	if c.HasClientCapability("sampling") {
-		reqs["greeting"] = askSampling("Generate a short greeting", 50)
-	}
-	if c.HasClientCapability("roots") {
-		reqs["client_roots"] = askRoots()
+	for i, req := range [...]mcp.InputRequest{
+		askElicit("What is your name?", schemaName),
+		askSampling("Generate a short greeting", 50),
+		mrtr.ListRoots(),
+	} {
+		if mrtr.Allowed(c, req) {
+			reqs[keys[i]] = req
+		}
 	}
 	if len(reqs) == 0 {
 		c.Text("No declared client capability allows an input request.")
@@ -463,7 +376,11 @@ func (r *refServer) irPrompt(c *engine.Call) error {
 	if err != nil {
 		return err
 	}
-	if ctx, ok := in.acceptedString("user_context", "context"); ok {
+	res, answered, err := in.elicit("user_context")
+	if err != nil {
+		return err
+	}
+	if ctx, _ := res.String("context"); ctx != "" && res.Accepted() {
 		return c.Return(mcp.PromptResult{
 			Description: "A prompt built from elicited context",
 			Messages: []mcp.PromptMessage{
@@ -471,11 +388,11 @@ func (r *refServer) irPrompt(c *engine.Call) error {
 			},
 		})
 	}
-	if action, _, ok := in.elicit("user_context"); ok && action != "accept" {
+	if answered && !res.Accepted() {
 		return c.Return(mcp.PromptResult{
 			Description: "A prompt without elicited context",
 			Messages: []mcp.PromptMessage{
-				{Role: "user", Content: mcp.TextContent("No context was given (" + action + ").")},
+				{Role: "user", Content: mcp.TextContent("No context was given (" + res.Action + ").")},
 			},
 		})
 	}

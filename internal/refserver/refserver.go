@@ -25,9 +25,9 @@
 // draft_create {text}, draft_append {handle, text, idempotencyKey?} and
 // draft_read {handle} (see drafts.go).
 //
-// Every requestState the MRTR fixtures hand out is integrity-protected
-// (HMAC-SHA256, bound to the method, the tool or prompt name, a digest of
-// the arguments, the principal and an expiry; see state.go) and a retry
+// Every requestState the MRTR fixtures hand out is signed by package mrtr
+// (HMAC-SHA256, bound to the principal, the method, the tool or prompt
+// name, a digest of the arguments and an expiry; see state.go) and a retry
 // whose state fails verification is answered -32602 (SEC-07).
 package refserver
 
@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -47,16 +48,12 @@ const ServerName = "mcpwire-refserver"
 type Config struct {
 	// Logger receives the engine's and the fixtures' logs; nil discards.
 	Logger *slog.Logger
-	// StateKey is the HMAC-SHA256 key protecting MRTR requestState tokens
-	// (at least 16 bytes). Servers sharing a key accept each other's states
-	// (replicas). Nil (and no StateKeys) selects a random key per process.
-	StateKey []byte
-	// StateKeys is a rotating list of requestState keys (each at least 16
-	// bytes) shared by a fleet, so that a retry served by another replica
-	// still verifies (E5): the first signs, every one verifies. To rotate,
-	// deploy [new, old] everywhere, then [new] once the old states have
-	// expired (10 minutes). When set, StateKey must be nil.
-	StateKeys [][]byte
+	// State signs and verifies the MRTR fixtures' requestState. Servers
+	// whose signers share keys accept each other's states, so that a
+	// retry served by another replica still verifies (E5); see
+	// mrtr.Config.Keys for rotation. Nil: a signer with a random key per
+	// process.
+	State *mrtr.Signer
 	// Store keeps the drafts of the handle tools (draft_create,
 	// draft_append, draft_read; see drafts.go), shared by every replica
 	// that uses the same store. Nil: no draft tools.
@@ -83,7 +80,7 @@ type Config struct {
 type refServer struct {
 	srv   *engine.Server
 	log   *slog.Logger
-	state signer
+	state *mrtr.Signer
 	store state.Store
 }
 
@@ -94,23 +91,12 @@ func New(opt Config) (*engine.Server, error) {
 
 // newServer is New with a clock (tests move time to expire states).
 func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
-	keys := opt.StateKeys
-	switch {
-	case opt.StateKey != nil && keys != nil:
-		return nil, errors.New("refserver: set StateKey or StateKeys, not both")
-	case opt.StateKey != nil:
-		keys = [][]byte{opt.StateKey}
-	case keys == nil:
-		keys = [][]byte{processKey()}
-	case len(keys) == 0:
-		return nil, errors.New("refserver: StateKeys is empty")
-	}
-	own := make([][]byte, len(keys))
-	for i, k := range keys {
-		if len(k) < stateMinKey {
-			return nil, errors.New("refserver: every requestState key must be at least 16 bytes")
+	signer := opt.State
+	if signer == nil {
+		var err error
+		if signer, err = mrtr.NewSigner(mrtr.Config{Now: now}); err != nil {
+			return nil, err
 		}
-		own[i] = append([]byte(nil), k...)
 	}
 	log := opt.Logger
 	if log == nil {
@@ -132,7 +118,7 @@ func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 	r := &refServer{
 		srv:   srv,
 		log:   log,
-		state: signer{keys: own, now: now, ttl: stateTTL},
+		state: signer,
 		store: opt.Store,
 	}
 	var errs []error

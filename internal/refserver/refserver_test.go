@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/transport/linestream"
 )
 
@@ -995,10 +996,14 @@ func TestMRTRElicitation(t *testing.T) {
 	if got != "Hello, Bob!" {
 		t.Errorf("extra keys: %q", got)
 	}
-	// Missing or wrong keys, or an invalid response: ask again.
+	// A missing answer (wrong key) or an empty name: ask again (MRTR-11).
 	c.tool(tool, map[string]any{}, retry(map[string]any{"wrong_key": elicitAccept(map[string]any{"data": "x"})}, nil), noMeta).inputRequired(t)
-	c.tool(tool, map[string]any{}, retry(map[string]any{"user_name": 12345}, nil), noMeta).inputRequired(t)
 	c.tool(tool, map[string]any{}, retry(map[string]any{"user_name": elicitAccept(map[string]any{"name": ""})}, nil), noMeta).inputRequired(t)
+	// An answer that is not an ElicitResult: -32602 naming the key.
+	if e := c.tool(tool, map[string]any{}, retry(map[string]any{"user_name": 12345}, nil), noMeta).fails(t, -32602); !strings.Contains(e.Message, "inputResponses.user_name") {
+		t.Errorf("malformed answer: %q", e.Message)
+	}
+	c.tool(tool, map[string]any{}, retry(map[string]any{"user_name": map[string]any{"action": "maybe"}}, nil), noMeta).fails(t, -32602)
 	// A declined elicitation completes without a name.
 	if got := c.tool(tool, map[string]any{}, retry(map[string]any{"user_name": map[string]any{"action": "decline"}}, nil), noMeta).text(t); !strings.Contains(got, "decline") {
 		t.Errorf("decline: %q", got)
@@ -1043,8 +1048,9 @@ func TestMRTRSamplingAndRoots(t *testing.T) {
 	if !strings.Contains(got, "file:///test/root") || !strings.Contains(got, "1 root") {
 		t.Errorf("roots: %q", got)
 	}
+	// A roots answer without roots: -32602.
 	c.tool("test_input_required_result_list_roots", map[string]any{},
-		retry(map[string]any{"client_roots": map[string]any{"nope": 1}}, nil), noMeta).inputRequired(t)
+		retry(map[string]any{"client_roots": map[string]any{"nope": 1}}, nil), noMeta).fails(t, -32602)
 	c.tool("test_input_required_result_list_roots", map[string]any{}, nil, capsMeta(`{"elicitation":{}}`)).fails(t, -32021)
 }
 
@@ -1128,7 +1134,7 @@ func TestMRTRMultiRound(t *testing.T) {
 func TestMRTRTamperedState(t *testing.T) {
 	clk := &clock{}
 	key := bytes.Repeat([]byte{7}, 32)
-	srv := newServerT(t, Config{StateKey: key}, clk)
+	srv := newServerT(t, Config{State: stateSigner(t, clk, key)}, clk)
 	c := dial(t, srv, nil)
 	const tool = "test_input_required_result_tampered_state"
 	yes := map[string]any{"confirm": elicitAccept(map[string]any{"ok": true})}
@@ -1181,22 +1187,19 @@ func TestMRTRTamperedState(t *testing.T) {
 	}
 
 	// Expiry.
-	clk.advance(stateTTL - time.Minute)
+	clk.advance(mrtr.DefaultTTL - time.Minute)
 	c.tool(tool, map[string]any{}, retry(yes, &st), noMeta).text(t)
 	clk.advance(2 * time.Minute)
 	bad("expired", st, map[string]any{}, tool)
 
 	// A replica with the same key accepts the state; another key does not.
 	st3 := fresh(map[string]any{})
-	same := dial(t, newServerT(t, Config{StateKey: key}, clk), nil)
+	same := dial(t, newServerT(t, Config{State: stateSigner(t, clk, key)}, clk), nil)
 	if got := same.tool(tool, map[string]any{}, retry(yes, &st3), noMeta).text(t); !strings.Contains(got, "state-ok") {
 		t.Errorf("replica: %q", got)
 	}
-	other := dial(t, newServerT(t, Config{StateKey: bytes.Repeat([]byte{8}, 32)}, clk), nil)
+	other := dial(t, newServerT(t, Config{State: stateSigner(t, clk, bytes.Repeat([]byte{8}, 32))}, clk), nil)
 	other.tool(tool, map[string]any{}, retry(yes, &st3), noMeta).fails(t, -32602)
-	if _, err := New(Config{StateKey: []byte("short")}); err == nil {
-		t.Error("a 5-byte StateKey was accepted")
-	}
 }
 
 type principal string
@@ -1279,25 +1282,6 @@ func TestMRTRNotOnOtherMethods(t *testing.T) {
 		if r := c.do(m, nil, noMeta).complete(t); r.InputRequests != nil || r.RequestState != nil {
 			t.Errorf("%s carries MRTR members", m)
 		}
-	}
-}
-
-func TestStateRoundTrip(t *testing.T) {
-	// Direct checks of the token format through a real Call.
-	srv := newServerT(t, Config{}, nil)
-	c := dial(t, srv, nil)
-	st := *c.tool("test_input_required_result_multi_round", map[string]any{}, nil, noMeta).inputRequired(t).RequestState
-	dot := strings.IndexByte(st, '.')
-	if dot <= 0 || strings.ContainsAny(st, "+/=") {
-		t.Fatalf("token %q is not base64url.base64url", st)
-	}
-	tag, err := base64.RawURLEncoding.DecodeString(st[dot+1:])
-	if err != nil || len(tag) != stateTagBytes {
-		t.Fatalf("tag %q: %v", st[dot+1:], err)
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(st[:dot])
-	if err != nil || payload[0] != stateVersion {
-		t.Fatalf("payload %q: %v", st[:dot], err)
 	}
 }
 
