@@ -3,9 +3,11 @@ package metrics
 import (
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -311,8 +313,11 @@ func TestSocketGauges(t *testing.T) {
 		conns = append(conns, c)
 	}
 	conns = append(conns, conns[0]) // two calls on the first (TCP)
-	for _, c := range conns {
-		_, _ = io.WriteString(c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},`+meta+`}}}`+"\n")
+	for i, c := range conns {
+		// A new id each time: the first call on a connection may still be in
+		// its in-flight table (being recorded) when its reply has been read,
+		// and a request reusing an id in flight is refused.
+		_, _ = io.WriteString(c, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+1)+`,"method":"tools/call","params":{"name":"echo","arguments":{},`+meta+`}}}`+"\n")
 		buf := make([]byte, 4096)
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		if n, err := c.Read(buf); err != nil || !strings.Contains(string(buf[:n]), `"hi"`) {
@@ -322,17 +327,23 @@ func TestSocketGauges(t *testing.T) {
 	if g := ss.Gauges(); g.OpenTCP != 1 || g.OpenUnix != 1 || g.QueuedBytes != 0 {
 		t.Fatalf("gauges %+v, want one TCP and one Unix connection, nothing queued", g)
 	}
+	// A request's duration is recorded as it ends, just after its reply is
+	// written: wait (boundedly) for the last one.
 	want := map[string]uint64{"tcp": 2, "unix": 1}
-	srv.RequestDurations(func(h *engine.DurationHistogram) {
-		if h.Method == "tools/call" {
-			if h.Count != want[h.Transport] {
-				t.Errorf("%s: %d requests, want %d", h.Transport, h.Count, want[h.Transport])
+	var got map[string]uint64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		got = map[string]uint64{}
+		srv.RequestDurations(func(h *engine.DurationHistogram) {
+			if h.Method == "tools/call" {
+				got[h.Transport] = h.Count
 			}
-			delete(want, h.Transport)
+		})
+		if maps.Equal(got, want) || time.Now().After(deadline) {
+			break
 		}
-	})
-	if len(want) != 0 {
-		t.Errorf("no histogram for %v", want)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("tools/call requests per transport %v, want %v", got, want)
 	}
 }
 
