@@ -107,3 +107,30 @@ func BenchmarkListPages(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRegisterCatalogue registers 10,000 resources one by one, then
+// lists them once (the first page): what a server with a large catalogue
+// pays at start-up. Self-contained, so that it runs on trees before the
+// catalogs too.
+func BenchmarkRegisterCatalogue(b *testing.B) {
+	read := func(c *Call, uri string, _ map[string]string) error { return nil }
+	list := []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	for i := 0; i < b.N; i++ {
+		s := New(Config{})
+		for j := 0; j < 10000; j++ {
+			if err := s.AddResource(Resource{URI: fmt.Sprintf("test://catalogue/%05d", j), Name: "resource", Handler: read}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var env codec.Envelope
+		if err := codec.Peek(list, &env); err != nil {
+			b.Fatal(err)
+		}
+		r := NewScope(s, "").BeginBorrowed(context.Background(), list, &env, &sizeReply{}, nil)
+		if e := r.Check(); e != nil {
+			b.Fatal(e.Message)
+		}
+		r.Run()
+		_ = s.Shutdown(context.Background())
+	}
+}
