@@ -400,9 +400,9 @@ func appendResource(b []byte, r *mcp.Resource) []byte {
 //
 // A page is encoded into the response as soon as the lister returns it
 // and not kept; the engine reads the store one page per request, never
-// whole. The lister runs on a worker goroutine with c's context: c is
+// whole. The lister runs on a worker goroutine, and c is its context:
 // cancelled when the client cancels or goes away. Like a handler, it must
-// not keep c or the returned slice's use of c beyond its return.
+// not use c after it has returned.
 //
 // An error fails the request: a *codec.Error is sent as it is (-32602
 // ErrInvalidCursor, for example), one wrapping state.ErrUnavailable is
