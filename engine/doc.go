@@ -41,7 +41,8 @@
 //     longer than 64 KiB, is malformed, altered, or belongs to another list
 //     is -32602 before any handler runs (Stats.InvalidCursors). A first
 //     page is one cached result and a later page one copy of encoded
-//     entries: neither allocates (TestListAllocs).
+//     entries: neither allocates (TestListAllocs), unless the page is over
+//     the 64 KiB a recycled Call keeps, when it allocates its own size.
 //   - notifications/cancelled cancels the handler's context and suppresses
 //     everything further for that request (STD-10, CAN-04); unknown ids are
 //     ignored.
