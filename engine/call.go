@@ -41,6 +41,7 @@ type Call struct {
 	out     []byte // the encoded response
 	scratch []byte
 	argBuf  []byte // ArgBytes' unescaped values
+	cursor  []byte // a list request's cursor: kind, then key (readCursor); empty: first page
 	status  int
 	result  bool // a response was set in out
 	open    bool // out holds a result that still needs its closing brace
@@ -146,6 +147,7 @@ func (c *Call) release() {
 	if cap(c.argBuf) > maxKeep {
 		c.argBuf = nil
 	}
+	c.cursor = c.cursor[:0]
 	callPool.Put(c)
 }
 

@@ -46,8 +46,30 @@ type Config struct {
 	CacheTTL time.Duration
 	// CacheScope is "public" or "private". Default "public". Servers whose
 	// lists depend on the caller must use "private" (with ToolFilter,
-	// tools/list is "private" whatever this says).
+	// tools/list is "private" whatever this says; a ResourceLister that
+	// lists per caller needs it).
 	CacheScope string
+
+	// PageSize is the most entries one page of tools/list, prompts/list,
+	// resources/list and resources/templates/list carries; a longer list
+	// ends its page with a nextCursor (see cursor.go for what a cursor
+	// holds and guarantees). Default DefaultPageSize (1000); negative
+	// means no paging: every registered entry on the first page, which
+	// then grows with the catalogue (a ResourceLister is still asked for
+	// DefaultPageSize at a time).
+	PageSize int
+	// ResourceLister, when set, lists resources beyond those registered
+	// with AddResource, a page at a time, from the application's own store:
+	// resources/list gives the registered resources first (by URI), then
+	// the lister's pages in its order. The engine does not merge the two:
+	// a URI both registered and listed is listed twice. Its resources are
+	// read through ResourceReader. Setting it advertises the resources
+	// capability and runs resources/list on a worker.
+	ResourceLister ResourceLister
+	// ResourceReader, when set, serves resources/read for URIs that no
+	// registered resource or template matches, instead of answering
+	// ErrResourceNotFound. Setting it advertises the resources capability.
+	ResourceReader ResourceReader
 
 	// MaxInFlight bounds the requests in flight per stream connection
 	// (listen streams included); at the bound the transport stops reading
@@ -139,6 +161,9 @@ func (o *Config) withDefaults() Config {
 	}
 	if c.CacheScope == "" {
 		c.CacheScope = "public"
+	}
+	if c.PageSize == 0 {
+		c.PageSize = DefaultPageSize // negative stays: no paging (Server.pageSize)
 	}
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = DefaultMaxInFlight // negative stays: no limit (the transports read it so)

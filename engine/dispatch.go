@@ -17,6 +17,7 @@ type method struct {
 	mrtr      bool                    // may answer input_required (MRTR-02)
 	inline    bool                    // cheap: run on the transport's goroutine
 	slot      uint8                   // histogram index (metrics.go)
+	list      listKind                // the catalogue a list method pages through (catalog.go)
 }
 
 var methods map[string]*method
@@ -29,13 +30,13 @@ func init() {
 	res := func(c capabilities) bool { return c.resources }
 	prompts := func(c capabilities) bool { return c.prompts }
 	ms := []*method{
-		{name: "server/discover", handle: cached(func(r *resultCache) []byte { return r.discover }), inline: true},
-		{name: "tools/list", handle: listTools, gate: tools, inline: true},
+		{name: "server/discover", handle: discover, inline: true},
+		{name: "tools/list", handle: listPage, list: listTools, gate: tools, inline: true},
 		{name: "tools/call", handle: callTool, gate: tools, mrtr: true},
-		{name: "prompts/list", handle: cached(func(r *resultCache) []byte { return r.prompts }), gate: prompts, inline: true},
+		{name: "prompts/list", handle: listPage, list: listPrompts, gate: prompts, inline: true},
 		{name: "prompts/get", handle: getPrompt, gate: prompts, mrtr: true},
-		{name: "resources/list", handle: cached(func(r *resultCache) []byte { return r.resources }), gate: res, inline: true},
-		{name: "resources/templates/list", handle: cached(func(r *resultCache) []byte { return r.templates }), gate: res, inline: true},
+		{name: "resources/list", handle: listPage, list: listResources, gate: res, inline: true},
+		{name: "resources/templates/list", handle: listPage, list: listTemplates, gate: res, inline: true},
 		{name: "resources/read", handle: readResource, gate: res, mrtr: true, cacheable: true},
 		{name: "completion/complete", handle: complete, gate: func(c capabilities) bool { return c.completions }},
 		{name: "subscriptions/listen", handle: listen},
@@ -52,7 +53,6 @@ func init() {
 var (
 	errShuttingDown = codec.NewError(codec.CodeInternalError, "Server is shutting down")
 	errPanic        = codec.NewError(codec.CodeInternalError, "Internal error")
-	errBadCursor    = codec.NewError(codec.CodeInvalidParams, "Invalid params: unknown cursor")
 	errNoName       = codec.NewError(codec.CodeInvalidParams, "Invalid params: params.name must be a string")
 	errNoURI        = codec.NewError(codec.CodeInvalidParams, "Invalid params: params.uri must be a string")
 	errBadLogLevel  = codec.NewError(codec.CodeInvalidParams, "Invalid params: unknown io.modelcontextprotocol/logLevel")
@@ -192,8 +192,8 @@ func (c *Call) checkMethod() *codec.Error {
 }
 
 // CheckTarget checks the method's target: the tool named by params.name
-// exists, prompts/get has a name, resources/read has a uri, list methods
-// carry no cursor.
+// exists, prompts/get has a name, resources/read has a uri, a list
+// method's cursor is one of its list's (cursor.go).
 func (c *Call) checkTarget() *codec.Error {
 	switch c.method.name {
 	case "tools/call":
@@ -218,10 +218,10 @@ func (c *Call) checkTarget() *codec.Error {
 			return errNoURI
 		}
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-		// This server never hands out cursors, so any cursor is unknown.
-		if _, ok := codec.LookupPath(c.env.Params, "cursor"); ok {
+		if e := c.readCursor(); e != nil {
 			c.srv.stats.InvalidParams.Add(1)
-			return errBadCursor
+			c.srv.stats.InvalidCursors.Add(1)
+			return e
 		}
 	}
 	return nil
@@ -273,7 +273,7 @@ func ErrMissingCapabilities(missing ...string) *codec.Error {
 // goroutine, the rest on a pooled worker. The response reaches the
 // Replier; then Done is called.
 func (c *Call) start() {
-	inline := c.method.inline || (c.tool != nil && c.tool.Inline)
+	inline := c.inline()
 	if !inline {
 		// A worker runs it after the transport has moved on; owned before
 		// admit arms a timeout that may read it from another goroutine.
@@ -313,6 +313,16 @@ func (c *Call) admit() bool {
 	c.srv.stats.Requests.Add(1)
 	c.armTimeout()
 	return true
+}
+
+// inline reports whether the handler runs on the transport's goroutine:
+// cheap methods and Inline tools. resources/list is not cheap with a
+// ResourceLister, which may wait for its store.
+func (c *Call) inline() bool {
+	if c.tool != nil && c.tool.Inline {
+		return true
+	}
+	return c.method.inline && (c.method.list != listResources || c.srv.opt.ResourceLister == nil)
 }
 
 // MayNotify reports whether the request can produce notifications before
@@ -382,43 +392,8 @@ func ErrResourceNotFound(uri string) *codec.Error {
 
 // built-in method handlers -----------------------------------------------------
 
-func cached(pick func(*resultCache) []byte) func(c *Call) error {
-	return func(c *Call) error {
-		c.setRawResult(pick(c.srv.cache.Load()))
-		return nil
-	}
-}
-
-// listTools serves tools/list from the cached result, or, with a
-// ToolFilter, from the cached per-tool encodings the caller may see, with
-// cacheScope "private" whatever Config.CacheScope says: a shared cache
-// must never hand one principal's view to another.
-func listTools(c *Call) error {
-	rc := c.srv.cache.Load()
-	f := c.srv.opt.ToolFilter
-	if f == nil {
-		c.setRawResult(rc.tools)
-		return nil
-	}
-	c.startResult()
-	c.rkind = kindComplete
-	c.out = append(c.out, `{"resultType":"complete","tools":[`...)
-	n := 0
-	for i, t := range rc.toolList {
-		if !f(c, t) {
-			continue
-		}
-		if n > 0 {
-			c.out = append(c.out, ',')
-		}
-		c.out = append(c.out, rc.toolEnc[i]...)
-		n++
-	}
-	c.out = append(c.out, ']')
-	c.out = append(c.out, rc.privateHints...)
-	c.out = append(c.out, `,"_meta":`...)
-	c.out = append(c.out, c.srv.serverMeta...)
-	c.out = append(c.out, '}')
+func discover(c *Call) error {
+	c.setRawResult(c.srv.cache.Load().discover)
 	return nil
 }
 
@@ -444,6 +419,9 @@ func readResource(c *Call) error {
 	uri := c.env.URI.String()
 	h, vars := c.srv.lookupResource(uri)
 	if h == nil {
+		if r := c.srv.opt.ResourceReader; r != nil {
+			return r(c, uri)
+		}
 		return ErrResourceNotFound(uri)
 	}
 	return h(c, uri, vars)

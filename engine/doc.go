@@ -31,6 +31,18 @@
 //     Tool.SkipValidation opts out).
 //   - A handler panic becomes -32603 with a generic message; the stack goes to
 //     the log only (C12).
+//   - tools/list, prompts/list, resources/list and resources/templates/list
+//     are paged, Config.PageSize entries a page in key order (name, URI, URI
+//     template), each page with its cache hints. A nextCursor holds the last
+//     key sent, not server state, so any replica with the same catalogue
+//     serves the next page; when the catalogue changes between pages the
+//     listing goes on after that key, and an entry present throughout is
+//     listed exactly once (cursor.go). A cursor that is not a string, is
+//     longer than 64 KiB, is malformed, altered, or belongs to another list
+//     is -32602 before any handler runs (Stats.InvalidCursors). A first
+//     page is one cached result and a later page one copy of encoded
+//     entries: neither allocates (TestListAllocs), unless the page is over
+//     the 64 KiB a recycled Call keeps, when it allocates its own size.
 //   - notifications/cancelled cancels the handler's context and suppresses
 //     everything further for that request (STD-10, CAN-04); unknown ids are
 //     ignored.
@@ -66,7 +78,8 @@
 //
 // In Config: MaxInFlight (DefaultMaxInFlight), ProgressInterval
 // (DefaultProgressInterval), LogInterval and LogBurst (DefaultLogInterval,
-// DefaultLogBurst) can be disabled with a negative value; a negative
+// DefaultLogBurst) and PageSize (DefaultPageSize) can be disabled with a
+// negative value; a negative
 // MaxDepth (DefaultMaxDepth) leaves only the parser's hard cap,
 // codec.MaxDepthLimit. PublishTimeout (DefaultPublishTimeout) cannot be
 // disabled: a negative value is the default. Timeout has no default: 0
@@ -96,7 +109,10 @@
 // (ok, a JSON-RPC error code, cancelled, disconnect, shutdown, timeout).
 // Config.Middleware wraps dispatch, for policy, per-principal rate limits
 // and audit logs; Config.ToolFilter hides tools per caller in tools/list
-// and tools/call alike. A handler reads the request's HTTP headers with
+// and tools/call alike. Config.ResourceLister lists resources from the
+// application's own store, a page per request, after the registered ones,
+// and Config.ResourceReader reads the URIs no registered resource or
+// template matches. A handler reads the request's HTTP headers with
 // Call.Header and its connection with Call.Conn; hooks attach values for
 // the handler with Call.SetValues (package observe/otelmcp attaches trace
 // spans this way). Unused, each costs one pointer test per request and no

@@ -192,3 +192,43 @@ func FuzzTemplateExtract(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCursor: the list cursor decoder never panics and answers any input
+// with one of its shared refusals or a kind and key that encode back to a
+// cursor decoding to the same (so no two positions share a cursor); any
+// kind and key survive encoding and decoding unchanged.
+func FuzzCursor(f *testing.F) {
+	for _, c := range []struct {
+		kind byte
+		key  string
+	}{{cursorTools, "echo"}, {cursorPrompts, "p"}, {cursorResources, "test://r/1"}, {cursorLister, ""}, {cursorLister, "after:42"}, {cursorTemplates, "x://{id}"}} {
+		enc, _ := appendCursor(nil, nil, c.kind, c.key)
+		f.Add(string(enc), c.kind, c.key)
+	}
+	f.Add("abc", byte('T'), "\xff")
+	f.Add("AVR0b29sLTAwMDAx\r\njyTxNQ", byte(0), "")
+	f.Fuzz(func(t *testing.T, enc string, kind byte, key string) {
+		got, e := decodeCursor(nil, []byte(enc))
+		switch {
+		case e != nil:
+			if e != errBadCursor && e != errCursorLong || len(got) != 0 {
+				t.Fatalf("%q: refusal %v with %q", enc, e, got)
+			}
+		default:
+			again, _ := appendCursor(nil, nil, got[0], string(got[1:]))
+			back, e2 := decodeCursor(nil, again)
+			if e2 != nil || string(back) != string(got) {
+				t.Fatalf("%q decodes to %q, re-encoded %q decodes to %q (%v)", enc, got, again, back, e2)
+			}
+		}
+		if len(key) > maxCursorKey {
+			return
+		}
+		c, _ := appendCursor(nil, nil, kind, key)
+		got, e = decodeCursor(nil, c)
+		valid := strings.IndexByte("TPRU", kind) >= 0 && key != "" || kind == cursorLister
+		if valid != (e == nil) || (e == nil && string(got) != string(kind)+key) {
+			t.Fatalf("kind %q key %q: encoded %q decodes to %q (%v)", kind, key, c, got, e)
+		}
+	})
+}

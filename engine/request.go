@@ -79,8 +79,8 @@ func (r *Request) CheckVersion() *codec.Error { return r.c.checkVersion() }
 func (r *Request) CheckMethod() *codec.Error { return r.c.checkMethod() }
 
 // CheckTarget checks the method's target: the tool named by params.name
-// exists, prompts/get has a name, resources/read has a uri, list methods
-// carry no cursor.
+// exists, prompts/get has a name, resources/read has a uri, a list
+// method's cursor is one of its list's.
 func (r *Request) CheckTarget() *codec.Error { return r.c.checkTarget() }
 
 // CheckCapabilities enforces META-08 for the target found by CheckTarget.
@@ -110,7 +110,7 @@ func (r *Request) Start() { r.c.start() }
 // goroutine (and so return only after Done).
 func (r *Request) Inline() bool {
 	c := r.c
-	return c.method != nil && (c.method.inline || (c.tool != nil && c.tool.Inline))
+	return c.method != nil && c.inline()
 }
 
 // Run is Start on the caller's goroutine: the handler runs, the response

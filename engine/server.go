@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -41,6 +41,9 @@ type Server struct {
 	// cache is rebuilt under regMu on every registry change and read
 	// without locks on the hot path.
 	cache atomic.Pointer[resultCache]
+	// privateHints are the cache hints with cacheScope "private" (the
+	// pages of tools/list with a ToolFilter).
+	privateHints []byte
 
 	hooks *Hooks      // nil when Config.Hooks sets nothing
 	chain HandlerFunc // Config.Middleware around dispatch; nil without
@@ -68,21 +71,21 @@ type templateEntry struct {
 	tpl uriTemplate
 }
 
-// resultCache holds the encoded results of the cacheable list methods.
+// resultCache holds what the request path reads of the registries: the
+// encoded server/discover result, the capabilities, the lookup tables and
+// the lists' catalogs.
 type resultCache struct {
-	discover, tools, resources, templates, prompts []byte
-	hints                                          []byte // `,"ttlMs":N,"cacheScope":"S"`
-	caps                                           capabilities
+	discover []byte
+	hints    []byte // `,"ttlMs":N,"cacheScope":"S"`
+	caps     capabilities
 	// Snapshots of the tool and prompt registries for the request path:
 	// read without a lock (a read lock is an atomic on a cache line every
 	// core shares). Never modified once published.
 	toolsByName   map[string]*Tool
 	promptsByName map[string]*Prompt
-	// With Config.ToolFilter: the tools in list order, each one's encoded
-	// entry, and the hints with cacheScope "private" (listTools).
-	toolList     []*Tool
-	toolEnc      [][]byte
-	privateHints []byte
+	// The lists' catalogs (catalog.go), each built by the first list
+	// request after the registry change that made this cache.
+	lists [numLists]atomic.Pointer[catalog]
 }
 
 type capabilities struct {
@@ -115,6 +118,7 @@ func New(opt Config) *Server {
 	}
 	s.serverMeta = append(append([]byte(`{"io.modelcontextprotocol/serverInfo":`), im...), '}')
 	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
+	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)
 	s.pool.init()
 	s.rebuild()
@@ -154,7 +158,8 @@ func (s *Server) RemoveTool(name string) bool {
 	return ok
 }
 
-// AddResource registers (or replaces) a concrete resource.
+// AddResource registers (or replaces) a concrete resource and notifies
+// resources/list_changed listeners.
 func (s *Server) AddResource(r Resource) error {
 	if r.URI == "" || r.Name == "" {
 		return errors.New("engine: resource needs a URI and a name")
@@ -170,7 +175,26 @@ func (s *Server) AddResource(r Resource) error {
 	return nil
 }
 
-// AddResourceTemplate registers a resource template.
+// RemoveResource unregisters the concrete resource of uri; it reports
+// whether it existed, and then notifies resources/list_changed listeners.
+func (s *Server) RemoveResource(uri string) bool {
+	s.regMu.Lock()
+	_, ok := s.resources[uri]
+	if ok {
+		delete(s.resources, uri)
+		s.rebuildLocked()
+	}
+	s.regMu.Unlock()
+	if ok {
+		s.hub.listChanged(subResources)
+	}
+	return ok
+}
+
+// AddResourceTemplate registers a resource template, or replaces the one
+// with the same URITemplate (which keeps its place: a URI that several
+// templates match goes to the one registered first), and notifies
+// resources/list_changed listeners.
 func (s *Server) AddResourceTemplate(t ResourceTemplate) error {
 	if t.Name == "" {
 		return errors.New("engine: resource template needs a name")
@@ -182,12 +206,46 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate) error {
 	if err != nil {
 		return err
 	}
+	e := &templateEntry{def: t, tpl: tpl}
 	s.regMu.Lock()
-	s.templates = append(s.templates, &templateEntry{def: t, tpl: tpl})
+	if i := s.templateIndex(t.URITemplate); i >= 0 {
+		s.templates[i] = e
+	} else {
+		s.templates = append(s.templates, e)
+	}
 	s.rebuildLocked()
 	s.regMu.Unlock()
 	s.hub.listChanged(subResources)
 	return nil
+}
+
+// RemoveResourceTemplate unregisters the template registered with
+// uriTemplate; it reports whether it existed, and then notifies
+// resources/list_changed listeners.
+func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
+	s.regMu.Lock()
+	i := s.templateIndex(uriTemplate)
+	if i >= 0 {
+		// The others keep their order: matching goes by registration.
+		s.templates = slices.Delete(s.templates, i, i+1)
+		s.rebuildLocked()
+	}
+	s.regMu.Unlock()
+	if i >= 0 {
+		s.hub.listChanged(subResources)
+	}
+	return i >= 0
+}
+
+// templateIndex returns the position of the template registered with
+// uriTemplate, or -1. Called with regMu held.
+func (s *Server) templateIndex(uriTemplate string) int {
+	for i, t := range s.templates {
+		if t.def.URITemplate == uriTemplate {
+			return i
+		}
+	}
+	return -1
 }
 
 // AddPrompt registers (or replaces) a prompt and notifies
@@ -244,9 +302,15 @@ func (s *Server) Go(task func(ctx context.Context)) {
 
 // ToolsChanged, PromptsChanged and ResourcesChanged tell listeners that a
 // list changed for a reason the registries cannot see (for example tools
-// filtered per caller). AddTool, RemoveTool, AddPrompt, RemovePrompt,
-// AddResource and AddResourceTemplate publish their own changes, to this
-// process's listeners only: each replica of a fleet has its own registries.
+// filtered per caller, or the store behind a ResourceLister). AddTool,
+// RemoveTool, AddPrompt, RemovePrompt, AddResource, RemoveResource,
+// AddResourceTemplate and RemoveResourceTemplate publish their own
+// changes, to this process's listeners only: each replica of a fleet has
+// its own registries and makes the same change itself, so each of its
+// listeners hears of it once, from its own replica. A change made in a
+// store the replicas share is announced once, by one replica, with
+// ResourcesChanged (and the like), which reaches every replica's
+// listeners through the backplane.
 //
 // With Config.Backplane the change goes to the listeners of every replica
 // (see Start); the error is then ErrBackplaneLost while the backplane is
@@ -270,11 +334,15 @@ func (s *Server) rebuild() {
 	s.regMu.Unlock()
 }
 
-// rebuildLocked re-encodes every cacheable result. Called with regMu held.
+// rebuildLocked makes a new cache for the registries as they are: the
+// capabilities, the lookup tables and server/discover; the lists'
+// catalogs are built when first asked for (catalog.go). Called with regMu
+// held.
 func (s *Server) rebuildLocked() {
 	c := &resultCache{caps: capabilities{
-		tools:       len(s.tools) > 0,
-		resources:   len(s.resources) > 0 || len(s.templates) > 0,
+		tools: len(s.tools) > 0,
+		resources: len(s.resources) > 0 || len(s.templates) > 0 ||
+			s.opt.ResourceLister != nil || s.opt.ResourceReader != nil,
 		prompts:     len(s.prompts) > 0,
 		completions: s.completion != nil,
 		logging:     s.opt.Logging,
@@ -289,46 +357,6 @@ func (s *Server) rebuildLocked() {
 	for k, p := range s.prompts {
 		c.promptsByName[k] = p
 	}
-
-	tools := make([]mcp.Tool, 0, len(s.tools))
-	for _, t := range s.tools {
-		tools = append(tools, t.listEntry())
-	}
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	c.tools = s.listResult("tools", tools, hints)
-	if s.opt.ToolFilter != nil {
-		c.toolList = make([]*Tool, len(tools))
-		c.toolEnc = make([][]byte, len(tools))
-		for i := range tools {
-			c.toolList[i] = s.tools[tools[i].Name]
-			enc, err := codec.Marshal(tools[i])
-			if err != nil {
-				panic("engine: cannot encode tool " + tools[i].Name + ": " + err.Error())
-			}
-			c.toolEnc[i] = enc
-		}
-		c.privateHints = s.cacheHints("private")
-	}
-
-	res := make([]mcp.Resource, 0, len(s.resources))
-	for _, r := range s.resources {
-		res = append(res, r.listEntry())
-	}
-	sort.Slice(res, func(i, j int) bool { return res[i].URI < res[j].URI })
-	c.resources = s.listResult("resources", res, hints)
-
-	tpls := make([]mcp.ResourceTemplate, 0, len(s.templates))
-	for _, t := range s.templates {
-		tpls = append(tpls, t.def.listEntry())
-	}
-	c.templates = s.listResult("resourceTemplates", tpls, hints)
-
-	prompts := make([]mcp.Prompt, 0, len(s.prompts))
-	for _, p := range s.prompts {
-		prompts = append(prompts, p.listEntry())
-	}
-	sort.Slice(prompts, func(i, j int) bool { return prompts[i].Name < prompts[j].Name })
-	c.prompts = s.listResult("prompts", prompts, hints)
 
 	d := []byte(`{"resultType":"complete","supportedVersions":`)
 	d = append(d, s.supported...)
@@ -351,21 +379,6 @@ func (s *Server) cacheHints(scope string) []byte {
 	h = strconv.AppendInt(h, s.opt.CacheTTL.Milliseconds(), 10)
 	h = append(h, `,"cacheScope":`...)
 	return codec.AppendString(h, scope)
-}
-
-func (s *Server) listResult(key string, items any, hints []byte) []byte {
-	b := []byte(`{"resultType":"complete","`)
-	b = append(b, key...)
-	b = append(b, `":`...)
-	enc, err := codec.Marshal(items)
-	if err != nil {
-		panic("engine: cannot encode " + key + ": " + err.Error())
-	}
-	b = append(b, enc...)
-	b = append(b, hints...)
-	b = append(b, `,"_meta":`...)
-	b = append(b, s.serverMeta...)
-	return append(b, '}')
 }
 
 func (c capabilities) append(b []byte) []byte {
@@ -478,6 +491,7 @@ type Stats struct {
 	Responses        atomic.Uint64 // responses received from a peer (ignored)
 	MethodNotFound   atomic.Uint64 // -32601 answers
 	InvalidParams    atomic.Uint64 // -32602 answers from validation
+	InvalidCursors   atomic.Uint64 // list cursors refused: not a string, too long, malformed, altered or another list's (-32602; also in InvalidParams)
 	InvalidArguments atomic.Uint64 // tools/call arguments refused by the tool's InputSchema (-32602)
 	BadVersion       atomic.Uint64 // -32022 answers
 	MissingCaps      atomic.Uint64 // -32021 answers

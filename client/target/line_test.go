@@ -58,6 +58,9 @@ func newRef(tb testing.TB) *engine.Server {
 
 func runChild(mode string) int {
 	srv := newRef(nil)
+	if mode == "catalog" {
+		srv = newCatalog()
+	}
 	if mode == "stray" {
 		// Not protocol: the client must skip it (counted), never fail.
 		os.Stdout.WriteString("this is not JSON\n")

@@ -2,12 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/refserver"
+	"github.com/mcpwire/mcpwire/transport/stdio"
 )
 
 // mcpwire runs the command in a child process (the test binary acting as
@@ -84,6 +91,56 @@ func TestProbe(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("probe lists no echo tool: %s", out)
+	}
+}
+
+// servePaged serves the reference fixtures on stdio, size entries to a
+// page (engine.Config.PageSize).
+func servePaged(size string) int {
+	n, err := strconv.Atoi(size)
+	var srv *engine.Server
+	if err == nil {
+		srv, err = refserver.New(refserver.Config{PageSize: n})
+	}
+	if err == nil {
+		err = stdio.Serve(context.Background(), srv, stdio.Config{})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "paged server:", err)
+		return 1
+	}
+	return 0
+}
+
+// TestProbePaged: `mcpwire probe` lists every tool of a server that pages
+// tools/list (two to a page: the reference server's tools take more than
+// ten pages), the same tools as from one page.
+func TestProbePaged(t *testing.T) {
+	tools := func(target string) []string {
+		out, errOut, code := mcpwire(t, "probe", "--json", target)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var rep struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("probe output is not JSON: %v\n%s", err, out)
+		}
+		var names []string
+		for _, tl := range rep.Tools {
+			names = append(names, tl.Name)
+		}
+		return names
+	}
+	server := func(size int) string {
+		return fmt.Sprintf("stdio:env -u MCPWIRE_TEST_MAIN MCPWIRE_TEST_SERVE_STDIO=page:%d '%s'", size, os.Args[0])
+	}
+	paged, whole := tools(server(2)), tools(server(-1))
+	if len(paged) < 20 || strings.Join(paged, " ") != strings.Join(whole, " ") {
+		t.Fatalf("paged probe lists %d tools %v,\none page %d %v", len(paged), paged, len(whole), whole)
 	}
 }
 

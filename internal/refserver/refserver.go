@@ -68,6 +68,10 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Hooks is passed to engine.Config.Hooks (serve --trace).
 	Hooks engine.Hooks
+	// PageSize is passed to engine.Config.PageSize: the entries on one
+	// page of each list (0: engine.DefaultPageSize, which holds every
+	// fixture; tests set a small one to page through them).
+	PageSize int
 	// Legacy adds the fixtures the 2025-11-25 conformance suite drives
 	// (test_tool_with_logging, test_sampling, test_elicitation,
 	// test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums;
@@ -108,6 +112,7 @@ func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 		Instructions:     "Reference fixtures for the MCP 2026-07-28 conformance suite, plus echo, sleep, big, panic and touch.",
 		ProgressInterval: opt.ProgressInterval,
 		Hooks:            opt.Hooks,
+		PageSize:         opt.PageSize,
 		// test_logging_tool logs through Call.Log, which needs the
 		// (deprecated) logging capability; it still sends nothing unless
 		// the request's _meta carries a logLevel (GEN-13).

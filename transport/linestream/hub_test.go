@@ -125,3 +125,40 @@ func TestExplicitListChanged(t *testing.T) { // issue 5: publishing API
 		out.wait(t, m, func(w wireMsg) bool { return w.Method == m && subID(t, w) == "1" })
 	}
 }
+
+// TestListenRemoveResource: RemoveResource and RemoveResourceTemplate
+// reach a listen stream on a line connection as
+// notifications/resources/list_changed, once each, and removing what is
+// not registered sends nothing.
+func TestListenRemoveResource(t *testing.T) {
+	s, sc, out := newConn(t, engine.Config{})
+	read := func(c *engine.Call, uri string, _ map[string]string) error { return nil }
+	_ = s.AddResource(engine.Resource{URI: "file:///a", Name: "a", Handler: read})
+	_ = s.AddResourceTemplate(engine.ResourceTemplate{URITemplate: "file:///t/{id}", Name: "t", Handler: read})
+	feed(t, sc, listenReq(1, `{"resourcesListChanged":true}`))
+	waitFor(t, "subscribed", func() bool { return s.Stats().ListenStreams.Load() == 1 })
+	changes := func() int {
+		n := 0
+		for _, f := range out.all() {
+			if decode(t, f).Method == "notifications/resources/list_changed" {
+				n++
+			}
+		}
+		return n
+	}
+	if s.RemoveResource("file:///none") || s.RemoveResourceTemplate("file:///none/{id}") {
+		t.Fatal("removed what was never registered")
+	}
+	if !s.RemoveResource("file:///a") {
+		t.Fatal("RemoveResource")
+	}
+	waitFor(t, "first change", func() bool { return changes() == 1 })
+	if !s.RemoveResourceTemplate("file:///t/{id}") {
+		t.Fatal("RemoveResourceTemplate")
+	}
+	waitFor(t, "second change", func() bool { return changes() == 2 })
+	time.Sleep(20 * time.Millisecond) // a third, spurious cue would land here
+	if n := changes(); n != 2 {
+		t.Fatalf("%d list_changed notifications, want 2", n)
+	}
+}
