@@ -15,6 +15,9 @@ var flatFuzzSchemas = []string{
 	`{"type":"object","properties":{"n":{"type":"number"},"f":{"type":"boolean"},"z":{"type":"null"},"o":{"type":"object"},"l":{"type":"array"}},"required":["n"]}`,
 	`{"type":"object","properties":{"we ird":{"type":"string","description":"d"},"x":{"description":"any"}},"required":["we ird","y","x"],"additionalProperties":true}`,
 	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"i":{"type":"integer","x-mcp-header":"I"}}}`,
+	// Closed, as typed tools infer them.
+	`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string","description":"d"},"c":{}},"required":["a"],"additionalProperties":false}`,
 }
 
 // FuzzFlatMatchesCompiled: the flat check on raw bytes gives the verdict and
@@ -38,7 +41,7 @@ func FuzzFlatMatchesCompiled(f *testing.F) {
 		flats = append(flats, a)
 	}
 	f.Fuzz(func(t *testing.T, args string) {
-		if !json.Valid([]byte(args)) || !utf8.ValidString(args) {
+		if !json.Valid([]byte(args)) || !utf8.ValidString(args) || !argsObject([]byte(args)) {
 			return
 		}
 		for i, a := range flats {
@@ -47,17 +50,21 @@ func FuzzFlatMatchesCompiled(f *testing.F) {
 				continue // left to the compiled schema
 			}
 			ce := a.checkCompiled([]byte(args))
-			if (fe == nil) != (ce == nil) || (fe != nil && fe.Message != ce.Message) {
+			if (fe == nil) != (ce == nil) || (fe != nil && fe.Error() != ce.Error()) {
 				t.Fatalf("schema %d, args %s: flat %v, compiled %v", i, args, fe, ce)
 			}
 		}
 	})
 }
 
-// FuzzArgMessage: whatever the arguments, a refusal is one bounded line
-// that never contains a long run of the input.
+// FuzzArgMessage: whatever the arguments, a refusal lists at most
+// maxArgPaths lines (and one saying how many more), each at most
+// maxArgMessage bytes of valid UTF-8 without control characters, never a
+// long run of the input; its -32602 form is one line of at most
+// maxArgMessage bytes.
 func FuzzArgMessage(f *testing.F) {
-	for _, s := range []string{`{"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`, `{"l":[1,2,{"k":"v"}]}`, `{"\u2028":1}`, `{"a\n":[[[]]]}`} {
+	for _, s := range []string{`{"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`, `{"l":[1,2,{"k":"v"}]}`, `{"\u2028":1}`, `{"a\n":[[[]]]}`,
+		`{"a":3,"b":"x","c":1,"d":true,"e":null,"f":[],"g":{},"h":1.5,"i":"","j":-1}`, `{"l":["a","b","c","d","e","f","g","h","i","j"]}`} {
 		f.Add(s)
 	}
 	a, err := compileArgSchema([]byte(`{"type":"object","properties":{"a":{"type":"integer","enum":[1,2]},"l":{"type":"array","items":{"type":"integer"}}},"additionalProperties":{"type":"string","pattern":"^[a-z]*$"}}`))
@@ -65,20 +72,34 @@ func FuzzArgMessage(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, args string) {
-		if !json.Valid([]byte(args)) {
+		if !json.Valid([]byte(args)) || !argsObject([]byte(args)) {
 			return
 		}
 		e := a.check([]byte(args))
 		if e == nil {
 			return
 		}
-		if len(e.Message) > maxArgMessage || !utf8.ValidString(e.Message) {
-			t.Fatalf("message %q", e.Message)
+		lines := strings.Split(e.Error(), "\n")
+		if len(lines) > maxArgPaths+1 || !strings.HasPrefix(lines[0], argPrefix) {
+			t.Fatalf("%d lines: %q", len(lines), e.Error())
 		}
-		for _, c := range e.Message {
-			if c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029 {
-				t.Fatalf("control character in %q", e.Message)
+		for _, l := range lines {
+			if len(l) > maxArgMessage || !utf8.ValidString(l) {
+				t.Fatalf("line %q", l)
 			}
+			for _, c := range l {
+				if c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029 {
+					t.Fatalf("control character in %q", l)
+				}
+			}
+			// A long run of the input never shows: the values here are
+			// at most what the schema allows, the names are cut.
+			if len(args) > 3*maxArgSegment && strings.Contains(l, args[:3*maxArgSegment]) {
+				t.Fatalf("line %q copies the input", l)
+			}
+		}
+		if m := e.rpcError().Message; len(m) > maxArgMessage || strings.ContainsAny(m, "\n\r") {
+			t.Fatalf("-32602 message %q", m)
 		}
 	})
 }

@@ -268,6 +268,18 @@ func (m msg) text(t *testing.T) string {
 	return r.Content[0].Text
 }
 
+// toolError checks a complete tool result with isError true whose text
+// starts with want (SEP-1303: arguments the schema refuses are the tool's
+// error, not a JSON-RPC error) and returns the text.
+func (m msg) toolError(t *testing.T, want string) string {
+	t.Helper()
+	r := m.complete(t)
+	if r.IsError == nil || !*r.IsError || len(r.Content) == 0 || !strings.HasPrefix(r.Content[0].Text, want) {
+		t.Fatalf("expected a tool error %q, got %s", want, m.raw)
+	}
+	return r.Content[0].Text
+}
+
 // fails checks an error response with the given code and returns it.
 func (m msg) fails(t *testing.T, code int) *rpcError {
 	t.Helper()
@@ -601,7 +613,7 @@ func TestConformanceTools(t *testing.T) {
 	if got := c.tool("test_x_mcp_header", map[string]any{"region": "us-west1", "count": 2}, nil, noMeta).text(t); got != "region=us-west1" {
 		t.Errorf("test_x_mcp_header: %q", got)
 	}
-	c.tool("test_x_mcp_header", map[string]any{"region": 5}, nil, noMeta).fails(t, -32602)
+	c.tool("test_x_mcp_header", map[string]any{"region": 5}, nil, noMeta).toolError(t, "Invalid arguments: arguments.region: expected string, got number")
 
 	// test_streaming_elicitation: only notifications before the result.
 	from := c.out.len()
@@ -776,7 +788,7 @@ func TestTriggerChanges(t *testing.T) {
 	}
 	from = c.out.len()
 	c.tool("touch", map[string]any{"uri": "test://other"}, nil, noMeta).text(t)
-	c.tool("touch", map[string]any{}, nil, noMeta).fails(t, -32602)
+	c.tool("touch", map[string]any{}, nil, noMeta).toolError(t, "Invalid arguments: arguments.uri: required")
 	for _, m := range c.out.since(t, from) {
 		if m.Method == "notifications/resources/updated" {
 			t.Errorf("update for an unsubscribed URI: %s", m.raw)
@@ -822,8 +834,9 @@ func TestEcho(t *testing.T) {
 	if got := c.reply(id).text(t); got != "aA\n\"b\U0001F600" {
 		t.Errorf("escaped echo -> %q", got)
 	}
-	c.tool("echo", map[string]any{}, nil, noMeta).fails(t, -32602)
-	c.tool("echo", map[string]any{"text": 5}, nil, noMeta).fails(t, -32602)
+	c.tool("echo", map[string]any{}, nil, noMeta).toolError(t, "Invalid arguments: arguments.text: required")
+	c.tool("echo", map[string]any{"text": 5}, nil, noMeta).toolError(t, "Invalid arguments: arguments.text: expected string, got number")
+	c.tool("echo", []any{"a"}, nil, noMeta).fails(t, -32602)
 }
 
 func TestBig(t *testing.T) {
@@ -838,7 +851,7 @@ func TestBig(t *testing.T) {
 		t.Errorf("big {} -> %d bytes", len(got))
 	}
 	for _, bad := range []any{MaxBigBytes + 1, -1, 1.5, "10", nil, true} {
-		c.tool("big", map[string]any{"bytes": bad}, nil, noMeta).fails(t, -32602)
+		c.tool("big", map[string]any{"bytes": bad}, nil, noMeta).toolError(t, "Invalid arguments: arguments.bytes: ")
 	}
 }
 
@@ -908,7 +921,7 @@ func TestSleepProgress(t *testing.T) {
 		for _, args := range []map[string]any{
 			{"ms": -1}, {"ms": 1.5}, {"ms": "5"}, {"ms": MaxSleepMs + 1}, {"steps": MaxSleepSteps + 1}, {"steps": -2},
 		} {
-			c.tool("sleep", args, nil, noMeta).fails(t, -32602)
+			c.tool("sleep", args, nil, noMeta).toolError(t, "Invalid arguments: arguments.")
 		}
 	})
 }

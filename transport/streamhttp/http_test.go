@@ -89,6 +89,21 @@ func wantText(want string) func(t *testing.T, h *harness, resp *http.Response, m
 	}
 }
 
+// wantToolError: a tool result with isError true and this text (SEP-1303:
+// arguments the schema refuses).
+func wantToolError(want string) func(t *testing.T, h *harness, resp *http.Response, m *fixture.RpcMsg) {
+	return func(t *testing.T, h *harness, resp *http.Response, m *fixture.RpcMsg) {
+		t.Helper()
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		if err := json.Unmarshal(m.Result, &r); err != nil || !r.IsError {
+			t.Errorf("result %s: want isError true", m.Result)
+		}
+		wantText(want)(t, h, resp, m)
+	}
+}
+
 func wantData(want string) func(t *testing.T, h *harness, resp *http.Response, m *fixture.RpcMsg) {
 	return func(t *testing.T, h *harness, resp *http.Response, m *fixture.RpcMsg) {
 		t.Helper()
@@ -320,8 +335,10 @@ func httpCases(t *testing.T) []httpCase {
 		if r.name == "PARAM-05/null_no_header" {
 			// The header rules take it (no -32020: null means no header);
 			// then execute_sql's inputSchema refuses null for the integer
-			// priority before the handler runs (-32602, HTTP 200).
-			cases = append(cases, httpCase{name: "EX2c/" + r.name, req: request{hdr: hdr, body: body}, status: 200, code: -32602, id: "12"})
+			// priority before the handler runs: the tool's error result,
+			// HTTP 200 (SEP-1303, TRANSPORTS.md §1.4).
+			cases = append(cases, httpCase{name: "EX2c/" + r.name, req: request{hdr: hdr, body: body}, status: 200, id: "12",
+				check: wantToolError("Invalid arguments: arguments.priority: expected integer, got null")})
 			continue
 		}
 		if r.ok {

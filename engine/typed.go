@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/mcp"
+)
+
+// ResultText is implemented by a typed tool's result type whose text
+// content should read otherwise than its JSON. A typed tool's result is
+// structuredContent plus one text content for the clients that ignore
+// structuredContent; that text is the result's JSON unless its type says
+// better: AppendResultText appends the text to dst and returns the
+// extended slice (no allocation needed when dst has room).
+type ResultText interface {
+	AppendResultText(dst []byte) []byte
+}
+
+// AddTool registers a typed tool: h receives the arguments decoded into In
+// and returns Out, which becomes the result's structuredContent plus a
+// text content carrying the same JSON (or what Out's ResultText says).
+//
+// t is registered as Server.AddTool registers it, with t.Handler set to a
+// wrapper of h. When t.InputSchema is empty it is inferred from In, and
+// when t.OutputSchema is empty from Out (see the rules in schema.go:
+// json tags name the properties, non-pointer fields without omitempty are
+// required, structs refuse unknown members; the jsonschema, enum, minimum,
+// maximum, minLength, maxLength, pattern, minItems and maxItems tags add
+// what a type cannot say). In and Out must encode as JSON objects (structs
+// or maps); an Out that is an interface type gets no outputSchema.
+//
+// Everything is done once, here: the schemas are built and compiled, and
+// the JSON encoder and decoder for In and Out are prepared. Per call the
+// arguments are checked against the inputSchema (tools/call's rules: a
+// failure is the tool's error result, and h never runs), decoded into In
+// with the same exact-case rules as Call.Bind (a failure the schema did
+// not catch is the same kind of error), and Out is encoded once for both
+// places. With Tool.ValidateOutput or Config.ValidateOutput, the encoded
+// Out is checked against the outputSchema; a result that fails is never
+// sent: the call is answered -32603, logged, and counted in
+// Stats.InvalidOutputs.
+//
+// h returns an error as a ToolHandler does: a *codec.Error is a JSON-RPC
+// error, any other error a tool result with isError true and the error's
+// text. A handler that has set the result itself (Call.InputRequired,
+// Call.Text…) returns the zero Out and nil: its result stands.
+func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)) error {
+	if h == nil {
+		return fmt.Errorf("engine: tool %q: %w", t.Name, errNoHandler)
+	}
+	inType, outType := reflect.TypeFor[In](), reflect.TypeFor[Out]()
+	if len(t.InputSchema) == 0 {
+		sch, err := schemaFor(inType, schemaInput)
+		if err != nil {
+			return fmt.Errorf("engine: tool %q: input %w", t.Name, err)
+		}
+		t.InputSchema = sch
+	}
+	if len(t.OutputSchema) == 0 && outType.Kind() != reflect.Interface {
+		sch, err := schemaFor(outType, schemaOutput)
+		if err != nil {
+			return fmt.Errorf("engine: tool %q: output %w", t.Name, err)
+		}
+		t.OutputSchema = sch
+	}
+	var outSchema *jsonschema.Schema
+	if len(t.OutputSchema) != 0 && (t.ValidateOutput || s.opt.ValidateOutput) {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(t.OutputSchema)))
+		if err != nil {
+			return fmt.Errorf("engine: tool %q: outputSchema: %s", t.Name, firstLine(err.Error()))
+		}
+		if outSchema, err = compileSchemaDoc(doc); err != nil {
+			return fmt.Errorf("engine: tool %q: outputSchema: %s", t.Name, firstLine(err.Error()))
+		}
+	}
+	// Compiling sonic's code for the two types now keeps that cost off the
+	// first call; a type sonic cannot compile ahead is compiled then.
+	_ = codec.Pretouch(inType)
+	_ = codec.Pretouch(outType)
+	name := t.Name
+	t.Handler = func(c *Call) error {
+		var in In
+		args := c.env.Arguments
+		if args == nil {
+			args = emptyObject
+		}
+		if err := codec.Unmarshal(args, &in); err != nil {
+			return bindError(args, &in)
+		}
+		out, err := h(c, in)
+		if err != nil || c.result {
+			return err
+		}
+		return c.structured(name, out, outSchema)
+	}
+	return s.AddTool(t)
+}
+
+var emptyObject = []byte("{}")
+
+var (
+	errBadOutput    = codec.NewError(codec.CodeInternalError, "Internal error: the tool's result does not match its output schema")
+	errOutputEncode = codec.NewError(codec.CodeInternalError, "Internal error: the tool's result cannot be encoded")
+	errOutputNotObj = codec.NewError(codec.CodeInternalError, "Internal error: the tool's result is not a JSON object")
+	errPromptArgs   = errors.New("engine: prompt arguments type must be a struct of string fields")
+)
+
+// structured sets the result of a typed tool: out encoded once, written as
+// structuredContent and (escaped) as the text content, unless out's
+// ResultText gives the text. sch, when set, must accept it.
+func (c *Call) structured(tool string, out any, sch *jsonschema.Schema) error {
+	enc, err := codec.AppendMarshal(c.scratch[:0], out)
+	if err != nil {
+		c.srv.log.l.Error("tool result not encoded", "tool", tool, "err", err)
+		return errOutputEncode
+	}
+	c.scratch = enc
+	if len(enc) < 2 || enc[0] != '{' {
+		c.srv.log.l.Error("tool result is not a JSON object", "tool", tool)
+		return errOutputNotObj
+	}
+	if sch != nil {
+		v, err := codec.DecodeAny(enc)
+		if err == nil {
+			if ae := validateValue(sch, v); ae != nil {
+				c.srv.stats.InvalidOutputs.Add(1)
+				// The problems name paths in the result, not arguments.
+				c.srv.log.l.Error("tool result refused by its output schema", "tool", tool,
+					"problems", strings.ReplaceAll(strings.Join(ae.lines, "; "), "arguments", "result"))
+				return errBadOutput
+			}
+		}
+	}
+	text := enc
+	if rt, ok := out.(ResultText); ok {
+		text = rt.AppendResultText(enc[len(enc):])
+	}
+	c.startResult()
+	c.rkind = kindComplete
+	c.out = append(c.out, `{"resultType":"complete","content":[{"type":"text","text":`...)
+	c.out = codec.AppendStringBytes(c.out, text)
+	c.out = append(c.out, `}],"structuredContent":`...)
+	c.out = append(c.out, enc...)
+	c.out = append(c.out, `,"isError":false,"_meta":`...)
+	c.out = append(c.out, c.srv.serverMeta...)
+	c.out = append(c.out, '}')
+	return nil
+}
+
+// AddPrompt registers a typed prompt: h receives prompts/get's arguments
+// decoded into In, a struct whose fields are strings (or *string), and
+// returns the prompt's messages. When p.Arguments is empty it is inferred
+// from In: each field's json name, its jsonschema tag as the description,
+// required unless the field is a pointer or omitempty/omitzero. As for
+// every prompt, a request without a required argument, or with an
+// argument that is not a string, is answered -32602 naming it and h never
+// runs. A handler that has set the result itself (Call.InputRequired)
+// returns the zero PromptResult and nil.
+func AddPrompt[In any](s *Server, p Prompt, h func(c *Call, in In) (mcp.PromptResult, error)) error {
+	if h == nil {
+		return fmt.Errorf("engine: prompt %q: %w", p.Name, errNoHandler)
+	}
+	t := reflect.TypeFor[In]()
+	if t.Kind() != reflect.Struct {
+		return fmt.Errorf("engine: prompt %q: %s: %w", p.Name, t, errPromptArgs)
+	}
+	var args []mcp.PromptArgument
+	for _, f := range fields(t) {
+		ft := f.field.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() != reflect.String {
+			return fmt.Errorf("engine: prompt %q: field %s: %w", p.Name, f.field.Name, errPromptArgs)
+		}
+		args = append(args, mcp.PromptArgument{Name: f.name, Description: f.field.Tag.Get("jsonschema"), Required: !f.optional})
+	}
+	if len(p.Arguments) == 0 {
+		p.Arguments = args
+	}
+	_ = codec.Pretouch(t)
+	p.Handler = func(c *Call) error {
+		var in In
+		a := c.env.Arguments
+		if a == nil {
+			a = emptyObject
+		}
+		if err := codec.Unmarshal(a, &in); err != nil {
+			return bindError(a, &in)
+		}
+		res, err := h(c, in)
+		if err != nil || c.result {
+			return err
+		}
+		return c.Return(res)
+	}
+	return s.AddPrompt(p)
+}
