@@ -54,6 +54,7 @@ var (
 	errUnknownHandle = codec.NewError(codec.CodeInvalidParams, "Invalid params: unknown handle")
 	// Argument errors the schema leaves to the handler: tool errors the
 	// model reads (SEP-1303), like the schema's own.
+	errTextRequired   = engine.InvalidArguments("arguments.text: required")
 	errHandleRequired = engine.InvalidArguments("arguments.handle: required")
 	errDraftTooLarge  = codec.NewError(codec.CodeInvalidParams, "Invalid params: the draft would exceed "+strconv.Itoa(MaxDraftBytes)+" bytes")
 	errIdemKey        = engine.InvalidArguments("arguments.idempotencyKey: must be a non-empty string of at most " + strconv.Itoa(maxIdemKeyLen) + " bytes")

@@ -20,8 +20,9 @@
 //     test_input_required_result_prompt;
 //   - completion/complete for the prompt and template arguments.
 //
-// Our own tools: echo {text}, sleep {ms, steps}, big {bytes}, panic {} and
-// touch {uri} (see own.go); with Config.Store the handle tools
+// Our own tools, typed (engine.AddTool, see own.go): echo {text} → {text},
+// sleep {ms, steps} → {sleptMs}, big {bytes}, panic {} and touch {uri} →
+// {uri}; with Config.Store the handle tools
 // draft_create {text}, draft_append {handle, text, idempotencyKey?} and
 // draft_read {handle} (see drafts.go).
 //
@@ -143,6 +144,7 @@ func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 	for _, t := range tools {
 		errs = append(errs, srv.AddTool(t))
 	}
+	errs = append(errs, r.addOwnTools())
 	for _, res := range r.resources() {
 		errs = append(errs, srv.AddResource(res))
 	}
@@ -165,7 +167,6 @@ func (r *refServer) tools() []engine.Tool {
 	var ts []engine.Tool
 	ts = append(ts, r.conformanceTools()...)
 	ts = append(ts, r.mrtrTools()...)
-	ts = append(ts, r.ownTools()...)
 	ts = append(ts, r.draftTools()...)
 	return ts
 }
