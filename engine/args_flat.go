@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"sort"
 	"strings"
 
@@ -238,10 +239,9 @@ func integral(n []byte) bool {
 		}
 	}
 exp:
-	if !nonzero {
-		return true
-	}
 	e := 0
+	var big uint64 // the exponent's magnitude, to see whether it fits an int64
+	overflow := false
 	if i < len(n) && (n[i] == 'e' || n[i] == 'E') {
 		i++
 		neg := false
@@ -249,14 +249,29 @@ exp:
 			neg = n[i] == '-'
 			i++
 		}
+		limit := uint64(math.MaxInt64)
+		if neg {
+			limit++
+		}
 		for ; i < len(n) && n[i] >= '0' && n[i] <= '9'; i++ {
+			d := uint64(n[i] - '0')
 			if e < 1<<30 {
-				e = e*10 + int(n[i]-'0')
+				e = e*10 + int(d)
+			}
+			if big > (limit-d)/10 {
+				overflow = true
+			} else if !overflow {
+				big = big*10 + d
 			}
 		}
 		if neg {
 			e = -e
 		}
+	}
+	if !nonzero {
+		// Zero is an integer whatever its exponent, as long as math/big
+		// can read the exponent at all (an int64).
+		return !overflow
 	}
 	if d := e - fracLen; d > 1e6 || d < -1e6 {
 		// The schema library reads numbers with math/big, which refuses a

@@ -296,6 +296,8 @@ func TestIntegral(t *testing.T) {
 	for n, want := range map[string]bool{
 		"0": true, "-0.0": true, "1.0": true, "1e2": true, "12.50e1": true, "1.5": false, "1e-1": false,
 		"100e-2": true, "0e1000010": true, "1e1000000": true, "1e1000010": false, "1.5e-1000010": false,
+		"0e9223372036854775807": true, "0e9223372036854775808": false, "0e-9223372036854775808": true,
+		"0e-9223372036854775809": false, "0e2000000000000000000": true, "0e000000000000000010000000000000000000": false,
 	} {
 		if got := integral([]byte(n)); got != want {
 			t.Errorf("integral(%s) = %v, want %v", n, got, want)

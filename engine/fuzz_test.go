@@ -6,6 +6,16 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// The package's decoder and encoder, named apart from the fuzz targets'
+// local variables.
+var (
+	codecUnmarshal = codec.Unmarshal
+	codecMarshal   = codec.Marshal
 )
 
 // flatFuzzSchemas are flat schemas (each must flatten) checked both ways.
@@ -210,6 +220,65 @@ func FuzzTemplateExtract(f *testing.F) {
 		}
 		if ok && !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 			t.Fatalf("%q ~ %q: groups %v, library %v", tpl, uri, got, want)
+		}
+	})
+}
+
+// flatKinds has a field of every kind the flat codec handles.
+type flatKinds struct {
+	S   string  `json:"s"`
+	B   bool    `json:"b,omitempty"`
+	I   int     `json:"i"`
+	I8  int8    `json:"i8,omitempty"`
+	I64 int64   `json:"i64,omitzero"`
+	U16 uint16  `json:"u16"`
+	U   uint    `json:"u,omitempty"`
+	F   float64 `json:"f"`
+	Fo  float64 `json:"fo,omitempty"`
+}
+
+// FuzzFlatCodec: the flat codec gives the Go value sonic gives, or
+// declines; what it encodes means what sonic's encoding means.
+func FuzzFlatCodec(f *testing.F) {
+	for _, s := range []string{
+		`{"s":"a","b":true,"i":-3,"i8":127,"i64":1,"u16":65535,"u":1,"f":1.5,"fo":-0.0}`, `{}`, `{"s":"\u00e9\n"}`,
+		`{"i8":128}`, `{"u16":-1}`, `{"i":1.0}`, `{"i":1e2}`, `{"f":1e400}`, `{"s":null,"b":null}`, `{"s":1}`,
+		`{"s":"a","s":"b"}`, `{"x":[1,{"s":2}],"s":"ok"}`, `{"S":"case"}`, `{"s":"\xff"}`,
+	} {
+		f.Add(s, "text", true, int64(-7), 2.5)
+	}
+	codec := newFlatCodec(reflect.TypeFor[flatKinds]())
+	if codec == nil {
+		f.Fatal("flatKinds is not flat")
+	}
+	f.Fuzz(func(t *testing.T, args, s string, b bool, n int64, x float64) {
+		if json.Valid([]byte(args)) && argsObject([]byte(args)) {
+			var fast flatKinds
+			if codec.decode([]byte(args), unsafe.Pointer(&fast)) {
+				var slow flatKinds
+				if err := codecUnmarshal([]byte(args), &slow); err != nil {
+					t.Fatalf("%s: flat decoded %+v, sonic refused: %v", args, fast, err)
+				}
+				if fast != slow {
+					t.Fatalf("%s: flat %+v, sonic %+v", args, fast, slow)
+				}
+			}
+		}
+		v := flatKinds{S: s, B: b, I: int(n), I8: int8(n), I64: n, U16: uint16(n), U: uint(n), F: x, Fo: x / 3}
+		enc, ok := codec.encode(nil, unsafe.Pointer(&v))
+		if !ok {
+			return
+		}
+		want, err := codecMarshal(v)
+		if err != nil {
+			t.Fatalf("%+v: flat encoded %s, sonic refused: %v", v, enc, err)
+		}
+		var a, w map[string]any
+		if err := json.Unmarshal(enc, &a); err != nil {
+			t.Fatalf("flat encoding %s: %v", enc, err)
+		}
+		if err := json.Unmarshal(want, &w); err != nil || !reflect.DeepEqual(a, w) {
+			t.Fatalf("flat %s, sonic %s", enc, want)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -83,23 +84,78 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	// first call; a type sonic cannot compile ahead is compiled then.
 	_ = codec.Pretouch(inType)
 	_ = codec.Pretouch(outType)
-	name := t.Name
+	tt := &typedTool{
+		name:   t.Name,
+		in:     newFlatCodec(inType),
+		out:    newFlatCodec(outType),
+		schema: outSchema,
+	}
+	text := resultTextFunc[Out]()
+	// The closure keeps in and out on its stack: the flat codec reads and
+	// writes them in place, and the sonic fallbacks work on copies, so
+	// neither escapes (TestTypedEchoAllocs).
 	t.Handler = func(c *Call) error {
 		var in In
 		args := c.env.Arguments
-		if args == nil {
-			args = emptyObject
-		}
-		if err := codec.Unmarshal(args, &in); err != nil {
-			return bindError(args, &in)
+		if tt.in == nil || !tt.in.decode(args, unsafe.Pointer(&in)) {
+			if args == nil {
+				args = emptyObject
+			}
+			p := new(In)
+			if err := codec.Unmarshal(args, p); err != nil {
+				return bindError(args, p)
+			}
+			in = *p
 		}
 		out, err := h(c, in)
 		if err != nil || c.result {
 			return err
 		}
-		return c.structured(name, out, outSchema)
+		var enc []byte
+		ok := false
+		if tt.out != nil {
+			enc, ok = tt.out.encode(c.scratch[:0], unsafe.Pointer(&out))
+		}
+		if !ok {
+			if enc, err = codec.AppendMarshal(c.scratch[:0], out); err != nil {
+				c.srv.log.l.Error("tool result not encoded", "tool", tt.name, "err", err)
+				return errOutputEncode
+			}
+		}
+		c.scratch = enc
+		txt := enc
+		if text != nil {
+			// After the handler, the ArgBytes buffer is free: the text goes
+			// there, kept with the Call for the next one.
+			txt = text(out, c.argBuf[:0])
+			c.argBuf = txt
+		}
+		return c.structured(tt, enc, txt)
 	}
 	return s.AddTool(t)
+}
+
+// typedTool is what a typed tool's handler keeps besides h.
+type typedTool struct {
+	name    string
+	in, out *flatCodec         // nil when the type is not flat
+	schema  *jsonschema.Schema // the compiled outputSchema, with ValidateOutput
+}
+
+// resultTextFunc returns Out's AppendResultText as a plain function, or
+// nil when Out has none. Called through it, the method gets Out by value
+// as its receiver: no interface, so no copy of Out on the heap per call.
+func resultTextFunc[Out any]() func(Out, []byte) []byte {
+	t := reflect.TypeFor[Out]()
+	if t.Kind() == reflect.Interface || !t.Implements(reflect.TypeFor[ResultText]()) {
+		return nil
+	}
+	m, ok := t.MethodByName("AppendResultText")
+	if !ok {
+		return nil
+	}
+	f, _ := m.Func.Interface().(func(Out, []byte) []byte)
+	return f
 }
 
 var emptyObject = []byte("{}")
@@ -111,35 +167,25 @@ var (
 	errPromptArgs   = errors.New("engine: prompt arguments type must be a struct of string fields")
 )
 
-// structured sets the result of a typed tool: out encoded once, written as
-// structuredContent and (escaped) as the text content, unless out's
-// ResultText gives the text. sch, when set, must accept it.
-func (c *Call) structured(tool string, out any, sch *jsonschema.Schema) error {
-	enc, err := codec.AppendMarshal(c.scratch[:0], out)
-	if err != nil {
-		c.srv.log.l.Error("tool result not encoded", "tool", tool, "err", err)
-		return errOutputEncode
-	}
-	c.scratch = enc
+// structured sets the result of a typed tool from its encoded Out: enc
+// as structuredContent and text, escaped, as the text content. With an
+// output schema, enc must pass it.
+func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 	if len(enc) < 2 || enc[0] != '{' {
-		c.srv.log.l.Error("tool result is not a JSON object", "tool", tool)
+		c.srv.log.l.Error("tool result is not a JSON object", "tool", tt.name)
 		return errOutputNotObj
 	}
-	if sch != nil {
+	if tt.schema != nil {
 		v, err := codec.DecodeAny(enc)
 		if err == nil {
-			if ae := validateValue(sch, v); ae != nil {
+			if ae := validateValue(tt.schema, v); ae != nil {
 				c.srv.stats.InvalidOutputs.Add(1)
 				// The problems name paths in the result, not arguments.
-				c.srv.log.l.Error("tool result refused by its output schema", "tool", tool,
+				c.srv.log.l.Error("tool result refused by its output schema", "tool", tt.name,
 					"problems", strings.ReplaceAll(strings.Join(ae.lines, "; "), "arguments", "result"))
 				return errBadOutput
 			}
 		}
-	}
-	text := enc
-	if rt, ok := out.(ResultText); ok {
-		text = rt.AppendResultText(enc[len(enc):])
 	}
 	c.startResult()
 	c.rkind = kindComplete

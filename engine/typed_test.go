@@ -42,8 +42,8 @@ type schemaAll struct {
 	Quote int             `json:"quote,string,omitempty"`
 	Pair  [2]float64      `json:"pair,omitempty"`
 	Pat   string          `json:"pat,omitempty" pattern:"^[a-z]+$"`
-	hide  int //lint:ignore U1000 an unexported field the generator must leave out
-	Skip  int `json:"-"`
+	hide  int             //lint:ignore U1000 an unexported field the generator must leave out
+	Skip  int             `json:"-"`
 	NoTag bool
 }
 
@@ -223,6 +223,11 @@ func TestTypedTool(t *testing.T) {
 	if r.Error != nil || r.Result.IsError || string(r.Result.Structured) != `{"greeting":"hello Ada hello Ada ","count":2}` ||
 		len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" || r.Result.Content[0].Text != string(r.Result.Structured) {
 		t.Fatalf("greet: %+v %+v", r.Error, r.Result)
+	}
+	// An escaped string takes sonic's path, with the same result.
+	r = decodeToolResult(t, runToolCall(t, s, "greet", `{"name":"A\u0064a"}`))
+	if r.Error != nil || string(r.Result.Structured) != `{"greeting":"hello Ada ","count":1}` {
+		t.Fatalf("greet escaped: %+v %+v", r.Error, r.Result)
 	}
 	r = decodeToolResult(t, runToolCall(t, s, "plain", `{"text":"a \"quoted\" line"}`))
 	if r.Error != nil || r.Result.Content[0].Text != `a "quoted" line` || string(r.Result.Structured) != `{"text":"a \"quoted\" line"}` {
