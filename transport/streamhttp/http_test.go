@@ -325,6 +325,21 @@ func httpCases(t *testing.T) []httpCase {
 		named("HTTP-05/posted_response_rejected", httpCase{req: request{hdr: baseHdr, body: `{"jsonrpc":"2.0","id":1,"result":{}}`}, status: 400, code: -32600}),
 		named("GEN/batch_rejected", httpCase{req: request{hdr: ex2Hdr(), body: "[" + fixture.Ex2Body + "]"}, status: 400, code: -32600}),
 	}
+	// SEP-1303 (TRANSPORTS.md §1.4): arguments that fail the inputSchema
+	// are the tool's error — HTTP 200, a result with isError true naming
+	// each failing path — and the handler never runs; arguments that are
+	// not an object stay -32602, in-band.
+	sqlHdr := mcpHdr("tools/call", "Mcp-Name: execute_sql", "Mcp-Param-Region: us-west1")
+	cases = append(cases,
+		named("SEP-1303/schema_failure_is_tool_error", httpCase{req: request{hdr: sqlHdr,
+			body: fixture.ToolsCall("13", "execute_sql", `{"region":"us-west1"}`)}, status: 200, id: "13",
+			check: wantToolError("Invalid arguments: arguments.query: required")}),
+		named("SEP-1303/schema_type_is_tool_error", httpCase{req: request{hdr: sqlHdr,
+			body: fixture.ToolsCall("15", "execute_sql", `{"region":"us-west1","query":["SELECT 1"]}`)}, status: 200, id: "15",
+			check: wantToolError("Invalid arguments: arguments.query: expected string, got array")}),
+		named("SEP-1303/arguments_not_object", httpCase{req: request{hdr: mcpHdr("tools/call", "Mcp-Name: echo"),
+			body: fixture.ToolsCall("14", "echo", `["hi"]`)}, status: 200, code: -32602, id: "14"}),
+	)
 	for _, r := range paramRows {
 		args := "{" + r.arg + `,"query":"SELECT 1"}`
 		hdr := mcpHdr("tools/call", "Mcp-Name: execute_sql")
