@@ -303,31 +303,38 @@ type failure struct {
 // anyOf, oneOf or not is one line: the alternatives' own errors would
 // mislead.
 func describe(ve *jsonschema.ValidationError, instance any) *ArgumentsError {
+	// Every failure is counted; the first few (in the library's order)
+	// are kept and sorted, which is all the answer can list anyway.
+	const keep = 8 * maxArgPaths
 	var fs []failure
+	total := 0
+	emit := func(loc []string, kw, msg string) {
+		total++
+		if len(fs) < keep {
+			fs = append(fs, failure{loc, kw, msg})
+		}
+	}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if len(fs) > 4*maxArgPaths {
-			return // enough to pick the first ones from
-		}
 		switch k := e.ErrorKind.(type) {
 		case *kind.AnyOf, *kind.OneOf, *kind.Not:
-			fs = append(fs, failure{e.InstanceLocation, kwPath(k), path(e.InstanceLocation, instance) + ": " + rule(k)})
+			emit(e.InstanceLocation, kwPath(k), path(e.InstanceLocation, instance)+": "+rule(k))
 			return
 		case *kind.Required:
 			for _, m := range k.Missing {
 				loc := append(append([]string(nil), e.InstanceLocation...), m)
-				fs = append(fs, failure{loc, "required", path(loc, instance) + ": required"})
+				emit(loc, "required", path(loc, instance)+": required")
 			}
 			return
 		case *kind.AdditionalProperties:
 			for _, p := range k.Properties {
 				loc := append(append([]string(nil), e.InstanceLocation...), p)
-				fs = append(fs, failure{loc, "additionalProperties", path(loc, instance) + ": not allowed"})
+				emit(loc, "additionalProperties", path(loc, instance)+": not allowed")
 			}
 			return
 		}
 		if len(e.Causes) == 0 {
-			fs = append(fs, failure{e.InstanceLocation, kwPath(e.ErrorKind), path(e.InstanceLocation, instance) + ": " + rule(e.ErrorKind)})
+			emit(e.InstanceLocation, kwPath(e.ErrorKind), path(e.InstanceLocation, instance)+": "+rule(e.ErrorKind))
 			return
 		}
 		for _, c := range e.Causes {
@@ -343,6 +350,7 @@ func describe(ve *jsonschema.ValidationError, instance any) *ArgumentsError {
 		}
 		out.add(f.msg)
 	}
+	out.more += total - len(fs)
 	if len(out.lines) == 0 {
 		out.add("arguments: not valid")
 	}
@@ -355,7 +363,7 @@ func lessFailure(a, b failure) bool {
 	la, lb := a.loc, b.loc
 	for i := 0; i < len(la) && i < len(lb); i++ {
 		if la[i] != lb[i] {
-			return la[i] < lb[i]
+			return lessSegment(la[i], lb[i])
 		}
 	}
 	if len(la) != len(lb) {
@@ -365,6 +373,17 @@ func lessFailure(a, b failure) bool {
 		return a.kw < b.kw
 	}
 	return a.msg < b.msg
+}
+
+// lessSegment orders two path segments: numbers (array indexes) by value,
+// items[2] before items[10], anything else as strings.
+func lessSegment(a, b string) bool {
+	x, ex := strconv.Atoi(a)
+	y, ey := strconv.Atoi(b)
+	if ex == nil && ey == nil && x != y {
+		return x < y
+	}
+	return a < b
 }
 
 // path renders an instance location as arguments.a.b[2], walking instance

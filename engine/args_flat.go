@@ -122,7 +122,8 @@ func flatten(doc any) *flatSchema {
 	if len(f.names) > maxFlat {
 		return nil
 	}
-	sort.Strings(f.names)
+	// The compiled check's order (describe), so both list alike.
+	sort.Slice(f.names, func(i, j int) bool { return lessSegment(f.names[i], f.names[j]) })
 	for _, name := range f.names {
 		f.types = append(f.types, types[name])
 		f.required = append(f.required, req[name])

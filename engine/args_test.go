@@ -213,6 +213,9 @@ func TestArgumentsHugeAndDeep(t *testing.T) {
 	if ran {
 		t.Error("the handler ran")
 	}
+	if got := s.Stats().InvalidArguments.Load(); got != 3 {
+		t.Errorf("InvalidArguments = %d, want 3", got)
+	}
 }
 
 // TestSkipValidation: the opt-out runs the handler whatever the arguments.

@@ -25,6 +25,7 @@ var flatFuzzSchemas = []string{
 	`{"type":"object","properties":{"n":{"type":"number"},"f":{"type":"boolean"},"z":{"type":"null"},"o":{"type":"object"},"l":{"type":"array"}},"required":["n"]}`,
 	`{"type":"object","properties":{"we ird":{"type":"string","description":"d"},"x":{"description":"any"}},"required":["we ird","y","x"],"additionalProperties":true}`,
 	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"i":{"type":"integer","x-mcp-header":"I"}}}`,
+	`{"type":"object","properties":{"10":{"type":"string"},"2":{"type":"string"},"b":{"type":"integer"}},"required":["10","2","b"]}`,
 	// Closed, as typed tools infer them.
 	`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`,
 	`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string","description":"d"},"c":{}},"required":["a"],"additionalProperties":false}`,
