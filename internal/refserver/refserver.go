@@ -72,6 +72,10 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Hooks is passed to engine.Config.Hooks (serve --trace).
 	Hooks engine.Hooks
+	// ValidateOutput is passed to engine.Config.ValidateOutput: every typed
+	// tool's result (echo, sleep, touch) is checked against its
+	// outputSchema before it is sent. The tests turn it on.
+	ValidateOutput bool
 	// Legacy adds the fixtures the 2025-11-25 conformance suite drives
 	// (test_tool_with_logging, test_sampling, test_elicitation,
 	// test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums;
@@ -126,9 +130,10 @@ func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 		// test_logging_tool logs through Call.Log, which needs the
 		// (deprecated) logging capability; it still sends nothing unless
 		// the request's _meta carries a logLevel (GEN-13).
-		Logging:   true,
-		Logger:    log,
-		Backplane: opt.Backplane,
+		Logging:        true,
+		Logger:         log,
+		Backplane:      opt.Backplane,
+		ValidateOutput: opt.ValidateOutput,
 	})
 	r := &refServer{
 		srv:   srv,

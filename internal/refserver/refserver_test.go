@@ -313,6 +313,9 @@ func newServerT(t *testing.T, opt Config, clk *clock) *engine.Server {
 	if clk != nil {
 		now = clk.now
 	}
+	// Every typed fixture's result is checked against its outputSchema
+	// (issue 19: on in tests); none may fail it.
+	opt.ValidateOutput = true
 	srv, err := newServer(opt, now)
 	if err != nil {
 		t.Fatal(err)
@@ -322,6 +325,9 @@ func newServerT(t *testing.T, opt Config, clk *clock) *engine.Server {
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
+		}
+		if n := srv.Stats().InvalidOutputs.Load(); n != 0 {
+			t.Errorf("%d results refused by their outputSchema", n)
 		}
 	})
 	return srv
