@@ -41,6 +41,7 @@ type Call struct {
 	out     []byte // the encoded response
 	scratch []byte
 	argBuf  []byte // ArgBytes' unescaped values
+	textBuf []byte // a typed tool's result text (ResultText), kept for reuse
 	status  int
 	result  bool // a response was set in out
 	open    bool // out holds a result that still needs its closing brace
@@ -145,6 +146,9 @@ func (c *Call) release() {
 	}
 	if cap(c.argBuf) > maxKeep {
 		c.argBuf = nil
+	}
+	if cap(c.textBuf) > maxKeep {
+		c.textBuf = nil
 	}
 	callPool.Put(c)
 }

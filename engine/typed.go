@@ -125,10 +125,10 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 		c.scratch = enc
 		txt := enc
 		if text != nil {
-			// After the handler, the ArgBytes buffer is free: the text goes
-			// there, kept with the Call for the next one.
-			txt = text(out, c.argBuf[:0])
-			c.argBuf = txt
+			// Into a buffer of the Call's own, kept for the next call (Out
+			// may still hold bytes of the ArgBytes buffer).
+			txt = text(out, c.textBuf[:0])
+			c.textBuf = txt
 		}
 		return c.structured(tt, enc, txt)
 	}
