@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -288,6 +289,44 @@ func FuzzLookupPath(f *testing.F) {
 		var got any
 		if err := json.Unmarshal(raw, &got); err != nil || !reflect.DeepEqual(got, v) {
 			t.Fatalf("%q %v: %q vs %#v", obj, path, raw, v)
+		}
+	})
+}
+
+// FuzzScanMembers: on a valid JSON object without repeated members,
+// ScanMembers counts what encoding/json decodes and finds each named
+// member's value; on anything else it reports an error or no members,
+// never a panic.
+func FuzzScanMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"text":"a","n":1}`, ` {"a" : [1,{"text":2}] , "text":null} `, `{"te\u0078t":"x"}`, `[1]`, `{"a":1,"a":2}`, `{"a":`} {
+		f.Add(s)
+	}
+	names := []string{"text", "n"}
+	f.Fuzz(func(t *testing.T, obj string) {
+		vals := make([][]byte, len(names))
+		n, err := ScanMembers([]byte(obj), names, vals)
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(obj), &m) != nil || !utf8.ValidString(obj) ||
+			strings.Count(obj, "[")+strings.Count(obj, "{") > MaxDepthLimit {
+			return // not an object encoding/json reads, or deeper than our cap: only no panic
+		}
+		if err != nil {
+			if errors.Is(err, ErrDuplicateKey) {
+				return
+			}
+			t.Fatalf("%s: %v", obj, err)
+		}
+		if n < len(m) {
+			t.Fatalf("%s: %d members, encoding/json decodes %d", obj, n, len(m))
+		}
+		if n > len(m) {
+			return // a repeated member that is not one of names
+		}
+		for i, name := range names {
+			want, ok := m[name]
+			if ok != (vals[i] != nil) || (ok && !bytes.Equal(bytes.TrimSpace(vals[i]), bytes.TrimSpace(want))) {
+				t.Fatalf("%s: %s = %q, encoding/json %q", obj, name, vals[i], want)
+			}
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"reflect"
 	"sync"
 	"unsafe"
 
@@ -112,3 +113,10 @@ var fallback = sync.OnceValue(func() bool {
 	}
 	return probe.Method != ""
 })
+
+// Pretouch compiles sonic's encoder and decoder for t ahead of the first
+// message, so that the first request of a type registered at start-up
+// (a typed tool's arguments and result) does not pay for the compilation.
+func Pretouch(t reflect.Type) error {
+	return sonic.Pretouch(t)
+}

@@ -161,6 +161,14 @@ func next(b []byte, i int) (int, bool) {
 // nil otherwise; obj that is not an object yields all nils. Zero
 // allocation: it is the header check's one pass over params.arguments.
 func LookupMembers(obj []byte, names []string, vals [][]byte) error {
+	_, err := ScanMembers(obj, names, vals)
+	return err
+}
+
+// ScanMembers is LookupMembers that also counts the members of obj (0 when
+// obj is not an object), so that a caller can tell whether obj has members
+// other than names (a closed schema's check) in the same pass.
+func ScanMembers(obj []byte, names []string, vals [][]byte) (members int, err error) {
 	for i := range names {
 		vals[i] = nil
 	}
@@ -168,38 +176,39 @@ func LookupMembers(obj []byte, names []string, vals [][]byte) error {
 	sk.max = MaxDepthLimit
 	start := skipWS(obj, 0)
 	if start >= len(obj) {
-		return ErrParse
+		return 0, ErrParse
 	}
 	if obj[start] != '{' {
-		return nil
+		return 0, nil
 	}
 	cur := obj[start:]
 	i := skipWS(cur, 1)
 	if i < len(cur) && cur[i] == '}' {
-		return nil
+		return 0, nil
 	}
 	for {
 		key, fl, v := member(cur, i)
 		if v < 0 {
-			return ErrParse
+			return members, ErrParse
 		}
 		e := sk.skip(cur, v, 1)
 		if e < 0 {
-			return ErrParse
+			return members, ErrParse
 		}
+		members++
 		for n, name := range names {
 			if keyIs(key, fl, name) {
 				if vals[n] != nil {
-					return ErrDuplicateKey
+					return members, ErrDuplicateKey
 				}
 				vals[n] = cur[v:e]
 			}
 		}
 		var done bool
 		if i, done = next(cur, e); i < 0 {
-			return ErrParse
+			return members, ErrParse
 		} else if done {
-			return nil
+			return members, nil
 		}
 	}
 }

@@ -31,3 +31,29 @@ func TestLookupMembers(t *testing.T) {
 		t.Fatalf("%v allocs", allocs)
 	}
 }
+
+// TestScanMembersCounts: the count a closed schema's check compares with
+// the members it names.
+func TestScanMembersCounts(t *testing.T) {
+	names := []string{"text"}
+	vals := make([][]byte, 1)
+	for i, tc := range []struct {
+		obj  string
+		n    int
+		text string
+	}{
+		0: {`{}`, 0, ""},
+		1: {` { "text" : "a" } `, 1, `"a"`},
+		2: {`{"text":"a","more":{"text":1},"x":[1,{"y":2}]}`, 3, `"a"`},
+		3: {`{"other":1}`, 1, ""},
+		4: {`[{"text":1}]`, 0, ""},
+	} {
+		n, err := ScanMembers([]byte(tc.obj), names, vals)
+		if err != nil || n != tc.n || string(vals[0]) != tc.text {
+			t.Errorf("%d: %s: %d %q %v, want %d %q", i, tc.obj, n, vals[0], err, tc.n, tc.text)
+		}
+	}
+	if _, err := ScanMembers([]byte(`{"text":1,"text":2}`), names, vals); !errors.Is(err, ErrDuplicateKey) {
+		t.Errorf("duplicate: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,22 +28,112 @@ import (
 // Two shapes skip the library on the request path, with the verdict and
 // message it would give and no allocation: a schema that accepts any
 // object (the default, and tools without arguments: the first byte is
-// checked), and a flat schema of typed properties and required names
-// (args_flat.go). Anything else is decoded (codec.DecodeAny) and validated
-// by the library: about 2-4 µs and 15 allocations for a small object
-// (BenchmarkArgCheck, BenchmarkToolArgs).
+// checked), and a flat schema of typed properties and required names,
+// open or closed (args_flat.go). Anything else is decoded
+// (codec.DecodeAny) and validated by the library: about 2-4 µs and 15
+// allocations for a small object (BenchmarkArgCheck, BenchmarkToolArgs).
 //
-// A failure is one -32602 whose message is a single line naming the first
-// failing argument by its path and the rule it breaks, never a copy of the
-// input: "Invalid params: arguments.b is required", "Invalid params:
-// arguments.items[2]: want integer, got string (type)". Its length is
-// bounded by maxArgMessage.
+// Arguments that fail the schema are a tool execution error, not a
+// protocol error (SEP-1303, TRANSPORTS.md §1.4): the model must see what
+// it got wrong to correct itself. The answer is a tool result with isError
+// true whose text names each failing path on a line of its own, the first
+// line carrying the prefix every argument error shares:
+//
+//	Invalid arguments: arguments.b: required
+//	arguments.text: expected string, got number
+//
+// Each line is at most maxArgMessage bytes, at most maxArgPaths paths are
+// listed (then "… and N more"), and no line copies the input: a line
+// names a path and what the schema wants. Arguments that are not a JSON
+// object at all fail the CallToolRequest schema itself and stay -32602.
 
-// maxArgMessage bounds the message of an argument error, in bytes.
+// maxArgMessage bounds one line of an argument error, and the whole
+// message of an argument error answered -32602, in bytes.
 const maxArgMessage = 200
+
+// maxArgPaths bounds the failing paths an argument error lists.
+const maxArgPaths = 8
 
 // maxArgSegment bounds one member name quoted in an argument path.
 const maxArgSegment = 40
+
+// argPrefix starts every argument error, whoever finds it: the schema
+// check, Bind, a typed tool's decoding, a prompt's required arguments, or
+// a handler through InvalidArguments.
+const argPrefix = "Invalid arguments: "
+
+// ArgumentsError is the error of arguments refused before or by a handler:
+// one short line per failing path ("arguments.b: required"). In tools/call
+// it becomes a tool result with isError true whose text lists the lines
+// (SEP-1303) and counts in Stats.InvalidArguments; anywhere else (prompts/get,
+// completion/complete…) a -32602 error whose one-line message joins them.
+// Bind, typed tools and prompts return it; a handler makes one with
+// InvalidArguments.
+type ArgumentsError struct {
+	lines []string // each bounded, at most maxArgPaths
+	more  int      // failures beyond those listed
+}
+
+// InvalidArguments returns an ArgumentsError listing problems, each one
+// path and what is wrong with it in plain words ("arguments.n: must be at
+// most 10"). Keep them free of the argument values: the model and the logs
+// see them.
+func InvalidArguments(problems ...string) *ArgumentsError {
+	e := &ArgumentsError{}
+	for _, p := range problems {
+		e.add(p)
+	}
+	if len(e.lines) == 0 {
+		e.add("arguments: not valid")
+	}
+	return e
+}
+
+// add appends one failure line, bounded, unless maxArgPaths are listed.
+func (e *ArgumentsError) add(line string) {
+	if len(e.lines) >= maxArgPaths {
+		e.more++
+		return
+	}
+	// One line each, whoever wrote it.
+	line = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == 0x2028 || r == 0x2029 {
+			return ' '
+		}
+		return r
+	}, line)
+	e.lines = append(e.lines, boundMessage(line))
+}
+
+// Problems returns the failure lines, without the prefix.
+func (e *ArgumentsError) Problems() []string { return append([]string(nil), e.lines...) }
+
+// Error is the text of the tool result: the prefix and the first line,
+// then one line per further failure, then how many were left out.
+func (e *ArgumentsError) Error() string {
+	var b strings.Builder
+	for i, l := range e.lines {
+		if i == 0 {
+			b.WriteString(boundMessage(argPrefix + l))
+			continue
+		}
+		b.WriteByte('\n')
+		b.WriteString(boundMessage(l))
+	}
+	if e.more > 0 {
+		b.WriteString("\n… and " + strconv.Itoa(e.more) + " more")
+	}
+	return b.String()
+}
+
+// rpcError is the -32602 form: one line of at most maxArgMessage bytes.
+func (e *ArgumentsError) rpcError() *codec.Error {
+	msg := argPrefix + strings.Join(e.lines, "; ")
+	if e.more > 0 {
+		msg += "; … and " + strconv.Itoa(e.more) + " more"
+	}
+	return codec.NewError(codec.CodeInvalidParams, boundMessage(msg))
+}
 
 // argSchema is a tool's compiled InputSchema.
 type argSchema struct {
@@ -73,24 +164,30 @@ func compileArgSchema(raw []byte) (*argSchema, error) {
 		return nil, err
 	}
 	flat := flatten(doc)
-	if flat != nil && len(flat.names) == 0 {
+	if flat != nil && len(flat.names) == 0 && !flat.closed {
 		// Exactly "a JSON object" ({"type":"object"}, optionally with an
 		// empty properties, true additionalProperties, an empty required
 		// and annotations): the schemas of tools without arguments, and
 		// the default. Nothing to compile.
 		return &argSchema{anyObject: true}, nil
 	}
+	sch, err := compileSchemaDoc(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &argSchema{sch: sch, flat: flat}, nil
+}
+
+// compileSchemaDoc compiles a decoded schema document alone, with the
+// dialect and the loader rules above.
+func compileSchemaDoc(doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, err
 	}
-	sch, err := c.Compile(schemaURL)
-	if err != nil {
-		return nil, err
-	}
-	return &argSchema{sch: sch, flat: flat}, nil
+	return c.Compile(schemaURL)
 }
 
 // annotationKeys are keywords that never reject an instance.
@@ -121,13 +218,22 @@ func isAnnotation(k string) bool {
 	return annotationKeys[k] || strings.HasPrefix(k, "x-")
 }
 
-// check validates the raw arguments (nil when absent: an empty object).
-func (a *argSchema) check(args []byte) *codec.Error {
+// errArgsNotObject answers arguments that are not a JSON object: the
+// request fails the CallToolRequest schema, a protocol error (-32602 in
+// TRANSPORTS.md §1.4), not the tool's.
+var errArgsNotObject = codec.NewError(codec.CodeInvalidParams, "Invalid params: arguments must be a JSON object")
+
+// argsObject reports whether args (nil when absent) may be checked
+// against a schema: absent, or a JSON object.
+func argsObject(args []byte) bool {
+	return args == nil || firstByte(args) == '{'
+}
+
+// check validates the raw arguments (nil when absent: an empty object),
+// which the caller has found to be an object (argsObject).
+func (a *argSchema) check(args []byte) *ArgumentsError {
 	if a.anyObject {
-		if args == nil || firstByte(args) == '{' {
-			return nil
-		}
-		return argError("arguments: want object, got " + rawKind(args) + " (type)")
+		return nil
 	}
 	if a.flat != nil {
 		if e, ok := a.flat.check(args); ok {
@@ -138,23 +244,29 @@ func (a *argSchema) check(args []byte) *codec.Error {
 }
 
 // checkCompiled validates args with the compiled schema.
-func (a *argSchema) checkCompiled(args []byte) *codec.Error {
+func (a *argSchema) checkCompiled(args []byte) *ArgumentsError {
 	var v any = map[string]any{}
 	if args != nil {
 		var err error
 		if v, err = codec.DecodeAny(args); err != nil {
-			return argError("arguments: not valid JSON")
+			return InvalidArguments("arguments: not valid JSON")
 		}
 	}
-	err := a.sch.Validate(v)
+	return validateValue(a.sch, v)
+}
+
+// validateValue validates the decoded instance v against sch and lists
+// what fails.
+func validateValue(sch *jsonschema.Schema, v any) *ArgumentsError {
+	err := sch.Validate(v)
 	if err == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return argError("arguments: cannot be validated")
+		return InvalidArguments("arguments: cannot be validated")
 	}
-	return argError(describe(ve, v))
+	return describe(ve, v)
 }
 
 func firstByte(b []byte) byte {
@@ -164,10 +276,6 @@ func firstByte(b []byte) byte {
 		}
 	}
 	return 0
-}
-
-func argError(msg string) *codec.Error {
-	return codec.NewError(codec.CodeInvalidParams, boundMessage("Invalid params: "+msg))
 }
 
 // boundMessage cuts msg to maxArgMessage bytes on a UTF-8 boundary.
@@ -182,62 +290,100 @@ func boundMessage(msg string) string {
 	return msg[:cut] + "…"
 }
 
-// describe renders the first failure of ve: the deepest error on the
-// first failing branch, ordered by instance location so the answer does not
-// depend on map order.
-func describe(ve *jsonschema.ValidationError, instance any) string {
-	e := ve
-	for len(e.Causes) > 0 {
-		switch e.ErrorKind.(type) {
+// failure is one leaf of a validation error, before it is described.
+type failure struct {
+	loc []string // instance location
+	kw  string   // keyword path, to order failures at one location
+	msg string   // the line
+}
+
+// describe lists the failures of ve: the leaves of its tree, each with its
+// path and rule, ordered by instance location then keyword so that equal
+// inputs always get the same answer whatever the map order. A failing
+// anyOf, oneOf or not is one line: the alternatives' own errors would
+// mislead.
+func describe(ve *jsonschema.ValidationError, instance any) *ArgumentsError {
+	// Every failure is counted; the first few (in the library's order)
+	// are kept and sorted, which is all the answer can list anyway.
+	const keep = 8 * maxArgPaths
+	var fs []failure
+	total := 0
+	emit := func(loc []string, kw, msg string) {
+		total++
+		if len(fs) < keep {
+			fs = append(fs, failure{loc, kw, msg})
+		}
+	}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		switch k := e.ErrorKind.(type) {
 		case *kind.AnyOf, *kind.OneOf, *kind.Not:
-			// The alternatives' own errors would mislead: say which
-			// combinator failed.
-			return path(e.InstanceLocation, instance) + ": " + rule(e.ErrorKind)
+			emit(e.InstanceLocation, kwPath(k), path(e.InstanceLocation, instance)+": "+rule(k))
+			return
+		case *kind.Required:
+			for _, m := range k.Missing {
+				loc := append(append([]string(nil), e.InstanceLocation...), m)
+				emit(loc, "required", path(loc, instance)+": required")
+			}
+			return
+		case *kind.AdditionalProperties:
+			for _, p := range k.Properties {
+				loc := append(append([]string(nil), e.InstanceLocation...), p)
+				emit(loc, "additionalProperties", path(loc, instance)+": not allowed")
+			}
+			return
 		}
-		e = firstCause(e.Causes)
-	}
-	if r, ok := e.ErrorKind.(*kind.Required); ok && len(r.Missing) > 0 {
-		missing := append([]string(nil), r.Missing...)
-		sort.Strings(missing)
-		loc := append(append([]string(nil), e.InstanceLocation...), missing[0])
-		s := path(loc, instance) + " is required"
-		if len(missing) > 1 {
-			s += " (and " + strconv.Itoa(len(missing)-1) + " more)"
+		if len(e.Causes) == 0 {
+			emit(e.InstanceLocation, kwPath(e.ErrorKind), path(e.InstanceLocation, instance)+": "+rule(e.ErrorKind))
+			return
 		}
-		return s
+		for _, c := range e.Causes {
+			walk(c)
+		}
 	}
-	if a, ok := e.ErrorKind.(*kind.AdditionalProperties); ok && len(a.Properties) > 0 {
-		props := append([]string(nil), a.Properties...)
-		sort.Strings(props)
-		loc := append(append([]string(nil), e.InstanceLocation...), props[0])
-		return path(loc, instance) + " is not allowed (additionalProperties)"
+	walk(ve)
+	sort.SliceStable(fs, func(i, j int) bool { return lessFailure(fs[i], fs[j]) })
+	out := &ArgumentsError{}
+	for i, f := range fs {
+		if i > 0 && f.msg == fs[i-1].msg && f.kw == fs[i-1].kw && slices.Equal(f.loc, fs[i-1].loc) {
+			continue // the same failure reached twice (through $ref or allOf)
+		}
+		out.add(f.msg)
 	}
-	return path(e.InstanceLocation, instance) + ": " + rule(e.ErrorKind)
+	out.more += total - len(fs)
+	if len(out.lines) == 0 {
+		out.add("arguments: not valid")
+	}
+	return out
 }
 
-// firstCause picks the cause with the smallest instance location, then
-// keyword, so that equal inputs always get the same message.
-func firstCause(cs []*jsonschema.ValidationError) *jsonschema.ValidationError {
-	best := cs[0]
-	for _, c := range cs[1:] {
-		if lessLoc(c, best) {
-			best = c
-		}
-	}
-	return best
-}
+func kwPath(k jsonschema.ErrorKind) string { return strings.Join(k.KeywordPath(), "/") }
 
-func lessLoc(a, b *jsonschema.ValidationError) bool {
-	la, lb := a.InstanceLocation, b.InstanceLocation
+func lessFailure(a, b failure) bool {
+	la, lb := a.loc, b.loc
 	for i := 0; i < len(la) && i < len(lb); i++ {
 		if la[i] != lb[i] {
-			return la[i] < lb[i]
+			return lessSegment(la[i], lb[i])
 		}
 	}
 	if len(la) != len(lb) {
 		return len(la) < len(lb)
 	}
-	return strings.Join(a.ErrorKind.KeywordPath(), "/") < strings.Join(b.ErrorKind.KeywordPath(), "/")
+	if a.kw != b.kw {
+		return a.kw < b.kw
+	}
+	return a.msg < b.msg
+}
+
+// lessSegment orders two path segments: numbers (array indexes) by value,
+// items[2] before items[10], anything else as strings.
+func lessSegment(a, b string) bool {
+	x, ex := strconv.Atoi(a)
+	y, ey := strconv.Atoi(b)
+	if ex == nil && ey == nil && x != y {
+		return x < y
+	}
+	return a < b
 }
 
 // path renders an instance location as arguments.a.b[2], walking instance
@@ -301,65 +447,99 @@ func writeSegment(b *strings.Builder, seg string) {
 	}
 }
 
-// rule says which keyword failed, with the schema's side of it (never the
-// instance's value).
+// rule says in plain words what the schema wants where it failed: the
+// schema's side only (its bounds, its allowed values), never the instance's
+// value.
 func rule(k jsonschema.ErrorKind) string {
 	switch k := k.(type) {
 	case *kind.Type:
-		return "want " + strings.Join(k.Want, " or ") + ", got " + k.Got + " (type)"
+		return "expected " + strings.Join(k.Want, " or ") + ", got " + k.Got
 	case *kind.Enum:
-		return "not one of the allowed values (enum)"
+		return "must be one of " + schemaValues(k.Want)
 	case *kind.Const:
-		return "not the allowed value (const)"
+		return "must be " + schemaValues([]any{k.Want})
 	case *kind.Minimum:
-		return "must be >= " + ratString(k.Want) + " (minimum)"
+		return "must be at least " + ratString(k.Want)
 	case *kind.Maximum:
-		return "must be <= " + ratString(k.Want) + " (maximum)"
+		return "must be at most " + ratString(k.Want)
 	case *kind.ExclusiveMinimum:
-		return "must be > " + ratString(k.Want) + " (exclusiveMinimum)"
+		return "must be greater than " + ratString(k.Want)
 	case *kind.ExclusiveMaximum:
-		return "must be < " + ratString(k.Want) + " (exclusiveMaximum)"
+		return "must be less than " + ratString(k.Want)
 	case *kind.MultipleOf:
-		return "must be a multiple of " + ratString(k.Want) + " (multipleOf)"
+		return "must be a multiple of " + ratString(k.Want)
 	case *kind.MinLength:
-		return "must be at least " + strconv.Itoa(k.Want) + " characters long (minLength)"
+		return "must be at least " + count(k.Want, "character") + " long"
 	case *kind.MaxLength:
-		return "must be at most " + strconv.Itoa(k.Want) + " characters long (maxLength)"
+		return "must be at most " + count(k.Want, "character") + " long"
 	case *kind.MinItems:
-		return "must have at least " + strconv.Itoa(k.Want) + " items (minItems)"
+		return "must have at least " + count(k.Want, "item")
 	case *kind.MaxItems:
-		return "must have at most " + strconv.Itoa(k.Want) + " items (maxItems)"
+		return "must have at most " + count(k.Want, "item")
 	case *kind.MinProperties:
-		return "must have at least " + strconv.Itoa(k.Want) + " members (minProperties)"
+		return "must have at least " + count(k.Want, "member")
 	case *kind.MaxProperties:
-		return "must have at most " + strconv.Itoa(k.Want) + " members (maxProperties)"
+		return "must have at most " + count(k.Want, "member")
 	case *kind.UniqueItems:
-		return "items " + strconv.Itoa(k.Duplicates[0]) + " and " + strconv.Itoa(k.Duplicates[1]) + " are equal (uniqueItems)"
+		return "items " + strconv.Itoa(k.Duplicates[0]) + " and " + strconv.Itoa(k.Duplicates[1]) + " must not be equal"
 	case *kind.Pattern:
-		return "does not match the pattern (pattern)"
+		return "must match the pattern " + strconv.QuoteToASCII(k.Want)
 	case *kind.Format:
-		return "not a valid " + k.Want + " (format)"
+		return "must be a valid " + k.Want
 	case *kind.FalseSchema:
 		return "not allowed"
 	case *kind.AnyOf:
-		return "matches none of the alternatives (anyOf)"
+		return "matches none of the allowed forms"
 	case *kind.OneOf:
 		if len(k.Subschemas) > 1 {
-			return "matches more than one alternative (oneOf)"
+			return "matches more than one of the allowed forms"
 		}
-		return "matches none of the alternatives (oneOf)"
+		return "matches none of the allowed forms"
 	case *kind.Not:
-		return "matches a forbidden schema (not)"
+		return "matches a form that is not allowed"
 	case *kind.DependentRequired:
-		return "requires " + strings.Join(k.Missing, ", ") + " (dependentRequired)"
+		return "requires " + strings.Join(k.Missing, ", ")
 	case *kind.Dependency:
-		return "requires " + strings.Join(k.Missing, ", ") + " (dependencies)"
+		return "requires " + strings.Join(k.Missing, ", ")
 	case *kind.PropertyNames:
-		return "has a member name the schema refuses (propertyNames)"
-	case *kind.Contains, *kind.MinContains, *kind.MaxContains:
-		return "does not contain what the schema asks (" + strings.Join(k.KeywordPath(), "/") + ")"
+		return "has a member name that is not allowed"
+	case *kind.Contains:
+		return "must contain a matching item"
+	case *kind.MinContains:
+		return "must contain at least " + count(k.Want, "matching item")
+	case *kind.MaxContains:
+		return "must contain at most " + count(k.Want, "matching item")
 	}
-	return "fails " + strings.Join(k.KeywordPath(), "/")
+	return "does not satisfy the schema (" + kwPath(k) + ")"
+}
+
+// count writes n things, in the singular for one.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// schemaValues renders a schema's allowed values as JSON, cut short when
+// long (the line bound cuts the rest).
+func schemaValues(vs []any) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if b.Len() > maxArgMessage {
+			b.WriteString(", …")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		enc, err := json.Marshal(v)
+		if err != nil {
+			enc = []byte("?")
+		}
+		b.Write(enc)
+	}
+	return b.String()
 }
 
 func ratString(r interface{ FloatString(int) string }) string {
@@ -372,14 +552,14 @@ func ratString(r interface{ FloatString(int) string }) string {
 
 // Bind errors ---------------------------------------------------------------
 
-// bindError turns a decoder failure into a single-line -32602 naming the
+// bindError turns a decoder failure into an ArgumentsError naming the
 // argument, without a copy of the input. The decoder's own error carries
 // neither the member path nor a bounded text, so the path is found by
 // decoding once more with encoding/json into a fresh value of v's type —
 // on the failure path only, and only to describe the error: what Bind
 // decodes is still decided by the case-sensitive decoder alone.
-func bindError(args []byte, v any) *codec.Error {
-	msg := "arguments do not match the handler's argument type"
+func bindError(args []byte, v any) *ArgumentsError {
+	msg := "arguments: do not match the handler's argument type"
 	if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer {
 		probe := reflect.New(t.Elem()).Interface()
 		var ute *json.UnmarshalTypeError
@@ -397,15 +577,15 @@ func bindError(args []byte, v any) *codec.Error {
 				loc = b.String()
 			}
 			got, _, _ := strings.Cut(ute.Value, " ") // "number 1e400" names the input: keep the kind only
-			msg = loc + ": want " + jsonKind(ute.Type) + ", got " + got
+			msg = loc + ": expected " + jsonKind(ute.Type) + ", got " + got
 		case err != nil:
 			var se *json.SyntaxError
 			if errors.As(err, &se) {
-				msg = "arguments: not valid JSON at offset " + strconv.FormatInt(se.Offset, 10)
+				msg = "arguments: not valid JSON"
 			}
 		}
 	}
-	return codec.NewError(codec.CodeInvalidParams, boundMessage("Invalid arguments: "+msg))
+	return InvalidArguments(msg)
 }
 
 // jsonKind names the JSON type a Go type decodes from.

@@ -69,7 +69,7 @@ func BenchmarkToolArgs(b *testing.B) {
 				}
 				r := sc.BeginBorrowed(context.Background(), msg, &env, rep, nil)
 				if e := r.Check(); e != nil {
-					b.Fatal(e.Message)
+					b.Fatal(e.Error())
 				}
 				r.Run()
 			}
@@ -92,7 +92,7 @@ func BenchmarkArgCheck(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if e := a.check(args); e != nil {
-				b.Fatal(e.Message)
+				b.Fatal(e.Error())
 			}
 		}
 	})
@@ -100,7 +100,7 @@ func BenchmarkArgCheck(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if e := a.checkCompiled(args); e != nil {
-				b.Fatal(e.Message)
+				b.Fatal(e.Error())
 			}
 		}
 	})

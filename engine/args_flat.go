@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -10,20 +10,23 @@ import (
 
 // flatSchema is the shape most tool schemas have — an object whose
 // properties each declare one JSON type and nothing else that constrains
-// them, plus a required list:
+// them, plus a required list, open to other members or closed to them
+// (additionalProperties false, what typed tools infer):
 //
 //	{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}
 //
 // Such a schema is checked on the raw arguments in one pass over their
-// members (codec.LookupMembers), without decoding them and without
+// members (codec.ScanMembers), without decoding them and without
 // allocating, and gives the verdict and the message the compiled schema
 // would give (FuzzFlatMatchesCompiled checks both against the library).
-// Anything else — another keyword, a type list, additionalProperties false,
-// a repeated member — is left to the compiled schema.
+// Anything else — another keyword, a type list, a repeated member, and on a
+// closed schema a member it does not name — is left to the compiled
+// schema.
 type flatSchema struct {
 	names    []string // property and required names, sorted
 	types    []string // per name: a JSON type, or "" for any
 	required []bool   // per name
+	closed   bool     // additionalProperties false: only names may appear
 }
 
 // maxFlat bounds the names a flat schema may check (a stack array holds
@@ -41,16 +44,18 @@ func flatten(doc any) *flatSchema {
 	}
 	types := map[string]string{}
 	req := map[string]bool{}
+	props := map[string]bool{}
+	closed := false
 	for k, v := range m {
 		switch {
 		case k == "type":
 		case k == "properties":
-			props, ok := v.(map[string]any)
+			ps, ok := v.(map[string]any)
 			if !ok {
 				return nil
 			}
-			for name, ps := range props {
-				p, ok := ps.(map[string]any)
+			for name, sub := range ps {
+				p, ok := sub.(map[string]any)
 				if !ok {
 					return nil
 				}
@@ -69,6 +74,7 @@ func flatten(doc any) *flatSchema {
 					}
 				}
 				types[name] = t
+				props[name] = true
 			}
 		case k == "required":
 			list, ok := v.([]any)
@@ -83,7 +89,11 @@ func flatten(doc any) *flatSchema {
 				req[s] = true
 			}
 		case k == "additionalProperties":
-			if v != true {
+			switch v {
+			case true:
+			case false:
+				closed = true
+			default:
 				return nil
 			}
 		case isAnnotation(k):
@@ -91,7 +101,16 @@ func flatten(doc any) *flatSchema {
 			return nil
 		}
 	}
-	f := &flatSchema{}
+	if closed {
+		for name := range req {
+			if !props[name] {
+				// Required but not a property of a closed object: no
+				// instance passes; the compiler says why.
+				return nil
+			}
+		}
+	}
+	f := &flatSchema{closed: closed}
 	for name := range req {
 		if _, ok := types[name]; !ok {
 			types[name] = ""
@@ -103,7 +122,8 @@ func flatten(doc any) *flatSchema {
 	if len(f.names) > maxFlat {
 		return nil
 	}
-	sort.Strings(f.names)
+	// The compiled check's order (describe), so both list alike.
+	sort.Slice(f.names, func(i, j int) bool { return lessSegment(f.names[i], f.names[j]) })
 	for _, name := range f.names {
 		f.types = append(f.types, types[name])
 		f.required = append(f.required, req[name])
@@ -111,48 +131,52 @@ func flatten(doc any) *flatSchema {
 	return f
 }
 
-// check reports the verdict on args (nil: absent, an empty object), and
-// ok false when the compiled schema must decide (a repeated member).
-func (f *flatSchema) check(args []byte) (e *codec.Error, ok bool) {
+// check reports the verdict on args (nil: absent, an empty object; else a
+// JSON object, see argsObject), and ok false when the compiled schema must
+// decide (a repeated member; a member a closed schema does not name).
+func (f *flatSchema) check(args []byte) (e *ArgumentsError, ok bool) {
 	var arr [maxFlat][]byte
 	vals := arr[:len(f.names)]
 	if args != nil {
-		if firstByte(args) != '{' {
-			return argError("arguments: want object, got " + rawKind(args) + " (type)"), true
-		}
-		if codec.LookupMembers(args, f.names, vals) != nil {
+		n, err := codec.ScanMembers(args, f.names, vals)
+		if err != nil {
 			return nil, false
 		}
-	}
-	missing, first := 0, -1
-	for i, req := range f.required {
-		if req && vals[i] == nil {
-			if first < 0 {
-				first = i
+		if f.closed {
+			found := 0
+			for _, v := range vals {
+				if v != nil {
+					found++
+				}
 			}
-			missing++
+			if n > found {
+				return nil, false
+			}
 		}
 	}
-	if missing > 0 {
-		var b strings.Builder
-		b.WriteString("arguments")
-		writeSegment(&b, f.names[first])
-		msg := b.String() + " is required"
-		if missing > 1 {
-			msg += " (and " + strconv.Itoa(missing-1) + " more)"
+	for i, name := range f.names {
+		v := vals[i]
+		switch {
+		case v == nil && f.required[i]:
+			e = f.fail(e, name, ": required")
+		case v == nil || f.types[i] == "" || rawIs(v, f.types[i]):
+		default:
+			e = f.fail(e, name, ": expected "+f.types[i]+", got "+rawKind(v))
 		}
-		return argError(msg), true
 	}
-	for i, t := range f.types {
-		if t == "" || vals[i] == nil || rawIs(vals[i], t) {
-			continue
-		}
-		var b strings.Builder
-		b.WriteString("arguments")
-		writeSegment(&b, f.names[i])
-		return argError(b.String() + ": want " + t + ", got " + rawKind(vals[i]) + " (type)"), true
+	return e, true
+}
+
+// fail adds the failure of the top-level member name to e.
+func (f *flatSchema) fail(e *ArgumentsError, name, what string) *ArgumentsError {
+	if e == nil {
+		e = &ArgumentsError{}
 	}
-	return nil, true
+	var b strings.Builder
+	b.WriteString("arguments")
+	writeSegment(&b, name)
+	e.add(b.String() + what)
+	return e
 }
 
 // rawKind names the JSON type of a raw value, as the validator does
@@ -216,10 +240,9 @@ func integral(n []byte) bool {
 		}
 	}
 exp:
-	if !nonzero {
-		return true
-	}
 	e := 0
+	var big uint64 // the exponent's magnitude, to see whether it fits an int64
+	overflow := false
 	if i < len(n) && (n[i] == 'e' || n[i] == 'E') {
 		i++
 		neg := false
@@ -227,14 +250,29 @@ exp:
 			neg = n[i] == '-'
 			i++
 		}
+		limit := uint64(math.MaxInt64)
+		if neg {
+			limit++
+		}
 		for ; i < len(n) && n[i] >= '0' && n[i] <= '9'; i++ {
+			d := uint64(n[i] - '0')
 			if e < 1<<30 {
-				e = e*10 + int(n[i]-'0')
+				e = e*10 + int(d)
+			}
+			if big > (limit-d)/10 {
+				overflow = true
+			} else if !overflow {
+				big = big*10 + d
 			}
 		}
 		if neg {
 			e = -e
 		}
+	}
+	if !nonzero {
+		// Zero is an integer whatever its exponent, as long as math/big
+		// can read the exponent at all (an int64).
+		return !overflow
 	}
 	if d := e - fracLen; d > 1e6 || d < -1e6 {
 		// The schema library reads numbers with math/big, which refuses a

@@ -56,10 +56,11 @@ func decodeReply(t testing.TB, b []byte) rpcReply {
 	return r
 }
 
-// TestToolArgumentsValidated: the issue's cases — a missing required
-// argument no longer reaches the handler as a zero value, a wrong type is a
-// one-line -32602 naming the argument and the rule, never echoing the
-// input — and the rest of the common keywords.
+// TestToolArgumentsValidated: arguments that fail the schema never reach
+// the handler and are answered with a tool result, isError true, whose
+// text names each failing path and rule on a line of its own, never
+// echoing the input (SEP-1303, TRANSPORTS.md §1.4); arguments that are not
+// an object are still -32602.
 func TestToolArgumentsValidated(t *testing.T) {
 	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
@@ -82,38 +83,45 @@ func TestToolArgumentsValidated(t *testing.T) {
 	add("draft7", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"integer","exclusiveMinimum":1}}}`)
 	add("noargs", `{"type":"object","properties":{}}`)
 	add("default", ``)
+	add("flatClosed", `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)
 
 	secret := "S3CR3T-input-value"
+	const notObject = "Invalid params: arguments must be a JSON object"
 	for i, tc := range []struct {
 		tool, args string
 		ok         bool
-		want       string // exact message when !ok
+		want       string // exact text of the isError result, or the -32602 message
+		rpc        bool   // a -32602 error, not an isError result
 	}{
-		0:  {"ab", `{"a":1,"b":2}`, true, ""},
-		1:  {"ab", `{"a":1}`, false, "Invalid params: arguments.b is required"},
-		2:  {"ab", ``, false, "Invalid params: arguments.a is required (and 1 more)"},
-		3:  {"ab", `{"a":"` + secret + `","b":2}`, false, "Invalid params: arguments.a: want integer, got string (type)"},
-		4:  {"ab", `{"a":1.5,"b":2}`, false, "Invalid params: arguments.a: want integer, got number (type)"},
-		5:  {"ab", `{"a":1.0,"b":2}`, true, ""},
-		6:  {"ab", `[1,2]`, false, "Invalid params: arguments: want object, got array (type)"},
-		7:  {"nested", `{"items":[{"n":1},{"n":2},{"n":11}]}`, false, "Invalid params: arguments.items[2].n: must be <= 10 (maximum)"},
-		8:  {"nested", `{"items":[{"n":-1}]}`, false, "Invalid params: arguments.items[0].n: must be >= 0 (minimum)"},
-		9:  {"closed", `{"x":"ab","zz":1,"yy":2}`, false, "Invalid params: arguments.yy is not allowed (additionalProperties)"},
-		10: {"closed", `{"x":"abcd"}`, false, "Invalid params: arguments.x: must be at most 3 characters long (maxLength)"},
-		11: {"closed", `{"x":"A1"}`, false, "Invalid params: arguments.x: does not match the pattern (pattern)"},
-		12: {"enum", `{"mode":"` + secret + `"}`, false, "Invalid params: arguments.mode: not one of the allowed values (enum)"},
-		13: {"enum", `{"mode":"slow"}`, true, ""},
-		14: {"any", `{"v":true}`, false, "Invalid params: arguments.v: matches none of the alternatives (anyOf)"},
-		15: {"draft7", `{"a":1}`, false, "Invalid params: arguments.a: must be > 1 (exclusiveMinimum)"},
-		16: {"noargs", `{"anything":[1]}`, true, ""},
-		17: {"noargs", `"str"`, false, "Invalid params: arguments: want object, got string (type)"},
-		18: {"default", ``, true, ""},
-		19: {"closed", `{"we\nird":1}`, false, `Invalid params: arguments["we\nird"] is not allowed (additionalProperties)`},
+		0:  {"ab", `{"a":1,"b":2}`, true, "", false},
+		1:  {"ab", `{"a":1}`, false, "Invalid arguments: arguments.b: required", false},
+		2:  {"ab", ``, false, "Invalid arguments: arguments.a: required\narguments.b: required", false},
+		3:  {"ab", `{"a":"` + secret + `","b":2}`, false, "Invalid arguments: arguments.a: expected integer, got string", false},
+		4:  {"ab", `{"a":1.5,"b":2}`, false, "Invalid arguments: arguments.a: expected integer, got number", false},
+		5:  {"ab", `{"a":1.0,"b":2}`, true, "", false},
+		6:  {"ab", `[1,2]`, false, notObject, true},
+		7:  {"nested", `{"items":[{"n":1},{"n":2},{"n":11}]}`, false, "Invalid arguments: arguments.items[2].n: must be at most 10", false},
+		8:  {"nested", `{"items":[{"n":-1},{"n":"x"}]}`, false, "Invalid arguments: arguments.items[0].n: must be at least 0\narguments.items[1].n: expected integer, got string", false},
+		9:  {"closed", `{"x":"ab","zz":1,"yy":2}`, false, "Invalid arguments: arguments.yy: not allowed\narguments.zz: not allowed", false},
+		10: {"closed", `{"x":"abcd"}`, false, "Invalid arguments: arguments.x: must be at most 3 characters long", false},
+		11: {"closed", `{"x":"A1"}`, false, `Invalid arguments: arguments.x: must match the pattern "^[a-z]+$"`, false},
+		12: {"enum", `{"mode":"` + secret + `"}`, false, `Invalid arguments: arguments.mode: must be one of "fast", "slow"`, false},
+		13: {"enum", `{"mode":"slow"}`, true, "", false},
+		14: {"any", `{"v":true}`, false, "Invalid arguments: arguments.v: matches none of the allowed forms", false},
+		15: {"draft7", `{"a":1}`, false, "Invalid arguments: arguments.a: must be greater than 1", false},
+		16: {"noargs", `{"anything":[1]}`, true, "", false},
+		17: {"noargs", `"str"`, false, notObject, true},
+		18: {"default", ``, true, "", false},
+		19: {"closed", `{"we\nird":1}`, false, `Invalid arguments: arguments["we\nird"]: not allowed`, false},
+		20: {"flatClosed", `{"text":"a","more":1}`, false, "Invalid arguments: arguments.more: not allowed", false},
+		21: {"flatClosed", `{"text":7}`, false, "Invalid arguments: arguments.text: expected string, got number", false},
+		22: {"flatClosed", `{"text":"a"}`, true, "", false},
+		23: {"default", `null`, false, notObject, true},
 	} {
 		before := ran
 		r := decodeReply(t, runToolCall(t, s, tc.tool, tc.args))
 		if tc.ok {
-			if r.Error != nil || r.Result == nil || ran != before+1 {
+			if r.Error != nil || r.Result == nil || r.Result.IsError || ran != before+1 {
 				t.Errorf("%d: %s %s: want the handler to run, got %+v", i, tc.tool, tc.args, r.Error)
 			}
 			continue
@@ -121,35 +129,92 @@ func TestToolArgumentsValidated(t *testing.T) {
 		if ran != before {
 			t.Errorf("%d: the handler ran for invalid arguments", i)
 		}
-		if r.Error == nil {
-			t.Errorf("%d: %s %s: no error", i, tc.tool, tc.args)
+		if tc.rpc {
+			if r.Error == nil || r.Error.Code != int(codec.CodeInvalidParams) || r.Error.Message != tc.want {
+				t.Errorf("%d: got %+v, want -32602 %q", i, r.Error, tc.want)
+			}
 			continue
 		}
-		if r.Error.Code != int(codec.CodeInvalidParams) || r.Error.Message != tc.want {
-			t.Errorf("%d: got %d %q, want -32602 %q", i, r.Error.Code, r.Error.Message, tc.want)
+		if r.Error != nil || r.Result == nil || !r.Result.IsError || len(r.Result.Content) != 1 {
+			t.Errorf("%d: %s %s: want an isError result, got %+v %+v", i, tc.tool, tc.args, r.Error, r.Result)
+			continue
 		}
-		if strings.ContainsAny(r.Error.Message, "\n\r") || strings.Contains(r.Error.Message, secret) {
-			t.Errorf("%d: message is not one line or echoes the input: %q", i, r.Error.Message)
+		got := r.Result.Content[0].Text
+		if got != tc.want {
+			t.Errorf("%d: got %q, want %q", i, got, tc.want)
+		}
+		if strings.Contains(got, secret) {
+			t.Errorf("%d: the text echoes the input: %q", i, got)
 		}
 	}
-	if got := s.Stats().InvalidArguments.Load(); got == 0 {
-		t.Errorf("InvalidArguments = 0")
+	if got := s.Stats().InvalidArguments.Load(); got != 18 {
+		t.Errorf("InvalidArguments = %d, want 18", got)
 	}
 }
 
-// TestArgumentMessageBounded: a long member name is cut, and the whole
-// message stays within maxArgMessage bytes.
+// TestArgumentMessageBounded: a long member name is cut, every line stays
+// within maxArgMessage bytes, and at most maxArgPaths paths are listed.
 func TestArgumentMessageBounded(t *testing.T) {
 	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	long := strings.Repeat("k", 5000)
-	if err := s.AddTool(Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","required":["` + long + `"]}`),
+	var req []string
+	for i := range 20 {
+		req = append(req, `"`+long+strconv.Itoa(i)+`"`)
+	}
+	if err := s.AddTool(Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","required":[` + strings.Join(req, ",") + `]}`),
 		Handler: func(c *Call) error { c.Text("x"); return nil }}); err != nil {
 		t.Fatal(err)
 	}
 	r := decodeReply(t, runToolCall(t, s, "t", `{}`))
-	if r.Error == nil || len(r.Error.Message) > maxArgMessage || !strings.HasPrefix(r.Error.Message, "Invalid params: arguments.kkkk") {
+	if r.Result == nil || !r.Result.IsError {
 		t.Fatalf("got %+v", r.Error)
+	}
+	lines := strings.Split(r.Result.Content[0].Text, "\n")
+	if len(lines) != maxArgPaths+1 || lines[maxArgPaths] != "… and 12 more" || !strings.HasPrefix(lines[0], "Invalid arguments: arguments.kkkk") {
+		t.Fatalf("got %q", lines)
+	}
+	for _, l := range lines {
+		if len(l) > maxArgMessage {
+			t.Fatalf("line of %d bytes", len(l))
+		}
+	}
+}
+
+// TestArgumentsHugeAndDeep: huge or deeply nested arguments get the same
+// bounded answer, and the handler never runs.
+func TestArgumentsHugeAndDeep(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	ran := false
+	if err := s.AddTool(Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","properties":{"l":{"type":"array","items":{"type":"integer"}},"d":{"type":"integer"}},"additionalProperties":false}`),
+		Handler: func(c *Call) error { ran = true; c.Text("x"); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	huge := `{"l":[` + strings.Repeat(`"x",`, 100000) + `1]}`
+	// Deeper than MaxDepth is refused by the transports' Peek (-32600)
+	// before the engine sees it; this is as deep as gets through.
+	deep := `{"d":` + strings.Repeat("[", 120) + strings.Repeat("]", 120) + `}`
+	wide := `{`
+	for i := range 5000 {
+		wide += `"k` + strconv.Itoa(i) + `":1,`
+	}
+	wide += `"d":1}`
+	for name, args := range map[string]string{"huge": huge, "deep": deep, "wide": wide} {
+		r := decodeReply(t, runToolCall(t, s, "t", args))
+		if r.Result == nil || !r.Result.IsError {
+			t.Fatalf("%s: got %+v", name, r.Error)
+		}
+		text := r.Result.Content[0].Text
+		if len(text) > (maxArgPaths+1)*maxArgMessage || strings.Count(text, "\n") > maxArgPaths {
+			t.Errorf("%s: %d bytes, %d lines", name, len(text), strings.Count(text, "\n")+1)
+		}
+	}
+	if ran {
+		t.Error("the handler ran")
+	}
+	if got := s.Stats().InvalidArguments.Load(); got != 3 {
+		t.Errorf("InvalidArguments = %d, want 3", got)
 	}
 }
 
@@ -193,7 +258,7 @@ func TestAddToolRefusesBadSchemas(t *testing.T) {
 }
 
 // TestBindErrors: Bind's error is one line naming the argument and the JSON
-// type wanted, never the decoder's diagnostic with a copy of the input.
+// type expected, never the decoder's diagnostic with a copy of the input.
 func TestBindErrors(t *testing.T) {
 	type in struct {
 		N     int `json:"n"`
@@ -212,15 +277,19 @@ func TestBindErrors(t *testing.T) {
 	}
 	secret := "S3CR3T"
 	for i, tc := range []struct{ args, want string }{
-		0: {`{"n":"` + secret + `"}`, "Invalid arguments: arguments.n: want integer, got string"},
-		1: {`{"inner":{"list":[1,"` + secret + `"]}}`, "Invalid arguments: arguments.inner.list: want integer, got string"},
-		2: {`{"n":1e400}`, "Invalid arguments: arguments.n: want integer, got number"},
-		3: {`{"text":["` + secret + `"]}`, "Invalid arguments: arguments.text: want string, got array"},
+		0: {`{"n":"` + secret + `"}`, "Invalid arguments: arguments.n: expected integer, got string"},
+		1: {`{"inner":{"list":[1,"` + secret + `"]}}`, "Invalid arguments: arguments.inner.list: expected integer, got string"},
+		2: {`{"n":1e400}`, "Invalid arguments: arguments.n: expected integer, got number"},
+		3: {`{"text":["` + secret + `"]}`, "Invalid arguments: arguments.text: expected string, got array"},
 	} {
+		// In tools/call, Bind's error is the tool's error (SEP-1303).
 		r := decodeReply(t, runToolCall(t, s, "bind", tc.args))
-		if r.Error == nil || r.Error.Code != int(codec.CodeInvalidParams) || r.Error.Message != tc.want {
-			t.Errorf("%d: got %+v, want %q", i, r.Error, tc.want)
+		if r.Error != nil || r.Result == nil || !r.Result.IsError || r.Result.Content[0].Text != tc.want {
+			t.Errorf("%d: got %+v %+v, want %q", i, r.Error, r.Result, tc.want)
 		}
+	}
+	if got := s.Stats().InvalidArguments.Load(); got != 4 {
+		t.Errorf("InvalidArguments = %d, want 4", got)
 	}
 }
 
@@ -230,6 +299,8 @@ func TestIntegral(t *testing.T) {
 	for n, want := range map[string]bool{
 		"0": true, "-0.0": true, "1.0": true, "1e2": true, "12.50e1": true, "1.5": false, "1e-1": false,
 		"100e-2": true, "0e1000010": true, "1e1000000": true, "1e1000010": false, "1.5e-1000010": false,
+		"0e9223372036854775807": true, "0e9223372036854775808": false, "0e-9223372036854775808": true,
+		"0e-9223372036854775809": false, "0e2000000000000000000": true, "0e000000000000000010000000000000000000": false,
 	} {
 		if got := integral([]byte(n)); got != want {
 			t.Errorf("integral(%s) = %v, want %v", n, got, want)

@@ -42,6 +42,7 @@ type Call struct {
 	scratch []byte
 	argBuf  []byte // ArgBytes' unescaped values
 	cursor  []byte // a list request's cursor: kind, then key (readCursor); empty: first page
+	textBuf []byte // a typed tool's result text (ResultText), kept for reuse
 	status  int
 	result  bool // a response was set in out
 	open    bool // out holds a result that still needs its closing brace
@@ -148,6 +149,9 @@ func (c *Call) release() {
 		c.argBuf = nil
 	}
 	c.cursor = c.cursor[:0]
+	if cap(c.textBuf) > maxKeep {
+		c.textBuf = nil
+	}
 	callPool.Put(c)
 }
 
@@ -305,9 +309,10 @@ func (c *Call) ProgressToken() []byte { return c.env.ProgressToken }
 // arguments decode as an empty object. Member names match json tags (or
 // field names) exactly, case included, unlike encoding/json: {"Text":"x"}
 // leaves a field tagged `json:"text"` empty. A value of the wrong type is
-// a -32602 error whose one-line message names the argument and the JSON
-// type wanted ("Invalid arguments: arguments.n: want integer, got string"),
-// never a copy of the input.
+// an *ArgumentsError naming the argument and the JSON type expected
+// ("Invalid arguments: arguments.n: expected integer, got string"), never
+// a copy of the input: returned by a tools/call handler, it is the tool's
+// error result the model reads (SEP-1303); by another handler, -32602.
 func (c *Call) Bind(v any) error {
 	args := c.env.Arguments
 	if args == nil {

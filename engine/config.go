@@ -135,6 +135,12 @@ type Config struct {
 	// is then built per request from pre-encoded entries and carries
 	// cacheScope "private", whatever CacheScope says.
 	ToolFilter ToolFilter
+	// ValidateOutput checks every typed tool's result against its
+	// outputSchema before it is sent, as Tool.ValidateOutput does for one
+	// tool: a result that fails is answered -32603, logged and counted
+	// (Stats.InvalidOutputs). It costs a decode and a validation per call
+	// (about 1-3 µs for a small result): on in tests, off by default.
+	ValidateOutput bool
 	// NoRequestDurations turns the request-duration histograms off
 	// (Server.RequestDurations reports nothing): recording costs about
 	// 60 ns per request (two monotonic clock reads and two atomic adds;

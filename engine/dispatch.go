@@ -362,9 +362,20 @@ func (c *Call) invoke() (err error) {
 
 func (c *Call) handleError(err error) {
 	var ce *codec.Error
+	var ae *ArgumentsError
 	switch {
 	case errors.As(err, &ce):
 		c.setError(ce)
+	case errors.As(err, &ae):
+		// Arguments a handler (Bind, a typed tool's decoding, its own
+		// checks) refused: the tool's error in tools/call (SEP-1303),
+		// invalid params elsewhere.
+		if c.method.name == "tools/call" {
+			c.argumentsRefused(ae)
+		} else {
+			c.srv.stats.InvalidArguments.Add(1)
+			c.setError(ae.rpcError())
+		}
 	case errors.Is(err, state.ErrUnavailable):
 		// The shared store or backplane is down: a retryable error (HTTP
 		// 503), never a tool result the model would take as an answer.
@@ -397,20 +408,40 @@ func discover(c *Call) error {
 	return nil
 }
 
+// callTool checks the arguments, then runs the handler. Arguments that
+// are not an object fail the request itself (-32602); arguments that fail
+// the tool's InputSchema are the tool's error, a result with isError true
+// listing each failing path (SEP-1303, TRANSPORTS.md §1.4), and the handler
+// never runs.
 func callTool(c *Call) error {
 	if a := c.tool.args; a != nil {
-		if e := a.check(c.env.Arguments); e != nil {
+		if !argsObject(c.env.Arguments) {
 			c.srv.stats.InvalidArguments.Add(1)
-			return e
+			return errArgsNotObject
+		}
+		if e := a.check(c.env.Arguments); e != nil {
+			c.argumentsRefused(e)
+			return nil
 		}
 	}
 	return c.tool.Handler(c)
+}
+
+// argumentsRefused answers a tools/call whose arguments e refuses: a tool
+// execution error the model reads (SEP-1303), counted.
+func (c *Call) argumentsRefused(e *ArgumentsError) {
+	c.srv.stats.InvalidArguments.Add(1)
+	c.ErrorText(e.Error())
 }
 
 func getPrompt(c *Call) error {
 	p := c.srv.lookupPrompt(c.nameBytes())
 	if p == nil {
 		return codec.NewError(codec.CodeInvalidParams, "Unknown prompt: "+c.env.Name.String())
+	}
+	if e := p.checkArgs(c.env.Arguments); e != nil {
+		c.srv.stats.InvalidArguments.Add(1)
+		return e
 	}
 	return p.Handler(c)
 }

@@ -25,10 +25,25 @@
 //     modern _meta claim gets -32022 naming the served versions (DISC-05, our
 //     choice).
 //   - tools/call arguments are checked against the tool's InputSchema
-//     (compiled once by AddTool) before the handler runs; a mismatch is
-//     -32602 with a one-line message of at most 200 bytes naming the
-//     argument and the rule, never a copy of the input (args.go;
-//     Tool.SkipValidation opts out).
+//     (compiled once by AddTool) before the handler runs. Arguments that
+//     fail it are a tool execution error, not a protocol error (SEP-1303):
+//     a result with isError true whose text names each failing path and
+//     rule on a line of its own ("Invalid arguments: arguments.b:
+//     required"), at most 8 paths of at most 200 bytes each, never a copy
+//     of the input (args.go; Tool.SkipValidation opts out). Arguments that
+//     are not a JSON object, an unknown tool and the other protocol-level
+//     cases stay -32602. Bind and typed tools answer what they cannot
+//     decode the same way; Stats.InvalidArguments counts them all.
+//   - prompts/get enforces the prompt's declared arguments (required ones
+//     present, declared ones strings) before the handler runs: -32602
+//     naming them.
+//   - Typed tools and prompts (AddTool[In, Out], AddPrompt[In]) infer
+//     their schemas from Go types once, at registration (schema.go); the
+//     arguments are checked, then decoded into In with the exact-case
+//     rules of Call.Bind; Out is encoded once, as structuredContent and as
+//     the text content. With Config.ValidateOutput (or
+//     Tool.ValidateOutput) a result that fails its outputSchema is never
+//     sent: -32603, logged, counted (Stats.InvalidOutputs).
 //   - A handler panic becomes -32603 with a generic message; the stack goes to
 //     the log only (C12).
 //   - tools/list, prompts/list, resources/list and resources/templates/list

@@ -9,19 +9,25 @@ import (
 	"github.com/mcpwire/mcpwire/engine"
 )
 
-// printReply is a Replier that prints a tool result's text or the error
-// message.
+// printReply is a Replier that prints a tool result's text (after
+// "isError:" for a tool error) or the JSON-RPC error message.
 type printReply struct{ done chan struct{} }
 
 func (printReply) Notify(*engine.Request, []byte) error { return nil }
 func (p printReply) Done(*engine.Request)               { close(p.done) }
 func (printReply) Reply(_ *engine.Request, frame []byte, _ int) error {
 	var r struct {
-		Result struct{ Content []struct{ Text string } }
-		Error  struct{ Message string }
+		Result struct {
+			Content []struct{ Text string }
+			IsError bool `json:"isError"`
+		}
+		Error struct{ Message string }
 	}
 	_ = json.Unmarshal(frame, &r)
 	if len(r.Result.Content) > 0 {
+		if r.Result.IsError {
+			fmt.Print("isError: ")
+		}
 		fmt.Println(r.Result.Content[0].Text)
 	} else {
 		fmt.Println("error:", r.Error.Message)
@@ -50,9 +56,11 @@ func call(s *engine.Server, name, args string) {
 
 // Bind matches member names exactly, as the json tags spell them:
 // encoding/json would fill Text from {"Text":…} (it folds case), Bind
-// leaves it empty. A value of the wrong type is a one-line -32602 naming the
-// argument. (SkipValidation shows Bind on its own; with the schema checked,
-// the last two calls would be refused before the handler runs.)
+// leaves it empty. A value of the wrong type is an *ArgumentsError naming
+// the argument, which a tool's handler returns as is: the model gets a
+// tool error it can read (SEP-1303). (SkipValidation shows Bind on its
+// own; with the schema checked, the last call would be refused before the
+// handler runs.)
 func ExampleCall_Bind() {
 	type greetArgs struct {
 		Text string `json:"text"`
@@ -78,12 +86,13 @@ func ExampleCall_Bind() {
 	// encoding/json: "hi"
 	// Bind: "hi"
 	// Bind: ""
-	// error: Invalid arguments: arguments.text: want string, got array
+	// isError: Invalid arguments: arguments.text: expected string, got array
 }
 
 // A tool's InputSchema is compiled by AddTool and checked before the
-// handler runs: a missing or mistyped argument is answered -32602 with a
-// one-line message naming it, and the handler never sees it.
+// handler runs: missing or mistyped arguments are answered with a tool
+// error (isError true) naming each one on a line of its own, so the model
+// can correct its call (SEP-1303), and the handler never sees them.
 func ExampleTool_inputSchema() {
 	s := engine.New(engine.Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
@@ -110,9 +119,12 @@ func ExampleTool_inputSchema() {
 	call(s, "add", `{"a":1}`)
 	call(s, "add", `{"a":1,"b":"2"}`)
 	call(s, "add", `{"a":1,"b":2.5}`)
+	call(s, "add", `{"b":"2"}`)
 	// Output:
 	// 3
-	// error: Invalid params: arguments.b is required
-	// error: Invalid params: arguments.b: want integer, got string (type)
-	// error: Invalid params: arguments.b: want integer, got number (type)
+	// isError: Invalid arguments: arguments.b: required
+	// isError: Invalid arguments: arguments.b: expected integer, got string
+	// isError: Invalid arguments: arguments.b: expected integer, got number
+	// isError: Invalid arguments: arguments.a: required
+	// arguments.b: expected integer, got string
 }

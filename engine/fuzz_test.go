@@ -6,6 +6,16 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// The package's decoder and encoder, named apart from the fuzz targets'
+// local variables.
+var (
+	codecUnmarshal = codec.Unmarshal
+	codecMarshal   = codec.Marshal
 )
 
 // flatFuzzSchemas are flat schemas (each must flatten) checked both ways.
@@ -15,6 +25,10 @@ var flatFuzzSchemas = []string{
 	`{"type":"object","properties":{"n":{"type":"number"},"f":{"type":"boolean"},"z":{"type":"null"},"o":{"type":"object"},"l":{"type":"array"}},"required":["n"]}`,
 	`{"type":"object","properties":{"we ird":{"type":"string","description":"d"},"x":{"description":"any"}},"required":["we ird","y","x"],"additionalProperties":true}`,
 	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"i":{"type":"integer","x-mcp-header":"I"}}}`,
+	`{"type":"object","properties":{"10":{"type":"string"},"2":{"type":"string"},"b":{"type":"integer"}},"required":["10","2","b"]}`,
+	// Closed, as typed tools infer them.
+	`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string","description":"d"},"c":{}},"required":["a"],"additionalProperties":false}`,
 }
 
 // FuzzFlatMatchesCompiled: the flat check on raw bytes gives the verdict and
@@ -38,7 +52,7 @@ func FuzzFlatMatchesCompiled(f *testing.F) {
 		flats = append(flats, a)
 	}
 	f.Fuzz(func(t *testing.T, args string) {
-		if !json.Valid([]byte(args)) || !utf8.ValidString(args) {
+		if !json.Valid([]byte(args)) || !utf8.ValidString(args) || !argsObject([]byte(args)) {
 			return
 		}
 		for i, a := range flats {
@@ -47,17 +61,21 @@ func FuzzFlatMatchesCompiled(f *testing.F) {
 				continue // left to the compiled schema
 			}
 			ce := a.checkCompiled([]byte(args))
-			if (fe == nil) != (ce == nil) || (fe != nil && fe.Message != ce.Message) {
+			if (fe == nil) != (ce == nil) || (fe != nil && fe.Error() != ce.Error()) {
 				t.Fatalf("schema %d, args %s: flat %v, compiled %v", i, args, fe, ce)
 			}
 		}
 	})
 }
 
-// FuzzArgMessage: whatever the arguments, a refusal is one bounded line
-// that never contains a long run of the input.
+// FuzzArgMessage: whatever the arguments, a refusal lists at most
+// maxArgPaths lines (and one saying how many more), each at most
+// maxArgMessage bytes of valid UTF-8 without control characters, never a
+// long run of the input; its -32602 form is one line of at most
+// maxArgMessage bytes.
 func FuzzArgMessage(f *testing.F) {
-	for _, s := range []string{`{"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`, `{"l":[1,2,{"k":"v"}]}`, `{"\u2028":1}`, `{"a\n":[[[]]]}`} {
+	for _, s := range []string{`{"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`, `{"l":[1,2,{"k":"v"}]}`, `{"\u2028":1}`, `{"a\n":[[[]]]}`,
+		`{"a":3,"b":"x","c":1,"d":true,"e":null,"f":[],"g":{},"h":1.5,"i":"","j":-1}`, `{"l":["a","b","c","d","e","f","g","h","i","j"]}`} {
 		f.Add(s)
 	}
 	a, err := compileArgSchema([]byte(`{"type":"object","properties":{"a":{"type":"integer","enum":[1,2]},"l":{"type":"array","items":{"type":"integer"}}},"additionalProperties":{"type":"string","pattern":"^[a-z]*$"}}`))
@@ -65,20 +83,34 @@ func FuzzArgMessage(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, args string) {
-		if !json.Valid([]byte(args)) {
+		if !json.Valid([]byte(args)) || !argsObject([]byte(args)) {
 			return
 		}
 		e := a.check([]byte(args))
 		if e == nil {
 			return
 		}
-		if len(e.Message) > maxArgMessage || !utf8.ValidString(e.Message) {
-			t.Fatalf("message %q", e.Message)
+		lines := strings.Split(e.Error(), "\n")
+		if len(lines) > maxArgPaths+1 || !strings.HasPrefix(lines[0], argPrefix) {
+			t.Fatalf("%d lines: %q", len(lines), e.Error())
 		}
-		for _, c := range e.Message {
-			if c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029 {
-				t.Fatalf("control character in %q", e.Message)
+		for _, l := range lines {
+			if len(l) > maxArgMessage || !utf8.ValidString(l) {
+				t.Fatalf("line %q", l)
 			}
+			for _, c := range l {
+				if c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029 {
+					t.Fatalf("control character in %q", l)
+				}
+			}
+			// A long run of the input never shows: the values here are
+			// at most what the schema allows, the names are cut.
+			if len(args) > 3*maxArgSegment && strings.Contains(l, args[:3*maxArgSegment]) {
+				t.Fatalf("line %q copies the input", l)
+			}
+		}
+		if m := e.rpcError().Message; len(m) > maxArgMessage || strings.ContainsAny(m, "\n\r") {
+			t.Fatalf("-32602 message %q", m)
 		}
 	})
 }
@@ -229,6 +261,65 @@ func FuzzCursor(f *testing.F) {
 		valid := strings.IndexByte("TPRU", kind) >= 0 && key != "" || kind == cursorLister
 		if valid != (e == nil) || (e == nil && string(got) != string(kind)+key) {
 			t.Fatalf("kind %q key %q: encoded %q decodes to %q (%v)", kind, key, c, got, e)
+		}
+	})
+}
+
+// flatKinds has a field of every kind the flat codec handles.
+type flatKinds struct {
+	S   string  `json:"s"`
+	B   bool    `json:"b,omitempty"`
+	I   int     `json:"i"`
+	I8  int8    `json:"i8,omitempty"`
+	I64 int64   `json:"i64,omitzero"`
+	U16 uint16  `json:"u16"`
+	U   uint    `json:"u,omitempty"`
+	F   float64 `json:"f"`
+	Fo  float64 `json:"fo,omitempty"`
+}
+
+// FuzzFlatCodec: the flat codec gives the Go value sonic gives, or
+// declines; what it encodes means what sonic's encoding means.
+func FuzzFlatCodec(f *testing.F) {
+	for _, s := range []string{
+		`{"s":"a","b":true,"i":-3,"i8":127,"i64":1,"u16":65535,"u":1,"f":1.5,"fo":-0.0}`, `{}`, `{"s":"\u00e9\n"}`,
+		`{"i8":128}`, `{"u16":-1}`, `{"i":1.0}`, `{"i":1e2}`, `{"f":1e400}`, `{"s":null,"b":null}`, `{"s":1}`,
+		`{"s":"a","s":"b"}`, `{"x":[1,{"s":2}],"s":"ok"}`, `{"S":"case"}`, `{"s":"\xff"}`,
+	} {
+		f.Add(s, "text", true, int64(-7), 2.5)
+	}
+	codec := newFlatCodec(reflect.TypeFor[flatKinds]())
+	if codec == nil {
+		f.Fatal("flatKinds is not flat")
+	}
+	f.Fuzz(func(t *testing.T, args, s string, b bool, n int64, x float64) {
+		if json.Valid([]byte(args)) && argsObject([]byte(args)) {
+			var fast flatKinds
+			if codec.decode([]byte(args), unsafe.Pointer(&fast)) {
+				var slow flatKinds
+				if err := codecUnmarshal([]byte(args), &slow); err != nil {
+					t.Fatalf("%s: flat decoded %+v, sonic refused: %v", args, fast, err)
+				}
+				if fast != slow {
+					t.Fatalf("%s: flat %+v, sonic %+v", args, fast, slow)
+				}
+			}
+		}
+		v := flatKinds{S: s, B: b, I: int(n), I8: int8(n), I64: n, U16: uint16(n), U: uint(n), F: x, Fo: x / 3}
+		enc, ok := codec.encode(nil, unsafe.Pointer(&v))
+		if !ok {
+			return
+		}
+		want, err := codecMarshal(v)
+		if err != nil {
+			t.Fatalf("%+v: flat encoded %s, sonic refused: %v", v, enc, err)
+		}
+		var a, w map[string]any
+		if err := json.Unmarshal(enc, &a); err != nil {
+			t.Fatalf("flat encoding %s: %v", enc, err)
+		}
+		if err := json.Unmarshal(want, &w); err != nil || !reflect.DeepEqual(a, w) {
+			t.Fatalf("flat %s, sonic %s", enc, want)
 		}
 	})
 }

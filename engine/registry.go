@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/mcp"
 )
 
@@ -35,14 +36,25 @@ type Tool struct {
 	Title       string
 	Description string
 	// InputSchema is the JSON Schema of the arguments (a JSON object).
-	// Default {"type":"object"}. AddTool compiles it (an invalid schema, or
-	// one that refers to an external document, is an error), and every
-	// tools/call's arguments are checked against it before the handler
-	// runs: a mismatch is answered -32602 with a one-line message naming
-	// the argument and the rule (see args.go).
+	// Default {"type":"object"}; the typed AddTool infers it from its In
+	// type. AddTool compiles it (an invalid schema, or one that refers to
+	// an external document, is an error), and every tools/call's
+	// arguments are checked against it before the handler runs: arguments
+	// that fail it are answered with a tool result, isError true, naming
+	// each failing path and rule on a line of its own, so the model can
+	// correct the call (SEP-1303; see args.go); arguments that are not a
+	// JSON object are -32602.
 	InputSchema json.RawMessage
-	// OutputSchema, when set, is advertised in tools/list.
+	// OutputSchema, when set, is advertised in tools/list: the schema of
+	// the result's structuredContent. The typed AddTool infers it from its
+	// Out type.
 	OutputSchema json.RawMessage
+	// ValidateOutput checks a typed tool's result (AddTool[In, Out])
+	// against OutputSchema before it is sent; one that fails is answered
+	// -32603, logged and counted (Stats.InvalidOutputs), never sent. It
+	// costs a decode and a validation per call: turn it on in tests, or
+	// for every typed tool with Config.ValidateOutput.
+	ValidateOutput bool
 	// Annotations is advertised as is (a JSON object), when set.
 	Annotations json.RawMessage
 	// RequiredClientCapabilities names top-level client capabilities
@@ -106,10 +118,72 @@ type Prompt struct {
 	Name        string
 	Title       string
 	Description string
-	Arguments   []mcp.PromptArgument
+	// Arguments are advertised in prompts/list and enforced on
+	// prompts/get before the handler runs: a request without a Required
+	// argument, or with a declared argument that is not a string, is
+	// answered -32602 naming it ("Invalid arguments: arguments.name:
+	// required"), counted in Stats.InvalidArguments. Arguments not
+	// declared reach the handler unchecked. The typed AddPrompt infers
+	// them from its In type.
+	Arguments []mcp.PromptArgument
 	// RequiredClientCapabilities: as for Tool (META-08).
 	RequiredClientCapabilities []string
 	Handler                    PromptHandler
+}
+
+// checkArgs enforces p's declared Arguments on the raw prompts/get
+// arguments (nil when absent): each required one present, each present one
+// a string. Nil when they pass; no allocation then for up to maxFlat
+// declared arguments.
+func (p *Prompt) checkArgs(args []byte) *codec.Error {
+	if len(p.Arguments) == 0 {
+		return nil
+	}
+	if !argsObject(args) {
+		return errArgsNotObject
+	}
+	var names [maxFlat]string
+	var arr [maxFlat][]byte
+	var ns []string
+	var vals [][]byte
+	if len(p.Arguments) <= maxFlat {
+		ns, vals = names[:0], arr[:len(p.Arguments)]
+	} else {
+		vals = make([][]byte, len(p.Arguments))
+	}
+	for _, a := range p.Arguments {
+		ns = append(ns, a.Name)
+	}
+	if args != nil {
+		if err := codec.LookupMembers(args, ns, vals); err != nil {
+			return codec.NewError(codec.CodeInvalidParams, "Invalid params: arguments are not a valid JSON object")
+		}
+	} else {
+		clear(vals)
+	}
+	var e *ArgumentsError
+	for i, a := range p.Arguments {
+		var what string
+		switch v := vals[i]; {
+		case v == nil && a.Required:
+			what = ": required"
+		case v != nil && rawKind(v) != "string":
+			what = ": expected string, got " + rawKind(v)
+		default:
+			continue
+		}
+		if e == nil {
+			e = &ArgumentsError{}
+		}
+		var b strings.Builder
+		b.WriteString("arguments")
+		writeSegment(&b, a.Name)
+		e.add(b.String() + what)
+	}
+	if e == nil {
+		return nil
+	}
+	return e.rpcError()
 }
 
 // The list entries (package mcp) the cached list results are built from.

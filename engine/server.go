@@ -492,7 +492,8 @@ type Stats struct {
 	MethodNotFound   atomic.Uint64 // -32601 answers
 	InvalidParams    atomic.Uint64 // -32602 answers from validation
 	InvalidCursors   atomic.Uint64 // list cursors refused: not a string, too long, malformed, altered or another list's (-32602; also in InvalidParams)
-	InvalidArguments atomic.Uint64 // tools/call arguments refused by the tool's InputSchema (-32602)
+	InvalidArguments atomic.Uint64 // arguments refused: by a tool's InputSchema or its handler (isError result, SEP-1303), by a prompt's required arguments (-32602)
+	InvalidOutputs   atomic.Uint64 // typed tool results refused by their OutputSchema (ValidateOutput; -32603, never sent)
 	BadVersion       atomic.Uint64 // -32022 answers
 	MissingCaps      atomic.Uint64 // -32021 answers
 	Panics           atomic.Uint64 // handler panics (-32603)

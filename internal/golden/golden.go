@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
 )
 
 //go:embed testdata/*.txtar
@@ -181,6 +182,27 @@ func Server(t testing.TB) *engine.Server {
 	add(engine.Tool{Name: "panic", Handler: func(c *engine.Call) error {
 		panic("golden: the panic tool was called")
 	}})
+	// A typed tool and a prompt with a required argument
+	// (testdata/arguments.txtar).
+	type addIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	type addOut struct {
+		Sum int `json:"sum"`
+	}
+	if err := engine.AddTool(s, engine.Tool{Name: "add"}, func(_ *engine.Call, in addIn) (addOut, error) {
+		return addOut{Sum: in.A + in.B}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddPrompt(engine.Prompt{Name: "greet", Arguments: []mcp.PromptArgument{{Name: "name", Required: true}},
+		Handler: func(c *engine.Call) error {
+			name, _ := c.ArgString("name")
+			return c.Return(mcp.PromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent("Please greet " + name + " warmly.")}}})
+		}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.AddResource(engine.Resource{URI: "test://r", Name: "r", Handler: func(c *engine.Call, uri string, _ map[string]string) error {
 		return engine.ErrResourceNotFound(uri)
 	}}); err != nil {

@@ -51,10 +51,13 @@ const (
 )
 
 var (
-	errUnknownHandle  = codec.NewError(codec.CodeInvalidParams, "Invalid params: unknown handle")
-	errHandleRequired = codec.NewError(codec.CodeInvalidParams, "Invalid params: arguments.handle must be a string")
+	errUnknownHandle = codec.NewError(codec.CodeInvalidParams, "Invalid params: unknown handle")
+	// Argument errors the schema leaves to the handler: tool errors the
+	// model reads (SEP-1303), like the schema's own.
+	errTextRequired   = engine.InvalidArguments("arguments.text: required")
+	errHandleRequired = engine.InvalidArguments("arguments.handle: required")
 	errDraftTooLarge  = codec.NewError(codec.CodeInvalidParams, "Invalid params: the draft would exceed "+strconv.Itoa(MaxDraftBytes)+" bytes")
-	errIdemKey        = codec.NewError(codec.CodeInvalidParams, "Invalid params: arguments.idempotencyKey must be a non-empty string of at most "+strconv.Itoa(maxIdemKeyLen)+" bytes")
+	errIdemKey        = engine.InvalidArguments("arguments.idempotencyKey: must be a non-empty string of at most " + strconv.Itoa(maxIdemKeyLen) + " bytes")
 	errNoIdentity     = codec.NewError(codec.CodeInternalError, "Internal error: the caller's identity has no stable form; drafts are refused")
 	errContention     = codec.NewError(codec.CodeInternalError, "Internal error: the draft changed too often concurrently; retry")
 	errStore          = codec.NewError(codec.CodeInternalError, "Internal error: the state store failed")

@@ -173,7 +173,7 @@ func TestDraftsAcrossReplicas(t *testing.T) {
 	}
 	reps[0].tool("draft_read", map[string]any{"handle": "nope"}, nil, noMeta).fails(t, -32602)
 	reps[0].tool("draft_read", map[string]any{"handle": strings.Repeat("a", 300)}, nil, noMeta).fails(t, -32602)
-	reps[0].tool("draft_read", map[string]any{}, nil, noMeta).fails(t, -32602)
+	reps[0].tool("draft_read", map[string]any{}, nil, noMeta).toolError(t, "Invalid arguments: arguments.handle: required")
 }
 
 // TestDraftAppendIdempotent: a re-sent append (new request id, same key),
@@ -203,9 +203,9 @@ func TestDraftAppendIdempotent(t *testing.T) {
 		t.Fatalf("after a second key: %q", got)
 	}
 	args["idempotencyKey"] = ""
-	a.tool("draft_append", args, nil, noMeta).fails(t, -32602)
+	a.tool("draft_append", args, nil, noMeta).toolError(t, "Invalid arguments: arguments.idempotencyKey: must be at least 1 character long")
 	args["idempotencyKey"] = 5
-	a.tool("draft_append", args, nil, noMeta).fails(t, -32602)
+	a.tool("draft_append", args, nil, noMeta).toolError(t, "Invalid arguments: arguments.idempotencyKey: expected string, got number")
 }
 
 // TestDraftAppendRetriesConflicts: concurrent writers are retried with
@@ -264,7 +264,7 @@ func TestDraftLimits(t *testing.T) {
 	big := string(bytes.Repeat([]byte{'x'}, MaxDraftBytes))
 	var h struct{ Handle string }
 	structured(t, c.tool("draft_create", map[string]any{"text": big}, nil, noMeta), &h)
-	c.tool("draft_create", map[string]any{"text": big + "x"}, nil, noMeta).fails(t, -32602)
+	c.tool("draft_create", map[string]any{"text": big + "x"}, nil, noMeta).toolError(t, "Invalid arguments: arguments.text: must be at most 65536 characters long")
 	c.tool("draft_append", map[string]any{"handle": h.Handle, "text": "x"}, nil, noMeta).fails(t, -32602)
 	odd := dial(t, newServerT(t, Config{Store: st}, nil), struct{ n int }{1})
 	odd.tool("draft_create", map[string]any{"text": "a"}, nil, noMeta).fails(t, -32603)

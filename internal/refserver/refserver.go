@@ -20,8 +20,9 @@
 //     test_input_required_result_prompt;
 //   - completion/complete for the prompt and template arguments.
 //
-// Our own tools: echo {text}, sleep {ms, steps}, big {bytes}, panic {} and
-// touch {uri} (see own.go); with Config.Store the handle tools
+// Our own tools, typed (engine.AddTool, see own.go): echo {text} → {text},
+// sleep {ms, steps} → {sleptMs}, big {bytes}, panic {} and touch {uri} →
+// {uri}; with Config.Store the handle tools
 // draft_create {text}, draft_append {handle, text, idempotencyKey?} and
 // draft_read {handle} (see drafts.go).
 //
@@ -72,6 +73,10 @@ type Config struct {
 	// page of each list (0: engine.DefaultPageSize, which holds every
 	// fixture; tests set a small one to page through them).
 	PageSize int
+	// ValidateOutput is passed to engine.Config.ValidateOutput: every typed
+	// tool's result (echo, sleep, touch) is checked against its
+	// outputSchema before it is sent. The tests turn it on.
+	ValidateOutput bool
 	// Legacy adds the fixtures the 2025-11-25 conformance suite drives
 	// (test_tool_with_logging, test_sampling, test_elicitation,
 	// test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums;
@@ -116,9 +121,10 @@ func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 		// test_logging_tool logs through Call.Log, which needs the
 		// (deprecated) logging capability; it still sends nothing unless
 		// the request's _meta carries a logLevel (GEN-13).
-		Logging:   true,
-		Logger:    log,
-		Backplane: opt.Backplane,
+		Logging:        true,
+		Logger:         log,
+		Backplane:      opt.Backplane,
+		ValidateOutput: opt.ValidateOutput,
 	})
 	r := &refServer{
 		srv:   srv,
@@ -134,6 +140,7 @@ func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 	for _, t := range tools {
 		errs = append(errs, srv.AddTool(t))
 	}
+	errs = append(errs, r.addOwnTools())
 	for _, res := range r.resources() {
 		errs = append(errs, srv.AddResource(res))
 	}
@@ -156,7 +163,6 @@ func (r *refServer) tools() []engine.Tool {
 	var ts []engine.Tool
 	ts = append(ts, r.conformanceTools()...)
 	ts = append(ts, r.mrtrTools()...)
-	ts = append(ts, r.ownTools()...)
 	ts = append(ts, r.draftTools()...)
 	return ts
 }

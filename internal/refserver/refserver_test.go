@@ -269,6 +269,18 @@ func (m msg) text(t *testing.T) string {
 	return r.Content[0].Text
 }
 
+// toolError checks a complete tool result with isError true whose text
+// starts with want (SEP-1303: arguments the schema refuses are the tool's
+// error, not a JSON-RPC error) and returns the text.
+func (m msg) toolError(t *testing.T, want string) string {
+	t.Helper()
+	r := m.complete(t)
+	if r.IsError == nil || !*r.IsError || len(r.Content) == 0 || !strings.HasPrefix(r.Content[0].Text, want) {
+		t.Fatalf("expected a tool error %q, got %s", want, m.raw)
+	}
+	return r.Content[0].Text
+}
+
 // fails checks an error response with the given code and returns it.
 func (m msg) fails(t *testing.T, code int) *rpcError {
 	t.Helper()
@@ -302,6 +314,9 @@ func newServerT(t *testing.T, opt Config, clk *clock) *engine.Server {
 	if clk != nil {
 		now = clk.now
 	}
+	// Every typed fixture's result is checked against its outputSchema
+	// (issue 19: on in tests); none may fail it.
+	opt.ValidateOutput = true
 	srv, err := newServer(opt, now)
 	if err != nil {
 		t.Fatal(err)
@@ -311,6 +326,9 @@ func newServerT(t *testing.T, opt Config, clk *clock) *engine.Server {
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
+		}
+		if n := srv.Stats().InvalidOutputs.Load(); n != 0 {
+			t.Errorf("%d results refused by their outputSchema", n)
 		}
 	})
 	return srv
@@ -602,7 +620,7 @@ func TestConformanceTools(t *testing.T) {
 	if got := c.tool("test_x_mcp_header", map[string]any{"region": "us-west1", "count": 2}, nil, noMeta).text(t); got != "region=us-west1" {
 		t.Errorf("test_x_mcp_header: %q", got)
 	}
-	c.tool("test_x_mcp_header", map[string]any{"region": 5}, nil, noMeta).fails(t, -32602)
+	c.tool("test_x_mcp_header", map[string]any{"region": 5}, nil, noMeta).toolError(t, "Invalid arguments: arguments.region: expected string, got number")
 
 	// test_streaming_elicitation: only notifications before the result.
 	from := c.out.len()
@@ -777,7 +795,8 @@ func TestTriggerChanges(t *testing.T) {
 	}
 	from = c.out.len()
 	c.tool("touch", map[string]any{"uri": "test://other"}, nil, noMeta).text(t)
-	c.tool("touch", map[string]any{}, nil, noMeta).fails(t, -32602)
+	c.tool("touch", map[string]any{}, nil, noMeta).toolError(t, "Invalid arguments: arguments.uri: required")
+	c.tool("touch", map[string]any{"uri": ""}, nil, noMeta).toolError(t, "Invalid arguments: arguments.uri: must be at least 1 character long")
 	for _, m := range c.out.since(t, from) {
 		if m.Method == "notifications/resources/updated" {
 			t.Errorf("update for an unsubscribed URI: %s", m.raw)
@@ -823,8 +842,73 @@ func TestEcho(t *testing.T) {
 	if got := c.reply(id).text(t); got != "aA\n\"b\U0001F600" {
 		t.Errorf("escaped echo -> %q", got)
 	}
-	c.tool("echo", map[string]any{}, nil, noMeta).fails(t, -32602)
-	c.tool("echo", map[string]any{"text": 5}, nil, noMeta).fails(t, -32602)
+	c.tool("echo", map[string]any{}, nil, noMeta).toolError(t, "Invalid arguments: arguments.text: required")
+	c.tool("echo", map[string]any{"text": 5}, nil, noMeta).toolError(t, "Invalid arguments: arguments.text: expected string, got number")
+	c.tool("echo", map[string]any{"text": "a", "Text": "b"}, nil, noMeta).toolError(t, "Invalid arguments: arguments.Text: not allowed")
+	c.tool("echo", []any{"a"}, nil, noMeta).fails(t, -32602)
+}
+
+// TestOwnToolsTyped: echo, sleep and touch are typed tools: tools/list
+// shows the inferred input and output schemas, and each result carries
+// structuredContent beside its text (issue 19).
+func TestOwnToolsTyped(t *testing.T) {
+	c := newConn(t, Config{})
+	var raw struct {
+		Tools []struct {
+			Name         string          `json:"name"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		} `json:"tools"`
+	}
+	list := c.do("tools/list", nil, noMeta)
+	list.complete(t)
+	if err := json.Unmarshal(list.Result, &raw); err != nil || len(raw.Tools) == 0 {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"echo": {`{"type":"object","properties":{"text":{"type":"string","description":"the text to return"}},"required":["text"],"additionalProperties":false}`,
+			`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`},
+		"sleep": {`{"type":"object","properties":{"ms":{"type":"integer","description":"how long to wait, in milliseconds","minimum":0,"maximum":` + strconv.Itoa(MaxSleepMs) + `},` +
+			`"steps":{"type":"integer","description":"progress notifications to send, spread evenly","minimum":0,"maximum":` + strconv.Itoa(MaxSleepSteps) + `}},"additionalProperties":false}`,
+			`{"type":"object","properties":{"sleptMs":{"type":"integer"}},"required":["sleptMs"],"additionalProperties":false}`},
+		"big": {`{"type":"object","properties":{"bytes":{"type":"integer","description":"the size of the text result, in bytes","minimum":0,"maximum":` + strconv.Itoa(MaxBigBytes) + `}},"additionalProperties":false}`, ``},
+		"touch": {`{"type":"object","properties":{"uri":{"type":"string","description":"the resource that changed","minLength":1}},"required":["uri"],"additionalProperties":false}`,
+			`{"type":"object","properties":{"uri":{"type":"string"}},"required":["uri"],"additionalProperties":false}`},
+		"panic": {`{"type":"object","properties":{},"additionalProperties":false}`, ``},
+	}
+	seen := 0
+	for _, tl := range raw.Tools {
+		w, ok := want[tl.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		if string(tl.InputSchema) != w[0] || string(tl.OutputSchema) != w[1] {
+			t.Errorf("%s:\ninput  %s\noutput %s\nwant   %s\n       %s", tl.Name, tl.InputSchema, tl.OutputSchema, w[0], w[1])
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("found %d of %d tools", seen, len(want))
+	}
+	for _, tc := range []struct {
+		tool       string
+		args       map[string]any
+		text, json string
+	}{
+		{"echo", map[string]any{"text": "hi \"there\""}, `hi "there"`, `{"text":"hi \"there\""}`},
+		{"sleep", map[string]any{"ms": 1}, "slept 1 ms", `{"sleptMs":1}`},
+		{"touch", map[string]any{"uri": "test://x"}, "updated test://x", `{"uri":"test://x"}`},
+	} {
+		m := c.tool(tc.tool, tc.args, nil, noMeta)
+		if got := m.text(t); got != tc.text {
+			t.Errorf("%s text %q, want %q", tc.tool, got, tc.text)
+		}
+		var sc json.RawMessage
+		structured(t, m, &sc)
+		if string(sc) != tc.json {
+			t.Errorf("%s structuredContent %s, want %s", tc.tool, sc, tc.json)
+		}
+	}
 }
 
 func TestBig(t *testing.T) {
@@ -839,7 +923,7 @@ func TestBig(t *testing.T) {
 		t.Errorf("big {} -> %d bytes", len(got))
 	}
 	for _, bad := range []any{MaxBigBytes + 1, -1, 1.5, "10", nil, true} {
-		c.tool("big", map[string]any{"bytes": bad}, nil, noMeta).fails(t, -32602)
+		c.tool("big", map[string]any{"bytes": bad}, nil, noMeta).toolError(t, "Invalid arguments: arguments.bytes: ")
 	}
 }
 
@@ -909,7 +993,7 @@ func TestSleepProgress(t *testing.T) {
 		for _, args := range []map[string]any{
 			{"ms": -1}, {"ms": 1.5}, {"ms": "5"}, {"ms": MaxSleepMs + 1}, {"steps": MaxSleepSteps + 1}, {"steps": -2},
 		} {
-			c.tool("sleep", args, nil, noMeta).fails(t, -32602)
+			c.tool("sleep", args, nil, noMeta).toolError(t, "Invalid arguments: arguments.")
 		}
 	})
 }

@@ -99,6 +99,21 @@ func TestBadInput(t *testing.T) {
 	if r := rg.do(t, "POST", legacyPath, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); r.status != 400 {
 		t.Fatalf("initialize without protocolVersion: %d", r.status)
 	}
+	// Arguments that fail the tool's schema are the tool's error for a
+	// 2025-11-25 client too (SEP-1303 is Final since that revision): 200,
+	// isError true, the failing path named; arguments that are not an
+	// object stay -32602.
+	r := rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{"text":7}`))
+	res, _ := r.last()["result"].(map[string]any)
+	if r.status != 200 || res["isError"] != true || textOf(t, r.last()) != "Invalid arguments: arguments.text: expected string, got number" {
+		t.Fatalf("schema failure: %d %s", r.status, r.raw)
+	}
+	if _, ok := res["resultType"]; ok {
+		t.Fatalf("2026-only member in a legacy result: %s", r.raw)
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, call(3, "echo", `[1]`)); !strings.Contains(r.raw, `"code":-32602`) {
+		t.Fatalf("arguments not an object: %s", r.raw)
+	}
 }
 
 // The modern endpoint on the same listener keeps none of the legacy

@@ -98,6 +98,10 @@ func TestStdioLegacyMode(t *testing.T) {
 	if got := textOf(t, c.recv(t)); got != "piped" {
 		t.Fatalf("echo: %q", got)
 	}
+	c.send(t, call(5, "echo", `{"text":["x"]}`))
+	if m := c.recv(t); textOf(t, m) != "Invalid arguments: arguments.text: expected string, got array" || m["result"].(map[string]any)["isError"] != true {
+		t.Fatalf("schema failure (SEP-1303): %v", m)
+	}
 	c.send(t, call(4, "ask_name", `{}`))
 	ask := c.recv(t)
 	if ask["method"] != "elicitation/create" {

@@ -89,6 +89,21 @@ func wantText(want string) func(t *testing.T, h *harness, resp *http.Response, m
 	}
 }
 
+// wantToolError: a tool result with isError true and this text (SEP-1303:
+// arguments the schema refuses).
+func wantToolError(want string) func(t *testing.T, h *harness, resp *http.Response, m *fixture.RpcMsg) {
+	return func(t *testing.T, h *harness, resp *http.Response, m *fixture.RpcMsg) {
+		t.Helper()
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		if err := json.Unmarshal(m.Result, &r); err != nil || !r.IsError {
+			t.Errorf("result %s: want isError true", m.Result)
+		}
+		wantText(want)(t, h, resp, m)
+	}
+}
+
 func wantData(want string) func(t *testing.T, h *harness, resp *http.Response, m *fixture.RpcMsg) {
 	return func(t *testing.T, h *harness, resp *http.Response, m *fixture.RpcMsg) {
 		t.Helper()
@@ -310,6 +325,21 @@ func httpCases(t *testing.T) []httpCase {
 		named("HTTP-05/posted_response_rejected", httpCase{req: request{hdr: baseHdr, body: `{"jsonrpc":"2.0","id":1,"result":{}}`}, status: 400, code: -32600}),
 		named("GEN/batch_rejected", httpCase{req: request{hdr: ex2Hdr(), body: "[" + fixture.Ex2Body + "]"}, status: 400, code: -32600}),
 	}
+	// SEP-1303 (TRANSPORTS.md §1.4): arguments that fail the inputSchema
+	// are the tool's error — HTTP 200, a result with isError true naming
+	// each failing path — and the handler never runs; arguments that are
+	// not an object stay -32602, in-band.
+	sqlHdr := mcpHdr("tools/call", "Mcp-Name: execute_sql", "Mcp-Param-Region: us-west1")
+	cases = append(cases,
+		named("SEP-1303/schema_failure_is_tool_error", httpCase{req: request{hdr: sqlHdr,
+			body: fixture.ToolsCall("13", "execute_sql", `{"region":"us-west1"}`)}, status: 200, id: "13",
+			check: wantToolError("Invalid arguments: arguments.query: required")}),
+		named("SEP-1303/schema_type_is_tool_error", httpCase{req: request{hdr: sqlHdr,
+			body: fixture.ToolsCall("15", "execute_sql", `{"region":"us-west1","query":["SELECT 1"]}`)}, status: 200, id: "15",
+			check: wantToolError("Invalid arguments: arguments.query: expected string, got array")}),
+		named("SEP-1303/arguments_not_object", httpCase{req: request{hdr: mcpHdr("tools/call", "Mcp-Name: echo"),
+			body: fixture.ToolsCall("14", "echo", `["hi"]`)}, status: 200, code: -32602, id: "14"}),
+	)
 	for _, r := range paramRows {
 		args := "{" + r.arg + `,"query":"SELECT 1"}`
 		hdr := mcpHdr("tools/call", "Mcp-Name: execute_sql")
@@ -320,8 +350,10 @@ func httpCases(t *testing.T) []httpCase {
 		if r.name == "PARAM-05/null_no_header" {
 			// The header rules take it (no -32020: null means no header);
 			// then execute_sql's inputSchema refuses null for the integer
-			// priority before the handler runs (-32602, HTTP 200).
-			cases = append(cases, httpCase{name: "EX2c/" + r.name, req: request{hdr: hdr, body: body}, status: 200, code: -32602, id: "12"})
+			// priority before the handler runs: the tool's error result,
+			// HTTP 200 (SEP-1303, TRANSPORTS.md §1.4).
+			cases = append(cases, httpCase{name: "EX2c/" + r.name, req: request{hdr: hdr, body: body}, status: 200, id: "12",
+				check: wantToolError("Invalid arguments: arguments.priority: expected integer, got null")})
 			continue
 		}
 		if r.ok {

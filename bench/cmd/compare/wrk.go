@@ -74,6 +74,31 @@ func parseWrkScript(path string) (*wrkScript, error) {
 	return s, nil
 }
 
+// id is the raw id of the script's request ("1" unless the body says
+// otherwise).
+func (s *wrkScript) id() string {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal([]byte(s.body), &m) != nil || m.ID == nil {
+		return "1"
+	}
+	return string(m.ID)
+}
+
+// uniqueIDs is appended to a session row's script once its reply has been
+// checked: one 2025-11-25 session serves every wrk connection, and a
+// session refuses an id already in flight (-32600), so each request gets
+// its own id, of the same width as the script's (a 9-digit number: the
+// reply's size stays the checked one).
+const uniqueIDs = `
+local n = 0
+request = function()
+  n = (n + 1) %% 900000000
+  return wrk.format(nil, nil, nil, (string.gsub(wrk.body, '"id":%s', '"id":' .. (100000000 + n), 1)))
+end
+`
+
 // request is the HTTP/1.1 request wrk builds from the script for url.
 func (s *wrkScript) request(host, path string) []byte {
 	var b bytes.Buffer
@@ -148,8 +173,8 @@ func checkReply(s *wrkScript, addr, path string, tlsConf *tls.Config) (int, erro
 			continue // a notification
 		}
 		switch {
-		case r.JSONRPC != "2.0" || string(r.ID) != "1":
-			return size, fmt.Errorf("not the response to id 1: %s", trim(m))
+		case r.JSONRPC != "2.0" || string(r.ID) != s.id():
+			return size, fmt.Errorf("not the response to id %s: %s", s.id(), trim(m))
 		case r.Error != nil || r.Result == nil:
 			return size, fmt.Errorf("JSON-RPC error: %s", trim(m))
 		case r.Result.IsError || len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" || r.Result.Content[0].Text != "hello world":
@@ -186,6 +211,18 @@ func sessionScript(in, addr, path, out string) (string, error) {
 	}
 	src = fmt.Appendf(bytes.TrimRight(src, "\n"), "\nwrk.headers[\"Mcp-Session-Id\"] = \"%s\"\n", sid)
 	return out, os.WriteFile(out, src, 0o644)
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 type countingReader struct {
@@ -381,8 +418,9 @@ func runWrkRow(cfg config, r row, idx int, tag string) runResult {
 		}
 	}
 	if r.session {
-		// One 2025-11-25 session for the whole run: wrk sends its id,
-		// unchanged, on every connection.
+		// One 2025-11-25 session for the whole run: wrk sends its id on
+		// every connection, and each request an id of its own
+		// (uniqueIDs, appended once the reply is checked).
 		if scriptPath, err = sessionScript(scriptPath, addr, path, filepath.Join(cfg.outDir, tag+".lua")); err != nil {
 			res.err = err
 			return res
@@ -396,6 +434,17 @@ func runWrkRow(cfg config, r row, idx int, tag string) runResult {
 	if err != nil {
 		res.err = fmt.Errorf("the server does not answer %s with the echo result: %v", r.fixture.wrkScript, err)
 		return res
+	}
+	if r.session {
+		id := script.id()
+		if len(id) != 9 || strings.Trim(id, "0123456789") != "" {
+			res.err = fmt.Errorf("%s: a session row's request needs a 9-digit id, not %s", r.fixture.wrkScript, id)
+			return res
+		}
+		if err := appendFile(scriptPath, fmt.Sprintf(uniqueIDs, id)); err != nil {
+			res.err = err
+			return res
+		}
 	}
 	if cfg.warmup > 0 {
 		if _, _, err := runWrk(cfg, r, scriptPath, target, wrkSeconds(cfg.warmup), "", nil); err != nil {

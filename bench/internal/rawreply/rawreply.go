@@ -6,9 +6,9 @@ package rawreply
 
 import "bytes"
 
-// Line is mcpwire's echo reply to {"text":"hello world"} with id 1 (253
+// Line is mcpwire's echo reply to {"text":"hello world"} with id 1 (296
 // bytes plus the newline), the same body bench/rawfast answers on HTTP.
-const Line = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpwire-refserver","title":"mcpwire reference server","version":"devel"}}}}` + "\n"
+const Line = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpwire-refserver","title":"mcpwire reference server","version":"devel"}}}}` + "\n"
 
 var (
 	idKey = []byte(`"id":`)

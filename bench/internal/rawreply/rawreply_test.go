@@ -20,7 +20,7 @@ func TestAppend(t *testing.T) {
 			t.Errorf("Append(%s, %v) = %s, want %s", tc.req, tc.splice, got, want)
 		}
 	}
-	if got := string(Append(nil, []byte(`{"id":1}`), true)); got != Line || len(Line) != 254 {
-		t.Errorf("reply for id 1: %d bytes %q, want Line (254 bytes)", len(got), got)
+	if got := string(Append(nil, []byte(`{"id":1}`), true)); got != Line || len(Line) != 297 {
+		t.Errorf("reply for id 1: %d bytes %q, want Line (297 bytes)", len(got), got)
 	}
 }

@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"unsafe"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/mcp"
+)
+
+// ResultText is implemented by a typed tool's result type whose text
+// content should read otherwise than its JSON. A typed tool's result is
+// structuredContent plus one text content for the clients that ignore
+// structuredContent; that text is the result's JSON unless its type says
+// better: AppendResultText appends the text to dst and returns the
+// extended slice (no allocation needed when dst has room).
+type ResultText interface {
+	AppendResultText(dst []byte) []byte
+}
+
+// AddTool registers a typed tool: h receives the arguments decoded into In
+// and returns Out, which becomes the result's structuredContent plus a
+// text content carrying the same JSON (or what Out's ResultText says).
+//
+// t is registered as Server.AddTool registers it, with t.Handler set to a
+// wrapper of h. When t.InputSchema is empty it is inferred from In, and
+// when t.OutputSchema is empty from Out (see the rules in schema.go:
+// json tags name the properties, non-pointer fields without omitempty are
+// required, structs refuse unknown members; the jsonschema, enum, minimum,
+// maximum, minLength, maxLength, pattern, minItems and maxItems tags add
+// what a type cannot say). In and Out must encode as JSON objects (structs
+// or maps); an Out that is an interface type gets no outputSchema.
+//
+// Everything is done once, here: the schemas are built and compiled, and
+// the JSON encoder and decoder for In and Out are prepared. Per call the
+// arguments are checked against the inputSchema (tools/call's rules: a
+// failure is the tool's error result, and h never runs), decoded into In
+// with the same exact-case rules as Call.Bind (a failure the schema did
+// not catch is the same kind of error), and Out is encoded once for both
+// places. With Tool.ValidateOutput or Config.ValidateOutput, the encoded
+// Out is checked against the outputSchema; a result that fails is never
+// sent: the call is answered -32603, logged, and counted in
+// Stats.InvalidOutputs.
+//
+// h returns an error as a ToolHandler does: a *codec.Error is a JSON-RPC
+// error, any other error a tool result with isError true and the error's
+// text. A handler that has set the result itself (Call.InputRequired,
+// Call.Text…) returns the zero Out and nil: its result stands.
+func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)) error {
+	if h == nil {
+		return fmt.Errorf("engine: tool %q: %w", t.Name, errNoHandler)
+	}
+	inType, outType := reflect.TypeFor[In](), reflect.TypeFor[Out]()
+	if len(t.InputSchema) == 0 {
+		sch, err := schemaFor(inType, schemaInput)
+		if err != nil {
+			return fmt.Errorf("engine: tool %q: input %w", t.Name, err)
+		}
+		t.InputSchema = sch
+	}
+	if len(t.OutputSchema) == 0 && outType.Kind() != reflect.Interface {
+		sch, err := schemaFor(outType, schemaOutput)
+		if err != nil {
+			return fmt.Errorf("engine: tool %q: output %w", t.Name, err)
+		}
+		t.OutputSchema = sch
+	}
+	var outSchema *jsonschema.Schema
+	if len(t.OutputSchema) != 0 && (t.ValidateOutput || s.opt.ValidateOutput) {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(t.OutputSchema)))
+		if err != nil {
+			return fmt.Errorf("engine: tool %q: outputSchema: %s", t.Name, firstLine(err.Error()))
+		}
+		if outSchema, err = compileSchemaDoc(doc); err != nil {
+			return fmt.Errorf("engine: tool %q: outputSchema: %s", t.Name, firstLine(err.Error()))
+		}
+	}
+	// Compiling sonic's code for the two types now keeps that cost off the
+	// first call; a type sonic cannot compile ahead is compiled then.
+	_ = codec.Pretouch(inType)
+	_ = codec.Pretouch(outType)
+	tt := &typedTool{
+		name:   t.Name,
+		in:     newFlatCodec(inType),
+		out:    newFlatCodec(outType),
+		schema: outSchema,
+	}
+	text := resultTextFunc[Out]()
+	// The closure keeps in and out on its stack: the flat codec reads and
+	// writes them in place, and the sonic fallbacks work on copies, so
+	// neither escapes (TestTypedEchoAllocs).
+	t.Handler = func(c *Call) error {
+		var in In
+		args := c.env.Arguments
+		if tt.in == nil || !tt.in.decode(args, unsafe.Pointer(&in)) {
+			if args == nil {
+				args = emptyObject
+			}
+			p := new(In)
+			if err := codec.Unmarshal(args, p); err != nil {
+				return bindError(args, p)
+			}
+			in = *p
+		}
+		out, err := h(c, in)
+		if err != nil || c.result {
+			return err
+		}
+		var enc []byte
+		ok := false
+		if tt.out != nil {
+			enc, ok = tt.out.encode(c.scratch[:0], unsafe.Pointer(&out))
+		}
+		if !ok {
+			if enc, err = codec.AppendMarshal(c.scratch[:0], out); err != nil {
+				c.srv.log.l.Error("tool result not encoded", "tool", tt.name, "err", err)
+				return errOutputEncode
+			}
+		}
+		c.scratch = enc
+		txt := enc
+		if text != nil {
+			// Into a buffer of the Call's own, kept for the next call (Out
+			// may still hold bytes of the ArgBytes buffer).
+			txt = text(out, c.textBuf[:0])
+			c.textBuf = txt
+		}
+		return c.structured(tt, enc, txt)
+	}
+	return s.AddTool(t)
+}
+
+// typedTool is what a typed tool's handler keeps besides h.
+type typedTool struct {
+	name    string
+	in, out *flatCodec         // nil when the type is not flat
+	schema  *jsonschema.Schema // the compiled outputSchema, with ValidateOutput
+}
+
+// resultTextFunc returns Out's AppendResultText as a plain function, or
+// nil when Out has none. Called through it, the method gets Out by value
+// as its receiver: no interface, so no copy of Out on the heap per call.
+func resultTextFunc[Out any]() func(Out, []byte) []byte {
+	t := reflect.TypeFor[Out]()
+	if t.Kind() == reflect.Interface || !t.Implements(reflect.TypeFor[ResultText]()) {
+		return nil
+	}
+	m, ok := t.MethodByName("AppendResultText")
+	if !ok {
+		return nil
+	}
+	f, _ := m.Func.Interface().(func(Out, []byte) []byte)
+	return f
+}
+
+var emptyObject = []byte("{}")
+
+var (
+	errBadOutput    = codec.NewError(codec.CodeInternalError, "Internal error: the tool's result does not match its output schema")
+	errOutputEncode = codec.NewError(codec.CodeInternalError, "Internal error: the tool's result cannot be encoded")
+	errOutputNotObj = codec.NewError(codec.CodeInternalError, "Internal error: the tool's result is not a JSON object")
+	errPromptArgs   = errors.New("engine: prompt arguments type must be a struct of string fields")
+)
+
+// structured sets the result of a typed tool from its encoded Out: enc
+// as structuredContent and text, escaped, as the text content. With an
+// output schema, enc must pass it.
+func (c *Call) structured(tt *typedTool, enc, text []byte) error {
+	if len(enc) < 2 || enc[0] != '{' {
+		c.srv.log.l.Error("tool result is not a JSON object", "tool", tt.name)
+		return errOutputNotObj
+	}
+	if tt.schema != nil {
+		v, err := codec.DecodeAny(enc)
+		if err == nil {
+			if ae := validateValue(tt.schema, v); ae != nil {
+				c.srv.stats.InvalidOutputs.Add(1)
+				// The problems name paths in the result, not arguments.
+				c.srv.log.l.Error("tool result refused by its output schema", "tool", tt.name,
+					"problems", strings.ReplaceAll(strings.Join(ae.lines, "; "), "arguments", "result"))
+				return errBadOutput
+			}
+		}
+	}
+	c.startResult()
+	c.rkind = kindComplete
+	c.out = append(c.out, `{"resultType":"complete","content":[{"type":"text","text":`...)
+	c.out = codec.AppendStringBytes(c.out, text)
+	c.out = append(c.out, `}],"structuredContent":`...)
+	c.out = append(c.out, enc...)
+	c.out = append(c.out, `,"isError":false,"_meta":`...)
+	c.out = append(c.out, c.srv.serverMeta...)
+	c.out = append(c.out, '}')
+	return nil
+}
+
+// AddPrompt registers a typed prompt: h receives prompts/get's arguments
+// decoded into In, a struct whose fields are strings (or *string), and
+// returns the prompt's messages. When p.Arguments is empty it is inferred
+// from In: each field's json name, its jsonschema tag as the description,
+// required unless the field is a pointer or omitempty/omitzero. As for
+// every prompt, a request without a required argument, or with an
+// argument that is not a string, is answered -32602 naming it and h never
+// runs. A handler that has set the result itself (Call.InputRequired)
+// returns the zero PromptResult and nil.
+func AddPrompt[In any](s *Server, p Prompt, h func(c *Call, in In) (mcp.PromptResult, error)) error {
+	if h == nil {
+		return fmt.Errorf("engine: prompt %q: %w", p.Name, errNoHandler)
+	}
+	t := reflect.TypeFor[In]()
+	if t.Kind() != reflect.Struct {
+		return fmt.Errorf("engine: prompt %q: %s: %w", p.Name, t, errPromptArgs)
+	}
+	var args []mcp.PromptArgument
+	for _, f := range fields(t) {
+		ft := f.field.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() != reflect.String {
+			return fmt.Errorf("engine: prompt %q: field %s: %w", p.Name, f.field.Name, errPromptArgs)
+		}
+		args = append(args, mcp.PromptArgument{Name: f.name, Description: f.field.Tag.Get("jsonschema"), Required: !f.optional})
+	}
+	if len(p.Arguments) == 0 {
+		p.Arguments = args
+	}
+	_ = codec.Pretouch(t)
+	p.Handler = func(c *Call) error {
+		var in In
+		a := c.env.Arguments
+		if a == nil {
+			a = emptyObject
+		}
+		if err := codec.Unmarshal(a, &in); err != nil {
+			return bindError(a, &in)
+		}
+		res, err := h(c, in)
+		if err != nil || c.result {
+			return err
+		}
+		return c.Return(res)
+	}
+	return s.AddPrompt(p)
+}

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"math"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// flatCodec decodes and encodes a flat struct — top-level fields of
+// string, bool, integer or float64 kind and nothing else, the shape of
+// most tool arguments and results — without reflection and without
+// allocating beyond the strings it decodes. It reads and writes the fields
+// at their offsets, so a typed call costs little more than the untyped
+// call with the same schema (BenchmarkEcho in internal/refserver,
+// profiles/typed-tools.benchstat.txt). Whatever it does not handle
+// (escaped strings, numbers with a fraction or exponent into an integer,
+// an out-of-range or non-finite value, a member of the wrong JSON type) it
+// declines, and sonic does the whole value instead: both give the same
+// Go value (FuzzFlatCodec).
+type flatCodec struct {
+	names  []string    // json names, in field order (ScanMembers' names)
+	fields []flatField // per name
+}
+
+type flatField struct {
+	key  []byte // `"name":`, for the encoder
+	off  uintptr
+	kind reflect.Kind
+	omit bool // omitempty or omitzero: the zero value is left out
+}
+
+// newFlatCodec returns the codec of t, or nil when t is not flat.
+func newFlatCodec(t reflect.Type) *flatCodec {
+	if t.Kind() != reflect.Struct || t.Size() == 0 {
+		return nil
+	}
+	fs := fields(t)
+	if len(fs) == 0 || len(fs) > maxFlat {
+		return nil
+	}
+	c := &flatCodec{}
+	for _, f := range fs {
+		if len(f.field.Index) != 1 || f.asString {
+			return nil // promoted from an embedded struct, or ",string"
+		}
+		switch k := f.field.Type.Kind(); k {
+		case reflect.String, reflect.Bool, reflect.Float64,
+			reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		default:
+			return nil
+		}
+		ft := f.field.Type
+		if ft.Implements(typeMarshaler) || reflect.PointerTo(ft).Implements(typeMarshaler) ||
+			ft.Implements(typeTextMarsh) || reflect.PointerTo(ft).Implements(typeTextMarsh) {
+			return nil // its own JSON form
+		}
+		key := append(codec.AppendString(nil, f.name), ':')
+		c.names = append(c.names, f.name)
+		c.fields = append(c.fields, flatField{key: key, off: f.field.Offset, kind: ft.Kind(), omit: f.nilOmit})
+	}
+	return c
+}
+
+// decode fills the zeroed struct at p from args (a JSON object, or nil for
+// none) and reports whether it could; when it could not, the struct may be
+// partly filled and the caller decodes the whole value again.
+func (c *flatCodec) decode(args []byte, p unsafe.Pointer) bool {
+	if args == nil {
+		return true
+	}
+	var arr [maxFlat][]byte
+	vals := arr[:len(c.names)]
+	if _, err := codec.ScanMembers(args, c.names, vals); err != nil {
+		return false
+	}
+	for i, v := range vals {
+		if v == nil || v[0] == 'n' { // absent or null: left zero, as sonic does
+			continue
+		}
+		f := &c.fields[i]
+		at := unsafe.Add(p, f.off)
+		switch f.kind {
+		case reflect.String:
+			if v[0] != '"' {
+				return false
+			}
+			body := v[1 : len(v)-1]
+			for _, b := range body {
+				if b == '\\' {
+					return false
+				}
+			}
+			if !utf8.Valid(body) {
+				return false
+			}
+			*(*string)(at) = string(body)
+		case reflect.Bool:
+			switch v[0] {
+			case 't':
+				*(*bool)(at) = true
+			case 'f':
+			default:
+				return false
+			}
+		case reflect.Float64:
+			if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+				return false
+			}
+			x, err := strconv.ParseFloat(unsafe.String(&v[0], len(v)), 64)
+			if err != nil {
+				return false
+			}
+			*(*float64)(at) = x
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			x, ok := parseInt(v, bitsOf(f.kind))
+			if !ok {
+				return false
+			}
+			switch f.kind {
+			case reflect.Int:
+				*(*int)(at) = int(x)
+			case reflect.Int8:
+				*(*int8)(at) = int8(x)
+			case reflect.Int16:
+				*(*int16)(at) = int16(x)
+			case reflect.Int32:
+				*(*int32)(at) = int32(x)
+			default:
+				*(*int64)(at) = x
+			}
+		default: // unsigned
+			if v[0] == '-' {
+				return false
+			}
+			x, ok := parseInt(v, 64)
+			if !ok || x < 0 || (bitsOf(f.kind) < 64 && x >= 1<<bitsOf(f.kind)) {
+				return false
+			}
+			switch f.kind {
+			case reflect.Uint:
+				*(*uint)(at) = uint(x)
+			case reflect.Uint8:
+				*(*uint8)(at) = uint8(x)
+			case reflect.Uint16:
+				*(*uint16)(at) = uint16(x)
+			case reflect.Uint32:
+				*(*uint32)(at) = uint32(x)
+			default:
+				*(*uint64)(at) = uint64(x)
+			}
+		}
+	}
+	return true
+}
+
+// bitsOf is the size of an integer kind (int and uint: the platform's).
+func bitsOf(k reflect.Kind) int {
+	switch k {
+	case reflect.Int8, reflect.Uint8:
+		return 8
+	case reflect.Int16, reflect.Uint16:
+		return 16
+	case reflect.Int32, reflect.Uint32:
+		return 32
+	case reflect.Int, reflect.Uint:
+		return strconv.IntSize
+	}
+	return 64
+}
+
+// parseInt reads a JSON integer literal without fraction or exponent
+// that fits in bits (for unsigned kinds the caller asks for 64 and checks
+// the range).
+func parseInt(v []byte, bits int) (int64, bool) {
+	x, err := strconv.ParseInt(unsafe.String(&v[0], len(v)), 10, bits)
+	return x, err == nil
+}
+
+// encode appends the JSON object of the struct at p to dst and reports
+// whether it could (false for a float that JSON cannot hold: sonic
+// decides what then happens).
+func (c *flatCodec) encode(dst []byte, p unsafe.Pointer) ([]byte, bool) {
+	dst = append(dst, '{')
+	first := true
+	for i := range c.fields {
+		f := &c.fields[i]
+		at := unsafe.Add(p, f.off)
+		if f.omit && isZero(f.kind, at) {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, f.key...)
+		switch f.kind {
+		case reflect.String:
+			dst = codec.AppendString(dst, *(*string)(at))
+		case reflect.Bool:
+			dst = strconv.AppendBool(dst, *(*bool)(at))
+		case reflect.Float64:
+			x := *(*float64)(at)
+			if math.IsNaN(x) || math.IsInf(x, 0) || (f.omit && x == 0) {
+				// Not JSON, or a -0 that omitempty and omitzero treat
+				// differently: sonic's call.
+				return dst, false
+			}
+			dst = codec.AppendFloat(dst, x)
+		case reflect.Int:
+			dst = strconv.AppendInt(dst, int64(*(*int)(at)), 10)
+		case reflect.Int8:
+			dst = strconv.AppendInt(dst, int64(*(*int8)(at)), 10)
+		case reflect.Int16:
+			dst = strconv.AppendInt(dst, int64(*(*int16)(at)), 10)
+		case reflect.Int32:
+			dst = strconv.AppendInt(dst, int64(*(*int32)(at)), 10)
+		case reflect.Int64:
+			dst = strconv.AppendInt(dst, *(*int64)(at), 10)
+		case reflect.Uint:
+			dst = strconv.AppendUint(dst, uint64(*(*uint)(at)), 10)
+		case reflect.Uint8:
+			dst = strconv.AppendUint(dst, uint64(*(*uint8)(at)), 10)
+		case reflect.Uint16:
+			dst = strconv.AppendUint(dst, uint64(*(*uint16)(at)), 10)
+		case reflect.Uint32:
+			dst = strconv.AppendUint(dst, uint64(*(*uint32)(at)), 10)
+		case reflect.Uint64:
+			dst = strconv.AppendUint(dst, *(*uint64)(at), 10)
+		}
+	}
+	return append(dst, '}'), true
+}
+
+// isZero reports whether the field of kind k at p holds its zero value.
+func isZero(k reflect.Kind, p unsafe.Pointer) bool {
+	switch k {
+	case reflect.String:
+		return *(*string)(p) == ""
+	case reflect.Bool:
+		return !*(*bool)(p)
+	case reflect.Float64:
+		return math.Float64bits(*(*float64)(p)) == 0
+	case reflect.Int, reflect.Uint:
+		return *(*uint)(p) == 0
+	case reflect.Int8, reflect.Uint8:
+		return *(*uint8)(p) == 0
+	case reflect.Int16, reflect.Uint16:
+		return *(*uint16)(p) == 0
+	case reflect.Int32, reflect.Uint32:
+		return *(*uint32)(p) == 0
+	}
+	return *(*uint64)(p) == 0 // int64, uint64
+}
