@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -33,22 +32,23 @@ func main() {
 func run(ctx context.Context, addr string) error {
 	srv := engine.New(engine.Config{Name: "quickstart", Version: "1.0.0"})
 
-	// A tool: its arguments are checked against the schema before it runs.
-	err := srv.AddTool(engine.Tool{
-		Name:        "greet",
-		Description: "Greets someone",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
-		Handler: func(c *engine.Call) error {
-			var in struct {
-				Name string `json:"name"`
+	// A typed tool: the input and output schemas come from the Go types,
+	// arguments are checked and decoded before the handler runs, and the
+	// result goes out as structuredContent plus its JSON as text.
+	type greetIn struct {
+		Name string `json:"name" jsonschema:"who to greet"`
+		Tone string `json:"tone,omitempty" enum:"warm,dry"`
+	}
+	type greetOut struct {
+		Greeting string `json:"greeting"`
+	}
+	err := engine.AddTool(srv, engine.Tool{Name: "greet", Description: "Greets someone"},
+		func(c *engine.Call, in greetIn) (greetOut, error) {
+			if in.Tone == "dry" {
+				return greetOut{Greeting: "Hello, " + in.Name + "."}, nil
 			}
-			if err := c.Bind(&in); err != nil {
-				return err
-			}
-			c.Text("Hello, " + in.Name + "!")
-			return nil
-		},
-	})
+			return greetOut{Greeting: "Hello, " + in.Name + "!"}, nil
+		})
 	if err != nil {
 		return err
 	}
@@ -84,17 +84,16 @@ func run(ctx context.Context, addr string) error {
 		return err
 	}
 
-	// A prompt.
-	err = srv.AddPrompt(engine.Prompt{
-		Name:      "review",
-		Arguments: []mcp.PromptArgument{{Name: "topic", Required: true}},
-		Handler: func(c *engine.Call) error {
-			topic, _ := c.ArgString("topic")
-			return c.Return(mcp.PromptResult{Messages: []mcp.PromptMessage{
-				{Role: "user", Content: mcp.TextContent("Review " + topic + " briefly.")},
-			}})
-		},
-	})
+	// A typed prompt: its arguments come from the struct's fields.
+	type reviewIn struct {
+		Topic string `json:"topic" jsonschema:"what to review"`
+	}
+	err = engine.AddPrompt(srv, engine.Prompt{Name: "review"},
+		func(c *engine.Call, in reviewIn) (mcp.PromptResult, error) {
+			return mcp.PromptResult{Messages: []mcp.PromptMessage{
+				{Role: "user", Content: mcp.TextContent("Review " + in.Topic + " briefly.")},
+			}}, nil
+		})
 	if err != nil {
 		return err
 	}

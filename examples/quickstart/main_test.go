@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,8 +39,15 @@ func TestQuickstart(t *testing.T) {
 	c := client.New(client.NewLineTransport(cmd.Dial, client.LineConfig{}), client.Config{})
 
 	res, err := c.CallTool(ctx, "greet", map[string]string{"name": "Ada"}, nil)
-	if err != nil || res.Text() != "Hello, Ada!" {
+	var out struct {
+		Greeting string `json:"greeting"`
+	}
+	if err != nil || res.IsError || res.DecodeStructured(&out) != nil || out.Greeting != "Hello, Ada!" {
 		t.Fatalf("greet over stdio: %v %+v", err, res)
+	}
+	res, err = c.CallTool(ctx, "greet", map[string]string{"name": "Ada", "tone": "loud"}, nil)
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "arguments.tone") {
+		t.Fatalf("a tone outside the enum: %v %+v (want an isError result naming arguments.tone)", err, res)
 	}
 	steps := 0
 	res, err = c.CallTool(ctx, "count", nil, &client.CallOptions{OnProgress: func(client.Progress) { steps++ }})
@@ -66,8 +74,8 @@ func TestQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	hc := client.New(tr, client.Config{})
-	res, err = hc.CallTool(ctx, "greet", map[string]string{"name": "Grace"}, nil)
-	if err != nil || res.Text() != "Hello, Grace!" {
+	res, err = hc.CallTool(ctx, "greet", map[string]string{"name": "Grace", "tone": "dry"}, nil)
+	if err != nil || res.Text() != `{"greeting":"Hello, Grace."}` {
 		t.Fatalf("greet over HTTP: %v %+v", err, res)
 	}
 	_ = hc.Close()

@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"log"
 	"os"
@@ -75,37 +74,25 @@ func run(ctx context.Context, addr, redisURL string, ready func(addr string)) er
 const principal = "anyone"
 
 func addTools(srv *engine.Server, store state.Store) error {
-	err := srv.AddTool(engine.Tool{
-		Name:        "remember",
-		Description: "Keeps a note for an hour and returns its handle; any replica can recall it",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-		Handler: func(c *engine.Call) error {
-			text, _ := c.ArgString("text")
-			h, err := store.Create(c, principal, []byte(text), time.Hour)
-			if err != nil {
-				return err // state.ErrUnavailable becomes -32603 with HTTP 503: retry
-			}
-			c.Text(string(h))
-			return nil
-		},
-	})
+	type note struct {
+		Text string `json:"text"`
+	}
+	type ref struct {
+		Handle string `json:"handle" jsonschema:"what remember returned"`
+	}
+	err := engine.AddTool(srv, engine.Tool{Name: "remember", Description: "Keeps a note for an hour; any replica can recall it by its handle"},
+		func(c *engine.Call, in note) (ref, error) {
+			h, err := store.Create(c, principal, []byte(in.Text), time.Hour)
+			return ref{Handle: string(h)}, err // state.ErrUnavailable becomes -32603 with HTTP 503: retry
+		})
 	if err != nil {
 		return err
 	}
-	err = srv.AddTool(engine.Tool{
-		Name:        "recall",
-		Description: "Returns the note a handle names",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"handle":{"type":"string"}},"required":["handle"]}`),
-		Handler: func(c *engine.Call) error {
-			h, _ := c.ArgString("handle")
-			rec, err := store.Get(c, principal, state.Handle(h))
-			if err != nil {
-				return err // state.ErrNotFound: an isError result the model can read
-			}
-			c.Text(string(rec.Value))
-			return nil
-		},
-	})
+	err = engine.AddTool(srv, engine.Tool{Name: "recall", Description: "Returns the note a handle names"},
+		func(c *engine.Call, in ref) (note, error) {
+			rec, err := store.Get(c, principal, state.Handle(in.Handle))
+			return note{Text: string(rec.Value)}, err // state.ErrNotFound: an isError result the model can read
+		})
 	if err != nil {
 		return err
 	}

@@ -45,12 +45,19 @@ func TestReplicas(t *testing.T) {
 	defer cancel()
 
 	res, err := b.CallTool(cctx, "remember", map[string]string{"text": "meet at noon"}, nil)
-	if err != nil || res.IsError {
+	var ref struct {
+		Handle string `json:"handle"`
+	}
+	if err != nil || res.IsError || res.DecodeStructured(&ref) != nil || ref.Handle == "" {
 		t.Fatalf("remember on B: %v %+v", err, res)
 	}
-	res, err = a.CallTool(cctx, "recall", map[string]string{"handle": res.Text()}, nil)
-	if err != nil || res.Text() != "meet at noon" {
+	res, err = a.CallTool(cctx, "recall", map[string]string{"handle": ref.Handle}, nil)
+	if err != nil || res.Text() != `{"text":"meet at noon"}` {
 		t.Fatalf("recall on A: %v %+v", err, res)
+	}
+	res, err = a.CallTool(cctx, "recall", map[string]string{"handle": "no-such-handle"}, nil)
+	if err != nil || !res.IsError {
+		t.Fatalf("recall of an unknown handle: %v %+v (want an isError result)", err, res)
 	}
 
 	sub, err := a.Listen(cctx, client.Filter{ResourceSubscriptions: []string{"note://board"}})

@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"log"
 	"os"
 	"os/signal"
@@ -17,9 +16,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/mcp"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 )
+
+// countIn is the tool's arguments; its input schema is inferred from it.
+type countIn struct {
+	Text string `json:"text" jsonschema:"the text to count"`
+}
 
 // counts is the tool's result, as structuredContent and as its JSON text.
 type counts struct {
@@ -32,18 +35,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := engine.New(engine.Config{Name: "wordcount", Version: "1.0.0"})
-	err := srv.AddTool(engine.Tool{
-		Name:         "count",
-		Description:  "Counts the words, lines and characters of a text",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"the text to count"}},"required":["text"]}`),
-		OutputSchema: json.RawMessage(`{"type":"object","properties":{"words":{"type":"integer"},"lines":{"type":"integer"},"chars":{"type":"integer"}},"required":["words","lines","chars"]}`),
-		Handler: func(c *engine.Call) error {
-			text, _ := c.ArgString("text") // the schema made sure it is a string
-			out := counts{Words: len(strings.Fields(text)), Lines: strings.Count(text, "\n") + 1, Chars: utf8.RuneCountInString(text)}
-			b, _ := json.Marshal(out)
-			return c.Return(mcp.ToolResult{Content: []mcp.Content{mcp.TextContent(string(b))}, StructuredContent: out})
-		},
-	})
+	err := engine.AddTool(srv, engine.Tool{Name: "count", Description: "Counts the words, lines and characters of a text"},
+		func(c *engine.Call, in countIn) (counts, error) {
+			return counts{Words: len(strings.Fields(in.Text)), Lines: strings.Count(in.Text, "\n") + 1, Chars: utf8.RuneCountInString(in.Text)}, nil
+		})
 	if err != nil {
 		log.Fatal(err)
 	}

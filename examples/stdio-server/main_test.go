@@ -35,8 +35,8 @@ func TestStdioServer(t *testing.T) {
 		t.Fatalf("structuredContent %+v (%v), text %q", got, err, res.Text())
 	}
 	res, err = c.CallTool(ctx, "count", map[string]int{"text": 7}, nil)
-	if err == nil && !res.IsError {
-		t.Fatalf("a number for text was accepted: %+v", res)
+	if err != nil || !res.IsError || res.Text() != "Invalid arguments: arguments.text: expected string, got number" {
+		t.Fatalf("a number for text: %v %+v (want an isError result the model can read)", err, res)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatalf("the server did not exit when its stdin closed: %v", err)

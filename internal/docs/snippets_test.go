@@ -7,6 +7,7 @@ package docs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log"
 	"net/http"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/client/target"
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/mcp"
+	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/observe/admin"
 	"github.com/mcpwire/mcpwire/observe/metrics"
 	"github.com/mcpwire/mcpwire/observe/otelmcp"
@@ -24,7 +27,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-var snippets = []any{snippetHTTP, snippetHTTPS, snippetSocket, snippetPublish, snippetClient, snippetEngine, snippetHooks, snippetMetrics}
+var snippets = []any{snippetHTTP, snippetHTTPS, snippetSocket, snippetPublish, snippetClient, snippetEngine, snippetHooks, snippetMetrics, snippetTyped, snippetTypedPrompt, snippetCatalog, snippetMRTR}
 
 func snippetHTTP(ctx context.Context, srv *engine.Server, mux *http.ServeMux) {
 	// snippet:begin http-embed
@@ -138,4 +141,125 @@ func snippetMetrics(srv *engine.Server, hs *streamhttp.Server) *admin.Server {
 	a := admin.New(admin.Config{Gatherer: metrics.Registry(c), Checks: []admin.Check{admin.EngineCheck(srv)}})
 	// snippet:end
 	return a
+}
+
+// index stands for the embedder's own search in snippetTyped.
+type index interface {
+	Search(ctx context.Context, q string, n int) ([]struct {
+		Title string
+		Score float64
+	}, error)
+}
+
+func snippetTyped(srv *engine.Server, docs index) error {
+	// snippet:begin typed-tool
+	type SearchIn struct {
+		Query string   `json:"query" jsonschema:"what to look for" minLength:"1"`
+		Limit int      `json:"limit,omitempty" minimum:"1" maximum:"50"` // omitempty: optional
+		Kind  string   `json:"kind,omitempty" enum:"doc,code"`
+		Tags  []string `json:"tags,omitempty" maxItems:"5"`
+	}
+	type Hit struct {
+		Title string  `json:"title"`
+		Score float64 `json:"score"`
+	}
+	type SearchOut struct {
+		Hits []Hit `json:"hits"`
+	}
+	return engine.AddTool(srv, engine.Tool{Name: "search", Description: "Searches the docs"},
+		func(c *engine.Call, in SearchIn) (SearchOut, error) {
+			if in.Limit == 0 {
+				in.Limit = 10
+			}
+			found, err := docs.Search(c, in.Query, in.Limit) // c is the request's context
+			if err != nil {
+				return SearchOut{}, err // an isError result with the error's text
+			}
+			out := SearchOut{Hits: []Hit{}}
+			for _, d := range found {
+				out.Hits = append(out.Hits, Hit{Title: d.Title, Score: d.Score})
+			}
+			return out, nil // structuredContent, and its JSON as text
+		})
+	// snippet:end
+}
+
+func snippetTypedPrompt(srv *engine.Server) error {
+	// snippet:begin typed-prompt
+	type ReviewIn struct {
+		Topic string  `json:"topic" jsonschema:"what to review"` // required
+		Style *string `json:"style,omitempty"`                   // optional
+	}
+	return engine.AddPrompt(srv, engine.Prompt{Name: "review", Description: "Asks for a review"},
+		func(c *engine.Call, in ReviewIn) (mcp.PromptResult, error) {
+			text := "Review " + in.Topic
+			if in.Style != nil {
+				text += " in a " + *in.Style + " style"
+			}
+			return mcp.PromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(text)}}}, nil
+		})
+	// snippet:end
+}
+
+func snippetCatalog(db interface {
+	Page(ctx context.Context, after string, n int) ([]mcp.Resource, string, error)
+	Read(ctx context.Context, uri string) (string, bool, error)
+}) *engine.Server {
+	// snippet:begin catalog
+	srv := engine.New(engine.Config{
+		PageSize: 500, // every list method pages with opaque cursors (0: engine.DefaultPageSize)
+		// resources/list: the registered resources, then pages of the author's own store.
+		ResourceLister: func(c *engine.Call, cursor string, limit int) ([]mcp.Resource, string, error) {
+			return db.Page(c, cursor, limit) // next == "": the last page
+		},
+		// resources/read of a URI neither registered nor matched by a template.
+		ResourceReader: func(c *engine.Call, uri string) error {
+			text, ok, err := db.Read(c, uri)
+			switch {
+			case err != nil:
+				return err
+			case !ok:
+				return engine.ErrResourceNotFound(uri)
+			}
+			return c.Return(mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: uri, Text: text}}})
+		},
+	})
+	srv.RemoveResource("note://old") // registered ones come and go; listeners hear resources/list_changed
+	// snippet:end
+	return srv
+}
+
+func snippetMRTR(srv *engine.Server, signer *mrtr.Signer) error {
+	// snippet:begin mrtr
+	// signer, _ := mrtr.NewSigner(mrtr.Config{Keys: keys}) // keys: mrtr.LoadKeys, shared by the replicas
+	type DeployIn struct {
+		Env string `json:"env"`
+	}
+	type DeployOut struct {
+		Deployed bool `json:"deployed"`
+	}
+	return engine.AddTool(srv, engine.Tool{Name: "deploy", RequiredClientCapabilities: []string{"elicitation"}},
+		func(c *engine.Call, in DeployIn) (DeployOut, error) {
+			_, resumed, err := signer.Verify(c) // a forged or expired requestState: -32602
+			if err != nil {
+				return DeployOut{}, err
+			}
+			answers, err := mrtr.Responses(c)
+			if err != nil {
+				return DeployOut{}, err
+			}
+			ok, err := answers.Elicit("confirm")
+			if !resumed || errors.Is(err, mrtr.ErrResponseMissing) {
+				// Ask (the result is the input request); the client retries
+				// with its answer and this state.
+				return DeployOut{}, signer.Ask(c, map[string]mcp.InputRequest{
+					"confirm": mrtr.Elicit("Deploy to "+in.Env+"?", `{"type":"object","properties":{}}`),
+				}, nil)
+			}
+			if err != nil {
+				return DeployOut{}, err
+			}
+			return DeployOut{Deployed: ok.Accepted()}, nil
+		})
+	// snippet:end
 }
