@@ -419,9 +419,13 @@ func callTool(c *Call) error {
 			c.srv.stats.InvalidArguments.Add(1)
 			return errArgsNotObject
 		}
-		if e := a.check(c.env.Arguments); e != nil {
+		e, scanned := a.checkScan(c.env.Arguments, &c.flatVals)
+		if e != nil {
 			c.argumentsRefused(e)
 			return nil
+		}
+		if scanned {
+			c.flatBy = a.flat // a typed tool decodes from c.flatVals
 		}
 	}
 	return c.tool.Handler(c)
