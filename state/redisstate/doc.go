@@ -28,7 +28,8 @@
 //     restart (its run_id) and a loss of data (the "<Prefix>epoch" key
 //     vanished or changed) are detected whenever the cue subscription comes
 //     back, counted and logged; lookups that miss within LostWindow (5 min)
-//     after a loss are state.ErrLost. New warns when maxmemory-policy is not
+//     after a loss, and Once calls within OnceLostWindow (1 min), are
+//     state.ErrLost. New warns when maxmemory-policy is not
 //     noeviction (Stats.EvictionRisk).
 //   - Counters: Store.Stats.
 //

@@ -168,10 +168,10 @@ func TestRedisRestartDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	restored := make(chan struct{}, 4)
+	lost, restored := make(chan struct{}, 4), make(chan struct{}, 4)
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := s.Subscribe(sctx, func(state.Cue) {}, nil, func() { restored <- struct{}{} }); err != nil {
+	if err := s.Subscribe(sctx, func(state.Cue) {}, func() { lost <- struct{}{} }, func() { restored <- struct{}{} }); err != nil {
 		t.Fatal(err)
 	}
 	h, err := s.Create(ctx, "alice", []byte("x"), time.Minute)
@@ -187,6 +187,9 @@ func TestRedisRestartDetected(t *testing.T) {
 	case <-restored:
 	case <-time.After(10 * time.Second):
 		t.Fatal("subscription not restored within 10s of the restart")
+	}
+	if len(lost) != 1 { // listen streams were ended, as in an outage
+		t.Fatalf("lost called %d times for one restart", len(lost))
 	}
 	if n, l := s.Stats().Restarts.Load(), s.Stats().DataLost.Load(); n != 1 || l != 1 {
 		t.Fatalf("Stats.Restarts = %d, DataLost = %d; want 1, 1", n, l)
@@ -260,4 +263,52 @@ func (b *syncBuf) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// TestDataLossWindows: a flush (no restart) is detected as lost data by
+// the epoch key; lookups that miss are ErrLost within LostWindow, Once
+// refuses within OnceLostWindow, and a negative window keeps plain
+// "not found" / runs the call.
+func TestDataLossWindows(t *testing.T) {
+	m := miniredis.RunT(t)
+	ctx := context.Background()
+	open := func(opt Config) *Store {
+		s, err := New(ctx, "redis://"+m.Addr(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	on, off := open(Config{}), open(Config{LostWindow: -1, OnceLostWindow: -1})
+	h, err := on.Create(ctx, "alice", []byte("x"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.FlushAll()
+	on.checkRestart(ctx)
+	off.checkRestart(ctx)
+	for i, s := range []*Store{on, off} {
+		if n := s.Stats().DataLost.Load(); n != 1 {
+			t.Fatalf("%d: DataLost = %d after a flush", i, n)
+		}
+	}
+	if _, err := on.Get(ctx, "alice", h); !errors.Is(err, state.ErrLost) {
+		t.Fatalf("Get within LostWindow: %v", err)
+	}
+	if _, err := off.Get(ctx, "alice", h); !errors.Is(err, state.ErrNotFound) {
+		t.Fatalf("Get with LostWindow < 0: %v", err)
+	}
+	if _, err := on.Once(ctx, "alice", "k", time.Minute, func() ([]byte, error) { return []byte("1"), nil }); !errors.Is(err, state.ErrLost) {
+		t.Fatalf("Once within OnceLostWindow: %v", err)
+	}
+	if v, err := off.Once(ctx, "alice", "k", time.Minute, func() ([]byte, error) { return []byte("1"), nil }); err != nil || string(v) != "1" {
+		t.Fatalf("Once with OnceLostWindow < 0: %q %v", v, err)
+	}
+	// A Once whose ttl is shorter than the time since the loss could not
+	// have been remembered: it runs.
+	time.Sleep(20 * time.Millisecond)
+	if v, err := on.Once(ctx, "alice", "short", 10*time.Millisecond, func() ([]byte, error) { return []byte("2"), nil }); err != nil || string(v) != "2" {
+		t.Fatalf("Once with a ttl shorter than the time since the loss: %q %v", v, err)
+	}
 }

@@ -109,16 +109,16 @@ func infoField(info, name string) string {
 	return ""
 }
 
-// lostMiss returns state.ErrLost for a lookup that missed within
-// LostWindow of a detected loss of data, when the record could have lived
-// that long (ttl; 0: any), else nil.
-func (s *Store) lostMiss(ttl time.Duration) error {
+// lostMiss returns state.ErrLost for a lookup that missed within window
+// (LostWindow or OnceLostWindow) of a detected loss of data, when the
+// record could have lived that long (ttl; 0: any), else nil.
+func (s *Store) lostMiss(window, ttl time.Duration) error {
 	at := s.lostAt.Load()
-	if at == 0 || s.opt.LostWindow < 0 {
+	if at == 0 || window < 0 {
 		return nil
 	}
 	since := time.Since(time.Unix(0, at))
-	if since >= s.opt.LostWindow || (ttl > 0 && since >= ttl) {
+	if since >= window || (ttl > 0 && since >= ttl) {
 		return nil
 	}
 	s.stats.LostMisses.Add(1)

@@ -24,14 +24,15 @@ import (
 
 // Defaults for Config fields; each applies when the field is zero.
 const (
-	DefaultPrefix        = "mcpwire:"
-	DefaultOpTimeout     = time.Second
-	DefaultDialTimeout   = 500 * time.Millisecond
-	DefaultOnceLease     = 10 * time.Second
-	DefaultReconnectMin  = 50 * time.Millisecond
-	DefaultReconnectMax  = 2 * time.Second
-	DefaultHealthTimeout = 3 * time.Second
-	DefaultLostWindow    = 5 * time.Minute
+	DefaultPrefix         = "mcpwire:"
+	DefaultOpTimeout      = time.Second
+	DefaultDialTimeout    = 500 * time.Millisecond
+	DefaultOnceLease      = 10 * time.Second
+	DefaultReconnectMin   = 50 * time.Millisecond
+	DefaultReconnectMax   = 2 * time.Second
+	DefaultHealthTimeout  = 3 * time.Second
+	DefaultLostWindow     = 5 * time.Minute
+	DefaultOnceLostWindow = time.Minute
 )
 
 // Config configures a Store. Every field's zero value selects the
@@ -79,6 +80,13 @@ type Config struct {
 	// found", so that a client is not told its handle never existed.
 	// Default 5 min. Negative: never (a miss is always "not found").
 	LostWindow time.Duration
+	// OnceLostWindow is LostWindow for Once: for that long after a loss,
+	// a Once whose key is missing (and whose ttl could have kept it) fails
+	// with state.ErrLost instead of running fn, since the call may have
+	// run before the loss. Every new key fails too (nobody can tell them
+	// apart), so it is kept shorter than LostWindow: long enough for a
+	// client's re-send after a failure. Default 1 min. Negative: never.
+	OnceLostWindow time.Duration
 	// Logger receives the store's warnings (a restart, lost data, an
 	// eviction policy that can drop state, a Once that could not store
 	// its result). Nil discards them.
@@ -116,6 +124,9 @@ func (o *Config) fill() {
 	o.ReconnectMax = max(o.ReconnectMax, o.ReconnectMin)
 	if o.LostWindow == 0 {
 		o.LostWindow = DefaultLostWindow
+	}
+	if o.OnceLostWindow == 0 {
+		o.OnceLostWindow = DefaultOnceLostWindow
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -389,7 +400,7 @@ func (s *Store) Get(ctx context.Context, principal string, h state.Handle) (stat
 	s.stats.Ops.Add(1)
 	b, err := s.c.Do(cctx, s.c.B().Get().Key(s.recordKey(principal, h)).Build()).AsBytes()
 	if rueidis.IsRedisNil(err) {
-		if err := s.lostMiss(0); err != nil {
+		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
 			return state.Record{}, err
 		}
 		return state.Record{}, state.ErrNotFound
@@ -450,7 +461,7 @@ func (s *Store) CompareAndSet(ctx context.Context, principal string, h state.Han
 	case 0:
 		return 0, fmt.Errorf("%w: not at version %d", state.ErrConflict, version)
 	default:
-		if err := s.lostMiss(0); err != nil {
+		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
 			return 0, err
 		}
 		return 0, state.ErrNotFound
