@@ -821,6 +821,11 @@ func TestCluster(t *testing.T) {
 			ss = append(ss, s)
 		}
 		ss = append(ss, open3(t, "cluster://outage/")...)
+		// A handle made before the restart (Redis runs without persistence).
+		before := call(t, c.replica(0), "alice", "draft_create", `{"text":"before"}`)
+		if before.status != 200 || before.msg.Error != nil {
+			t.Fatalf("create before the outage: %d %+v", before.status, before.msg.Error)
+		}
 		stopped := time.Now()
 		c.redis.stop(syscall.SIGKILL)
 		for i, s := range ss {
@@ -874,6 +879,24 @@ func TestCluster(t *testing.T) {
 		}
 		defer s.close()
 		t.Logf("store and listen back on every replica %s after Redis restarted", time.Since(restarted).Round(time.Millisecond))
+		// F9: every replica detected the restart and the lost data (once its
+		// subscription is back): the handle made before is answered 503
+		// "state was lost", to its owner and to anyone else alike, not
+		// "unknown handle".
+		for i := range 3 {
+			for _, who := range []string{"alice", "bob"} {
+				var r reply
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+					r = call(t, c.replica(i), who, "draft_read", fmt.Sprintf(`{"handle":%q}`, text(before)))
+					if r.status == 503 || time.Now().After(deadline) {
+						break
+					}
+				}
+				if r.status != 503 || r.msg.Error == nil || !strings.Contains(r.msg.Error.Message, "state was lost") {
+					t.Fatalf("replica %d, %s: draft_read of a handle lost in the restart: %d %+v", i+1, who, r.status, r.msg.Error)
+				}
+			}
+		}
 		var uris []string
 		for i := range 3 {
 			u := "cluster://outage/" + strconv.Itoa(i)
