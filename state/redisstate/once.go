@@ -184,6 +184,7 @@ func (s *Store) releaseOnce(ctx context.Context, k, token string) {
 type onceLease struct {
 	lastOK  atomic.Int64 // UnixNano of the last time the lease was known held
 	flagged atomic.Bool  // counted in OnceLeaseLost
+	fnDone  atomic.Bool  // fn returned: storing the result decides (a renewal racing it finds the result)
 }
 
 // flag counts and logs, once, a lease that may have been lost.
@@ -216,6 +217,7 @@ func (s *Store) runOnce(ctx context.Context, k, key, token, lease string, px int
 		}
 	}()
 	v, err = fn()
+	l.fnDone.Store(true)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +277,9 @@ func (s *Store) renew(k, key, token, lease string, l *onceLease, stop <-chan str
 					s.flagLease(l, key, "renewals failed past OnceLease")
 				}
 			case n == 0:
-				s.flagLease(l, key, "the key expired or was taken")
+				if !l.fnDone.Load() { // else the key may hold the result already
+					s.flagLease(l, key, "the key expired or was taken")
+				}
 			default:
 				l.lastOK.Store(time.Now().UnixNano())
 			}
