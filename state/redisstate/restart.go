@@ -134,7 +134,8 @@ func (s *Store) checkEviction(ctx context.Context) {
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	s.stats.Ops.Add(1)
-	m, err := s.c.Do(cctx, s.c.B().ConfigGet().Parameter("maxmemory-policy").Parameter("maxmemory").Build()).AsStrMap()
+	// One pattern: Redis before 7 takes no more.
+	m, err := s.c.Do(cctx, s.c.B().ConfigGet().Parameter("maxmemory*").Build()).AsStrMap()
 	policy, ok := m["maxmemory-policy"]
 	if err != nil || !ok {
 		s.log.Warn("redisstate: cannot read Redis's maxmemory-policy (CONFIG GET refused?); make sure it is noeviction, or state may be evicted silently", "err", err)
