@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"github.com/mcpwire/mcpwire/client/target"
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/internal/fixture"
+	"github.com/mcpwire/mcpwire/internal/testcert"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
 
@@ -37,12 +39,30 @@ type mcpServer struct {
 // whoami (the principal's subject and scopes) and admin (scope "admin")
 // behind fe, the Verifier configured by cfg (Resource filled in).
 func startServer(t *testing.T, fe string, cfg auth.Config) *mcpServer {
+	return startServerWith(t, fe, cfg, nil)
+}
+
+// serverOptions changes startServerWith's setup.
+type serverOptions struct {
+	tls        *tls.Config // serve HTTPS
+	middleware bool        // the Verifier's Middleware in the engine
+	noAuthz    bool        // streamhttp without the Verifier's Authorize
+}
+
+func startServerWith(t *testing.T, fe string, cfg auth.Config, o *serverOptions) *mcpServer {
 	t.Helper()
+	if o == nil {
+		o = &serverOptions{}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint := "http://" + ln.Addr().String() + "/mcp"
+	scheme := "http://"
+	if o.tls != nil {
+		scheme = "https://"
+	}
+	endpoint := scheme + ln.Addr().String() + "/mcp"
 	cfg.Resource = endpoint
 	if cfg.ToolScopes == nil {
 		cfg.ToolScopes = map[string][]string{"admin": {"admin"}}
@@ -51,7 +71,11 @@ func startServer(t *testing.T, fe string, cfg auth.Config) *mcpServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(engine.Config{Name: "guarded", Version: "1"})
+	ecfg := engine.Config{Name: "guarded", Version: "1"}
+	if o.middleware {
+		ecfg.Middleware = []engine.Middleware{v.Middleware()}
+	}
+	eng := engine.New(ecfg)
 	for _, name := range []string{"echo", "whoami", "admin"} {
 		err := eng.AddTool(engine.Tool{Name: name, Inline: true, Handler: func(c *engine.Call) error {
 			p := auth.PrincipalOf(c)
@@ -59,15 +83,22 @@ func startServer(t *testing.T, fe string, cfg auth.Config) *mcpServer {
 				c.Text("anonymous")
 				return nil
 			}
-			c.Text(p.Subject + " " + strings.Join(p.Scopes, ","))
+			cn := ""
+			if p.Certificate != nil {
+				cn = " cert=" + p.Certificate.Subject.CommonName
+			}
+			c.Text(p.Subject + " " + strings.Join(p.Scopes, ",") + cn)
 			return nil
 		}})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	var hc streamhttp.Config
+	hc := streamhttp.Config{TLS: o.tls}
 	v.Install(&hc)
+	if o.noAuthz {
+		hc.Authorize = nil
+	}
 	srv := streamhttp.New(eng, hc)
 	done := make(chan error, 1)
 	switch fe {
@@ -103,6 +134,11 @@ func startServer(t *testing.T, fe string, cfg auth.Config) *mcpServer {
 // response and its body.
 func (s *mcpServer) call(t *testing.T, tool, token string) (*http.Response, string) {
 	t.Helper()
+	return s.callWith(t, &http.Client{Timeout: 10 * time.Second}, tool, token)
+}
+
+func (s *mcpServer) callWith(t *testing.T, hc *http.Client, tool, token string) (*http.Response, string) {
+	t.Helper()
 	req, _ := http.NewRequest("POST", s.url, strings.NewReader(fixture.ToolsCall("1", tool, `{}`)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -112,7 +148,7 @@ func (s *mcpServer) call(t *testing.T, tool, token string) (*http.Response, stri
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,5 +482,80 @@ func TestCertificateBound(t *testing.T) {
 		"cnf": map[string]string{"x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"}})
 	if resp, _ := s.call(t, "echo", tok); resp.StatusCode != 401 {
 		t.Errorf("certificate-bound token without a certificate: %d, want 401", resp.StatusCode)
+	}
+}
+
+// TestMiddleware: the Verifier's engine Middleware enforces per-tool
+// scopes on its own (here with streamhttp's Authorize left out, as on a
+// path that has none): a 403 JSON-RPC error, the handler not run.
+func TestMiddleware(t *testing.T) {
+	fixture.LeakCheck(t)
+	k1 := newECKey(t, "k1")
+	as := newTestAS(t, k1)
+	s := startServerWith(t, "fasthttp", auth.Config{Issuer: as.issuer()}, &serverOptions{middleware: true, noAuthz: true})
+	tok := func(scope string) string {
+		return k1.sign(t, map[string]any{"iss": as.issuer(), "sub": "u", "aud": s.url, "scope": scope, "exp": time.Now().Add(time.Hour).Unix()})
+	}
+	resp, body := s.call(t, "admin", tok("mcp"))
+	if m := fixture.DecodeMsg(t, []byte(body)); resp.StatusCode != 403 || m.Error == nil || strings.Contains(body, "u mcp") {
+		t.Errorf("admin without its scope: %d %s, want 403 and a JSON-RPC error", resp.StatusCode, body)
+	}
+	if resp, body := s.call(t, "admin", tok("admin")); resp.StatusCode != 200 || !strings.Contains(body, "u admin") {
+		t.Errorf("admin with its scope: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := s.call(t, "echo", tok("")); resp.StatusCode != 200 {
+		t.Errorf("echo (no scope needed): %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestMutualTLS: on a TLS front end with client certificates, the
+// verified certificate reaches the Principal, and a token bound to it
+// (RFC 8705 cnf x5t#S256) is accepted from that client only.
+func TestMutualTLS(t *testing.T) {
+	ca, err := testcert.NewCA("mtls CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvLeaf, _ := ca.Leaf("server")
+	srvCert, _ := srvLeaf.TLS()
+	mkClient := func(cn string) (tls.Certificate, *x509.Certificate) {
+		l, err := ca.ClientLeaf(cn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := l.TLS()
+		x, _ := x509.ParseCertificate(c.Certificate[0])
+		return c, x
+	}
+	aliceCert, aliceX := mkClient("alice-workload")
+	bobCert, _ := mkClient("bob-workload")
+	sum := sha256.Sum256(aliceX.Raw)
+	thumb := base64.RawURLEncoding.EncodeToString(sum[:])
+	for _, fe := range frontEnds {
+		t.Run(fe, func(t *testing.T) {
+			fixture.LeakCheck(t)
+			k1 := newECKey(t, "k1")
+			as := newTestAS(t, k1)
+			s := startServerWith(t, fe, auth.Config{Issuer: as.issuer()}, &serverOptions{tls: &tls.Config{
+				Certificates: []tls.Certificate{srvCert}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: ca.Pool()}})
+			bound := k1.sign(t, map[string]any{"iss": as.issuer(), "sub": "alice", "aud": s.url, "scope": "mcp",
+				"exp": time.Now().Add(time.Hour).Unix(), "cnf": map[string]string{"x5t#S256": thumb}})
+			client := func(cert *tls.Certificate) *http.Client {
+				c := &tls.Config{RootCAs: ca.Pool()}
+				if cert != nil {
+					c.Certificates = []tls.Certificate{*cert}
+				}
+				return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: c, DisableKeepAlives: true}}
+			}
+			if resp, body := s.callWith(t, client(&aliceCert), "whoami", bound); resp.StatusCode != 200 || !strings.Contains(body, "alice mcp cert=alice-workload") {
+				t.Errorf("alice with her certificate: %d %s", resp.StatusCode, body)
+			}
+			if resp, _ := s.callWith(t, client(&bobCert), "whoami", bound); resp.StatusCode != 401 {
+				t.Errorf("alice's token from bob's certificate: %d, want 401", resp.StatusCode)
+			}
+			if resp, _ := s.callWith(t, client(nil), "whoami", bound); resp.StatusCode != 401 {
+				t.Errorf("alice's token without a certificate: %d, want 401", resp.StatusCode)
+			}
+		})
 	}
 }
