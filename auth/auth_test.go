@@ -449,6 +449,22 @@ func TestIntrospection(t *testing.T) {
 	}
 }
 
+// TestIntrospectionOnly: without an issuer every token, JWT-shaped or
+// not, goes to the introspection endpoint.
+func TestIntrospectionOnly(t *testing.T) {
+	fixture.LeakCheck(t)
+	as := newTestAS(t, newECKey(t, "k1"))
+	s := startServer(t, "fasthttp", auth.Config{
+		Introspection: &auth.Introspection{URL: as.issuer() + "/introspect", ClientID: as.rsID, ClientSecret: as.rsSecret}})
+	as.addOpaque("ref.a.b", map[string]any{"active": true, "sub": "op2", "aud": s.url, "scope": "x", "exp": time.Now().Add(time.Hour).Unix()})
+	if resp, body := s.call(t, "whoami", "ref.a.b"); resp.StatusCode != 200 || !strings.Contains(body, "op2 x") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if resp, _ := s.call(t, "whoami", "ref.a.c"); resp.StatusCode != 401 {
+		t.Fatalf("unknown token: %d", resp.StatusCode)
+	}
+}
+
 // TestNewRefuses: configurations that would weaken verification are
 // refused by New.
 func TestNewRefuses(t *testing.T) {

@@ -30,8 +30,8 @@ type introspection struct {
 // introspect asks the introspection endpoint about token (RFC 7662 §2.1,
 // client_secret_basic). An inactive token, or one for another issuer or
 // audience, or expired, is refused; aud must be present (a token the
-// endpoint does not say is for this resource is not accepted), iss only
-// when Config.Issuer is set.
+// endpoint does not say is for this resource is not accepted); iss, when
+// the answer has one and Config.Issuer is set, must equal it.
 func (v *Verifier) introspect(ctx context.Context, token string) (*Principal, string, error) {
 	in := v.cfg.Introspection
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
@@ -64,8 +64,10 @@ func (v *Verifier) introspect(ctx context.Context, token string) (*Principal, st
 	}
 	aud := audList(r.Audience)
 	iss := r.Issuer
-	if v.cfg.Issuer == "" {
-		iss = "" // no issuer configured: the endpoint is the authority
+	if v.cfg.Issuer == "" || iss == "" {
+		// No issuer configured, or none in the answer (iss is optional in
+		// RFC 7662): the configured endpoint is the authority.
+		iss = v.cfg.Issuer
 	}
 	var exp, nbf time.Time
 	if r.Expiry > 0 {

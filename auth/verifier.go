@@ -263,7 +263,8 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error)
 	switch {
 	case herr == nil && v.keys != nil:
 		p, cnf, err = v.verifyJWT(ctx, token)
-	case errors.Is(herr, errNotJWT) && v.cfg.Introspection != nil:
+	case v.cfg.Introspection != nil && (v.keys == nil || errors.Is(herr, errNotJWT)):
+		// Opaque tokens; every token when no issuer's keys are configured.
 		p, cnf, err = v.introspect(ctx, token)
 	case herr != nil && !errors.Is(herr, errNotJWT):
 		err = fmt.Errorf("%w: %v", ErrInvalidToken, herr)
