@@ -254,9 +254,10 @@ func TestProtectedResourceMetadata(t *testing.T) {
 					t.Errorf("GET %s: %+v", u, md)
 				}
 			}
-			// The 401 advertises the path-suffixed URI.
+			// The 401 advertises the path-suffixed URI, and the scopes to
+			// ask for (Config.Scopes).
 			resp, _ := s.call(t, "echo", "")
-			if w := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(w, `resource_metadata="`+s.v.MetadataURL()+`"`) {
+			if w := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(w, `resource_metadata="`+s.v.MetadataURL()+`"`) || !strings.Contains(w, `scope="mcp"`) {
 				t.Errorf("no token: %d %q", resp.StatusCode, w)
 			}
 		})

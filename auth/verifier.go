@@ -188,13 +188,17 @@ func (v *Verifier) MetadataPaths() []string { return slices.Clone(v.metaPaths) }
 // MetadataHandler serves the Protected Resource Metadata (GET and HEAD).
 func (v *Verifier) MetadataHandler() http.Handler { return metadataHandler(v.metaBody) }
 
-// Install wires v into c: Authenticate, Authorize, ResourceMetadata (when
-// empty) and the metadata's paths in PublicMounts (a copy of the map).
+// Install wires v into c: Authenticate, Authorize, ResourceMetadata and
+// ChallengeScope (Config.Scopes; each when empty) and the metadata's paths
+// in PublicMounts (a copy of the map).
 func (v *Verifier) Install(c *streamhttp.Config) {
 	c.Authenticate = v.Authenticate
 	c.Authorize = v.Authorize
 	if c.ResourceMetadata == "" {
 		c.ResourceMetadata = v.metaURL
+	}
+	if c.ChallengeScope == "" {
+		c.ChallengeScope = v.scopeStr
 	}
 	m := maps.Clone(c.PublicMounts)
 	if m == nil {

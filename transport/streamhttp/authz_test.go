@@ -39,6 +39,19 @@ func TestAuthInvalidTokenChallenge(t *testing.T) {
 				t.Errorf("meta %v, no token: %d %q, want 401 without an error code", withMeta, resp.StatusCode, w)
 			}
 		}
+		// ChallengeScope names the scopes to ask for (RFC 6750 §3), with
+		// and without a token.
+		h := startHarness(t, fe, Config{Authenticate: auth, ResourceMetadata: meta, ChallengeScope: "mcp read"}, defaultOptions())
+		for _, tok := range []string{"", "forged"} {
+			hdr := ex2Hdr()
+			if tok != "" {
+				hdr = append(hdr, "Authorization: Bearer "+tok)
+			}
+			resp, _ := h.do(t, request{hdr: hdr, body: fixture.Ex2Body})
+			if w := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(w, `scope="mcp read"`) || !strings.Contains(w, `resource_metadata="`+meta+`"`) {
+				t.Errorf("ChallengeScope, token %q: %d %q", tok, resp.StatusCode, w)
+			}
+		}
 	})
 }
 

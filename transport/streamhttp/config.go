@@ -112,6 +112,9 @@ type Config struct {
 	// ResourceMetadata is the Protected Resource Metadata URL advertised in
 	// WWW-Authenticate on 401/403 (SEC-04).
 	ResourceMetadata string
+	// ChallengeScope, when set, is the scope parameter of 401 challenges
+	// (RFC 6750 §3): the space-separated scopes a client should ask for.
+	ChallengeScope string
 
 	// MaxBodyBytes bounds a request body in bytes, also when chunked and
 	// after Content-Encoding is undone: 413 past it (Stats.BodyTooLarge).

@@ -417,6 +417,9 @@ func (s *Server) authenticate(r *reqInfo, w respWriter) (any, bool) {
 	if token != "" {
 		invalid = ` error="invalid_token",`
 	}
+	if s.cfg.ChallengeScope != "" {
+		invalid += fmt.Sprintf(` scope=%q,`, s.cfg.ChallengeScope)
+	}
 	switch {
 	case meta != "":
 		w.header("WWW-Authenticate", "Bearer"+invalid+meta[1:])
