@@ -70,7 +70,9 @@ func TestServeOAuthConfig(t *testing.T) {
 // TestServeOAuth: `serve --http --oauth-issuer --oauth-scope` end to end
 // (F6): the metadata is served without a token, a request without one is
 // 401 with resource_metadata, a token of the issuer for this resource
-// calls echo, and one without echo's scope gets 403 insufficient_scope.
+// calls echo, and one without echo's scope gets 403 insufficient_scope —
+// also on the --legacy-path mount, which has no Authorize of its own (the
+// engine's middleware refuses it there).
 func TestServeOAuth(t *testing.T) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -93,7 +95,7 @@ func TestServeOAuth(t *testing.T) {
 	endpoint := "http://" + addr + "/mcp"
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "MCPWIRE_TEST_MAIN="+strings.Join([]string{"serve", "--http", addr, "--log-level", "warn",
-		"--oauth-issuer", as.URL, "--oauth-scope", "mcp,echo=echo"}, "\x1f"))
+		"--oauth-issuer", as.URL, "--oauth-scope", "mcp,echo=echo", "--legacy-path", "/old"}, "\x1f"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -155,5 +157,47 @@ func TestServeOAuth(t *testing.T) {
 	}
 	if resp, _ := post(sign("mcp")); resp.StatusCode != 403 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `scope="echo mcp"`) {
 		t.Errorf("without echo's scope: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+
+	// The 2025-11-25 endpoint: same token check, same per-tool scopes.
+	legacy := func(token, sid, body string) (*http.Response, string) {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/old", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	const echo = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
+	if resp, _ := legacy("", "", init); resp.StatusCode != 401 {
+		t.Errorf("legacy without a token: %d, want 401", resp.StatusCode)
+	}
+	for _, tc := range []struct {
+		scope string
+		ok    bool
+	}{{"mcp", false}, {"mcp echo", true}} {
+		tok := sign(tc.scope)
+		resp, body := legacy(tok, "", init)
+		sid := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode != 200 || sid == "" {
+			t.Fatalf("legacy initialize: %d %s", resp.StatusCode, body)
+		}
+		legacy(tok, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		resp, body = legacy(tok, sid, echo)
+		if got := strings.Contains(body, `"text":"hi"`); got != tc.ok || (!tc.ok && !strings.Contains(body, `"error"`)) {
+			t.Errorf("legacy echo with scope %q: %d %s", tc.scope, resp.StatusCode, body)
+		}
 	}
 }
