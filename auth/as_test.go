@@ -83,6 +83,7 @@ type testAS struct {
 	signer *signingKey   // signs issued tokens
 	opaque map[string]map[string]any
 
+	down       atomic.Bool // every request answered 503
 	jwksHits   atomic.Int64
 	tokens     atomic.Int64
 	introspect atomic.Int64
@@ -116,6 +117,10 @@ func (a *testAS) handle(w http.ResponseWriter, r *http.Request) {
 	writeJSON := func(v any) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(v)
+	}
+	if a.down.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
 	}
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server":

@@ -9,11 +9,13 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -574,5 +576,38 @@ func TestMutualTLS(t *testing.T) {
 				t.Errorf("alice's token without a certificate: %d, want 401", resp.StatusCode)
 			}
 		})
+	}
+}
+
+// TestIssuerDown: while the issuer cannot be reached, tokens are refused
+// with 401 (never accepted unverified), the error wrapping
+// ErrInvalidToken; once it is back the verifier tries again, but not
+// more than once a second.
+func TestIssuerDown(t *testing.T) {
+	fixture.LeakCheck(t)
+	k1 := newECKey(t, "k1")
+	as := newTestAS(t, k1)
+	as.down.Store(true)
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	v, err := auth.New(auth.Config{Resource: "https://mcp.example/mcp", Issuer: as.issuer(),
+		Now: func() time.Time { return time.Unix(0, now.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := k1.sign(t, map[string]any{"iss": as.issuer(), "sub": "u", "aud": "https://mcp.example/mcp", "exp": time.Now().Add(time.Hour).Unix()})
+	if _, err := v.Verify(ctxT(t), tok); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("issuer down: %v, want ErrInvalidToken", err)
+	}
+	as.down.Store(false)
+	if _, err := v.Verify(ctxT(t), tok); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("issuer back, within a second: %v, want still refused (no retry yet)", err)
+	}
+	now.Add(int64(2 * time.Second))
+	if p, err := v.Verify(ctxT(t), tok); err != nil || p.Subject != "u" {
+		t.Fatalf("issuer back, later: %v %v", p, err)
+	}
+	if n := v.Stats().KeyFetches.Load(); n != 1 {
+		t.Errorf("KeyFetches = %d, want 1", n)
 	}
 }

@@ -55,7 +55,10 @@ func (k *keySet) key(ctx context.Context, kid, alg string) (any, error) {
 		}
 	}
 	if err := k.refresh(ctx, gen, stale); err != nil && !have {
-		return nil, err
+		if errors.Is(err, ErrInvalidToken) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: no key set: %v", ErrInvalidToken, err)
 	}
 	k.mu.Lock()
 	keys = k.keys
