@@ -20,22 +20,24 @@ help:
 build:
 	$(GO) build -o $(BIN) ./cmd/mcpwire
 
-## test: vet, every test under the race detector, then a short run of every fuzz target.
-test: vet race fuzz-short
+## test: README's second command, deterministic: vet, then every test of every module under the race detector, each fuzz target's seeds and testdata/fuzz/ corpus replayed as plain tests; no timed fuzzing (that is fuzz-short, which .ci/run runs after this).
+test: vet race
 
 ## vet: go vet on every package.
 vet:
 	$(GO) vet ./...
 
-## race: every test under the race detector, shuffled (the middle part of `make test`).
+## race: every test under the race detector, shuffled, fuzz corpora replayed (the second part of `make test`); then the tests of every nested module that has some (NESTED_MODULES: bench/ today).
+NESTED_MODULES = $(sort $(foreach m,$(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './bin/*')),$(if $(shell find $(m) -name '*_test.go' -print -quit),$(m))))
 race:
 	$(GO) test -race -shuffle=on -count=1 -timeout 15m ./...
+	@set -e; for m in $(NESTED_MODULES); do echo "== $$m (nested module)"; (cd $$m && $(GO) test -race -shuffle=on -count=1 -timeout 10m ./...); done
 
-## fuzz-short: each fuzz target for FUZZTIME (10s by default).
+## fuzz-short: timed fuzzing, each fuzz target for FUZZTIME (10s by default); .ci/run runs it after `make test`, and a finding fails it (the input lands in the package's testdata/fuzz/: fix the bug, keep the input).
 fuzz-short:
 	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
 
-## fuzz: each fuzz target for 60s.
+## fuzz: timed fuzzing, each fuzz target for 60s.
 fuzz:
 	FUZZTIME=60s ./.ci/fuzz.sh
 
