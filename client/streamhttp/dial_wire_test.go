@@ -102,6 +102,8 @@ var dtReplyCases = []struct {
 	{name: "sse: event not JSON-RPC", in: dtSSEHdr + "\r\ndata: " + dtProg + "\n\ndata: hello\n\n", msgs: []string{dtProg}, end: "bad", status: 200},
 	{name: "sse cut mid-event", in: dtSSEHdr + "\r\ndata: " + dtProg + "\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"res", msgs: []string{dtProg}, end: "dropped", status: 200},
 	{name: "sse ends without the response", in: dtSSEHdr + "Transfer-Encoding: chunked\r\n\r\n" + dtChunked("data: "+dtProg+"\n\n", 64), msgs: []string{dtProg}, end: "dropped", status: 200},
+	{name: "sse cut inside a UTF-8 character (D4)", in: dtSSEHdr + "\r\ndata: " + dtProg + "\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"caf\xc3", msgs: []string{dtProg}, end: "dropped", status: 200},
+	{name: "sse cut inside the data: prefix (D4)", in: dtSSEHdr + "\r\ndata: " + dtProg + "\n\nda", msgs: []string{dtProg}, end: "dropped", status: 200},
 	{name: "sse cut inside a chunk", in: dtSSEHdr + "Transfer-Encoding: chunked\r\n\r\n40\r\ndata: " + dtProg[:10], end: "dropped", status: 200},
 	{name: "400 with a JSON-RPC error", in: dtJSON(400, dt32022), msgs: []string{dt32022}, status: 400},
 	{name: "400 parse error without id", in: dtJSON(400, dtNoID), msgs: []string{dtNoID}, status: 400},
