@@ -114,7 +114,7 @@ compare-conns:
 	$(GO) build -o $(BIN) ./cmd/mcpwire
 	cd bench && $(GO) build -o ../bin/bench-rawgnet ./servers/rawgnet && $(GO) build -o ../bin/bench-idleconns ./cmd/idleconns
 	bin/bench-idleconns -n $${CONNS:-10000} -d $${DURATION:-10s} \
-		-row 'mcpwire=$(BIN) serve --tcp ADDR --log-level error' \
+		-row 'mcpwire=$(BIN) serve --tcp ADDR --log-level error --max-conns-per-ip -1' \
 		-row 'raw-gnet=bin/bench-rawgnet -tcp ADDR -splice-id'
 
 ## compare-fanout: subscriptions/listen fan-out (1,000 and 5,000 streams) against mcpwire, go-sdk, mcp-go and a raw SSE server; LISTENERS, PUBLISH_RATE env.
