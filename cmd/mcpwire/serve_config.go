@@ -147,7 +147,7 @@ func (f *serveFlags) socketSetup(log *slog.Logger) *socketSetup {
 		return nil
 	}
 	s := &socketSetup{cfg: socket.Config{MaxLine: f.maxLine, AllowNonLoopback: f.nonLoopback,
-		MaxConns: f.sockConns, EventLoops: f.eventLoops, Logger: log}}
+		MaxConns: f.sockConns, MaxConnsPerIP: f.perIP, EventLoops: f.eventLoops, Logger: log}}
 	for _, l := range [][2]string{{"tcp", f.tcpAddr}, {"unix", f.unixPath}} {
 		if l[1] != "" {
 			s.listen = append(s.listen, l)

@@ -91,7 +91,7 @@ func (f *serveFlags) limitFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxBody, "max-body", 0, fmt.Sprintf("largest HTTP request body in bytes, --legacy-path included (0: %s%s)", sizeString(streamhttp.DefaultMaxBodyBytes), unlimited))
 	fs.IntVar(&f.maxHeader, "max-header", 0, fmt.Sprintf("largest HTTP header block in bytes (0: %s)", sizeString(streamhttp.DefaultMaxHeaderBytes)))
 	fs.DurationVar(&f.keepAlive, "keepalive", 0, fmt.Sprintf("SSE keep-alive comment interval (0: %s)", streamhttp.DefaultKeepAlive))
-	fs.IntVar(&f.perIP, "max-conns-per-ip", 0, fmt.Sprintf("connections per client IP before 429 (0: %d%s)", streamhttp.DefaultMaxConnsPerIP, unlimited))
+	fs.IntVar(&f.perIP, "max-conns-per-ip", 0, fmt.Sprintf("connections per client IP before 429 (HTTP) or a close (TCP) (0: %d%s)", streamhttp.DefaultMaxConnsPerIP, unlimited))
 	fs.IntVar(&f.maxConns, "max-conns", 0, fmt.Sprintf("HTTP connections in all before 503 (0: %d%s)", streamhttp.DefaultMaxConns, unlimited))
 	fs.IntVar(&f.sockConns, "max-socket-conns", 0, fmt.Sprintf("TCP and Unix socket connections in all; more are closed at once (0: %d%s)", socket.DefaultMaxConns, unlimited))
 	fs.IntVar(&f.eventLoops, "event-loops", 0, "gnet event loops of the TCP and Unix listeners (0: GOMAXPROCS-1, at least 1)")

@@ -137,10 +137,12 @@ type Config struct {
 	// (C2: a body trickled after its headers): past it the request is
 	// answered 408 and the connection closed (Stats.ReadIdleTimeouts). It
 	// holds while ReadTimeout is longer (large bodies over slow links) and
-	// is never applied between keep-alive requests (IdleTimeout is). fasthttp
-	// front end; with the net/http adapter the embedding http.Server's
-	// timeouts apply. Default DefaultReadIdleTimeout (10 s); negative
-	// means none (unsafe).
+	// is never applied between keep-alive requests (IdleTimeout is). Both
+	// front ends; the net/http adapter applies it behind NetListener (the
+	// rest of its read timeouts are the embedding http.Server's), to a
+	// header block and a Content-Length body (a chunked request is read
+	// under the http.Server's ReadTimeout alone). Default
+	// DefaultReadIdleTimeout (10 s); negative means none (unsafe).
 	ReadIdleTimeout time.Duration
 	// IdleTimeout bounds the wait for the next request on a keep-alive
 	// connection. Default DefaultIdleTimeout (60 s); negative means none

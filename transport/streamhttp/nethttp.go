@@ -102,6 +102,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			if errors.As(err, &mbe) {
 				s.stats.BodyTooLarge.Add(1)
 				nw.send(413, "", nil)
+			} else if nc != nil && nc.gapSeen.Load() && isTimeout(err) {
+				// The body stalled past ReadIdleTimeout (C2; counted
+				// in ReadIdleTimeouts by the connection).
+				nw.header("Connection", "close")
+				nw.send(408, "", nil)
 			} else {
 				s.stats.BadFraming.Add(1)
 				nw.send(400, "", nil)
