@@ -49,7 +49,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcpwire:", err)
+		fmt.Fprintln(os.Stderr, "mcpwire:", errorText(err))
 		os.Exit(1)
 	}
 }

@@ -57,6 +57,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	f.securityFlags(fs)
 	f.limitFlags(fs)
 	f.opsFlags(fs)
+	hideTestFlags(fs) // help.go
 	return fs
 }
 
