@@ -36,6 +36,7 @@ func TestServerTextEscaped(t *testing.T) {
 		{"call", tgt, "echo" + evil},
 		{"call", tgt, "tools/list"},
 		{"call", tgt, "fail"},
+		{"call", "-v", "--log-level", "debug", tgt, "echo"}, // the server's stderr, log messages, stray lines
 		{"probe", scriptTarget("refuse", t.TempDir())},
 		{"call", scriptTarget("refuse", t.TempDir()), "echo"},
 	} {
@@ -156,5 +157,18 @@ func TestTimeoutSaysWhat(t *testing.T) {
 	_, errOut, code = mcpwire(t, "call", "--timeout", "1s", scriptTarget("plain", t.TempDir()), "hang")
 	if code != 1 || !strings.Contains(errOut, "tools/call hang timed out after 1") || !strings.Contains(errOut, "(--timeout 1s)") {
 		t.Errorf("hanging tool: exit %d: %s", code, errOut)
+	}
+}
+
+// TestConformanceClientEscapes: the hidden conformance-client prints the
+// server's info and tool names escaped too (RELIABILITY F7).
+func TestConformanceClientEscapes(t *testing.T) {
+	t.Setenv("MCP_CONFORMANCE_SCENARIO", "request-metadata")
+	out, errOut, code := mcpwire(t, "conformance-client", scriptTarget("hostile", t.TempDir()))
+	if code != 0 || !strings.Contains(out, "server scripted"+termSafe(evil)) || !strings.Contains(out, "echo"+termSafe(evil)) {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if r := unprintable(out + errOut); r >= 0 {
+		t.Fatalf("output carries %U:\n%q\n%q", r, out, errOut)
 	}
 }

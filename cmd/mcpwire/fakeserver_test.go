@@ -16,8 +16,9 @@ import (
 //	hostile    every string it sends carries terminal escape sequences
 //	           and '<': server info, instructions, the names and
 //	           descriptions of its tools, resources, templates and
-//	           prompts (two to a page), progress messages, result text,
-//	           error messages
+//	           prompts (two to a page), progress messages, log messages,
+//	           result text, error messages, a line that is not JSON-RPC,
+//	           and its stderr
 //	dieonce    the first process exits on its first message (the version
 //	           probe); later ones are the reference server
 //	crashcall  the first process exits on its first tools/call; later ones
@@ -49,6 +50,9 @@ func scriptServer(spec string) int {
 		os.Args = []string{"mcpwire", "serve", "--stdio", "--log-level", "warn"}
 		main()
 		return 0
+	}
+	if mode == "hostile" {
+		fmt.Fprintln(os.Stderr, "starting"+evil) // forwarded to the client's logger
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
@@ -145,6 +149,11 @@ func scriptServer(spec string) int {
 			if strings.HasPrefix(req.Params.Name, "fail") {
 				fail(-32603, name("it broke"))
 				continue
+			}
+			if mode == "hostile" {
+				fmt.Fprintln(out, "not JSON-RPC"+evil) // skipped by the client
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+					"params": map[string]any{"level": "info", "logger": name("log"), "data": name("logged")}})
 			}
 			if req.Params.Meta.Token != nil {
 				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
