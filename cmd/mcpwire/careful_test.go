@@ -132,7 +132,8 @@ func TestProbeServerDiesOnce(t *testing.T) {
 
 // TestCallResend: a stdio server that crashes while a call runs: without
 // --resend the loss is reported (one line, naming --resend); with it the
-// call is sent once more to the restarted server (RELIABILITY D2, STD-14).
+// call is sent once more to the restarted server, and only once
+// (RELIABILITY D2, STD-14).
 func TestCallResend(t *testing.T) {
 	dir := t.TempDir()
 	out, errOut, code := mcpwire(t, "call", scriptTarget("crashcall", dir), "echo")
@@ -141,8 +142,14 @@ func TestCallResend(t *testing.T) {
 	}
 	dir = t.TempDir()
 	out, errOut, code = mcpwire(t, "call", "--resend", scriptTarget("crashcall", dir), "echo")
-	if code != 0 || !strings.Contains(out, "result <ok>") || spawns(dir) != 2 {
+	if code != 0 || !strings.Contains(out, "result <ok>") || spawns(dir) != 2 || !strings.Contains(errOut, "once more") {
 		t.Fatalf("with --resend: exit %d after %d starts\nstdout %s\nstderr %s", code, spawns(dir), out, errOut)
+	}
+	// Once: a server that dies at every call is not started a third time.
+	dir = t.TempDir()
+	out, errOut, code = mcpwire(t, "call", "--resend", scriptTarget("crashalways", dir), "echo")
+	if code != 1 || out != "" || spawns(dir) != 2 || !strings.Contains(errOut, "lost again after --resend") {
+		t.Fatalf("crashing twice: exit %d after %d starts\nstdout %s\nstderr %s", code, spawns(dir), out, errOut)
 	}
 }
 

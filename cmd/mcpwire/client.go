@@ -351,7 +351,7 @@ func runCall(ctx context.Context, args []string) error {
 	fs.Var(&inputs, "input", "`KEY=JSON` or KEY=@FILE: the answer to the server's input request KEY (MRTR; repeatable), e.g. 'user_name={\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}'")
 	inputsFile := fs.String("inputs", "", "a JSON `FILE` of answers to input requests, {\"KEY\": answer, …} (- for stdin); --input wins")
 	caps := fs.String("capabilities", defaultCallCaps, "the clientCapabilities `JSON` declared on each request: the kinds of input the server may ask for")
-	resend := fs.Bool("resend", false, "stdio and socket targets: if the connection is lost (the server crashed) while the call runs, restart or redial and send it once more (the call may then run twice); without it the loss is reported")
+	resend := fs.Bool("resend", false, "if the connection is lost while the call runs (a stdio server that crashed is restarted, a cut connection redialled), send the call once more: it may then run twice; without it the loss is reported")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: mcpwire call [flags] TARGET METHOD|TOOL [JSON]\n\n"+
 			"A name with a '/' is a method and JSON its params (tools/list, resources/read '{\"uri\":\"…\"}');\n"+
@@ -395,7 +395,9 @@ func runCall(ctx context.Context, args []string) error {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
-	opts := &client.CallOptions{LogLevel: *logLevel, Resend: *resend}
+	// Resend is the command's own (below): the client's would re-send up
+	// to Config.Retries times, --resend once.
+	opts := &client.CallOptions{LogLevel: *logLevel}
 	if *progress {
 		opts.OnProgress = func(p client.Progress) {
 			if p.Total > 0 {
@@ -428,6 +430,13 @@ func runCall(ctx context.Context, args []string) error {
 		_, _ = c.ListTools(ctx)
 	}
 	res, err := callWithInputs(ctx, c, method, params, opts, answers, os.Stderr)
+	if err != nil && *resend && errors.Is(err, client.ErrDropped) && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "note: the connection was lost before the reply; sending %s %s once more (--resend): it may run twice\n", method, termSafe(name))
+		res, err = callWithInputs(ctx, c, method, params, opts, answers, os.Stderr)
+		if errors.Is(err, client.ErrDropped) {
+			return fmt.Errorf("%s %s: the connection was lost again after --resend: %w", method, name, err)
+		}
+	}
 	if err != nil {
 		// One line on stderr (main prints it, made safe): nothing on
 		// stdout, which holds results only.

@@ -23,6 +23,7 @@ import (
 //	           probe); later ones are the reference server
 //	crashcall  the first process exits on its first tools/call; later ones
 //	           answer it
+//	crashalways every process exits on its first tools/call
 //	silent     reads and never answers
 //	refuse     answers the version probe with a modern error (-32021)
 //	           whose message carries escape sequences
@@ -140,7 +141,7 @@ func scriptServer(spec string) int {
 				{"name": "p2"}, {"name": "p3"}, {"name": "p4"}, {"name": "p5"},
 			})
 		case "tools/call":
-			if mode == "crashcall" && first {
+			if (mode == "crashcall" && first) || mode == "crashalways" {
 				return 3
 			}
 			if req.Params.Name == "hang" {
