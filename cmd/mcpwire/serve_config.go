@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpwire/mcpwire/auth"
 	"github.com/mcpwire/mcpwire/internal/refserver"
 	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/transport/legacy"
@@ -42,6 +43,7 @@ type httpSetup struct {
 	cfg              streamhttp.Config
 	tlsCert, tlsKey  string
 	testAuth         bool
+	oauth            *auth.Verifier // --oauth-*: installed on the listener
 }
 
 // socketSetup is --tcp and --unix.
@@ -77,6 +79,9 @@ func (f *serveFlags) config() (*serveConfig, error) {
 		admin:       adminSetup{addr: f.admin, allowNonLoopback: f.adminNonLoopback, stdio: f.stdio, log: log, mrtr: signer},
 	}
 	c.http = f.httpSetup(log)
+	if err := f.oauthSetup(c, log); err != nil {
+		return nil, err
+	}
 	c.sockets = f.socketSetup(log)
 	if f.stdio {
 		c.stdio = &stdio.Config{Grace: f.grace, MaxLine: f.maxLine, Logger: log, Queued: c.queued}

@@ -27,6 +27,7 @@ type serveFlags struct {
 	tlsCert, tlsKey        string
 	trusted                prefixList
 	testAuth               bool
+	oauth                  oauthFlags // --oauth-*: serve_oauth.go
 
 	// limits; 0 is each library's default, negative no limit where the
 	// library allows it (the help says which)
@@ -55,6 +56,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	f.transportFlags(fs)
 	f.securityFlags(fs)
+	f.oauth.define(fs)
 	f.limitFlags(fs)
 	f.opsFlags(fs)
 	hideTestFlags(fs) // help.go

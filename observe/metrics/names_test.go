@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpwire/mcpwire/auth"
 	"github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/mrtr"
@@ -32,6 +33,7 @@ var statsTypes = []struct {
 	{"legacy", reflect.TypeFor[legacy.Stats]()},
 	{"mrtr", reflect.TypeFor[mrtr.Stats]()},
 	{"redis", reflect.TypeFor[redisstate.Stats]()},
+	{"oauth", reflect.TypeFor[auth.Stats]()},
 	{"client_line", reflect.TypeFor[client.LineStats]()},
 }
 

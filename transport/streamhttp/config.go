@@ -44,6 +44,15 @@ type ErrInsufficientScope struct{ Scope string }
 
 func (e *ErrInsufficientScope) Error() string { return "streamhttp: insufficient scope " + e.Scope }
 
+// Authorizer decides, once the request's body has been read and checked
+// against its mirrored headers, whether principal (what the Authenticator
+// returned) may make it: method is the JSON-RPC method and name the tool
+// or prompt name or the resource URI ("" for other methods). It returns
+// nil, or an error: ErrInsufficientScope answers 403 with
+// error="insufficient_scope" and its scope, any other error a plain 403.
+// Either way the body carries a JSON-RPC error for the request's id.
+type Authorizer func(ctx context.Context, principal any, method, name string) error
+
 // ErrUnauthorized is a ready-made 401 for Authenticators.
 var ErrUnauthorized = errors.New("streamhttp: missing or invalid bearer token")
 
@@ -93,11 +102,19 @@ type Config struct {
 	TLS *tls.Config
 
 	// Authenticate, when set, is called for every POST with its bearer
-	// token.
+	// token. On a TLS front end with client certificates its context
+	// carries the verified peer chains (VerifiedChains).
 	Authenticate Authenticator
+	// Authorize, when set with Authenticate, is called for each request
+	// that passed validation, before the engine runs it: per-tool scopes
+	// (package auth), for instance.
+	Authorize Authorizer
 	// ResourceMetadata is the Protected Resource Metadata URL advertised in
 	// WWW-Authenticate on 401/403 (SEC-04).
 	ResourceMetadata string
+	// ChallengeScope, when set, is the scope parameter of 401 challenges
+	// (RFC 6750 §3): the space-separated scopes a client should ask for.
+	ChallengeScope string
 
 	// MaxBodyBytes bounds a request body in bytes, also when chunked and
 	// after Content-Encoding is undone: 413 past it (Stats.BodyTooLarge).
@@ -186,6 +203,11 @@ type Config struct {
 	// until it first flushes, then streamed; http.ResponseController's
 	// SetWriteDeadline reaches the connection.
 	Mounts map[string]http.Handler
+	// PublicMounts are Mounts that Authenticate does not guard: documents
+	// a client reads before it has a token, such as the Protected Resource
+	// Metadata of RFC 9728 (package auth). They get every other check of
+	// Mounts. A path in both maps is public.
+	PublicMounts map[string]http.Handler
 
 	// Logger receives transport logs; nil discards them.
 	Logger *slog.Logger

@@ -2,6 +2,7 @@ package streamhttp
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net/http"
@@ -69,6 +70,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if nc != nil {
 		x.info = nc.info
 	}
+	if s.cfg.Authenticate != nil {
+		r.chains = netChains(req)
+	}
 	if nc != nil && nc.smuggled() {
 		// Content-Length and Transfer-Encoding both: refused, as on the
 		// fasthttp front end (B5; seen by NetListener).
@@ -117,6 +121,18 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		<-afDone // the cancellation is running: let it finish before x is reused
 	}
 	x.unref()
+}
+
+// netChains returns the verified TLS peer chains of a net/http request:
+// from NetListener's TLS layer, else from the embedding server's.
+func netChains(req *http.Request) [][]*x509.Certificate {
+	if nc, _ := req.Context().Value(netConnKey{}).(*netConn); nc != nil && nc.tc != nil {
+		return nc.tc.ConnectionState().VerifiedChains
+	}
+	if req.TLS != nil {
+		return req.TLS.VerifiedChains
+	}
+	return nil
 }
 
 func joinValues(vs []string) string {
