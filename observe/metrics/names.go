@@ -153,6 +153,15 @@ var statNames = map[string]map[string]statName{
 		"OnceLeaseLost": {"once_lease_lost", "Once calls whose lease may have been lost while they ran."},
 		"EvictionRisk":  {"eviction_risk", "1 when Redis's maxmemory-policy can evict state keys (checked at start)."},
 	},
+	mod + "state.MemoryStats": {
+		"Ops":       {"ops", "Calls to the in-memory state store."},
+		"Expired":   {"expired", "In-memory state entries removed after their TTL."},
+		"TooLarge":  {"too_large", "Values refused for exceeding the store's size limit."},
+		"Full":      {"full", "Creations refused because the in-memory store was full."},
+		"Published": {"published", "Change cues published in memory."},
+		"Dropped":   {"dropped", "Cue deliveries dropped for a subscriber that fell behind."},
+		"Lost":      {"lost", "Times a subscriber was told it lost cues."},
+	},
 	mod + "auth.Stats": {
 		"Verified":          {"verified", "Bearer tokens accepted (JWT or introspected)."},
 		"Rejected":          {"rejected", "Bearer tokens refused (401)."},
