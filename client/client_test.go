@@ -30,6 +30,7 @@ type fake struct {
 	raw   []string
 	serve func(f *fake, msg map[string]json.RawMessage, raw string, reply func(string))
 	dials int
+	cut   bool // set by serve: close this connection now (a server that died)
 }
 
 func (f *fake) dial(ctx context.Context) (io.ReadWriteCloser, error) {
@@ -58,6 +59,13 @@ func (f *fake) dial(ctx context.Context) (io.ReadWriteCloser, error) {
 			f.raw = append(f.raw, sc.Text())
 			f.mu.Unlock()
 			f.serve(f, m, sc.Text(), reply)
+			f.mu.Lock()
+			cut := f.cut
+			f.cut = false
+			f.mu.Unlock()
+			if cut {
+				return
+			}
 		}
 	}()
 	return a, nil
@@ -300,6 +308,55 @@ func TestProbeLegacy(t *testing.T) {
 			}
 			if strings.Contains(msgs[len(msgs)-1], "io.modelcontextprotocol/protocolVersion") {
 				t.Fatalf("legacy request carries the modern claim: %s", msgs[len(msgs)-1])
+			}
+		})
+	}
+}
+
+// TestProbeConnectionLost: a line server whose connection ends during
+// the version probe (it died) is probed again on a new connection, not
+// taken for a legacy server; one that dies at every probe is (a legacy
+// server that does not survive an unknown method; STD-17, issue 20).
+func TestProbeConnectionLost(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		dies  int // probes the server dies on
+		era   Era
+		dials int
+	}{
+		{"once", 1, EraModern, 2},
+		{"always", 100, Era2025, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			died := 0
+			c, f, _ := newFake(t, func(f *fake, m map[string]json.RawMessage, raw string, reply func(string)) {
+				id := string(m["id"])
+				switch method(m) {
+				case "server/discover":
+					if died < tc.dies {
+						died++
+						f.mu.Lock()
+						f.cut = true
+						f.mu.Unlock()
+						return
+					}
+					reply(`{"jsonrpc":"2.0","id":` + id + `,"result":` + discoverOK + `}`)
+				case "initialize":
+					reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"0.1"}}}`)
+				case "notifications/initialized", "notifications/cancelled":
+				default:
+					reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"ok"}]}}`)
+				}
+			}, Config{ProbeTimeout: 5 * time.Second})
+			res, err := c.CallTool(ctx10(t), "echo", nil, nil)
+			if err != nil || res.Text() != "ok" {
+				t.Fatalf("call: %v", err)
+			}
+			f.mu.Lock()
+			dials := f.dials
+			f.mu.Unlock()
+			if c.Era() != tc.era || dials != tc.dials {
+				t.Fatalf("era %s after %d connections, want %s after %d", c.Era(), dials, tc.era, tc.dials)
 			}
 		})
 	}

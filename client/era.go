@@ -69,7 +69,8 @@ func (c *Client) isHTTP() bool {
 // probe decides the era: server/discover with the preferred modern
 // version first (STD-17, COMPAT-01); a DiscoverResult or a recognised
 // modern error means modern (COMPAT-02, the conservative set); auth, 5xx
-// and (on HTTP) timeouts are reported, not taken as legacy; anything else
+// and (on HTTP) timeouts are reported, not taken as legacy (RELIABILITY
+// D7); a connection lost before the answer is probed again once; anything else
 // falls back to initialize, and on HTTP a 400/404/405 from that to the
 // 2024-11-05 HTTP+SSE transport (COMPAT-04).
 func (c *Client) probe(ctx context.Context) error {
@@ -126,10 +127,21 @@ func (c *Client) probe(ctx context.Context) error {
 			return err
 		case errors.Is(err, ErrNotDelivered):
 			// Nothing reached a server (it could not be started or
-			// dialled): no evidence either way. A stdio server that
-			// exits on a pre-initialize request ends in ErrDropped.
+			// dialled): no evidence either way.
 			return err
+		case errors.Is(err, ErrDropped) && attempt == 0:
+			// The connection was lost before the answer: a stdio server
+			// that died (started again on the next request), a cut HTTP
+			// stream. That is no evidence of a legacy server: probe
+			// once more (issue 20: a crash used to mean legacy).
+			c.opts.Logger.Debug("client: connection lost during the probe; probing again", "err", err)
+			continue
+		case errors.Is(err, ErrDropped) && c.isHTTP():
+			return fmt.Errorf("client: connection lost twice during the probe (not taken as a legacy server): %w", err)
 		}
+		// A stdio server that exits on every pre-initialize request (a
+		// legacy server that does not survive an unknown method) ends
+		// here after its second ErrDropped.
 		c.opts.Logger.Debug("client: probe says legacy", "err", err)
 		return c.fallback(ctx)
 	}

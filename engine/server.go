@@ -501,7 +501,7 @@ type Stats struct {
 	BadVersion       atomic.Uint64 // -32022 answers
 	MissingCaps      atomic.Uint64 // -32021 answers
 	Panics           atomic.Uint64 // handler panics (-32603)
-	Cancelled        atomic.Uint64 // requests cancelled by the peer
+	Cancelled        atomic.Uint64 // requests cancelled by the peer: notifications/cancelled, or a disconnect while they ran
 	UnknownCancels   atomic.Uint64 // cancellations naming no in-flight request
 	DuplicateIDs     atomic.Uint64 // a request reused an id still in flight
 	InFlightStalls   atomic.Uint64 // reads paused because MaxInFlight was reached

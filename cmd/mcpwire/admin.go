@@ -14,6 +14,7 @@ import (
 	"github.com/mcpwire/mcpwire/observe/admin"
 	"github.com/mcpwire/mcpwire/observe/metrics"
 	"github.com/mcpwire/mcpwire/state/redisstate"
+	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/socket"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
@@ -34,6 +35,7 @@ type adminSetup struct {
 	srv              *engine.Server
 	hs               *streamhttp.Server
 	ss               *socket.Server
+	ls               *legacy.Server // the 2025-11-25 endpoint: mcpwire_legacy_*
 	shared           *sharedState
 	stdio            bool
 	queued           *stdio.Queued // the stdio connection's output queue (with stdio)
@@ -87,6 +89,9 @@ func startAdmin(s adminSetup) (*adminListener, error) {
 		if q := s.queued; q != nil {
 			c.AddGauge("queued_bytes", "Output bytes queued for a peer and not yet written.", func() float64 { return float64(q.Bytes()) }, "transport", "stdio")
 		}
+	}
+	if s.ls != nil {
+		c.AddStats("legacy", s.ls.Stats())
 	}
 	if s.mrtr != nil {
 		c.AddStats("mrtr", s.mrtr.Stats())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,6 +89,26 @@ func (f *clientFlags) oauthConfig(hc *http.Client) (*oauth.Config, error) {
 	return cfg, nil
 }
 
+// phaseError is err of the named phase of the command (the version
+// probe, the call), saying what timed out and after how long when the
+// --timeout bound or a transport's own deadline ran out.
+func (f *clientFlags) phaseError(phase string, start time.Time, err error) error {
+	if !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+		return err
+	}
+	what := phase
+	if errors.Is(err, client.ErrNotDelivered) {
+		what = "connecting to the server (for " + phase + ")"
+	}
+	return fmt.Errorf("%s timed out after %s (--timeout %s): %w", what, time.Since(start).Round(time.Millisecond), f.timeout, err)
+}
+
+// isTimeout reports a network timeout in err's chain.
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
 func (f *clientFlags) open(tgt string) (*client.Client, error) {
 	return f.openWith(tgt, nil)
 }
@@ -129,20 +150,50 @@ func (f *clientFlags) openWith(tgt string, caps json.RawMessage) (*client.Client
 
 // probeReport is what probe prints.
 type probeReport struct {
-	Era          string             `json:"era"`
-	Version      string             `json:"protocolVersion"`
-	Supported    []string           `json:"supportedVersions,omitempty"`
-	ServerInfo   mcp.Implementation `json:"serverInfo"`
-	Capabilities json.RawMessage    `json:"capabilities"`
-	Instructions string             `json:"instructions,omitempty"`
-	Tools        []probeTool        `json:"tools"`
-	ToolsError   string             `json:"toolsError,omitempty"`
-	Elapsed      string             `json:"elapsed"`
+	Era            string             `json:"era"`
+	Version        string             `json:"protocolVersion"`
+	Supported      []string           `json:"supportedVersions,omitempty"`
+	ServerInfo     mcp.Implementation `json:"serverInfo"`
+	Capabilities   json.RawMessage    `json:"capabilities"`
+	Instructions   string             `json:"instructions,omitempty"`
+	Tools          []probeEntry       `json:"tools"`
+	ToolsError     string             `json:"toolsError,omitempty"`
+	Resources      []probeEntry       `json:"resources"`
+	ResourcesError string             `json:"resourcesError,omitempty"`
+	Templates      []probeEntry       `json:"resourceTemplates"`
+	TemplatesError string             `json:"resourceTemplatesError,omitempty"`
+	Prompts        []probeEntry       `json:"prompts"`
+	PromptsError   string             `json:"promptsError,omitempty"`
+	Elapsed        string             `json:"elapsed"`
 }
 
-type probeTool struct {
+// probeEntry is one tool, resource, resource template or prompt: its name,
+// the URI or URI template of a resource or template, and its description.
+type probeEntry struct {
 	Name        string `json:"name"`
+	URI         string `json:"uri,omitempty"`
+	URITemplate string `json:"uriTemplate,omitempty"`
 	Description string `json:"description,omitempty"`
+}
+
+// probeLists are the lists probe asks for, each with the capability that
+// announces it, the result member holding it, and where the report keeps
+// the entries and the error.
+func (r *probeReport) lists() []struct {
+	method, capability, key string
+	entries                 *[]probeEntry
+	err                     *string
+} {
+	return []struct {
+		method, capability, key string
+		entries                 *[]probeEntry
+		err                     *string
+	}{
+		{"tools/list", "tools", "tools", &r.Tools, &r.ToolsError},
+		{"resources/list", "resources", "resources", &r.Resources, &r.ResourcesError},
+		{"resources/templates/list", "resources", "resourceTemplates", &r.Templates, &r.TemplatesError},
+		{"prompts/list", "prompts", "prompts", &r.Prompts, &r.PromptsError},
+	}
 }
 
 func runProbe(ctx context.Context, args []string) error {
@@ -152,7 +203,7 @@ func runProbe(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: mcpwire probe [flags] TARGET\n\nTARGET: http://host:port/path, stdio:'command args', tcp://host:port, unix:///path")
-		fs.PrintDefaults()
+		printVisibleDefaults(fs)
 	}
 	_ = fs.Parse(args)
 	if fs.NArg() != 1 {
@@ -169,17 +220,25 @@ func runProbe(ctx context.Context, args []string) error {
 	start := time.Now()
 	d, err := c.Probe(ctx)
 	if err != nil {
-		return err
+		return cf.phaseError("the version probe", start, err)
 	}
 	rep := probeReport{Era: c.Era().String(), Version: c.ProtocolVersion(), Supported: d.Supported,
-		ServerInfo: d.Info, Capabilities: d.Capabilities, Instructions: d.Instructions, Tools: []probeTool{}}
-	if hasCapability(d.Capabilities, "tools") {
-		tools, err := c.ListTools(ctx)
-		if err != nil {
-			rep.ToolsError = err.Error()
+		ServerInfo: d.Info, Capabilities: d.Capabilities, Instructions: d.Instructions,
+		Tools: []probeEntry{}, Resources: []probeEntry{}, Templates: []probeEntry{}, Prompts: []probeEntry{}}
+	for _, l := range rep.lists() {
+		if !hasCapability(d.Capabilities, l.capability) {
+			continue
 		}
-		for _, t := range tools {
-			rep.Tools = append(rep.Tools, probeTool{Name: t.Name, Description: t.Description})
+		// Every page, following nextCursor (Client.List).
+		raws, err := c.List(ctx, l.method, l.key)
+		if err != nil {
+			*l.err = cf.phaseError(l.method, start, err).Error()
+		}
+		for _, raw := range raws {
+			var e probeEntry
+			if json.Unmarshal(raw, &e) == nil && (e.Name != "" || e.URI != "" || e.URITemplate != "") {
+				*l.entries = append(*l.entries, e)
+			}
 		}
 	}
 	rep.Elapsed = time.Since(start).Round(time.Microsecond).String()
@@ -199,7 +258,7 @@ func printProbe(w io.Writer, r *probeReport, asJSON bool) error {
 	// Everything but era and elapsed comes from the server: printed
 	// through jsonSafe and termSafe (term.go).
 	if asJSON {
-		b, err := json.MarshalIndent(r, "", "  ")
+		b, err := marshalIndent(r)
 		if err != nil {
 			return err
 		}
@@ -216,19 +275,63 @@ func printProbe(w io.Writer, r *probeReport, asJSON bool) error {
 	if r.Instructions != "" {
 		fmt.Fprintf(w, "instructions: %s\n", termLines(r.Instructions, "              "))
 	}
-	fmt.Fprintf(w, "tools (%d):\n", len(r.Tools))
-	for _, t := range r.Tools {
-		if t.Description != "" {
-			fmt.Fprintf(w, "  %-32s %s\n", termSafe(t.Name), termSafe(firstLine(t.Description)))
-		} else {
-			fmt.Fprintf(w, "  %s\n", termSafe(t.Name))
+	for _, l := range []struct {
+		title   string
+		entries []probeEntry
+		err     string
+	}{
+		{"tools", r.Tools, r.ToolsError},
+		{"resources", r.Resources, r.ResourcesError},
+		{"resource templates", r.Templates, r.TemplatesError},
+		{"prompts", r.Prompts, r.PromptsError},
+	} {
+		if len(l.entries) == 0 && l.err == "" && l.title != "tools" {
+			continue
 		}
-	}
-	if r.ToolsError != "" {
-		fmt.Fprintf(w, "tools/list failed: %s\n", termSafe(r.ToolsError))
+		fmt.Fprintf(w, "%s (%d):\n", l.title, len(l.entries))
+		for _, e := range l.entries {
+			name := termSafe(e.Name)
+			if u := e.URI + e.URITemplate; u != "" {
+				name = termSafe(u)
+				if e.Name != "" {
+					name += " (" + termSafe(e.Name) + ")"
+				}
+			}
+			if e.Description != "" {
+				fmt.Fprintf(w, "  %-32s %s\n", name, termSafe(firstLine(e.Description)))
+			} else {
+				fmt.Fprintf(w, "  %s\n", name)
+			}
+		}
+		if l.err != "" {
+			fmt.Fprintf(w, "  failed: %s\n", termSafe(l.err))
+		}
 	}
 	fmt.Fprintf(w, "elapsed:      %s\n", r.Elapsed)
 	return nil
+}
+
+// marshalIndent is json.MarshalIndent without HTML escaping: a '<' the
+// server wrote is printed as '<', not \u003c.
+func marshalIndent(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// indentRaw indents the JSON the server sent as it is (member order,
+// numbers and escapes kept; nothing HTML-escaped).
+func indentRaw(raw json.RawMessage) ([]byte, error) {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 func firstLine(s string) string {
@@ -248,6 +351,7 @@ func runCall(ctx context.Context, args []string) error {
 	fs.Var(&inputs, "input", "`KEY=JSON` or KEY=@FILE: the answer to the server's input request KEY (MRTR; repeatable), e.g. 'user_name={\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}'")
 	inputsFile := fs.String("inputs", "", "a JSON `FILE` of answers to input requests, {\"KEY\": answer, …} (- for stdin); --input wins")
 	caps := fs.String("capabilities", defaultCallCaps, "the clientCapabilities `JSON` declared on each request: the kinds of input the server may ask for")
+	resend := fs.Bool("resend", false, "if the connection is lost while the call runs (a stdio server that crashed is restarted, a cut connection redialled), send the call once more: it may then run twice; without it the loss is reported")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: mcpwire call [flags] TARGET METHOD|TOOL [JSON]\n\n"+
 			"A name with a '/' is a method and JSON its params (tools/list, resources/read '{\"uri\":\"…\"}');\n"+
@@ -255,7 +359,7 @@ func runCall(ctx context.Context, args []string) error {
 			"When the server asks for input (an elicitation form or URL, a sampling request, the roots), the\n"+
 			"request is shown on stderr and answered from --input or --inputs; without an answer call says\n"+
 			"which --input it needs and exits 1.")
-		fs.PrintDefaults()
+		printVisibleDefaults(fs)
 	}
 	_ = fs.Parse(args)
 	if fs.NArg() < 2 || fs.NArg() > 3 {
@@ -291,6 +395,8 @@ func runCall(ctx context.Context, args []string) error {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
 	defer cancel()
+	// Resend is the command's own (below): the client's would re-send up
+	// to Config.Retries times, --resend once.
 	opts := &client.CallOptions{LogLevel: *logLevel}
 	if *progress {
 		opts.OnProgress = func(p client.Progress) {
@@ -313,35 +419,40 @@ func runCall(ctx context.Context, args []string) error {
 		}
 		method = "tools/call"
 		params, _ = json.Marshal(map[string]json.RawMessage{"name": mustJSON(name), "arguments": payload})
+	}
+	start := time.Now()
+	if _, err := c.Probe(ctx); err != nil {
+		return cf.phaseError("the version probe", start, err)
+	}
+	if method == "tools/call" && c.Era() != client.Era2024 {
 		// Learn the tool's x-mcp-header annotations first (PARAM-05), as
 		// a client that lists tools before calling them does.
-		if _, err := c.Probe(ctx); err == nil && c.Era() != client.Era2024 {
-			_, _ = c.ListTools(ctx)
-		}
+		_, _ = c.ListTools(ctx)
 	}
 	res, err := callWithInputs(ctx, c, method, params, opts, answers, os.Stderr)
-	if err != nil {
-		var re *client.RPCError
-		if errors.As(err, &re) {
-			b, _ := json.Marshal(re)
-			fmt.Fprintf(os.Stdout, "%s\n", jsonSafe(b))
+	if err != nil && *resend && errors.Is(err, client.ErrDropped) && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "note: the connection was lost before the reply; sending %s %s once more (--resend): it may run twice\n", method, termSafe(name))
+		res, err = callWithInputs(ctx, c, method, params, opts, answers, os.Stderr)
+		if errors.Is(err, client.ErrDropped) {
+			return fmt.Errorf("%s %s: the connection was lost again after --resend: %w", method, name, err)
 		}
+	}
+	if err != nil {
+		// One line on stderr (main prints it, made safe): nothing on
+		// stdout, which holds results only.
 		var safe *safeError
 		if errors.As(err, &safe) {
 			return safe
 		}
-		// Other errors may quote the server (an RPC error's message).
-		return errors.New(termSafe(err.Error()))
+		if errors.Is(err, client.ErrDropped) && !*resend {
+			return fmt.Errorf("%s %s: the connection was lost before the reply (the server may have crashed; it may or may not have run the call): add --resend to send it once more: %w", method, name, err)
+		}
+		return cf.phaseError(method+" "+name, start, err)
 	}
 	for _, k := range answers.unused() {
 		fmt.Fprintf(os.Stderr, "note: the server did not ask for input \"%s\" (%s)\n", termSafe(k), termSafe(answers.from[k]))
 	}
-	var v any
-	if json.Unmarshal(res.Raw, &v) == nil {
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
+	if b, err := indentRaw(res.Raw); err == nil {
 		if _, err := fmt.Fprintf(os.Stdout, "%s\n", jsonSafe(b)); err != nil {
 			return err
 		}

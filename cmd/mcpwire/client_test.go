@@ -145,7 +145,8 @@ func TestProbePaged(t *testing.T) {
 }
 
 // TestCall: `mcpwire call` over TCP prints the result on stdout, progress
-// on stderr, and exits 1 with the error object on a JSON-RPC error.
+// on stderr, and exits 1 with the error on stderr (only) on a JSON-RPC
+// error.
 func TestCall(t *testing.T) {
 	tgt := tcpServer(t)
 	out, errOut, code := mcpwire(t, "call", tgt, "echo", `{"text":"hi there"}`)
@@ -161,7 +162,7 @@ func TestCall(t *testing.T) {
 		t.Fatalf("resources/read: exit %d %s", code, out)
 	}
 	out, errOut, code = mcpwire(t, "call", tgt, "no_such_tool")
-	if code != 1 || !strings.Contains(out, `"code":-32602`) {
+	if code != 1 || out != "" || !strings.Contains(errOut, "-32602") {
 		t.Fatalf("unknown tool: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 }

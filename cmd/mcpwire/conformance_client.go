@@ -126,7 +126,7 @@ var conformanceScenarios = map[string]func(context.Context, *confClient) error{
 		if err != nil {
 			return err
 		}
-		fmt.Printf("probe: era %s, revision %s, server %s %s\n", cc.c.Era(), cc.c.ProtocolVersion(), d.Info.Name, d.Info.Version)
+		fmt.Printf("probe: era %s, revision %s, server %s %s\n", cc.c.Era(), cc.c.ProtocolVersion(), termSafe(d.Info.Name), termSafe(d.Info.Version))
 		if cc.c.Era() != client.EraModern {
 			return fmt.Errorf("era %s, want modern", cc.c.Era())
 		}
@@ -172,7 +172,7 @@ var conformanceScenarios = map[string]func(context.Context, *confClient) error{
 			if _, err := cc.c.ReadResource(ctx, r.URI); err != nil {
 				return fmt.Errorf("resources/read %s: %w", r.URI, err)
 			}
-			fmt.Printf("resources/read %s: ok\n", r.URI)
+			fmt.Printf("resources/read %s: ok\n", termSafe(r.URI))
 		}
 		prompts, err := cc.c.List(ctx, "prompts/list", "prompts")
 		if err != nil {
@@ -188,7 +188,7 @@ var conformanceScenarios = map[string]func(context.Context, *confClient) error{
 			if _, err := cc.c.GetPrompt(ctx, p.Name, nil); err != nil {
 				return fmt.Errorf("prompts/get %s: %w", p.Name, err)
 			}
-			fmt.Printf("prompts/get %s: ok\n", p.Name)
+			fmt.Printf("prompts/get %s: ok\n", termSafe(p.Name))
 		}
 		return nil
 	},
@@ -302,7 +302,7 @@ func (cc *confClient) listTools(ctx context.Context) ([]mcp.Tool, error) {
 	}
 	names := make([]string, len(tools))
 	for i, t := range tools {
-		names[i] = t.Name
+		names[i] = termSafe(t.Name)
 	}
 	fmt.Printf("tools/list (era %s): %s\n", cc.c.Era(), strings.Join(names, ", "))
 	return tools, nil
@@ -333,7 +333,7 @@ func (cc *confClient) call(ctx context.Context, name string, args json.RawMessag
 		return fmt.Errorf("tools/call %s: %w", name, err)
 	}
 	text := r.Text()
-	fmt.Printf("tools/call %s: isError=%v %q\n", name, r.IsError, text)
+	fmt.Printf("tools/call %s: isError=%v %q\n", termSafe(name), r.IsError, text)
 	if want != "" && !strings.Contains(text, want) {
 		return fmt.Errorf("tools/call %s: result %q lacks %q", name, text, want)
 	}
@@ -344,7 +344,7 @@ func (cc *confClient) call(ctx context.Context, name string, args json.RawMessag
 // way an unattended host would: elicitation accepted with a value for each
 // requested field, a canned sampling message, no roots.
 func answerInput(_ context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
-	fmt.Printf("input %s: %s\n", key, req.Method)
+	fmt.Printf("input %s: %s\n", termSafe(key), termSafe(req.Method))
 	switch req.Method {
 	case "elicitation/create":
 		var p struct {

@@ -1,7 +1,7 @@
 // Command mcpwire runs the mcpwire reference server and its tools.
 //
 //	mcpwire serve --stdio        the reference server on stdin/stdout
-//	mcpwire probe TARGET         what a server is (era, revision, info, capabilities, tools)
+//	mcpwire probe TARGET         what a server is (era, revision, info, capabilities, tools, resources, prompts)
 //	mcpwire call TARGET TOOL '{"arg":1}'   one call
 //	mcpwire demo                 start the reference server, exercise it end to end, run a short load, stop it
 //	mcpwire version
@@ -49,7 +49,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcpwire:", err)
+		fmt.Fprintln(os.Stderr, "mcpwire:", errorText(err))
 		os.Exit(1)
 	}
 }
@@ -64,9 +64,10 @@ func usage() {
                                   a replica sharing drafts and change cues (deploy/, make cluster)
   mcpwire demo [flags]            run the reference server, exercise it, run a short load, stop it
   mcpwire load [flags] TARGET     load generator against an HTTP, stdio, tcp or unix target (load --help)
-  mcpwire probe [--json] TARGET   era, revision, server info, capabilities and tools of any MCP server
+  mcpwire probe [--json] TARGET   era, revision, server info, capabilities, tools, resources, templates and prompts of any MCP server
   mcpwire call [flags] TARGET METHOD|TOOL [JSON]   one call: result on stdout, progress and errors on stderr
                 [--input KEY=JSON|KEY=@FILE] [--inputs FILE]   answers to the server's input requests (MRTR)
+                [--resend]                      send the call once more if the connection is lost (it may run twice)
   mcpwire version
 `)
 }

@@ -269,3 +269,18 @@ func padded(t *testing.T, head, tail string, n int) string {
 	}
 	return head + strings.Repeat("n", n-len(head)-len(tail)) + tail
 }
+
+// TestServeHelpHidesTestFlags: `serve -h` does not list the test-only
+// flags (--insecure-test-auth), which still parse (issue 20).
+func TestServeHelpHidesTestFlags(t *testing.T) {
+	_, help, code := mcpwire(t, "serve", "-h")
+	if code != 0 || !strings.Contains(help, "-http") || !strings.Contains(help, "-max-body") {
+		t.Fatalf("serve -h: exit %d\n%s", code, help)
+	}
+	if strings.Contains(help, "insecure-test-auth") || strings.Contains(help, "TESTS ONLY") {
+		t.Errorf("serve -h shows a test-only flag:\n%s", help)
+	}
+	if f := parseServeFlags([]string{"--insecure-test-auth"}); !f.testAuth {
+		t.Error("--insecure-test-auth no longer parses")
+	}
+}

@@ -59,6 +59,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	f.oauth.define(fs)
 	f.limitFlags(fs)
 	f.opsFlags(fs)
+	hideTestFlags(fs) // help.go
 	return fs
 }
 

@@ -22,6 +22,9 @@ import (
 // TestMain lets the test binary act as the mcpwire command when asked to,
 // so that serve runs in a process of its own (it takes over fd 1).
 func TestMain(m *testing.M) {
+	if spec, ok := strings.CutPrefix(os.Getenv("MCPWIRE_TEST_SERVE_STDIO"), "script:"); ok {
+		os.Exit(scriptServer(spec)) // fakeserver_test.go
+	}
 	if size, ok := strings.CutPrefix(os.Getenv("MCPWIRE_TEST_SERVE_STDIO"), "page:"); ok {
 		os.Exit(servePaged(size))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"unicode"
@@ -47,6 +48,18 @@ func termSafe(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// errorText is the text of an error the command ends with, on one line:
+// a safeError's as it is (ours, its server text already made safe), any
+// other through termSafe, since it may quote the server (an RPC error's
+// message, a tool name).
+func errorText(err error) string {
+	var safe *safeError
+	if errors.As(err, &safe) {
+		return safe.msg
+	}
+	return termSafe(err.Error())
 }
 
 // termLines is termSafe for text meant to span lines (a prompt, a

@@ -15,10 +15,14 @@
 //   - mcpwire_<subsystem>_<field>_total for every atomic.Uint64 field of
 //     a Stats struct given to AddStats (the engine's as "engine"), and
 //     mcpwire_<subsystem>_<field> for every atomic.Int64 field (levels,
-//     such as engine listen_streams or socket open).
+//     such as engine listen_streams or socket open). The <field> part and
+//     the HELP text are written down per field (names.go; docs/operations.md
+//     lists them), never derived from the Go name.
 //   - mcpwire_request_duration_seconds{method, transport}: from the
 //     request's arrival to its response (a listen stream: to its end);
-//     method "other" for requests answered before routing. Buckets from
+//     method "other" for requests answered before routing; transport
+//     "http", "tcp", "unix", "stdio" or "legacy" (the 2025-11-25 front,
+//     on HTTP or lines). Buckets from
 //     25 µs to 30 s (engine.DurationBounds).
 //   - mcpwire_in_flight_requests{transport}, mcpwire_listen_streams{transport}.
 //   - mcpwire_shutting_down, mcpwire_backplane_up.

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"fmt"
-	"path"
 	"reflect"
 	"strings"
 	"sync"
@@ -65,8 +64,11 @@ func New(srv *engine.Server) *Collector {
 // sync/atomic values (engine.Stats, streamhttp.Stats, socket.Stats,
 // redisstate.Stats, a client's stats…), as mcpwire_<subsystem>_<field>:
 // an atomic.Uint64 as a counter (with the _total suffix), an atomic.Int64
-// as a gauge; the field name is turned to snake case (TooManyConnsPerIP →
-// too_many_conns_per_ip). Other fields are ignored. Adding the same
+// as a gauge. The name and HELP text of each field of the project's Stats
+// types are written down in names.go (DuplicateIDs → duplicate_ids); a
+// struct of another package names each field with struct tags,
+// `metric:"calls" help:"Calls made."`, and AddStats panics on a field
+// with no name. Other fields are ignored. Adding the same
 // subsystem twice exports both under the same names, which a registry
 // refuses at scrape time: give each source its own subsystem.
 func (c *Collector) AddStats(subsystem string, stats any) {
@@ -89,8 +91,8 @@ func (c *Collector) AddStats(subsystem string, stats any) {
 // AddStatsFunc exports the fields of the struct snapshot returns, called
 // at every scrape, for counters kept as a snapshot of plain values (for
 // example client.LineTransport.Stats): a uint64 field as a counter
-// mcpwire_<subsystem>_<field>_total, an int64 or int field as a gauge.
-// snapshot must always return the same struct type.
+// mcpwire_<subsystem>_<field>_total, an int64 or int field as a gauge,
+// named as by AddStats. snapshot must always return the same struct type.
 func (c *Collector) AddStatsFunc(subsystem string, snapshot func() any) {
 	v := reflect.ValueOf(snapshot())
 	if v.Kind() != reflect.Struct {
@@ -108,10 +110,11 @@ func (c *Collector) AddStatsFunc(subsystem string, snapshot func() any) {
 }
 
 // addSource describes the exported fields of src.v that kind accepts (a
-// gauge, or a counter with the _total suffix) and adds src.
+// gauge, or a counter with the _total suffix) and adds src. Each field's
+// name and HELP text come from the table in names.go, or from the field's
+// metric and help tags; a field with neither panics (no name is made up).
 func (c *Collector) addSource(subsystem string, src statsSource, kind func(reflect.Type) (gauge, ok bool)) {
 	t := src.v.Type()
-	typeName := path.Base(t.PkgPath()) + "." + t.Name()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -121,15 +124,32 @@ func (c *Collector) addSource(subsystem string, src statsSource, kind func(refle
 		if !ok {
 			continue
 		}
-		name := Namespace + "_" + subsystem + "_" + snake(f.Name)
+		n, ok := fieldName(t, f)
+		if !ok {
+			panic(fmt.Sprintf("metrics: %s.%s has no metric name: add it to observe/metrics/names.go or give it metric and help tags", t, f.Name))
+		}
+		name := Namespace + "_" + subsystem + "_" + n.name
 		if !gauge {
 			name += "_total"
 		}
-		src.fields = append(src.fields, statsField{i, prometheus.NewDesc(name, "mcpwire "+typeName+"."+f.Name, nil, nil), gauge})
+		src.fields = append(src.fields, statsField{i, prometheus.NewDesc(name, n.help, nil, nil), gauge})
 	}
 	c.mu.Lock()
 	c.stats = append(c.stats, src)
 	c.mu.Unlock()
+}
+
+// fieldName returns the metric name part and HELP text of field f of the
+// struct type t: its entry in statNames, else its metric and help tags.
+func fieldName(t reflect.Type, f reflect.StructField) (statName, bool) {
+	if n, ok := statNames[t.PkgPath()+"."+t.Name()][f.Name]; ok {
+		return n, true
+	}
+	name, help := f.Tag.Get("metric"), f.Tag.Get("help")
+	if name == "" || help == "" {
+		return statName{}, false
+	}
+	return statName{name, help}, true
 }
 
 // AddGauge exports fn's value, read at every scrape, as the gauge
@@ -239,32 +259,6 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-// snake turns a Go field name into a metric name part: a word boundary
-// before an upper-case letter that follows a lower-case one or a digit,
-// and before the last capital of an acronym followed by lower case
-// (InFlightStalls → in_flight_stalls, TooManyConnsPerIP →
-// too_many_conns_per_ip, HTTPErrors → http_errors).
-func snake(name string) string {
-	var b strings.Builder
-	r := []rune(name)
-	for i, ch := range r {
-		upper := ch >= 'A' && ch <= 'Z'
-		if upper && i > 0 {
-			prev := r[i-1]
-			prevLower := (prev >= 'a' && prev <= 'z') || (prev >= '0' && prev <= '9')
-			nextLower := i+1 < len(r) && r[i+1] >= 'a' && r[i+1] <= 'z'
-			if prevLower || (prev >= 'A' && prev <= 'Z' && nextLower) {
-				b.WriteByte('_')
-			}
-		}
-		if upper {
-			ch += 'a' - 'A'
-		}
-		b.WriteRune(ch)
-	}
-	return b.String()
 }
 
 // Registry returns a new registry holding c, the Go runtime's collector

@@ -41,22 +41,6 @@ func leakCheck(t *testing.T) {
 	})
 }
 
-func TestSnake(t *testing.T) {
-	for i, c := range []struct{ in, want string }{
-		{"Requests", "requests"},
-		{"InFlightStalls", "in_flight_stalls"},
-		{"TooManyConnsPerIP", "too_many_conns_per_ip"},
-		{"HTTPErrors", "http_errors"},
-		{"BadProxyHeader", "bad_proxy_header"},
-		{"Utf8Errors", "utf8_errors"},
-		{"ListenStreams", "listen_streams"},
-	} {
-		if got := snake(c.in); got != c.want {
-			t.Errorf("%d: snake(%q) = %q, want %q", i, c.in, got, c.want)
-		}
-	}
-}
-
 // gather scrapes reg into name → metric families.
 func gather(t *testing.T, reg prometheus.Gatherer) map[string]*dto.MetricFamily {
 	t.Helper()
@@ -130,9 +114,9 @@ func TestEveryCounterIsExported(t *testing.T) {
 			var want float64
 			switch a := v.Field(i).Addr().Interface().(type) {
 			case *atomic.Uint64:
-				name, want = "mcpwire_"+src.sub+"_"+snake(f.Name)+"_total", float64(a.Load())
+				name, want = "mcpwire_"+src.sub+"_"+statNames[typeKey(v.Type())][f.Name].name+"_total", float64(a.Load())
 			case *atomic.Int64:
-				name, want = "mcpwire_"+src.sub+"_"+snake(f.Name), float64(a.Load())
+				name, want = "mcpwire_"+src.sub+"_"+statNames[typeKey(v.Type())][f.Name].name, float64(a.Load())
 			default:
 				continue
 			}
@@ -144,6 +128,9 @@ func TestEveryCounterIsExported(t *testing.T) {
 			}
 			m := mf.GetMetric()[0]
 			got := m.GetCounter().GetValue()
+			if help := statNames[typeKey(v.Type())][f.Name].help; mf.GetHelp() != help {
+				t.Errorf("%s: HELP %q, want %q", name, mf.GetHelp(), help)
+			}
 			if strings.HasSuffix(name, "_total") != (mf.GetType() == dto.MetricType_COUNTER) {
 				t.Errorf("%s: type %v", name, mf.GetType())
 			}
@@ -358,8 +345,8 @@ func TestStatsFunc(t *testing.T) {
 	var n atomic.Int64
 	c.AddStatsFunc("snap", func() any {
 		return struct {
-			Calls   uint64
-			Pending int
+			Calls   uint64 `metric:"calls" help:"Calls made."`
+			Pending int    `metric:"pending" help:"Calls waiting."`
 			skipped uint64
 		}{uint64(n.Add(1)), -2, 9}
 	})

@@ -204,7 +204,7 @@ type Server struct {
 // New puts a legacy front on eng.
 func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
-	sc := engine.NewScope(eng, "")
+	sc := engine.NewScope(eng, "legacy")
 	s := &Server{
 		eng:      eng,
 		scope:    sc,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/state"
 	"github.com/mcpwire/mcpwire/state/redisstate"
 	"github.com/mcpwire/mcpwire/transport/legacy"
@@ -490,6 +491,29 @@ func TestGetStreamRefused(t *testing.T) {
 	}
 	if r := rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.status != 200 {
 		t.Fatalf("session after a refused stream: %d", r.status)
+	}
+}
+
+// TestDurationsLabelledLegacy: a request on the 2025-11-25 endpoint is
+// recorded in the engine's duration histograms under transport "legacy",
+// not "other" (mcpwire_request_duration_seconds{transport="legacy"};
+// issue 20).
+func TestDurationsLabelledLegacy(t *testing.T) {
+	leakCheck(t)
+	rg := startRig(t, newEngine(t), legacy.Config{})
+	r := rg.do(t, "POST", legacyPath, "", initBody)
+	sid := r.hdr.Get(legacy.HeaderSession)
+	if r = rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{"text":"hi"}`)); r.status != 200 {
+		t.Fatalf("tools/call: %d %s", r.status, r.raw)
+	}
+	got := map[string]uint64{}
+	rg.eng.RequestDurations(func(h *engine.DurationHistogram) {
+		if h.Method == "tools/call" {
+			got[h.Transport] += h.Count
+		}
+	})
+	if got["legacy"] != 1 || got["other"] != 0 {
+		t.Fatalf("tools/call durations by transport: %v, want legacy:1", got)
 	}
 }
 

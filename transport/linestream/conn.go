@@ -617,16 +617,24 @@ func (c *Conn) cancelAll(why error) {
 }
 
 // disconnectAll cancels what is in flight because the connection is gone
-// (engine.ErrDisconnected, for Outcome and Call.Cause).
-func (c *Conn) disconnectAll(why error) {
+// (engine.ErrDisconnected, for Outcome and Call.Cause); byPeer counts each
+// running request as cancelled by the peer. It returns how many requests
+// byPeer cancelled.
+func (c *Conn) disconnectAll(why error, byPeer bool) int {
 	refs := c.refs()
 	if len(refs) == 0 {
-		return
+		return 0
 	}
 	why = engine.Disconnected(why)
+	n := 0
 	for _, r := range refs {
+		if byPeer && r.Cancel(why) {
+			n++
+			continue
+		}
 		r.Abort(why)
 	}
+	return n
 }
 
 // engine.Replier ------------------------------------------------------------
@@ -717,15 +725,27 @@ func (c *Conn) Drain(ctx context.Context) error {
 // nothing more is written. It may be called from any goroutine and is
 // idempotent; the input side then calls ReleaseInput.
 func (c *Conn) Close(why error) {
+	c.close(why, false)
+}
+
+// CloseByPeer is Close for a connection its peer ended (EOF, reset): each
+// request still running is cancelled as by the peer, counted in the
+// engine's Stats.Cancelled as a notifications/cancelled would be. It
+// returns how many were, so the driver can count the disconnect.
+func (c *Conn) CloseByPeer(why error) int {
+	return c.close(why, true)
+}
+
+func (c *Conn) close(why error, byPeer bool) int {
 	if !c.closed.CompareAndSwap(false, true) {
-		return
+		return 0
 	}
 	if why == nil {
 		why = ErrClosed
 	}
 	c.stopped.Store(true)
 	c.out.fail(ErrClosed)
-	c.disconnectAll(why)
+	return c.disconnectAll(why, byPeer)
 }
 
 // ReleaseInput gives the input side's buffers back to the pool; what it

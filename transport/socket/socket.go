@@ -169,6 +169,7 @@ type Stats struct {
 	Open          atomic.Int64  // connections open now
 	AuthFailures  atomic.Uint64 // connections refused by Authenticate
 	WriteTimeouts atomic.Uint64 // connections closed by the write-progress deadline
+	Disconnects   atomic.Uint64 // connections the peer closed while requests ran (those requests count in engine Stats.Cancelled)
 }
 
 // Errors returned by Listen, Start and Shutdown.
@@ -556,7 +557,15 @@ func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if why == nil {
 		why = linestream.ErrClosed
 	}
-	c.lc.Close(why)
+	if err != nil {
+		// gnet passes the read or write error of a peer that left (EOF,
+		// reset); a close of ours comes with nil.
+		if c.lc.CloseByPeer(why) > 0 {
+			c.s.stats.Disconnects.Add(1)
+		}
+	} else {
+		c.lc.Close(why)
+	}
 	c.lc.ReleaseInput()
 	c.s.scopeOf(c).ConnClose(c.info, err)
 	if c.timer != nil {

@@ -262,13 +262,20 @@ func (x *exchange) Done(c *engine.Request) {
 
 // cancel cancels the call if it is still running (client gone, slow
 // consumer, write failure) and records why.
+// A client that left (errClientGone) is counted once per exchange in
+// Stats.Disconnects, and the call it cancels in the engine's
+// Stats.Cancelled: a disconnect is both.
 func (x *exchange) cancel(why error) {
 	x.mu.Lock()
-	if x.gone == nil {
+	first := x.gone == nil
+	if first {
 		x.gone = why
 	}
 	ref := x.call
 	x.mu.Unlock()
+	if first && why == errClientGone {
+		x.s.stats.Disconnects.Add(1)
+	}
 	ref.Cancel(why) // never under x.mu: cancelling may call Done
 	x.wake()
 }

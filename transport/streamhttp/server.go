@@ -294,7 +294,9 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	if err != nil || m != modeSSE {
 		x.watch.stop()
 		if err != nil {
-			s.stats.Disconnects.Add(1)
+			// Counted where it was found: a client that left in
+			// Disconnects (exchange.cancel), a cancelled call in the
+			// engine's Cancelled.
 			w.send(499, "", nil) // the client is gone; nobody reads this
 			return
 		}
@@ -537,7 +539,8 @@ type Stats struct {
 	Streams, KeepAlives, SlowConsumers         atomic.Uint64
 	Compressed, Collapsed                      atomic.Uint64
 	TooManyConns, TooManyConnsPerIP            atomic.Uint64
-	StreamWriteErrors, Disconnects             atomic.Uint64
+	StreamWriteErrors                          atomic.Uint64
+	Disconnects                                atomic.Uint64 // requests whose client left before the reply was complete (a running one also counts in engine Stats.Cancelled)
 	Unavailable                                atomic.Uint64 // 503 replies: shared state unreachable (engine.ErrUnavailable)
 	Proxied, BadProxyHeader                    atomic.Uint64 // connections from Config.TrustedProxies; those closed for a bad or missing PROXY header
 	TLSHandshakeErrors, PlainOnTLS             atomic.Uint64 // failed TLS handshakes (a client that left is not one); plain HTTP sent to a TLS listener (answered 400)
