@@ -104,6 +104,7 @@ var statNames = map[string]map[string]statName{
 		"AuthFailures":  {"auth_failures", "Socket connections refused by the authenticator."},
 		"WriteTimeouts": {"write_timeouts", "Socket connections closed because their output made no progress."},
 		"Disconnects":   {"disconnects", "Socket connections their peer closed while requests were in flight (the requests are counted in mcpwire_engine_cancelled_total)."},
+		"RefusedPerIP":  {"refused_per_ip", "TCP connections closed at once because their client IP already held MaxConnsPerIP."},
 	},
 	mod + "transport/legacy.Stats": {
 		"Sessions":       {"sessions", "Legacy (2025-11-25) sessions held by this process."},
