@@ -27,9 +27,12 @@ type Server struct {
 	opt   Config
 	log   logger
 	stats Stats
-	hub   hub
-	pool  workerPool
-	durs  *durations // request-duration histograms (metrics.go)
+	// Per-caller limits (limit.go): nil when all are off.
+	lim      *limiter
+	limStats LimitStats
+	hub      hub
+	pool     workerPool
+	durs     *durations // request-duration histograms (metrics.go)
 
 	regMu      sync.RWMutex
 	tools      map[string]*Tool
@@ -105,6 +108,7 @@ func New(opt Config) *Server {
 		s.durs = new(durations)
 	}
 	s.tracker.init()
+	s.lim = newLimiter(&s.opt, &s.limStats)
 	s.log = logger{s.opt.Logger}
 	if !s.opt.Hooks.empty() {
 		h := s.opt.Hooks
