@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"time"
 )
@@ -67,7 +68,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	x.netHeaders(req.Header)
 	nc, _ := req.Context().Value(netConnKey{}).(*netConn)
 	if nc != nil {
-		x.info = nc.info
+		x.info, x.peer = nc.info, nc.peer
+	} else if host, _, err := net.SplitHostPort(req.RemoteAddr); err == nil {
+		x.peer = textCallerKey(host) // served without NetListener: the address net/http reports
 	}
 	if nc != nil && nc.smuggled() {
 		// Content-Length and Transfer-Encoding both: refused, as on the
