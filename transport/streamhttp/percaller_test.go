@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"context"
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -184,4 +185,35 @@ func TestCallerKey(t *testing.T) {
 			t.Errorf("%d: textCallerKey(%q) = %q, want %q", i, tc.host, got, tc.want)
 		}
 	}
+}
+
+// TestF5AnonymousByClientIP: without an authenticator the per-caller
+// limits key a client by its IP — here the clients a trusted proxy's
+// PROXY headers name: one client past its burst is refused (429,
+// Retry-After) while another client through the same proxy is served.
+func TestF5AnonymousByClientIP(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		if fe == netFE && plainAdapter {
+			t.Skip("the PROXY header needs NetListener")
+		}
+		opt := defaultOptions()
+		opt.RatePerPrincipal, opt.RateBurst = 0.01, 1
+		cfg := Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+		h := startHarness(t, fe, cfg, opt)
+		from := func(ip string) *client {
+			return dialProxied(t, h, "PROXY TCP4 "+ip+" 127.0.0.1 5000 80\r\n")
+		}
+		a := from("192.0.2.1")
+		if resp, body := a.roundTrip(h, request{hdr: ex2Hdr(), body: fixture.Ex2Body}); resp.StatusCode != 200 {
+			t.Fatalf("first call: %d %s", resp.StatusCode, body)
+		}
+		resp, body := from("192.0.2.1").roundTrip(h, request{hdr: ex2Hdr(), body: fixture.Ex2Body})
+		wantLimited(t, resp.StatusCode, resp.Header.Get("Retry-After"), body, engine.LimitRatePerPrincipal, "100")
+		if resp, body := from("192.0.2.2").roundTrip(h, request{hdr: ex2Hdr(), body: fixture.Ex2Body}); resp.StatusCode != 200 {
+			t.Fatalf("another client: %d %s", resp.StatusCode, body)
+		}
+		if n := h.eng.LimitStats().RatePerPrincipal.Load(); n != 1 {
+			t.Fatalf("RatePerPrincipal = %d, want 1", n)
+		}
+	})
 }
