@@ -13,6 +13,7 @@ import (
 	"github.com/mcpwire/mcpwire/observe/admin"
 	"github.com/mcpwire/mcpwire/observe/metrics"
 	"github.com/mcpwire/mcpwire/state/redisstate"
+	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/socket"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
@@ -35,8 +36,9 @@ type adminSetup struct {
 	ss               *socket.Server
 	shared           *sharedState
 	stdio            bool
-	queued           *stdio.Queued // the stdio connection's output queue (with stdio)
-	mrtr             *mrtr.Signer  // the fixtures' requestState signer: mcpwire_mrtr_* counters
+	queued           *stdio.Queued  // the stdio connection's output queue (with stdio)
+	mrtr             *mrtr.Signer   // the fixtures' requestState signer: mcpwire_mrtr_* counters
+	legacy           *legacy.Server // --legacy-path: its per-caller session refusals
 	log              *slog.Logger
 }
 
@@ -88,6 +90,11 @@ func startAdmin(s adminSetup) (*adminListener, error) {
 	}
 	if s.mrtr != nil {
 		c.AddStats("mrtr", s.mrtr.Stats())
+	}
+	if s.legacy != nil {
+		st := s.legacy.Stats()
+		c.AddLimit("sessions_per_principal", st.RefusedPerPrincipal.Load)
+		c.AddLimit("sessions_per_ip", st.RefusedPerIP.Load)
 	}
 	if s.shared != nil {
 		if r, ok := s.shared.Store.(*redisstate.Store); ok {

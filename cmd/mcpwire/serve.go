@@ -112,6 +112,7 @@ func startProfiles(cpu, mem string) (stop func(), err error) {
 func (c *serveConfig) adminSetup(t *transports, shared *sharedState) adminSetup {
 	a := c.admin
 	a.srv, a.hs, a.ss, a.shared, a.queued = t.srv, t.hs, t.ss, shared, c.queued
+	a.legacy = t.ls
 	return a
 }
 

@@ -69,6 +69,12 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Hooks is passed to engine.Config.Hooks (serve --trace).
 	Hooks engine.Hooks
+	// MaxListensPerPrincipal, MaxInFlightPerPrincipal, RatePerPrincipal
+	// and RateBurst are passed to the engine.Config fields of the same
+	// names: the per-caller limits (0: engine defaults).
+	MaxListensPerPrincipal, MaxInFlightPerPrincipal int
+	RatePerPrincipal                                float64
+	RateBurst                                       int
 	// PageSize is passed to engine.Config.PageSize: the entries on one
 	// page of each list (0: engine.DefaultPageSize, which holds every
 	// fixture; tests set a small one to page through them).
@@ -117,7 +123,13 @@ func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 		Instructions:     "Reference fixtures for the MCP 2026-07-28 conformance suite, plus echo, sleep, big, panic and touch.",
 		ProgressInterval: opt.ProgressInterval,
 		Hooks:            opt.Hooks,
-		PageSize:         opt.PageSize,
+
+		MaxListensPerPrincipal:  opt.MaxListensPerPrincipal,
+		MaxInFlightPerPrincipal: opt.MaxInFlightPerPrincipal,
+		RatePerPrincipal:        opt.RatePerPrincipal,
+		RateBurst:               opt.RateBurst,
+
+		PageSize: opt.PageSize,
 		// test_logging_tool logs through Call.Log, which needs the
 		// (deprecated) logging capability; it still sends nothing unless
 		// the request's _meta carries a logLevel (GEN-13).
