@@ -208,7 +208,8 @@ func (l *limiter) acquire(c *Call) *codec.Error {
 		if len(sh.m) >= sh.sweepAt {
 			l.sweepLocked(sh)
 		}
-		e = &limitEntry{key: key, shardIdx: idx}
+		e = entryPool.Get().(*limitEntry)
+		*e = limitEntry{key: key, shardIdx: idx}
 		sh.m[key] = e
 	}
 	switch {
@@ -279,8 +280,15 @@ func (l *limiter) idleLocked(e *limitEntry) bool {
 func (l *limiter) dropIdleLocked(sh *limitShard, e *limitEntry) {
 	if l.idleLocked(e) {
 		delete(sh.m, e.key)
+		entryPool.Put(e)
 	}
 }
+
+// entryPool recycles entries: a caller whose every request takes and
+// gives back a slot would otherwise allocate one per request. An entry is
+// only put back once it left the map with no slot held, so no request
+// still points at it.
+var entryPool = sync.Pool{New: func() any { return new(limitEntry) }}
 
 // sweepLocked drops the shard's idle entries (rate buckets refilled by
 // now) and sets the next sweep at twice what is left, so the work is
@@ -289,6 +297,7 @@ func (l *limiter) sweepLocked(sh *limitShard) {
 	for k, e := range sh.m {
 		if l.idleLocked(e) {
 			delete(sh.m, k)
+			entryPool.Put(e)
 		}
 	}
 	sh.sweepAt = max(64, 2*len(sh.m))
