@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
@@ -98,5 +99,41 @@ func TestF5SessionsPerCallerOff(t *testing.T) {
 		if r := rg.do(t, "POST", legacyPath, "", initBody); r.status != 200 {
 			t.Fatalf("anonymous: %d %s", r.status, r.raw)
 		}
+	}
+}
+
+// TestF5EngineLimitOnLegacy: a legacy request refused by the engine's
+// per-caller rate is answered 429 with the Retry-After its error data
+// names, as on the modern endpoint; another principal is served.
+func TestF5EngineLimitOnLegacy(t *testing.T) {
+	leakCheck(t)
+	eng := engine.New(engine.Config{Name: "legacy-test", Version: "1", RatePerPrincipal: 0.01, RateBurst: 2})
+	if err := eng.AddTool(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error { c.Text("ok"); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	auth := func(_ context.Context, token string) (any, error) { return token, nil }
+	rg := startRigHTTP(t, eng, legacy.Config{Principal: streamhttp.PrincipalFrom}, streamhttp.Config{Authenticate: auth})
+	session := func(who string) string {
+		r := rg.do(t, "POST", legacyPath, "", initBody, "Authorization: Bearer "+who)
+		if r.status != 200 {
+			t.Fatalf("initialize: %d %s", r.status, r.raw)
+		}
+		return r.hdr.Get(legacy.HeaderSession)
+	}
+	alice, bob := session("alice"), session("bob")
+	echo := func(sid, who string) *reply {
+		return rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{}`), "Authorization: Bearer "+who)
+	}
+	for range 2 {
+		if r := echo(alice, "alice"); r.status != 200 {
+			t.Fatalf("alice within her burst: %d %s", r.status, r.raw)
+		}
+	}
+	r := echo(alice, "alice")
+	if r.status != 429 || r.hdr.Get("Retry-After") != "100" || !strings.Contains(r.raw, `"limit":"rate_per_principal"`) {
+		t.Fatalf("alice past her burst: %d, Retry-After %q, %s", r.status, r.hdr.Get("Retry-After"), r.raw)
+	}
+	if r := echo(bob, "bob"); r.status != 200 {
+		t.Fatalf("bob: %d %s", r.status, r.raw)
 	}
 }
