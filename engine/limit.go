@@ -160,13 +160,14 @@ func newLimiter(o *Config, stats *LimitStats) *limiter {
 }
 
 // principalString is the principal's identity for the limits: a string as
-// is, a fmt.Stringer's String, else its type and value printed.
+// is, a fmt.Stringer's String, else its type and value printed. fmt calls
+// String, so a String that panics (a nil receiver) prints, never panics.
 func principalString(p any) string {
 	switch v := p.(type) {
 	case string:
 		return v
 	case fmt.Stringer:
-		return v.String()
+		return fmt.Sprint(v)
 	}
 	return fmt.Sprintf("%T:%v", p, p)
 }

@@ -297,3 +297,30 @@ func TestLimitsOff(t *testing.T) {
 		t.Fatalf("default burst of 2.5/s = %d, want 3", c.RateBurst)
 	}
 }
+
+// nilStringer panics in String on a nil receiver.
+type nilStringer struct{ name string }
+
+func (n *nilStringer) String() string { return n.name }
+
+// TestPrincipalString: strings as they are, Stringers by String (one
+// that panics is printed, not raised), others by type and value.
+func TestPrincipalString(t *testing.T) {
+	type claims struct{ Sub string }
+	for i, tc := range []struct {
+		p    any
+		want string
+	}{
+		{"alice", "alice"},
+		{&nilStringer{"bob"}, "bob"},
+		{&claims{"carol"}, "*engine.claims:&{carol}"},
+		{42, "int:42"},
+	} {
+		if got := principalString(tc.p); got != tc.want {
+			t.Errorf("%d: principalString(%#v) = %q, want %q", i, tc.p, got, tc.want)
+		}
+	}
+	if got := principalString((*nilStringer)(nil)); got != "<nil>" { // fmt's answer, no panic
+		t.Errorf("a String that panics: %q", got)
+	}
+}
