@@ -304,11 +304,9 @@ func (c *Call) admit() bool {
 	if h := c.srv.hooks; h != nil {
 		c.hookStart(h)
 	}
-	if l := c.srv.lim; l != nil {
-		if e := l.acquire(c); e != nil {
-			c.fail(e)
-			return false
-		}
+	if e := c.srv.lim.acquire(c); e != nil {
+		c.fail(e)
+		return false
 	}
 	if !c.srv.tracker.add(c) {
 		c.srv.stats.ShutdownRefused.Add(1)

@@ -78,7 +78,8 @@
 //     has at most Config.MaxListensPerPrincipal listen streams (default
 //     64) and Config.MaxInFlightPerPrincipal requests on workers (default
 //     256) open across its connections, and, with
-//     Config.RatePerPrincipal, a token bucket of requests (default off).
+//     Config.RatePerPrincipal, a token bucket of requests (default off),
+//     and with Tool.RatePerPrincipal one per tool.
 //     One more is refused with -32603, data {"limit","retryAfter"} and
 //     HTTP 429 (Retry-After), counted once (Server.LimitStats), while
 //     other callers are served (F5; limit.go).

@@ -54,6 +54,7 @@ const (
 	LimitListenPerPrincipal   = "listen_per_principal"
 	LimitInFlightPerPrincipal = "in_flight_per_principal"
 	LimitRatePerPrincipal     = "rate_per_principal"
+	LimitToolRatePerPrincipal = "tool_rate_per_principal"
 )
 
 // LimitStats counts the requests each per-caller limit refused (one per
@@ -62,6 +63,7 @@ type LimitStats struct {
 	ListenPerPrincipal   atomic.Uint64 // listen streams over MaxListensPerPrincipal
 	InFlightPerPrincipal atomic.Uint64 // requests over MaxInFlightPerPrincipal
 	RatePerPrincipal     atomic.Uint64 // requests over RatePerPrincipal
+	ToolRatePerPrincipal atomic.Uint64 // tools/call requests over their Tool.RatePerPrincipal
 }
 
 // Each returns the counters by limit name, for exporters.
@@ -69,6 +71,7 @@ func (s *LimitStats) Each(fn func(limit string, refused uint64)) {
 	fn(LimitListenPerPrincipal, s.ListenPerPrincipal.Load())
 	fn(LimitInFlightPerPrincipal, s.InFlightPerPrincipal.Load())
 	fn(LimitRatePerPrincipal, s.RatePerPrincipal.Load())
+	fn(LimitToolRatePerPrincipal, s.ToolRatePerPrincipal.Load())
 }
 
 // LimitStats returns the per-caller limits' counters.
@@ -100,21 +103,24 @@ var (
 const limitShards = 16
 
 // limitKey names a caller: a principal's string form, or the key of an
-// anonymous one (Request.SetLimitKey), kept apart.
+// anonymous one (Request.SetLimitKey), kept apart; tool is set for the
+// caller's bucket of one tool (Tool.RatePerPrincipal).
 type limitKey struct {
 	anon bool
 	s    string
+	tool string
 }
 
 // limitEntry is one caller's state, guarded by its shard's lock.
 type limitEntry struct {
-	key       limitKey
-	listens   int32
-	inflight  int32
-	tokens    float64 // rate bucket (with a rate only)
-	last      int64   // limiter.now of the last refill
-	shardIdx  uint8
-	hasBucket bool
+	key         limitKey
+	listens     int32
+	inflight    int32
+	rate, burst float64 // the bucket's, once it has one (hasBucket)
+	tokens      float64
+	last        int64 // limiter.now of the last refill
+	shardIdx    uint8
+	hasBucket   bool
 }
 
 type limitShard struct {
@@ -124,7 +130,8 @@ type limitShard struct {
 	_       [40]byte
 }
 
-// limiter enforces the per-caller limits; nil when every one is off.
+// limiter enforces the per-caller limits. Every Server has one: a tool
+// may set a rate of its own whatever Config says.
 type limiter struct {
 	maxListens, maxInFlight int     // noLimitCount: off
 	rate, burst             float64 // tokens per second (0: off), bucket size
@@ -136,7 +143,7 @@ type limiter struct {
 
 const noLimitCount = math.MaxInt32
 
-// newLimiter returns the limiter for the effective config o, or nil.
+// newLimiter returns the limiter for the effective config o.
 func newLimiter(o *Config, stats *LimitStats) *limiter {
 	l := &limiter{maxListens: noLimitCount, maxInFlight: noLimitCount, now: monoNow, stats: stats, seed: maphash.MakeSeed()}
 	if o.MaxListensPerPrincipal > 0 {
@@ -148,9 +155,6 @@ func newLimiter(o *Config, stats *LimitStats) *limiter {
 	if o.RatePerPrincipal > 0 {
 		l.rate = o.RatePerPrincipal
 		l.burst = float64(o.RateBurst)
-	}
-	if l.maxListens == noLimitCount && l.maxInFlight == noLimitCount && l.rate == 0 {
-		return nil
 	}
 	for i := range l.shards {
 		l.shards[i].m = map[limitKey]*limitEntry{}
@@ -180,16 +184,22 @@ const (
 )
 
 // acquire applies the limits to c at admission: nil, with c.lim set when
-// a slot was taken (released by release), or the refusal, counted.
+// a slot was taken (released by release), or the refusal, counted. The
+// tool's bucket is tried first and given its token back when the caller's
+// own limits refuse, so that only served requests spend tokens.
 func (l *limiter) acquire(c *Call) *codec.Error {
 	kind := limNone
 	switch {
 	case c.method == listenMethod:
-		kind = limListen
-	case !c.inline():
+		if l.maxListens != noLimitCount {
+			kind = limListen
+		}
+	case l.maxInFlight != noLimitCount && !c.inline():
 		kind = limInFlight
 	}
-	if kind == limNone && l.rate == 0 {
+	t := c.tool
+	toolRate := t != nil && t.RatePerPrincipal > 0
+	if kind == limNone && l.rate == 0 && !toolRate {
 		return nil // nothing to count: no lock
 	}
 	var key limitKey
@@ -201,40 +211,43 @@ func (l *limiter) acquire(c *Call) *codec.Error {
 	default:
 		return nil // anonymous and unnamed: the connection's own limits apply
 	}
-	idx := uint8(maphash.String(l.seed, key.s) % limitShards)
-	sh := &l.shards[idx]
-	sh.mu.Lock()
-	e := sh.m[key]
-	if e == nil {
-		if len(sh.m) >= sh.sweepAt {
-			l.sweepLocked(sh)
+	var tk limitKey
+	if toolRate {
+		tk = key
+		tk.tool = t.Name
+		burst := float64(t.RateBurst)
+		if burst <= 0 {
+			burst = math.Ceil(t.RatePerPrincipal)
 		}
-		e = entryPool.Get().(*limitEntry)
-		*e = limitEntry{key: key, shardIdx: idx}
-		sh.m[key] = e
+		if wait := l.take(tk, t.RatePerPrincipal, burst); wait > 0 {
+			l.stats.ToolRatePerPrincipal.Add(1)
+			c.limRetry = int32(min(wait, math.MaxInt32))
+			return limitedError(LimitToolRatePerPrincipal, "request rate of this tool over the limit for this caller", wait)
+		}
 	}
+	sh, e := l.entry(key)
+	var refusal *codec.Error
 	switch {
 	case kind == limListen && int(e.listens) >= l.maxListens:
-		l.dropIdleLocked(sh, e)
-		sh.mu.Unlock()
 		l.stats.ListenPerPrincipal.Add(1)
-		c.limRetry = 1
-		return errTooManyListens
+		c.limRetry, refusal = 1, errTooManyListens
 	case kind == limInFlight && int(e.inflight) >= l.maxInFlight:
-		l.dropIdleLocked(sh, e)
-		sh.mu.Unlock()
 		l.stats.InFlightPerPrincipal.Add(1)
-		c.limRetry = 1
-		return errTooManyInFlight
-	}
-	if l.rate > 0 {
-		if wait := l.takeLocked(e); wait > 0 {
-			l.dropIdleLocked(sh, e)
-			sh.mu.Unlock()
+		c.limRetry, refusal = 1, errTooManyInFlight
+	case l.rate > 0:
+		if wait := l.takeLocked(e, l.rate, l.burst); wait > 0 {
 			l.stats.RatePerPrincipal.Add(1)
 			c.limRetry = int32(min(wait, math.MaxInt32))
-			return limitedError(LimitRatePerPrincipal, "request rate over the limit for this caller", wait)
+			refusal = limitedError(LimitRatePerPrincipal, "request rate over the limit for this caller", wait)
 		}
+	}
+	if refusal != nil {
+		l.dropIdleLocked(sh, e)
+		sh.mu.Unlock()
+		if toolRate {
+			l.refund(tk)
+		}
+		return refusal
 	}
 	switch kind {
 	case limListen:
@@ -249,21 +262,62 @@ func (l *limiter) acquire(c *Call) *codec.Error {
 	return nil
 }
 
+// entry returns key's entry, made if new, with its shard locked.
+func (l *limiter) entry(key limitKey) (*limitShard, *limitEntry) {
+	h := maphash.String(l.seed, key.s)
+	if key.tool != "" {
+		h ^= maphash.String(l.seed, key.tool)
+	}
+	idx := uint8(h % limitShards)
+	sh := &l.shards[idx]
+	sh.mu.Lock()
+	e := sh.m[key]
+	if e == nil {
+		if len(sh.m) >= sh.sweepAt {
+			l.sweepLocked(sh)
+		}
+		e = entryPool.Get().(*limitEntry)
+		*e = limitEntry{key: key, shardIdx: idx}
+		sh.m[key] = e
+	}
+	return sh, e
+}
+
+// take takes a token from key's bucket (rate per second, burst): 0, or
+// the whole seconds until one is there.
+func (l *limiter) take(key limitKey, rate, burst float64) int {
+	sh, e := l.entry(key)
+	wait := l.takeLocked(e, rate, burst)
+	l.dropIdleLocked(sh, e)
+	sh.mu.Unlock()
+	return wait
+}
+
+// refund gives back the token take took.
+func (l *limiter) refund(key limitKey) {
+	sh, e := l.entry(key)
+	if e.hasBucket {
+		e.tokens = min(e.burst, e.tokens+1)
+	}
+	l.dropIdleLocked(sh, e)
+	sh.mu.Unlock()
+}
+
 // takeLocked takes one token from e's bucket: 0, or the whole seconds
 // until a token is there.
-func (l *limiter) takeLocked(e *limitEntry) int {
+func (l *limiter) takeLocked(e *limitEntry, rate, burst float64) int {
 	now := l.now()
 	if !e.hasBucket {
-		e.hasBucket, e.tokens, e.last = true, l.burst, now
+		e.hasBucket, e.rate, e.burst, e.tokens, e.last = true, rate, burst, burst, now
 	} else if now > e.last {
-		e.tokens = min(l.burst, e.tokens+float64(now-e.last)*l.rate/1e9)
+		e.tokens = min(e.burst, e.tokens+float64(now-e.last)*e.rate/1e9)
 		e.last = now
 	}
 	if e.tokens >= 1 {
 		e.tokens--
 		return 0
 	}
-	return max(1, int(math.Ceil((1-e.tokens)/l.rate)))
+	return max(1, int(math.Ceil((1-e.tokens)/e.rate)))
 }
 
 // idleLocked reports whether e holds nothing: no stream, no request, and a
@@ -275,7 +329,7 @@ func (l *limiter) idleLocked(e *limitEntry) bool {
 	if !e.hasBucket {
 		return true
 	}
-	return e.tokens+float64(l.now()-e.last)*l.rate/1e9 >= l.burst
+	return e.tokens+float64(l.now()-e.last)*e.rate/1e9 >= e.burst
 }
 
 func (l *limiter) dropIdleLocked(sh *limitShard, e *limitEntry) {
@@ -317,6 +371,16 @@ func (l *limiter) release(c *Call) {
 	l.dropIdleLocked(sh, e)
 	sh.mu.Unlock()
 	c.lim, c.limKind = nil, limNone
+}
+
+// sweepAll sweeps every shard (tests).
+func (l *limiter) sweepAll() {
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		l.sweepLocked(sh)
+		sh.mu.Unlock()
+	}
 }
 
 // entries returns how many callers the limiter holds state for (tests).

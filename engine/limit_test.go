@@ -277,17 +277,33 @@ func TestF5PrincipalKey(t *testing.T) {
 	}
 }
 
-// TestLimitsOff: negative values turn every per-caller limit off (no
-// limiter at all).
+// TestLimitsOff: negative values turn every per-caller limit off: a
+// principal's requests then leave no state; 0 selects the defaults.
 func TestLimitsOff(t *testing.T) {
-	s := New(Config{MaxListensPerPrincipal: -1, MaxInFlightPerPrincipal: -1, RatePerPrincipal: -1})
-	defer func() { _ = s.Shutdown(context.Background()) }()
-	if s.lim != nil {
-		t.Fatal("limiter set with every limit off")
+	defer goleak.VerifyNone(t)
+	s, release, stop := blockingServer(t, Config{MaxListensPerPrincipal: -1, MaxInFlightPerPrincipal: -1, RatePerPrincipal: -1})
+	defer stop()
+	if l := s.lim; l.maxListens != noLimitCount || l.maxInFlight != noLimitCount || l.rate != 0 {
+		t.Fatalf("limiter %+v with every limit off", l)
+	}
+	sc := NewScope(s, "test")
+	var held []*limReply
+	for i := range 3 {
+		rep, _ := limStart(t, sc, limCall(i, "block"), "alice", "")
+		held = append(held, rep)
+	}
+	if n := s.lim.entries(); n != 0 {
+		t.Fatalf("%d entries with every limit off", n)
+	}
+	release()
+	for _, r := range held {
+		if <-r.done; r.status != 200 {
+			t.Fatalf("%d %s", r.status, r.frame)
+		}
 	}
 	d := New(Config{})
 	defer func() { _ = d.Shutdown(context.Background()) }()
-	if c := d.Config(); d.lim == nil || c.MaxListensPerPrincipal != DefaultMaxListensPerPrincipal ||
+	if c := d.Config(); c.MaxListensPerPrincipal != DefaultMaxListensPerPrincipal ||
 		c.MaxInFlightPerPrincipal != DefaultMaxInFlightPerPrincipal || c.RatePerPrincipal != 0 {
 		t.Fatalf("defaults: %+v", c)
 	}
@@ -295,6 +311,68 @@ func TestLimitsOff(t *testing.T) {
 	defer func() { _ = r.Shutdown(context.Background()) }()
 	if c := r.Config(); c.RateBurst != 3 {
 		t.Fatalf("default burst of 2.5/s = %d, want 3", c.RateBurst)
+	}
+}
+
+// TestF5ToolRatePerPrincipal: a tool's own rate per caller: past it the
+// caller is refused for that tool only (another tool, another caller
+// served), counted once; a call refused by the caller's in-flight bound
+// gives its tool token back.
+func TestF5ToolRatePerPrincipal(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s, release, stop := blockingServer(t, Config{MaxInFlightPerPrincipal: 1})
+	defer stop()
+	var now atomic.Int64
+	s.lim.now = now.Load
+	if err := s.AddTool(Tool{Name: "costly", Inline: true, RatePerPrincipal: 0.1, RateBurst: 2,
+		Handler: func(c *Call) error { c.Text("ok"); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddTool(Tool{Name: "costly_worker", RatePerPrincipal: 0.1, RateBurst: 1,
+		Handler: func(c *Call) error { c.Text("ok"); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	sc := NewScope(s, "test")
+	call := func(tool string, p any) *limReply {
+		rep, _ := limStart(t, sc, limCall(1, tool), p, "")
+		<-rep.done
+		return rep
+	}
+	for range 2 {
+		if r := call("costly", "alice"); r.status != 200 {
+			t.Fatalf("alice within the tool's burst: %d %s", r.status, r.frame)
+		}
+	}
+	wantRefused(t, call("costly", "alice"), LimitToolRatePerPrincipal, 10)
+	for _, c := range []struct {
+		tool string
+		p    any
+	}{{"fast", "alice"}, {"costly", "bob"}} {
+		if r := call(c.tool, c.p); r.status != 200 {
+			t.Fatalf("%v %s: %d %s", c.p, c.tool, r.status, r.frame)
+		}
+	}
+	// alice holds her one in-flight slot: costly_worker is refused by the
+	// in-flight bound, and its tool token is given back.
+	held, _ := limStart(t, sc, limCall(2, "block"), "alice", "")
+	wantRefused(t, call("costly_worker", "alice"), LimitInFlightPerPrincipal, 1)
+	release()
+	<-held.done
+	if r := call("costly_worker", "alice"); r.status != 200 {
+		t.Fatalf("costly_worker after the refusal: %d %s (its token was spent)", r.status, r.frame)
+	}
+	st := s.LimitStats()
+	if st.ToolRatePerPrincipal.Load() != 1 || st.InFlightPerPrincipal.Load() != 1 || st.RatePerPrincipal.Load() != 0 {
+		t.Fatalf("tool %d, in flight %d, rate %d; want 1, 1, 0",
+			st.ToolRatePerPrincipal.Load(), st.InFlightPerPrincipal.Load(), st.RatePerPrincipal.Load())
+	}
+	now.Add(100e9) // every bucket full again
+	if r := call("fast", "carol"); r.status != 200 {
+		t.Fatal(r.frame)
+	}
+	s.lim.sweepAll()
+	if n := s.lim.entries(); n != 0 {
+		t.Fatalf("%d entries once every bucket is full again", n)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // TestLimitRefused: the per-caller refusals are one counter family,
-// mcpwire_limit_refused_total, labelled by limit: the engine's three and
+// mcpwire_limit_refused_total, labelled by limit: the engine's four and
 // what AddLimit adds, each read at scrape time (F5).
 func TestLimitRefused(t *testing.T) {
 	srv := engine.New(engine.Config{})
@@ -28,7 +28,7 @@ func TestLimitRefused(t *testing.T) {
 	}
 	want := map[string]float64{
 		engine.LimitListenPerPrincipal: 3, engine.LimitInFlightPerPrincipal: 0,
-		engine.LimitRatePerPrincipal: 1, "sessions_per_ip": 5,
+		engine.LimitRatePerPrincipal: 1, engine.LimitToolRatePerPrincipal: 0, "sessions_per_ip": 5,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("limits %v, want %v", got, want)

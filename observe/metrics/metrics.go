@@ -183,7 +183,7 @@ var (
 	bpDesc = prometheus.NewDesc(Namespace+"_backplane_up",
 		"1 while the cross-replica backplane is subscribed (always 1 without one).", nil, nil)
 	limitDesc = prometheus.NewDesc(Namespace+"_limit_refused_total",
-		"Requests refused (HTTP 429) by a per-caller limit: listen streams, requests in flight and request rate per principal (engine.LimitStats), and what AddLimit adds.",
+		"Requests refused (HTTP 429) by a per-caller limit: listen streams, requests in flight, request rate and a tool's rate per principal (engine.LimitStats), and what AddLimit adds.",
 		[]string{"limit"}, nil)
 )
 
