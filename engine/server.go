@@ -27,12 +27,13 @@ type Server struct {
 	opt   Config
 	log   logger
 	stats Stats
-	// Per-caller limits (limit.go): nil when all are off.
+	hub   hub
+	pool  workerPool
+	durs  *durations // request-duration histograms (metrics.go)
+
+	// Per-caller limits (limit.go).
 	lim      *limiter
 	limStats LimitStats
-	hub      hub
-	pool     workerPool
-	durs     *durations // request-duration histograms (metrics.go)
 
 	regMu      sync.RWMutex
 	tools      map[string]*Tool

@@ -23,13 +23,7 @@ var Versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 // Defaults for Config fields; each applies when the field is zero.
 const (
 	DefaultMaxSessions = 10000
-	// DefaultMaxSessionsPerPrincipal and DefaultMaxSessionsPerIP bound
-	// what one caller holds of MaxSessions: a client needs one session,
-	// a few across restarts; the IP bound leaves room for several users
-	// behind one NAT (RELIABILITY F5).
-	DefaultMaxSessionsPerPrincipal = 100
-	DefaultMaxSessionsPerIP        = 256
-	DefaultIdleTimeout             = 30 * time.Minute
+	DefaultIdleTimeout = 30 * time.Minute
 	// DefaultMaxBodyBytes and DefaultMaxLine are one message, the bound
 	// every transport puts on it by default (framing.DefaultMaxLine,
 	// 4 MiB), so an old client may send what a modern one may.
@@ -40,6 +34,15 @@ const (
 	DefaultMaxPendingBytes  = 1 << 20
 	DefaultInputTimeout     = 2 * time.Minute
 	DefaultMaxRounds        = 10
+)
+
+// DefaultMaxSessionsPerPrincipal and DefaultMaxSessionsPerIP bound what
+// one caller holds of MaxSessions: a client needs one session, a few
+// across restarts; the IP bound leaves room for several users behind one
+// NAT (RELIABILITY F5).
+const (
+	DefaultMaxSessionsPerPrincipal = 100
+	DefaultMaxSessionsPerIP        = 256
 )
 
 // Config configures the legacy endpoint. Every field's zero value selects
@@ -175,27 +178,27 @@ func (c Config) withDefaults() Config {
 
 // Stats are the endpoint's counters, one per rejection reason.
 type Stats struct {
-	Sessions atomic.Int64  // sessions held by this process
-	Created  atomic.Uint64 // sessions created by initialize
-	Refused  atomic.Uint64 // initialize refused: MaxSessions reached (503)
+	Sessions       atomic.Int64  // sessions held by this process
+	Created        atomic.Uint64 // sessions created by initialize
+	Refused        atomic.Uint64 // initialize refused: MaxSessions reached (503)
+	Expired        atomic.Uint64 // sessions ended for being idle
+	Deleted        atomic.Uint64 // sessions ended by DELETE
+	UnknownSession atomic.Uint64 // requests naming no live session (404)
+	MissingSession atomic.Uint64 // requests without Mcp-Session-Id (400)
+	BadRequests    atomic.Uint64 // malformed bodies, batches, bad headers (4xx), TooLarge included
+	TooLarge       atomic.Uint64 // bodies over MaxBodyBytes (413) and lines over MaxLine
+	Requests       atomic.Uint64 // requests answered
+	Streams        atomic.Int64  // open GET streams
+	StreamConflict atomic.Uint64 // a second GET stream for one session (409)
+	SlowConsumers  atomic.Uint64 // streams closed for not reading
+	InputRequests  atomic.Uint64 // server→client requests sent
+	InputTimeouts  atomic.Uint64 // server→client requests not answered in time
+	InputRefused   atomic.Uint64 // inputs the session's capabilities do not allow (error answered)
+	StrayResponses atomic.Uint64 // client responses matching no server→client request
+	Unavailable    atomic.Uint64 // 503: the session store could not be reached
 	// Initializes refused by a per-caller bound (429): the principal's
 	// MaxSessionsPerPrincipal, the client IP's MaxSessionsPerIP.
 	RefusedPerPrincipal, RefusedPerIP atomic.Uint64
-	Expired                           atomic.Uint64 // sessions ended for being idle
-	Deleted                           atomic.Uint64 // sessions ended by DELETE
-	UnknownSession                    atomic.Uint64 // requests naming no live session (404)
-	MissingSession                    atomic.Uint64 // requests without Mcp-Session-Id (400)
-	BadRequests                       atomic.Uint64 // malformed bodies, batches, bad headers (4xx), TooLarge included
-	TooLarge                          atomic.Uint64 // bodies over MaxBodyBytes (413) and lines over MaxLine
-	Requests                          atomic.Uint64 // requests answered
-	Streams                           atomic.Int64  // open GET streams
-	StreamConflict                    atomic.Uint64 // a second GET stream for one session (409)
-	SlowConsumers                     atomic.Uint64 // streams closed for not reading
-	InputRequests                     atomic.Uint64 // server→client requests sent
-	InputTimeouts                     atomic.Uint64 // server→client requests not answered in time
-	InputRefused                      atomic.Uint64 // inputs the session's capabilities do not allow (error answered)
-	StrayResponses                    atomic.Uint64 // client responses matching no server→client request
-	Unavailable                       atomic.Uint64 // 503: the session store could not be reached
 }
 
 // Server is the 2025-11-25 front of an engine.Server: it speaks the old
@@ -234,18 +237,17 @@ func New(eng *engine.Server, cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	sc := engine.NewScope(eng, "")
 	s := &Server{
-		eng:          eng,
-		scope:        sc,
-		cfg:          cfg,
-		store:        cfg.Store,
-		log:          cfg.Logger,
-		modern:       eng.Config().SupportedVersions[0],
-		metaTail:     append([]byte(`,"_meta":`), sc.ServerMeta()...),
-		sessions:     map[string]*session{},
-		perPrincipal: map[string]int{},
-		perIP:        map[string]int{},
-		stop:         make(chan struct{}),
+		eng:      eng,
+		scope:    sc,
+		cfg:      cfg,
+		store:    cfg.Store,
+		log:      cfg.Logger,
+		modern:   eng.Config().SupportedVersions[0],
+		metaTail: append([]byte(`,"_meta":`), sc.ServerMeta()...),
+		sessions: map[string]*session{},
+		stop:     make(chan struct{}),
 	}
+	s.perPrincipal, s.perIP = map[string]int{}, map[string]int{}
 	if s.store == nil {
 		s.store = state.NewMemory(state.MemoryConfig{})
 		s.own = true

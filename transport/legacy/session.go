@@ -39,11 +39,12 @@ type session struct {
 	calls   map[string]*call // in flight, by the client's request id
 	pending map[string]chan json.RawMessage
 	gone    bool
-	local   bool // a stdio connection's session: not in the store
+	local   bool   // a stdio connection's session: not in the store
+	head    []byte // encoded _meta members for ver (metaHead)
+	headVer uint64
+
 	// The per-caller counts this session holds (create): "" for none.
 	owner, ip string
-	head      []byte // encoded _meta members for ver (metaHead)
-	headVer   uint64
 }
 
 // principalOf names the caller for the store: the authenticated principal
