@@ -90,16 +90,18 @@ func TestF5InFlightPerPrincipalHTTP(t *testing.T) {
 }
 
 // TestF5ListensPerPrincipalHTTP: alice's second listen stream is answered
-// 429 with Retry-After (MaxListensPerPrincipal 1) while bob opens his.
+// 429 with Retry-After (MaxListensPerPrincipal 1) while bob opens his;
+// once her client has gone (the stream ends at its next keep-alive, C6)
+// her slot is back.
 func TestF5ListensPerPrincipalHTTP(t *testing.T) {
 	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
 		opt := defaultOptions()
 		opt.MaxListensPerPrincipal = 1
-		h := startHarness(t, fe, Config{Authenticate: tokenIsPrincipal}, opt)
+		h := startHarness(t, fe, Config{Authenticate: tokenIsPrincipal, KeepAlive: 20 * time.Millisecond}, opt)
 		listen := func(who string) request {
 			return request{hdr: mcpHdr("subscriptions/listen", "Authorization: Bearer "+who), body: fixture.Ex8Body}
 		}
-		open := func(who string) {
+		open := func(who string) *client {
 			t.Helper()
 			c := h.dial(t)
 			c.write(h.raw(listen(who)))
@@ -111,13 +113,31 @@ func TestF5ListensPerPrincipalHTTP(t *testing.T) {
 			if it := readSSE(t, c, resp).nextEvent(5 * time.Second); it.err != nil || !strings.Contains(it.data, "subscriptions/acknowledged") {
 				t.Fatalf("%s's listen: %+v", who, it)
 			}
+			return c
 		}
-		open("alice")
+		first := open("alice")
 		resp, body := h.do(t, listen("alice"))
 		wantLimited(t, resp.StatusCode, resp.Header.Get("Retry-After"), body, engine.LimitListenPerPrincipal, "1")
 		open("bob")
 		if n := h.eng.LimitStats().ListenPerPrincipal.Load(); n != 1 {
 			t.Fatalf("ListenPerPrincipal = %d, want 1", n)
+		}
+		_ = first.conn.Close()
+		for deadline := time.Now().Add(5 * time.Second); ; { // a bound, not a speed goal
+			c := h.dial(t)
+			c.write(h.raw(listen("alice")))
+			resp, err := c.readResponse(5 * time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = c.conn.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+			if resp.StatusCode != 429 || time.Now().After(deadline) {
+				t.Fatalf("alice's slot not given back after her client left: %d", resp.StatusCode)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 }
