@@ -83,7 +83,8 @@ type Config struct {
 	// of this process; one more is refused with -32603, HTTP 429 and
 	// Retry-After (limit.go; LimitStats.ListenPerPrincipal). The caller is
 	// Call.Principal, or for an anonymous request the key its transport
-	// names (the client IP on Streamable HTTP; see Request.SetLimitKey).
+	// names (a non-loopback client IP on Streamable HTTP; see
+	// Request.SetLimitKey).
 	// Default DefaultMaxListensPerPrincipal (64); negative means unlimited
 	// (unsafe: one caller may hold every stream its connections allow).
 	MaxListensPerPrincipal int

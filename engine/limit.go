@@ -18,8 +18,8 @@ import (
 //
 // The caller is the principal the transport's authentication established
 // (Call.Principal), or, for an anonymous request, the key the transport
-// named with Request.SetLimitKey (the client's IP on Streamable HTTP). An
-// anonymous request without such a key — stdio, and sockets without an
+// named with Request.SetLimitKey (a non-loopback client IP on Streamable
+// HTTP). An anonymous request without such a key — stdio, and sockets without an
 // authenticator — is bounded by its connection's own limits only
 // (Config.MaxInFlight), never by one bucket all anonymous callers share.
 //
@@ -397,8 +397,9 @@ func (l *limiter) entries() int {
 
 // SetLimitKey names an anonymous request's caller for the per-caller
 // limits (Config.MaxListensPerPrincipal, MaxInFlightPerPrincipal,
-// RatePerPrincipal): Streamable HTTP passes the client's IP. A request
-// with a principal is limited by its principal and ignores the key; an
+// RatePerPrincipal): Streamable HTTP passes the client's IP unless it is
+// loopback. A request with a principal is limited by its principal and
+// ignores the key; an
 // anonymous request without a key is limited only by its connection's
 // own limits. Call it before Start or Run.
 func (r *Request) SetLimitKey(key string) { r.c.limKey = key }
