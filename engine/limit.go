@@ -399,9 +399,8 @@ func (l *limiter) entries() int {
 // limits (Config.MaxListensPerPrincipal, MaxInFlightPerPrincipal,
 // RatePerPrincipal): Streamable HTTP passes the client's IP unless it is
 // loopback. A request with a principal is limited by its principal and
-// ignores the key; an
-// anonymous request without a key is limited only by its connection's
-// own limits. Call it before Start or Run.
+// ignores the key; an anonymous request without a key is limited only by
+// its connection's own limits. Call it before Start or Run.
 func (r *Request) SetLimitKey(key string) { r.c.limKey = key }
 
 // RetryAfter returns the seconds a request refused by a per-caller limit
