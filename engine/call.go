@@ -63,6 +63,12 @@ type Call struct {
 	hdrs        Headers         // Request.SetHeaders
 	values      context.Context // SetValues
 
+	// Per-caller limits (limit.go).
+	lim      *limitEntry // the caller's entry while this request holds a slot
+	limKind  uint8       // which slot: limListen or limInFlight
+	limRetry int32       // seconds of a refusal's Retry-After
+	limKey   string      // Request.SetLimitKey: an anonymous caller's key
+
 	mu    sync.Mutex
 	done  chan struct{}
 	err   error
@@ -139,6 +145,7 @@ func (c *Call) release() {
 	c.result, c.open = false, false
 	c.rkind, c.code, c.refused, c.hooked, c.listening, c.serverEnded = kindNone, 0, false, false, false, false
 	c.conn, c.hdrs, c.values = nil, nil, nil
+	c.limKey, c.limRetry = "", 0
 	c.tdata = nil
 	c.logs.reset()
 	if cap(c.buf) > maxKeep {
@@ -537,6 +544,9 @@ func (c *Call) end() {
 		c.hookEnd(h)
 	}
 	c.srv.tracker.remove(c)
+	if c.lim != nil {
+		c.srv.lim.release(c)
+	}
 	rep := c.rep
 	if c.sub != nil {
 		c.srv.hub.remove(c.sub)

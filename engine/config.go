@@ -2,6 +2,7 @@ package engine
 
 import (
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -77,6 +78,35 @@ type Config struct {
 	// DefaultMaxInFlight (256); negative means unlimited (unsafe: a peer
 	// can start as many handlers as it sends requests).
 	MaxInFlight int
+	// MaxListensPerPrincipal bounds the subscriptions/listen streams one
+	// caller has open at once, across its connections and the transports
+	// of this process; one more is refused with -32603, HTTP 429 and
+	// Retry-After (limit.go; LimitStats.ListenPerPrincipal). The caller is
+	// Call.Principal, or for an anonymous request the key its transport
+	// names (a non-loopback client IP on Streamable HTTP; see
+	// Request.SetLimitKey).
+	// Default DefaultMaxListensPerPrincipal (64); negative means unlimited
+	// (unsafe: one caller may hold every stream its connections allow).
+	MaxListensPerPrincipal int
+	// MaxInFlightPerPrincipal bounds one caller's requests in flight
+	// across its connections: those running on a worker (a handler that
+	// is not Inline); listen streams count under MaxListensPerPrincipal,
+	// and inline ones, which finish before their connection reads on, are
+	// not counted. One more is refused like a listen stream
+	// (LimitStats.InFlightPerPrincipal). Default
+	// DefaultMaxInFlightPerPrincipal (256); negative means unlimited
+	// (unsafe: one caller may occupy every worker).
+	MaxInFlightPerPrincipal int
+	// RatePerPrincipal is the request rate one caller may sustain, in
+	// requests per second, with bursts of RateBurst (a token bucket per
+	// caller); a request over it is refused with -32603, HTTP 429 and a
+	// Retry-After of the seconds until a token is back
+	// (LimitStats.RatePerPrincipal). Default DefaultRatePerPrincipal (0:
+	// no rate limit); negative means no rate limit as well.
+	RatePerPrincipal float64
+	// RateBurst is the bucket of RatePerPrincipal, in requests. Default
+	// (0 or negative): one second's worth, RatePerPrincipal rounded up.
+	RateBurst int
 	// MaxDepth bounds the JSON nesting of incoming messages, in levels
 	// (-32600, Stats.TooDeep). Default DefaultMaxDepth (128); negative
 	// means no bound of the engine's own, leaving the parser's hard cap,
@@ -173,6 +203,21 @@ func (o *Config) withDefaults() Config {
 	}
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = DefaultMaxInFlight // negative stays: no limit (the transports read it so)
+	}
+	if c.MaxListensPerPrincipal == 0 {
+		c.MaxListensPerPrincipal = DefaultMaxListensPerPrincipal // negative stays: no limit
+	}
+	if c.MaxInFlightPerPrincipal == 0 {
+		c.MaxInFlightPerPrincipal = DefaultMaxInFlightPerPrincipal // negative stays: no limit
+	}
+	switch {
+	case c.RatePerPrincipal == 0:
+		c.RatePerPrincipal = DefaultRatePerPrincipal
+	case c.RatePerPrincipal < 0 || math.IsNaN(c.RatePerPrincipal):
+		c.RatePerPrincipal = 0
+	}
+	if c.RatePerPrincipal > 0 && c.RateBurst <= 0 {
+		c.RateBurst = int(math.Ceil(c.RatePerPrincipal))
 	}
 	switch {
 	case c.MaxDepth == 0:

@@ -304,6 +304,10 @@ func (c *Call) admit() bool {
 	if h := c.srv.hooks; h != nil {
 		c.hookStart(h)
 	}
+	if e := c.srv.lim.acquire(c); e != nil {
+		c.fail(e)
+		return false
+	}
 	if !c.srv.tracker.add(c) {
 		c.srv.stats.ShutdownRefused.Add(1)
 		c.refused = true

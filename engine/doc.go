@@ -73,6 +73,16 @@
 //   - Each line connection has at most Config.MaxInFlight requests in
 //     flight (default 256); beyond that the transport stops taking frames
 //     (A19).
+//   - One caller — Call.Principal, or an anonymous request's
+//     Request.SetLimitKey (Streamable HTTP: a non-loopback client IP) —
+//     has at most Config.MaxListensPerPrincipal listen streams (default
+//     64) and Config.MaxInFlightPerPrincipal requests on workers (default
+//     256) open across its connections, and, with
+//     Config.RatePerPrincipal, a token bucket of requests (default off),
+//     and with Tool.RatePerPrincipal one per tool.
+//     One more is refused with -32603, data {"limit","retryAfter"} and
+//     HTTP 429 (Retry-After), counted once (Server.LimitStats), while
+//     other callers are served (F5; limit.go).
 //   - With Config.Backplane (scale-out, see backplane.go and package
 //     state), change cues reach the listen streams of every replica,
 //     once per stream; while the backplane is lost, listen streams are ended
@@ -94,7 +104,10 @@
 // trusted. A field that cannot go without a limit says so and takes a
 // negative value as 0, the default.
 //
-// In Config: MaxInFlight (DefaultMaxInFlight), ProgressInterval
+// In Config: MaxInFlight (DefaultMaxInFlight), MaxListensPerPrincipal
+// (DefaultMaxListensPerPrincipal), MaxInFlightPerPrincipal
+// (DefaultMaxInFlightPerPrincipal), RatePerPrincipal
+// (DefaultRatePerPrincipal: none unless set), ProgressInterval
 // (DefaultProgressInterval), LogInterval and LogBurst (DefaultLogInterval,
 // DefaultLogBurst) and PageSize (DefaultPageSize) can be disabled with a
 // negative value; a negative
@@ -125,8 +138,8 @@
 // Config.Hooks are called when a connection, a call or a listen stream
 // starts and ends, on every transport, with an Outcome saying why it ended
 // (ok, a JSON-RPC error code, cancelled, disconnect, shutdown, timeout).
-// Config.Middleware wraps dispatch, for policy, per-principal rate limits
-// and audit logs; Config.ToolFilter hides tools per caller in tools/list
+// Config.Middleware wraps dispatch, for policy, per-tool quotas and audit
+// logs; Config.ToolFilter hides tools per caller in tools/list
 // and tools/call alike. Config.ResourceLister lists resources from the
 // application's own store, a page per request, after the registered ones,
 // and Config.ResourceReader reads the URIs no registered resource or

@@ -73,6 +73,15 @@ type Tool struct {
 	// notification restarts it, up to MaxTimeout from the start (default
 	// 4 × Timeout). 0: Config.Timeout.
 	Timeout, MaxTimeout time.Duration
+	// RatePerPrincipal is the rate of calls of this tool one caller may
+	// sustain, in calls per second with bursts of RateBurst (default: one
+	// second's worth, rounded up), on top of Config.RatePerPrincipal: a
+	// call over it is refused with -32603, HTTP 429 and Retry-After
+	// (LimitStats.ToolRatePerPrincipal), and spends none of the caller's
+	// other limits. The caller is the one Config.MaxListensPerPrincipal
+	// names. 0 or negative: no rate of the tool's own.
+	RatePerPrincipal float64
+	RateBurst        int
 	// SkipValidation leaves the arguments unchecked: the handler validates
 	// what it reads itself (ArgBytes, ArgString, Bind). The schema is then
 	// not compiled either, only checked to be a JSON object, so AddTool

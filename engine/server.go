@@ -31,6 +31,10 @@ type Server struct {
 	pool  workerPool
 	durs  *durations // request-duration histograms (metrics.go)
 
+	// Per-caller limits (limit.go).
+	lim      *limiter
+	limStats LimitStats
+
 	regMu      sync.RWMutex
 	tools      map[string]*Tool
 	resources  map[string]*Resource
@@ -109,6 +113,7 @@ func New(opt Config) *Server {
 		s.durs = new(durations)
 	}
 	s.tracker.init()
+	s.lim = newLimiter(&s.opt, &s.limStats)
 	s.log = logger{s.opt.Logger}
 	if !s.opt.Hooks.empty() {
 		h := s.opt.Hooks

@@ -99,6 +99,13 @@ func startAdmin(s adminSetup) (*adminListener, error) {
 	if s.oauth != nil {
 		c.AddStats("oauth", s.oauth)
 	}
+	if s.ls != nil {
+		// The legacy endpoint's per-caller session refusals join
+		// mcpwire_limit_refused_total beside the engine's.
+		st := s.ls.Stats()
+		c.AddLimit("sessions_per_principal", st.RefusedPerPrincipal.Load)
+		c.AddLimit("sessions_per_ip", st.RefusedPerIP.Load)
+	}
 	if s.shared != nil {
 		if r, ok := s.shared.Store.(*redisstate.Store); ok {
 			c.AddStats("redis", r.Stats())

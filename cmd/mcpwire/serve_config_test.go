@@ -18,6 +18,7 @@ import (
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/framing"
 	"github.com/mcpwire/mcpwire/mrtr"
+	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/socket"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
@@ -39,6 +40,11 @@ func TestServeHelpDefaults(t *testing.T) {
 		"max-socket-conns":  socket.DefaultMaxConns,
 		"max-line":          framing.DefaultMaxLine,
 		"progress-interval": engine.DefaultProgressInterval,
+
+		"max-listens-per-principal":   engine.DefaultMaxListensPerPrincipal,
+		"max-in-flight-per-principal": engine.DefaultMaxInFlightPerPrincipal,
+		"max-sessions-per-principal":  legacy.DefaultMaxSessionsPerPrincipal,
+		"max-sessions-per-ip":         legacy.DefaultMaxSessionsPerIP,
 	}
 	// event-loops states the rule of socket.DefaultEventLoops, a function
 	// of GOMAXPROCS, not a constant.
@@ -122,7 +128,9 @@ func TestServeConfig(t *testing.T) {
 	f := parseServeFlags([]string{"--stdio", "--stdio-legacy", "--http", "127.0.0.1:0", "--legacy-path", "/old",
 		"--tcp", "127.0.0.1:0", "--max-body", "1234", "--max-line", "5678", "--max-header", "9000",
 		"--max-conns", "7", "--max-conns-per-ip", "3", "--max-socket-conns", "5", "--keepalive", "2s",
-		"--event-loops", "2", "--grace", "3s", "--progress-interval", "-1s", "--allow-origins", "none"})
+		"--event-loops", "2", "--grace", "3s", "--progress-interval", "-1s", "--allow-origins", "none",
+		"--max-listens-per-principal", "4", "--max-in-flight-per-principal", "-1", "--rate-per-principal", "2.5",
+		"--rate-burst", "6", "--max-sessions-per-principal", "8", "--max-sessions-per-ip", "9"})
 	c, err := f.config()
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +157,12 @@ func TestServeConfig(t *testing.T) {
 		{"legacy fixtures", c.ref.Legacy, true},
 		{"stdio legacy", c.stdioLegacy, true},
 		{"state signer", c.ref.State != nil && c.ref.State == c.admin.mrtr, true},
+		{"listens per principal", c.ref.MaxListensPerPrincipal, 4},
+		{"in flight per principal", c.ref.MaxInFlightPerPrincipal, -1},
+		{"rate per principal", c.ref.RatePerPrincipal, 2.5},
+		{"rate burst", c.ref.RateBurst, 6},
+		{"legacy sessions per principal", c.legacy.MaxSessionsPerPrincipal, 8},
+		{"legacy sessions per IP", c.legacy.MaxSessionsPerIP, 9},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/framing"
 	"github.com/mcpwire/mcpwire/mrtr"
+	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/socket"
 	"github.com/mcpwire/mcpwire/transport/stdio"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
@@ -36,6 +37,12 @@ type serveFlags struct {
 	keepAlive, grace, progress             time.Duration
 	compress                               bool
 
+	// per-caller limits (RELIABILITY F5)
+	listensPerPrincipal, inFlightPerPrincipal int
+	ratePerPrincipal                          float64
+	rateBurst                                 int
+	sessionsPerPrincipal, sessionsPerIP       int
+
 	// operations
 	logLevel, state, stateKeyFile string
 	cpuProfile, memProfile, trace string
@@ -58,6 +65,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	f.securityFlags(fs)
 	f.oauth.define(fs)
 	f.limitFlags(fs)
+	f.perCallerFlags(fs)
 	f.opsFlags(fs)
 	hideTestFlags(fs) // help.go
 	return fs
@@ -100,6 +108,18 @@ func (f *serveFlags) limitFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&f.grace, "grace", stdio.DefaultGrace, "how long in-flight requests may finish after stdin ends")
 	fs.IntVar(&f.maxLine, "max-line", 0, fmt.Sprintf("largest accepted message in bytes on stdio and sockets, --stdio-legacy included (0: %s%s)", sizeString(framing.DefaultMaxLine), unlimited))
 	fs.DurationVar(&f.progress, "progress-interval", 0, fmt.Sprintf("minimum time between progress notifications of one request (0: %s; negative: no rate limit)", engine.DefaultProgressInterval))
+}
+
+// perCallerFlags defines the limits per caller: the authenticated
+// principal, or an anonymous HTTP client's IP (see docs/limits.md).
+func (f *serveFlags) perCallerFlags(fs *flag.FlagSet) {
+	const unlimited = "; negative: no limit, unsafe"
+	fs.IntVar(&f.listensPerPrincipal, "max-listens-per-principal", 0, fmt.Sprintf("open subscriptions/listen streams per caller before 429 (0: %d%s)", engine.DefaultMaxListensPerPrincipal, unlimited))
+	fs.IntVar(&f.inFlightPerPrincipal, "max-in-flight-per-principal", 0, fmt.Sprintf("requests running on workers per caller before 429 (0: %d%s)", engine.DefaultMaxInFlightPerPrincipal, unlimited))
+	fs.Float64Var(&f.ratePerPrincipal, "rate-per-principal", 0, "requests per second one caller may sustain, a token bucket; past it 429 with Retry-After (default 0: no rate limit)")
+	fs.IntVar(&f.rateBurst, "rate-burst", 0, "the burst of --rate-per-principal, in requests (default 0: one second's worth)")
+	fs.IntVar(&f.sessionsPerPrincipal, "max-sessions-per-principal", 0, fmt.Sprintf("--legacy-path sessions per authenticated principal before 429 (0: %d%s)", legacy.DefaultMaxSessionsPerPrincipal, unlimited))
+	fs.IntVar(&f.sessionsPerIP, "max-sessions-per-ip", 0, fmt.Sprintf("--legacy-path sessions per client IP before 429 (0: %d%s)", legacy.DefaultMaxSessionsPerIP, unlimited))
 }
 
 func (f *serveFlags) opsFlags(fs *flag.FlagSet) {

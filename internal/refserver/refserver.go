@@ -72,6 +72,12 @@ type Config struct {
 	// Middleware is passed to engine.Config.Middleware (serve --oauth-scope
 	// TOOL=SCOPE).
 	Middleware []engine.Middleware
+	// MaxListensPerPrincipal, MaxInFlightPerPrincipal, RatePerPrincipal
+	// and RateBurst are passed to the engine.Config fields of the same
+	// names: the per-caller limits (0: engine defaults).
+	MaxListensPerPrincipal, MaxInFlightPerPrincipal int
+	RatePerPrincipal                                float64
+	RateBurst                                       int
 	// PageSize is passed to engine.Config.PageSize: the entries on one
 	// page of each list (0: engine.DefaultPageSize, which holds every
 	// fixture; tests set a small one to page through them).
@@ -121,7 +127,13 @@ func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 		ProgressInterval: opt.ProgressInterval,
 		Hooks:            opt.Hooks,
 		Middleware:       opt.Middleware,
-		PageSize:         opt.PageSize,
+
+		MaxListensPerPrincipal:  opt.MaxListensPerPrincipal,
+		MaxInFlightPerPrincipal: opt.MaxInFlightPerPrincipal,
+		RatePerPrincipal:        opt.RatePerPrincipal,
+		RateBurst:               opt.RateBurst,
+
+		PageSize: opt.PageSize,
 		// test_logging_tool logs through Call.Log, which needs the
 		// (deprecated) logging capability; it still sends nothing unless
 		// the request's _meta carries a logLevel (GEN-13).

@@ -28,6 +28,12 @@ type Collector struct {
 	stats  []statsSource
 	gauges []gaugeFunc
 	descs  map[string]*prometheus.Desc // AddGauge's, by name and label names
+	limits []limitCounter              // AddLimit's
+}
+
+type limitCounter struct {
+	limit string
+	fn    func() uint64
 }
 
 type statsSource struct {
@@ -196,13 +202,28 @@ var (
 		"1 once the engine's Shutdown has begun.", nil, nil)
 	bpDesc = prometheus.NewDesc(Namespace+"_backplane_up",
 		"1 while the cross-replica backplane is subscribed (always 1 without one).", nil, nil)
+	limitDesc = prometheus.NewDesc(Namespace+"_limit_refused_total",
+		"Requests refused (HTTP 429) by a per-caller limit: listen streams, requests in flight, request rate and a tool's rate per principal (engine.LimitStats), and what AddLimit adds.",
+		[]string{"limit"}, nil)
 )
+
+// AddLimit exports fn's value, read at every scrape, as
+// mcpwire_limit_refused_total{limit="<limit>"} next to the engine's own
+// per-caller limits (for example transport/legacy's
+// Stats.RefusedPerPrincipal as "sessions_per_principal"). Each limit name
+// must be added once.
+func (c *Collector) AddLimit(limit string, fn func() uint64) {
+	c.mu.Lock()
+	c.limits = append(c.limits, limitCounter{limit, fn})
+	c.mu.Unlock()
+}
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	stats := append([]statsSource(nil), c.stats...)
 	gauges := append([]gaugeFunc(nil), c.gauges...)
+	limits := append([]limitCounter(nil), c.limits...)
 	c.mu.Unlock()
 
 	for _, s := range stats {
@@ -248,6 +269,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(closingDesc, prometheus.GaugeValue, b2f(c.srv.Closing()))
 	ch <- prometheus.MustNewConstMetric(bpDesc, prometheus.GaugeValue, b2f(c.srv.BackplaneUp()))
+	c.srv.LimitStats().Each(func(limit string, n uint64) {
+		ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.CounterValue, float64(n), limit)
+	})
+	for _, l := range limits {
+		ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.CounterValue, float64(l.fn()), l.limit)
+	}
 
 	for _, g := range gauges {
 		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, g.fn(), g.values...)

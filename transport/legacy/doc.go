@@ -62,7 +62,12 @@
 // last use (the store's expiry is pushed forward at most every quarter of
 // it). A process holds at most Config.MaxSessions; an initialize past
 // that gets 503 with Retry-After (Stats.Refused): an initialize flood
-// fills the bound, never memory, and established sessions go on.
+// fills the bound, never memory, and established sessions go on. One
+// authenticated principal holds at most Config.MaxSessionsPerPrincipal
+// (100) of the sessions created here, one client IP at most
+// Config.MaxSessionsPerIP (256): past either, 429 with Retry-After
+// (Stats.RefusedPerPrincipal, RefusedPerIP), and the others are still
+// served (F5).
 // Subscriptions changed on another replica reach this replica's GET
 // stream at once through the engine's backplane (stream.go: a private
 // per-session cue URI; Stats.Resyncs), and in any case by the next

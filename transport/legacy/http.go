@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -198,8 +199,23 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 		writeJSON(w, 200, encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 		return
 	}
-	ss, err := s.create(req.Context(), principalOf(principal), rec)
+	owner := ""
+	if principal != nil {
+		owner = principalOf(principal)
+	}
+	ss, err := s.create(req.Context(), principalOf(principal), owner, clientIP(req), rec)
 	switch {
+	case errors.Is(err, errTooManyForPrincipal), errors.Is(err, errTooManyForIP):
+		// One caller's bound (F5): the others are still served.
+		limit, what := "sessions_per_principal", "this principal"
+		if errors.Is(err, errTooManyForIP) {
+			limit, what = "sessions_per_ip", "this client IP"
+		}
+		e := codec.NewError(codec.CodeInternalError, "Too many sessions for "+what+"; end one or try again later")
+		e.Data = []byte(`{"limit":"` + limit + `","retryAfter":` + sessionRetryAfter + `}`)
+		w.Header().Set("Retry-After", sessionRetryAfter)
+		writeJSON(w, 429, encodeError(m.ID, e))
+		return
 	case errors.Is(err, errTooMany):
 		w.Header().Set("Retry-After", "10")
 		writeJSON(w, 503, encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Too many sessions; try again later")))
@@ -212,6 +228,20 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 	}
 	w.Header().Set(HeaderSession, ss.id)
 	writeJSON(w, 200, encodeResponse(m.ID, res))
+}
+
+// sessionRetryAfter is the Retry-After, in seconds, of an initialize
+// refused by a per-caller session bound: a slot frees when one of the
+// caller's sessions is deleted or expires.
+const sessionRetryAfter = "10"
+
+// clientIP is the host of the request's RemoteAddr ("" when it has none).
+func clientIP(req *http.Request) string {
+	host, _, err := net.SplitHostPort(req.RemoteAddr)
+	if err != nil {
+		return req.RemoteAddr
+	}
+	return host
 }
 
 // initResult builds the InitializeResult from the engine's server/discover.
@@ -418,8 +448,19 @@ func (e *sse) finalStatus(frame []byte, status int) {
 	e.mu.Lock()
 	started := e.started
 	e.mu.Unlock()
-	if status == 503 && !started {
+	switch {
+	case status == 503 && !started:
 		writeJSON(e.w, 503, frame)
+		return
+	case status == 429 && !started:
+		// An engine per-caller limit (engine.Config.MaxInFlightPerPrincipal…):
+		// its data carries retryAfter, in seconds.
+		retry := "1"
+		if v, ok := codec.LookupPath(frame, "error", "data", "retryAfter"); ok {
+			retry = string(v)
+		}
+		e.w.Header().Set("Retry-After", retry)
+		writeJSON(e.w, 429, frame)
 		return
 	}
 	e.final(frame)

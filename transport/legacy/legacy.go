@@ -36,6 +36,15 @@ const (
 	DefaultMaxRounds        = 10
 )
 
+// DefaultMaxSessionsPerPrincipal and DefaultMaxSessionsPerIP bound what
+// one caller holds of MaxSessions: a client needs one session, a few
+// across restarts; the IP bound leaves room for several users behind one
+// NAT (RELIABILITY F5).
+const (
+	DefaultMaxSessionsPerPrincipal = 100
+	DefaultMaxSessionsPerIP        = 256
+)
+
 // Config configures the legacy endpoint. Every field's zero value selects
 // the documented default; its limits follow the package's rule (see
 // Limits in the package documentation): 0 is the default, negative is no
@@ -51,6 +60,20 @@ type Config struct {
 	// Default DefaultMaxSessions (10,000); negative means unlimited
 	// (unsafe: an initialize flood then fills memory).
 	MaxSessions int
+	// MaxSessionsPerPrincipal bounds the sessions one authenticated
+	// principal has created here and still holds; an initialize past it
+	// gets HTTP 429 with Retry-After (Stats.RefusedPerPrincipal), while
+	// other callers are still served. Anonymous callers (no principal)
+	// are bounded by MaxSessionsPerIP only: they share no principal.
+	// Default DefaultMaxSessionsPerPrincipal (100); negative means
+	// unlimited (unsafe: one caller can fill MaxSessions, and everyone
+	// else gets 503 until its sessions expire).
+	MaxSessionsPerPrincipal int
+	// MaxSessionsPerIP bounds the sessions created here from one client
+	// IP (the request's RemoteAddr) and still held: 429 with Retry-After
+	// past it (Stats.RefusedPerIP). Default DefaultMaxSessionsPerIP
+	// (256); negative means unlimited (unsafe, as above).
+	MaxSessionsPerIP int
 	// IdleTimeout ends a session nobody used for this long (the store
 	// expires its record; later requests get 404). Default
 	// DefaultIdleTimeout (30 min). A client that goes away never says so,
@@ -130,6 +153,8 @@ func timeout(v, def time.Duration) time.Duration {
 
 func (c Config) withDefaults() Config {
 	c.MaxSessions = limit(c.MaxSessions, DefaultMaxSessions)
+	c.MaxSessionsPerPrincipal = limit(c.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal)
+	c.MaxSessionsPerIP = limit(c.MaxSessionsPerIP, DefaultMaxSessionsPerIP)
 	if c.IdleTimeout <= 0 { // sessions always expire
 		c.IdleTimeout = DefaultIdleTimeout
 	}
@@ -172,6 +197,9 @@ type Stats struct {
 	InputRefused   atomic.Uint64 // inputs the session's capabilities do not allow (error answered)
 	StrayResponses atomic.Uint64 // client responses matching no server→client request
 	Unavailable    atomic.Uint64 // 503: the session store could not be reached
+	// Initializes refused by a per-caller bound (429): the principal's
+	// MaxSessionsPerPrincipal, the client IP's MaxSessionsPerIP.
+	RefusedPerPrincipal, RefusedPerIP atomic.Uint64
 }
 
 // Server is the 2025-11-25 front of an engine.Server: it speaks the old
@@ -193,6 +221,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	// Sessions created here and held, per principal and per client IP
+	// (MaxSessionsPerPrincipal, MaxSessionsPerIP); an entry goes when its
+	// count reaches 0.
+	perPrincipal, perIP map[string]int
 
 	closing  atomic.Bool
 	stop     chan struct{}
@@ -216,6 +248,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 		sessions: map[string]*session{},
 		stop:     make(chan struct{}),
 	}
+	s.perPrincipal, s.perIP = map[string]int{}, map[string]int{}
 	if s.store == nil {
 		s.store = state.NewMemory(state.MemoryConfig{})
 		s.own = true

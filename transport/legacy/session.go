@@ -42,6 +42,9 @@ type session struct {
 	local   bool   // a stdio connection's session: not in the store
 	head    []byte // encoded _meta members for ver (metaHead)
 	headVer uint64
+
+	// The per-caller counts this session holds (create): "" for none.
+	owner, ip string
 }
 
 // principalOf names the caller for the store: the authenticated principal
@@ -58,16 +61,38 @@ func principalOf(p any) string {
 	return fmt.Sprintf("legacy:%T:%v", p, p)
 }
 
-var errTooMany = errors.New("legacy: too many sessions")
+var (
+	errTooMany             = errors.New("legacy: too many sessions")
+	errTooManyForPrincipal = errors.New("legacy: too many sessions for this principal")
+	errTooManyForIP        = errors.New("legacy: too many sessions for this client IP")
+)
 
-// create stores a new session and holds it here.
-func (s *Server) create(ctx context.Context, principal string, rec record) (*session, error) {
-	s.mu.Lock()
-	full := len(s.sessions) >= s.cfg.MaxSessions
-	s.mu.Unlock()
-	if full {
+// admitLocked checks the process bound and the caller's (owner: the
+// authenticated principal, "" for an anonymous caller; ip: "" for none),
+// counting a refusal.
+func (s *Server) admitLocked(owner, ip string) error {
+	switch {
+	case len(s.sessions) >= s.cfg.MaxSessions:
 		s.stats.Refused.Add(1)
-		return nil, errTooMany
+		return errTooMany
+	case owner != "" && s.perPrincipal[owner] >= s.cfg.MaxSessionsPerPrincipal:
+		s.stats.RefusedPerPrincipal.Add(1)
+		return errTooManyForPrincipal
+	case ip != "" && s.perIP[ip] >= s.cfg.MaxSessionsPerIP:
+		s.stats.RefusedPerIP.Add(1)
+		return errTooManyForIP
+	}
+	return nil
+}
+
+// create stores a new session for principal (its store key, principalOf)
+// and holds it here, charged to owner and ip (see admitLocked).
+func (s *Server) create(ctx context.Context, principal, owner, ip string, rec record) (*session, error) {
+	s.mu.Lock()
+	err := s.admitLocked(owner, ip)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
 	val, err := json.Marshal(rec)
 	if err != nil {
@@ -78,15 +103,20 @@ func (s *Server) create(ctx context.Context, principal string, rec record) (*ses
 		return nil, err
 	}
 	now := time.Now()
-	ss := &session{s: s, id: string(h), principal: principal, rec: rec, ver: 1, touched: now, synced: now}
+	ss := &session{s: s, id: string(h), principal: principal, rec: rec, ver: 1, touched: now, synced: now, owner: owner, ip: ip}
 	s.mu.Lock()
-	if len(s.sessions) >= s.cfg.MaxSessions {
+	if err := s.admitLocked(owner, ip); err != nil {
 		s.mu.Unlock()
 		_ = s.store.Delete(ctx, principal, h)
-		s.stats.Refused.Add(1)
-		return nil, errTooMany
+		return nil, err
 	}
 	s.sessions[ss.id] = ss
+	if owner != "" {
+		s.perPrincipal[owner]++
+	}
+	if ip != "" {
+		s.perIP[ip]++
+	}
 	s.mu.Unlock()
 	s.stats.Sessions.Add(1)
 	s.stats.Created.Add(1)
@@ -270,6 +300,8 @@ func (s *Server) forget(ss *session) bool {
 	held := s.sessions[ss.id] == ss
 	if held {
 		delete(s.sessions, ss.id)
+		uncount(s.perPrincipal, ss.owner)
+		uncount(s.perIP, ss.ip)
 	}
 	s.mu.Unlock()
 	if !held {
@@ -284,6 +316,18 @@ func (s *Server) forget(ss *session) bool {
 }
 
 var errSessionEnded = errors.New("legacy: session ended")
+
+// uncount takes one from m[k] (nothing for k ""), dropping the entry at 0.
+func uncount(m map[string]int, k string) {
+	if k == "" {
+		return
+	}
+	if n := m[k] - 1; n > 0 {
+		m[k] = n
+	} else {
+		delete(m, k)
+	}
+}
 
 // expire ends an idle session here and in the store.
 func (s *Server) expire(ss *session) {

@@ -67,6 +67,11 @@
 // request with both Content-Length and Transfer-Encoding (400 and close:
 // BadFraming). Behind a balancer, Config.TrustedProxies makes the server
 // read a PROXY protocol header so the per-IP limit counts clients.
+// The engine's per-caller limits (engine.Config.MaxListensPerPrincipal,
+// MaxInFlightPerPrincipal, RatePerPrincipal) are answered 429 with
+// Retry-After; an anonymous caller is keyed by its client IP unless that
+// is loopback (the operator's tools, or a local proxy: list it in
+// TrustedProxies so that the PROXY header's client counts).
 //
 // Compression (Config.Compression) applies to JSON replies of at least
 // CompressMinBytes; request bodies may be gzip or zstd, decoded under the

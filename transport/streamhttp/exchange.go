@@ -76,6 +76,9 @@ type exchange struct {
 	hbuf []byte      // hraw's own copy when the handler may outlive the request's goroutine
 	nh   http.Header // net/http: the request's headers
 	info *engine.ConnInfo
+
+	peer  string // the client's IP: an anonymous caller's key for the engine's per-caller limits
+	retry int    // a 429's Retry-After, in seconds (engine.Request.RetryAfter); guarded by mu
 }
 
 func (s *Server) acquireExchange() *exchange {
@@ -129,6 +132,7 @@ func (x *exchange) unref() {
 	x.fw = fastWriter{}
 	x.accept = x.accept[:0]
 	x.hraw, x.nh, x.info = nil, nil, nil
+	x.peer, x.retry = "", 0
 	if cap(x.hbuf) > 64<<10 {
 		x.hbuf = nil
 	}
@@ -239,6 +243,9 @@ func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
 		x.mode = modeJSON
 		x.reply = append(x.reply[:0], frame...)
 		x.status = status
+		if status == 429 {
+			x.retry = c.RetryAfter()
+		}
 	default:
 		// Once the stream has started, the response (result or error) is
 		// its last event (ERR-04).

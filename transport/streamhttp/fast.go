@@ -156,7 +156,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	}
 	x := s.acquireExchange()
 	if lc != nil {
-		x.info = lc.info
+		x.info, x.peer = lc.info, lc.peer
 	}
 	var r reqInfo
 	r.hdr = &x.hdr

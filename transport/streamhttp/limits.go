@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -71,7 +72,11 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			continue
 		}
 		cfg := &l.s.cfg
-		lc := &limitConn{Conn: c, l: l, ip: ip, stats: &l.s.stats, clk: &l.s.clk,
+		peer := ""
+		if _, tcp := c.RemoteAddr().(*net.TCPAddr); tcp {
+			peer = callerKey(ip)
+		}
+		lc := &limitConn{Conn: c, l: l, ip: ip, peer: peer, stats: &l.s.stats, clk: &l.s.clk,
 			readTO: cfg.ReadTimeout, idleTO: cfg.IdleTimeout, gapTO: cfg.ReadIdleTimeout}
 		lc.coarse = min(lc.readTO, lc.idleTO, lc.gapTO) >= coarseMinLimit()
 		if proxied {
@@ -117,8 +122,32 @@ func (l *limitListener) chargeClient(c *limitConn, ip string) bool {
 		return false
 	}
 	l.perIP[ip]++
-	c.ip = ip
+	c.ip, c.peer = ip, callerKey(ip)
 	return true
+}
+
+// callerKey is what names an anonymous caller of this connection for the
+// engine's per-caller limits (engine.Request.SetLimitKey): its client IP,
+// except a loopback one, which names no caller — the operator's own
+// tools, or a reverse proxy on the host that brings every client from one
+// address (list it in Config.TrustedProxies so that the PROXY header's
+// client counts instead). ip is the address's raw 4 or 16 bytes; anything
+// else (a Unix socket's peer) names no caller either.
+func callerKey(ip string) string {
+	a, ok := netip.AddrFromSlice([]byte(ip))
+	if !ok || a.Unmap().IsLoopback() {
+		return ""
+	}
+	return ip
+}
+
+// textCallerKey is callerKey for an address in text form.
+func textCallerKey(host string) string {
+	a, err := netip.ParseAddr(host)
+	if err != nil || a.Unmap().IsLoopback() {
+		return ""
+	}
+	return host
 }
 
 func remoteIP(c net.Conn) string {
@@ -137,6 +166,7 @@ type limitConn struct {
 	net.Conn
 	l    *limitListener
 	ip   string           // the per-IP slot this connection holds ("": none); guarded by l.mu
+	peer string           // callerKey(ip): set with ip, read by the connection's own goroutine
 	info *engine.ConnInfo // for the engine's hooks (nil without)
 	once sync.Once
 

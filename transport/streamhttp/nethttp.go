@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"time"
 )
@@ -68,7 +69,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	x.netHeaders(req.Header)
 	nc, _ := req.Context().Value(netConnKey{}).(*netConn)
 	if nc != nil {
-		x.info = nc.info
+		x.info, x.peer = nc.info, nc.peer
+	} else if host, _, err := net.SplitHostPort(req.RemoteAddr); err == nil {
+		x.peer = textCallerKey(host) // served without NetListener: the address net/http reports
 	}
 	if s.cfg.Authenticate != nil {
 		r.chains = netChains(req)

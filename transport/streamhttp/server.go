@@ -235,6 +235,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	}
 	c := s.scope.BeginBorrowed(r.ctx, body, env, x, principal) // body lives until the handler returns; Start copies it
 	c.SetHeaders(x)
+	c.SetLimitKey(x.peer) // an anonymous caller is limited by its IP
 	if x.info != nil {
 		c.SetConn(x.info)
 	}
@@ -356,7 +357,7 @@ func (s *Server) check(c *engine.Request, h *mirrored, scratch *[]byte, vals *[m
 
 func (s *Server) sendReply(w respWriter, r *reqInfo, x *exchange) {
 	x.mu.Lock()
-	status, body := x.status, x.reply
+	status, body, retry := x.status, x.reply, x.retry
 	x.mu.Unlock()
 	if status == 0 {
 		w.send(499, "", nil) // cancelled: nothing to say
@@ -376,6 +377,11 @@ func (s *Server) sendReply(w respWriter, r *reqInfo, x *exchange) {
 		// request may be retried, here or on another replica.
 		s.stats.Unavailable.Add(1)
 		w.header("Retry-After", "1")
+	}
+	if status == 429 {
+		// A per-caller limit of the engine (limit.go): its data carries
+		// the same retryAfter.
+		w.header("Retry-After", strconv.Itoa(max(1, retry)))
 	}
 	w.send(status, ctJSON, body)
 }
