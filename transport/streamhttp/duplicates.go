@@ -65,9 +65,11 @@ func rawHeaderLines(raw []byte) int {
 
 // scanDuplicates reads a raw header block line by line and reports the
 // first once-only field (Origin, Host, Authorization, Content-Type) seen
-// twice. Names compare case-insensitively; a line beginning with a space
-// or a tab continues the previous field's value (obs-fold, which fasthttp
-// joins) and names nothing. It allocates nothing.
+// twice. Names compare case-insensitively and end at the colon (fasthttp
+// refuses a space before it); a line beginning with a space or a tab
+// continues the previous field's value (obs-fold, which fasthttp joins)
+// and names nothing. Only a line whose first letter may start one of the
+// four names is looked at past its end. It allocates nothing.
 func scanDuplicates(raw []byte) dupHeader {
 	var seen [len(dupNames)]bool
 	for len(raw) > 0 {
@@ -77,14 +79,7 @@ func scanDuplicates(raw []byte) dupHeader {
 		} else {
 			raw = nil
 		}
-		if len(line) == 0 || line[0] == ' ' || line[0] == '\t' {
-			continue
-		}
-		i := bytes.IndexByte(line, ':')
-		if i <= 0 {
-			continue
-		}
-		d := onceOnly(line[:i])
+		d := onceOnly(line)
 		if d == dupNone {
 			continue
 		}
@@ -96,23 +91,28 @@ func scanDuplicates(raw []byte) dupHeader {
 	return dupNone
 }
 
-// onceOnly names the once-only field called k (any case), or dupNone.
-func onceOnly(k []byte) dupHeader {
-	switch len(k) {
-	case len("host"):
-		if equalFold(k, "host") {
+// onceOnly names the once-only field a header line is (any case), or
+// dupNone.
+func onceOnly(line []byte) dupHeader {
+	if len(line) < len("host:") {
+		return dupNone
+	}
+	name := func(n string) bool { return len(line) > len(n) && line[len(n)] == ':' && equalFold(line[:len(n)], n) }
+	switch line[0] | 0x20 {
+	case 'h':
+		if name("host") {
 			return dupHost
 		}
-	case len("origin"):
-		if equalFold(k, "origin") {
+	case 'o':
+		if name("origin") {
 			return dupOrigin
 		}
-	case len("content-type"):
-		if equalFold(k, "content-type") {
+	case 'c':
+		if name("content-type") {
 			return dupContentType
 		}
-	case len("authorization"):
-		if equalFold(k, "authorization") {
+	case 'a':
+		if name("authorization") {
 			return dupAuthorization
 		}
 	}
