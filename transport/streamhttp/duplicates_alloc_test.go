@@ -15,12 +15,12 @@ import (
 
 // TestDuplicateCheckAllocs (F2): the duplicate-header check adds no
 // allocation on the fasthttp front end, whether the field count settles
-// it or the raw header block is read again (a Connection line makes the
-// count inconclusive), for a request parsed from the wire as the server
-// reads it.
+// it or the raw header block is read again (two Cookie lines, which
+// fasthttp merges, make the count inconclusive), for a request parsed
+// from the wire as the server reads it.
 func TestDuplicateCheckAllocs(t *testing.T) {
 	body := fixture.ToolsCall("1", "echo", `{"text":"hi"}`)
-	for _, extra := range []string{"", "Connection: keep-alive\r\n"} {
+	for _, extra := range []string{"", "Connection: keep-alive\r\n", "Cookie: a=1\r\nCookie: b=2\r\n"} {
 		wire := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n" +
 			"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n" +
 			"Mcp-Name: echo\r\n" + extra + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body

@@ -298,7 +298,8 @@ func FuzzFramingScan(f *testing.F) {
 // (two Host lines never get that far: fasthttp refuses them). The cheap
 // pre-filter (fields yielded against raw lines) must never hide one,
 // whatever the framing: a Content-Length body, none, or a chunked body
-// with trailer fields (which fasthttp adds fields of its own for).
+// with trailer fields (which fasthttp adds fields of its own for), over
+// HTTP/1.1 or HTTP/1.0.
 func FuzzDuplicateHeaders(f *testing.F) {
 	for _, s := range []string{
 		"Host: 127.0.0.1:8080\r\nContent-Type: application/json\r\ncontent-type: text/plain\r\n",
@@ -311,7 +312,7 @@ func FuzzDuplicateHeaders(f *testing.F) {
 		"User-Agent: a\r\nUser-Agent: b\r\nHost: a\r\n",
 		"Host: a\r\nMcp-Method: tools/call\r\nMcp-Method: tools/list\r\n",
 	} {
-		for framing := range byte(3) {
+		for framing := range byte(6) {
 			f.Add([]byte(s), framing, []byte("X-A: 1\r\nX-B: 2\r\n"))
 		}
 	}
@@ -321,7 +322,11 @@ func FuzzDuplicateHeaders(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, block []byte, framing byte, trailer []byte) {
-		wire := append([]byte("POST /mcp HTTP/1.1\r\n"), block...)
+		proto := "HTTP/1.1"
+		if framing/3%2 == 1 {
+			proto = "HTTP/1.0" // Connection: close without a line
+		}
+		wire := append([]byte("POST /mcp "+proto+"\r\n"), block...)
 		switch framing % 3 {
 		case 0: // a body framed by Content-Length
 			wire = append(wire, "Content-Length: 2\r\n\r\n{}"...)
