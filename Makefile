@@ -20,22 +20,24 @@ help:
 build:
 	$(GO) build -o $(BIN) ./cmd/mcpwire
 
-## test: vet, every test under the race detector, then a short run of every fuzz target.
-test: vet race fuzz-short
+## test: README's second command, deterministic: vet, then every test of every module under the race detector, each fuzz target's seeds and testdata/fuzz/ corpus replayed as plain tests; no timed fuzzing (that is fuzz-short, which .ci/run runs after this).
+test: vet race
 
 ## vet: go vet on every package.
 vet:
 	$(GO) vet ./...
 
-## race: every test under the race detector, shuffled (the middle part of `make test`).
+## race: every test under the race detector, shuffled, fuzz corpora replayed (the second part of `make test`); then the tests of every nested module that has some (NESTED_MODULES: bench/ today).
+NESTED_MODULES = $(sort $(foreach m,$(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './bin/*')),$(if $(shell find $(m) -name '*_test.go' -print -quit),$(m))))
 race:
 	$(GO) test -race -shuffle=on -count=1 -timeout 15m ./...
+	@set -e; for m in $(NESTED_MODULES); do echo "== $$m (nested module)"; (cd $$m && $(GO) test -race -shuffle=on -count=1 -timeout 10m ./...); done
 
-## fuzz-short: each fuzz target for FUZZTIME (10s by default).
+## fuzz-short: timed fuzzing, each fuzz target for FUZZTIME (10s by default); .ci/run runs it after `make test`, and a finding fails it (the input lands in the package's testdata/fuzz/: fix the bug, keep the input).
 fuzz-short:
 	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
 
-## fuzz: each fuzz target for 60s.
+## fuzz: timed fuzzing, each fuzz target for 60s.
 fuzz:
 	FUZZTIME=60s ./.ci/fuzz.sh
 
@@ -112,7 +114,7 @@ compare-conns:
 	$(GO) build -o $(BIN) ./cmd/mcpwire
 	cd bench && $(GO) build -o ../bin/bench-rawgnet ./servers/rawgnet && $(GO) build -o ../bin/bench-idleconns ./cmd/idleconns
 	bin/bench-idleconns -n $${CONNS:-10000} -d $${DURATION:-10s} \
-		-row 'mcpwire=$(BIN) serve --tcp ADDR --log-level error' \
+		-row 'mcpwire=$(BIN) serve --tcp ADDR --log-level error --max-conns-per-ip -1' \
 		-row 'raw-gnet=bin/bench-rawgnet -tcp ADDR -splice-id'
 
 ## compare-fanout: subscriptions/listen fan-out (1,000 and 5,000 streams) against mcpwire, go-sdk, mcp-go and a raw SSE server; LISTENERS, PUBLISH_RATE env.
@@ -157,7 +159,7 @@ cluster-bench: build
 
 .PHONY: cluster cluster-test cluster-bench
 
-## soak: mixed calls, listen streams and progress on HTTP, stdio, TCP and Unix for SOAK (default 2m; e.g. SOAK=10m), RSS, goroutines and live heap of each server sampled through its --admin listener; fails on a drift over 10 % between the warm-up plateau and the end, or goroutines left once idle (internal/soak, build tag soak). SOAK_FLAGS adds flags (-rate, -workers, -sample, -transports); echo latency is reported per transport.
+## soak: mixed calls, listen streams and progress on HTTP, stdio, TCP and Unix for SOAK (default 2m; e.g. SOAK=10m), RSS, goroutines and live heap of each server sampled through its --admin listener; fails on a drift over 10 % between the warm-up plateau and the end, an echo p99 that more than doubles (+10 ms) between them, or goroutines left once idle (internal/soak, build tag soak). SOAK_FLAGS adds flags (-rate, -workers, -sample, -transports); echo latency is reported per transport.
 SOAK ?= 2m
 soak: build
 	$(GO) test -tags soak -count=1 -timeout 2h -run TestSoak -v ./internal/soak -args -soak $(SOAK) -bin $(CURDIR)/$(BIN) $(SOAK_FLAGS)

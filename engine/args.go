@@ -232,15 +232,23 @@ func argsObject(args []byte) bool {
 // check validates the raw arguments (nil when absent: an empty object),
 // which the caller has found to be an object (argsObject).
 func (a *argSchema) check(args []byte) *ArgumentsError {
+	var vals [maxFlat][]byte
+	e, _ := a.checkScan(args, &vals)
+	return e
+}
+
+// checkScan is check, reporting also whether the flat check decided: then
+// vals holds each of a.flat.names' raw values (nil: absent).
+func (a *argSchema) checkScan(args []byte, vals *[maxFlat][]byte) (e *ArgumentsError, scanned bool) {
 	if a.anyObject {
-		return nil
+		return nil, false
 	}
 	if a.flat != nil {
-		if e, ok := a.flat.check(args); ok {
-			return e
+		if e, ok := a.flat.checkInto(args, vals); ok {
+			return e, true
 		}
 	}
-	return a.checkCompiled(args)
+	return a.checkCompiled(args), false
 }
 
 // checkCompiled validates args with the compiled schema.

@@ -136,7 +136,14 @@ func flatten(doc any) *flatSchema {
 // decide (a repeated member; a member a closed schema does not name).
 func (f *flatSchema) check(args []byte) (e *ArgumentsError, ok bool) {
 	var arr [maxFlat][]byte
+	return f.checkInto(args, &arr)
+}
+
+// checkInto is check leaving each name's raw value (nil: absent) in vals,
+// in f.names' order, for a typed tool's decoder to reuse (flatCodec.from).
+func (f *flatSchema) checkInto(args []byte, arr *[maxFlat][]byte) (e *ArgumentsError, ok bool) {
 	vals := arr[:len(f.names)]
+	clear(vals)
 	if args != nil {
 		n, err := codec.ScanMembers(args, f.names, vals)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -30,6 +31,17 @@ import (
 //     a response does so (StreamDropper; HTTP closes the SSE stream, which
 //     tells the client to listen again, SUB-10), the others answer the
 //     listen request with a -32603 error. Clients re-listen and re-fetch.
+//   - when a publish fails or times out while the subscription stays up
+//     (F9), the cue may have reached some replicas, or none — this one's
+//     own listeners included, since local delivery is the backplane's
+//     echo. The engine does not retry the cue (a timed-out PUBLISH may
+//     have gone through, and a retry would deliver it twice); it ends the
+//     local listen streams that would have received it at once, and sends
+//     a CueMissed naming the cue, in the background and again until it
+//     goes through, so that every replica ends its affected streams too
+//     (Stats.PublishUncertain, MissedCues, ListenInterrupted). The caller
+//     gets the error (503). A stream may so be ended although its cue
+//     arrived: a re-listen too many, never a cue missed in silence.
 
 // Backplane states (Server.bpState).
 const (
@@ -53,6 +65,13 @@ var ErrBackplaneLost = fmt.Errorf("engine: change backplane not connected: %w", 
 // wrapping state.ErrUnavailable is answered with it.
 var ErrUnavailable = &codec.Error{Code: codec.CodeInternalError,
 	Message: "Service unavailable: shared state cannot be reached; retry later", Status: 503}
+
+// ErrStateLost answers a request whose handler's lookup missed just after
+// the shared store lost its data (state.ErrLost: a Redis restart without
+// persistence): like ErrUnavailable (-32603, HTTP 503) but saying so, so
+// that a client does not take a lost handle for a wrong one (F9).
+var ErrStateLost = &codec.Error{Code: codec.CodeInternalError,
+	Message: "Service unavailable: the shared state was lost (the store restarted); the handle, session or result may be gone: retry, then start over", Status: 503}
 
 var errStartedTwice = errors.New("engine: Start called twice")
 
@@ -129,8 +148,12 @@ func (s *Server) publish(k state.CueKind, uri string) error {
 	cancel()
 	if err != nil {
 		s.stats.PublishErrors.Add(1)
+		s.stats.PublishUncertain.Add(1)
 		// A timed-out publish may still reach Redis: the outcome is unknown.
-		s.log.l.Warn("change publish failed; other replicas may not have it", "kind", k, "uri", uri, "err", err)
+		missed := state.Cue{Kind: state.CueMissed, Of: k, URI: uri}
+		n := s.interruptMissed(missed)
+		s.log.l.Warn("change publish failed; the listen streams that may have missed it are ended here and on the other replicas", "kind", k, "uri", uri, "err", err, "streams", n)
+		s.oweMissed(missed)
 		if !errors.Is(err, state.ErrUnavailable) {
 			err = fmt.Errorf("%w: %w", state.ErrUnavailable, err)
 		}
@@ -153,6 +176,92 @@ func (s *Server) deliverCue(c state.Cue) {
 		if c.URI != "" {
 			s.hub.resourceUpdated(c.URI)
 		}
+	case state.CueMissed:
+		s.stats.MissedCues.Add(1)
+		if n := s.interruptMissed(c); n > 0 {
+			s.log.l.Warn("a replica's change publish failed: the listen streams that may have missed it are ended", "kind", c.Of, "uri", c.URI, "streams", n)
+		}
+	}
+}
+
+// interruptMissed ends the local listen streams that would have received
+// the cue a CueMissed names (all of them when it names none).
+func (s *Server) interruptMissed(c state.Cue) int {
+	var match func(*subscription) bool
+	switch c.Of {
+	case state.CueToolsChanged:
+		match = func(sub *subscription) bool { return sub.wantsList(subTools) }
+	case state.CuePromptsChanged:
+		match = func(sub *subscription) bool { return sub.wantsList(subPrompts) }
+	case state.CueResourcesChanged:
+		match = func(sub *subscription) bool { return sub.wantsList(subResources) }
+	case state.CueResourceUpdated:
+		match = func(sub *subscription) bool { return sub.wantsUpdate(c.URI) }
+	default:
+		match = func(*subscription) bool { return true }
+	}
+	return s.hub.interrupt(match)
+}
+
+// maxOwed bounds the CueMissed waiting to be sent; past it they collapse
+// into one that names no cue (every stream ends).
+const maxOwed = 64
+
+// oweMissed queues a CueMissed for the other replicas and starts the
+// sender if it is not running.
+func (s *Server) oweMissed(c state.Cue) {
+	s.missMu.Lock()
+	defer s.missMu.Unlock()
+	switch {
+	case slices.Contains(s.missed, c), len(s.missed) == 1 && s.missed[0].Of == 0:
+	case len(s.missed) >= maxOwed:
+		s.missed = append(s.missed[:0], state.Cue{Kind: state.CueMissed})
+	default:
+		s.missed = append(s.missed, c)
+	}
+	if s.missRunning {
+		return
+	}
+	s.missRunning = true
+	s.bg.Add(1)
+	go s.sendMissed()
+}
+
+// sendMissed publishes the owed CueMissed, each until it goes through
+// (backoff 100 ms doubling to 2 s), and ends when none is left or at
+// Shutdown.
+func (s *Server) sendMissed() {
+	defer s.bg.Done()
+	wait := 100 * time.Millisecond
+	for {
+		s.missMu.Lock()
+		if len(s.missed) == 0 || s.bgCtx.Err() != nil {
+			s.missed, s.missRunning = nil, false
+			s.missMu.Unlock()
+			return
+		}
+		c := s.missed[0]
+		s.missMu.Unlock()
+		ctx, cancel := context.WithTimeout(s.bgCtx, s.opt.PublishTimeout)
+		err := s.bp.Publish(ctx, c)
+		cancel()
+		if err == nil {
+			s.stats.MissedSent.Add(1)
+			s.missMu.Lock()
+			if i := slices.Index(s.missed, c); i >= 0 {
+				s.missed = slices.Delete(s.missed, i, i+1)
+			}
+			s.missMu.Unlock()
+			wait = 100 * time.Millisecond
+			continue
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-s.bgCtx.Done():
+			t.Stop()
+		}
+		wait = min(2*wait, 2*time.Second)
 	}
 }
 
@@ -174,7 +283,13 @@ func (s *Server) backplaneRestored() {
 // interruptAll ends every listen stream without the hub closing; it returns
 // how many it ended.
 func (h *hub) interruptAll() int {
-	sp := h.snapshot(func(*subscription) bool { return true })
+	return h.interrupt(func(*subscription) bool { return true })
+}
+
+// interrupt ends the listen streams match selects; it returns how many it
+// ended.
+func (h *hub) interrupt(match func(*subscription) bool) int {
+	sp := h.snapshot(match)
 	subs := append([]*subscription(nil), *sp...)
 	h.putSnapshot(sp)
 	n := 0

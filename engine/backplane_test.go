@@ -29,16 +29,24 @@ type fakeBackplane struct {
 	restored func()
 	down     bool
 	failSub  error
+	failPub  int // publishes still to fail (failPublishes)
+	failErr  error
 }
 
 func (b *fakeBroker) replica() *fakeBackplane { return &fakeBackplane{b: b} }
 
 func (f *fakeBackplane) Publish(ctx context.Context, c state.Cue) error {
 	f.mu.Lock()
-	down := f.down
+	down, fail := f.down, f.failPub > 0
+	if fail {
+		f.failPub--
+	}
 	f.mu.Unlock()
 	if down {
 		return state.ErrUnavailable
+	}
+	if fail {
+		return f.failErr
 	}
 	f.b.mu.Lock()
 	subs := append([]*fakeBackplane(nil), f.b.subs...)
@@ -319,5 +327,80 @@ func TestNoBackplaneDeliversLocally(t *testing.T) {
 	r.waitCount(t, "resources/updated", 1)
 	if a.Stats().Published.Load() != 0 {
 		t.Fatal("counted a publish without a backplane")
+	}
+}
+
+// failPublishes makes the next n publishes of f fail with err while its
+// subscription stays up (the cue reaches nobody).
+func (f *fakeBackplane) failPublishes(n int, err error) {
+	f.mu.Lock()
+	f.failPub, f.failErr = n, err
+	f.mu.Unlock()
+}
+
+// TestPublishFailedEndsAffectedStreams: a publish that fails or times out
+// while the subscription stays up is not lost in silence (F9): the
+// publisher's own listeners (local delivery is the echo) and the other
+// replicas' listeners that would have received the cue are ended, so
+// their clients re-listen; an unaffected stream stays; all counted.
+func TestPublishFailedEndsAffectedStreams(t *testing.T) {
+	br := &fakeBroker{}
+	bpA := br.replica()
+	a, b := newReplica(t, bpA), newReplica(t, br.replica())
+	for _, s := range []*Server{a, b} {
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	la, lb := dropRec{newStreamRec()}, newStreamRec()
+	listenOn(t, a, la, 1)
+	listenOn(t, b, lb, 2)
+	other := newStreamRec()
+	send(t, b, other, `{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+metaJSON+`}}`)
+	for _, r := range []*streamRec{la.streamRec, lb, other} {
+		r.waitCount(t, "acknowledged", 1)
+	}
+	bpA.failPublishes(2, context.DeadlineExceeded) // the cue, then the first CueMissed
+	if err := a.ResourceUpdated("test://r"); !errors.Is(err, state.ErrUnavailable) {
+		t.Fatalf("failed publish: %v", err)
+	}
+	for i, r := range []*streamRec{la.streamRec, lb} {
+		select {
+		case <-r.done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("stream %d not ended after a failed publish", i)
+		}
+	}
+	if !bytes.Contains(lb.reply, []byte("listen again")) || la.reply != nil {
+		t.Fatalf("ended with %s / %s", lb.reply, la.reply)
+	}
+	select {
+	case <-other.done:
+		t.Fatal("a stream the cue did not concern was ended")
+	case <-time.After(50 * time.Millisecond):
+	}
+	sa, sb := a.Stats(), b.Stats()
+	if sa.PublishUncertain.Load() != 1 || sa.MissedSent.Load() != 1 || sb.MissedCues.Load() != 1 || sb.ListenInterrupted.Load() != 1 {
+		t.Fatalf("uncertain=%d sent=%d missed(b)=%d interrupted(b)=%d", sa.PublishUncertain.Load(), sa.MissedSent.Load(),
+			sb.MissedCues.Load(), sb.ListenInterrupted.Load())
+	}
+}
+
+// TestStateLostAnswer: a handler whose lookup missed after the store lost
+// its data (state.ErrLost) is answered 503 saying the state was lost, not
+// as an unknown handle (F9).
+func TestStateLostAnswer(t *testing.T) {
+	s := New(Config{})
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	if err := s.AddTool(Tool{Name: "read", Handler: func(c *Call) error {
+		return fmt.Errorf("read: %w", state.ErrLost)
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	r := newStreamRec()
+	send(t, s, r, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{},`+metaJSON+`}}`)
+	<-r.done
+	if r.status != 503 || !bytes.Contains(r.reply, []byte(`"code":-32603`)) || !bytes.Contains(r.reply, []byte("state was lost")) {
+		t.Fatalf("lost state answered %d %s", r.status, r.reply)
 	}
 }

@@ -43,9 +43,14 @@ type Call struct {
 	argBuf  []byte // ArgBytes' unescaped values
 	cursor  []byte // a list request's cursor: kind, then key (readCursor); empty: first page
 	textBuf []byte // a typed tool's result text (ResultText), kept for reuse
-	status  int
-	result  bool // a response was set in out
-	open    bool // out holds a result that still needs its closing brace
+	// The flat check's scan of a tools/call's arguments (flatBy's names'
+	// raw values), valid while flatBy is set: a typed tool decodes from it
+	// instead of scanning the arguments again.
+	flatVals [maxFlat][]byte
+	flatBy   *flatSchema
+	status   int
+	result   bool // a response was set in out
+	open     bool // out holds a result that still needs its closing brace
 
 	// Extension points (hooks.go); all zero unless used.
 	rkind       resultKind      // what out holds, for Outcome
@@ -149,6 +154,10 @@ func (c *Call) release() {
 		c.argBuf = nil
 	}
 	c.cursor = c.cursor[:0]
+	if c.flatBy != nil {
+		clear(c.flatVals[:len(c.flatBy.names)]) // no hold on the message's buffer
+		c.flatBy = nil
+	}
 	if cap(c.textBuf) > maxKeep {
 		c.textBuf = nil
 	}

@@ -381,7 +381,11 @@ func (c *Call) handleError(err error) {
 		// 503), never a tool result the model would take as an answer.
 		c.srv.stats.Unavailable.Add(1)
 		c.srv.log.l.Warn("shared state unavailable", "method", c.method.name, "err", err)
-		c.setError(ErrUnavailable)
+		if errors.Is(err, state.ErrLost) {
+			c.setError(ErrStateLost)
+		} else {
+			c.setError(ErrUnavailable)
+		}
 	case c.method.name == "tools/call":
 		// A tool's own failure is a result the model can read, not a
 		// protocol error.
@@ -419,9 +423,13 @@ func callTool(c *Call) error {
 			c.srv.stats.InvalidArguments.Add(1)
 			return errArgsNotObject
 		}
-		if e := a.check(c.env.Arguments); e != nil {
+		e, scanned := a.checkScan(c.env.Arguments, &c.flatVals)
+		if e != nil {
 			c.argumentsRefused(e)
 			return nil
+		}
+		if scanned {
+			c.flatBy = a.flat // a typed tool decodes from c.flatVals
 		}
 	}
 	return c.tool.Handler(c)

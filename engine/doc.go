@@ -78,7 +78,10 @@
 //     once per stream; while the backplane is lost, listen streams are ended
 //     (HTTP: dropped, so clients listen again) and new ones refused with
 //     -32603 and HTTP 503, never left open to miss cues silently (E1). A
-//     handler error wrapping state.ErrUnavailable is -32603 with HTTP 503.
+//     publish that fails or times out ends the listen streams that would
+//     have received its cue, here and, through a state.CueMissed, on every
+//     replica (F9). A handler error wrapping state.ErrUnavailable is -32603
+//     with HTTP 503 (state.ErrLost: ErrStateLost, saying the state was lost).
 //   - Shutdown(ctx) completes listen streams with a final result, waits for
 //     in-flight work, cancels what is left when ctx ends, and returns by ctx's
 //     deadline (C13).

@@ -278,6 +278,16 @@ type flatKinds struct {
 	Fo  float64 `json:"fo,omitempty"`
 }
 
+// flatPlain is flat and so is its inferred schema: no sized integers.
+type flatPlain struct {
+	S   string  `json:"s"`
+	B   bool    `json:"b,omitempty"`
+	I   int     `json:"i"`
+	I64 int64   `json:"i64,omitzero"`
+	F   float64 `json:"f"`
+	Fo  float64 `json:"fo,omitempty"`
+}
+
 // FuzzFlatCodec: the flat codec gives the Go value sonic gives, or
 // declines; what it encodes means what sonic's encoding means.
 func FuzzFlatCodec(f *testing.F) {
@@ -285,12 +295,29 @@ func FuzzFlatCodec(f *testing.F) {
 		`{"s":"a","b":true,"i":-3,"i8":127,"i64":1,"u16":65535,"u":1,"f":1.5,"fo":-0.0}`, `{}`, `{"s":"\u00e9\n"}`,
 		`{"i8":128}`, `{"u16":-1}`, `{"i":1.0}`, `{"i":1e2}`, `{"f":1e400}`, `{"s":null,"b":null}`, `{"s":1}`,
 		`{"s":"a","s":"b"}`, `{"x":[1,{"s":2}],"s":"ok"}`, `{"S":"case"}`, `{"s":"\xff"}`,
+		`{"s":"x","i":-3,"i64":9,"f":2.5,"b":true}`, `{"f":0,"i":1,"s":"\u00e9"}`, `{"s":"","i":0,"f":-1e-3,"fo":7}`,
 	} {
 		f.Add(s, "text", true, int64(-7), 2.5)
 	}
 	codec := newFlatCodec(reflect.TypeFor[flatKinds]())
 	if codec == nil {
 		f.Fatal("flatKinds is not flat")
+	}
+	// The inferred inputSchema's flat check, whose scan a typed tool
+	// decodes from (decodeScanned): it must give what decode gives. (A
+	// sized integer adds a range, and a range makes a schema not flat.)
+	plain := newFlatCodec(reflect.TypeFor[flatPlain]())
+	sch, err := schemaFor(reflect.TypeFor[flatPlain](), schemaInput)
+	if err != nil {
+		f.Fatal(err)
+	}
+	a, err := compileArgSchema(sch)
+	if err != nil || a.flat == nil || plain == nil {
+		f.Fatalf("flatPlain or its schema is not flat: %v", err)
+	}
+	m := plain.mapFrom(a.flat)
+	if m.idx == nil {
+		f.Fatal("flatPlain's names are not all in its schema")
 	}
 	f.Fuzz(func(t *testing.T, args, s string, b bool, n int64, x float64) {
 		if json.Valid([]byte(args)) && argsObject([]byte(args)) {
@@ -302,6 +329,14 @@ func FuzzFlatCodec(f *testing.F) {
 				}
 				if fast != slow {
 					t.Fatalf("%s: flat %+v, sonic %+v", args, fast, slow)
+				}
+			}
+			var vals [maxFlat][]byte
+			if e, scanned := a.checkScan([]byte(args), &vals); scanned && e == nil {
+				var from, again flatPlain
+				ok := plain.decodeScanned(m, &vals, unsafe.Pointer(&from))
+				if want := plain.decode([]byte(args), unsafe.Pointer(&again)); ok != want || (ok && from != again) {
+					t.Fatalf("%s: from the check's scan %v %+v, scanning again %v %+v", args, ok, from, want, again)
 				}
 			}
 		}

@@ -133,17 +133,31 @@ func (h *hub) putSnapshot(sp *[]*subscription) {
 	h.snaps.Put(sp)
 }
 
-func (h *hub) listChanged(k subKind) {
-	sp := h.snapshot(func(s *subscription) bool {
-		switch k {
-		case subTools:
-			return s.f.ToolsListChanged
-		case subPrompts:
-			return s.f.PromptsListChanged
-		default:
-			return s.f.ResourcesListChanged
+// wantsList reports whether s listens for list changes of kind k.
+func (s *subscription) wantsList(k subKind) bool {
+	switch k {
+	case subTools:
+		return s.f.ToolsListChanged
+	case subPrompts:
+		return s.f.PromptsListChanged
+	default:
+		return s.f.ResourcesListChanged
+	}
+}
+
+// wantsUpdate reports whether s listens for updates of uri: it subscribed
+// to uri or to a parent of it (SUB-06).
+func (s *subscription) wantsUpdate(uri string) bool {
+	for _, u := range s.f.ResourceSubscriptions {
+		if uri == u || (strings.HasPrefix(uri, u) && (strings.HasSuffix(u, "/") || uri[len(u)] == '/')) {
+			return true
 		}
-	})
+	}
+	return false
+}
+
+func (h *hub) listChanged(k subKind) {
+	sp := h.snapshot(func(s *subscription) bool { return s.wantsList(k) })
 	if len(*sp) > 0 {
 		prefix := []byte(`{"jsonrpc":"2.0","method":"` + listChangedMethod[k] + `","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":`)
 		h.deliver(*sp, prefix, []byte(`}}}`), maphash.String(h.seed, listChangedMethod[k]))
@@ -153,14 +167,7 @@ func (h *hub) listChanged(k subKind) {
 
 // resourceUpdated notifies subscribers of uri or of a parent of it (SUB-06).
 func (h *hub) resourceUpdated(uri string) {
-	sp := h.snapshot(func(s *subscription) bool {
-		for _, u := range s.f.ResourceSubscriptions {
-			if uri == u || (strings.HasPrefix(uri, u) && (strings.HasSuffix(u, "/") || uri[len(u)] == '/')) {
-				return true
-			}
-		}
-		return false
-	})
+	sp := h.snapshot(func(s *subscription) bool { return s.wantsUpdate(uri) })
 	if len(*sp) > 0 {
 		bp, _ := h.bufs.Get().(*[]byte)
 		if bp == nil {

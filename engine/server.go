@@ -64,6 +64,10 @@ type Server struct {
 	bp        state.Backplane
 	bpState   atomic.Int32 // bpStarting, bpUp, bpDown
 	bpStarted atomic.Bool  // Start subscribed (or is subscribing)
+
+	missMu      sync.Mutex  // guards missed, missRunning (a leaf)
+	missed      []state.Cue // CueMissed owed to the other replicas (oweMissed)
+	missRunning bool        // sendMissed is running
 }
 
 type templateEntry struct {
@@ -517,7 +521,10 @@ type Stats struct {
 	Published         atomic.Uint64 // cues published
 	PublishErrors     atomic.Uint64 // cues not published: backplane lost or Publish failed (E1)
 	BackplaneLost     atomic.Uint64 // times the backplane subscription was lost
-	ListenInterrupted atomic.Uint64 // listen streams ended because the backplane was lost (E1)
+	ListenInterrupted atomic.Uint64 // listen streams ended because the backplane was lost (E1) or a cue may have been missed (F9)
 	ListenRefused     atomic.Uint64 // listen requests refused while the backplane was not connected
+	PublishUncertain  atomic.Uint64 // publishes that failed or timed out while subscribed: affected streams ended, CueMissed sent (F9)
+	MissedSent        atomic.Uint64 // CueMissed published for a failed publish of this replica
+	MissedCues        atomic.Uint64 // CueMissed received (a replica's publish failed): affected listen streams ended
 	Unavailable       atomic.Uint64 // requests answered 503 because shared state was unreachable
 }

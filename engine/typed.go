@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -97,7 +98,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	t.Handler = func(c *Call) error {
 		var in In
 		args := c.env.Arguments
-		if tt.in == nil || !tt.in.decode(args, unsafe.Pointer(&in)) {
+		if tt.in == nil || !tt.decodeIn(c, unsafe.Pointer(&in)) {
 			if args == nil {
 				args = emptyObject
 			}
@@ -140,6 +141,24 @@ type typedTool struct {
 	name    string
 	in, out *flatCodec         // nil when the type is not flat
 	schema  *jsonschema.Schema // the compiled outputSchema, with ValidateOutput
+	inMap   atomic.Pointer[flatMap]
+}
+
+// decodeIn decodes c's arguments into the zeroed In at p with the flat
+// codec: from what the tool's flat check scanned when it did (one pass
+// over the arguments instead of two), else by scanning them.
+func (tt *typedTool) decodeIn(c *Call, p unsafe.Pointer) bool {
+	if by := c.flatBy; by != nil {
+		m := tt.inMap.Load()
+		if m == nil || m.by != by {
+			m = tt.in.mapFrom(by)
+			tt.inMap.Store(m)
+		}
+		if m.idx != nil {
+			return tt.in.decodeScanned(m, &c.flatVals, p)
+		}
+	}
+	return tt.in.decode(c.env.Arguments, p)
 }
 
 // resultTextFunc returns Out's AppendResultText as a plain function, or

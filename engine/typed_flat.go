@@ -78,6 +78,51 @@ func (c *flatCodec) decode(args []byte, p unsafe.Pointer) bool {
 	if _, err := codec.ScanMembers(args, c.names, vals); err != nil {
 		return false
 	}
+	return c.decodeVals(vals, p)
+}
+
+// flatMap says where each of a flatCodec's names sits in a flatSchema's
+// names, so the codec can decode what the schema's check scanned.
+type flatMap struct {
+	by  *flatSchema
+	idx []int // per codec name, its index in by.names; nil: a name is missing
+}
+
+// mapFrom returns the map of c's names into f's.
+func (c *flatCodec) mapFrom(f *flatSchema) *flatMap {
+	m := &flatMap{by: f, idx: make([]int, len(c.names))}
+	for i, name := range c.names {
+		m.idx[i] = -1
+		for j, fn := range f.names {
+			if fn == name {
+				m.idx[i] = j
+			}
+		}
+		if m.idx[i] < 0 {
+			m.idx = nil
+			break
+		}
+	}
+	return m
+}
+
+// decodeScanned fills the zeroed struct at p from the values a flat check
+// scanned (scanned holds m.by.names' values) and reports whether it could,
+// as decode does. The check has seen every member once (a repeated one
+// leaves the flat check undecided), so the values are those ScanMembers
+// would give c's names.
+func (c *flatCodec) decodeScanned(m *flatMap, scanned *[maxFlat][]byte, p unsafe.Pointer) bool {
+	var arr [maxFlat][]byte
+	vals := arr[:len(c.names)]
+	for i, j := range m.idx {
+		vals[i] = scanned[j]
+	}
+	return c.decodeVals(vals, p)
+}
+
+// decodeVals fills the zeroed struct at p from vals, the raw values of
+// c.names (nil: absent).
+func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer) bool {
 	for i, v := range vals {
 		if v == nil || v[0] == 'n' { // absent or null: left zero, as sonic does
 			continue

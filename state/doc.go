@@ -27,7 +27,13 @@
 //     when cues flow (restored), so listen streams can be closed and
 //     clients re-listen (E1).
 //   - A store that cannot be reached fails with ErrUnavailable, promptly
-//     (answer it as HTTP 503).
+//     (answer it as HTTP 503). A store that can tell it lost its data
+//     (redisstate: a Redis restart without persistence) answers a lookup
+//     that misses soon after with ErrLost (which matches ErrUnavailable)
+//     rather than ErrNotFound.
+//   - A publish that may not have reached every replica is followed by a
+//     CueMissed naming it, so that every replica ends the listen streams
+//     that would have received it (engine, F9).
 //
 // Lock order in Memory: Memory.subMu, then memSub.mu (Publish queues
 // under both); each memShard.mu is a leaf, taken one at a time; no

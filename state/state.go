@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -30,6 +31,11 @@ var (
 	ErrUnavailable = errors.New("state: store unavailable")
 	// ErrTooLarge: a value over the store's limit.
 	ErrTooLarge = errors.New("state: value too large")
+	// ErrLost: a lookup missed shortly after the store detected that it
+	// lost its data (a restart without persistence, a flush): the record
+	// may have existed. It matches ErrUnavailable (HTTP 503), so that a
+	// client is not told "unknown handle" for a handle that was lost.
+	ErrLost = fmt.Errorf("state: the store lost its data; the record may have existed: %w", ErrUnavailable)
 )
 
 // Store keeps principal-bound records. Every method is safe for concurrent
@@ -64,6 +70,12 @@ const (
 	CuePromptsChanged
 	CueResourcesChanged
 	CueResourceUpdated // URI names the resource
+	// CueMissed says that a cue of kind Of (with URI, for
+	// CueResourceUpdated; Of 0: any cue) may not have reached every
+	// replica: its publish failed or timed out. Every replica ends the
+	// listen streams that would have received it, so their clients
+	// re-listen and re-fetch.
+	CueMissed
 )
 
 // Cue is one change published to every replica. Delivery is at most once
@@ -73,6 +85,7 @@ const (
 type Cue struct {
 	Kind CueKind
 	URI  string
+	Of   CueKind // for CueMissed: the kind of the missed cue (0: any)
 }
 
 // Backplane carries cues between replicas.

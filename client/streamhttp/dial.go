@@ -34,10 +34,12 @@ const (
 	DefaultMaxQueued   = mcpclient.DefaultMaxQueued
 )
 
-// ErrBadReply: the server's reply breaks HTTP or the protocol: a response
-// whose id is not the request's, an event that is not a JSON-RPC message,
-// a malformed status line, headers or chunk. The connection is closed;
-// the server may have run the request.
+// ErrBadReply: the server's reply breaks HTTP or the protocol: a JSON
+// body whose response id is not the request's, an event that is not a
+// JSON-RPC message, a malformed status line, headers or chunk. The
+// connection is closed; the server may have run the request. (On an SSE
+// reply a response with another id is dropped and counted instead, and
+// the exchange goes on waiting for its own: RELIABILITY D5.)
 var ErrBadReply = errors.New("streamhttp: malformed reply")
 
 // Errors wrapped with client.ErrDropped.
@@ -168,7 +170,20 @@ type transport struct {
 
 	legacyMu sync.Mutex // SwitchEra(Era2024)
 	legacy   atomic.Pointer[legacyStream]
+
+	unmatched atomic.Uint64 // Stats.Unmatched
 }
+
+// Stats counts what the transport dropped. Reach it from the
+// client.Transport Dial returns with interface{ Stats() Stats }.
+type Stats struct {
+	// Unmatched: responses on a reply stream whose id was not the
+	// request's, dropped (RELIABILITY D5).
+	Unmatched uint64
+}
+
+// Stats returns the counters.
+func (t *transport) Stats() Stats { return Stats{Unmatched: t.unmatched.Load()} }
 
 // session is the Mcp-Session-Id of a 2025-era server and the revision the
 // request that got it carried.
@@ -902,6 +917,7 @@ const (
 	msgNotification
 	msgRequest
 	msgWrongID
+	msgNoID // a result without an id: answers nothing, breaks the protocol
 )
 
 // kind classifies one message of the reply. A response is the
@@ -924,7 +940,7 @@ func (x *dialExchange) kind(msg []byte) int {
 		if env.HasError {
 			return msgResponse
 		}
-		return msgWrongID
+		return msgNoID
 	case codec.IDNumber, codec.IDString:
 		if sameID(env.ID, x.id) {
 			return msgResponse
@@ -967,7 +983,7 @@ func (x *dialExchange) nextJSON() ([]byte, error) {
 	case msgResponse:
 		x.end(c.reusable(), io.EOF)
 		return body, nil
-	case msgWrongID:
+	case msgWrongID, msgNoID:
 		return nil, x.fail(badReply("response id does not match the request id %s", x.id))
 	}
 	se := statusError(x.status, body)
@@ -1003,7 +1019,13 @@ func (x *dialExchange) nextEvent() ([]byte, error) {
 		case msgRequest:
 			x.t.log.Debug("streamhttp: ignoring a server request on a reply stream", "method", string(c.env.Method.Raw))
 		case msgWrongID:
-			return nil, x.fail(badReply("response id does not match the request id %s", x.id))
+			// D5: a response for another request on this one's stream
+			// (a server or proxy mix-up) is not this call's answer:
+			// dropped and counted; the call waits for its own.
+			x.t.unmatched.Add(1)
+			x.t.log.Warn("streamhttp: dropped a response with another id on a reply stream", "want", string(x.id), "snippet", fmt.Sprintf("%.80q", d))
+		case msgNoID:
+			return nil, x.fail(badReply("a result without an id on the reply stream of request %s", x.id))
 		default:
 			return nil, x.fail(badReply("event is not a JSON-RPC message: %.64q", d))
 		}

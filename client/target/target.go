@@ -10,6 +10,7 @@ package target
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -92,6 +93,11 @@ func Open(s string, o Config) (*client.Client, error) {
 		addr := strings.TrimSuffix(strings.TrimPrefix(s, "tcp://"), "/")
 		if addr == "" {
 			return nil, fmt.Errorf("target %q: no address", s)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			// Found by FuzzOpen: "tcp://0" was taken and failed only at
+			// the first call, with the dialer's error.
+			return nil, fmt.Errorf("target %q: want tcp://host:port: %v", s, err)
 		}
 		t = client.NewLineTransport(socket.Dialer("tcp", addr, 0), o.Line)
 	case strings.HasPrefix(s, "unix://"):

@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync/atomic"
 
+	"github.com/mcpwire/mcpwire/auth"
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/internal/netutil"
 	"github.com/mcpwire/mcpwire/mrtr"
@@ -37,6 +38,7 @@ type adminSetup struct {
 	stdio            bool
 	queued           *stdio.Queued // the stdio connection's output queue (with stdio)
 	mrtr             *mrtr.Signer  // the fixtures' requestState signer: mcpwire_mrtr_* counters
+	oauth            *auth.Stats   // --oauth-*: mcpwire_oauth_* counters
 	log              *slog.Logger
 	hosts            []string // --admin-host
 	token            string   // --admin-token-file's token
@@ -91,6 +93,9 @@ func startAdmin(s adminSetup) (*adminListener, error) {
 	}
 	if s.mrtr != nil {
 		c.AddStats("mrtr", s.mrtr.Stats())
+	}
+	if s.oauth != nil {
+		c.AddStats("oauth", s.oauth)
 	}
 	if s.shared != nil {
 		if r, ok := s.shared.Store.(*redisstate.Store); ok {

@@ -160,6 +160,10 @@ func (t *transports) startHTTP(ctx context.Context, h *httpSetup, lcfg legacy.Co
 		t.log.Warn("--insecure-test-auth: every bearer token is accepted as a principal; never use this outside tests")
 		cfg.Authenticate = testPrincipal
 	}
+	if h.oauth != nil {
+		h.oauth.Install(&cfg)
+		t.log.Info("mcpwire OAuth resource server", "metadata", h.oauth.MetadataURL())
+	}
 	if h.legacyPath != "" {
 		t.ls = legacy.New(t.srv, lcfg)
 		cfg.Mounts = map[string]http.Handler{h.legacyPath: t.ls.Handler()}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpwire/mcpwire/auth"
 	"github.com/mcpwire/mcpwire/internal/refserver"
 	"github.com/mcpwire/mcpwire/mrtr"
 	"github.com/mcpwire/mcpwire/transport/legacy"
@@ -42,6 +43,7 @@ type httpSetup struct {
 	cfg              streamhttp.Config
 	tlsCert, tlsKey  string
 	testAuth         bool
+	oauth            *auth.Verifier // --oauth-*: installed on the listener
 }
 
 // socketSetup is --tcp and --unix.
@@ -88,6 +90,9 @@ func (f *serveFlags) config() (*serveConfig, error) {
 	}
 	c.admin.hosts, c.admin.pprof = f.safe.adminHosts, f.safe.adminPprof
 	c.http = f.httpSetup(log)
+	if err := f.oauthSetup(c, log); err != nil {
+		return nil, err
+	}
 	c.sockets = f.socketSetup(log)
 	if f.stdio {
 		c.stdio = &stdio.Config{Grace: f.grace, MaxLine: f.maxLine, Logger: log, Queued: c.queued}
@@ -160,7 +165,7 @@ func (f *serveFlags) socketSetup(log *slog.Logger) *socketSetup {
 	}
 	mode, _ := f.unixFileMode() // checked by checkSafe
 	s := &socketSetup{cfg: socket.Config{MaxLine: f.maxLine, AllowNonLoopback: f.nonLoopback,
-		MaxConns: f.sockConns, EventLoops: f.eventLoops, Logger: log,
+		MaxConns: f.sockConns, MaxConnsPerIP: f.perIP, EventLoops: f.eventLoops, Logger: log,
 		InsecureNoAuth: f.safe.noAuthSockets, UnixMode: mode}}
 	for _, l := range [][2]string{{"tcp", f.tcpAddr}, {"unix", f.unixPath}} {
 		if l[1] != "" {

@@ -27,6 +27,7 @@ type serveFlags struct {
 	tlsCert, tlsKey        string
 	trusted                prefixList
 	testAuth               bool
+	oauth                  oauthFlags // --oauth-*: serve_oauth.go
 
 	// limits; 0 is each library's default, negative no limit where the
 	// library allows it (the help says which)
@@ -57,6 +58,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	f.transportFlags(fs)
 	f.securityFlags(fs)
+	f.oauth.define(fs)
 	f.limitFlags(fs)
 	f.opsFlags(fs)
 	f.safetyFlags(fs)
@@ -92,7 +94,7 @@ func (f *serveFlags) limitFlags(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxBody, "max-body", 0, fmt.Sprintf("largest HTTP request body in bytes, --legacy-path included (0: %s%s)", sizeString(streamhttp.DefaultMaxBodyBytes), unlimited))
 	fs.IntVar(&f.maxHeader, "max-header", 0, fmt.Sprintf("largest HTTP header block in bytes (0: %s)", sizeString(streamhttp.DefaultMaxHeaderBytes)))
 	fs.DurationVar(&f.keepAlive, "keepalive", 0, fmt.Sprintf("SSE keep-alive comment interval (0: %s)", streamhttp.DefaultKeepAlive))
-	fs.IntVar(&f.perIP, "max-conns-per-ip", 0, fmt.Sprintf("connections per client IP before 429 (0: %d%s)", streamhttp.DefaultMaxConnsPerIP, unlimited))
+	fs.IntVar(&f.perIP, "max-conns-per-ip", 0, fmt.Sprintf("connections per client IP before 429 (HTTP) or a close (TCP) (0: %d%s)", streamhttp.DefaultMaxConnsPerIP, unlimited))
 	fs.IntVar(&f.maxConns, "max-conns", 0, fmt.Sprintf("HTTP connections in all before 503 (0: %d%s)", streamhttp.DefaultMaxConns, unlimited))
 	fs.IntVar(&f.sockConns, "max-socket-conns", 0, fmt.Sprintf("TCP and Unix socket connections in all; more are closed at once (0: %d%s)", socket.DefaultMaxConns, unlimited))
 	fs.IntVar(&f.eventLoops, "event-loops", 0, "gnet event loops of the TCP and Unix listeners (0: GOMAXPROCS-1, at least 1)")

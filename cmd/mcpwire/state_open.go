@@ -24,7 +24,7 @@ func openState(ctx context.Context, spec string, log *slog.Logger) (*sharedState
 		m := state.NewMemory(state.MemoryConfig{})
 		return &sharedState{Store: m, close: []func() error{m.Close}}, nil
 	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"), strings.HasPrefix(spec, "unix://"):
-		r, err := redisstate.New(ctx, spec, redisstate.Config{})
+		r, err := redisstate.New(ctx, spec, redisstate.Config{Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("--state: %w", err)
 		}

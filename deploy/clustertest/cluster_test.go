@@ -228,6 +228,30 @@ func shared(t *testing.T) {
 	}
 }
 
+// redisCmd sends one command to the cluster's Redis and fails the test
+// unless it answers +OK.
+func (c *cluster) redisCmd(t *testing.T, args ...string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(c.redisPort), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var b strings.Builder
+	b.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "+OK") {
+		t.Fatalf("redis %v: %q %v", args, line, err)
+	}
+}
+
 func (c *cluster) startReplica(i int) {
 	spec := "redis://127.0.0.1:" + strconv.Itoa(c.redisPort) + "/0"
 	if memoryOnly {
@@ -809,6 +833,49 @@ func TestCluster(t *testing.T) {
 		c.waitHealthy()
 	})
 
+	t.Run("publish_refused", func(t *testing.T) {
+		// F9: a PUBLISH that fails while every subscription stays up (here
+		// refused by an ACL) is not lost in silence: the publisher answers
+		// 503 and ends its own streams for the URI at once (its cue would
+		// have come back through Redis), and once publishing works again
+		// the other replicas end theirs (CueMissed). A stream the cue did
+		// not concern stays open.
+		shared(t)
+		var ss []*stream
+		for i := range 3 {
+			s, err := listen(c.replica(i), "cluster://refused/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.close()
+			ss = append(ss, s)
+		}
+		other, err := listen(c.replica(1), "cluster://unrelated/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.close()
+		c.redisCmd(t, "ACL", "SETUSER", "default", "-publish")
+		r := call(t, c.replica(0), "", "touch", `{"uri":"cluster://refused/x"}`)
+		if r.status != 503 {
+			c.redisCmd(t, "ACL", "SETUSER", "default", "+publish")
+			t.Fatalf("touch with PUBLISH refused: %d %+v", r.status, r.msg.Error)
+		}
+		if !ss[0].ended(5 * time.Second) {
+			c.redisCmd(t, "ACL", "SETUSER", "default", "+publish")
+			t.Fatal("the publisher's own stream still open after its publish failed")
+		}
+		c.redisCmd(t, "ACL", "SETUSER", "default", "+publish")
+		for i, s := range ss[1:] {
+			if !s.ended(10 * time.Second) {
+				t.Fatalf("replica %d: stream still open 10 s after publishing works again", i+2)
+			}
+		}
+		if other.ended(0) {
+			t.Fatal("a stream for another URI was ended")
+		}
+	})
+
 	t.Run("redis_outage", func(t *testing.T) {
 		shared(t)
 		var ss []*stream
@@ -821,6 +888,11 @@ func TestCluster(t *testing.T) {
 			ss = append(ss, s)
 		}
 		ss = append(ss, open3(t, "cluster://outage/")...)
+		// A handle made before the restart (Redis runs without persistence).
+		before := call(t, c.replica(0), "alice", "draft_create", `{"text":"before"}`)
+		if before.status != 200 || before.msg.Error != nil {
+			t.Fatalf("create before the outage: %d %+v", before.status, before.msg.Error)
+		}
 		stopped := time.Now()
 		c.redis.stop(syscall.SIGKILL)
 		for i, s := range ss {
@@ -874,6 +946,24 @@ func TestCluster(t *testing.T) {
 		}
 		defer s.close()
 		t.Logf("store and listen back on every replica %s after Redis restarted", time.Since(restarted).Round(time.Millisecond))
+		// F9: every replica detected the restart and the lost data (once its
+		// subscription is back): the handle made before is answered 503
+		// "state was lost", to its owner and to anyone else alike, not
+		// "unknown handle".
+		for i := range 3 {
+			for _, who := range []string{"alice", "bob"} {
+				var r reply
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+					r = call(t, c.replica(i), who, "draft_read", fmt.Sprintf(`{"handle":%q}`, text(before)))
+					if r.status == 503 || time.Now().After(deadline) {
+						break
+					}
+				}
+				if r.status != 503 || r.msg.Error == nil || !strings.Contains(r.msg.Error.Message, "state was lost") {
+					t.Fatalf("replica %d, %s: draft_read of a handle lost in the restart: %d %+v", i+1, who, r.status, r.msg.Error)
+				}
+			}
+		}
 		var uris []string
 		for i := range 3 {
 			u := "cluster://outage/" + strconv.Itoa(i)

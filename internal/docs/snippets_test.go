@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpwire/mcpwire/auth"
 	"github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/client/target"
 	"github.com/mcpwire/mcpwire/engine"
@@ -263,3 +264,27 @@ func snippetMRTR(srv *engine.Server, signer *mrtr.Signer) error {
 		})
 	// snippet:end
 }
+
+func snippetAuth(srv *engine.Server, certs *streamhttp.CertFiles) error {
+	// snippet:begin auth-embed
+	v, err := auth.New(auth.Config{
+		Resource:   "https://mcp.example.com/mcp",          // this endpoint: the audience tokens must name
+		Issuer:     "https://login.example.com",            // its metadata names the key set (jwks_uri)
+		Scopes:     []string{"mcp"},                        // required of every request
+		ToolScopes: map[string][]string{"deploy": {"ops"}}, // tools/call deploy needs ops too
+	})
+	if err != nil {
+		return err
+	}
+	cfg := streamhttp.Config{TLS: certs.TLSConfig(), AllowNonLoopback: true}
+	v.Install(&cfg) // Authenticate, Authorize, ResourceMetadata and the metadata's paths
+	_ = srv.AddTool(engine.Tool{Name: "deploy", Handler: func(c *engine.Call) error {
+		p := auth.PrincipalOf(c) // verified: p.Subject, p.Scopes, p.ClientID, p.Certificate (mTLS)
+		c.Text("deployed by " + p.Subject)
+		return nil
+	}})
+	return streamhttp.New(srv, cfg).ListenAndServe("0.0.0.0:8443")
+	// snippet:end
+}
+
+var _ = snippetAuth

@@ -71,7 +71,7 @@ func check(t *testing.T, from func(p string) bool, bad func(p, d string) bool, e
 
 func TestServerSideDoesNotLinkClient(t *testing.T) {
 	check(t, func(p string) bool {
-		return under(p, "transport", "engine", "mcp", "codec", "framing", "state", "observe")
+		return under(p, "transport", "engine", "mcp", "codec", "framing", "state", "observe", "auth")
 	},
 		func(_, d string) bool { return under(d, "client") }, nil, "the server side must not link client code")
 }
@@ -124,6 +124,18 @@ func TestMRTRToolkitIsHandlerSide(t *testing.T) {
 			t.Errorf("mrtr imports %s: it imports only engine, mcp and codec of this module", d)
 		}
 	}
+}
+
+// The OAuth resource-server kit sits beside the Streamable HTTP binding
+// it plugs into: it reaches no client, command, observability or other
+// transport code (internal/netutil is a leaf helper).
+func TestAuthKitIsServerSide(t *testing.T) {
+	check(t, func(p string) bool { return under(p, "auth") },
+		func(_, d string) bool {
+			return under(d, "client", "cmd", "observe") ||
+				under(d, "internal") && d != "internal/netutil" ||
+				under(d, transports...) && d != "transport/streamhttp"
+		}, nil, "the auth kit is server-side: Streamable HTTP, the engine and the vocabulary only")
 }
 
 func TestTestHelpersOnlyInTests(t *testing.T) {

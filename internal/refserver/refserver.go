@@ -69,6 +69,9 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Hooks is passed to engine.Config.Hooks (serve --trace).
 	Hooks engine.Hooks
+	// Middleware is passed to engine.Config.Middleware (serve --oauth-scope
+	// TOOL=SCOPE).
+	Middleware []engine.Middleware
 	// PageSize is passed to engine.Config.PageSize: the entries on one
 	// page of each list (0: engine.DefaultPageSize, which holds every
 	// fixture; tests set a small one to page through them).
@@ -117,6 +120,7 @@ func newServer(opt Config, now func() time.Time) (*engine.Server, error) {
 		Instructions:     "Reference fixtures for the MCP 2026-07-28 conformance suite, plus echo, sleep, big, panic and touch.",
 		ProgressInterval: opt.ProgressInterval,
 		Hooks:            opt.Hooks,
+		Middleware:       opt.Middleware,
 		PageSize:         opt.PageSize,
 		// test_logging_tool logs through Call.Log, which needs the
 		// (deprecated) logging capability; it still sends nothing unless

@@ -39,6 +39,8 @@ var (
 	only      = flag.String("transports", "http,tcp,unix,stdio", "the transports that carry the load (comma-separated; the servers serve all four)")
 	binPath   = flag.String("bin", "", "the mcpwire binary (default: built from this module)")
 	maxDrift  = flag.Float64("drift", 0.10, "largest relative drift allowed between the warm-up plateau and the end")
+	p99Drift  = flag.Float64("p99drift", 1.0, "largest relative rise of the echo p99 latency allowed between the plateau window and the last one (plus -p99slack)")
+	p99Slack  = flag.Duration("p99slack", 10*time.Millisecond, "absolute p99 rise that is noise whatever its ratio")
 )
 
 // Absolute allowances under which a drift is noise, whatever its ratio:
@@ -314,6 +316,41 @@ loop:
 	warm := max(15*time.Second, *soakFor/5)
 	for _, s := range servers {
 		s.checkDrift(t, warm)
+	}
+	st.checkLatencyDrift(t, warm, *soakFor)
+}
+
+// checkLatencyDrift fails the soak when the echo p99 of the last full
+// latency window rose by more than -p99drift (100 %) plus -p99slack (10 ms)
+// over the first full window after the warm-up (C18). RELIABILITY's goal
+// is a drift under 10 %; the bound here is looser because the soak runs on
+// shared CI machines where a window's p99 moves by tens of percent with
+// the neighbours' load, while what it is there to catch (latency that
+// grows with the run: a queue that is never drained, a map or list walked
+// per call that only grows, a lock held longer as state piles up) shows as
+// a multiple, not a few percent. Windows are latWindow (15 s) long; a run
+// with no full window after the plateau's is reported and not judged.
+func (s *stats) checkLatencyDrift(t *testing.T, warm, run time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := int((warm + latWindow - 1) / latWindow) // the first window wholly after the warm-up
+	last := int(run/latWindow) - 1                   // the last window wholly inside the run
+	if last <= first || last >= len(s.lat) {
+		t.Logf("p99 drift: not judged (%d windows of %v, plateau window %d, last full window %d)", len(s.lat), latWindow, first, last)
+		return
+	}
+	pl, end := s.lat[first], s.lat[last]
+	if pl.TotalCount() == 0 || end.TotalCount() == 0 {
+		t.Errorf("p99 drift: no echo calls in window %d or %d", first, last)
+		return
+	}
+	p, e := float64(pl.ValueAtQuantile(99)), float64(end.ValueAtQuantile(99))
+	limit := p*(1+*p99Drift) + float64(*p99Slack/time.Microsecond)
+	t.Logf("p99 drift: echo p99 %.0f µs in window %d (plateau), %.0f µs in window %d (end): %+.1f %%; limit %.0f µs",
+		p, first, e, last, 100*(e-p)/p, limit)
+	if e > limit {
+		t.Errorf("echo p99 latency drifted from %.0f µs (plateau, window %d) to %.0f µs (end, window %d): over %.0f µs (+%.0f %% + %v)",
+			p, first, e, last, limit, 100**p99Drift, *p99Slack)
 	}
 }
 

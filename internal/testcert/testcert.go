@@ -83,6 +83,15 @@ func (ca *CA) Leaf(cn string, hosts ...string) (*Leaf, error) {
 	if len(hosts) == 0 {
 		hosts = []string{"127.0.0.1", "::1", "localhost"}
 	}
+	return ca.leaf(cn, x509.ExtKeyUsageServerAuth, hosts)
+}
+
+// ClientLeaf issues a client certificate (mTLS) named cn.
+func (ca *CA) ClientLeaf(cn string) (*Leaf, error) {
+	return ca.leaf(cn, x509.ExtKeyUsageClientAuth, nil)
+}
+
+func (ca *CA) leaf(cn string, usage x509.ExtKeyUsage, hosts []string) (*Leaf, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -93,7 +102,7 @@ func (ca *CA) Leaf(cn string, hosts ...string) (*Leaf, error) {
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {

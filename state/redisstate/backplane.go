@@ -11,10 +11,15 @@ import (
 )
 
 // A cue travels as one PUBLISH on "<Prefix>cues": one byte of kind, then
-// the URI (empty for the list_changed kinds).
+// the URI (empty for the list_changed kinds). CueMissed has a second byte,
+// the missed kind (0: any), before the URI.
 
 func appendCue(dst []byte, c state.Cue) []byte {
-	return append(append(dst, byte(c.Kind)), c.URI...)
+	dst = append(dst, byte(c.Kind))
+	if c.Kind == state.CueMissed {
+		dst = append(dst, byte(c.Of))
+	}
+	return append(dst, c.URI...)
 }
 
 func parseCue(b string) (state.Cue, bool) {
@@ -22,6 +27,20 @@ func parseCue(b string) (state.Cue, bool) {
 		return state.Cue{}, false
 	}
 	k := state.CueKind(b[0])
+	if k == state.CueMissed {
+		if len(b) < 2 {
+			return state.Cue{}, false
+		}
+		of := state.CueKind(b[1])
+		if of == 0 {
+			return state.Cue{Kind: k}, len(b) == 2
+		}
+		c, ok := parseCue(b[1:])
+		if !ok || c.Kind == state.CueMissed {
+			return state.Cue{}, false
+		}
+		return state.Cue{Kind: k, Of: of, URI: c.URI}, true
+	}
 	switch k {
 	case state.CueToolsChanged, state.CuePromptsChanged, state.CueResourcesChanged:
 		return state.Cue{Kind: k}, len(b) == 1
@@ -166,6 +185,9 @@ func (sub *subscriber) run(ctx context.Context, broken <-chan error, lost, resto
 			}
 			wait = min(2*wait, s.opt.ReconnectMax)
 		}
+		// Every restart of Redis drops the subscription: see whether this
+		// was one, and whether the data went with it, before cues flow.
+		s.checkRestart(ctx)
 		s.stats.Reconnects.Add(1)
 		if restored != nil {
 			restored()

@@ -21,6 +21,16 @@
 //     state.ErrUnavailable, never a hang (E1). A connection that stops
 //     answering is declared dead after Config.HealthTimeout (3 s), kept
 //     longer than OpTimeout so a busy server is not taken for a dead one.
+//   - Never silent (F9): a Once whose result could not be stored answers
+//     ErrOnceNotStored (503) rather than the result; a lease that may have
+//     been lost while the call ran is counted and logged, and the result
+//     withheld when another caller took the key (ErrOnceLeaseLost). A Redis
+//     restart (its run_id) and a loss of data (the "<Prefix>epoch" key
+//     vanished or changed) are detected whenever the cue subscription comes
+//     back, counted and logged; lookups that miss within LostWindow (5 min)
+//     after a loss, and Once calls within OnceLostWindow (1 min), are
+//     state.ErrLost. New warns when maxmemory-policy is not
+//     noeviction (Stats.EvictionRisk).
 //   - Counters: Store.Stats.
 //
 // The client is github.com/redis/rueidis, chosen by measurement against

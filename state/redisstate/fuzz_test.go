@@ -45,3 +45,28 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOnceRecord: any value of a Once key is either refused or has a
+// known tag and re-encodes to the same bytes.
+func FuzzOnceRecord(f *testing.F) {
+	for _, s := range []string{"", "d", "dresult", "x", "xy", "p0123456789abcdef0123456789abcdef", "p", "pXYZ", "q"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tag, rest, ok := parseOnce(b)
+		if !ok {
+			return
+		}
+		switch tag {
+		case tagDone, tagTooLarge, tagPending:
+		default:
+			t.Fatalf("parseOnce(%q): tag %q", b, tag)
+		}
+		if tag == tagPending && len(rest) != tokenLen {
+			t.Fatalf("parseOnce(%q): token %q", b, rest)
+		}
+		if enc := append([]byte{tag}, rest...); !bytes.Equal(enc, b) {
+			t.Fatalf("parseOnce(%q) re-encodes as %q", b, enc)
+		}
+	})
+}

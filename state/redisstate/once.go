@@ -2,8 +2,10 @@ package redisstate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -20,6 +22,56 @@ const (
 	tagDone     = 'd'
 	tagTooLarge = 'x'
 )
+
+// tokenLen is the length of a lease token after its tag: newToken's 32
+// hex digits.
+const tokenLen = 32
+
+// parseOnce reads a Once key's value: its tag and what follows it (the
+// lease token or the result). A value of another shape (an unknown tag,
+// a token of the wrong length, "x" with a payload) is refused: it was not
+// written by this package.
+func parseOnce(b []byte) (tag byte, rest []byte, ok bool) {
+	if len(b) == 0 {
+		return 0, nil, false
+	}
+	switch tag, rest = b[0], b[1:]; tag {
+	case tagDone:
+		return tag, rest, true
+	case tagTooLarge:
+		if len(rest) != 0 {
+			return 0, nil, false
+		}
+		return tag, rest, true
+	case tagPending:
+		if len(rest) != tokenLen {
+			return 0, nil, false
+		}
+		for _, c := range rest {
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return 0, nil, false
+			}
+		}
+		return tag, rest, true
+	}
+	return 0, nil, false
+}
+
+// ErrOnceNotStored is returned by Once when the call ran but its result
+// could not be stored (Redis unreachable until the lease ran out): the
+// result is withheld so that the client retries (it matches
+// state.ErrUnavailable: HTTP 503) and, if a later attempt stored it, gets
+// it then instead of the call running again.
+var ErrOnceNotStored = fmt.Errorf("redisstate: once: the result could not be stored: %w", state.ErrUnavailable)
+
+// ErrOnceLeaseLost is returned by Once when the call ran but its lease
+// had been lost meanwhile (renewals failed past OnceLease and another
+// caller took the key): another replica may have run the same call at the
+// same time. The result is withheld (it matches state.ErrUnavailable) so
+// that a retry reads the result the key holds.
+var ErrOnceLeaseLost = fmt.Errorf("redisstate: once: the lease was lost while the call ran: %w", state.ErrUnavailable)
+
+var errOnceMalformed = errors.New("redisstate: once: malformed key value")
 
 // onceAcquire returns the key's current value, or "" after taking it for
 // ARGV[1] with PX ARGV[2].
@@ -52,8 +104,15 @@ return 0`)
 // (or panics) the lease is dropped, nothing is remembered and a waiting
 // caller takes the key and runs its own fn. A result over MaxValueBytes is
 // not kept: the key is remembered as applied and every caller gets
-// ErrTooLarge. If the result cannot be stored (Redis lost after fn ran),
-// the caller still gets it, and the failure is counted in Stats.Errors.
+// ErrTooLarge.
+//
+// Never silently twice: if the result cannot be stored (Redis lost after
+// fn ran), storing is retried while the lease lasts; if it still fails
+// the caller gets ErrOnceNotStored (HTTP 503), not the result, and the
+// lease is left to expire (Stats.OnceNotStored). A lease whose renewal
+// failed past OnceLease is counted (Stats.OnceLeaseLost) and logged at
+// once; if another caller took the key meanwhile, the caller gets
+// ErrOnceLeaseLost.
 func (s *Store) Once(ctx context.Context, principal, key string, ttl time.Duration, fn func() ([]byte, error)) ([]byte, error) {
 	px, err := s.ttlFor(ttl)
 	if err != nil {
@@ -78,11 +137,20 @@ func (s *Store) Once(ctx context.Context, principal, key string, ttl time.Durati
 			return nil, s.fail(ctx, "once", err)
 		}
 		if len(cur) == 0 {
+			if err := s.lostMiss(s.opt.OnceLostWindow, ttl); err != nil {
+				s.releaseOnce(ctx, k, token)
+				return nil, err
+			}
 			return s.runOnce(ctx, k, key, token, lease, px, fn)
 		}
-		switch cur[0] {
+		tag, rest, ok := parseOnce(cur)
+		if !ok {
+			s.stats.Malformed.Add(1)
+			return nil, fmt.Errorf("%w: %q", errOnceMalformed, key)
+		}
+		switch tag {
 		case tagDone:
-			return cur[1:], nil
+			return rest, nil
 		case tagTooLarge:
 			return nil, fmt.Errorf("%w: the result of %q was not kept", state.ErrTooLarge, key)
 		}
@@ -101,26 +169,55 @@ func (s *Store) Once(ctx context.Context, principal, key string, ttl time.Durati
 	}
 }
 
+// releaseOnce drops the lease token holds on k (it expires by itself if
+// this fails).
+func (s *Store) releaseOnce(ctx context.Context, k, token string) {
+	cctx, cancel := s.opCtx(context.WithoutCancel(ctx))
+	s.stats.Ops.Add(1)
+	if e := onceRelease.Exec(cctx, s.c, []string{k}, []string{token}).Error(); e != nil {
+		s.stats.Errors.Add(1)
+	}
+	cancel()
+}
+
+// onceLease tracks the lease of one running call.
+type onceLease struct {
+	lastOK  atomic.Int64 // UnixNano of the last time the lease was known held
+	flagged atomic.Bool  // counted in OnceLeaseLost
+	fnDone  atomic.Bool  // fn returned: storing the result decides (a renewal racing it finds the result)
+}
+
+// flag counts and logs, once, a lease that may have been lost.
+func (s *Store) flagLease(l *onceLease, key, why string) {
+	if l.flagged.CompareAndSwap(false, true) {
+		s.stats.OnceLeaseLost.Add(1)
+		s.log.Warn("redisstate: a running Once call may have lost its lease: another replica may run it concurrently", "key", key, "why", why)
+	}
+}
+
 // runOnce runs fn for the caller that took k with token.
 func (s *Store) runOnce(ctx context.Context, k, key, token, lease string, px int64, fn func() ([]byte, error)) (v []byte, err error) {
+	l := &onceLease{}
+	l.lastOK.Store(time.Now().UnixNano())
 	stop := make(chan struct{})
 	renewed := make(chan struct{})
-	go s.renew(k, token, lease, stop, renewed)
+	go s.renew(k, key, token, lease, l, stop, renewed)
+	stopRenew := func() {
+		if stop != nil {
+			close(stop)
+			<-renewed
+			stop = nil
+		}
+	}
 	ok := false
 	defer func() {
-		close(stop)
-		<-renewed
-		if ok {
-			return
+		stopRenew()
+		if !ok {
+			s.releaseOnce(ctx, k, token)
 		}
-		cctx, cancel := s.opCtx(context.WithoutCancel(ctx))
-		s.stats.Ops.Add(1)
-		if e := onceRelease.Exec(cctx, s.c, []string{k}, []string{token}).Error(); e != nil {
-			s.stats.Errors.Add(1) // the lease expires by itself
-		}
-		cancel()
 	}()
 	v, err = fn()
+	l.fnDone.Store(true)
 	if err != nil {
 		return nil, err
 	}
@@ -132,17 +229,35 @@ func (s *Store) runOnce(ctx context.Context, k, key, token, lease string, px int
 		err = fmt.Errorf("%w: the result of %q is %d bytes, limit %d", state.ErrTooLarge, key, len(v), s.opt.MaxValueBytes)
 		v = nil
 	}
-	cctx, cancel := s.opCtx(context.WithoutCancel(ctx))
-	defer cancel()
-	s.stats.Ops.Add(1)
-	if e := onceFinish.Exec(cctx, s.c, []string{k}, []string{token, stored, strconv.FormatInt(px, 10)}).Error(); e != nil {
+	// Store the result; on failure try again (the lease is still renewed)
+	// while the lease may still be held.
+	wait := 10 * time.Millisecond
+	for {
+		cctx, cancel := s.opCtx(context.WithoutCancel(ctx))
+		s.stats.Ops.Add(1)
+		n, e := onceFinish.Exec(cctx, s.c, []string{k}, []string{token, stored, strconv.FormatInt(px, 10)}).AsInt64()
+		cancel()
+		if e == nil && n == 1 {
+			return v, err
+		}
+		if e == nil { // the key is no longer ours
+			s.flagLease(l, key, "the key was taken by another caller")
+			return nil, fmt.Errorf("%w: %q", ErrOnceLeaseLost, key)
+		}
 		s.stats.Errors.Add(1)
+		if s.isClosed() || time.Since(time.Unix(0, l.lastOK.Load()))+wait >= s.opt.OnceLease {
+			s.stats.OnceNotStored.Add(1)
+			s.log.Warn("redisstate: a Once call ran but its result could not be stored; the caller is answered unavailable", "key", key, "err", e)
+			return nil, fmt.Errorf("%w: %q: %w", ErrOnceNotStored, key, e)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 200*time.Millisecond)
 	}
-	return v, err
 }
 
-// renew keeps the lease on k while fn runs.
-func (s *Store) renew(k, token, lease string, stop <-chan struct{}, done chan<- struct{}) {
+// renew keeps the lease on k while fn runs. A renewal that finds the key
+// gone or taken, or renewals failing past OnceLease, flag the run.
+func (s *Store) renew(k, key, token, lease string, l *onceLease, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(s.opt.OnceLease / 3)
 	defer t.Stop()
@@ -153,10 +268,21 @@ func (s *Store) renew(k, token, lease string, stop <-chan struct{}, done chan<- 
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), s.opt.OpTimeout)
 			s.stats.Ops.Add(1)
-			if err := onceRenew.Exec(ctx, s.c, []string{k}, []string{token, lease}).Error(); err != nil {
-				s.stats.Errors.Add(1)
-			}
+			n, err := onceRenew.Exec(ctx, s.c, []string{k}, []string{token, lease}).AsInt64()
 			cancel()
+			switch {
+			case err != nil:
+				s.stats.Errors.Add(1)
+				if time.Since(time.Unix(0, l.lastOK.Load())) >= s.opt.OnceLease {
+					s.flagLease(l, key, "renewals failed past OnceLease")
+				}
+			case n == 0:
+				if !l.fnDone.Load() { // else the key may hold the result already
+					s.flagLease(l, key, "the key expired or was taken")
+				}
+			default:
+				l.lastOK.Store(time.Now().UnixNano())
+			}
 		}
 	}
 }

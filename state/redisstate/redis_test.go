@@ -109,7 +109,7 @@ func TestOnceLease(t *testing.T) {
 	ctx := context.Background()
 	k := s.onceKey("alice", "k")
 	// A dead replica's lease.
-	if err := m.Set(k, "pdeadbeef"); err != nil {
+	if err := m.Set(k, "p"+strings.Repeat("de", 16)); err != nil {
 		t.Fatal(err)
 	}
 	m.SetTTL(k, 300*time.Millisecond)
@@ -152,6 +152,14 @@ func TestCueCodec(t *testing.T) {
 		{"\x01x", state.Cue{}, false},
 		{"\x05x", state.Cue{}, false},
 		{"\x00", state.Cue{}, false},
+		{"\x05\x00", state.Cue{Kind: state.CueMissed}, true},
+		{"\x05\x01", state.Cue{Kind: state.CueMissed, Of: state.CueToolsChanged}, true},
+		{"\x05\x04file:///a", state.Cue{Kind: state.CueMissed, Of: state.CueResourceUpdated, URI: "file:///a"}, true},
+		{"\x05", state.Cue{}, false},
+		{"\x05\x00x", state.Cue{}, false},
+		{"\x05\x04", state.Cue{}, false},
+		{"\x05\x05\x00", state.Cue{}, false},
+		{"\x05\x01x", state.Cue{}, false},
 	} {
 		got, ok := parseCue(tc.in)
 		if ok != tc.ok || (ok && got != tc.want) {

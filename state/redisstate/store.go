@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	neturl "net/url"
 	"strconv"
@@ -23,13 +24,15 @@ import (
 
 // Defaults for Config fields; each applies when the field is zero.
 const (
-	DefaultPrefix        = "mcpwire:"
-	DefaultOpTimeout     = time.Second
-	DefaultDialTimeout   = 500 * time.Millisecond
-	DefaultOnceLease     = 10 * time.Second
-	DefaultReconnectMin  = 50 * time.Millisecond
-	DefaultReconnectMax  = 2 * time.Second
-	DefaultHealthTimeout = 3 * time.Second
+	DefaultPrefix         = "mcpwire:"
+	DefaultOpTimeout      = time.Second
+	DefaultDialTimeout    = 500 * time.Millisecond
+	DefaultOnceLease      = 10 * time.Second
+	DefaultReconnectMin   = 50 * time.Millisecond
+	DefaultReconnectMax   = 2 * time.Second
+	DefaultHealthTimeout  = 3 * time.Second
+	DefaultLostWindow     = 5 * time.Minute
+	DefaultOnceLostWindow = time.Minute
 )
 
 // Config configures a Store. Every field's zero value selects the
@@ -69,6 +72,25 @@ type Config struct {
 	// resubscribe after the subscription was lost (doubling, with
 	// jitter). Defaults 50 ms and 2 s.
 	ReconnectMin, ReconnectMax time.Duration
+	// LostWindow is how long after a detected loss of Redis's data (a
+	// restart without persistence, a flush or an eviction: see
+	// Stats.DataLost) a lookup that misses — Get, CompareAndSet, or a Once
+	// whose key could have been remembered — fails with state.ErrLost
+	// (which matches state.ErrUnavailable: HTTP 503) instead of "not
+	// found", so that a client is not told its handle never existed.
+	// Default 5 min. Negative: never (a miss is always "not found").
+	LostWindow time.Duration
+	// OnceLostWindow is LostWindow for Once: for that long after a loss,
+	// a Once whose key is missing (and whose ttl could have kept it) fails
+	// with state.ErrLost instead of running fn, since the call may have
+	// run before the loss. Every new key fails too (nobody can tell them
+	// apart), so it is kept shorter than LostWindow: long enough for a
+	// client's re-send after a failure. Default 1 min. Negative: never.
+	OnceLostWindow time.Duration
+	// Logger receives the store's warnings (a restart, lost data, an
+	// eviction policy that can drop state, a Once that could not store
+	// its result). Nil discards them.
+	Logger *slog.Logger
 }
 
 func (o *Config) fill() {
@@ -100,6 +122,15 @@ func (o *Config) fill() {
 		o.ReconnectMax = DefaultReconnectMax
 	}
 	o.ReconnectMax = max(o.ReconnectMax, o.ReconnectMin)
+	if o.LostWindow == 0 {
+		o.LostWindow = DefaultLostWindow
+	}
+	if o.OnceLostWindow == 0 {
+		o.OnceLostWindow = DefaultOnceLostWindow
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 }
 
 // Stats counts a Store's work; read the fields with Load.
@@ -112,6 +143,13 @@ type Stats struct {
 	Malformed  atomic.Uint64 // messages on the cue channel that were not cues
 	Lost       atomic.Uint64 // subscriptions lost (lost called)
 	Reconnects atomic.Uint64 // subscriptions re-established (restored called)
+
+	Restarts      atomic.Uint64 // Redis restarts detected (its run_id changed)
+	DataLost      atomic.Uint64 // losses of the stored state detected (the epoch key vanished or changed)
+	LostMisses    atomic.Uint64 // lookups that missed within LostWindow of a loss: state.ErrLost
+	OnceNotStored atomic.Uint64 // Once calls that ran but whose result could not be stored (ErrOnceNotStored)
+	OnceLeaseLost atomic.Uint64 // Once calls whose lease may have been lost while they ran
+	EvictionRisk  atomic.Int64  // 1 when Redis's maxmemory-policy can evict state keys (checked by New)
 }
 
 // Store is a state.Store and a state.Backplane on Redis. Every method is
@@ -122,10 +160,15 @@ type Store struct {
 	channel string
 	stats   Stats
 
+	log *slog.Logger
+
 	mu     sync.Mutex
 	closed bool
 	done   chan struct{}
 	wg     sync.WaitGroup
+	runID  string       // Redis's run_id when last seen ("" unknown); guarded by mu
+	epoch  string       // the epoch key's value when last seen; guarded by mu
+	lostAt atomic.Int64 // UnixNano of the last detected data loss; 0 none
 }
 
 var (
@@ -154,7 +197,7 @@ func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisstate: connect %s: %w: %w", redact(url), state.ErrUnavailable, err)
 	}
-	s := &Store{opt: opt, c: c, channel: opt.Prefix + "cues", done: make(chan struct{})}
+	s := &Store{opt: opt, c: c, channel: opt.Prefix + "cues", done: make(chan struct{}), log: opt.Logger}
 	cctx, cancel := s.opCtx(ctx)
 	err = c.Do(cctx, c.B().Ping().Build()).Error()
 	cancel()
@@ -162,6 +205,8 @@ func New(ctx context.Context, url string, opt Config) (*Store, error) {
 		c.Close()
 		return nil, fmt.Errorf("redisstate: ping %s: %w: %w", redact(url), state.ErrUnavailable, err)
 	}
+	s.checkEviction(ctx)
+	s.checkRestart(ctx)
 	return s, nil
 }
 
@@ -355,6 +400,9 @@ func (s *Store) Get(ctx context.Context, principal string, h state.Handle) (stat
 	s.stats.Ops.Add(1)
 	b, err := s.c.Do(cctx, s.c.B().Get().Key(s.recordKey(principal, h)).Build()).AsBytes()
 	if rueidis.IsRedisNil(err) {
+		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
+			return state.Record{}, err
+		}
 		return state.Record{}, state.ErrNotFound
 	}
 	if err != nil {
@@ -413,6 +461,9 @@ func (s *Store) CompareAndSet(ctx context.Context, principal string, h state.Han
 	case 0:
 		return 0, fmt.Errorf("%w: not at version %d", state.ErrConflict, version)
 	default:
+		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
+			return 0, err
+		}
 		return 0, state.ErrNotFound
 	}
 }

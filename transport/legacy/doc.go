@@ -64,7 +64,10 @@
 // that gets 503 with Retry-After (Stats.Refused): an initialize flood
 // fills the bound, never memory, and established sessions go on.
 // Subscriptions changed on another replica reach this replica's GET
-// stream by the next keep-alive tick.
+// stream at once through the engine's backplane (stream.go: a private
+// per-session cue URI; Stats.Resyncs), and in any case by the next
+// keep-alive tick. A lookup that misses just after the store lost its data
+// (state.ErrLost) is 503 saying so, not 404.
 //
 // # Limits
 //

@@ -112,7 +112,7 @@ func (s *Server) session(w http.ResponseWriter, req *http.Request, principal any
 	default:
 		s.stats.Unavailable.Add(1)
 		s.log.Warn("legacy session store", "err", err)
-		writeJSON(w, 503, encodeError(nil, codec.NewError(codec.CodeInternalError, "Session store unavailable")))
+		writeJSON(w, 503, encodeError(nil, storeError(err)))
 	}
 	return nil
 }
@@ -457,4 +457,15 @@ func (e *sse) final(frame []byte) {
 		return
 	}
 	_ = e.event(frame)
+}
+
+// storeError is the answer to a session store failure: unavailable (503),
+// saying so when the store lost its data (state.ErrLost: a restart), so
+// that the client re-initializes rather than retrying a session that is
+// gone (F9).
+func storeError(err error) *codec.Error {
+	if errors.Is(err, state.ErrLost) {
+		return codec.NewError(codec.CodeInternalError, "Session store lost its data (restarted): this session may be gone; initialize again if retrying fails")
+	}
+	return codec.NewError(codec.CodeInternalError, "Session store unavailable")
 }

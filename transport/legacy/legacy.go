@@ -166,6 +166,7 @@ type Stats struct {
 	Requests         atomic.Uint64 // requests answered
 	Streams          atomic.Int64  // open GET streams
 	StreamConflict   atomic.Uint64 // a second GET stream for one session (409)
+	Resyncs          atomic.Uint64 // GET streams that re-read their session on a subscription change made on another replica
 	SlowConsumers    atomic.Uint64 // streams closed for not reading
 	InputRequests    atomic.Uint64 // server→client requests sent
 	InputTimeouts    atomic.Uint64 // server→client requests not answered in time

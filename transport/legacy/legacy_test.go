@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -571,5 +572,104 @@ func TestDuplicateHeaders(t *testing.T) {
 		t.Errorf("two Origin lines: %v %v", r, err)
 	} else {
 		r.Body.Close()
+	}
+}
+
+// A subscription change served by another replica reaches the replica
+// holding the session's GET stream through the backplane, without waiting
+// for the next keep-alive tick (here a minute away): updates of the newly
+// subscribed resource then reach the stream (F9). The private cue never
+// reaches the client.
+func TestGetStreamFollowsOtherReplica(t *testing.T) {
+	leakCheck(t)
+	mr := miniredis.RunT(t)
+	open := func() *redisstate.Store {
+		st, err := redisstate.New(context.Background(), "redis://"+mr.Addr()+"/0", redisstate.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	replica := func() *rig {
+		st := open()
+		eng := newEngineWith(t, st)
+		if err := eng.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return startRig(t, eng, legacy.Config{Store: st, KeepAlive: time.Minute})
+	}
+	a, b := replica(), replica()
+	sid := a.initialize(t)
+	req, _ := http.NewRequest("GET", a.base+legacyPath, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(legacy.HeaderSession, sid)
+	resp, err := a.client.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET: %v %v", resp, err)
+	}
+	s := openStream(t, resp)
+	eventually(t, "the listen", func() bool { return a.eng.Stats().ListenStreams.Load() == 1 })
+	if r := b.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://r"}}`); r.last()["result"] == nil {
+		t.Fatalf("subscribe on b: %s", r.raw)
+	}
+	got := make(chan map[string]any, 1)
+	go func() {
+		select {
+		case m, ok := <-s.msgs:
+			if ok {
+				got <- m
+			}
+		case <-time.After(5 * time.Second):
+		}
+		close(got)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	var m map[string]any
+	for m == nil && time.Now().Before(deadline) {
+		if err := b.eng.ResourceUpdated("test://r"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m = <-got:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	params, _ := m["params"].(map[string]any)
+	if m["method"] != "notifications/resources/updated" || params["uri"] != "test://r" {
+		t.Fatalf("the GET stream on a did not follow b's subscribe: first event %v", m)
+	}
+	if a.leg.Stats().Resyncs.Load() == 0 {
+		t.Fatal("Stats.Resyncs not counted")
+	}
+}
+
+// lostStore is a store that, once lost is set, has just lost its data:
+// every lookup misses with state.ErrLost.
+type lostStore struct {
+	*state.Memory
+	lost *atomic.Bool
+}
+
+func (l lostStore) Get(ctx context.Context, p string, h state.Handle) (state.Record, error) {
+	if l.lost.Load() {
+		return state.Record{}, state.ErrLost
+	}
+	return l.Memory.Get(ctx, p, h)
+}
+
+// A session lookup that misses just after the store lost its data is a
+// 503 saying so, not 404 "Session not found" as for a wrong id (F9).
+func TestSessionLostInRestart(t *testing.T) {
+	leakCheck(t)
+	m := state.NewMemory(state.MemoryConfig{})
+	t.Cleanup(func() { m.Close() })
+	var lost atomic.Bool
+	rg := startRig(t, newEngine(t), legacy.Config{Store: lostStore{m, &lost}})
+	sid := rg.initialize(t)
+	lost.Store(true)
+	r := rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if r.status != 503 || !strings.Contains(r.raw, "lost its data") {
+		t.Fatalf("lookup after a loss: %d %s", r.status, r.raw)
 	}
 }

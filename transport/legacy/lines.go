@@ -273,10 +273,16 @@ func (s *Server) updateFrame(ctx context.Context, ss *session, id json.RawMessag
 			return encodeError(nil, codec.NewError(-32001, "Session not found")), 404
 		}
 		s.stats.Unavailable.Add(1)
-		return encodeError(id, codec.NewError(codec.CodeInternalError, "Session store unavailable")), 503
+		return encodeError(id, storeError(err)), 503
 	}
 	if relisten {
 		ss.relisten()
+		if !ss.local {
+			// The session's GET stream may be held by another replica:
+			// tell it (stream.go). A failed publish is the engine's to
+			// handle (it ends the streams that may have missed it).
+			_ = s.eng.ResourceUpdated(cueURI(ss.id))
+		}
 	}
 	return encodeResponse(id, json.RawMessage(`{}`)), 200
 }

@@ -2,10 +2,13 @@ package legacy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -21,6 +24,13 @@ import (
 // with a backplane, by every replica's ToolsChanged, ResourceUpdated…);
 // a subscribe or unsubscribe starts a new listen with the new URI set and
 // ends the old one.
+//
+// A subscribe or unsubscribe served by another replica reaches the replica
+// holding the GET stream through the change backplane (F9): the stream's
+// listen also subscribes to a private URI of its session (cueURI), the
+// replica that changed the subscriptions publishes an update of that URI,
+// and the stream that hears it re-reads the session and listens again
+// with the new set, instead of waiting for the next keep-alive tick.
 
 // getStream is a session's open GET stream.
 type getStream struct {
@@ -36,6 +46,8 @@ type getStream struct {
 	lmu      sync.Mutex
 	listen   engine.RequestRef // the engine's listen feeding it
 	gen      uint64
+	resync   chan struct{} // the session's subscriptions changed elsewhere
+	cue      string        // the session's cueURI
 }
 
 func (g *getStream) signal() {
@@ -107,9 +119,26 @@ func (l *listener) Notify(_ *engine.Request, frame []byte) error {
 		l.joined()
 		return nil
 	}
+	if method.EqualString("notifications/resources/updated") {
+		if uri, _ := codec.LookupPath(frame, "params", "uri"); string(uri) == `"`+l.g.cue+`"` {
+			select { // the GET loop re-reads the session (never block here)
+			case l.g.resync <- struct{}{}:
+			default:
+			}
+			return nil
+		}
+	}
 	out := stripSubscription(frame, method.String())
 	l.g.push(out)
 	return nil
+}
+
+// cueURI is the private resource URI the GET stream of session id listens
+// to for changes of its subscriptions made on other replicas: a hash of
+// the id (which stays secret), so no client can name another session's.
+func cueURI(id string) string {
+	sum := sha256.Sum256([]byte("mcpwire legacy session\x00" + id))
+	return "urn:mcpwire:legacy-session:" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // Reply implements engine.Replier: the engine ended the listen (shutdown,
@@ -169,9 +198,7 @@ func (s *Server) listen(g *getStream) {
 	gen := g.gen
 	g.lmu.Unlock()
 	f := map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}
-	if len(rec.Subs) > 0 {
-		f["resourceSubscriptions"] = rec.Subs
-	}
+	f["resourceSubscriptions"] = append(slices.Clip(rec.Subs), g.cue)
 	fb, _ := codec.Marshal(f)
 	id := "legacy-listen-" + strconv.FormatUint(s.nextID.Add(1), 10)
 	msg := []byte(`{"jsonrpc":"2.0","id":`)
@@ -230,7 +257,7 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 	if ss == nil || !s.checkVersionHeader(w, req) {
 		return
 	}
-	g := &getStream{ss: ss, wake: make(chan struct{}, 1)}
+	g := &getStream{ss: ss, wake: make(chan struct{}, 1), resync: make(chan struct{}, 1), cue: cueURI(ss.id)}
 	ss.mu.Lock()
 	if ss.stream != nil || ss.gone {
 		ss.mu.Unlock()
@@ -283,6 +310,11 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 				return
 			}
 			// Another replica may have changed the subscriptions.
+			if ss.refresh(ctx) != nil {
+				return
+			}
+		case <-g.resync:
+			s.stats.Resyncs.Add(1)
 			if ss.refresh(ctx) != nil {
 				return
 			}

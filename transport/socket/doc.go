@@ -19,7 +19,8 @@
 // the engine's workers (only Inline tools and the cached list methods run
 // on the event loop, where they were read); everything that becomes ready
 // in one loop turn leaves in one write. Limits: Config.MaxConns
-// connections (past it a new one is closed at once and counted),
+// connections and Config.MaxConnsPerIP TCP connections from one client IP
+// (past either a new one is closed at once and counted),
 // Config.MaxPending bytes of output per connection, and a write-progress
 // deadline (Config.WriteTimeout): a peer that stops reading is closed and
 // counted as a slow consumer (A18).
@@ -62,8 +63,9 @@
 // Config.MaxLine (framing.DefaultMaxLine), MaxPending
 // (linestream.DefaultMaxPending), MaxBacklog (MaxLine +
 // linestream.DefaultBacklogSlack), WriteTimeout (DefaultWriteTimeout),
-// MaxConns (DefaultMaxConns) and CancelBudget
-// (linestream.DefaultCancelBudget) can be disabled with a negative value.
+// MaxConns (DefaultMaxConns), MaxConnsPerIP (DefaultMaxConnsPerIP) and
+// CancelBudget (linestream.DefaultCancelBudget) can be disabled with a
+// negative value.
 // AuthTimeout (DefaultAuthTimeout) cannot, since Shutdown waits for the
 // authentications under way, and EventLoops (DefaultEventLoops) is not a
 // limit: for both a negative value is the default.

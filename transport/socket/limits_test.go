@@ -20,6 +20,7 @@ func TestConfigLimitRule(t *testing.T) {
 		def, none int
 	}{
 		{"MaxConns", func(c *Config, v int) { c.MaxConns = v }, func(c Config) int { return c.MaxConns }, DefaultMaxConns, math.MaxInt},
+		{"MaxConnsPerIP", func(c *Config, v int) { c.MaxConnsPerIP = v }, func(c Config) int { return c.MaxConnsPerIP }, DefaultMaxConnsPerIP, math.MaxInt},
 		{"MaxPending", func(c *Config, v int) { c.MaxPending = v }, func(c Config) int { return c.MaxPending }, linestream.DefaultMaxPending, math.MaxInt},
 		{"EventLoops", func(c *Config, v int) { c.EventLoops = v }, func(c Config) int { return c.EventLoops }, DefaultEventLoops(), DefaultEventLoops()},
 	}

@@ -24,7 +24,7 @@ func TestManyConnections(t *testing.T) {
 	if testing.Short() {
 		n = 1000
 	}
-	f := start(t, "tcp", Config{}, nil)
+	f := start(t, "tcp", Config{MaxConnsPerIP: -1}, nil) // every connection comes from 127.0.0.1
 	base := runtime.NumGoroutine()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestManyConnectionsChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "MCPWIRE_MANY_ADDR="+f.addr.String(), "MCPWIRE_MANY_N="+strconv.Itoa(n))

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -23,9 +24,10 @@ import (
 
 // Defaults for Config fields; each applies when the field is zero.
 const (
-	DefaultMaxConns     = 16384
-	DefaultWriteTimeout = 30 * time.Second
-	DefaultAuthTimeout  = 10 * time.Second
+	DefaultMaxConns      = 16384
+	DefaultMaxConnsPerIP = 1024 // as streamhttp's
+	DefaultWriteTimeout  = 30 * time.Second
+	DefaultAuthTimeout   = 10 * time.Second
 	// DefaultUnixMode is the permission of a Unix socket file: only its
 	// owner (and root) may connect.
 	DefaultUnixMode os.FileMode = 0o600
@@ -65,6 +67,13 @@ type Config struct {
 	// (16384); negative means unlimited (unsafe: each connection costs
 	// a file descriptor and its buffers).
 	MaxConns int
+	// MaxConnsPerIP bounds the concurrent TCP connections from one client
+	// IP address (C11); past it a new one is closed at once, before any
+	// session state is made, and counted in Stats.RefusedPerIP, so one
+	// host cannot take the MaxConns every client shares. Unix-socket
+	// connections have no address and are not counted. Default
+	// DefaultMaxConnsPerIP (1024); negative means unlimited.
+	MaxConnsPerIP int
 	// CancelBudget: see linestream.Config (C8, engine.Stats.CancelFloods).
 	// Default linestream.DefaultCancelBudget (1024); negative means
 	// unlimited.
@@ -132,6 +141,12 @@ func (c Config) withDefaults() Config {
 	case c.MaxConns < 0:
 		c.MaxConns = math.MaxInt
 	}
+	switch {
+	case c.MaxConnsPerIP == 0:
+		c.MaxConnsPerIP = DefaultMaxConnsPerIP
+	case c.MaxConnsPerIP < 0:
+		c.MaxConnsPerIP = math.MaxInt
+	}
 	if c.EventLoops <= 0 {
 		c.EventLoops = DefaultEventLoops()
 	}
@@ -172,6 +187,7 @@ type Cred struct {
 type Stats struct {
 	Accepted      atomic.Uint64 // connections served
 	Refused       atomic.Uint64 // connections closed at once: MaxConns reached, or shutting down
+	RefusedPerIP  atomic.Uint64 // connections closed at once: MaxConnsPerIP reached for their IP (C11)
 	Open          atomic.Int64  // connections open now
 	AuthFailures  atomic.Uint64 // connections refused by Authenticate
 	WriteTimeouts atomic.Uint64 // connections closed by the write-progress deadline
@@ -204,6 +220,7 @@ type Server struct {
 	lns     []listenAddr
 	addrs   []net.Addr
 	conns   map[*conn]struct{}
+	perIP   map[netip.Addr]int // open TCP connections per client IP (MaxConnsPerIP)
 	started bool
 	gnetEng gnet.Engine
 	booted  chan struct{}
@@ -230,6 +247,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 		},
 		log:    cfg.Logger,
 		conns:  map[*conn]struct{}{},
+		perIP:  map[netip.Addr]int{},
 		booted: make(chan struct{}),
 		done:   make(chan struct{}),
 	}
@@ -526,10 +544,14 @@ func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		s.stats.Refused.Add(1)
 		return nil, gnet.Close
 	}
-	s.stats.Open.Add(1)
-	s.stats.Accepted.Add(1)
 	network := networkOf(gc)
 	c := &conn{s: s, gc: gc, remote: gc.RemoteAddr(), unix: network == "unix"}
+	if !c.unix && !s.takeIP(c) {
+		s.stats.RefusedPerIP.Add(1)
+		return nil, gnet.Close
+	}
+	s.stats.Open.Add(1)
+	s.stats.Accepted.Add(1)
 	sc := s.scopeOf(c)
 	c.lc = linestream.New(sc, c, s.lcfg, context.Background(), nil)
 	if c.info = sc.ConnOpen(gc.LocalAddr(), c.remote); c.info != nil {
@@ -603,18 +625,52 @@ func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	s.releaseIP(c)
 	s.stats.Open.Add(-1)
 	return gnet.None
 }
 
+// takeIP counts c against its client IP's MaxConnsPerIP; false when the
+// IP is at the limit (c is then not counted).
+func (s *Server) takeIP(c *conn) bool {
+	ta, ok := c.remote.(*net.TCPAddr)
+	if !ok {
+		return true
+	}
+	ip, _ := netip.AddrFromSlice(ta.IP)
+	ip = ip.Unmap()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perIP[ip] >= s.cfg.MaxConnsPerIP {
+		return false
+	}
+	s.perIP[ip]++
+	c.ip, c.counted = ip, true
+	return true
+}
+
+// releaseIP gives back what takeIP counted for c.
+func (s *Server) releaseIP(c *conn) {
+	if !c.counted {
+		return
+	}
+	s.mu.Lock()
+	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
+		delete(s.perIP, c.ip)
+	}
+	s.mu.Unlock()
+}
+
 // conn is one socket connection: the linestream.Driver of its Conn.
 type conn struct {
-	s      *Server
-	gc     gnet.Conn
-	lc     *linestream.Conn
-	remote net.Addr         // read once on the loop: gnet's accessors are loop-only
-	unix   bool             // a Unix-socket connection
-	info   *engine.ConnInfo // for the engine's hooks; nil without
+	s       *Server
+	gc      gnet.Conn
+	lc      *linestream.Conn
+	remote  net.Addr         // read once on the loop: gnet's accessors are loop-only
+	unix    bool             // a Unix-socket connection
+	ip      netip.Addr       // the client IP counted for MaxConnsPerIP
+	counted bool             // ip is counted
+	info    *engine.ConnInfo // for the engine's hooks; nil without
 
 	closeReq   atomic.Bool // close once the output is flushed
 	stallCheck atomic.Bool // the write timer asks the loop to look at progress

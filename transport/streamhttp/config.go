@@ -45,6 +45,15 @@ type ErrInsufficientScope struct{ Scope string }
 
 func (e *ErrInsufficientScope) Error() string { return "streamhttp: insufficient scope " + e.Scope }
 
+// Authorizer decides, once the request's body has been read and checked
+// against its mirrored headers, whether principal (what the Authenticator
+// returned) may make it: method is the JSON-RPC method and name the tool
+// or prompt name or the resource URI ("" for other methods). It returns
+// nil, or an error: ErrInsufficientScope answers 403 with
+// error="insufficient_scope" and its scope, any other error a plain 403.
+// Either way the body carries a JSON-RPC error for the request's id.
+type Authorizer func(ctx context.Context, principal any, method, name string) error
+
 // ErrUnauthorized is a ready-made 401 for Authenticators.
 var ErrUnauthorized = errors.New("streamhttp: missing or invalid bearer token")
 
@@ -94,22 +103,31 @@ type Config struct {
 	TLS *tls.Config
 
 	// Authenticate, when set, is called for every POST with its bearer
-	// token (and for every request of a mount). Its context carries the
-	// request's values and ends after AuthTimeout or when the client
-	// closes its connection, whichever comes first (F4); an authenticator
-	// must return once it ends. An error returned after AuthTimeout is
-	// answered 503 with Retry-After (Stats.AuthTimeouts), not 401: the
-	// token may be good and its check slow (an issuer's keys or an
-	// introspection endpoint not answering); after the client left, the
-	// request is dropped (Stats.Disconnects).
+	// token (and for every request of a mount but PublicMounts). On a TLS
+	// front end with client certificates its context carries the verified
+	// peer chains (VerifiedChains). Its context also carries the request's
+	// values and ends after AuthTimeout or when the client closes its
+	// connection, whichever comes first (F4); an authenticator must return
+	// once it ends. An error returned after AuthTimeout is answered 503
+	// with Retry-After (Stats.AuthTimeouts), not 401: the token may be good
+	// and its check slow (an issuer's keys or an introspection endpoint not
+	// answering); after the client left, the request is dropped
+	// (Stats.Disconnects).
 	Authenticate Authenticator
 	// AuthTimeout bounds one Authenticate call. Default DefaultAuthTimeout
 	// (10 s, as sockets have); negative means none (unsafe: a hung token
 	// check then holds the connection until the client leaves).
 	AuthTimeout time.Duration
+	// Authorize, when set with Authenticate, is called for each request
+	// that passed validation, before the engine runs it: per-tool scopes
+	// (package auth), for instance.
+	Authorize Authorizer
 	// ResourceMetadata is the Protected Resource Metadata URL advertised in
 	// WWW-Authenticate on 401/403 (SEC-04).
 	ResourceMetadata string
+	// ChallengeScope, when set, is the scope parameter of 401 challenges
+	// (RFC 6750 §3): the space-separated scopes a client should ask for.
+	ChallengeScope string
 
 	// MaxBodyBytes bounds a request body in bytes, also when chunked and
 	// after Content-Encoding is undone: 413 past it (Stats.BodyTooLarge).
@@ -132,10 +150,12 @@ type Config struct {
 	// (C2: a body trickled after its headers): past it the request is
 	// answered 408 and the connection closed (Stats.ReadIdleTimeouts). It
 	// holds while ReadTimeout is longer (large bodies over slow links) and
-	// is never applied between keep-alive requests (IdleTimeout is). fasthttp
-	// front end; with the net/http adapter the embedding http.Server's
-	// timeouts apply. Default DefaultReadIdleTimeout (10 s); negative
-	// means none (unsafe).
+	// is never applied between keep-alive requests (IdleTimeout is). Both
+	// front ends; the net/http adapter applies it behind NetListener (the
+	// rest of its read timeouts are the embedding http.Server's), to a
+	// header block and a Content-Length body (a chunked request is read
+	// under the http.Server's ReadTimeout alone). Default
+	// DefaultReadIdleTimeout (10 s); negative means none (unsafe).
 	ReadIdleTimeout time.Duration
 	// IdleTimeout bounds the wait for the next request on a keep-alive
 	// connection. Default DefaultIdleTimeout (60 s); negative means none
@@ -198,6 +218,11 @@ type Config struct {
 	// until it first flushes, then streamed; http.ResponseController's
 	// SetWriteDeadline reaches the connection.
 	Mounts map[string]http.Handler
+	// PublicMounts are Mounts that Authenticate does not guard: documents
+	// a client reads before it has a token, such as the Protected Resource
+	// Metadata of RFC 9728 (package auth). They get every other check of
+	// Mounts. A path in both maps is public.
+	PublicMounts map[string]http.Handler
 
 	// Logger receives transport logs; nil discards them.
 	Logger *slog.Logger

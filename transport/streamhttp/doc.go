@@ -42,7 +42,8 @@
 // headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*) are
 // compared with it byte for byte, base64 values decoded into a reused
 // buffer, interleaved with the engine's _meta checks in the order HVAL-02
-// gives (400 with -32020/-32021/-32022/-32602, 404 with -32601). The checks
+// gives (400 with -32020/-32021/-32022/-32602, 404 with -32601), then
+// Config.Authorize (403, per-tool scopes: package auth). The checks
 // of a valid request allocate nothing. A handler that cannot notify, or is
 // Tool.Inline, runs on the connection's goroutine with no hand-off; its
 // result is encoded into a pooled buffer and written as one response.

@@ -244,6 +244,9 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	}
 	r.body = ctx.PostBody()
 	r.raw = ctx.Conn()
+	if s.cfg.Authenticate != nil {
+		r.chains = verifiedChains(r.raw)
+	}
 	x.hraw = h.RawHeaders()
 	x.fw = fastWriter{ctx: ctx}
 	s.serve(&r, x, &x.fw)

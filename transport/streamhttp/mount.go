@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
@@ -25,6 +26,28 @@ type principalKey struct{}
 // PrincipalFrom returns the principal Config.Authenticate established for
 // a request of a mounted handler (nil without authentication).
 func PrincipalFrom(ctx context.Context) any { return ctx.Value(principalKey{}) }
+
+type chainsKey struct{}
+
+// VerifiedChains returns the verified certificate chains of the TLS peer
+// (mTLS: Config.TLS with ClientAuth VerifyClientCertIfGiven or
+// RequireAndVerifyClientCert) from the context an Authenticator is called
+// with: nil over plain HTTP, without a client certificate, or when the
+// certificate was not verified (RequestClientCert). The first certificate
+// of each chain is the client's. Callers must not modify them.
+func VerifiedChains(ctx context.Context) [][]*x509.Certificate {
+	c, _ := ctx.Value(chainsKey{}).([][]*x509.Certificate)
+	return c
+}
+
+// verifiedChains returns the verified peer chains of c when it is one of
+// this package's TLS connections.
+func verifiedChains(c net.Conn) [][]*x509.Certificate {
+	if tc, ok := c.(*tlsConn); ok {
+		return tc.ConnectionState().VerifiedChains
+	}
+	return nil
+}
 
 // statusWriter is the respWriter of a mount's refusals (status, headers
 // and a body, never a stream).
@@ -68,14 +91,16 @@ func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http
 		o = []byte(origin[0])
 	}
 	r := reqInfo{ctx: req.Context(), gone: req.Context(), origin: o, hasOrigin: hasOrigin, host: []byte(req.Host)}
-	if s.cfg.Authenticate != nil {
+	r.public = s.cfg.PublicMounts[req.URL.Path] != nil
+	if s.cfg.Authenticate != nil && !r.public {
 		r.auth = []byte(req.Header.Get("Authorization"))
+		r.chains = netChains(req)
 	}
 	p, ok := s.admit(&r, sw)
 	if !ok {
 		return
 	}
-	if s.cfg.Authenticate != nil {
+	if s.cfg.Authenticate != nil && !r.public {
 		req = req.WithContext(context.WithValue(req.Context(), principalKey{}, p))
 	}
 	h.ServeHTTP(w, req)
@@ -103,14 +128,16 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	}
 	base := context.Background()
 	r := reqInfo{ctx: base, raw: ctx.Conn(), origin: origin, hasOrigin: hasOrigin, host: hdr.Host()}
-	if s.cfg.Authenticate != nil {
+	r.public = s.cfg.PublicMounts[string(ctx.Path())] != nil
+	if s.cfg.Authenticate != nil && !r.public {
 		r.auth = hdr.Peek("Authorization")
+		r.chains = verifiedChains(ctx.Conn())
 	}
 	p, ok := s.admit(&r, sw)
 	if !ok {
 		return
 	}
-	if s.cfg.Authenticate != nil {
+	if s.cfg.Authenticate != nil && !r.public {
 		base = context.WithValue(base, principalKey{}, p)
 	}
 	req, err := copyRequest(ctx)

@@ -2,6 +2,7 @@ package streamhttp
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net/http"
@@ -85,6 +86,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if nc != nil {
 		x.info = nc.info
 	}
+	if s.cfg.Authenticate != nil {
+		r.chains = netChains(req)
+	}
 	if nc != nil && nc.smuggled() {
 		// Content-Length and Transfer-Encoding both: refused, as on the
 		// fasthttp front end (B5; seen by NetListener).
@@ -114,6 +118,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			if errors.As(err, &mbe) {
 				s.stats.BodyTooLarge.Add(1)
 				nw.send(413, "", nil)
+			} else if nc != nil && nc.gapSeen.Load() && isTimeout(err) {
+				// The body stalled past ReadIdleTimeout (C2; counted
+				// in ReadIdleTimeouts by the connection).
+				nw.header("Connection", "close")
+				nw.send(408, "", nil)
 			} else {
 				s.stats.BadFraming.Add(1)
 				nw.send(400, "", nil)
@@ -133,6 +142,18 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		<-afDone // the cancellation is running: let it finish before x is reused
 	}
 	x.unref()
+}
+
+// netChains returns the verified TLS peer chains of a net/http request:
+// from NetListener's TLS layer, else from the embedding server's.
+func netChains(req *http.Request) [][]*x509.Certificate {
+	if nc, _ := req.Context().Value(netConnKey{}).(*netConn); nc != nil && nc.tc != nil {
+		return nc.tc.ConnectionState().VerifiedChains
+	}
+	if req.TLS != nil {
+		return req.TLS.VerifiedChains
+	}
+	return nil
 }
 
 func joinValues(vs []string) string {

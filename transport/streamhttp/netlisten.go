@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -16,6 +17,10 @@ import (
 //   - Config.MaxConnsPerIP and Config.MaxConns (C11): a connection past
 //     either is answered 429 or 503 and closed before net/http sees it, and
 //     counted (Stats.TooManyConnsPerIP, Stats.TooManyConns).
+//   - Config.ReadIdleTimeout (C2): inside a request, a wait between two
+//     reads past it ends the request: 408 for a body, a close for a
+//     header block, counted (Stats.ReadIdleTimeouts). net/http bounds
+//     only the whole request (the http.Server's ReadTimeout).
 //   - A request with both Content-Length and Transfer-Encoding (B5) is
 //     refused with 400 and the connection closed. net/http resolves such a
 //     request by its chunked framing and drops the Content-Length before a
@@ -55,12 +60,24 @@ type netConn struct {
 
 	served  atomic.Int64 // requests handed to the handler so far
 	suspect atomic.Int64 // 1-based index of a request with both framings, 0 if none
+
+	// The between-reads limit inside a request (ReadIdleTimeout, C2):
+	// net/http bounds a whole request (ReadTimeout) but not the wait
+	// between two of its reads, so Read sets the socket's deadline to now
+	// + ReadIdleTimeout while the scan is inside a header block or a
+	// Content-Length body, and gives net/http's own deadline back after.
+	dmu     sync.Mutex
+	httpRD  time.Time   // the read deadline net/http set last
+	gapOn   bool        // the socket's deadline is the between-reads one
+	gapSeen atomic.Bool // a read ended at the between-reads limit
 }
 
 // Read passes the bytes through and scans them; it never changes them.
+// Inside a request it bounds the wait for the bytes by ReadIdleTimeout.
 func (c *netConn) Read(p []byte) (int, error) {
 	var n int
 	var err error
+	gap := c.applyGap()
 	if c.tc != nil {
 		// After a failed handshake: io.EOF, net/http closes quietly (a
 		// plain HTTP client has had its 400).
@@ -73,10 +90,53 @@ func (c *netConn) Read(p []byte) (int, error) {
 			c.suspect.Store(k)
 		}
 	}
+	if gap && err != nil && isTimeout(err) && c.gapSeen.CompareAndSwap(false, true) {
+		// Once per connection: it is closed after (net/http may read
+		// what is left of the body once more before it closes).
+		c.stats.ReadIdleTimeouts.Add(1)
+	}
 	return n, err
 }
 
-func (c *netConn) SetReadDeadline(t time.Time) error { return c.limitConn.Conn.SetReadDeadline(t) }
+// applyGap sets the socket's read deadline for the next read: now +
+// ReadIdleTimeout inside a request when that comes before net/http's own
+// deadline, net/http's otherwise. It reports whether the between-reads
+// deadline is the one set. Only the reading goroutine scans, so the scan's
+// state needs no lock.
+func (c *netConn) applyGap() bool {
+	inReq := !c.sc.done && (len(c.sc.head) > 0 || c.sc.skip > 0)
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if inReq && c.gapTO > 0 {
+		g := time.Now().Add(c.gapTO)
+		if c.httpRD.IsZero() || g.Before(c.httpRD) {
+			c.gapOn = true
+			_ = c.limitConn.Conn.SetReadDeadline(g)
+			return true
+		}
+	}
+	if c.gapOn {
+		c.gapOn = false
+		_ = c.limitConn.Conn.SetReadDeadline(c.httpRD)
+	}
+	return false
+}
+
+// SetReadDeadline is net/http's: it is kept for applyGap and passed on.
+func (c *netConn) SetReadDeadline(t time.Time) error {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	c.httpRD, c.gapOn = t, false
+	return c.limitConn.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline is SetReadDeadline and SetWriteDeadline.
+func (c *netConn) SetDeadline(t time.Time) error {
+	if err := c.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.SetWriteDeadline(t)
+}
 
 // Write goes through TLS when it is on.
 func (c *netConn) Write(p []byte) (int, error) {

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -66,6 +69,12 @@ func New(eng *engine.Server, cfg Config) *Server {
 	}
 	s.hosts = newHostSet(hosts)
 	s.tlsConf, s.tlsErr = serverTLS(cfg.TLS)
+	if len(cfg.PublicMounts) > 0 {
+		m := make(map[string]http.Handler, len(cfg.Mounts)+len(cfg.PublicMounts))
+		maps.Copy(m, cfg.Mounts)
+		maps.Copy(m, cfg.PublicMounts)
+		s.cfg.Mounts = m
+	}
 	return s
 }
 
@@ -106,8 +115,10 @@ type reqInfo struct {
 	aenc                                    []byte // Accept-Encoding
 	hasOrigin, hasCType, hasAccept, hasCEnc bool
 	body                                    []byte
-	hdr                                     *mirrored // the mirrored MCP headers
-	raw                                     net.Conn  // for the disconnect watcher; may be nil
+	hdr                                     *mirrored             // the mirrored MCP headers
+	public                                  bool                  // a PublicMounts path: no Authenticate
+	chains                                  [][]*x509.Certificate // verified TLS peer chains (only with Authenticate)
+	raw                                     net.Conn              // for the disconnect watcher; may be nil
 
 	// For Config.Authenticate (F4): net/http's request context, whose end
 	// means the client left (nil on fasthttp), or on fasthttp the watcher
@@ -163,7 +174,7 @@ func (s *Server) admit(r *reqInfo, w respWriter) (principal any, ok bool) {
 		w.send(403, "", nil)
 		return nil, false
 	}
-	if s.cfg.Authenticate == nil {
+	if s.cfg.Authenticate == nil || r.public {
 		return nil, true
 	}
 	return s.authenticate(r, w)
@@ -242,6 +253,13 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		c.Fail(e)
 		s.sendReply(w, r, x)
 		return
+	}
+	if s.cfg.Authorize != nil && s.cfg.Authenticate != nil {
+		if e := s.authorize(r, c, principal, w); e != nil {
+			c.Fail(e)
+			s.sendReply(w, r, x)
+			return
+		}
 	}
 	if !c.HasTimeout() && (!c.MayNotify() || c.Inline()) {
 		// Run on this goroutine: no hand-off. Either no notification can
@@ -393,6 +411,9 @@ func (s *Server) authContext(r *reqInfo) (ctx context.Context, stop func()) {
 	if r.gone != nil {
 		parent = r.gone // net/http: ends when the client goes away
 	}
+	if r.chains != nil {
+		parent = context.WithValue(parent, chainsKey{}, r.chains)
+	}
 	cctx, cancel := context.WithCancelCause(parent)
 	ctx, cancelT := context.WithTimeoutCause(cctx, s.cfg.AuthTimeout, errAuthTimeout)
 	w := r.watch
@@ -449,13 +470,52 @@ func (s *Server) authenticate(r *reqInfo, w respWriter) (any, bool) {
 		return nil, false
 	}
 	s.stats.Unauthorized.Add(1)
-	if meta != "" {
-		w.header("WWW-Authenticate", "Bearer"+meta[1:])
-	} else {
+	// RFC 6750 §3.1: a token that was sent and refused is invalid_token; a
+	// request without one gets the bare challenge.
+	invalid := ""
+	if token != "" {
+		invalid = ` error="invalid_token",`
+	}
+	if s.cfg.ChallengeScope != "" {
+		invalid += fmt.Sprintf(` scope=%q,`, s.cfg.ChallengeScope)
+	}
+	switch {
+	case meta != "":
+		w.header("WWW-Authenticate", "Bearer"+invalid+meta[1:])
+	case invalid != "":
+		w.header("WWW-Authenticate", `Bearer realm="mcp",`+invalid[:len(invalid)-1])
+	default:
 		w.header("WWW-Authenticate", `Bearer realm="mcp"`)
 	}
 	w.send(401, "", nil)
 	return nil, false
+}
+
+// errForbidden is the JSON-RPC error of a request Config.Authorize refused.
+var errForbidden = &codec.Error{Code: codec.CodeInvalidRequest, Message: "Forbidden: the token does not allow this request", Status: 403}
+
+// authorize runs Config.Authorize for a validated request; on a refusal it
+// sets the challenge and returns the error to answer with.
+func (s *Server) authorize(r *reqInfo, c *engine.Request, principal any, w respWriter) *codec.Error {
+	env, method := c.Envelope(), c.Method()
+	name := env.Name
+	if method == "resources/read" {
+		name = env.URI
+	}
+	err := s.cfg.Authorize(r.ctx, principal, method, name.String())
+	if err == nil {
+		return nil
+	}
+	s.stats.Forbidden.Add(1)
+	var scope *ErrInsufficientScope
+	if errors.As(err, &scope) {
+		ch := fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, scope.Scope)
+		if s.cfg.ResourceMetadata != "" {
+			ch += fmt.Sprintf(`, resource_metadata=%q`, s.cfg.ResourceMetadata)
+		}
+		w.header("WWW-Authenticate", ch)
+	}
+	return errForbidden
 }
 
 // isJSONType accepts application/json with optional parameters.

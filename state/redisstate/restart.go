@@ -1,0 +1,151 @@
+package redisstate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/mcpwire/mcpwire/state"
+)
+
+// Detecting lost state. Redis without persistence forgets everything
+// when it restarts; a flush or an eviction forgets some of it. The store
+// keeps one key without expiry, "<Prefix>epoch", holding a random value
+// the first replica sets. Every replica reads it at New and each time the
+// cue subscription is re-established (a restart always drops that
+// connection): a value that vanished or changed means the data this
+// replica relied on is gone (Stats.DataLost). Redis's run_id (INFO
+// server) tells a restart apart (Stats.Restarts), with or without
+// persistence. For LostWindow after a loss, lookups that miss answer
+// state.ErrLost instead of state.ErrNotFound.
+
+// epochScript returns the epoch key's value, setting it to ARGV[1] if it
+// is missing.
+var epochScript = rueidis.NewLuaScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then return cur end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]`)
+
+// checkRestart reads Redis's run_id and the epoch key and records a
+// restart or a loss of data since they were last read. Failures to read
+// them leave the last values (the next check tries again).
+func (s *Store) checkRestart(ctx context.Context) {
+	var runID, epoch string
+	var err error
+	// The shared connections may still be reconnecting after the one
+	// that carries the subscription came back: a few tries.
+	for try := range 3 {
+		if try > 0 {
+			select {
+			case <-time.After(50 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+		}
+		var ierr error
+		if runID == "" {
+			runID, ierr = s.readRunID(ctx)
+		}
+		cctx, cancel := s.opCtx(ctx)
+		s.stats.Ops.Add(1)
+		epoch, err = epochScript.Exec(cctx, s.c, []string{s.opt.Prefix + "epoch"}, []string{newToken()}).ToString()
+		cancel()
+		if err != nil {
+			s.stats.Errors.Add(1)
+		}
+		if err == nil && ierr == nil {
+			break
+		}
+	}
+	s.mu.Lock()
+	oldRun, oldEpoch := s.runID, s.epoch
+	if runID != "" {
+		s.runID = runID
+	}
+	if err == nil {
+		s.epoch = epoch
+	}
+	s.mu.Unlock()
+	if runID != "" && oldRun != "" && runID != oldRun {
+		s.stats.Restarts.Add(1)
+		s.log.Warn("redisstate: Redis restarted (its run_id changed); the cue subscription was re-established", "run_id", runID, "previous", oldRun)
+	}
+	if err == nil && oldEpoch != "" && epoch != oldEpoch {
+		s.stats.DataLost.Add(1)
+		s.lostAt.Store(time.Now().UnixNano())
+		s.log.Error("redisstate: Redis lost the shared state (restart without persistence, flush or eviction): handles, sessions and Once results made before are gone; lookups that miss answer unavailable for LostWindow",
+			"lost_window", s.opt.LostWindow)
+	}
+}
+
+// readRunID returns Redis's run_id, "" when INFO does not give one (a
+// server that does not say), or INFO's error.
+func (s *Store) readRunID(ctx context.Context) (string, error) {
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	s.stats.Ops.Add(1)
+	info, err := s.c.Do(cctx, s.c.B().Info().Section("server").Build()).ToString()
+	if err != nil {
+		if _, ok := rueidis.IsRedisErr(err); ok { // refused (an unknown section, ACL): it will not say
+			return "", nil
+		}
+		return "", err
+	}
+	return infoField(info, "run_id"), nil
+}
+
+// infoField returns the value of name in an INFO reply ("name:value"
+// lines), or "".
+func infoField(info, name string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimRight(v, "\r\n")
+		}
+	}
+	return ""
+}
+
+// lostMiss returns state.ErrLost for a lookup that missed within window
+// (LostWindow or OnceLostWindow) of a detected loss of data, when the
+// record could have lived that long (ttl; 0: any), else nil.
+func (s *Store) lostMiss(window, ttl time.Duration) error {
+	at := s.lostAt.Load()
+	if at == 0 || window < 0 {
+		return nil
+	}
+	since := time.Since(time.Unix(0, at))
+	if since >= window || (ttl > 0 && since >= ttl) {
+		return nil
+	}
+	s.stats.LostMisses.Add(1)
+	return fmt.Errorf("redisstate: %w", state.ErrLost)
+}
+
+// checkEviction warns when Redis may evict the store's keys to make room:
+// every key this package writes expires except the epoch key, so any
+// maxmemory-policy but noeviction (allkeys-* and volatile-* alike) can
+// drop state. The policy applies only under a maxmemory limit, but that
+// limit can be set at run time, so the warning does not depend on it.
+func (s *Store) checkEviction(ctx context.Context) {
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	s.stats.Ops.Add(1)
+	// One pattern: Redis before 7 takes no more.
+	m, err := s.c.Do(cctx, s.c.B().ConfigGet().Parameter("maxmemory*").Build()).AsStrMap()
+	policy, ok := m["maxmemory-policy"]
+	if err != nil || !ok {
+		s.log.Warn("redisstate: cannot read Redis's maxmemory-policy (CONFIG GET refused?); make sure it is noeviction, or state may be evicted silently", "err", err)
+		return
+	}
+	if policy == "noeviction" {
+		s.stats.EvictionRisk.Store(0)
+		return
+	}
+	s.stats.EvictionRisk.Store(1)
+	s.log.Error("redisstate: Redis's maxmemory-policy can evict mcpwire's state keys (handles, sessions, Once results): set it to noeviction",
+		"maxmemory-policy", policy, "maxmemory", m["maxmemory"])
+}
