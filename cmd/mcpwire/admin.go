@@ -42,6 +42,9 @@ type adminSetup struct {
 	mrtr             *mrtr.Signer  // the fixtures' requestState signer: mcpwire_mrtr_* counters
 	oauth            *auth.Stats   // --oauth-*: mcpwire_oauth_* counters
 	log              *slog.Logger
+	hosts            []string // --admin-host
+	token            string   // --admin-token-file's token
+	pprof            bool     // --admin-pprof
 }
 
 // checkAdminAddr refuses, before anything listens, an --admin address that
@@ -62,8 +65,8 @@ func checkAdminAddr(addr string, allowNonLoopback bool, mcpAddrs ...string) erro
 	return nil
 }
 
-// startAdmin serves /metrics, /healthz, /readyz and /debug/pprof/ on
-// s.addr (checked by checkAdminAddr).
+// startAdmin serves /metrics, /healthz, /readyz and, with --admin-pprof,
+// /debug/pprof/ on s.addr (checked by checkAdminAddr).
 func startAdmin(s adminSetup) (*adminListener, error) {
 	if s.addr == "" {
 		return nil, nil
@@ -115,7 +118,9 @@ func startAdmin(s adminSetup) (*adminListener, error) {
 	al.a = admin.New(admin.Config{
 		Gatherer: metrics.Registry(c), Checks: checks,
 		AllowNonLoopback: s.allowNonLoopback, Logger: s.log,
+		AllowedHosts: s.hosts, Token: s.token, Pprof: s.pprof,
 	})
+	c.AddStats("admin", al.a.Stats())
 	ln, err := al.a.Listen(s.addr)
 	if err != nil {
 		return nil, fmt.Errorf("serve: --admin: %w", err)
@@ -123,7 +128,7 @@ func startAdmin(s adminSetup) (*adminListener, error) {
 	if !s.allowNonLoopback {
 		s.log.Info("mcpwire admin listener", "url", "http://"+ln.Addr().String()+"/metrics")
 	} else {
-		s.log.Warn("mcpwire admin listener may be non-loopback (--admin-allow-non-loopback): metrics and pprof are exposed", "url", "http://"+ln.Addr().String()+"/metrics")
+		s.log.Warn("mcpwire admin listener may be non-loopback (--admin-allow-non-loopback): metrics are exposed", "url", "http://"+ln.Addr().String()+"/metrics", "token", s.token != "", "pprof", s.pprof)
 	}
 	go func() { al.done <- al.a.Serve(ln) }()
 	return al, nil

@@ -60,7 +60,7 @@ func usage() {
   mcpwire serve --http ADDR       run it on Streamable HTTP (combinable with --stdio)
                 [--tls-cert FILE --tls-key FILE]   over TLS (HTTPS); reloaded when the files change (and on SIGHUP, not on Windows)
   mcpwire serve --tcp ADDR | --unix PATH   line-framed JSON-RPC on sockets
-  mcpwire serve --http ADDR --state redis://HOST:PORT/DB [--state-key-file FILE] [--trusted-proxy CIDR]
+  mcpwire serve --http ADDR --state redis://HOST:PORT/DB --state-key-file FILE [--state-password-file FILE] [--trusted-proxy CIDR]
                                   a replica sharing drafts and change cues (deploy/, make cluster)
   mcpwire demo [flags]            run the reference server, exercise it, run a short load, stop it
   mcpwire load [flags] TARGET     load generator against an HTTP, stdio, tcp or unix target (load --help)

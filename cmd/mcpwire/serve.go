@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/netutil"
 	"github.com/mcpwire/mcpwire/internal/refserver"
 	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/socket"
@@ -77,7 +78,7 @@ func startEngine(ctx context.Context, c *serveConfig, shared *sharedState) (*eng
 	srv, err := refserver.New(opt)
 	if err == nil {
 		if err = srv.Start(ctx); err != nil {
-			err = fmt.Errorf("serve: --state %s: %w", c.state, err)
+			err = fmt.Errorf("serve: --state %s: %w", netutil.RedactURL(c.state), err)
 		}
 	}
 	if err != nil {

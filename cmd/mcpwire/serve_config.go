@@ -58,6 +58,9 @@ func (f *serveFlags) config() (*serveConfig, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	if err := f.checkSafe(); err != nil {
+		return nil, err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return nil, err
@@ -67,8 +70,12 @@ func (f *serveFlags) config() (*serveConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	state, err := f.stateSpec(os.Getenv, log)
+	if err != nil {
+		return nil, err
+	}
 	c := &serveConfig{
-		log: log, state: f.state, trace: f.trace, grace: f.grace,
+		log: log, state: state, trace: f.trace, grace: f.grace,
 		cpuProfile: f.cpuProfile, memProfile: f.memProfile,
 		ref: refserver.Config{Logger: log, ProgressInterval: f.progress, State: signer,
 			Legacy:                 f.legacyPath != "" || f.stdioLegacy,
@@ -81,6 +88,10 @@ func (f *serveFlags) config() (*serveConfig, error) {
 		queued:      new(stdio.Queued),
 		admin:       adminSetup{addr: f.admin, allowNonLoopback: f.adminNonLoopback, stdio: f.stdio, log: log, mrtr: signer},
 	}
+	if c.admin.token, err = f.adminToken(log); err != nil {
+		return nil, err
+	}
+	c.admin.hosts, c.admin.pprof = f.safe.adminHosts, f.safe.adminPprof
 	c.http = f.httpSetup(log)
 	if err := f.oauthSetup(c, log); err != nil {
 		return nil, err
@@ -95,7 +106,8 @@ func (f *serveFlags) config() (*serveConfig, error) {
 // stateSigner signs the MRTR fixtures' requestState with the keys of
 // --state-key-file, else of MCPWIRE_STATE_KEYS, else a random key for
 // this process (mrtr.LoadKeys reads both and warns of a key file others
-// can read).
+// can read); with a shared --state the random key needs
+// --ephemeral-state-key (checkStateKeys).
 func (f *serveFlags) stateSigner(log *slog.Logger) (*mrtr.Signer, error) {
 	keys, err := mrtr.LoadKeys(f.stateKeyFile, os.Getenv, log)
 	if err != nil {
@@ -103,6 +115,11 @@ func (f *serveFlags) stateSigner(log *slog.Logger) (*mrtr.Signer, error) {
 			return nil, fmt.Errorf("--state-key-file: %w", err)
 		}
 		return nil, err
+	}
+	if keys == nil {
+		if err := f.checkStateKeys(); err != nil {
+			return nil, err
+		}
 	}
 	return mrtr.NewSigner(mrtr.Config{Keys: keys})
 }
@@ -149,8 +166,10 @@ func (f *serveFlags) socketSetup(log *slog.Logger) *socketSetup {
 	if f.tcpAddr == "" && f.unixPath == "" {
 		return nil
 	}
+	mode, _ := f.unixFileMode() // checked by checkSafe
 	s := &socketSetup{cfg: socket.Config{MaxLine: f.maxLine, AllowNonLoopback: f.nonLoopback,
-		MaxConns: f.sockConns, MaxConnsPerIP: f.perIP, EventLoops: f.eventLoops, Logger: log}}
+		MaxConns: f.sockConns, MaxConnsPerIP: f.perIP, EventLoops: f.eventLoops, Logger: log,
+		InsecureNoAuth: f.safe.noAuthSockets, UnixMode: mode}}
 	for _, l := range [][2]string{{"tcp", f.tcpAddr}, {"unix", f.unixPath}} {
 		if l[1] != "" {
 			s.listen = append(s.listen, l)

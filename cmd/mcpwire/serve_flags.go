@@ -48,6 +48,8 @@ type serveFlags struct {
 	cpuProfile, memProfile, trace string
 	admin                         string
 	adminNonLoopback              bool
+
+	safe safeFlags // serve_safe.go
 }
 
 // parseServeFlags parses serve's arguments; a bad one exits with status 2
@@ -67,6 +69,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	f.limitFlags(fs)
 	f.perCallerFlags(fs)
 	f.opsFlags(fs)
+	f.safetyFlags(fs)
 	hideTestFlags(fs) // help.go
 	return fs
 }
@@ -84,7 +87,7 @@ func (f *serveFlags) transportFlags(fs *flag.FlagSet) {
 func (f *serveFlags) securityFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.origins, "allow-origins", "", "comma-separated Origin allow-list (default: the server's own loopback origins; \"none\" allows none)")
 	fs.StringVar(&f.hosts, "allow-hosts", "", "comma-separated Host allow-list for loopback listeners (default: localhost, 127.0.0.1, ::1)")
-	fs.BoolVar(&f.nonLoopback, "allow-non-loopback", false, "allow a non-loopback --http or --tcp address")
+	fs.BoolVar(&f.nonLoopback, "allow-non-loopback", false, "allow a non-loopback --http or --tcp address (--tcp also needs --insecure-no-auth-sockets)")
 	fs.BoolVar(&f.plainHTTP, "insecure-plaintext", false, "with --allow-non-loopback and no --tls-cert: serve plain HTTP on a non-loopback --http address (behind a balancer terminating TLS)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve --http over TLS with this PEM certificate chain ("+tlsReloadHelp+")")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
@@ -127,9 +130,9 @@ func (f *serveFlags) opsFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file when the server stops")
 	fs.StringVar(&f.logLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	fs.StringVar(&f.state, "state", "memory", "where drafts and change cues live: memory, or redis://HOST:PORT/DB shared by replicas")
-	fs.StringVar(&f.stateKeyFile, "state-key-file", "", "requestState HMAC keys, one a line in hex or base64:… (first signs, all verify; see package mrtr); default: $"+mrtr.KeysEnv+" (comma-separated), else a random key per process")
+	fs.StringVar(&f.stateKeyFile, "state-key-file", "", "requestState HMAC keys, one a line in hex or base64:… (first signs, all verify; see package mrtr); default: $"+mrtr.KeysEnv+" (comma-separated), else a random key per process (refused with a shared --state unless --ephemeral-state-key)")
 	fs.StringVar(&f.trace, "trace", "", "OpenTelemetry spans of every request, as JSON, to stdout or stderr (W3C traceparent read from _meta or the HTTP header; see observe/otelmcp)")
-	fs.StringVar(&f.admin, "admin", "", "serve /metrics, /healthz, /readyz and /debug/pprof/ on this address (e.g. 127.0.0.1:9090; loopback only)")
+	fs.StringVar(&f.admin, "admin", "", "serve /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:9090; loopback only; /debug/pprof/ with --admin-pprof)")
 	fs.BoolVar(&f.adminNonLoopback, "admin-allow-non-loopback", false, "allow a non-loopback --admin address (exposes metrics and pprof)")
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/mcpwire/mcpwire/internal/netutil"
 	"github.com/mcpwire/mcpwire/state"
 	"github.com/mcpwire/mcpwire/state/redisstate"
 )
@@ -27,21 +28,8 @@ func openState(ctx context.Context, spec string, log *slog.Logger) (*sharedState
 		if err != nil {
 			return nil, fmt.Errorf("--state: %w", err)
 		}
-		log.Info("shared state on Redis", "db", redactURL(spec))
+		log.Info("shared state on Redis", "db", netutil.RedactURL(spec))
 		return &sharedState{Store: r, Backplane: r, close: []func() error{r.Close}}, nil
 	}
-	return nil, fmt.Errorf("--state %q: want memory or redis://HOST:PORT/DB", redactURL(spec))
-}
-
-// redactURL drops a password from a Redis URL for logs and errors.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
-	}
-	at := strings.LastIndexByte(rest, '@')
-	if at < 0 {
-		return u
-	}
-	return scheme + "://***@" + rest[at+1:]
+	return nil, fmt.Errorf("--state %q: want memory or redis://HOST:PORT/DB", netutil.RedactURL(spec))
 }

@@ -93,3 +93,54 @@ func IsToken(s string) bool {
 	}
 	return true
 }
+
+// Redacted replaces a password in text (RedactURL, RedactArgs).
+const Redacted = "xxxxx"
+
+// RedactURL returns s with the password of every URL userinfo in it
+// replaced by Redacted: "redis://user:pass@host/0" reads
+// "redis://user:xxxxx@host/0", "--state=rediss://:pass@h" reads
+// "--state=rediss://:xxxxx@h". A userinfo without a colon is a user name
+// and is kept. For logs, errors and a process's shown command line (F10).
+func RedactURL(s string) string {
+	var out strings.Builder
+	for {
+		// An authority starts after "//" (after "scheme:" or not: a
+		// network-path reference has one too) and ends at the path,
+		// query or fragment.
+		i := strings.Index(s, "//")
+		if i < 0 {
+			break
+		}
+		i += 2
+		auth := s[i:]
+		if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+			auth = auth[:j]
+		}
+		at := strings.LastIndexByte(auth, '@')
+		colon := strings.IndexByte(auth, ':')
+		if at < 0 || colon < 0 || colon > at {
+			out.WriteString(s[:i])
+			s = s[i:]
+			continue
+		}
+		out.WriteString(s[:i+colon+1])
+		out.WriteString(Redacted)
+		s = s[i+at:]
+	}
+	if out.Len() == 0 {
+		return s
+	}
+	out.WriteString(s)
+	return out.String()
+}
+
+// RedactArgs returns a copy of a command line with RedactURL applied to
+// each argument.
+func RedactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = RedactURL(a)
+	}
+	return out
+}

@@ -92,7 +92,7 @@ func TestSoak(t *testing.T) {
 	}
 	defer logf.Close()
 	cmd := exec.Command(bin, "serve", "--http", httpAddr, "--tcp", tcpAddr, "--unix", sock,
-		"--admin", adminAddr, "--log-level", "warn", "--grace", "3s")
+		"--admin", adminAddr, "--admin-pprof", "--log-level", "warn", "--grace", "3s")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestSoak(t *testing.T) {
 		{"http", "http://" + httpAddr + "/mcp"},
 		{"tcp", "tcp://" + tcpAddr},
 		{"unix", "unix://" + sock},
-		{"stdio", "stdio:" + bin + " serve --stdio --log-level warn --admin " + stdioAdmin},
+		{"stdio", "stdio:" + bin + " serve --stdio --log-level warn --admin-pprof --admin " + stdioAdmin},
 	}
 	for _, name := range strings.Split(*only, ",") {
 		if !slices.ContainsFunc(targets, func(tg struct{ name, spec string }) bool { return tg.name == name }) {

@@ -73,7 +73,7 @@ func TestEndpoints(t *testing.T) {
 	srv := engine.New(engine.Config{})
 	defer func() { _ = srv.Shutdown(context.Background()) }()
 	srv.Stats().Requests.Add(42)
-	a := New(Config{Gatherer: metrics.Registry(metrics.New(srv)), Checks: []Check{EngineCheck(srv)}})
+	a := New(Config{Gatherer: metrics.Registry(metrics.New(srv)), Checks: []Check{EngineCheck(srv)}, Pprof: true})
 	base := start(t, a)
 
 	code, body := get(t, base+"/metrics")

@@ -23,7 +23,7 @@ func TestCheckTimeoutRule(t *testing.T) {
 			return nil
 		}}}})
 		rec := httptest.NewRecorder()
-		a.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		a.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/readyz", nil))
 		if rec.Code != 200 {
 			t.Fatalf("CheckTimeout %v: /readyz %d", tc.in, rec.Code)
 		}

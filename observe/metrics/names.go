@@ -96,6 +96,8 @@ var statNames = map[string]map[string]statName{
 		"BadProxyHeader":     {"bad_proxy_header", "Connections from a trusted proxy closed for a bad or missing PROXY header."},
 		"TLSHandshakeErrors": {"tls_handshake_errors", "TLS handshakes that failed (a client that left is not counted)."},
 		"PlainOnTLS":         {"plain_on_tls", "Plain HTTP requests sent to a TLS listener (answered 400)."},
+		"DuplicateHeaders":   {"duplicate_headers", "Requests refused with 400 for sending a once-only header twice (Origin, Host, Authorization, Content-Type or a mirrored MCP header)."},
+		"AuthTimeouts":       {"auth_timeouts", "Requests answered 503 because the authenticator was still running after AuthTimeout."},
 	},
 	mod + "transport/socket.Stats": {
 		"Accepted":      {"accepted", "Socket connections served."},
@@ -105,6 +107,10 @@ var statNames = map[string]map[string]statName{
 		"WriteTimeouts": {"write_timeouts", "Socket connections closed because their output made no progress."},
 		"Disconnects":   {"disconnects", "Socket connections their peer closed while requests were in flight (the requests are counted in mcpwire_engine_cancelled_total)."},
 		"RefusedPerIP":  {"refused_per_ip", "TCP connections closed at once because their client IP already held MaxConnsPerIP."},
+	},
+	mod + "observe/admin.Stats": {
+		"BadHost":      {"bad_host", "Admin requests refused with 421: their Host names neither this listener nor an allowed host."},
+		"Unauthorized": {"unauthorized", "Admin requests refused with 401: no bearer token, or another than the configured one."},
 	},
 	mod + "transport/legacy.Stats": {
 		"Sessions":            {"sessions", "Legacy (2025-11-25) sessions held by this process."},
@@ -126,6 +132,7 @@ var statNames = map[string]map[string]statName{
 		"StrayResponses":      {"stray_responses", "Legacy client responses matching no server-to-client request."},
 		"Resyncs":             {"resyncs", "Legacy GET streams that re-read their session after a subscription change made on another replica."},
 		"Unavailable":         {"unavailable", "Legacy replies 503 because the session store was unreachable."},
+		"DuplicateHeaders":    {"duplicate_headers", "Legacy requests refused with 400 for sending Mcp-Session-Id, MCP-Protocol-Version or Content-Type twice (also in bad_requests)."},
 		"RefusedPerPrincipal": {"refused_per_principal", "Legacy initialize refused with 429: the caller already held MaxSessionsPerPrincipal sessions (also in mcpwire_limit_refused_total)."},
 		"RefusedPerIP":        {"refused_per_ip", "Legacy initialize refused with 429: the client IP already held MaxSessionsPerIP sessions (also in mcpwire_limit_refused_total)."},
 	},

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/mrtr"
+	"github.com/mcpwire/mcpwire/observe/admin"
 	"github.com/mcpwire/mcpwire/state"
 	"github.com/mcpwire/mcpwire/state/redisstate"
 	"github.com/mcpwire/mcpwire/transport/legacy"
@@ -37,6 +38,7 @@ var statsTypes = []struct {
 	{"oauth", reflect.TypeFor[auth.Stats]()},
 	{"memory", reflect.TypeFor[state.MemoryStats]()},
 	{"client_line", reflect.TypeFor[client.LineStats]()},
+	{"admin", reflect.TypeFor[admin.Stats]()},
 }
 
 // exported reports whether AddStats or AddStatsFunc exports f.

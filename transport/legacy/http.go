@@ -45,6 +45,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, 503, encodeError(nil, codec.NewError(codec.CodeInternalError, "Server is shutting down")))
 		return
 	}
+	if name := duplicateHeader(req.Header); name != "" {
+		s.stats.DuplicateHeaders.Add(1)
+		s.bad(w, 400, nil, codec.NewError(codec.CodeInvalidRequest, "Bad Request: more than one "+name+" header"))
+		return
+	}
 	principal := s.cfg.Principal(req.Context())
 	switch req.Method {
 	case http.MethodPost:
@@ -57,6 +62,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		w.WriteHeader(405)
 	}
+}
+
+// onceOnly are the headers this endpoint reads that a request may carry
+// at most once (F2): of two Mcp-Session-Id lines a balancer may route on
+// one and Header.Get return the other. streamhttp's mounts refuse two
+// Origin, Authorization or Content-Type lines before this handler runs;
+// Content-Type is checked here too for a router of another kind.
+var onceOnly = [...]string{HeaderSession, HeaderProtocol, "Content-Type"}
+
+// duplicateHeader names the first header of onceOnly that h has twice.
+func duplicateHeader(h http.Header) string {
+	for _, k := range onceOnly {
+		if len(h[k]) > 1 {
+			return k
+		}
+	}
+	return ""
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -178,25 +178,26 @@ func (c Config) withDefaults() Config {
 
 // Stats are the endpoint's counters, one per rejection reason.
 type Stats struct {
-	Sessions       atomic.Int64  // sessions held by this process
-	Created        atomic.Uint64 // sessions created by initialize
-	Refused        atomic.Uint64 // initialize refused: MaxSessions reached (503)
-	Expired        atomic.Uint64 // sessions ended for being idle
-	Deleted        atomic.Uint64 // sessions ended by DELETE
-	UnknownSession atomic.Uint64 // requests naming no live session (404)
-	MissingSession atomic.Uint64 // requests without Mcp-Session-Id (400)
-	BadRequests    atomic.Uint64 // malformed bodies, batches, bad headers (4xx), TooLarge included
-	TooLarge       atomic.Uint64 // bodies over MaxBodyBytes (413) and lines over MaxLine
-	Requests       atomic.Uint64 // requests answered
-	Streams        atomic.Int64  // open GET streams
-	StreamConflict atomic.Uint64 // a second GET stream for one session (409)
-	Resyncs        atomic.Uint64 // GET streams that re-read their session on a subscription change made on another replica
-	SlowConsumers  atomic.Uint64 // streams closed for not reading
-	InputRequests  atomic.Uint64 // server→client requests sent
-	InputTimeouts  atomic.Uint64 // server→client requests not answered in time
-	InputRefused   atomic.Uint64 // inputs the session's capabilities do not allow (error answered)
-	StrayResponses atomic.Uint64 // client responses matching no server→client request
-	Unavailable    atomic.Uint64 // 503: the session store could not be reached
+	Sessions         atomic.Int64  // sessions held by this process
+	Created          atomic.Uint64 // sessions created by initialize
+	Refused          atomic.Uint64 // initialize refused: MaxSessions reached (503)
+	Expired          atomic.Uint64 // sessions ended for being idle
+	Deleted          atomic.Uint64 // sessions ended by DELETE
+	UnknownSession   atomic.Uint64 // requests naming no live session (404)
+	MissingSession   atomic.Uint64 // requests without Mcp-Session-Id (400)
+	BadRequests      atomic.Uint64 // malformed bodies, batches, bad headers (4xx), TooLarge included
+	TooLarge         atomic.Uint64 // bodies over MaxBodyBytes (413) and lines over MaxLine
+	DuplicateHeaders atomic.Uint64 // two Mcp-Session-Id, MCP-Protocol-Version or Content-Type lines (400, BadRequests included; F2)
+	Requests         atomic.Uint64 // requests answered
+	Streams          atomic.Int64  // open GET streams
+	StreamConflict   atomic.Uint64 // a second GET stream for one session (409)
+	Resyncs          atomic.Uint64 // GET streams that re-read their session on a subscription change made on another replica
+	SlowConsumers    atomic.Uint64 // streams closed for not reading
+	InputRequests    atomic.Uint64 // server→client requests sent
+	InputTimeouts    atomic.Uint64 // server→client requests not answered in time
+	InputRefused     atomic.Uint64 // inputs the session's capabilities do not allow (error answered)
+	StrayResponses   atomic.Uint64 // client responses matching no server→client request
+	Unavailable      atomic.Uint64 // 503: the session store could not be reached
 	// Initializes refused by a per-caller bound (429): the principal's
 	// MaxSessionsPerPrincipal, the client IP's MaxSessionsPerIP.
 	RefusedPerPrincipal, RefusedPerIP atomic.Uint64

@@ -2,8 +2,11 @@ package legacy_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -514,6 +517,85 @@ func TestDurationsLabelledLegacy(t *testing.T) {
 	})
 	if got["legacy"] != 1 || got["other"] != 0 {
 		t.Fatalf("tools/call durations by transport: %v, want legacy:1", got)
+	}
+}
+
+// TestDuplicateHeaders (F2): two lines of a header the endpoint reads
+// (Mcp-Session-Id, MCP-Protocol-Version, Content-Type) are refused with
+// 400 and a -32600 naming it, mounted on the fasthttp front end and served
+// by net/http on its own, and counted; the mount also refuses two Origin
+// lines, as streamhttp does on every path.
+func TestDuplicateHeaders(t *testing.T) {
+	leakCheck(t)
+	rg := startRig(t, newEngine(t), legacy.Config{})
+	standalone := legacy.New(newEngine(t), legacy.Config{})
+	t.Cleanup(func() { _ = standalone.Shutdown(context.Background()) })
+	for _, tc := range []struct{ name, a, b string }{
+		{legacy.HeaderSession, "s1", "s2"},
+		{legacy.HeaderProtocol, "2025-11-25", "2025-03-26"},
+		{"Content-Type", "application/json", "text/plain"},
+	} {
+		want := "Bad Request: more than one " + tc.name + " header"
+		check := func(where string, status int, body []byte) {
+			t.Helper()
+			var m struct {
+				Error struct {
+					Code    int
+					Message string
+				}
+			}
+			if err := json.Unmarshal(body, &m); status != 400 || err != nil || m.Error.Code != -32600 || m.Error.Message != want {
+				t.Errorf("%s, two %s lines: %d %s, want 400 -32600 %q", where, tc.name, status, body, want)
+			}
+		}
+		// Mounted on the fasthttp front end.
+		before := rg.leg.Stats().DuplicateHeaders.Load()
+		req, _ := http.NewRequest("POST", rg.base+legacyPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tc.name != "Content-Type" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Add(tc.name, tc.a)
+		req.Header.Add(tc.name, tc.b)
+		resp, err := rg.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if tc.name == "Content-Type" {
+			// streamhttp's mount check answers first, the same way.
+			if m := (struct{ Error struct{ Message string } }{}); resp.StatusCode != 400 || json.Unmarshal(body, &m) != nil || m.Error.Message != want {
+				t.Errorf("mounted, two Content-Type lines: %d %s", resp.StatusCode, body)
+			}
+		} else {
+			check("mounted", resp.StatusCode, body)
+			if got := rg.leg.Stats().DuplicateHeaders.Load() - before; got != 1 {
+				t.Errorf("mounted, two %s lines: counted %d, want 1", tc.name, got)
+			}
+		}
+		// Served by net/http alone.
+		before = standalone.Stats().DuplicateHeaders.Load()
+		rr := httptest.NewRecorder()
+		hreq := httptest.NewRequest("POST", legacyPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		hreq.Header.Set("Content-Type", "application/json")
+		hreq.Header[tc.name] = []string{tc.a, tc.b}
+		standalone.Handler().ServeHTTP(rr, hreq)
+		check("net/http", rr.Code, rr.Body.Bytes())
+		if got := standalone.Stats().DuplicateHeaders.Load() - before; got != 1 {
+			t.Errorf("net/http, two %s lines: counted %d, want 1", tc.name, got)
+		}
+	}
+	resp := rg.do(t, "POST", legacyPath, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Origin: http://evil.example")
+	if resp.status != 403 {
+		t.Errorf("one foreign Origin: %d", resp.status)
+	}
+	req, _ := http.NewRequest("POST", rg.base+legacyPath, strings.NewReader(`{}`))
+	req.Header["Origin"] = []string{"http://evil.example", rg.base}
+	if r, err := rg.client.Do(req); err != nil || r.StatusCode != 400 {
+		t.Errorf("two Origin lines: %v %v", r, err)
+	} else {
+		r.Body.Close()
 	}
 }
 

@@ -25,6 +25,15 @@
 // deadline (Config.WriteTimeout): a peer that stops reading is closed and
 // counted as a slow consumer (A18).
 //
+// Who may connect (F3): TCP listens on loopback unless
+// Config.AllowNonLoopback, and a Unix socket file is created for its owner
+// only (Config.UnixMode, DefaultUnixMode 0600; created no wider even for a
+// moment, then set). A listener others can reach — a TCP address other
+// than loopback, a Unix socket with group or other bits in UnixMode —
+// needs Config.Authenticate, or Config.InsecureNoAuth to say that its
+// callers are served anonymously; Listen refuses it otherwise (ErrNoAuth).
+// There is no TLS on these sockets.
+//
 // Systems: on Linux, macOS and the BSDs gnet runs its own event loops on
 // epoll or kqueue. On Windows gnet has no poller of its own: each
 // connection has a reader goroutine (on the Go runtime's poller) that

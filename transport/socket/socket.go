@@ -28,6 +28,9 @@ const (
 	DefaultMaxConnsPerIP = 1024 // as streamhttp's
 	DefaultWriteTimeout  = 30 * time.Second
 	DefaultAuthTimeout   = 10 * time.Second
+	// DefaultUnixMode is the permission of a Unix socket file: only its
+	// owner (and root) may connect.
+	DefaultUnixMode os.FileMode = 0o600
 )
 
 // Config configures a socket server. Zero values select the defaults; its
@@ -80,8 +83,23 @@ type Config struct {
 	// a negative value is taken as 0, the default.
 	EventLoops int
 	// AllowNonLoopback must be set to listen on a TCP address other than
-	// loopback (SEC-04).
+	// loopback (SEC-04). Without Authenticate, InsecureNoAuth must be set
+	// too.
 	AllowNonLoopback bool
+	// InsecureNoAuth must be set to serve without Authenticate a listener
+	// others can reach: a TCP address other than loopback, or a Unix
+	// socket whose UnixMode lets group or others connect (F3). Every
+	// caller there is anonymous and may call every tool; Listen refuses
+	// such a listener otherwise (ErrNoAuth). Sockets have no TLS: on a
+	// network, put them behind something that authenticates.
+	InsecureNoAuth bool
+	// UnixMode is the permission of each Unix socket file Listen adds
+	// (connecting needs write permission on it). Default DefaultUnixMode
+	// (0600: the owner only). The file is created no wider than the owner's
+	// bits of UnixMode (Start narrows the process umask while it binds, so
+	// it is never open wider, even for a moment), then set to UnixMode. On
+	// Windows it is ignored.
+	UnixMode os.FileMode
 	// Authenticate, when set, establishes each connection's principal
 	// before any of its requests is served; it runs off the event loop
 	// (the connection's input waits, up to MaxBacklog) with a context that
@@ -135,6 +153,10 @@ func (c Config) withDefaults() Config {
 	if c.AuthTimeout <= 0 {
 		c.AuthTimeout = DefaultAuthTimeout
 	}
+	if c.UnixMode == 0 {
+		c.UnixMode = DefaultUnixMode
+	}
+	c.UnixMode &= os.ModePerm
 	switch {
 	case c.MaxPending == 0:
 		c.MaxPending = linestream.DefaultMaxPending
@@ -175,6 +197,7 @@ type Stats struct {
 // Errors returned by Listen, Start and Shutdown.
 var (
 	ErrNonLoopback = errors.New("socket: refusing a non-loopback listener without AllowNonLoopback")
+	ErrNoAuth      = errors.New("socket: refusing a listener others can reach without Authenticate (set InsecureNoAuth to serve it to anonymous callers)")
 	ErrStarted     = errors.New("socket: server already started")
 	ErrClosed      = errors.New("socket: server closed")
 	ErrNoListener  = errors.New("socket: no listener: call Listen first")
@@ -241,13 +264,21 @@ func (s *Server) Stats() *Stats { return &s.stats }
 func (s *Server) Listen(network, addr string) error {
 	switch network {
 	case "tcp", "tcp4", "tcp6":
-		if !s.cfg.AllowNonLoopback && !netutil.IsLoopback(addr) {
-			return ErrNonLoopback
+		if !netutil.IsLoopback(addr) {
+			if !s.cfg.AllowNonLoopback {
+				return ErrNonLoopback
+			}
+			if s.cfg.Authenticate == nil && !s.cfg.InsecureNoAuth {
+				return fmt.Errorf("%w: %s", ErrNoAuth, addr)
+			}
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return fmt.Errorf("socket: %q: %w", addr, err)
 		}
 	case "unix":
+		if s.cfg.UnixMode&0o077 != 0 && s.cfg.Authenticate == nil && !s.cfg.InsecureNoAuth {
+			return fmt.Errorf("%w: %s has mode %v", ErrNoAuth, addr, s.cfg.UnixMode)
+		}
 		abs, err := filepath.Abs(addr)
 		if err != nil {
 			return err
@@ -307,10 +338,23 @@ func (s *Server) Start() error {
 	}
 	s.started = true
 	protoAddrs := make([]string, len(s.lns))
+	var unixPaths []string
 	for i, l := range s.lns {
 		protoAddrs[i] = l.network + "://" + l.addr
+		if l.network == "unix" {
+			unixPaths = append(unixPaths, l.addr)
+		}
 	}
 	s.mu.Unlock()
+	if len(unixPaths) > 0 {
+		// bind creates the socket file with the bits the umask leaves:
+		// the owner's of UnixMode at most, until the chmod below.
+		restore := setUmask(0o777 &^ int(s.cfg.UnixMode&0o600))
+		defer func() {
+			restore()
+			s.chmodUnix(unixPaths)
+		}()
+	}
 	h := &handler{s: s}
 	go func() {
 		err := gnet.Rotate(h, protoAddrs,
@@ -333,6 +377,21 @@ func (s *Server) Start() error {
 			return ErrClosed
 		}
 		return fmt.Errorf("socket: %w", s.runErr)
+	}
+}
+
+// chmodUnix gives the bound Unix socket files their UnixMode. A failure
+// leaves a file narrower than asked (the owner only), never wider.
+func (s *Server) chmodUnix(paths []string) {
+	select {
+	case <-s.booted:
+	default:
+		return // not bound
+	}
+	for _, p := range paths {
+		if err := chmodSocket(p, s.cfg.UnixMode); err != nil {
+			s.log.Warn("socket: cannot set the Unix socket's mode", "path", p, "mode", s.cfg.UnixMode.String(), "err", err)
+		}
 	}
 }
 

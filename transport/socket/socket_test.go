@@ -520,8 +520,36 @@ func TestListenRules(t *testing.T) {
 	if err := s.Listen("tcp", "0.0.0.0:0"); !errors.Is(err, ErrNonLoopback) {
 		t.Errorf("non-loopback: %v", err)
 	}
-	if err := New(eng, Config{AllowNonLoopback: true}).Listen("tcp", "0.0.0.0:0"); err != nil {
-		t.Errorf("non-loopback allowed: %v", err)
+	// F3: AllowNonLoopback alone no longer serves anonymous callers on a
+	// network address: an Authenticate, or InsecureNoAuth saying so.
+	if err := New(eng, Config{AllowNonLoopback: true}).Listen("tcp", "0.0.0.0:0"); !errors.Is(err, ErrNoAuth) {
+		t.Errorf("non-loopback allowed, no authenticator: %v", err)
+	}
+	auth := func(context.Context, Peer) (any, error) { return "p", nil }
+	if err := New(eng, Config{AllowNonLoopback: true, Authenticate: auth}).Listen("tcp", "0.0.0.0:0"); err != nil {
+		t.Errorf("non-loopback allowed, with an authenticator: %v", err)
+	}
+	if err := New(eng, Config{AllowNonLoopback: true, InsecureNoAuth: true}).Listen("tcp", "0.0.0.0:0"); err != nil {
+		t.Errorf("non-loopback allowed, InsecureNoAuth: %v", err)
+	}
+	if err := New(eng, Config{InsecureNoAuth: true}).Listen("tcp", "0.0.0.0:0"); !errors.Is(err, ErrNonLoopback) {
+		t.Errorf("InsecureNoAuth without AllowNonLoopback: %v", err)
+	}
+	// A Unix socket others may connect to is the same case; the default
+	// mode (the owner only) needs nothing.
+	for _, tc := range []struct {
+		cfg  Config
+		want error
+	}{
+		{Config{}, nil},
+		{Config{UnixMode: 0o660}, ErrNoAuth},
+		{Config{UnixMode: 0o606}, ErrNoAuth},
+		{Config{UnixMode: 0o660, Authenticate: auth}, nil},
+		{Config{UnixMode: 0o666, InsecureNoAuth: true}, nil},
+	} {
+		if err := New(eng, tc.cfg).Listen("unix", filepath.Join(t.TempDir(), "s")); !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Errorf("unix, mode %v, authenticator %v, InsecureNoAuth %v: %v, want %v", tc.cfg.UnixMode, tc.cfg.Authenticate != nil, tc.cfg.InsecureNoAuth, err, tc.want)
+		}
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "regular")

@@ -4,9 +4,21 @@ package socket
 
 import (
 	"net"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
+
+// setUmask sets the process umask to mask and returns what restores the
+// previous one. The umask is the process's: files other goroutines create
+// meanwhile get no wider modes than mask allows.
+func setUmask(mask int) (restore func()) {
+	old := unix.Umask(mask)
+	return func() { unix.Umask(old) }
+}
+
+// chmodSocket sets a Unix socket file's permission bits.
+func chmodSocket(path string, mode os.FileMode) error { return os.Chmod(path, mode) }
 
 // dupListenerAddr returns the local address of fd, a duplicate of a
 // listener's descriptor, and closes fd; nil when the kernel does not say.

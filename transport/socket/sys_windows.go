@@ -4,11 +4,18 @@ package socket
 
 import (
 	"net"
+	"os"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/windows"
 )
+
+// setUmask does nothing on Windows (no umask; Config.UnixMode is ignored).
+func setUmask(int) (restore func()) { return func() {} }
+
+// chmodSocket does nothing on Windows.
+func chmodSocket(string, os.FileMode) error { return nil }
 
 // dupListenerAddr returns the local address of fd, a duplicate of a
 // listener's handle (gnet makes it with DuplicateHandle, so CloseHandle

@@ -30,6 +30,7 @@ const (
 	DefaultMaxConnsPerIP    = 1024
 	DefaultMaxConns         = 16384
 	DefaultCompressMinBytes = 1024
+	DefaultAuthTimeout      = 10 * time.Second
 )
 
 // Authenticator verifies the bearer token of a request (SEC-04). It returns
@@ -102,9 +103,21 @@ type Config struct {
 	TLS *tls.Config
 
 	// Authenticate, when set, is called for every POST with its bearer
-	// token. On a TLS front end with client certificates its context
-	// carries the verified peer chains (VerifiedChains).
+	// token (and for every request of a mount but PublicMounts). On a TLS
+	// front end with client certificates its context carries the verified
+	// peer chains (VerifiedChains). Its context also carries the request's
+	// values and ends after AuthTimeout or when the client closes its
+	// connection, whichever comes first (F4); an authenticator must return
+	// once it ends. An error returned after AuthTimeout is answered 503
+	// with Retry-After (Stats.AuthTimeouts), not 401: the token may be good
+	// and its check slow (an issuer's keys or an introspection endpoint not
+	// answering); after the client left, the request is dropped
+	// (Stats.Disconnects).
 	Authenticate Authenticator
+	// AuthTimeout bounds one Authenticate call. Default DefaultAuthTimeout
+	// (10 s, as sockets have); negative means none (unsafe: a hung token
+	// check then holds the connection until the client leaves).
+	AuthTimeout time.Duration
 	// Authorize, when set with Authenticate, is called for each request
 	// that passed validation, before the engine runs it: per-tool scopes
 	// (package auth), for instance.
@@ -259,6 +272,7 @@ func (c Config) withDefaults() Config {
 	c.IdleTimeout = timeout(c.IdleTimeout, DefaultIdleTimeout)
 	c.ReadIdleTimeout = timeout(c.ReadIdleTimeout, DefaultReadIdleTimeout)
 	c.WriteIdleTimeout = timeout(c.WriteIdleTimeout, DefaultWriteIdleTimeout)
+	c.AuthTimeout = timeout(c.AuthTimeout, DefaultAuthTimeout)
 	if c.KeepAlive <= 0 { // an interval, not a limit
 		c.KeepAlive = DefaultKeepAlive
 	}

@@ -27,9 +27,16 @@
 //
 // # The fast path
 //
-// Checks run cheapest first, so a hostile request costs little: path
-// (404), method (405), shutdown (503), Origin (403, SEC-01/02), Host on
-// loopback listeners (403, SEC-03), Config.Authenticate (401/403, SEC-04),
+// Checks run cheapest first, so a hostile request costs little. A request
+// with two lines of a field read once (Origin, Host, Authorization,
+// Content-Type) is refused first, with 400 and a -32600 naming it, on
+// every path (Stats.DuplicateHeaders, F2): parsers disagree on which of
+// two lines counts, and a check on one and a use of the other is a
+// bypass (two Host lines: net/http's own 400 on that front end). Then:
+// path (404), method (405), shutdown (503), Origin (403, SEC-01/02), Host
+// on loopback listeners (403, SEC-03), Config.Authenticate (401/403,
+// SEC-04; bounded by Config.AuthTimeout, 10 s: 503, and cancelled when the
+// client leaves, F4),
 // Content-Type (415), Accept (406), Content-Encoding (415/413). Then the
 // body is peeked once (codec.Peek: no full decode) and the mirrored
 // headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*) are

@@ -133,6 +133,11 @@ func (s *Server) fastError(ctx *fasthttp.RequestCtx, err error) {
 	case isTimeout(err):
 		s.stats.ReadTimeouts.Add(1)
 		ctx.SetStatusCode(408)
+	case isDuplicateHost(err): // F2: fasthttp refuses a second Host line
+		s.stats.DuplicateHeaders.Add(1)
+		ctx.SetStatusCode(400)
+		ctx.SetContentType(ctJSON)
+		ctx.SetBody(dupBodies[dupHost])
 	default:
 		s.stats.BadFraming.Add(1)
 		ctx.SetStatusCode(400)
@@ -161,10 +166,17 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	var r reqInfo
 	r.hdr = &x.hdr
 	r.ctx = context.Background()
+	r.watch = &x.watch
 	r.method = ctx.Method()
 	r.path = ctx.Path()
 	h := &ctx.Request.Header
 	r.host = h.Host()
+	// n counts the fields All yields; fewer than the raw block's lines
+	// means fasthttp merged some (a second Content-Type, two Cookie
+	// lines, a folded line), and only then is the raw block read again
+	// for a duplicate (F2). See exactCount for when n can be trusted.
+	n := 0
+	dup, hasAuth, http11 := dupNone, false, h.IsHTTP11()
 	for k, v := range h.All() {
 		// fasthttp hands over canonical names ("Content-Type"): exact
 		// compares first, the case-insensitive ones below only for
@@ -172,14 +184,25 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		switch string(k) {
 		case "Content-Type":
 			r.ctype, r.hasCType = v, true
+			n++
 			continue
-		case "Host", "Content-Length", "User-Agent", "Connection":
+		case "Host", "Content-Length", "User-Agent":
+			n++
+			continue
+		case "Connection":
+			if http11 {
+				n++ // before HTTP/1.1, "close" comes without a line of its own
+			}
 			continue
 		}
+		n++
 		switch {
 		case len(k) > 3 && (k[0]|0x20) == 'm':
 			x.hdr.add(k, v)
 		case equalFold(k, "origin"):
+			if r.hasOrigin {
+				dup = dupOrigin
+			}
 			r.origin, r.hasOrigin = v, true
 		case equalFold(k, "content-type"):
 			r.ctype, r.hasCType = v, true
@@ -192,10 +215,22 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		case equalFold(k, "content-encoding"):
 			r.cenc, r.hasCEnc = v, true
 		case equalFold(k, "authorization"):
-			r.auth = v
+			if hasAuth {
+				dup = dupAuthorization
+			}
+			r.auth, hasAuth = v, true
 		case equalFold(k, "accept-encoding"):
 			r.aenc = v
 		}
+	}
+	if raw := h.RawHeaders(); dup == dupNone && (n < rawHeaderLines(raw) || !exactCount(ctx)) {
+		dup = scanDuplicates(raw)
+	}
+	if dup != dupNone {
+		x.fw = fastWriter{ctx: ctx}
+		s.refuseDuplicate(&x.fw, dup)
+		x.unref()
+		return
 	}
 	if h.ContentLength() == -1 && rawHasHeader(h.RawHeaders(), "content-length") {
 		// Content-Length next to Transfer-Encoding: chunked may be request
@@ -216,6 +251,18 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	x.fw = fastWriter{ctx: ctx}
 	s.serve(&r, x, &x.fw)
 	x.unref() // a stream holds its own reference
+}
+
+// exactCount reports whether every field fasthttp's All yields for this
+// request stands for a raw header line of its own, so that as many fields
+// as lines proves no two lines were merged. That holds for a body framed
+// by its Content-Length: fasthttp adds a Content-Length of its own to a
+// request without a body, and to a chunked one a Trailer field and a
+// Content-Length once the body is read. (Connection: close is yielded for
+// an HTTP/1.0 request without a line; fastHandler does not count it
+// there.) FuzzDuplicateHeaders holds all of it to an independent count.
+func exactCount(ctx *fasthttp.RequestCtx) bool {
+	return ctx.Request.Header.ContentLength() > 0 && len(ctx.PostBody()) > 0
 }
 
 // fastWriter is the fasthttp respWriter.

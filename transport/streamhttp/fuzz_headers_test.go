@@ -1,6 +1,7 @@
 package streamhttp
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"mime"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/valyala/fasthttp"
 )
 
 // The hand-written header parsers are checked against independent oracles
@@ -291,6 +293,81 @@ func FuzzFramingScan(f *testing.F) {
 			if !bytes.Contains(low, []byte("content-length")) || !bytes.Contains(low, []byte("transfer-encoding")) {
 				t.Fatalf("flagged block %d without both headers", k1)
 			}
+		}
+	})
+}
+
+// FuzzDuplicateHeaders (F2): whatever header block fasthttp accepts, the
+// fasthttp handler refuses the request as carrying a duplicate (400,
+// Stats.DuplicateHeaders) exactly when an independent count of the
+// block's field lines finds two of Origin, Authorization or Content-Type
+// (two Host lines never get that far: fasthttp refuses them). The cheap
+// pre-filter (fields yielded against raw lines) must never hide one,
+// whatever the framing: a Content-Length body, none, or a chunked body
+// with trailer fields (which fasthttp adds fields of its own for), over
+// HTTP/1.1 or HTTP/1.0.
+func FuzzDuplicateHeaders(f *testing.F) {
+	for _, s := range []string{
+		"Host: 127.0.0.1:8080\r\nContent-Type: application/json\r\ncontent-type: text/plain\r\n",
+		"Host: a\r\nOrigin: http://evil.example\r\nOrigin: http://127.0.0.1:8080\r\n",
+		"Authorization: Bearer a\r\nAUTHORIZATION: Bearer b\r\n",
+		"Connection: close\r\nContent-Type: a\r\nContent-Type: b\r\n",
+		"Cookie: a=1\r\nCookie: b=2\r\nContent-Type: a\r\n",
+		"X-A: a\r\n Content-Type: folded\r\nContent-Type: b\r\n",
+		"Content-Type:\r\nContent-Type: b\r\n",
+		"User-Agent: a\r\nUser-Agent: b\r\nHost: a\r\n",
+		"Host: a\r\nMcp-Method: tools/call\r\nMcp-Method: tools/list\r\n",
+	} {
+		for framing := range byte(6) {
+			f.Add([]byte(s), framing, []byte("X-A: 1\r\nX-B: 2\r\n"))
+		}
+	}
+	f.Add([]byte("Trailer: X-A\r\nContent-Type: a\r\nContent-Type: b\r\n"), byte(2), []byte("X-A: 1\r\nX-B: 2\r\nX-C: 3\r\n"))
+	s := New(benchEngine(f), Config{})
+	if err := s.bindAddr(benchAddr); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, block []byte, framing byte, trailer []byte) {
+		proto := "HTTP/1.1"
+		if framing/3%2 == 1 {
+			proto = "HTTP/1.0" // Connection: close without a line
+		}
+		wire := append([]byte("POST /mcp "+proto+"\r\n"), block...)
+		switch framing % 3 {
+		case 0: // a body framed by Content-Length
+			wire = append(wire, "Content-Length: 2\r\n\r\n{}"...)
+		case 1: // none
+			wire = append(wire, "\r\n"...)
+		case 2: // chunked, with trailer fields
+			wire = append(append(append(wire, "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"...), trailer...), "\r\n"...)
+		}
+		var req fasthttp.Request
+		if err := req.Read(bufio.NewReader(bytes.NewReader(wire))); err != nil {
+			return
+		}
+		seen := map[string]int{}
+		want := false
+		for _, line := range strings.Split(string(req.Header.RawHeaders()), "\n") {
+			line = strings.TrimSuffix(line, "\r")
+			if line == "" || line[0] == ' ' || line[0] == '\t' {
+				continue
+			}
+			k, _, ok := strings.Cut(line, ":")
+			switch k = strings.ToLower(k); {
+			case !ok:
+			case k == "origin", k == "authorization", k == "content-type":
+				seen[k]++
+				want = want || seen[k] > 1
+			}
+		}
+		ctx := new(fasthttp.RequestCtx)
+		ctx.Init2(nopConn{}, nil, true)
+		req.CopyTo(&ctx.Request)
+		before := s.stats.DuplicateHeaders.Load()
+		s.fastHandler(ctx)
+		got := s.stats.DuplicateHeaders.Load() - before
+		if want != (got == 1) || (want && ctx.Response.StatusCode() != 400) || got > 1 {
+			t.Fatalf("raw block %q: duplicate %v, counted %d, status %d", req.Header.RawHeaders(), want, got, ctx.Response.StatusCode())
 		}
 	})
 }

@@ -42,6 +42,7 @@ func TestConfigLimitRule(t *testing.T) {
 		{"ReadIdleTimeout", func(c *Config, v time.Duration) { c.ReadIdleTimeout = v }, func(c Config) time.Duration { return c.ReadIdleTimeout }, DefaultReadIdleTimeout, noTimeout},
 		{"IdleTimeout", func(c *Config, v time.Duration) { c.IdleTimeout = v }, func(c Config) time.Duration { return c.IdleTimeout }, DefaultIdleTimeout, noTimeout},
 		{"WriteIdleTimeout", func(c *Config, v time.Duration) { c.WriteIdleTimeout = v }, func(c Config) time.Duration { return c.WriteIdleTimeout }, DefaultWriteIdleTimeout, noTimeout},
+		{"AuthTimeout", func(c *Config, v time.Duration) { c.AuthTimeout = v }, func(c Config) time.Duration { return c.AuthTimeout }, DefaultAuthTimeout, noTimeout},
 		{"KeepAlive", func(c *Config, v time.Duration) { c.KeepAlive = v }, func(c Config) time.Duration { return c.KeepAlive }, DefaultKeepAlive, DefaultKeepAlive},
 	}
 	for _, f := range durs {

@@ -137,15 +137,19 @@ func mismatch(msg string) *codec.Error {
 
 var (
 	errNoVersionHeader = mismatch("missing required MCP-Protocol-Version header")
-	errDupVersion      = mismatch("MCP-Protocol-Version header sent more than once")
+	errDupVersion      = mismatch("MCP-Protocol-Version" + dupSuffix)
 	errNoMethodHeader  = mismatch("missing required Mcp-Method header")
-	errDupMethod       = mismatch("Mcp-Method header sent more than once")
+	errDupMethod       = mismatch("Mcp-Method" + dupSuffix)
 	errNoNameHeader    = mismatch("missing required Mcp-Name header")
-	errDupName         = mismatch("Mcp-Name header sent more than once")
+	errDupName         = mismatch("Mcp-Name" + dupSuffix)
 	errTooManyParams   = mismatch("too many Mcp-Param-* headers")
 	errBadEncoding     = mismatch("malformed =?base64?...?= header value")
 	errIllegalChars    = mismatch("header value contains characters not allowed in a header")
 )
+
+// dupSuffix ends the message of a mirrored header sent twice (counted in
+// Stats.DuplicateHeaders, duplicates.go).
+const dupSuffix = " header sent more than once"
 
 func once(h *hval, missing, dup *codec.Error) *codec.Error {
 	switch {
@@ -256,7 +260,7 @@ func (m *mirrored) checkParams(env *codec.Envelope, t *engine.Tool, scratch *[]b
 			}
 		}
 		if n > 1 {
-			return mismatch(b.Header + " header sent more than once")
+			return mismatch(b.Header + dupSuffix)
 		}
 		var raw []byte
 		var ok bool

@@ -49,17 +49,26 @@ func verifiedChains(c net.Conn) [][]*x509.Certificate {
 	return nil
 }
 
-// statusWriter is the respWriter of a mount's refusals (status and
-// headers, never a stream).
+// statusWriter is the respWriter of a mount's refusals (status, headers
+// and a body, never a stream).
 type statusWriter struct {
 	set  func(k, v string)
 	code func(status int)
+	body func(b []byte)
 }
 
-func (w statusWriter) header(k, v string)                  { w.set(k, v) }
-func (w statusWriter) send(status int, _ string, _ []byte) { w.code(status) }
-func (w statusWriter) stream(*exchange)                    { panic("streamhttp: a mount refusal cannot stream") }
-func (w statusWriter) streamListen(*exchange)              { panic("streamhttp: a mount refusal cannot stream") }
+func (w statusWriter) header(k, v string) { w.set(k, v) }
+func (w statusWriter) send(status int, contentType string, body []byte) {
+	if contentType != "" {
+		w.set("Content-Type", contentType)
+	}
+	w.code(status)
+	if body != nil {
+		w.body(body)
+	}
+}
+func (w statusWriter) stream(*exchange)       { panic("streamhttp: a mount refusal cannot stream") }
+func (w statusWriter) streamListen(*exchange) { panic("streamhttp: a mount refusal cannot stream") }
 
 // mounted returns the handler mounted on path, or nil.
 func (s *Server) mounted(path []byte) http.Handler {
@@ -71,18 +80,23 @@ func (s *Server) mounted(path []byte) http.Handler {
 
 // serveMountHTTP is the net/http adapter's side: the checks, then the handler.
 func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http.Request) {
+	sw := statusWriter{set: w.Header().Set, code: w.WriteHeader, body: func(b []byte) { _, _ = w.Write(b) }}
+	if d := netDuplicates(req.Header); d != dupNone { // F2
+		s.refuseDuplicate(sw, d)
+		return
+	}
 	origin, hasOrigin := req.Header["Origin"]
 	var o []byte
 	if hasOrigin && len(origin) > 0 {
 		o = []byte(origin[0])
 	}
-	r := reqInfo{ctx: req.Context(), origin: o, hasOrigin: hasOrigin, host: []byte(req.Host)}
+	r := reqInfo{ctx: req.Context(), gone: req.Context(), origin: o, hasOrigin: hasOrigin, host: []byte(req.Host)}
 	r.public = s.cfg.PublicMounts[req.URL.Path] != nil
 	if s.cfg.Authenticate != nil && !r.public {
 		r.auth = []byte(req.Header.Get("Authorization"))
 		r.chains = netChains(req)
 	}
-	p, ok := s.admit(&r, statusWriter{set: w.Header().Set, code: w.WriteHeader})
+	p, ok := s.admit(&r, sw)
 	if !ok {
 		return
 	}
@@ -102,19 +116,24 @@ func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http
 // reading ends (C3, C5).
 func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	hdr := &ctx.Request.Header
+	sw := statusWriter{set: ctx.Response.Header.Set, code: ctx.SetStatusCode, body: ctx.SetBody}
+	if d := scanDuplicates(hdr.RawHeaders()); d != dupNone { // F2
+		s.refuseDuplicate(sw, d)
+		return
+	}
 	var origin []byte
 	hasOrigin := false
 	if v := hdr.Peek("Origin"); v != nil {
 		origin, hasOrigin = v, true
 	}
 	base := context.Background()
-	r := reqInfo{ctx: base, origin: origin, hasOrigin: hasOrigin, host: hdr.Host()}
+	r := reqInfo{ctx: base, raw: ctx.Conn(), origin: origin, hasOrigin: hasOrigin, host: hdr.Host()}
 	r.public = s.cfg.PublicMounts[string(ctx.Path())] != nil
 	if s.cfg.Authenticate != nil && !r.public {
 		r.auth = hdr.Peek("Authorization")
 		r.chains = verifiedChains(ctx.Conn())
 	}
-	p, ok := s.admit(&r, statusWriter{set: ctx.Response.Header.Set, code: ctx.SetStatusCode})
+	p, ok := s.admit(&r, sw)
 	if !ok {
 		return
 	}

@@ -41,9 +41,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	// the AfterFunc below, with the disconnect as its cause (hooks report
 	// EndDisconnect); the bare context.Canceled racing it would not say why.
 	r.ctx = context.WithoutCancel(req.Context())
+	r.gone = req.Context()
 	r.method = []byte(req.Method)
 	r.path = []byte(req.URL.Path)
 	r.host = []byte(req.Host)
+	dup := dupNone // F2: net/http gathers repeated lines under one key
 	for k, vs := range req.Header {
 		kb := []byte(k)
 		switch {
@@ -52,20 +54,34 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 				x.hdr.add(kb, []byte(v))
 			}
 		case k == "Origin":
+			if len(vs) > 1 {
+				dup = dupOrigin
+			}
 			r.origin, r.hasOrigin = []byte(vs[0]), true
 		case k == "Content-Type":
+			if len(vs) > 1 {
+				dup = dupContentType
+			}
 			r.ctype, r.hasCType = []byte(vs[0]), true
 		case k == "Accept":
 			r.accept, r.hasAccept = []byte(joinValues(vs)), true
 		case k == "Content-Encoding":
 			r.cenc, r.hasCEnc = []byte(vs[0]), true
 		case k == "Authorization":
+			if len(vs) > 1 {
+				dup = dupAuthorization
+			}
 			r.auth = []byte(vs[0])
 		case k == "Accept-Encoding":
 			r.aenc = []byte(joinValues(vs))
 		}
 	}
 	nw := &netWriter{w: w, rc: http.NewResponseController(w)}
+	if dup != dupNone {
+		s.refuseDuplicate(nw, dup)
+		x.unref()
+		return
+	}
 	x.netHeaders(req.Header)
 	nc, _ := req.Context().Value(netConnKey{}).(*netConn)
 	if nc != nil {

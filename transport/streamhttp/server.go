@@ -119,6 +119,12 @@ type reqInfo struct {
 	public                                  bool                  // a PublicMounts path: no Authenticate
 	chains                                  [][]*x509.Certificate // verified TLS peer chains (only with Authenticate)
 	raw                                     net.Conn              // for the disconnect watcher; may be nil
+
+	// For Config.Authenticate (F4): net/http's request context, whose end
+	// means the client left (nil on fasthttp), or on fasthttp the watcher
+	// to arm on raw for the same news.
+	gone  context.Context
+	watch *watcher
 }
 
 // respWriter is the front end's response side.
@@ -242,6 +248,9 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	x.bind(c)
 	if e := s.check(c, r.hdr, &x.scratch, &x.vals); e != nil {
 		s.stats.Rejected.Add(1)
+		if isDuplicateMirrored(e) { // B12, F2
+			s.stats.DuplicateHeaders.Add(1)
+		}
 		c.Fail(e)
 		s.sendReply(w, r, x)
 		return
@@ -394,18 +403,68 @@ func (s *Server) sendError(w respWriter, env *codec.Envelope, e *codec.Error, st
 	w.send(status, ctJSON, codec.AppendErrorResponse(nil, id, e))
 }
 
+// Causes of an authentication context's end (F4).
+var errAuthTimeout = errors.New("streamhttp: Authenticate did not return within AuthTimeout")
+
+// bodyAuthTimeout answers an authentication past Config.AuthTimeout.
+var bodyAuthTimeout = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Authentication timed out"}}`)
+
+// authContext is the context Authenticate runs with: r's values, ended by
+// Config.AuthTimeout (cause errAuthTimeout) or by the client leaving
+// (cause errClientGone). On fasthttp the connection is watched for that
+// only once the authenticator has run watchDelay, so a quick one never
+// pays for the watch. stop releases it all.
+func (s *Server) authContext(r *reqInfo) (ctx context.Context, stop func()) {
+	parent := r.ctx
+	if r.gone != nil {
+		parent = r.gone // net/http: ends when the client goes away
+	}
+	if r.chains != nil {
+		parent = context.WithValue(parent, chainsKey{}, r.chains)
+	}
+	cctx, cancel := context.WithCancelCause(parent)
+	ctx, cancelT := context.WithTimeoutCause(cctx, s.cfg.AuthTimeout, errAuthTimeout)
+	w := r.watch
+	if r.gone == nil && r.raw != nil {
+		if w == nil {
+			w = new(watcher)
+		}
+		w.arm(r.raw, watchDelay, func() { cancel(errClientGone) })
+	}
+	return ctx, func() {
+		if w != nil {
+			w.stop()
+		}
+		cancelT()
+		cancel(nil)
+	}
+}
+
 func (s *Server) authenticate(r *reqInfo, w respWriter) (any, bool) {
 	token := ""
 	if a := r.auth; len(a) > 7 && equalFold(a[:7], "bearer ") {
 		token = string(trimOWS(a[7:]))
 	}
-	ctx := r.ctx
-	if r.chains != nil {
-		ctx = context.WithValue(ctx, chainsKey{}, r.chains)
-	}
+	ctx, stop := s.authContext(r)
 	p, err := s.cfg.Authenticate(ctx, token)
+	ended, cause := ctx.Err() != nil, context.Cause(ctx)
+	stop()
 	if err == nil {
 		return p, true
+	}
+	switch {
+	case ended && errors.Is(cause, errAuthTimeout):
+		// Not the caller's fault: 503, as for any dependency that did not
+		// answer (a JWKS or introspection endpoint), so that a client
+		// retries rather than discards its token.
+		s.stats.AuthTimeouts.Add(1)
+		w.header("Retry-After", "1")
+		w.send(503, ctJSON, bodyAuthTimeout)
+		return nil, false
+	case ended:
+		s.stats.Disconnects.Add(1)
+		w.send(499, "", nil) // the client is gone; nobody reads this
+		return nil, false
 	}
 	var scope *ErrInsufficientScope
 	meta := ""
@@ -548,6 +607,8 @@ type Stats struct {
 	StreamWriteErrors                          atomic.Uint64
 	Disconnects                                atomic.Uint64 // requests whose client left before the reply was complete (a running one also counts in engine Stats.Cancelled)
 	Unavailable                                atomic.Uint64 // 503 replies: shared state unreachable (engine.ErrUnavailable)
+	DuplicateHeaders                           atomic.Uint64 // 400: a once-only header (Origin, Host, Authorization, Content-Type, a mirrored MCP header) sent twice (F2)
+	AuthTimeouts                               atomic.Uint64 // 503: Config.Authenticate still running after AuthTimeout (F4)
 	Proxied, BadProxyHeader                    atomic.Uint64 // connections from Config.TrustedProxies; those closed for a bad or missing PROXY header
 	TLSHandshakeErrors, PlainOnTLS             atomic.Uint64 // failed TLS handshakes (a client that left is not one); plain HTTP sent to a TLS listener (answered 400)
 }
