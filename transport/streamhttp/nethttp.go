@@ -42,6 +42,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	// EndDisconnect); the bare context.Canceled racing it would not say why.
 	r.ctx = context.WithoutCancel(req.Context())
 	r.gone = req.Context()
+	r.goneCounted = true // by x.cancel, below
 	r.method = []byte(req.Method)
 	r.path = []byte(req.URL.Path)
 	r.host = []byte(req.Host)

@@ -125,6 +125,10 @@ type reqInfo struct {
 	// to arm on raw for the same news.
 	gone  context.Context
 	watch *watcher
+	// goneCounted: a client that leaves is counted in Stats.Disconnects
+	// by the exchange (net/http's POST path cancels it when the request's
+	// context ends), so the authenticator's end does not count it again.
+	goneCounted bool
 }
 
 // respWriter is the front end's response side.
@@ -462,8 +466,11 @@ func (s *Server) authenticate(r *reqInfo, w respWriter) (any, bool) {
 		w.send(503, ctJSON, bodyAuthTimeout)
 		return nil, false
 	case ended:
-		s.stats.Disconnects.Add(1)
-		w.send(499, "", nil) // the client is gone; nobody reads this
+		// The client is gone: counted here unless its exchange counts it.
+		if !r.goneCounted {
+			s.stats.Disconnects.Add(1)
+		}
+		w.send(499, "", nil) // nobody reads this
 		return nil, false
 	}
 	var scope *ErrInsufficientScope
