@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -225,7 +226,11 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 	if principal != nil {
 		owner = principalOf(principal)
 	}
-	ss, err := s.create(req.Context(), principalOf(principal), owner, clientIP(req), rec)
+	ip := "" // an authenticated caller is bounded per principal, not per IP
+	if principal == nil {
+		ip = s.callerIP(req)
+	}
+	ss, err := s.create(req.Context(), principalOf(principal), owner, ip, rec)
 	switch {
 	case errors.Is(err, errTooManyForPrincipal), errors.Is(err, errTooManyForIP):
 		// One caller's bound (F5): the others are still served.
@@ -257,13 +262,22 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 // caller's sessions is deleted or expires.
 const sessionRetryAfter = "10"
 
-// clientIP is the host of the request's RemoteAddr ("" when it has none).
-func clientIP(req *http.Request) string {
+// callerIP is what names an anonymous caller of req for the per-IP
+// session bound and the engine's per-caller limits: the host of its
+// RemoteAddr, except a loopback one, which names no caller — the
+// operator's own tools, or a reverse proxy on the host that brings every
+// client from one address (as on the modern endpoint; see docs/limits.md).
+// "" when it names none.
+func (s *Server) callerIP(req *http.Request) string {
 	host, _, err := net.SplitHostPort(req.RemoteAddr)
 	if err != nil {
-		return req.RemoteAddr
+		host = req.RemoteAddr
 	}
-	return host
+	a, err := netip.ParseAddr(host)
+	if err != nil || (a.Unmap().IsLoopback() && !s.countLoopback) {
+		return ""
+	}
+	return a.Unmap().String()
 }
 
 // initResult builds the InitializeResult from the engine's server/discover.
@@ -271,7 +285,7 @@ func (s *Server) initResult(ctx context.Context, version string) ([]byte, error)
 	msg := []byte(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":` +
 		string(quote(s.modern)) + `,"io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	c := newCall()
-	if e := s.start(ctx, msg, c, nil); e != nil {
+	if e := s.start(ctx, msg, c, nil, ""); e != nil {
 		return nil, e
 	}
 	out, err := c.wait(ctx)
@@ -369,7 +383,11 @@ func (s *Server) request(w http.ResponseWriter, req *http.Request, ss *session, 
 		writeJSON(w, status, frame)
 		return
 	}
-	s.run(ctx, &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}, ss, m, principal)
+	key := ""
+	if principal == nil {
+		key = s.callerIP(req) // an anonymous caller is limited by its IP, as on the modern endpoint
+	}
+	s.run(ctx, &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}, ss, m, principal, key)
 }
 
 func knownLevel(l string) bool {
