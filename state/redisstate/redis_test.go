@@ -158,7 +158,7 @@ func TestCueCodec(t *testing.T) {
 		{"\x05\x01" + origin7, state.Cue{Kind: state.CueMissed, Of: state.CueToolsChanged, Origin: 0x0102030405060708}, true},
 		{"\x05\x04" + origin7 + "file:///a", state.Cue{Kind: state.CueMissed, Of: state.CueResourceUpdated, URI: "file:///a", Origin: 0x0102030405060708}, true},
 		{"\x05", state.Cue{}, false},
-		{"\x05\x00", state.Cue{}, false}, // no origin
+		{"\x05\x00", state.Cue{}, false},      // no origin
 		{"\x05\x04file:", state.Cue{}, false}, // too short for an origin
 		{"\x05\x00" + origin7[:7], state.Cue{}, false},
 		{"\x05\x00" + origin0 + "x", state.Cue{}, false},
