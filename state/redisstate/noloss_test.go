@@ -91,6 +91,39 @@ func TestOnceLeaseTaken(t *testing.T) {
 	}
 }
 
+// TestOnceFinishRetried: a finish that went through but whose reply was
+// lost is retried; the retry finds the key holding exactly the result it
+// stores, which is success, not a lease taken by another caller (no false
+// ErrOnceLeaseLost, nothing counted or logged).
+func TestOnceFinishRetried(t *testing.T) {
+	m, s := newMini(t, Config{})
+	k := s.onceKey("alice", "k")
+	token := string(tagPending) + newToken()
+	if err := m.Set(k, token); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 { // the first finish's reply "lost", then the retry
+		if n, err := s.finishOnce(context.Background(), k, token, "dr", 60000); err != nil || n != 1 {
+			t.Fatalf("finish %d = %d, %v; want 1 (stored)", i+1, n, err)
+		}
+	}
+	if n, err := s.finishOnce(context.Background(), k, token, "dother", 60000); err != nil || n != 0 {
+		t.Fatalf("finish of another result = %d, %v; want 0 (not ours)", n, err)
+	}
+	// Through Once: the key holds the call's result when it stores it.
+	k2 := s.onceKey("alice", "k2")
+	v, err := s.Once(context.Background(), "alice", "k2", time.Minute, func() ([]byte, error) {
+		m.Set(k2, "dr") // as stored by an attempt whose reply was lost
+		return []byte("r"), nil
+	})
+	if err != nil || string(v) != "r" {
+		t.Fatalf("Once = %q, %v; want the result", v, err)
+	}
+	if n := s.Stats().OnceLeaseLost.Load(); n != 0 {
+		t.Fatalf("Stats.OnceLeaseLost = %d, want 0", n)
+	}
+}
+
 // TestOnceRenewalFails: renewals failing past OnceLease are counted and
 // logged while the call still runs.
 func TestOnceRenewalFails(t *testing.T) {
