@@ -156,6 +156,12 @@ func (sub *subscriber) connect(ctx context.Context) (<-chan error, error) {
 func (sub *subscriber) run(ctx context.Context, broken <-chan error, lost, restored func()) {
 	s := sub.s
 	defer s.wg.Done()
+	var tick <-chan time.Time
+	if s.opt.LossCheckInterval > 0 {
+		t := time.NewTicker(s.opt.LossCheckInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -164,6 +170,12 @@ func (sub *subscriber) run(ctx context.Context, broken <-chan error, lost, resto
 		case <-s.done:
 			sub.dc.Close()
 			return
+		case <-tick:
+			// A flush or an eviction drops no connection: look for it.
+			s.lossMu.Lock()
+			s.checkEpoch(ctx, "periodic check")
+			s.lossMu.Unlock()
+			continue
 		case <-broken:
 		}
 		sub.dc.Close()

@@ -360,3 +360,70 @@ func TestDataLossWindows(t *testing.T) {
 		t.Fatalf("Once with a ttl shorter than the time since the loss: %q %v", v, err)
 	}
 }
+
+// TestFlushDetectedOnMiss: a flush (or an eviction) drops no connection,
+// so nothing but the lookup itself can notice it: a Get, CompareAndSet or
+// Once that misses reads the epoch key, finds it gone, and answers
+// state.ErrLost (HTTP 503), not "unknown handle" or a second run, counted
+// in DataLost (once: the next miss reads the new epoch) and LostMisses
+// (F9).
+func TestFlushDetectedOnMiss(t *testing.T) {
+	m, s := newMini(t, Config{LossCheckInterval: -1})
+	ctx := context.Background()
+	h, err := s.Create(ctx, "alice", []byte("x"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.FlushAll()
+	if _, err := s.Get(ctx, "alice", h); !errors.Is(err, state.ErrLost) || !errors.Is(err, state.ErrUnavailable) {
+		t.Fatalf("Get of a flushed handle: %v; want ErrLost", err)
+	}
+	if _, err := s.CompareAndSet(ctx, "alice", h, 1, []byte("y"), 0); !errors.Is(err, state.ErrLost) {
+		t.Fatalf("CompareAndSet of a flushed handle: %v; want ErrLost", err)
+	}
+	st := s.Stats()
+	if d, l := st.DataLost.Load(), st.LostMisses.Load(); d != 1 || l != 2 {
+		t.Fatalf("DataLost = %d, LostMisses = %d; want 1, 2", d, l)
+	}
+}
+
+// TestOnceFlushDetectedOnMiss: a Once whose key vanished in a flush does
+// not run again: its miss finds the epoch key gone (F9).
+func TestOnceFlushDetectedOnMiss(t *testing.T) {
+	m, s := newMini(t, Config{LossCheckInterval: -1})
+	ctx := context.Background()
+	if _, err := s.Once(ctx, "alice", "k", time.Minute, func() ([]byte, error) { return []byte("1"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	m.FlushAll()
+	ran := false
+	if _, err := s.Once(ctx, "alice", "k", time.Minute, func() ([]byte, error) { ran = true; return nil, nil }); !errors.Is(err, state.ErrLost) || ran {
+		t.Fatalf("Once whose key was flushed: %v (ran %v); want ErrLost, not run", err, ran)
+	}
+	if n := s.Stats().DataLost.Load(); n != 1 {
+		t.Fatalf("DataLost = %d, want 1", n)
+	}
+}
+
+// TestFlushDetectedPeriodically: while subscribed, a store reads the
+// epoch key every LossCheckInterval, so a flush is counted and logged
+// although no lookup missed and no connection dropped.
+func TestFlushDetectedPeriodically(t *testing.T) {
+	m, s := newMini(t, Config{LossCheckInterval: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Subscribe(ctx, func(state.Cue) {}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m.FlushAll()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Stats().DataLost.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := s.Stats().DataLost.Load(); n != 1 {
+		t.Fatalf("DataLost = %d after a flush while subscribed, want 1", n)
+	}
+	if s.Stats().LostMisses.Load() != 0 {
+		t.Fatal("a miss counted without a lookup")
+	}
+}

@@ -141,6 +141,7 @@ func (s *Store) Once(ctx context.Context, principal, key string, ttl time.Durati
 			return nil, s.fail(ctx, "once", err)
 		}
 		if len(cur) == 0 {
+			s.checkLossOnMiss(ctx, s.opt.OnceLostWindow)
 			if err := s.lostMiss(s.opt.OnceLostWindow, ttl); err != nil {
 				s.releaseOnce(ctx, k, token)
 				return nil, err
