@@ -275,6 +275,12 @@ func TestProbeLegacy(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Short only where nothing answers: a slow answer on a
+			// loaded machine must not turn into a timeout.
+			probeTimeout := 5 * time.Second
+			if tc.name == "silent" {
+				probeTimeout = 100 * time.Millisecond
+			}
 			c, f, _ := newFake(t, func(f *fake, m map[string]json.RawMessage, raw string, reply func(string)) {
 				id := string(m["id"])
 				switch method(m) {
@@ -286,7 +292,7 @@ func TestProbeLegacy(t *testing.T) {
 				default:
 					reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"legacy"}]}}`)
 				}
-			}, Config{ProbeTimeout: 100 * time.Millisecond})
+			}, Config{ProbeTimeout: probeTimeout})
 			res, err := c.CallTool(ctx10(t), "echo", nil, nil)
 			if err != nil || res.Text() != "legacy" {
 				t.Fatalf("call: %v", err)
