@@ -72,22 +72,38 @@ func TestProbeNotTakenForLegacy(t *testing.T) {
 		answer  func(n int, w http.ResponseWriter, r *http.Request, done <-chan struct{}) // n: the probe's attempt, from 1
 		status  int                                                                       // the HTTP status the error carries, if any
 		timeout time.Duration                                                             // ProbeTimeout
-		modern  bool
+		okFrom  int                                                                       // the attempt answered with a DiscoverResult (0: none)
 	}{
-		{"401", status(401), 401, 5 * time.Second, false},
-		{"403", status(403), 403, 5 * time.Second, false},
-		{"500", status(500), 500, 5 * time.Second, false},
-		{"502", status(502), 502, 5 * time.Second, false},
-		{"503", status(503), 503, 5 * time.Second, false},
+		{"401", status(401), 401, 5 * time.Second, 0},
+		{"403", status(403), 403, 5 * time.Second, 0},
+		{"500", status(500), 500, 5 * time.Second, 0},
+		{"502", status(502), 502, 5 * time.Second, 0},
+		{"503", status(503), 503, 5 * time.Second, 0},
 		{"no-answer", func(_ int, _ http.ResponseWriter, r *http.Request, done <-chan struct{}) {
 			select { // hold the request until the client gives up or the test ends
 			case <-r.Context().Done():
 			case <-done:
 			}
-		}, 0, 300 * time.Millisecond, false},
-		{"cut-twice", func(_ int, w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) { cut(w) }, 0, 5 * time.Second, false},
+		}, 0, 300 * time.Millisecond, 0},
+		{"cut-twice", func(_ int, w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) { cut(w) }, 0, 5 * time.Second, 0},
 		// cut at the first attempt, answered at the second (below)
-		{"cut-once", func(_ int, w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) { cut(w) }, 0, 5 * time.Second, true},
+		{"cut-once", func(_ int, w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) { cut(w) }, 0, 5 * time.Second, 2},
+		// -32022 naming a mutual version, then cut once, then answered:
+		// the version retry and the retry after a lost connection each
+		// have their own budget (DISC-04, issue 20).
+		{"32022-then-cut", func(n int, w http.ResponseWriter, _ *http.Request, _ <-chan struct{}) {
+			if n == 1 {
+				// A new connection for the next attempt: a cut on a
+				// kept-alive one reads as a stale connection (not
+				// delivered), which is another path.
+				w.Header().Set("Connection", "close")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(400)
+				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`)
+				return
+			}
+			cut(w)
+		}, 0, 5 * time.Second, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leakCheck(t)
@@ -103,7 +119,7 @@ func TestProbeNotTakenForLegacy(t *testing.T) {
 				probes++
 				n := probes
 				nmu.Unlock()
-				if tc.modern && n > 1 {
+				if tc.okFrom != 0 && n >= tc.okFrom {
 					w.Header().Set("Content-Type", "application/json")
 					_, _ = io.WriteString(w, fmtID(discoverOK, id))
 					return
@@ -120,8 +136,8 @@ func TestProbeNotTakenForLegacy(t *testing.T) {
 					t.Fatalf("requests %q: only server/discover may be sent", seen)
 				}
 			}
-			if tc.modern {
-				if err != nil || c.Era() != mcpclient.EraModern || len(seen) != 2 {
+			if tc.okFrom != 0 {
+				if err != nil || c.Era() != mcpclient.EraModern || len(seen) != tc.okFrom {
 					t.Fatalf("probe: %v, era %v after %v", err, c.Era(), seen)
 				}
 				return
