@@ -86,3 +86,44 @@ func TestLineWriter(t *testing.T) {
 		t.Errorf("a control character reached the output")
 	}
 }
+
+// FuzzLineWriter: whatever a program writes, in whatever pieces, the
+// output is printable lines, each starting with the prefix and none
+// longer than the prefix and an escaped MaxLine; Safe's output is
+// printable too.
+func FuzzLineWriter(f *testing.F) {
+	f.Add([]byte("plain\nline\n"), uint8(3))
+	f.Add([]byte(hostile+"\r\n"+hostile), uint8(1))
+	f.Add([]byte("\xe6\x97\xa5\xe6\x9c\xac\n\xff\xfe"), uint8(2))
+	f.Fuzz(func(t *testing.T, in []byte, step uint8) {
+		if !printable(Safe(string(in))) {
+			t.Fatalf("Safe(%q) not printable", in)
+		}
+		var out strings.Builder
+		lw := &LineWriter{W: &out, Prefix: "p: "}
+		n := int(step%16) + 1
+		for i := 0; i < len(in); i += n {
+			if _, err := lw.Write(in[i:min(i+n, len(in))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := lw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		if !printable(s) {
+			t.Fatalf("output not printable: %q", s)
+		}
+		if s == "" {
+			return
+		}
+		if !strings.HasSuffix(s, "\n") {
+			t.Fatalf("output does not end a line: %q", s)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+			if !strings.HasPrefix(l, "p: ") {
+				t.Fatalf("line %q lacks the prefix", l)
+			}
+		}
+	})
+}
