@@ -20,12 +20,13 @@ help:
 build:
 	$(GO) build -o $(BIN) ./cmd/mcpwire
 
-## test: README's second command, deterministic: vet, then every test of every module under the race detector, each fuzz target's seeds and testdata/fuzz/ corpus replayed as plain tests; no timed fuzzing (that is fuzz-short, which .ci/run runs after this).
+## test: README's second command: vet, then every test of the root module and of every nested module with tests under the race detector (order shuffled, the seed printed), each fuzz target's seeds and testdata/fuzz/ corpus replayed as plain tests; no timed fuzzing (that is fuzz-short, which .ci/run runs after this).
 test: vet race
 
-## vet: go vet on every package.
+## vet: go vet on every package of the root module and of every nested module with tests (NESTED_MODULES).
 vet:
 	$(GO) vet ./...
+	@set -e; for m in $(NESTED_MODULES); do echo "== $$m (nested module)"; (cd $$m && $(GO) vet ./...); done
 
 ## race: every test under the race detector, shuffled, fuzz corpora replayed (the second part of `make test`); then the tests of every nested module that has some (NESTED_MODULES: bench/ today).
 NESTED_MODULES = $(sort $(foreach m,$(patsubst ./%/go.mod,%,$(shell find . -mindepth 2 -name go.mod -not -path './bin/*')),$(if $(shell find $(m) -name '*_test.go' -print -quit),$(m))))

@@ -275,6 +275,12 @@ func TestProbeLegacy(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Short only where nothing answers: a slow answer on a
+			// loaded machine must not turn into a timeout.
+			probeTimeout := 5 * time.Second
+			if tc.name == "silent" {
+				probeTimeout = 100 * time.Millisecond
+			}
 			c, f, _ := newFake(t, func(f *fake, m map[string]json.RawMessage, raw string, reply func(string)) {
 				id := string(m["id"])
 				switch method(m) {
@@ -286,7 +292,7 @@ func TestProbeLegacy(t *testing.T) {
 				default:
 					reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"legacy"}]}}`)
 				}
-			}, Config{ProbeTimeout: 100 * time.Millisecond})
+			}, Config{ProbeTimeout: probeTimeout})
 			res, err := c.CallTool(ctx10(t), "echo", nil, nil)
 			if err != nil || res.Text() != "legacy" {
 				t.Fatalf("call: %v", err)
@@ -411,6 +417,62 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		if strings.Contains(m, `"initialize"`) {
 			t.Fatal("fell back to initialize after -32022")
 		}
+	}
+}
+
+// TestProbeDroppedAndVersionRetry: the retry after a dropped connection
+// and the DISC-04 version retry (-32022 with a mutual version) each have
+// their own budget, in either order: the probe ends modern with the mutual
+// version, never "no mutual protocol version" and never initialize
+// (STD-17, DISC-04, issue 20).
+func TestProbeDroppedAndVersionRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps []string // what server/discover does, in order: "cut", "32022", then OK
+	}{
+		{"dropped-then-32022", []string{"cut", "32022"}},
+		{"32022-then-dropped", []string{"32022", "cut"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			n := 0
+			c, f, _ := newFake(t, func(f *fake, m map[string]json.RawMessage, raw string, reply func(string)) {
+				id := string(m["id"])
+				switch method(m) {
+				case "server/discover":
+					mu.Lock()
+					step := "ok"
+					if n < len(tc.steps) {
+						step = tc.steps[n]
+					}
+					n++
+					mu.Unlock()
+					switch {
+					case step == "cut":
+						f.mu.Lock()
+						f.cut = true
+						f.mu.Unlock()
+					case step == "32022" || strings.Contains(raw, `"2099-01-01"`):
+						reply(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2099-01-01"}}}`)
+					default:
+						reply(`{"jsonrpc":"2.0","id":` + id + `,"result":` + discoverOK + `}`)
+					}
+				case "initialize":
+					reply(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"0.1"}}}`)
+				}
+			}, Config{Version: "2099-01-01", ProbeTimeout: 5 * time.Second})
+			if _, err := c.Probe(ctx10(t)); err != nil {
+				t.Fatalf("probe: %v", err)
+			}
+			if c.Era() != EraModern || c.ProtocolVersion() != Version2026 {
+				t.Fatalf("era %s version %s, want modern %s", c.Era(), c.ProtocolVersion(), Version2026)
+			}
+			for _, m := range f.messages() {
+				if strings.Contains(m, `"initialize"`) {
+					t.Fatal("fell back to initialize")
+				}
+			}
+		})
 	}
 }
 

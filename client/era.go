@@ -77,7 +77,11 @@ func (c *Client) probe(ctx context.Context) error {
 	if c.opts.Era == Era2025 || c.opts.Era == Era2024 {
 		return c.legacySetup(ctx)
 	}
-	for attempt := 0; attempt < 2; attempt++ {
+	// Two retry reasons, each with its own single retry: a version
+	// retry (DISC-04) and a probe again after a dropped connection.
+	// Sharing one budget would let either one starve the other.
+	var droppedRetried, versionRetried bool
+	for attempt := 0; attempt < 3; attempt++ {
 		pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
 		d, err := c.discover(pctx)
 		cancel()
@@ -104,7 +108,8 @@ func (c *Client) probe(ctx context.Context) error {
 				Supported []string `json:"supported"`
 			}
 			_ = codec.Unmarshal(re.Data, &data)
-			if v := pick(modernVersions, data.Supported, ""); v != "" && attempt == 0 {
+			if v := pick(modernVersions, data.Supported, ""); v != "" && !versionRetried {
+				versionRetried = true
 				c.setVersion(v) // DISC-04: retry with a mutual version
 				continue
 			}
@@ -129,14 +134,16 @@ func (c *Client) probe(ctx context.Context) error {
 			// Nothing reached a server (it could not be started or
 			// dialled): no evidence either way.
 			return err
-		case errors.Is(err, ErrDropped) && attempt == 0:
+		case errors.Is(err, ErrDropped) && !droppedRetried:
 			// The connection was lost before the answer: a stdio server
 			// that died (started again on the next request), a cut HTTP
 			// stream. That is no evidence of a legacy server: probe
 			// once more (issue 20: a crash used to mean legacy).
+			droppedRetried = true
 			c.opts.Logger.Debug("client: connection lost during the probe; probing again", "err", err)
 			continue
-		case errors.Is(err, ErrDropped) && c.isHTTP():
+		case errors.Is(err, ErrDropped) && (c.isHTTP() || versionRetried):
+			// On HTTP, or after a -32022 that showed a modern server.
 			return fmt.Errorf("client: connection lost twice during the probe (not taken as a legacy server): %w", err)
 		}
 		// A stdio server that exits on every pre-initialize request (a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -157,12 +158,16 @@ func TestCallResend(t *testing.T) {
 // the version probe of a server that never answers, the call of a tool
 // that never returns.
 func TestTimeoutSaysWhat(t *testing.T) {
+	// The silent server never answers: a short bound is enough. The
+	// hanging tool's probe is answered, so its bound leaves room for a
+	// slow start on a loaded machine. The measured time is whatever it
+	// was: only its form is checked, the bound separately.
 	_, errOut, code := mcpwire(t, "call", "--timeout", "1500ms", scriptTarget("silent", t.TempDir()), "echo")
-	if code != 1 || !strings.Contains(errOut, "the version probe timed out after 1.5") || !strings.Contains(errOut, "(--timeout 1.5s)") {
+	if code != 1 || !regexp.MustCompile(`the version probe timed out after [0-9.]+m?s`).MatchString(errOut) || !strings.Contains(errOut, "(--timeout 1.5s)") {
 		t.Errorf("silent server: exit %d: %s", code, errOut)
 	}
-	_, errOut, code = mcpwire(t, "call", "--timeout", "1s", scriptTarget("plain", t.TempDir()), "hang")
-	if code != 1 || !strings.Contains(errOut, "tools/call hang timed out after 1") || !strings.Contains(errOut, "(--timeout 1s)") {
+	_, errOut, code = mcpwire(t, "call", "--timeout", "4s", scriptTarget("plain", t.TempDir()), "hang")
+	if code != 1 || !regexp.MustCompile(`tools/call hang timed out after [0-9.]+m?s`).MatchString(errOut) || !strings.Contains(errOut, "(--timeout 4s)") {
 		t.Errorf("hanging tool: exit %d: %s", code, errOut)
 	}
 }

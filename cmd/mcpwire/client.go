@@ -31,7 +31,8 @@ type clientFlags struct {
 	// OAuth (http targets)
 	oauthGrant    string
 	oauthClientID string
-	oauthSecret   string
+	oauthSecret   string // refused: a secret in argv
+	oauthSecretF  string
 	oauthScope    string
 	oauthRedirect string
 	oauthCIMD     string
@@ -46,7 +47,10 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.caFile, "cacert", "", "https targets: trust the CA certificates in this PEM file instead of the system roots")
 	fs.StringVar(&f.oauthGrant, "oauth", "", "http targets: authorize with OAuth 2.1 on the server's 401: code (browser: the URL is printed, the redirect caught on --oauth-redirect), headless (code grant, redirect followed without a user: test servers) or client-credentials")
 	fs.StringVar(&f.oauthClientID, "oauth-client-id", "", "pre-registered client id (default: Client ID Metadata Document or dynamic registration)")
-	fs.StringVar(&f.oauthSecret, "oauth-client-secret", "", "pre-registered client secret (default: $MCPWIRE_OAUTH_CLIENT_SECRET)")
+	fs.StringVar(&f.oauthSecretF, "oauth-client-secret-file", "", "file holding the pre-registered client secret (first line; default: $MCPWIRE_OAUTH_CLIENT_SECRET)")
+	// Other users can read a process's arguments: the flag stays only to
+	// say so (hidden from the help).
+	fs.StringVar(&f.oauthSecret, "oauth-client-secret", "", testOnlyPrefix+" refused: use --oauth-client-secret-file or $MCPWIRE_OAUTH_CLIENT_SECRET")
 	fs.StringVar(&f.oauthScope, "oauth-scope", "", "scopes to request, space-separated (default: what the server asks for)")
 	fs.StringVar(&f.oauthRedirect, "oauth-redirect", "http://127.0.0.1:8976/callback", "loopback redirect URI of the code grant")
 	fs.BoolVar(&f.oauthDPoP, "oauth-dpop", false, "bind tokens to a DPoP key where the authorization server supports it")
@@ -63,7 +67,6 @@ func (f *clientFlags) oauthConfig(hc *http.Client) (*oauth.Config, error) {
 	cfg := &oauth.Config{
 		ClientName:        "mcpwire-cli",
 		ClientID:          f.oauthClientID,
-		ClientSecret:      f.oauthSecret,
 		Scopes:            strings.Fields(f.oauthScope),
 		RedirectURL:       f.oauthRedirect,
 		ClientMetadataURL: f.oauthCIMD,
@@ -71,13 +74,15 @@ func (f *clientFlags) oauthConfig(hc *http.Client) (*oauth.Config, error) {
 		DPoP:              f.oauthDPoP,
 		HTTPClient:        hc,
 	}
-	if cfg.ClientSecret == "" {
-		cfg.ClientSecret = os.Getenv("MCPWIRE_OAUTH_CLIENT_SECRET")
+	secret, err := f.clientSecret()
+	if err != nil {
+		return nil, err
 	}
+	cfg.ClientSecret = secret
 	switch f.oauthGrant {
 	case "code":
 		cfg.Authorize = oauth.LoopbackAuthorize(f.oauthRedirect, func(u string) {
-			fmt.Fprintf(os.Stderr, "mcpwire: open this URL to authorize:\n  %s\n", u)
+			fmt.Fprint(os.Stderr, authorizePrompt(u))
 		})
 	case "headless":
 		cfg.Authorize = oauth.FollowRedirect(hc)
@@ -87,6 +92,32 @@ func (f *clientFlags) oauthConfig(hc *http.Client) (*oauth.Config, error) {
 		return nil, fmt.Errorf("--oauth %q: want code, headless or client-credentials", f.oauthGrant)
 	}
 	return cfg, nil
+}
+
+// clientSecret is the pre-registered client secret: the first line of
+// --oauth-client-secret-file, else $MCPWIRE_OAUTH_CLIENT_SECRET, else none.
+// --oauth-client-secret is refused: other users can read a process's
+// arguments.
+func (f *clientFlags) clientSecret() (string, error) {
+	if f.oauthSecret != "" {
+		return "", errors.New("--oauth-client-secret puts the secret on the command line, where other users can read it: use --oauth-client-secret-file FILE or $MCPWIRE_OAUTH_CLIENT_SECRET")
+	}
+	if f.oauthSecretF != "" {
+		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		secret, err := readSecretFile(f.oauthSecretF, log)
+		if err != nil {
+			return "", fmt.Errorf("--oauth-client-secret-file: %w", err)
+		}
+		return secret, nil
+	}
+	return os.Getenv("MCPWIRE_OAUTH_CLIENT_SECRET"), nil
+}
+
+// authorizePrompt asks the user to open the authorization URL. The URL is
+// built from the authorization server's metadata: it is escaped like any
+// server text.
+func authorizePrompt(u string) string {
+	return "mcpwire: open this URL to authorize:\n  " + termSafe(u) + "\n"
 }
 
 // phaseError is err of the named phase of the command (the version

@@ -66,8 +66,28 @@ func (f *serveFlags) sharedState() bool { return f.state != "" && f.state != "me
 
 // checkSafe refuses, before anything listens, what would serve anonymous
 // callers on a network or a shared Unix socket without the flag that says
-// so (F3), and a --unix-mode that is not an octal permission.
+// so (F3), a --unix-mode that is not an octal permission, a flag that
+// only means something with another one that is missing, and a --state
+// that is neither memory nor a Redis URL.
 func (f *serveFlags) checkSafe() error {
+	if err := checkStateForm(f.state); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	for _, dep := range []struct {
+		set        bool
+		flag, need string
+		have       bool
+	}{
+		{len(f.safe.adminHosts) > 0, "--admin-host", "--admin", f.admin != ""},
+		{f.safe.adminTokenFile != "", "--admin-token-file", "--admin", f.admin != ""},
+		{f.safe.adminPprof, "--admin-pprof", "--admin", f.admin != ""},
+		{f.safe.noAuthSockets, "--insecure-no-auth-sockets", "--tcp or --unix", f.tcpAddr != "" || f.unixPath != ""},
+		{f.safe.unixMode != "", "--unix-mode", "--unix", f.unixPath != ""},
+	} {
+		if dep.set && !dep.have {
+			return fmt.Errorf("serve: %s needs %s", dep.flag, dep.need)
+		}
+	}
 	if f.tcpAddr != "" && !netutil.IsLoopback(f.tcpAddr) && f.nonLoopback && !f.safe.noAuthSockets {
 		return fmt.Errorf("serve: --tcp %s is not a loopback address and the command has no socket authentication: anyone who reaches it may call every tool; add --insecure-no-auth-sockets to serve it anyway (behind a firewall, or a proxy that authenticates)", f.tcpAddr)
 	}

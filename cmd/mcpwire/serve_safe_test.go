@@ -220,3 +220,34 @@ func TestServeAdminGuards(t *testing.T) {
 		}
 	})
 }
+
+// TestServeFlagsNeedTheirFlag: a flag that only means something with
+// another one is refused without it, naming both, as --admin-token-file
+// without --admin always was; and a --state typo is named as one before
+// the shared-state checks would take it for a Redis URL.
+func TestServeFlagsNeedTheirFlag(t *testing.T) {
+	t.Setenv(mrtr.KeysEnv, "")
+	for _, tc := range []struct {
+		args    []string
+		wantErr string // "" for none
+	}{
+		{[]string{"--http", "127.0.0.1:0", "--admin-host", "metrics.internal"}, "--admin-host needs --admin"},
+		{[]string{"--http", "127.0.0.1:0", "--admin-pprof"}, "--admin-pprof needs --admin"},
+		{[]string{"--http", "127.0.0.1:0", "--admin-token-file", "/nonexistent"}, "--admin-token-file needs --admin"},
+		{[]string{"--http", "127.0.0.1:0", "--insecure-no-auth-sockets"}, "--insecure-no-auth-sockets needs --tcp or --unix"},
+		{[]string{"--http", "127.0.0.1:0", "--unix-mode", "0600"}, "--unix-mode needs --unix"},
+		{[]string{"--http", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--admin-host", "metrics.internal", "--admin-pprof"}, ""},
+		{[]string{"--tcp", "127.0.0.1:0", "--insecure-no-auth-sockets"}, ""},
+		{[]string{"--http", "127.0.0.1:0", "--state", "memroy"}, `--state "memroy": want memory or redis://`},
+		{[]string{"--http", "127.0.0.1:0", "--state", "redis.internal:6379"}, "want memory or redis://"},
+		{[]string{"--http", "127.0.0.1:0", "--state", "memory"}, ""},
+	} {
+		_, err := configOf(tc.args...)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%q: %v", tc.args, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%q: %v, want an error saying %s", tc.args, err, tc.wantErr)
+		}
+	}
+}

@@ -17,6 +17,9 @@ import (
 // using that database). An unreachable Redis fails here: serve does not
 // start without its shared state (E1).
 func openState(ctx context.Context, spec string, log *slog.Logger) (*sharedState, error) {
+	if err := checkStateForm(spec); err != nil {
+		return nil, err
+	}
 	switch {
 	case spec == "" || spec == "memory":
 		// One process: the cues need no backplane (the engine delivers
@@ -32,4 +35,16 @@ func openState(ctx context.Context, spec string, log *slog.Logger) (*sharedState
 		return &sharedState{Store: r, Backplane: r, close: []func() error{r.Close}}, nil
 	}
 	return nil, fmt.Errorf("--state %q: want memory or redis://HOST:PORT/DB", netutil.RedactURL(spec))
+}
+
+// checkStateForm refuses a --state that is neither memory nor a Redis URL
+// (redis://, rediss://, unix://): checked first, so that a typo such as
+// "memroy" is named as one, not taken for a shared state.
+func checkStateForm(spec string) error {
+	switch {
+	case spec == "" || spec == "memory",
+		strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"), strings.HasPrefix(spec, "unix://"):
+		return nil
+	}
+	return fmt.Errorf("--state %q: want memory or redis://HOST:PORT/DB", netutil.RedactURL(spec))
 }

@@ -37,7 +37,7 @@ func TestOpenStateWarnsEviction(t *testing.T) {
 func redisCmd(t *testing.T, url string, args ...string) {
 	t.Helper()
 	addr := strings.TrimPrefix(strings.TrimSuffix(url, "/0"), "redis://")
-	c, err := net.DialTimeout("tcp", addr, time.Second)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func redisCmd(t *testing.T, url string, args ...string) {
 	if _, err := c.Write([]byte(b.String())); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	buf := make([]byte, 64)
 	n, err := c.Read(buf)
 	if err != nil || !strings.HasPrefix(string(buf[:n]), "+OK") {

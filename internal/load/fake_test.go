@@ -24,8 +24,13 @@ import (
 // the real server.
 const fakeStdioEnv = "MCPWIRE_LOAD_FAKE_STDIO"
 
+// fakeStderrEnv, when set, is what the fake stdio server writes to its
+// stderr first.
+const fakeStderrEnv = "MCPWIRE_LOAD_FAKE_STDERR"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(fakeStdioEnv) == "1" {
+		_, _ = os.Stderr.WriteString(os.Getenv(fakeStderrEnv))
 		serveLines(os.Stdin, os.Stdout, os.Stderr)
 		os.Exit(0)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpwire/mcpwire/internal/term"
 )
 
 // run is the state of one Run.
@@ -62,8 +64,10 @@ func (r *run) pickIndex(pos *int) int {
 	return i
 }
 
+// warnf writes a warning. Its arguments may quote the server (an RPC
+// error's message, a transport error): the line goes through term.Safe.
 func (r *run) warnf(format string, args ...any) {
-	fmt.Fprintf(r.log, "mcpwire load: "+format+"\n", args...)
+	fmt.Fprintf(r.log, "mcpwire load: %s\n", term.Safe(fmt.Sprintf(format, args...)))
 }
 
 // Run performs one load run and returns its result. Cancelling ctx ends

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/framing"
+	"github.com/mcpwire/mcpwire/internal/term"
 )
 
 // slot is one place of a stream connection's window. A request's id is
@@ -55,6 +56,7 @@ type streamConn struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
+	stderr *term.LineWriter // the server's stderr, escaped, to the run's log
 	nc     net.Conn
 	// A relay socket read by a poller instead of a reader goroutine.
 	fd  *fdConn
@@ -108,7 +110,10 @@ func (r *run) openStream(i int) (*streamConn, error) {
 	switch r.t.kind {
 	case "stdio":
 		cmd := exec.Command(r.t.argv[0], r.t.argv[1:]...)
-		cmd.Stderr = r.log
+		// The server's stderr, line by line, escaped and marked as its
+		// own: it may carry terminal escapes (RELIABILITY F7).
+		c.stderr = &term.LineWriter{W: r.log, Prefix: fmt.Sprintf("server %d: ", i)}
+		cmd.Stderr = c.stderr
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			return nil, err
@@ -437,6 +442,7 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 			}
 		}
 		err = c.cmd.Wait()
+		_ = c.stderr.Close() // the copy has ended: write an unfinished last line
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && !ee.Exited() {
 			err = fmt.Errorf("server process %d: %v", c.idx, ee)
