@@ -81,6 +81,9 @@ func (v *Verifier) introspect(ctx context.Context, token string) (*Principal, st
 	}
 	p := &Principal{Subject: r.Subject, ClientID: r.ClientID, Issuer: r.Issuer, Audience: aud,
 		Expiry: exp, TokenID: r.ID, Scopes: strings.Fields(r.Scope), Introspected: true}
+	if p.String() == "" {
+		return nil, "", errNoIdentity
+	}
 	cnf := ""
 	if r.Cnf != nil {
 		cnf = r.Cnf.X5T

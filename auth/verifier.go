@@ -341,6 +341,9 @@ func (v *Verifier) verifyJWT(ctx context.Context, token string) (*Principal, str
 	if p.ClientID == "" {
 		p.ClientID = c.AZP
 	}
+	if p.String() == "" {
+		return nil, "", errNoIdentity
+	}
 	cnf := ""
 	if c.Cnf != nil {
 		cnf = c.Cnf.X5T

@@ -221,11 +221,7 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 		writeJSON(w, 200, encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 		return
 	}
-	owner := ""
-	if principal != nil {
-		owner = principalOf(principal)
-	}
-	ss, err := s.create(req.Context(), principalOf(principal), owner, clientIP(req), rec)
+	ss, err := s.create(req.Context(), principalOf(principal), ownerOf(principal), clientIP(req), rec)
 	switch {
 	case errors.Is(err, errTooManyForPrincipal), errors.Is(err, errTooManyForIP):
 		// One caller's bound (F5): the others are still served.
