@@ -87,9 +87,11 @@ type testAS struct {
 	// jwksGate, when set, holds each /jwks request (after a send on
 	// jwksEntered, when set) until it is closed or the client leaves.
 	jwksGate, jwksEntered chan struct{}
-	jwksHits              atomic.Int64
-	tokens                atomic.Int64
-	introspect            atomic.Int64
+	// introspectGate and introspectEntered do the same for /introspect.
+	introspectGate, introspectEntered chan struct{}
+	jwksHits                          atomic.Int64
+	tokens                            atomic.Int64
+	introspect                        atomic.Int64
 }
 
 func newTestAS(t testing.TB, key *signingKey) *testAS {
@@ -190,6 +192,19 @@ func (a *testAS) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		a.introspect.Add(1)
+		a.mu.Lock()
+		gate, entered := a.introspectGate, a.introspectEntered
+		a.mu.Unlock()
+		if gate != nil {
+			if entered != nil {
+				entered <- struct{}{}
+			}
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		a.mu.Lock()
 		resp, ok := a.opaque[r.PostFormValue("token")]
 		a.mu.Unlock()
