@@ -210,6 +210,14 @@ func (v *Verifier) MetadataHandler() http.Handler { return metadataHandler(v.met
 // Install wires v into c: Authenticate, Authorize, ResourceMetadata and
 // ChallengeScope (Config.Scopes; each when empty) and the metadata's paths
 // in PublicMounts (a copy of the map).
+//
+// Config.ToolScopes are then enforced by Authorize, which streamhttp
+// calls for its own endpoint only. A transport/legacy handler in
+// c.Mounts (or any other transport of the same engine) is guarded by
+// Authenticate (a valid token and Config.Scopes) but not by per-tool
+// scopes: add v.Middleware() to engine.Config.Middleware as well, or a
+// token without a tool's scopes calls that tool through the legacy
+// endpoint. (mcpwire serve does add it.)
 func (v *Verifier) Install(c *streamhttp.Config) {
 	c.Authenticate = v.Authenticate
 	c.Authorize = v.Authorize
