@@ -159,7 +159,7 @@ cluster-bench: build
 
 .PHONY: cluster cluster-test cluster-bench
 
-## soak: mixed calls, listen streams and progress on HTTP, stdio, TCP and Unix for SOAK (default 2m; e.g. SOAK=10m), RSS, goroutines and live heap of each server sampled through its --admin listener; fails on a drift over 10 % between the warm-up plateau and the end, an echo p99 that more than doubles (+10 ms) between them, or goroutines left once idle (internal/soak, build tag soak). SOAK_FLAGS adds flags (-rate, -workers, -sample, -transports); echo latency is reported per transport.
+## soak: mixed calls, listen streams and progress on HTTP, stdio, TCP and Unix for SOAK (default 2m; e.g. SOAK=10m), RSS, goroutines and live heap of each server sampled through its --admin listener; fails on a drift over 10 % between the warm-up plateau and the end, an echo p99 that grows over four times (+40 ms) between them, or goroutines left once idle (internal/soak, build tag soak). SOAK_FLAGS adds flags (-rate, -workers, -sample, -transports); echo latency is reported per transport.
 SOAK ?= 2m
 soak: build
 	$(GO) test -tags soak -count=1 -timeout 2h -run TestSoak -v ./internal/soak -args -soak $(SOAK) -bin $(CURDIR)/$(BIN) $(SOAK_FLAGS)

@@ -25,7 +25,10 @@ import (
 //
 //   - until Start has subscribed, and while the backplane is lost, listen
 //     requests are refused (-32603, HTTP 503) and publishing fails
-//     (ErrBackplaneLost, counted in Stats.PublishErrors);
+//     (ErrBackplaneLost, counted in Stats.PublishErrors); the cue is not
+//     sent, so a CueMissed naming it is queued like for a failed publish
+//     (below): the other replicas end the listen streams that would have
+//     received it once this one publishes again;
 //   - when the backplane is lost, every local listen stream is ended
 //     (Stats.ListenInterrupted): a transport that can drop a stream without
 //     a response does so (StreamDropper; HTTP closes the SSE stream, which
@@ -41,7 +44,10 @@ import (
 //     goes through, so that every replica ends its affected streams too
 //     (Stats.PublishUncertain, MissedCues, ListenInterrupted). The caller
 //     gets the error (503). A stream may so be ended although its cue
-//     arrived: a re-listen too many, never a cue missed in silence.
+//     arrived: a re-listen too many, never a cue missed in silence. A
+//     CueMissed carries its sender's id (Cue.Origin), and the sender
+//     ignores its own echo: its streams were ended when the publish
+//     failed, and those listening when the echo arrives listened since.
 
 // Backplane states (Server.bpState).
 const (
@@ -140,7 +146,12 @@ func (s *Server) publish(k state.CueKind, uri string) error {
 	}
 	if s.bpState.Load() != bpUp {
 		s.stats.PublishErrors.Add(1)
-		s.log.l.Warn("change not published: backplane not connected", "kind", k, "uri", uri)
+		// This replica's listen streams were ended when the backplane was
+		// lost (and none is served before Start), but the other replicas'
+		// listeners would miss the cue in silence: they are told with a
+		// CueMissed, sent once publishing works again.
+		s.log.l.Warn("change not published: backplane not connected; the listen streams of the other replicas that would have received it will be ended", "kind", k, "uri", uri)
+		s.oweMissed(state.Cue{Kind: state.CueMissed, Of: k, URI: uri, Origin: s.origin})
 		return ErrBackplaneLost
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.opt.PublishTimeout)
@@ -150,7 +161,7 @@ func (s *Server) publish(k state.CueKind, uri string) error {
 		s.stats.PublishErrors.Add(1)
 		s.stats.PublishUncertain.Add(1)
 		// A timed-out publish may still reach Redis: the outcome is unknown.
-		missed := state.Cue{Kind: state.CueMissed, Of: k, URI: uri}
+		missed := state.Cue{Kind: state.CueMissed, Of: k, URI: uri, Origin: s.origin}
 		n := s.interruptMissed(missed)
 		s.log.l.Warn("change publish failed; the listen streams that may have missed it are ended here and on the other replicas", "kind", k, "uri", uri, "err", err, "streams", n)
 		s.oweMissed(missed)
@@ -177,6 +188,11 @@ func (s *Server) deliverCue(c state.Cue) {
 			s.hub.resourceUpdated(c.URI)
 		}
 	case state.CueMissed:
+		if c.Origin == s.origin {
+			// Our own notice's echo: the streams it names were ended when
+			// the publish failed; those listening now listened since.
+			return
+		}
 		s.stats.MissedCues.Add(1)
 		if n := s.interruptMissed(c); n > 0 {
 			s.log.l.Warn("a replica's change publish failed: the listen streams that may have missed it are ended", "kind", c.Of, "uri", c.URI, "streams", n)
@@ -208,14 +224,21 @@ func (s *Server) interruptMissed(c state.Cue) int {
 const maxOwed = 64
 
 // oweMissed queues a CueMissed for the other replicas and starts the
-// sender if it is not running.
+// sender if it is not running. Once Shutdown began nothing is queued: the
+// sender would not outlive it.
 func (s *Server) oweMissed(c state.Cue) {
 	s.missMu.Lock()
 	defer s.missMu.Unlock()
+	if s.missClosed {
+		// Checked under missMu, which Shutdown holds to set it before it
+		// waits for s.bg: no Add after that Wait.
+		s.log.l.Warn("CueMissed not sent: the server is shutting down", "kind", c.Of, "uri", c.URI)
+		return
+	}
 	switch {
 	case slices.Contains(s.missed, c), len(s.missed) == 1 && s.missed[0].Of == 0:
 	case len(s.missed) >= maxOwed:
-		s.missed = append(s.missed[:0], state.Cue{Kind: state.CueMissed})
+		s.missed = append(s.missed[:0], state.Cue{Kind: state.CueMissed, Origin: s.origin})
 	default:
 		s.missed = append(s.missed, c)
 	}
@@ -223,6 +246,7 @@ func (s *Server) oweMissed(c state.Cue) {
 		return
 	}
 	s.missRunning = true
+	s.bgOnce.Do(func() { s.bgCtx, s.bgStop = context.WithCancel(context.Background()) }) // a publish before Start
 	s.bg.Add(1)
 	go s.sendMissed()
 }

@@ -37,7 +37,7 @@ func (b *fakeBroker) replica() *fakeBackplane { return &fakeBackplane{b: b} }
 
 func (f *fakeBackplane) Publish(ctx context.Context, c state.Cue) error {
 	f.mu.Lock()
-	down, fail := f.down, f.failPub > 0
+	down, fail, failErr := f.down, f.failPub > 0, f.failErr
 	if fail {
 		f.failPub--
 	}
@@ -46,7 +46,7 @@ func (f *fakeBackplane) Publish(ctx context.Context, c state.Cue) error {
 		return state.ErrUnavailable
 	}
 	if fail {
-		return f.failErr
+		return failErr
 	}
 	f.b.mu.Lock()
 	subs := append([]*fakeBackplane(nil), f.b.subs...)
@@ -402,5 +402,120 @@ func TestStateLostAnswer(t *testing.T) {
 	<-r.done
 	if r.status != 503 || !bytes.Contains(r.reply, []byte(`"code":-32603`)) || !bytes.Contains(r.reply, []byte("state was lost")) {
 		t.Fatalf("lost state answered %d %s", r.status, r.reply)
+	}
+}
+
+// TestPublishWhileLostEndsOtherReplicasStreams: a replica whose backplane
+// is down cannot publish a cue (ErrBackplaneLost); its own streams were
+// ended when it lost the backplane, but the other replicas' listeners
+// would miss the cue in silence. They are ended once publishing works
+// again, through the CueMissed the replica queued; an unrelated stream
+// stays (F9).
+func TestPublishWhileLostEndsOtherReplicasStreams(t *testing.T) {
+	br := &fakeBroker{}
+	bpA := br.replica()
+	a, b := newReplica(t, bpA), newReplica(t, br.replica())
+	for _, s := range []*Server{a, b} {
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lb, other := newStreamRec(), newStreamRec()
+	listenOn(t, b, lb, 1)
+	send(t, b, other, `{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+metaJSON+`}}`)
+	lb.waitCount(t, "acknowledged", 1)
+	other.waitCount(t, "acknowledged", 1)
+
+	bpA.setDown(true)
+	if err := a.ResourceUpdated("test://r"); !errors.Is(err, ErrBackplaneLost) {
+		t.Fatalf("publish while lost: %v", err)
+	}
+	bpA.setDown(false)
+	select {
+	case <-lb.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a listener of another replica stayed open after a cue that could not be published")
+	}
+	if !bytes.Contains(lb.reply, []byte("listen again")) {
+		t.Fatalf("ended with %s", lb.reply)
+	}
+	select {
+	case <-other.done:
+		t.Fatal("a stream the cue did not concern was ended")
+	case <-time.After(50 * time.Millisecond):
+	}
+	sa, sb := a.Stats(), b.Stats()
+	if sa.MissedSent.Load() != 1 || sb.MissedCues.Load() != 1 || sb.ListenInterrupted.Load() != 1 || sa.MissedCues.Load() != 0 {
+		t.Fatalf("sent=%d missed(b)=%d interrupted(b)=%d missed(a)=%d", sa.MissedSent.Load(), sb.MissedCues.Load(),
+			sb.ListenInterrupted.Load(), sa.MissedCues.Load())
+	}
+}
+
+// TestOwnMissedEchoSkipped: the publisher hears its own CueMissed back
+// through the backplane; it ended its affected streams when the publish
+// failed, so the echo must not end the streams that listened since (a
+// re-listen too many for every client, each time). The other replica's
+// stream is ended by it.
+func TestOwnMissedEchoSkipped(t *testing.T) {
+	br := &fakeBroker{}
+	bpA := br.replica()
+	a, b := newReplica(t, bpA), newReplica(t, br.replica())
+	for _, s := range []*Server{a, b} {
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	la, lb := newStreamRec(), newStreamRec()
+	listenOn(t, a, la, 1)
+	listenOn(t, b, lb, 2)
+	la.waitCount(t, "acknowledged", 1)
+	lb.waitCount(t, "acknowledged", 1)
+
+	bpA.failPublishes(1<<30, context.DeadlineExceeded) // the cue and every CueMissed until the stream below listens
+	if err := a.ResourceUpdated("test://r"); !errors.Is(err, state.ErrUnavailable) {
+		t.Fatalf("failed publish: %v", err)
+	}
+	<-la.done // ended at once, on the publisher
+	again := newStreamRec()
+	listenOn(t, a, again, 3)
+	again.waitCount(t, "acknowledged", 1)
+	bpA.failPublishes(0, nil)
+	select {
+	case <-lb.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other replica's listener was not ended by the CueMissed")
+	}
+	select {
+	case <-again.done:
+		t.Fatalf("the publisher's own CueMissed ended a stream that listened after the failure: %s", again.reply)
+	case <-time.After(50 * time.Millisecond):
+	}
+	sa := a.Stats()
+	if sa.MissedSent.Load() != 1 || sa.MissedCues.Load() != 0 || sa.ListenInterrupted.Load() != 1 {
+		t.Fatalf("a: sent=%d missed=%d interrupted=%d", sa.MissedSent.Load(), sa.MissedCues.Load(), sa.ListenInterrupted.Load())
+	}
+}
+
+// TestNoMissedQueuedAfterShutdown: once Shutdown began, a failed publish
+// queues no CueMissed and starts no sender (its WaitGroup Add would race
+// Shutdown's Wait).
+func TestNoMissedQueuedAfterShutdown(t *testing.T) {
+	bp := (&fakeBroker{}).replica()
+	a := newReplica(t, bp)
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	bp.failPublishes(1, context.DeadlineExceeded)
+	if err := a.ResourceUpdated("test://r"); !errors.Is(err, state.ErrUnavailable) {
+		t.Fatalf("failed publish: %v", err)
+	}
+	a.missMu.Lock()
+	running, owed := a.missRunning, len(a.missed)
+	a.missMu.Unlock()
+	if running || owed != 0 {
+		t.Fatalf("after Shutdown: sender running=%v, %d CueMissed queued", running, owed)
 	}
 }

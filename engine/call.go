@@ -47,6 +47,7 @@ type Call struct {
 	// raw values), valid while flatBy is set: a typed tool decodes from it
 	// instead of scanning the arguments again.
 	flatVals [maxFlat][]byte
+	flatN    int // flatVals' slots a scan may have filled
 	flatBy   *flatSchema
 	status   int
 	result   bool // a response was set in out
@@ -161,10 +162,8 @@ func (c *Call) release() {
 		c.argBuf = nil
 	}
 	c.cursor = c.cursor[:0]
-	if c.flatBy != nil {
-		clear(c.flatVals[:len(c.flatBy.names)]) // no hold on the message's buffer
-		c.flatBy = nil
-	}
+	clear(c.flatVals[:c.flatN]) // no hold on the message's buffer
+	c.flatBy, c.flatN = nil, 0
 	if cap(c.textBuf) > maxKeep {
 		c.textBuf = nil
 	}

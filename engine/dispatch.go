@@ -428,6 +428,9 @@ func callTool(c *Call) error {
 			return errArgsNotObject
 		}
 		e, scanned := a.checkScan(c.env.Arguments, &c.flatVals)
+		if a.flat != nil {
+			c.flatN = len(a.flat.names) // what release clears, decided or not
+		}
 		if e != nil {
 			c.argumentsRefused(e)
 			return nil

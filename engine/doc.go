@@ -90,6 +90,7 @@
 //     -32603 and HTTP 503, never left open to miss cues silently (E1). A
 //     publish that fails or times out ends the listen streams that would
 //     have received its cue, here and, through a state.CueMissed, on every
+//     replica; one refused while the backplane is lost, on every other
 //     replica (F9). A handler error wrapping state.ErrUnavailable is -32603
 //     with HTTP 503 (state.ErrLost: ErrStateLost, saying the state was lost).
 //   - Shutdown(ctx) completes listen streams with a final result, waits for

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -72,6 +73,8 @@ type Server struct {
 	missMu      sync.Mutex  // guards missed, missRunning (a leaf)
 	missed      []state.Cue // CueMissed owed to the other replicas (oweMissed)
 	missRunning bool        // sendMissed is running
+	missClosed  bool        // Shutdown began: nothing more is queued
+	origin      uint64      // names this replica in its CueMissed (Cue.Origin), never 0
 }
 
 type templateEntry struct {
@@ -109,6 +112,7 @@ func New(opt Config) *Server {
 		prompts:   map[string]*Prompt{},
 	}
 	s.bp = s.opt.Backplane
+	s.origin = rand.Uint64() | 1
 	if !s.opt.NoRequestDurations {
 		s.durs = new(durations)
 	}
@@ -463,6 +467,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.tracker.closeAll()
 		s.closing.Store(true)
 		s.hub.closeAll()
+		s.missMu.Lock()
+		s.missClosed = true // before s.bg.Wait: see oweMissed
+		s.missMu.Unlock()
 		s.bgOnce.Do(func() { s.bgCtx, s.bgStop = context.WithCancel(context.Background()) })
 		s.bgStop() // also ends the backplane subscription (Start)
 	})
@@ -529,7 +536,7 @@ type Stats struct {
 	ListenInterrupted atomic.Uint64 // listen streams ended because the backplane was lost (E1) or a cue may have been missed (F9)
 	ListenRefused     atomic.Uint64 // listen requests refused while the backplane was not connected
 	PublishUncertain  atomic.Uint64 // publishes that failed or timed out while subscribed: affected streams ended, CueMissed sent (F9)
-	MissedSent        atomic.Uint64 // CueMissed published for a failed publish of this replica
-	MissedCues        atomic.Uint64 // CueMissed received (a replica's publish failed): affected listen streams ended
+	MissedSent        atomic.Uint64 // CueMissed published for a publish of this replica that failed or was refused (backplane not connected)
+	MissedCues        atomic.Uint64 // CueMissed received from another replica (its publish failed): affected listen streams ended; this replica's own echo is not counted
 	Unavailable       atomic.Uint64 // requests answered 503 because shared state was unreachable
 }

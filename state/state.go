@@ -86,6 +86,11 @@ type Cue struct {
 	Kind CueKind
 	URI  string
 	Of   CueKind // for CueMissed: the kind of the missed cue (0: any)
+	// Origin, for CueMissed, names the replica that sent it (0: none
+	// given), so that the sender can skip its own echo: it ended its
+	// affected listen streams already, and ending them again would end
+	// streams that listened anew since.
+	Origin uint64
 }
 
 // Backplane carries cues between replicas.

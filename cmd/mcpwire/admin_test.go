@@ -190,3 +190,37 @@ func TestServeAdminStdio(t *testing.T) {
 		t.Fatalf("serve: %v\n%s", err, stderr.String())
 	}
 }
+
+// TestServeAdminStdioLegacy: with --stdio --stdio-legacy (no --legacy-path)
+// the legacy front is made before the admin listener, so its counters are
+// exported (they were missing: the front was made when stdio started).
+func TestServeAdminStdioLegacy(t *testing.T) {
+	adminAddr := freeAddr(t)
+	args := []string{"serve", "--stdio", "--stdio-legacy", "--admin", adminAddr, "--log-level", "warn"}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "MCPWIRE_TEST_MAIN="+strings.Join(args, "\x1f"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if code, body, err := adminGet("http://" + adminAddr + "/metrics"); err == nil && code == 200 {
+			if !strings.Contains(body, "\nmcpwire_legacy_sessions ") || !strings.Contains(body, `mcpwire_limit_refused_total{limit="sessions_per_ip"}`) {
+				t.Fatalf("/metrics lacks the legacy front's counters:\n%s", body)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no /metrics\n%s", stderr.String())
+		}
+	}
+}

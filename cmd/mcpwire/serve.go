@@ -134,6 +134,11 @@ func (t *transports) start(ctx context.Context, c *serveConfig, shared *sharedSt
 			return err
 		}
 	}
+	if c.stdio != nil && c.stdioLegacy && t.ls == nil {
+		// Made here, before the admin listener, so that its counters
+		// (mcpwire_legacy_*, the per-caller session refusals) are exported.
+		t.ls = legacy.New(t.srv, c.legacyConfig(shared, false))
+	}
 	if c.sockets != nil {
 		return t.startSockets(c.sockets)
 	}
@@ -215,10 +220,7 @@ func (t *transports) serve(ctx context.Context, c *serveConfig, shared *sharedSt
 	t.log.Info("mcpwire serving on stdio")
 	opt := *c.stdio
 	if c.stdioLegacy {
-		if t.ls == nil {
-			t.ls = legacy.New(t.srv, c.legacyConfig(shared, false))
-		}
-		opt.Upgrade = t.ls.StdioUpgrade
+		opt.Upgrade = t.ls.StdioUpgrade // made by start
 	}
 	adm.serving(true)
 	err := stdio.Serve(ctx, t.srv, opt)

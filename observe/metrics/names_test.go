@@ -155,7 +155,8 @@ func TestUnnamedFieldPanics(t *testing.T) {
 }
 
 // TestOperationsDocListsMetrics: docs/operations.md names every metric
-// serve --admin can export from a Stats type.
+// serve --admin can export from a Stats type, and a metric's row of its
+// own in the tables has its HELP text.
 func TestOperationsDocListsMetrics(t *testing.T) {
 	b, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
@@ -177,6 +178,10 @@ func TestOperationsDocListsMetrics(t *testing.T) {
 			}
 			if !strings.Contains(doc, "`"+name+"`") {
 				t.Errorf("docs/operations.md does not list `%s` (%s.%s)", name, st.t, f.Name)
+			} else if help := statNames[typeKey(st.t)][f.Name].help; strings.Contains(doc, "| `"+name+"` | ") &&
+				!strings.Contains(doc, "| `"+name+"` | "+help+" |") {
+				// A metric with a row of its own shows its HELP text there.
+				t.Errorf("docs/operations.md lists `%s` with another text than its HELP %q", name, help)
 			}
 		}
 	}

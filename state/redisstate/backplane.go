@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
 	"time"
 
@@ -11,13 +12,17 @@ import (
 )
 
 // A cue travels as one PUBLISH on "<Prefix>cues": one byte of kind, then
-// the URI (empty for the list_changed kinds). CueMissed has a second byte,
-// the missed kind (0: any), before the URI.
+// the URI (empty for the list_changed kinds). CueMissed has, before the
+// URI, a byte of the missed kind (0: any) and 8 bytes (big-endian) naming
+// the replica that sent it (Cue.Origin).
+
+// missedHeader is the length of a CueMissed before its URI.
+const missedHeader = 2 + 8
 
 func appendCue(dst []byte, c state.Cue) []byte {
 	dst = append(dst, byte(c.Kind))
 	if c.Kind == state.CueMissed {
-		dst = append(dst, byte(c.Of))
+		dst = binary.BigEndian.AppendUint64(append(dst, byte(c.Of)), c.Origin)
 	}
 	return append(dst, c.URI...)
 }
@@ -28,26 +33,27 @@ func parseCue(b string) (state.Cue, bool) {
 	}
 	k := state.CueKind(b[0])
 	if k == state.CueMissed {
-		if len(b) < 2 {
+		if len(b) < missedHeader {
 			return state.Cue{}, false
 		}
-		of := state.CueKind(b[1])
-		if of == 0 {
-			return state.Cue{Kind: k}, len(b) == 2
+		c := state.Cue{Kind: k, Of: state.CueKind(b[1]), Origin: binary.BigEndian.Uint64([]byte(b[2:missedHeader])), URI: b[missedHeader:]}
+		if c.Of == 0 {
+			return c, c.URI == ""
 		}
-		c, ok := parseCue(b[1:])
-		if !ok || c.Kind == state.CueMissed {
-			return state.Cue{}, false
-		}
-		return state.Cue{Kind: k, Of: of, URI: c.URI}, true
+		return c, validCue(c.Of, c.URI)
 	}
+	return state.Cue{Kind: k, URI: b[1:]}, validCue(k, b[1:])
+}
+
+// validCue reports whether a cue of kind k (not CueMissed) may carry uri.
+func validCue(k state.CueKind, uri string) bool {
 	switch k {
 	case state.CueToolsChanged, state.CuePromptsChanged, state.CueResourcesChanged:
-		return state.Cue{Kind: k}, len(b) == 1
+		return uri == ""
 	case state.CueResourceUpdated:
-		return state.Cue{Kind: k, URI: b[1:]}, len(b) > 1
+		return uri != ""
 	}
-	return state.Cue{}, false
+	return false
 }
 
 // Publish implements state.Backplane: one PUBLISH, bounded by OpTimeout.
@@ -150,6 +156,12 @@ func (sub *subscriber) connect(ctx context.Context) (<-chan error, error) {
 func (sub *subscriber) run(ctx context.Context, broken <-chan error, lost, restored func()) {
 	s := sub.s
 	defer s.wg.Done()
+	var tick <-chan time.Time
+	if s.opt.LossCheckInterval > 0 {
+		t := time.NewTicker(s.opt.LossCheckInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -158,6 +170,12 @@ func (sub *subscriber) run(ctx context.Context, broken <-chan error, lost, resto
 		case <-s.done:
 			sub.dc.Close()
 			return
+		case <-tick:
+			// A flush or an eviction drops no connection: look for it.
+			s.lossMu.Lock()
+			s.checkEpoch(ctx, "periodic check")
+			s.lossMu.Unlock()
+			continue
 		case <-broken:
 		}
 		sub.dc.Close()

@@ -25,9 +25,13 @@
 //     ErrOnceNotStored (503) rather than the result; a lease that may have
 //     been lost while the call ran is counted and logged, and the result
 //     withheld when another caller took the key (ErrOnceLeaseLost). A Redis
-//     restart (its run_id) and a loss of data (the "<Prefix>epoch" key
-//     vanished or changed) are detected whenever the cue subscription comes
-//     back, counted and logged; lookups that miss within LostWindow (5 min)
+//     restart (its run_id) is detected whenever the cue subscription comes
+//     back; a loss of data (the "<Prefix>epoch" key vanished or changed: a
+//     restart without persistence, a flush, an eviction of that key) then
+//     too, and also by a lookup that misses (Get, CompareAndSet, a Once
+//     whose key is missing: it reads the epoch key before answering) and
+//     every LossCheckInterval (5 s) while subscribed. Both are counted and
+//     logged; lookups that miss within LostWindow (5 min)
 //     after a loss, and Once calls within OnceLostWindow (1 min), are
 //     state.ErrLost. New warns when maxmemory-policy is not
 //     noeviction (Stats.EvictionRisk).

@@ -8,7 +8,8 @@ import (
 // FuzzParseCue: any message on the cue channel is either refused or a cue
 // that encodes back to the same bytes.
 func FuzzParseCue(f *testing.F) {
-	for _, s := range []string{"", "\x01", "\x04test://r", "\x04", "\x05x", "\x01x", "\xff\x00"} {
+	for _, s := range []string{"", "\x01", "\x04test://r", "\x04", "\x05x", "\x01x", "\xff\x00",
+		"\x05\x00\x00\x00\x00\x00\x00\x00\x00\x01", "\x05\x04\x01\x02\x03\x04\x05\x06\x07\x08test://r"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, msg string) {

@@ -91,6 +91,39 @@ func TestOnceLeaseTaken(t *testing.T) {
 	}
 }
 
+// TestOnceFinishRetried: a finish that went through but whose reply was
+// lost is retried; the retry finds the key holding exactly the result it
+// stores, which is success, not a lease taken by another caller (no false
+// ErrOnceLeaseLost, nothing counted or logged).
+func TestOnceFinishRetried(t *testing.T) {
+	m, s := newMini(t, Config{})
+	k := s.onceKey("alice", "k")
+	token := string(tagPending) + newToken()
+	if err := m.Set(k, token); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 { // the first finish's reply "lost", then the retry
+		if n, err := s.finishOnce(context.Background(), k, token, "dr", 60000); err != nil || n != 1 {
+			t.Fatalf("finish %d = %d, %v; want 1 (stored)", i+1, n, err)
+		}
+	}
+	if n, err := s.finishOnce(context.Background(), k, token, "dother", 60000); err != nil || n != 0 {
+		t.Fatalf("finish of another result = %d, %v; want 0 (not ours)", n, err)
+	}
+	// Through Once: the key holds the call's result when it stores it.
+	k2 := s.onceKey("alice", "k2")
+	v, err := s.Once(context.Background(), "alice", "k2", time.Minute, func() ([]byte, error) {
+		m.Set(k2, "dr") // as stored by an attempt whose reply was lost
+		return []byte("r"), nil
+	})
+	if err != nil || string(v) != "r" {
+		t.Fatalf("Once = %q, %v; want the result", v, err)
+	}
+	if n := s.Stats().OnceLeaseLost.Load(); n != 0 {
+		t.Fatalf("Stats.OnceLeaseLost = %d, want 0", n)
+	}
+}
+
 // TestOnceRenewalFails: renewals failing past OnceLease are counted and
 // logged while the call still runs.
 func TestOnceRenewalFails(t *testing.T) {
@@ -325,5 +358,72 @@ func TestDataLossWindows(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	if v, err := on.Once(ctx, "alice", "short", 10*time.Millisecond, func() ([]byte, error) { return []byte("2"), nil }); err != nil || string(v) != "2" {
 		t.Fatalf("Once with a ttl shorter than the time since the loss: %q %v", v, err)
+	}
+}
+
+// TestFlushDetectedOnMiss: a flush (or an eviction) drops no connection,
+// so nothing but the lookup itself can notice it: a Get, CompareAndSet or
+// Once that misses reads the epoch key, finds it gone, and answers
+// state.ErrLost (HTTP 503), not "unknown handle" or a second run, counted
+// in DataLost (once: the next miss reads the new epoch) and LostMisses
+// (F9).
+func TestFlushDetectedOnMiss(t *testing.T) {
+	m, s := newMini(t, Config{LossCheckInterval: -1})
+	ctx := context.Background()
+	h, err := s.Create(ctx, "alice", []byte("x"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.FlushAll()
+	if _, err := s.Get(ctx, "alice", h); !errors.Is(err, state.ErrLost) || !errors.Is(err, state.ErrUnavailable) {
+		t.Fatalf("Get of a flushed handle: %v; want ErrLost", err)
+	}
+	if _, err := s.CompareAndSet(ctx, "alice", h, 1, []byte("y"), 0); !errors.Is(err, state.ErrLost) {
+		t.Fatalf("CompareAndSet of a flushed handle: %v; want ErrLost", err)
+	}
+	st := s.Stats()
+	if d, l := st.DataLost.Load(), st.LostMisses.Load(); d != 1 || l != 2 {
+		t.Fatalf("DataLost = %d, LostMisses = %d; want 1, 2", d, l)
+	}
+}
+
+// TestOnceFlushDetectedOnMiss: a Once whose key vanished in a flush does
+// not run again: its miss finds the epoch key gone (F9).
+func TestOnceFlushDetectedOnMiss(t *testing.T) {
+	m, s := newMini(t, Config{LossCheckInterval: -1})
+	ctx := context.Background()
+	if _, err := s.Once(ctx, "alice", "k", time.Minute, func() ([]byte, error) { return []byte("1"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	m.FlushAll()
+	ran := false
+	if _, err := s.Once(ctx, "alice", "k", time.Minute, func() ([]byte, error) { ran = true; return nil, nil }); !errors.Is(err, state.ErrLost) || ran {
+		t.Fatalf("Once whose key was flushed: %v (ran %v); want ErrLost, not run", err, ran)
+	}
+	if n := s.Stats().DataLost.Load(); n != 1 {
+		t.Fatalf("DataLost = %d, want 1", n)
+	}
+}
+
+// TestFlushDetectedPeriodically: while subscribed, a store reads the
+// epoch key every LossCheckInterval, so a flush is counted and logged
+// although no lookup missed and no connection dropped.
+func TestFlushDetectedPeriodically(t *testing.T) {
+	m, s := newMini(t, Config{LossCheckInterval: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Subscribe(ctx, func(state.Cue) {}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m.FlushAll()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Stats().DataLost.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := s.Stats().DataLost.Load(); n != 1 {
+		t.Fatalf("DataLost = %d after a flush while subscribed, want 1", n)
+	}
+	if s.Stats().LostMisses.Load() != 0 {
+		t.Fatal("a miss counted without a lookup")
 	}
 }

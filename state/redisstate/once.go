@@ -87,9 +87,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0`)
 
 // onceFinish replaces the holder ARGV[1]'s lease by the result ARGV[2],
-// expiring after ARGV[3] ms ("0": never).
+// expiring after ARGV[3] ms ("0": never). A key that holds exactly that
+// result already is done too: a retry after a finish whose reply was lost
+// (it cannot be another's lease, which starts with another tag).
 var onceFinish = rueidis.NewLuaScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[2] then return 1 end
+if cur ~= ARGV[1] then return 0 end
 if ARGV[3] == '0' then redis.call('SET', KEYS[1], ARGV[2]) else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
 return 1`)
 
@@ -137,6 +141,7 @@ func (s *Store) Once(ctx context.Context, principal, key string, ttl time.Durati
 			return nil, s.fail(ctx, "once", err)
 		}
 		if len(cur) == 0 {
+			s.checkLossOnMiss(ctx, s.opt.OnceLostWindow)
 			if err := s.lostMiss(s.opt.OnceLostWindow, ttl); err != nil {
 				s.releaseOnce(ctx, k, token)
 				return nil, err
@@ -233,10 +238,7 @@ func (s *Store) runOnce(ctx context.Context, k, key, token, lease string, px int
 	// while the lease may still be held.
 	wait := 10 * time.Millisecond
 	for {
-		cctx, cancel := s.opCtx(context.WithoutCancel(ctx))
-		s.stats.Ops.Add(1)
-		n, e := onceFinish.Exec(cctx, s.c, []string{k}, []string{token, stored, strconv.FormatInt(px, 10)}).AsInt64()
-		cancel()
+		n, e := s.finishOnce(ctx, k, token, stored, px)
 		if e == nil && n == 1 {
 			return v, err
 		}
@@ -253,6 +255,15 @@ func (s *Store) runOnce(ctx context.Context, k, key, token, lease string, px int
 		time.Sleep(wait)
 		wait = min(2*wait, 200*time.Millisecond)
 	}
+}
+
+// finishOnce stores the result of the call token ran on k: 1 when the key
+// holds it now, 0 when the key is another's.
+func (s *Store) finishOnce(ctx context.Context, k, token, stored string, px int64) (int64, error) {
+	cctx, cancel := s.opCtx(context.WithoutCancel(ctx))
+	defer cancel()
+	s.stats.Ops.Add(1)
+	return onceFinish.Exec(cctx, s.c, []string{k}, []string{token, stored, strconv.FormatInt(px, 10)}).AsInt64()
 }
 
 // renew keeps the lease on k while fn runs. A renewal that finds the key

@@ -138,6 +138,7 @@ func TestOnceLease(t *testing.T) {
 }
 
 func TestCueCodec(t *testing.T) {
+	const origin0, origin7 = "\x00\x00\x00\x00\x00\x00\x00\x00", "\x01\x02\x03\x04\x05\x06\x07\x08"
 	for i, tc := range []struct {
 		in   string
 		want state.Cue
@@ -152,14 +153,19 @@ func TestCueCodec(t *testing.T) {
 		{"\x01x", state.Cue{}, false},
 		{"\x05x", state.Cue{}, false},
 		{"\x00", state.Cue{}, false},
-		{"\x05\x00", state.Cue{Kind: state.CueMissed}, true},
-		{"\x05\x01", state.Cue{Kind: state.CueMissed, Of: state.CueToolsChanged}, true},
-		{"\x05\x04file:///a", state.Cue{Kind: state.CueMissed, Of: state.CueResourceUpdated, URI: "file:///a"}, true},
+		{"\x05\x00" + origin0, state.Cue{Kind: state.CueMissed}, true},
+		{"\x05\x00" + origin7, state.Cue{Kind: state.CueMissed, Origin: 0x0102030405060708}, true},
+		{"\x05\x01" + origin7, state.Cue{Kind: state.CueMissed, Of: state.CueToolsChanged, Origin: 0x0102030405060708}, true},
+		{"\x05\x04" + origin7 + "file:///a", state.Cue{Kind: state.CueMissed, Of: state.CueResourceUpdated, URI: "file:///a", Origin: 0x0102030405060708}, true},
 		{"\x05", state.Cue{}, false},
-		{"\x05\x00x", state.Cue{}, false},
-		{"\x05\x04", state.Cue{}, false},
-		{"\x05\x05\x00", state.Cue{}, false},
-		{"\x05\x01x", state.Cue{}, false},
+		{"\x05\x00", state.Cue{}, false},      // no origin
+		{"\x05\x04file:", state.Cue{}, false}, // too short for an origin
+		{"\x05\x00" + origin7[:7], state.Cue{}, false},
+		{"\x05\x00" + origin0 + "x", state.Cue{}, false},
+		{"\x05\x04" + origin0, state.Cue{}, false},
+		{"\x05\x05" + origin0, state.Cue{}, false},
+		{"\x05\x01" + origin0 + "x", state.Cue{}, false},
+		{"\x05\x09" + origin0, state.Cue{}, false},
 	} {
 		got, ok := parseCue(tc.in)
 		if ok != tc.ok || (ok && got != tc.want) {

@@ -14,13 +14,15 @@ import (
 // Detecting lost state. Redis without persistence forgets everything
 // when it restarts; a flush or an eviction forgets some of it. The store
 // keeps one key without expiry, "<Prefix>epoch", holding a random value
-// the first replica sets. Every replica reads it at New and each time the
+// the first replica sets. Every replica reads it at New, each time the
 // cue subscription is re-established (a restart always drops that
-// connection): a value that vanished or changed means the data this
-// replica relied on is gone (Stats.DataLost). Redis's run_id (INFO
-// server) tells a restart apart (Stats.Restarts), with or without
-// persistence. For LostWindow after a loss, lookups that miss answer
-// state.ErrLost instead of state.ErrNotFound.
+// connection), every LossCheckInterval while subscribed, and when a
+// lookup misses (checkLossOnMiss): a value that vanished or changed means
+// the data this replica relied on is gone (Stats.DataLost).
+// Redis's run_id (INFO server), read on reconnection, tells a restart
+// apart (Stats.Restarts), with or without persistence. For LostWindow
+// after a loss, lookups that miss answer state.ErrLost instead of
+// state.ErrNotFound.
 
 // epochScript returns the epoch key's value, setting it to ARGV[1] if it
 // is missing.
@@ -34,6 +36,8 @@ return ARGV[1]`)
 // restart or a loss of data since they were last read. Failures to read
 // them leave the last values (the next check tries again).
 func (s *Store) checkRestart(ctx context.Context) {
+	s.lossMu.Lock() // one epoch check at a time: see noteEpoch
+	defer s.lossMu.Unlock()
 	var runID, epoch string
 	var err error
 	// The shared connections may still be reconnecting after the one
@@ -62,24 +66,71 @@ func (s *Store) checkRestart(ctx context.Context) {
 		}
 	}
 	s.mu.Lock()
-	oldRun, oldEpoch := s.runID, s.epoch
+	oldRun := s.runID
 	if runID != "" {
 		s.runID = runID
-	}
-	if err == nil {
-		s.epoch = epoch
 	}
 	s.mu.Unlock()
 	if runID != "" && oldRun != "" && runID != oldRun {
 		s.stats.Restarts.Add(1)
 		s.log.Warn("redisstate: Redis restarted (its run_id changed); the cue subscription was re-established", "run_id", runID, "previous", oldRun)
 	}
-	if err == nil && oldEpoch != "" && epoch != oldEpoch {
-		s.stats.DataLost.Add(1)
-		s.lostAt.Store(time.Now().UnixNano())
-		s.log.Error("redisstate: Redis lost the shared state (restart without persistence, flush or eviction): handles, sessions and Once results made before are gone; lookups that miss answer unavailable for LostWindow",
-			"lost_window", s.opt.LostWindow)
+	if err == nil {
+		s.noteEpoch(epoch, "reconnect")
 	}
+}
+
+// checkEpoch reads the epoch key (setting it when it vanished) and records
+// a loss when it changed; a failure to read it leaves the last value.
+// Called with lossMu held.
+func (s *Store) checkEpoch(ctx context.Context, why string) {
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	s.stats.Ops.Add(1)
+	epoch, err := epochScript.Exec(cctx, s.c, []string{s.opt.Prefix + "epoch"}, []string{newToken()}).ToString()
+	if err != nil {
+		s.stats.Errors.Add(1)
+		return
+	}
+	s.noteEpoch(epoch, why)
+}
+
+// checkLossOnMiss runs before a lookup that missed answers "not found":
+// the key may have gone with a flush or an eviction that nothing else
+// has told yet. It reads the epoch key, unless a read that began after
+// the miss has ended meanwhile: misses at the same time share one read,
+// and at most one is under way (lossMu). With a negative window
+// (LostWindow, OnceLostWindow) the answer would not change: no read.
+func (s *Store) checkLossOnMiss(ctx context.Context, window time.Duration) {
+	if window < 0 {
+		return
+	}
+	missed := time.Now()
+	s.lossMu.Lock()
+	defer s.lossMu.Unlock()
+	if s.lossChecked.After(missed) {
+		return // read after the miss: its outcome holds for it
+	}
+	s.lossChecked = time.Now()
+	s.checkEpoch(ctx, "lookup miss")
+}
+
+// noteEpoch records the epoch key's value just read, and a loss of data
+// when it differs from the last one. Called with lossMu held, so that a
+// value read before another check's is never noted after it (a false
+// loss).
+func (s *Store) noteEpoch(epoch, why string) {
+	s.mu.Lock()
+	old := s.epoch
+	s.epoch = epoch
+	s.mu.Unlock()
+	if old == "" || epoch == old {
+		return
+	}
+	s.stats.DataLost.Add(1)
+	s.lostAt.Store(time.Now().UnixNano())
+	s.log.Error("redisstate: Redis lost the shared state (restart without persistence, flush or eviction): handles, sessions and Once results made before are gone; lookups that miss answer unavailable for LostWindow",
+		"lost_window", s.opt.LostWindow, "detected_by", why)
 }
 
 // readRunID returns Redis's run_id, "" when INFO does not give one (a

@@ -24,15 +24,16 @@ import (
 
 // Defaults for Config fields; each applies when the field is zero.
 const (
-	DefaultPrefix         = "mcpwire:"
-	DefaultOpTimeout      = time.Second
-	DefaultDialTimeout    = 500 * time.Millisecond
-	DefaultOnceLease      = 10 * time.Second
-	DefaultReconnectMin   = 50 * time.Millisecond
-	DefaultReconnectMax   = 2 * time.Second
-	DefaultHealthTimeout  = 3 * time.Second
-	DefaultLostWindow     = 5 * time.Minute
-	DefaultOnceLostWindow = time.Minute
+	DefaultPrefix            = "mcpwire:"
+	DefaultOpTimeout         = time.Second
+	DefaultDialTimeout       = 500 * time.Millisecond
+	DefaultOnceLease         = 10 * time.Second
+	DefaultReconnectMin      = 50 * time.Millisecond
+	DefaultReconnectMax      = 2 * time.Second
+	DefaultHealthTimeout     = 3 * time.Second
+	DefaultLostWindow        = 5 * time.Minute
+	DefaultOnceLostWindow    = time.Minute
+	DefaultLossCheckInterval = 5 * time.Second
 )
 
 // Config configures a Store. Every field's zero value selects the
@@ -73,8 +74,8 @@ type Config struct {
 	// jitter). Defaults 50 ms and 2 s.
 	ReconnectMin, ReconnectMax time.Duration
 	// LostWindow is how long after a detected loss of Redis's data (a
-	// restart without persistence, a flush or an eviction: see
-	// Stats.DataLost) a lookup that misses — Get, CompareAndSet, or a Once
+	// restart without persistence, a flush, an eviction of the epoch key:
+	// see Stats.DataLost) a lookup that misses — Get, CompareAndSet, or a Once
 	// whose key could have been remembered — fails with state.ErrLost
 	// (which matches state.ErrUnavailable: HTTP 503) instead of "not
 	// found", so that a client is not told its handle never existed.
@@ -87,6 +88,12 @@ type Config struct {
 	// apart), so it is kept shorter than LostWindow: long enough for a
 	// client's re-send after a failure. Default 1 min. Negative: never.
 	OnceLostWindow time.Duration
+	// LossCheckInterval is how often a subscribed store (Subscribe) reads
+	// the epoch key to detect a flush or an eviction that no lookup has
+	// missed yet (Stats.DataLost). Default 5 s. Negative: never (a loss is
+	// then detected at New, when the subscription is re-established, and
+	// when a lookup misses).
+	LossCheckInterval time.Duration
 	// Logger receives the store's warnings (a restart, lost data, an
 	// eviction policy that can drop state, a Once that could not store
 	// its result). Nil discards them.
@@ -128,6 +135,9 @@ func (o *Config) fill() {
 	if o.OnceLostWindow == 0 {
 		o.OnceLostWindow = DefaultOnceLostWindow
 	}
+	if o.LossCheckInterval == 0 {
+		o.LossCheckInterval = DefaultLossCheckInterval
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -145,7 +155,7 @@ type Stats struct {
 	Reconnects atomic.Uint64 // subscriptions re-established (restored called)
 
 	Restarts      atomic.Uint64 // Redis restarts detected (its run_id changed)
-	DataLost      atomic.Uint64 // losses of the stored state detected (the epoch key vanished or changed)
+	DataLost      atomic.Uint64 // losses of the stored state detected (the epoch key vanished or changed): read at New, on reconnection, on a lookup that misses, every LossCheckInterval while subscribed
 	LostMisses    atomic.Uint64 // lookups that missed within LostWindow of a loss: state.ErrLost
 	OnceNotStored atomic.Uint64 // Once calls that ran but whose result could not be stored (ErrOnceNotStored)
 	OnceLeaseLost atomic.Uint64 // Once calls whose lease may have been lost while they ran
@@ -169,6 +179,9 @@ type Store struct {
 	runID  string       // Redis's run_id when last seen ("" unknown); guarded by mu
 	epoch  string       // the epoch key's value when last seen; guarded by mu
 	lostAt atomic.Int64 // UnixNano of the last detected data loss; 0 none
+
+	lossMu      sync.Mutex // held by a check of the epoch key (one at a time)
+	lossChecked time.Time  // when the last read of the epoch key for a miss began; guarded by lossMu
 }
 
 var (
@@ -400,6 +413,7 @@ func (s *Store) Get(ctx context.Context, principal string, h state.Handle) (stat
 	s.stats.Ops.Add(1)
 	b, err := s.c.Do(cctx, s.c.B().Get().Key(s.recordKey(principal, h)).Build()).AsBytes()
 	if rueidis.IsRedisNil(err) {
+		s.checkLossOnMiss(ctx, s.opt.LostWindow)
 		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
 			return state.Record{}, err
 		}
@@ -461,6 +475,7 @@ func (s *Store) CompareAndSet(ctx context.Context, principal string, h state.Han
 	case 0:
 		return 0, fmt.Errorf("%w: not at version %d", state.ErrConflict, version)
 	default:
+		s.checkLossOnMiss(ctx, s.opt.LostWindow)
 		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
 			return 0, err
 		}

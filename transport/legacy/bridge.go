@@ -281,7 +281,7 @@ func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
 
 // start begins msg in the engine with c as its Replier; a validation
 // failure is answered through c like any other reply.
-func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any) *codec.Error {
+func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any, limitKey string) *codec.Error {
 	var env codec.Envelope
 	if err := codec.PeekWith(msg, &env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
 		var ce *codec.Error
@@ -291,6 +291,7 @@ func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any) 
 		return ce
 	}
 	r := s.scope.Begin(ctx, msg, &env, c, principal)
+	r.SetLimitKey(limitKey)
 	c.mu.Lock()
 	c.ref = r.Ref()
 	cancelled := c.cancelled

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,7 +222,12 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 		writeJSON(w, 200, encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 		return
 	}
-	ss, err := s.create(req.Context(), principalOf(principal), ownerOf(principal), clientIP(req), rec)
+	owner := ownerOf(principal) // "": anonymous, also a principal without an identity
+	ip := ""                    // an authenticated caller is bounded per principal, not per IP
+	if owner == "" {
+		ip = s.callerIP(req)
+	}
+	ss, err := s.create(req.Context(), principalOf(principal), owner, ip, rec)
 	switch {
 	case errors.Is(err, errTooManyForPrincipal), errors.Is(err, errTooManyForIP):
 		// One caller's bound (F5): the others are still served.
@@ -253,13 +259,22 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 // caller's sessions is deleted or expires.
 const sessionRetryAfter = "10"
 
-// clientIP is the host of the request's RemoteAddr ("" when it has none).
-func clientIP(req *http.Request) string {
+// callerIP is what names an anonymous caller of req for the per-IP
+// session bound and the engine's per-caller limits: the host of its
+// RemoteAddr, except a loopback one, which names no caller — the
+// operator's own tools, or a reverse proxy on the host that brings every
+// client from one address (as on the modern endpoint; see docs/limits.md).
+// "" when it names none.
+func (s *Server) callerIP(req *http.Request) string {
 	host, _, err := net.SplitHostPort(req.RemoteAddr)
 	if err != nil {
-		return req.RemoteAddr
+		host = req.RemoteAddr
 	}
-	return host
+	a, err := netip.ParseAddr(host)
+	if err != nil || (a.Unmap().IsLoopback() && !s.countLoopback) {
+		return ""
+	}
+	return a.Unmap().String()
 }
 
 // initResult builds the InitializeResult from the engine's server/discover.
@@ -267,7 +282,7 @@ func (s *Server) initResult(ctx context.Context, version string) ([]byte, error)
 	msg := []byte(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":` +
 		string(quote(s.modern)) + `,"io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	c := newCall()
-	if e := s.start(ctx, msg, c, nil); e != nil {
+	if e := s.start(ctx, msg, c, nil, ""); e != nil {
 		return nil, e
 	}
 	out, err := c.wait(ctx)
@@ -365,7 +380,11 @@ func (s *Server) request(w http.ResponseWriter, req *http.Request, ss *session, 
 		writeJSON(w, status, frame)
 		return
 	}
-	s.run(ctx, &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}, ss, m, principal)
+	key := ""
+	if ownerOf(principal) == "" {
+		key = s.callerIP(req) // an anonymous caller is limited by its IP, as on the modern endpoint
+	}
+	s.run(ctx, &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}, ss, m, principal, key)
 }
 
 func knownLevel(l string) bool {

@@ -69,9 +69,12 @@ type Config struct {
 	// unlimited (unsafe: one caller can fill MaxSessions, and everyone
 	// else gets 503 until its sessions expire).
 	MaxSessionsPerPrincipal int
-	// MaxSessionsPerIP bounds the sessions created here from one client
-	// IP (the request's RemoteAddr) and still held: 429 with Retry-After
-	// past it (Stats.RefusedPerIP). Default DefaultMaxSessionsPerIP
+	// MaxSessionsPerIP bounds the sessions anonymous callers created here
+	// from one client IP (the request's RemoteAddr) and still hold: 429
+	// with Retry-After past it (Stats.RefusedPerIP). An authenticated
+	// caller is bounded by MaxSessionsPerPrincipal instead, and a loopback
+	// IP names no caller (the operator's tools, or a reverse proxy on the
+	// host: then only MaxSessions bounds). Default DefaultMaxSessionsPerIP
 	// (256); negative means unlimited (unsafe, as above).
 	MaxSessionsPerIP int
 	// IdleTimeout ends a session nobody used for this long (the store
@@ -226,6 +229,9 @@ type Server struct {
 	// (MaxSessionsPerPrincipal, MaxSessionsPerIP); an entry goes when its
 	// count reaches 0.
 	perPrincipal, perIP map[string]int
+	// countLoopback: a loopback client IP names a caller too (tests on
+	// loopback; see callerIP).
+	countLoopback bool
 
 	closing  atomic.Bool
 	stop     chan struct{}

@@ -139,7 +139,7 @@ func (s *Server) ServeLines(ctx context.Context, in io.Reader, out io.Writer) er
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.run(ctx, lineSink{o}, ss, m, nil)
+				s.run(ctx, lineSink{o}, ss, m, nil, "")
 			}()
 		}
 	}

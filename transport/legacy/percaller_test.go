@@ -53,6 +53,7 @@ func TestF5SessionsPerCaller(t *testing.T) {
 		return token, nil
 	}
 	rg := startRigHTTP(t, newEngine(t), cfg, streamhttp.Config{Authenticate: auth})
+	legacy.CountLoopbackIPs(rg.leg) // 127.0.0.1 and 127.0.0.2 are two clients here
 	init := func(rg *rig, who string) *reply {
 		t.Helper()
 		var hdr []string
@@ -70,8 +71,18 @@ func TestF5SessionsPerCaller(t *testing.T) {
 		alice = append(alice, r.hdr.Get(legacy.HeaderSession))
 	}
 	wantSessionLimit(t, init(rg, "alice"), "sessions_per_principal")
-	if r := init(rg, "bob"); r.status != 200 { // 127.0.0.1 now holds 3
-		t.Fatalf("bob: %d %s", r.status, r.raw)
+	// Authenticated callers are bounded per principal, not per IP: bob
+	// and carol share alice's address and are served.
+	for _, who := range []string{"bob", "bob", "carol"} {
+		if r := init(rg, who); r.status != 200 {
+			t.Fatalf("%s: %d %s", who, r.status, r.raw)
+		}
+	}
+	// Anonymous callers are bounded per client IP.
+	for i := range 3 {
+		if r := init(rg, ""); r.status != 200 {
+			t.Fatalf("anonymous %d: %d %s", i, r.status, r.raw)
+		}
 	}
 	wantSessionLimit(t, init(rg, ""), "sessions_per_ip")
 	if r := init(rg.fromIP(t, "127.0.0.2"), ""); r.status != 200 {
@@ -87,6 +98,27 @@ func TestF5SessionsPerCaller(t *testing.T) {
 	if st.RefusedPerPrincipal.Load() != 1 || st.RefusedPerIP.Load() != 1 || st.Refused.Load() != 0 {
 		t.Fatalf("refused per principal %d, per IP %d, process %d; want 1, 1, 0",
 			st.RefusedPerPrincipal.Load(), st.RefusedPerIP.Load(), st.Refused.Load())
+	}
+}
+
+// TestF5SessionsLoopbackNoCaller: a loopback client IP names no caller (a
+// reverse proxy on the host brings every client from it, as MIGRATION.md's
+// nginx example does), so anonymous sessions from it are not held to
+// MaxSessionsPerIP, as the modern endpoint's per-caller limits do not key
+// loopback either; MaxSessions still bounds the process.
+func TestF5SessionsLoopbackNoCaller(t *testing.T) {
+	leakCheck(t)
+	rg := startRig(t, newEngine(t), legacy.Config{MaxSessionsPerIP: 1, MaxSessions: 3})
+	for i := range 3 {
+		if r := rg.do(t, "POST", legacyPath, "", initBody); r.status != 200 {
+			t.Fatalf("anonymous %d through a local proxy: %d %s", i, r.status, r.raw)
+		}
+	}
+	if r := rg.do(t, "POST", legacyPath, "", initBody); r.status != 503 {
+		t.Fatalf("past MaxSessions: %d %s, want 503", r.status, r.raw)
+	}
+	if st := rg.leg.Stats(); st.RefusedPerIP.Load() != 0 || st.Refused.Load() != 1 {
+		t.Fatalf("refused per IP %d, process %d; want 0, 1", st.RefusedPerIP.Load(), st.Refused.Load())
 	}
 }
 
@@ -135,5 +167,40 @@ func TestF5EngineLimitOnLegacy(t *testing.T) {
 	}
 	if r := echo(bob, "bob"); r.status != 200 {
 		t.Fatalf("bob: %d %s", r.status, r.raw)
+	}
+}
+
+// TestF5EngineLimitAnonymousLegacy: an anonymous legacy caller is held to
+// the engine's per-caller limits by its client IP, as on the modern
+// endpoint: past its burst one IP is refused 429 while another IP is
+// served.
+func TestF5EngineLimitAnonymousLegacy(t *testing.T) {
+	leakCheck(t)
+	eng := engine.New(engine.Config{Name: "legacy-test", Version: "1", RatePerPrincipal: 0.01, RateBurst: 2})
+	if err := eng.AddTool(engine.Tool{Name: "echo", Handler: func(c *engine.Call) error { c.Text("ok"); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	rg := startRig(t, eng, legacy.Config{})
+	legacy.CountLoopbackIPs(rg.leg) // 127.0.0.1 and 127.0.0.2 are two clients here
+	other := rg.fromIP(t, "127.0.0.2")
+	session := func(rg *rig) string {
+		r := rg.do(t, "POST", legacyPath, "", initBody)
+		if r.status != 200 {
+			t.Fatalf("initialize: %d %s", r.status, r.raw)
+		}
+		return r.hdr.Get(legacy.HeaderSession)
+	}
+	mine, theirs := session(rg), session(other)
+	for range 2 {
+		if r := rg.do(t, "POST", legacyPath, mine, call(2, "echo", `{}`)); r.status != 200 {
+			t.Fatalf("127.0.0.1 within its burst: %d %s", r.status, r.raw)
+		}
+	}
+	r := rg.do(t, "POST", legacyPath, mine, call(2, "echo", `{}`))
+	if r.status != 429 || !strings.Contains(r.raw, `"limit":"rate_per_principal"`) {
+		t.Fatalf("127.0.0.1 past its burst: %d, %s", r.status, r.raw)
+	}
+	if r := other.do(t, "POST", legacyPath, theirs, call(2, "echo", `{}`)); r.status != 200 {
+		t.Fatalf("127.0.0.2: %d %s", r.status, r.raw)
 	}
 }

@@ -22,7 +22,9 @@ import (
 // again with inputResponses and requestState, for at most MaxRounds rounds.
 // An input the client did not declare gets a JSON-RPC error -32603 naming
 // the capability.
-func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, principal any) {
+// limitKey names an anonymous caller for the engine's per-caller limits
+// (engine.Request.SetLimitKey; "" for none).
+func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, principal any, limitKey string) {
 	key := string(m.ID)
 	var extra map[string]json.RawMessage
 	for round := 0; ; round++ {
@@ -40,7 +42,7 @@ func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, princi
 			out.final(encodeError(m.ID, codec.NewError(codec.CodeInvalidRequest, "Invalid Request: id "+key+" is already in flight")))
 			return
 		}
-		if e := s.start(context.Background(), msg, c, principal); e != nil {
+		if e := s.start(context.Background(), msg, c, principal, limitKey); e != nil {
 			ss.removeCall(key, c)
 			out.final(encodeError(m.ID, e))
 			return

@@ -24,6 +24,9 @@ const (
 var (
 	errClientGone   = engine.Disconnected(errors.New("streamhttp: client closed the connection"))
 	errSlowConsumer = errors.New("streamhttp: client is not reading the stream")
+	// errWriteIdle: a stream's write made no progress for WriteIdleTimeout
+	// (C5): the client is there but not reading, which is not a disconnect.
+	errWriteIdle = errors.New("streamhttp: the stream's writes made no progress for WriteIdleTimeout")
 )
 
 // exchange is one POST in flight: the engine's Replier for its Call and the
@@ -401,7 +404,7 @@ func (x *exchange) pump(w sseWriter) {
 			x.putSpare(batch)
 			if err != nil {
 				x.s.stats.StreamWriteErrors.Add(1)
-				x.cancel(errClientGone)
+				x.cancel(writeCause(err))
 				return
 			}
 			continue
@@ -418,7 +421,7 @@ func (x *exchange) pump(w sseWriter) {
 				continue
 			}
 			if err := x.writeIdle(w, keepAliveComment, &st); err != nil {
-				x.cancel(errClientGone)
+				x.cancel(writeCause(err))
 				return
 			}
 			x.s.stats.KeepAlives.Add(1)
@@ -445,6 +448,15 @@ func (x *exchange) writeIdle(w sseWriter, b []byte, st *pumpState) error {
 	}
 	st.lastWrite = now
 	return w.Flush()
+}
+
+// writeCause is why a stream whose write failed with err ends: its
+// WriteIdleTimeout passed (errWriteIdle), or the client is gone.
+func writeCause(err error) error {
+	if isTimeout(err) {
+		return errWriteIdle
+	}
+	return errClientGone
 }
 
 var keepAliveComment = []byte(": keep-alive\n\n")

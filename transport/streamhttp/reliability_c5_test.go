@@ -24,6 +24,7 @@ func TestC5WriteIdle(t *testing.T) {
 	}
 	pad := strings.Repeat("p", 4000)
 	before := hs.Stats().StreamWriteErrors.Load()
+	disconnects := hs.Stats().Disconnects.Load()
 	deadline := time.Now().Add(60 * time.Second)
 	u := 0
 	for ; hs.Stats().StreamWriteErrors.Load() == before; u++ {
@@ -41,6 +42,9 @@ func TestC5WriteIdle(t *testing.T) {
 	}
 	if got := hs.Stats().StreamWriteErrors.Load() - before; got != 1 {
 		t.Errorf("StreamWriteErrors +%d, want 1", got)
+	}
+	if got := hs.Stats().Disconnects.Load() - disconnects; got != 0 {
+		t.Errorf("Disconnects +%d: a client that stopped reading did not leave", got)
 	}
 	if got := hs.Stats().SlowConsumers.Load(); got != 0 {
 		t.Errorf("SlowConsumers = %d: the queue limit acted, not the write-idle path", got)
