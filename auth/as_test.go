@@ -83,10 +83,15 @@ type testAS struct {
 	signer *signingKey   // signs issued tokens
 	opaque map[string]map[string]any
 
-	down       atomic.Bool // every request answered 503
-	jwksHits   atomic.Int64
-	tokens     atomic.Int64
-	introspect atomic.Int64
+	down atomic.Bool // every request answered 503
+	// jwksGate, when set, holds each /jwks request (after a send on
+	// jwksEntered, when set) until it is closed or the client leaves.
+	jwksGate, jwksEntered chan struct{}
+	// introspectGate and introspectEntered do the same for /introspect.
+	introspectGate, introspectEntered chan struct{}
+	jwksHits                          atomic.Int64
+	tokens                            atomic.Int64
+	introspect                        atomic.Int64
 }
 
 func newTestAS(t testing.TB, key *signingKey) *testAS {
@@ -136,6 +141,19 @@ func (a *testAS) handle(w http.ResponseWriter, r *http.Request) {
 	case "/jwks":
 		a.jwksHits.Add(1)
 		a.mu.Lock()
+		gate, entered := a.jwksGate, a.jwksEntered
+		a.mu.Unlock()
+		if gate != nil {
+			if entered != nil {
+				entered <- struct{}{}
+			}
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		a.mu.Lock()
 		set := jose.JSONWebKeySet{}
 		for _, k := range a.served {
 			set.Keys = append(set.Keys, k.jwk())
@@ -174,6 +192,19 @@ func (a *testAS) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		a.introspect.Add(1)
+		a.mu.Lock()
+		gate, entered := a.introspectGate, a.introspectEntered
+		a.mu.Unlock()
+		if gate != nil {
+			if entered != nil {
+				entered <- struct{}{}
+			}
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		a.mu.Lock()
 		resp, ok := a.opaque[r.PostFormValue("token")]
 		a.mu.Unlock()

@@ -24,6 +24,15 @@ const (
 	// DefaultHTTPTimeout bounds each request to the authorization server
 	// when Config.HTTPClient is nil.
 	DefaultHTTPTimeout = 10 * time.Second
+	// DefaultMaxIntrospections bounds the introspection requests in flight
+	// at once.
+	DefaultMaxIntrospections = 64
+	// DefaultIntrospectionNegativeTTL is how long an inactive
+	// introspection answer is remembered.
+	DefaultIntrospectionNegativeTTL = 30 * time.Second
+	// DefaultIntrospectionNegativeEntries bounds the inactive answers
+	// remembered.
+	DefaultIntrospectionNegativeEntries = 10000
 )
 
 // DefaultAlgorithms is the signature algorithm allow-list when
@@ -73,6 +82,21 @@ type Config struct {
 	// Introspection, when set, checks tokens that are not JWTs with the
 	// authorization server's introspection endpoint (RFC 7662).
 	Introspection *Introspection
+	// MaxIntrospections bounds the introspection requests in flight at
+	// once: a request with an opaque token past it is answered 503 with
+	// Retry-After (streamhttp.ErrAuthUnavailable;
+	// Stats.IntrospectionsLimited), not sent. Default
+	// DefaultMaxIntrospections (64); negative means unlimited (unsafe:
+	// every request with a made-up token costs one outbound request).
+	MaxIntrospections int
+	// IntrospectionNegativeTTL is how long an inactive answer
+	// ("active": false) is remembered, keyed by the token's SHA-256: the
+	// same token is refused again without a request
+	// (Stats.IntrospectionCacheHits). At most
+	// DefaultIntrospectionNegativeEntries answers are kept. Default
+	// DefaultIntrospectionNegativeTTL (30 s); negative means none. Active
+	// answers are not cached: a revoked token is refused at once.
+	IntrospectionNegativeTTL time.Duration
 	// JWKSMinRefetch is the shortest interval between two key set fetches
 	// caused by an unknown kid (a forged kid cannot make the server hammer
 	// the issuer). Default DefaultJWKSMinRefetch (30 s); negative means

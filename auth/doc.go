@@ -18,13 +18,26 @@
 //   - it requires scopes: Config.Scopes of every request, and
 //     Config.ToolScopes of a tools/call by tool name, refused with 403
 //     and WWW-Authenticate: Bearer error="insufficient_scope",
-//     scope="…", resource_metadata="…" (RFC 6750 §3.1);
+//     scope="…", resource_metadata="…" (RFC 6750 §3.1). ToolScopes are
+//     enforced by streamhttp's Authorize hook, on the Streamable HTTP
+//     endpoint only: an engine also reached otherwise (a transport/legacy
+//     mount, stdio, sockets) enforces them only with Verifier.Middleware
+//     in engine.Config.Middleware — without it a legacy client behind the
+//     same Authenticate calls any tool with a token that passes
+//     Config.Scopes. mcpwire serve adds the Middleware itself;
 //   - every 401 carries resource_metadata, and error="invalid_token" when
 //     a token was sent;
 //   - the verified token reaches handlers as a *Principal (PrincipalOf),
 //     with the TLS client certificate when mTLS is on; a token bound to a
-//     certificate (RFC 8705 cnf x5t#S256) is refused without it.
+//     certificate (RFC 8705 cnf x5t#S256) is refused without it. Its
+//     identity (String: "sub:" and sub, else "client:" and client_id) keys
+//     every per-caller state; a token naming neither is refused;
+//   - introspection is bounded (Config.MaxIntrospections in flight, 503
+//     past them) and inactive answers are remembered for a short while
+//     (Config.IntrospectionNegativeTTL).
 //
-// Verifier.Install wires it into a streamhttp.Config (both front ends).
+// Verifier.Install wires it into a streamhttp.Config (both front ends);
+// add Verifier.Middleware to the engine too when it has ToolScopes and is
+// reached by another path than the Streamable HTTP endpoint.
 // The verifier never logs a token.
 package auth

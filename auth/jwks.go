@@ -20,26 +20,30 @@ import (
 
 func isLoopbackHost(h string) bool { return netutil.IsLoopback(h) }
 
+// keySetFetchTimeout bounds one fetch of the key set (with discovery, up
+// to three requests), whatever the HTTP client's own timeout.
+const keySetFetchTimeout = 3 * DefaultHTTPTimeout
+
 // keySet is the issuer's key set, fetched on first use, refetched when
 // older than Config.JWKSMaxAge or when a token names an unknown kid (at
 // most once per Config.JWKSMinRefetch).
 type keySet struct {
-	v   *Verifier
-	sem chan struct{} // one fetch at a time; waiters give up with their context
+	v *Verifier
 
-	mu      sync.Mutex
-	url     string // Config.JWKSURL, or the issuer's jwks_uri once discovered
-	keys    []jose.JSONWebKey
-	have    bool      // keys were fetched at least once
-	fetched time.Time // last successful fetch
-	tried   time.Time // last attempt
-	unknown time.Time // last attempt caused by an unknown kid
-	lastErr error     // of the last attempt
-	gen     int       // counts attempts
+	mu       sync.Mutex
+	url      string // Config.JWKSURL, or the issuer's jwks_uri once discovered
+	keys     []jose.JSONWebKey
+	have     bool          // keys were fetched at least once
+	fetched  time.Time     // last successful fetch
+	tried    time.Time     // last attempt
+	unknown  time.Time     // last attempt caused by an unknown kid
+	lastErr  error         // of the last attempt
+	gen      int           // counts attempts
+	inflight chan struct{} // closed when the running fetch ends; nil when none runs
 }
 
 func newKeySet(v *Verifier) *keySet {
-	return &keySet{v: v, sem: make(chan struct{}, 1), url: v.cfg.JWKSURL}
+	return &keySet{v: v, url: v.cfg.JWKSURL}
 }
 
 // key returns the key for a token signed with alg naming kid.
@@ -71,15 +75,21 @@ func (k *keySet) key(ctx context.Context, kid, alg string) (any, error) {
 // unknown kid caused (JWKSMinRefetch); for a stale or missing set, the
 // last one (one second: an issuer that was down is tried again soon, but
 // not by every request).
+//
+// The fetch is the set's, not the caller's: it runs detached from ctx
+// (its values kept, bounded by keySetFetchTimeout) and once at a time;
+// callers arriving while it runs wait for it, each until its own ctx
+// ends. A caller that leaves does not abort it: were the fetch bound to
+// the request, a client could send a token with an unknown kid and
+// disconnect, aborting the fetch and still spending the refetch interval,
+// and so keep a rotated key (or, at a cold start, every key) out.
 func (k *keySet) refresh(ctx context.Context, gen int, stale bool) error {
-	select {
-	case k.sem <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("%w: key set: %v", ErrInvalidToken, ctx.Err())
-	}
-	defer func() { <-k.sem }()
 	k.mu.Lock()
-	if k.gen != gen { // fetched (or tried) while we waited
+	if ch := k.inflight; ch != nil { // someone's fetch is running: share it
+		k.mu.Unlock()
+		return k.await(ctx, ch)
+	}
+	if k.gen != gen { // fetched (or tried) since the caller looked
 		err := k.lastErr
 		k.mu.Unlock()
 		return err
@@ -102,20 +112,43 @@ func (k *keySet) refresh(ctx context.Context, gen int, stale bool) error {
 		k.unknown = now
 	}
 	k.gen++
+	ch := make(chan struct{})
+	k.inflight = ch
 	url := k.url
 	k.mu.Unlock()
+	go k.run(context.WithoutCancel(ctx), url, ch)
+	return k.await(ctx, ch)
+}
 
+// await waits for the fetch that closes ch, or for ctx: the fetch's
+// error, or the caller's.
+func (k *keySet) await(ctx context.Context, ch <-chan struct{}) error {
+	select {
+	case <-ch:
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return k.lastErr
+	case <-ctx.Done():
+		return fmt.Errorf("%w: key set: %v", ErrInvalidToken, ctx.Err())
+	}
+}
+
+// run fetches the set from url and records the outcome, then closes done.
+func (k *keySet) run(ctx context.Context, url string, done chan struct{}) {
+	ctx, cancel := context.WithTimeout(ctx, keySetFetchTimeout)
+	defer cancel()
 	keys, url, err := k.fetch(ctx, url)
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.inflight = nil
+	defer close(done)
 	k.lastErr = err
 	if err != nil {
 		k.v.log.Warn("auth: fetching the issuer's key set failed", "issuer", k.v.cfg.Issuer, "err", err)
-		return err
+		return
 	}
 	k.url, k.keys, k.have, k.fetched = url, keys, true, k.v.now()
 	k.v.stats.fetched()
-	return nil
 }
 
 func (k *keySet) fetch(ctx context.Context, url string) ([]jose.JSONWebKey, string, error) {

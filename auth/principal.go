@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto/x509"
+	"fmt"
 	"slices"
 	"time"
 
@@ -40,8 +41,30 @@ type Principal struct {
 // HasScope reports whether scope s was granted.
 func (p *Principal) HasScope(s string) bool { return p != nil && slices.Contains(p.Scopes, s) }
 
-// String returns the subject.
-func (p *Principal) String() string { return p.Subject }
+// String is the caller's identity, the key every per-caller state is
+// bound to (mrtr requestState, transport/legacy sessions, the engine's
+// per-principal limits): "sub:" and the token's sub, or, for a token
+// without sub (a client credentials token, whose caller is the client),
+// "client:" and its client_id. The prefixes keep the two apart, so a sub
+// can never pose as a client. The Verifier refuses a token with neither,
+// so a verified Principal's String is never empty; a nil *Principal's is
+// "" (no identity: the engine and transport/legacy treat it as
+// anonymous).
+func (p *Principal) String() string {
+	switch {
+	case p == nil:
+		return ""
+	case p.Subject != "":
+		return "sub:" + p.Subject
+	case p.ClientID != "":
+		return "client:" + p.ClientID
+	}
+	return ""
+}
+
+// errNoIdentity refuses a token that names no caller: neither sub nor
+// client_id (nor azp). Every such token would otherwise be one principal.
+var errNoIdentity = fmt.Errorf("%w: neither sub nor client_id: the token names no caller", ErrInvalidToken)
 
 // PrincipalOf returns the Principal of the call, or nil when the call was
 // not authenticated by a Verifier.

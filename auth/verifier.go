@@ -34,6 +34,9 @@ type Stats struct {
 	Introspections    atomic.Uint64 // introspection requests made
 	KeyFetches        atomic.Uint64 // key set fetches that succeeded
 	RefetchLimited    atomic.Uint64 // unknown-kid refetches refused by JWKSMinRefetch
+
+	IntrospectionsLimited  atomic.Uint64 // opaque tokens answered 503: MaxIntrospections in flight
+	IntrospectionCacheHits atomic.Uint64 // opaque tokens refused by a remembered inactive answer
 }
 
 func (s *Stats) fetched()        { s.KeyFetches.Add(1) }
@@ -46,6 +49,8 @@ type Verifier struct {
 	auds     []string
 	scopeStr string // Config.Scopes, space-separated
 	keys     *keySet
+	intro    chan struct{} // MaxIntrospections slots; nil: unlimited
+	negative *negCache     // inactive introspection answers; nil: none
 	hc       *http.Client
 	log      *slog.Logger
 	now      func() time.Time
@@ -129,6 +134,12 @@ func New(cfg Config) (*Verifier, error) {
 	} else if cfg.MaxMetadataBytes < 0 {
 		cfg.MaxMetadataBytes = int(^uint(0) >> 2)
 	}
+	if cfg.MaxIntrospections == 0 {
+		cfg.MaxIntrospections = DefaultMaxIntrospections
+	}
+	if cfg.IntrospectionNegativeTTL == 0 {
+		cfg.IntrospectionNegativeTTL = DefaultIntrospectionNegativeTTL
+	}
 	v := &Verifier{cfg: cfg, algs: algs, auds: cfg.Audiences, hc: cfg.HTTPClient, log: cfg.Logger, now: cfg.Now,
 		scopeStr: strings.Join(cfg.Scopes, " ")}
 	if v.auds == nil {
@@ -145,6 +156,14 @@ func New(cfg Config) (*Verifier, error) {
 	}
 	if cfg.Issuer != "" {
 		v.keys = newKeySet(v)
+	}
+	if cfg.Introspection != nil {
+		if cfg.MaxIntrospections > 0 {
+			v.intro = make(chan struct{}, cfg.MaxIntrospections)
+		}
+		if cfg.IntrospectionNegativeTTL > 0 {
+			v.negative = newNegCache(cfg.IntrospectionNegativeTTL, DefaultIntrospectionNegativeEntries)
+		}
 	}
 
 	// Protected Resource Metadata (RFC 9728 §2).
@@ -191,6 +210,14 @@ func (v *Verifier) MetadataHandler() http.Handler { return metadataHandler(v.met
 // Install wires v into c: Authenticate, Authorize, ResourceMetadata and
 // ChallengeScope (Config.Scopes; each when empty) and the metadata's paths
 // in PublicMounts (a copy of the map).
+//
+// Config.ToolScopes are then enforced by Authorize, which streamhttp
+// calls for its own endpoint only. A transport/legacy handler in
+// c.Mounts (or any other transport of the same engine) is guarded by
+// Authenticate (a valid token and Config.Scopes) but not by per-tool
+// scopes: add v.Middleware() to engine.Config.Middleware as well, or a
+// token without a tool's scopes calls that tool through the legacy
+// endpoint. (mcpwire serve does add it.)
 func (v *Verifier) Install(c *streamhttp.Config) {
 	c.Authenticate = v.Authenticate
 	c.Authorize = v.Authorize
@@ -218,6 +245,9 @@ func (v *Verifier) Authenticate(ctx context.Context, token string) (any, error) 
 		return nil, streamhttp.ErrUnauthorized
 	}
 	p, err := v.Verify(ctx, token)
+	if errors.Is(err, streamhttp.ErrAuthUnavailable) {
+		return nil, err // 503: not checked, so not refused
+	}
 	if err != nil {
 		v.stats.Rejected.Add(1)
 		v.log.Debug("auth: token refused", "err", err)
@@ -254,7 +284,8 @@ func (v *Verifier) Authorize(_ context.Context, principal any, method, name stri
 
 // Verify checks token: a JWT against the issuer's keys, another token
 // with the introspection endpoint when configured. Errors wrap
-// ErrInvalidToken (or are the context's).
+// ErrInvalidToken (or are the context's), or, for a token that could not
+// be checked now (MaxIntrospections in flight), streamhttp.ErrAuthUnavailable.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error) {
 	if len(token) > v.cfg.MaxTokenBytes {
 		return nil, fmt.Errorf("%w: longer than %d bytes", ErrInvalidToken, v.cfg.MaxTokenBytes)
@@ -340,6 +371,9 @@ func (v *Verifier) verifyJWT(ctx context.Context, token string) (*Principal, str
 		Expiry: c.Expiry.Time(), TokenID: c.ID, Scopes: scopeList(c.Scope, c.Scp)}
 	if p.ClientID == "" {
 		p.ClientID = c.AZP
+	}
+	if p.String() == "" {
+		return nil, "", errNoIdentity
 	}
 	cnf := ""
 	if c.Cnf != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,7 +18,8 @@ import (
 // one noisy caller is refused while the others are still served.
 //
 // The caller is the principal the transport's authentication established
-// (Call.Principal), or, for an anonymous request, the key the transport
+// (Call.Principal; one without an identity, a typed nil or an empty
+// String, counts as anonymous), or, for an anonymous request, the key the transport
 // named with Request.SetLimitKey (a non-loopback client IP on Streamable
 // HTTP). An anonymous request without such a key — stdio, and sockets without an
 // authenticator — is bounded by its connection's own limits only
@@ -164,9 +166,15 @@ func newLimiter(o *Config, stats *LimitStats) *limiter {
 }
 
 // principalString is the principal's identity for the limits: a string as
-// is, a fmt.Stringer's String, else its type and value printed. fmt calls
-// String, so a String that panics (a nil receiver) prints, never panics.
+// is, a fmt.Stringer's String, else its type and value printed. A nil
+// pointer (a typed nil principal) has none: "", and so has a Stringer
+// whose String is "". A caller without an identity is anonymous (acquire):
+// keying every such principal by one string ("<nil>") would make them all
+// one caller, sharing one set of limits.
 func principalString(p any) string {
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return ""
+	}
 	switch v := p.(type) {
 	case string:
 		return v
@@ -203,9 +211,11 @@ func (l *limiter) acquire(c *Call) *codec.Error {
 		return nil // nothing to count: no lock
 	}
 	var key limitKey
-	switch {
-	case c.principal != nil:
+	if c.principal != nil {
 		key.s = principalString(c.principal)
+	}
+	switch {
+	case key.s != "":
 	case c.limKey != "":
 		key = limitKey{anon: true, s: c.limKey}
 	default:

@@ -398,7 +398,43 @@ func TestPrincipalString(t *testing.T) {
 			t.Errorf("%d: principalString(%#v) = %q, want %q", i, tc.p, got, tc.want)
 		}
 	}
-	if got := principalString((*nilStringer)(nil)); got != "<nil>" { // fmt's answer, no panic
-		t.Errorf("a String that panics: %q", got)
+	// A typed nil has no identity (no panic either): "", anonymous to
+	// acquire, not one "<nil>" key all typed nils share.
+	if got := principalString((*nilStringer)(nil)); got != "" {
+		t.Errorf("a typed nil Stringer: %q, want \"\"", got)
+	}
+	if got := principalString((*claims)(nil)); got != "" {
+		t.Errorf("a typed nil: %q, want \"\"", got)
+	}
+}
+
+// TestTypedNilPrincipalIsAnonymous: requests whose principal is a typed
+// nil (or a Stringer with an empty String) are not one caller: each is
+// limited as an anonymous request by its own key, so such callers of
+// different keys do not share MaxInFlightPerPrincipal, and each is still
+// limited by its key.
+func TestTypedNilPrincipalIsAnonymous(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s, release, stop := blockingServer(t, Config{MaxInFlightPerPrincipal: 1})
+	defer stop()
+	sc := NewScope(s, "test")
+	var held []*limReply
+	for i, who := range []struct {
+		p   any
+		key string
+	}{{(*nilStringer)(nil), "10.0.0.1"}, {(*nilStringer)(nil), "10.0.0.2"}, {&nilStringer{""}, "10.0.0.3"}} {
+		r, _ := limStart(t, sc, limCall(i, "block"), who.p, who.key)
+		held = append(held, r)
+	}
+	r, _ := limStart(t, sc, limCall(8, "block"), (*nilStringer)(nil), "10.0.0.1")
+	wantRefused(t, r, LimitInFlightPerPrincipal, 1)
+	r, _ = limStart(t, sc, limCall(9, "block"), &nilStringer{""}, "10.0.0.3")
+	wantRefused(t, r, LimitInFlightPerPrincipal, 1)
+	release()
+	for i, r := range held {
+		<-r.done
+		if r.status != 200 {
+			t.Errorf("caller %d: %d %s, want served", i, r.status, r.frame)
+		}
 	}
 }

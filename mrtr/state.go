@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,18 +68,25 @@ type Config struct {
 }
 
 // DefaultPrincipal is the default Config.Principal: nil (unauthenticated)
-// is the anonymous identity; a string is itself; a fmt.Stringer is its
-// String(). The three never collide (each gets its own prefix). Any other
-// type is an error: binding every such principal to one identity would let
-// one caller's state serve another.
+// is the anonymous identity, and so is a typed nil (a nil pointer); a
+// string is itself; a fmt.Stringer is its String(). The three never
+// collide (each gets its own prefix). A Stringer whose String is "" and any
+// other type are errors: binding every such principal to one identity
+// would let one caller's state serve another.
 func DefaultPrincipal(p any) (string, error) {
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return "n:", nil
+	}
 	switch v := p.(type) {
 	case nil:
 		return "n:", nil
 	case string:
 		return "s:" + v, nil
 	case fmt.Stringer:
-		return "t:" + v.String(), nil
+		if id := v.String(); id != "" {
+			return "t:" + id, nil
+		}
+		return "", fmt.Errorf("mrtr: principal of type %T has an empty String (no identity): set Config.Principal", p)
 	}
 	return "", fmt.Errorf("mrtr: principal of type %T has no stable identity: set Config.Principal", p)
 }

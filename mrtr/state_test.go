@@ -391,6 +391,14 @@ func TestConfig(t *testing.T) {
 	if _, err := custom.Open(mrtr.Binding{Principal: user{2}}, st); !errors.Is(err, mrtr.ErrStateWrongPrincipal) {
 		t.Errorf("custom principal, other user: %v", err)
 	}
+	// No identity: an empty String is refused, a typed nil is anonymous
+	// (neither is a "t:" every such principal shares).
+	if id, err := mrtr.DefaultPrincipal(stringer("")); err == nil {
+		t.Errorf("an empty Stringer: %q, want an error", id)
+	}
+	if id, err := mrtr.DefaultPrincipal((*ptrStringer)(nil)); err != nil || id != "n:" {
+		t.Errorf("a typed nil Stringer: %q, %v; want the anonymous identity", id, err)
+	}
 	for _, p := range []any{nil, "", "x", stringer("x")} {
 		for _, q := range []any{nil, "", "x", stringer("x")} {
 			pi, _ := mrtr.DefaultPrincipal(p)
@@ -400,6 +408,16 @@ func TestConfig(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ptrStringer is a Stringer on a pointer, nil-receiver safe.
+type ptrStringer struct{ id string }
+
+func (p *ptrStringer) String() string {
+	if p == nil {
+		return ""
+	}
+	return p.id
 }
 
 // TestVerifyRequestState: what Verify makes of params.requestState itself.

@@ -59,13 +59,13 @@ func (r *refServer) ask(c *engine.Call, reqs map[string]mcp.InputRequest, round 
 // principalString is the stable string form of a principal that the
 // drafts (drafts.go) key the store by: the identity a state is bound to
 // ("s:" and a string, "t:" and a fmt.Stringer's String), or "" when there
-// is none to rely on (nil, or another type).
+// is none to rely on (nil or a typed nil, an empty String, another type).
 func principalString(p any) string {
 	if p == nil {
 		return ""
 	}
 	id, err := mrtr.DefaultPrincipal(p)
-	if err != nil {
+	if err != nil || id == "n:" {
 		return ""
 	}
 	return id

@@ -98,6 +98,7 @@ var statNames = map[string]map[string]statName{
 		"PlainOnTLS":         {"plain_on_tls", "Plain HTTP requests sent to a TLS listener (answered 400)."},
 		"DuplicateHeaders":   {"duplicate_headers", "Requests refused with 400 for sending a once-only header twice (Origin, Host, Authorization, Content-Type or a mirrored MCP header)."},
 		"AuthTimeouts":       {"auth_timeouts", "Requests answered 503 because the authenticator was still running after AuthTimeout."},
+		"AuthUnavailable":    {"auth_unavailable", "Requests answered 503 because the authenticator could not check the token now (too many introspections at once)."},
 	},
 	mod + "transport/socket.Stats": {
 		"Accepted":      {"accepted", "Socket connections served."},
@@ -173,12 +174,14 @@ var statNames = map[string]map[string]statName{
 		"Lost":      {"lost", "Times a subscriber was told it lost cues."},
 	},
 	mod + "auth.Stats": {
-		"Verified":          {"verified", "Bearer tokens accepted (JWT or introspected)."},
-		"Rejected":          {"rejected", "Bearer tokens refused (401)."},
-		"InsufficientScope": {"insufficient_scope", "Requests refused for missing scopes (403 insufficient_scope)."},
-		"Introspections":    {"introspections", "Token introspection requests made."},
-		"KeyFetches":        {"key_fetches", "Key set (JWKS) fetches that succeeded."},
-		"RefetchLimited":    {"refetch_limited", "Key set refetches for an unknown kid refused by the minimum refetch interval."},
+		"Verified":               {"verified", "Bearer tokens accepted (JWT or introspected)."},
+		"Rejected":               {"rejected", "Bearer tokens refused (401)."},
+		"InsufficientScope":      {"insufficient_scope", "Requests refused for missing scopes (403 insufficient_scope)."},
+		"Introspections":         {"introspections", "Token introspection requests made."},
+		"KeyFetches":             {"key_fetches", "Key set (JWKS) fetches that succeeded."},
+		"RefetchLimited":         {"refetch_limited", "Key set refetches for an unknown kid refused by the minimum refetch interval."},
+		"IntrospectionsLimited":  {"introspections_limited", "Opaque tokens answered 503 because MaxIntrospections were in flight."},
+		"IntrospectionCacheHits": {"introspection_cache_hits", "Opaque tokens refused by a remembered inactive introspection answer, without a request."},
 	},
 	mod + "client.LineStats": {
 		"Dials":      {"dials", "Connections the client made (1 + restarts)."},

@@ -222,12 +222,9 @@ func (s *Server) initialize(w http.ResponseWriter, req *http.Request, m *wire, p
 		writeJSON(w, 200, encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 		return
 	}
-	owner := ""
-	if principal != nil {
-		owner = principalOf(principal)
-	}
-	ip := "" // an authenticated caller is bounded per principal, not per IP
-	if principal == nil {
+	owner := ownerOf(principal) // "": anonymous, also a principal without an identity
+	ip := ""                    // an authenticated caller is bounded per principal, not per IP
+	if owner == "" {
 		ip = s.callerIP(req)
 	}
 	ss, err := s.create(req.Context(), principalOf(principal), owner, ip, rec)
@@ -384,7 +381,7 @@ func (s *Server) request(w http.ResponseWriter, req *http.Request, ss *session, 
 		return
 	}
 	key := ""
-	if principal == nil {
+	if ownerOf(principal) == "" {
 		key = s.callerIP(req) // an anonymous caller is limited by its IP, as on the modern endpoint
 	}
 	s.run(ctx, &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}, ss, m, principal, key)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -48,17 +49,40 @@ type session struct {
 }
 
 // principalOf names the caller for the store: the authenticated principal
-// when there is one (its string form, which must identify it).
+// when there is one (its string form, which must identify it). A principal
+// without an identity (a typed nil, or an empty string form) is anonymous,
+// "legacy": were it "legacy:", every such caller would be one principal,
+// sharing sessions and MaxSessionsPerPrincipal.
 func principalOf(p any) string {
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return anonymous
+	}
+	id := ""
 	switch v := p.(type) {
 	case nil:
-		return "legacy"
 	case string:
-		return "legacy:" + v
+		id = v
 	case interface{ String() string }:
-		return "legacy:" + v.String()
+		id = v.String()
+	default:
+		id = fmt.Sprintf("%T:%v", p, p)
 	}
-	return fmt.Sprintf("legacy:%T:%v", p, p)
+	if id == "" {
+		return anonymous
+	}
+	return "legacy:" + id
+}
+
+// anonymous is principalOf of a caller without an identity.
+const anonymous = "legacy"
+
+// ownerOf is the caller MaxSessionsPerPrincipal counts: principalOf, or
+// "" for an anonymous one.
+func ownerOf(p any) string {
+	if k := principalOf(p); k != anonymous {
+		return k
+	}
+	return ""
 }
 
 var (

@@ -35,8 +35,9 @@ const (
 
 // Authenticator verifies the bearer token of a request (SEC-04). It returns
 // the principal, which reaches handlers as Call.Principal, or an error:
-// ErrInsufficientScope answers 403, any other error 401. token is empty
-// when the request carries no Authorization: Bearer header.
+// ErrInsufficientScope answers 403, one wrapping ErrAuthUnavailable 503,
+// any other error 401. token is empty when the request carries no
+// Authorization: Bearer header.
 type Authenticator func(ctx context.Context, token string) (principal any, err error)
 
 // ErrInsufficientScope is returned by an Authenticator to answer 403 with
@@ -56,6 +57,13 @@ type Authorizer func(ctx context.Context, principal any, method, name string) er
 
 // ErrUnauthorized is a ready-made 401 for Authenticators.
 var ErrUnauthorized = errors.New("streamhttp: missing or invalid bearer token")
+
+// ErrAuthUnavailable, wrapped by an Authenticator's error, answers 503
+// with Retry-After (Stats.AuthUnavailable), not 401: the token was not
+// checked because something the check needs is busy or down (package
+// auth: too many introspections at once), so the client should retry
+// rather than discard its token.
+var ErrAuthUnavailable = errors.New("streamhttp: authentication unavailable")
 
 // Config configures the Streamable HTTP binding. Every field's zero value
 // selects the documented default; its limits follow the package's rule

@@ -413,6 +413,9 @@ var errAuthTimeout = errors.New("streamhttp: Authenticate did not return within 
 // bodyAuthTimeout answers an authentication past Config.AuthTimeout.
 var bodyAuthTimeout = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Authentication timed out"}}`)
 
+// bodyAuthUnavailable answers an Authenticator's ErrAuthUnavailable.
+var bodyAuthUnavailable = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Authentication unavailable, retry later"}}`)
+
 // authContext is the context Authenticate runs with: r's values, ended by
 // Config.AuthTimeout (cause errAuthTimeout) or by the client leaving
 // (cause errClientGone). On fasthttp the connection is watched for that
@@ -464,6 +467,11 @@ func (s *Server) authenticate(r *reqInfo, w respWriter) (any, bool) {
 		s.stats.AuthTimeouts.Add(1)
 		w.header("Retry-After", "1")
 		w.send(503, ctJSON, bodyAuthTimeout)
+		return nil, false
+	case !ended && errors.Is(err, ErrAuthUnavailable):
+		s.stats.AuthUnavailable.Add(1)
+		w.header("Retry-After", "1")
+		w.send(503, ctJSON, bodyAuthUnavailable)
 		return nil, false
 	case ended:
 		// The client is gone: counted here unless its exchange counts it.
@@ -616,6 +624,7 @@ type Stats struct {
 	Unavailable                                atomic.Uint64 // 503 replies: shared state unreachable (engine.ErrUnavailable)
 	DuplicateHeaders                           atomic.Uint64 // 400: a once-only header (Origin, Host, Authorization, Content-Type, a mirrored MCP header) sent twice (F2)
 	AuthTimeouts                               atomic.Uint64 // 503: Config.Authenticate still running after AuthTimeout (F4)
+	AuthUnavailable                            atomic.Uint64 // 503: Config.Authenticate returned ErrAuthUnavailable
 	Proxied, BadProxyHeader                    atomic.Uint64 // connections from Config.TrustedProxies; those closed for a bad or missing PROXY header
 	TLSHandshakeErrors, PlainOnTLS             atomic.Uint64 // failed TLS handshakes (a client that left is not one); plain HTTP sent to a TLS listener (answered 400)
 }
