@@ -168,7 +168,7 @@ func newLimiter(o *Config, stats *LimitStats) *limiter {
 // principalString is the principal's identity for the limits: a string as
 // is, a fmt.Stringer's String, else its type and value printed. A nil
 // pointer (a typed nil principal) has none: "", and so has a Stringer
-// whose String is "". A caller without an identity is anonymous (acquire):
+// whose String is "" or panics. A caller without an identity is anonymous (acquire):
 // keying every such principal by one string ("<nil>") would make them all
 // one caller, sharing one set of limits.
 func principalString(p any) string {
@@ -179,9 +179,20 @@ func principalString(p any) string {
 	case string:
 		return v
 	case fmt.Stringer:
-		return fmt.Sprint(v)
+		return stringOf(v)
 	}
 	return fmt.Sprintf("%T:%v", p, p)
+}
+
+// stringOf is v.String() called directly (fmt.Sprint would add its own
+// allocations per counted request); a String that panics names no caller.
+func stringOf(v fmt.Stringer) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = ""
+		}
+	}()
+	return v.String()
 }
 
 // Kinds of a counted request (Call.limKind).
