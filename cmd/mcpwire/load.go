@@ -90,6 +90,7 @@ func runLoad(ctx context.Context, args []string) error {
 	jsonOut := fs.Bool("json", false, "print one JSON object on stdout at the end instead of the text block")
 	progress := fs.String("progress", "auto", "live progress line on stderr every second: auto (when stderr is a terminal), on, off")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generator to this file")
+	maxErrShare := fs.Float64("max-error-share", load.DefaultMaxErrorShare, "exit non-zero when more than this share of the measured requests failed (1: only when every one did)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), loadUsage)
 		fs.PrintDefaults()
@@ -164,7 +165,15 @@ func runLoad(ctx context.Context, args []string) error {
 	}
 	var out io.Writer = os.Stdout
 	if *jsonOut {
-		return res.WriteJSON(out)
+		err = res.WriteJSON(out)
+	} else {
+		err = res.WriteText(out)
 	}
-	return res.WriteText(out)
+	if err != nil {
+		return err
+	}
+	if err := res.Check(*maxErrShare); err != nil {
+		return fmt.Errorf("load: %w", err) // after the report: the figures are still printed
+	}
+	return nil
 }

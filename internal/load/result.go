@@ -147,3 +147,28 @@ func human(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// DefaultMaxErrorShare is the share of failed requests past which a run is
+// reported as failed (mcpwire load exits non-zero): a run where most
+// requests fail measures the failures, not the server.
+const DefaultMaxErrorShare = 0.5
+
+// Check reports a run that measured nothing useful: every measured request
+// failed, or more than maxShare of them did (maxShare ≥ 1: only the
+// first). The result itself is still printed; this is the exit status.
+func (r *Result) Check(maxShare float64) error {
+	var failed int64
+	for _, n := range r.Errors {
+		failed += n
+	}
+	switch {
+	case r.Requests == 0:
+		return nil // nothing measured: the report says so
+	case failed >= r.Requests:
+		return fmt.Errorf("every request failed (%s)", errorsText(r.Errors, r.Requests))
+	case maxShare < 1 && float64(failed) > maxShare*float64(r.Requests):
+		return fmt.Errorf("%.2f%% of requests failed, over -max-error-share %g (%s)",
+			float64(failed)*100/float64(r.Requests), maxShare, errorsText(r.Errors, r.Requests))
+	}
+	return nil
+}
