@@ -2,8 +2,10 @@ package engine
 
 import (
 	"errors"
+	"maps"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/mcp"
@@ -163,11 +165,7 @@ func (s *Server) buildCatalog(k listKind, rc *resultCache) *catalog {
 	}
 	switch k {
 	case listTools:
-		tools := make([]*Tool, 0, len(s.tools))
-		for _, t := range s.tools {
-			tools = append(tools, t)
-		}
-		sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+		tools := slices.SortedFunc(maps.Values(s.tools), func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
 		for _, t := range tools {
 			add(t.Name, t.listEntry())
 		}
@@ -175,26 +173,19 @@ func (s *Server) buildCatalog(k listKind, rc *resultCache) *catalog {
 			cat.tools = tools
 		}
 	case listPrompts:
-		prompts := make([]*Prompt, 0, len(s.prompts))
-		for _, p := range s.prompts {
-			prompts = append(prompts, p)
-		}
-		sort.Slice(prompts, func(i, j int) bool { return prompts[i].Name < prompts[j].Name })
+		prompts := slices.SortedFunc(maps.Values(s.prompts), func(a, b *Prompt) int { return strings.Compare(a.Name, b.Name) })
 		for _, p := range prompts {
 			add(p.Name, p.listEntry())
 		}
 	case listResources:
-		res := make([]*Resource, 0, len(s.resources))
-		for _, r := range s.resources {
-			res = append(res, r)
-		}
-		sort.Slice(res, func(i, j int) bool { return res[i].URI < res[j].URI })
+		res := slices.SortedFunc(maps.Values(s.resources), func(a, b *Resource) int { return strings.Compare(a.URI, b.URI) })
 		for _, r := range res {
 			add(r.URI, r.listEntry())
 		}
 	case listTemplates:
-		tpls := append([]*templateEntry(nil), s.templates...)
-		sort.Slice(tpls, func(i, j int) bool { return tpls[i].def.URITemplate < tpls[j].def.URITemplate })
+		tpls := slices.SortedFunc(slices.Values(s.templates), func(a, b *templateEntry) int {
+			return strings.Compare(a.def.URITemplate, b.def.URITemplate)
+		})
 		for _, t := range tpls {
 			add(t.def.URITemplate, t.def.listEntry())
 		}

@@ -22,6 +22,19 @@ func IsLoopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
+// CallerIP is what names an anonymous caller whose client address is
+// host (an IP in text form) for the per-caller limits: host itself, or ""
+// when host is not an IP, or is a loopback one and loopback is false — a
+// loopback peer is the operator's own tools or a reverse proxy on the host
+// that brings every client from one address, so it names no caller.
+func CallerIP(host string, loopback bool) string {
+	a, err := netip.ParseAddr(host)
+	if err != nil || (!loopback && a.Unmap().IsLoopback()) {
+		return ""
+	}
+	return host
+}
+
 // SplitCommand splits a command line the way a POSIX shell splits words:
 // blanks separate words, single quotes keep everything, double quotes keep
 // everything but \" \\ \$ \`, a backslash outside quotes escapes the next

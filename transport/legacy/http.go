@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/internal/netutil"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -270,11 +270,7 @@ func (s *Server) callerIP(req *http.Request) string {
 	if err != nil {
 		host = req.RemoteAddr
 	}
-	a, err := netip.ParseAddr(host)
-	if err != nil || (a.Unmap().IsLoopback() && !s.countLoopback) {
-		return ""
-	}
-	return a.Unmap().String()
+	return netutil.CallerIP(host, s.countLoopback)
 }
 
 // initResult builds the InitializeResult from the engine's server/discover.

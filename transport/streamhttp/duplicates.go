@@ -73,12 +73,8 @@ func rawHeaderLines(raw []byte) int {
 func scanDuplicates(raw []byte) dupHeader {
 	var seen [len(dupNames)]bool
 	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
+		var line []byte
+		line, raw, _ = bytes.Cut(raw, newline)
 		d := onceOnly(line)
 		if d == dupNone {
 			continue

@@ -332,12 +332,8 @@ func (f *fastStream) SetWriteDeadline(t time.Time) error { return f.conn.SetWrit
 // (lowercase).
 func rawHasHeader(raw []byte, name string) bool {
 	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
+		var line []byte
+		line, raw, _ = bytes.Cut(raw, newline)
 		if i := bytes.IndexByte(line, ':'); i >= 0 && equalFold(trimOWS(line[:i]), name) {
 			return true
 		}

@@ -73,10 +73,7 @@ func (x *exchange) VisitHeaders(f func(name, value []byte) bool) {
 // value (nil name for a line that is not a header field: no colon, an
 // empty name, a stray CR) and the rest.
 func nextHeader(raw []byte) (name, value, rest []byte) {
-	line := raw
-	if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-		line, rest = raw[:i], raw[i+1:]
-	}
+	line, rest, _ := bytes.Cut(raw, newline)
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
@@ -86,6 +83,9 @@ func nextHeader(raw []byte) (name, value, rest []byte) {
 	}
 	return trimOWS(line[:i]), trimOWS(line[i+1:]), rest
 }
+
+// newline ends a raw header line (a CR before it is the line's).
+var newline = []byte{'\n'}
 
 // bytesOf returns s's bytes without a copy: read-only (engine.Headers).
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/netutil"
 )
 
 // limitListener enforces Config.MaxConnsPerIP (429) and Config.MaxConns
@@ -142,13 +143,7 @@ func callerKey(ip string) string {
 }
 
 // textCallerKey is callerKey for an address in text form.
-func textCallerKey(host string) string {
-	a, err := netip.ParseAddr(host)
-	if err != nil || a.Unmap().IsLoopback() {
-		return ""
-	}
-	return host
-}
+func textCallerKey(host string) string { return netutil.CallerIP(host, false) }
 
 func remoteIP(c net.Conn) string {
 	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
