@@ -42,6 +42,7 @@ type Line struct {
 	YLabel string
 	Series []Series
 	XTicks []Tick // nil: round ticks over the data
+	XZero  bool   // the X axis starts at 0 (time since a start)
 }
 
 // Bar is one bar of a Bars chart.
@@ -66,15 +67,16 @@ type Chart interface{ view() svgView }
 
 // Drawing sizes (SVG user units; the page scales them to its width).
 const (
-	width      = 760
-	lineHeight = 300
-	padLeft    = 70
-	padRight   = 20
-	padTop     = 34
-	padBottom  = 46
-	barRow     = 22
-	barLabelW  = 300
-	barTextW   = 90
+	width       = 760
+	lineHeight  = 300
+	padLeft     = 70
+	padRight    = 40
+	padTop      = 34
+	padBottom   = 46
+	barRow      = 22
+	barLabelW   = 300
+	barTextW    = 90
+	barLabelMax = 46 // runes of a bar's label that fit left of it (the whole label is its tooltip)
 )
 
 // palette of the series, in order (colour-blind safe, Okabe–Ito).
@@ -146,6 +148,9 @@ func (l Line) view() svgView {
 	}
 	if x0 > x1 { // no data
 		x0, x1 = 0, 1
+	}
+	if l.XZero {
+		x0 = min(x0, 0)
 	}
 	if x1 == x0 {
 		x1 = x0 + 1
@@ -242,7 +247,7 @@ func (c Bars) view() svgView {
 		v.Rects = append(v.Rects, svgRect{X: num(barLabelW), Y: num(y + 3), W: num(sx(val) - barLabelW), H: num(barRow - 6),
 			Color: palette[0], Title: b.Label + ": " + text})
 		v.Texts = append(v.Texts,
-			svgText{X: num(barLabelW - 8), Y: num(y + barRow/2 + 4), Anchor: "end", Class: "tick", Text: b.Label},
+			svgText{X: num(barLabelW - 8), Y: num(y + barRow/2 + 4), Anchor: "end", Class: "tick", Text: cut(b.Label, barLabelMax)},
 			svgText{X: num(sx(val) + 6), Y: num(y + barRow/2 + 4), Anchor: "start", Class: "tick", Text: text})
 	}
 	v.Lines = append(v.Lines, svgLine{num(barLabelW), num(padTop - 4), num(barLabelW), num(bottom), "axis"})
@@ -300,9 +305,21 @@ func FormatNum(f float64) string {
 	return trim(strconv.FormatFloat(f, 'g', 2, 64))
 }
 
+// cut shortens s to n runes, the last one an ellipsis.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
 func trim(s string) string {
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
 }
+
+// Palette returns the series colours in order (#rrggbb).
+func Palette() []string { return append([]string(nil), palette...) }

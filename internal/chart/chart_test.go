@@ -154,3 +154,13 @@ func TestFormatNum(t *testing.T) {
 		}
 	}
 }
+
+// A long bar label is cut to fit left of its bar; the tooltip keeps it
+// whole.
+func TestBarsLongLabel(t *testing.T) {
+	long := strings.Repeat("x", 80)
+	out := render(t, &Page{Charts: []Chart{Bars{Bars: []Bar{{Label: long, Value: 1}}}}})
+	if !strings.Contains(out, ">"+strings.Repeat("x", barLabelMax-1)+"…<") || !strings.Contains(out, "<title>"+long+": 1.00</title>") {
+		t.Errorf("long label not cut, or its tooltip not whole:\n%s", out)
+	}
+}
