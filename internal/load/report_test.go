@@ -286,3 +286,21 @@ func TestParseHGRMRejects(t *testing.T) {
 		t.Errorf("the library's header and footer: %v", err)
 	}
 }
+
+// The listen workload's page adds the delivery latency curve.
+func TestWriteHTMLListen(t *testing.T) {
+	h, d := newHist(), newHist()
+	for v := int64(1); v <= 100; v++ {
+		_ = h.RecordValue(v)
+		_ = d.RecordValue(10 * v)
+	}
+	r := &Result{Workload: WorkloadListen, Errors: map[string]int64{}, hist: h, dhist: d}
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "<polyline"); n != 2 || !strings.Contains(out, "Delivery latency by percentile") || !strings.Contains(out, "deliveries (100)") {
+		t.Errorf("%d polylines; want the request and the delivery curves", n)
+	}
+}
