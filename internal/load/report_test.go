@@ -304,3 +304,24 @@ func TestWriteHTMLListen(t *testing.T) {
 		t.Errorf("%d polylines; want the request and the delivery curves", n)
 	}
 }
+
+// Recording into the timeline allocates nothing.
+func TestTimelineRecordingAllocs(t *testing.T) {
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("instrumented build")
+	}
+	rec := newRecorder()
+	rec.tl.Store(&tlSlots{})
+	var done int64
+	allocs := testing.AllocsPerRun(1000, func() {
+		done += 1_000_000
+		rec.finish(true, done-50_000, done, outOK, 0, 0)
+		rec.finish(true, done-50_000, done, outRPC, -32602, 0)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per request", allocs)
+	}
+	if rec.tl.Load().slots[0].counts[tlIndex(50)].Load() == 0 {
+		t.Error("nothing recorded")
+	}
+}
