@@ -325,3 +325,45 @@ func TestTimelineRecordingAllocs(t *testing.T) {
 		t.Error("nothing recorded")
 	}
 }
+
+// The final sweep: full seconds at 1 s each; a last partial second drawn
+// over its own length, or, when a sliver (the drain), joined to the
+// second before it.
+func TestTimelineFinalSweep(t *testing.T) {
+	sec := int64(time.Second)
+	for i, c := range []struct {
+		tail       int64 // when the last completions land, after 3 full seconds
+		samples    int
+		lastN      int64
+		lastAt     float64
+		lastPerSec float64
+	}{
+		{tail: 3*sec + sec/2, samples: 4, lastN: 10, lastAt: 3.5, lastPerSec: 20},
+		{tail: 3*sec + sec/1000, samples: 3, lastN: 110, lastAt: 3.001, lastPerSec: 110 / 1.001},
+	} {
+		rec := newRecorder()
+		r := &run{cfg: Config{Timeline: true}, base: time.Now(), workers: []*httpWorker{{rec: rec}}}
+		r.sched = newSched(r.base, 0, 0, 0, 3*time.Second, 0)
+		stop := r.startTimeline()
+		for k := int64(0); k < 3; k++ {
+			for j := int64(1); j <= 100; j++ {
+				done := k*sec + j*sec/101
+				rec.finish(true, done-sec/1000, done, outOK, 0, 0)
+			}
+		}
+		for j := range int64(10) {
+			rec.finish(true, c.tail-j-sec/1000, c.tail-j, outOK, 0, 0)
+		}
+		ss := stop()
+		if len(ss) != c.samples {
+			t.Fatalf("%d: %d samples, want %d: %+v", i, len(ss), c.samples, ss)
+		}
+		l := ss[len(ss)-1]
+		if l.Responses != c.lastN || math.Abs(l.At-c.lastAt) > 1e-6 || math.Abs(l.PerSecond-c.lastPerSec) > 0.01 {
+			t.Errorf("%d: last sample %+v, want %d responses at %v, %.2f/s", i, l, c.lastN, c.lastAt, c.lastPerSec)
+		}
+		if ss[0].Responses != 100 || ss[0].PerSecond != 100 || ss[0].P50 < 990 || ss[0].P50 > 1010 {
+			t.Errorf("%d: first sample %+v", i, ss[0])
+		}
+	}
+}

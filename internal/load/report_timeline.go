@@ -13,10 +13,13 @@ import (
 // Each recorder gets a ring of tlRing one-second slots of a small
 // log-linear latency histogram with atomic counts (its owner adds, the
 // sweeper takes). Every 250 ms the sweeper empties the slots of each second
-// that ended tlLag seconds ago into a sample, so memory stays bounded
-// however long the run. A completion the sweeper missed (its owner was
-// descheduled for over tlLag seconds between measuring and recording it)
-// lands tlRing seconds later; the final sweep after the run takes the rest.
+// that ended tlLag seconds ago while the run still went on into a sample,
+// so memory stays bounded however long the run. The final sweep after the
+// run takes the rest: the window's last full second, its partial last one
+// up to the last completion (drain included), folded into the second
+// before it when shorter than tlMinPart. A completion the sweeper missed
+// (its owner was descheduled for over tlLag seconds between measuring and
+// recording it) lands tlRing seconds later.
 const (
 	tlRing    = 8
 	tlLag     = 2
@@ -105,6 +108,8 @@ func (r *run) startTimeline() func() []Sample {
 		tl.recs = append(tl.recs, s)
 		rec.tl.Store(s)
 	}
+	sc := r.sched
+	sec := int64(time.Second)
 	go func() {
 		defer close(tl.done)
 		tk := time.NewTicker(250 * time.Millisecond)
@@ -115,32 +120,65 @@ func (r *run) startTimeline() func() []Sample {
 				return
 			case <-tk.C:
 			}
-			for tl.mStart+(tl.next+1+tlLag)*int64(time.Second) <= r.now() {
-				tl.sweep(int64(time.Second))
+			// Only seconds the run was busy for from start to end: one
+			// that ended tlLag ago while the run still goes, never the
+			// window's last one. The rest (the last full second, the
+			// partial one, the drain) is the final sweep's.
+			for {
+				end := tl.mStart + (tl.next+1)*sec
+				if end+tlLag*sec > r.now() || sc.end > 0 && end > sc.end-sec || sc.stopped() || sc.limitHit.Load() {
+					break
+				}
+				tl.sweep(sec)
 			}
 		}
 	}()
 	return func() []Sample {
 		close(tl.stop)
 		<-tl.done
-		var last int64
+		last := int64(-1)
 		for _, rec := range r.recorders() {
 			last = max(last, rec.lastDone)
 		}
-		for {
-			end := tl.mStart + (tl.next+1)*int64(time.Second)
-			if end-int64(time.Second) >= last {
-				break
+		if last < tl.mStart {
+			return tl.samples // nothing measured
+		}
+		lastK := (last - tl.mStart) / sec
+		w := last - (tl.mStart + lastK*sec) // the last second's length
+		fold := w < tlMinPart && lastK > tl.next
+		for tl.next <= lastK {
+			switch k := tl.next; {
+			case fold && k == lastK-1:
+				tl.move(lastK, k) // a sliver at the end joins the second before it
+				tl.sweep(sec + w)
+				tl.next++
+			case k == lastK:
+				tl.sweep(max(w, 1))
+			default:
+				tl.sweep(sec)
 			}
-			tl.sweep(min(last, end) - (end - int64(time.Second)))
 		}
 		return tl.samples
 	}
 }
 
+// move adds second from's counts to second to's, in every ring.
+func (tl *timeline) move(from, to int64) {
+	for _, rs := range tl.recs {
+		a, b := &rs.slots[from%tlRing], &rs.slots[to%tlRing]
+		for i := range a.counts {
+			if c := a.counts[i].Swap(0); c != 0 {
+				b.counts[i].Add(c)
+			}
+		}
+		b.lost.Add(a.lost.Swap(0))
+		b.errs.Add(a.errs.Swap(0))
+	}
+}
+
 // sweep takes second tl.next out of every ring into a sample. width is
-// the second's length in ns: 1 s, or less for the last one (it ends at the
-// last completion, drained requests included).
+// the sample's length in ns: 1 s; for the last one, up to the last
+// completion (drained requests included).
 func (tl *timeline) sweep(width int64) {
 	k := tl.next
 	tl.next++
