@@ -103,3 +103,12 @@ func (tc tableChart) writeChartNote(outDir string, head []string, rows [][]strin
 	}
 	fmt.Printf("chart: %s\n", path)
 }
+
+// prefixed returns each of xs with p before it.
+func prefixed(p string, xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = p + x
+	}
+	return out
+}
