@@ -77,6 +77,7 @@ const (
 	barLabelW   = 300
 	barTextW    = 90
 	barLabelMax = 46 // runes of a bar's label that fit left of it (the whole label is its tooltip)
+	barTop      = 50 // room for the title and, under it, the reference line's label
 )
 
 // palette of the series, in order (colour-blind safe, Okabe–Ito).
@@ -215,7 +216,7 @@ func (l Line) view() svgView {
 }
 
 func (c Bars) view() svgView {
-	h := padTop + padBottom + barRow*max(1, len(c.Bars))
+	h := barTop + padBottom + barRow*max(1, len(c.Bars))
 	v := svgView{Title: c.Title, W: width, H: h}
 	top := 0.0
 	for _, b := range c.Bars {
@@ -228,14 +229,14 @@ func (c Bars) view() svgView {
 	xtop := ticks[len(ticks)-1]
 	pw := float64(width - barLabelW - barTextW)
 	sx := func(x float64) float64 { return barLabelW + x/xtop*pw }
-	bottom := float64(padTop + barRow*len(c.Bars))
+	bottom := float64(barTop + barRow*len(c.Bars))
 	for _, t := range ticks {
 		x := sx(t)
-		v.Lines = append(v.Lines, svgLine{num(x), num(padTop - 4), num(x), num(bottom), "grid"})
+		v.Lines = append(v.Lines, svgLine{num(x), num(barTop - 4), num(x), num(bottom), "grid"})
 		v.Texts = append(v.Texts, svgText{X: num(x), Y: num(bottom + 16), Anchor: "middle", Class: "tick", Text: FormatNum(t)})
 	}
 	for i, b := range c.Bars {
-		y := float64(padTop + barRow*i)
+		y := float64(barTop + barRow*i)
 		val := b.Value
 		if !finite(val) || val < 0 {
 			val = 0
@@ -250,11 +251,11 @@ func (c Bars) view() svgView {
 			svgText{X: num(barLabelW - 8), Y: num(y + barRow/2 + 4), Anchor: "end", Class: "tick", Text: cut(b.Label, barLabelMax)},
 			svgText{X: num(sx(val) + 6), Y: num(y + barRow/2 + 4), Anchor: "start", Class: "tick", Text: text})
 	}
-	v.Lines = append(v.Lines, svgLine{num(barLabelW), num(padTop - 4), num(barLabelW), num(bottom), "axis"})
+	v.Lines = append(v.Lines, svgLine{num(barLabelW), num(barTop - 4), num(barLabelW), num(bottom), "axis"})
 	if c.Ref > 0 {
 		x := sx(c.Ref)
-		v.Lines = append(v.Lines, svgLine{num(x), num(padTop - 8), num(x), num(bottom), "ref"})
-		v.Texts = append(v.Texts, svgText{X: num(x), Y: num(padTop - 12), Anchor: "middle", Class: "tick", Text: c.RefLabel})
+		v.Lines = append(v.Lines, svgLine{num(x), num(barTop - 8), num(x), num(bottom), "ref"})
+		v.Texts = append(v.Texts, svgText{X: num(x), Y: num(barTop - 12), Anchor: "middle", Class: "tick", Text: c.RefLabel})
 	}
 	v.Texts = append(v.Texts,
 		svgText{X: num(barLabelW + pw/2), Y: num(float64(h) - 8), Anchor: "middle", Class: "label", Text: c.XLabel},

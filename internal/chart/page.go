@@ -54,7 +54,9 @@ table { border-collapse: collapse; margin: 1em 0; font-variant-numeric: tabular-
 td, th { padding: 2px 10px 2px 0; text-align: left; vertical-align: top; }
 th { border-bottom: 1px solid #999; }
 table.facts td:first-child { color: #555; white-space: nowrap; }
-td { word-break: break-word; }
+table.facts td { word-break: break-word; }
+div.wide { overflow-x: auto; }
+div.wide td, div.wide th { white-space: nowrap; }
 svg.chart { width: 100%; height: auto; margin: 1em 0; }
 svg .grid { stroke: #e4e4e4; stroke-width: 1; }
 svg .axis { stroke: #555; stroke-width: 1; }
@@ -79,10 +81,10 @@ p.note { color: #444; font-size: 13px; }
 {{end}}{{range .Legend}}<rect x="{{.X}}" y="{{.Y}}" width="10" height="10" fill="{{.Color}}"/><text class="tick" x="{{.X}}" y="{{.Y}}" dx="14" dy="9">{{.Name}}</text>
 {{end}}{{range .Texts}}<text class="{{.Class}}" x="{{.X}}" y="{{.Y}}" text-anchor="{{.Anchor}}"{{if .Rotate}} transform="rotate(-90 {{.X}} {{.Y}})"{{end}}>{{.Text}}</text>
 {{end}}</svg>
-{{end}}{{range .Tables}}{{if .Title}}<h2>{{.Title}}</h2>{{end}}<table>
+{{end}}{{range .Tables}}{{if .Title}}<h2>{{.Title}}</h2>{{end}}<div class="wide"><table>
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 {{end}}{{range .Notes}}<p class="note">{{.}}</p>
 {{end}}</body>
 </html>

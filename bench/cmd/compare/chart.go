@@ -73,7 +73,10 @@ func (tc tableChart) write(outDir string, head []string, rows [][]string, notes 
 func (tc tableChart) label(r []string) string {
 	var parts []string
 	for _, c := range tc.labelCols {
-		if c < len(r) && r[c] != "" && r[c] != "token" { // "token" is the standard fixture: said once in the notes
+		// "token" is the standard fixture (said once in the notes); a
+		// cell the row's name already says ("mcpwire HTTP 1×1") is not
+		// repeated.
+		if c < len(r) && r[c] != "" && r[c] != "token" && (len(parts) == 0 || !strings.Contains(parts[0], r[c])) {
 			parts = append(parts, r[c])
 		}
 	}
