@@ -160,6 +160,15 @@ cluster-bench: build
 
 .PHONY: cluster cluster-test cluster-bench
 
+## report-test: the HTML reports (mcpwire load -html, make compare's charts) opened in headless Chromium (Debian package chromium, installed if missing): every chart drawn, with its points, bars, labels and colours; required here (MCPWIRE_REQUIRE_CHROMIUM), skipped by a plain go test without chromium.
+report-test:
+	@command -v chromium >/dev/null 2>&1 || { SUDO=; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+		$$SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+	MCPWIRE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run Chromium ./internal/chart/... ./internal/load/
+	cd bench && MCPWIRE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run Chromium ./cmd/compare/
+
+.PHONY: report-test
+
 ## soak: mixed calls, listen streams and progress on HTTP, stdio, TCP and Unix for SOAK (default 2m; e.g. SOAK=10m), RSS, goroutines and live heap of each server sampled through its --admin listener; fails on a drift over 10 % between the warm-up plateau and the end, an echo p99 that grows over four times (+40 ms) between them, or goroutines left once idle (internal/soak, build tag soak). SOAK_FLAGS adds flags (-rate, -workers, -sample, -transports); echo latency is reported per transport.
 SOAK ?= 2m
 soak: build

@@ -95,6 +95,7 @@ type recorder struct {
 	deliver  int64 // measured deliveries
 	lastDone int64 // ns since base of the last measured completion
 	live     live
+	tl       atomic.Pointer[tlSlots] // per-second samples (report_timeline.go); nil unless Config.Timeline
 }
 
 func newRecorder() *recorder {
@@ -114,6 +115,9 @@ func (r *recorder) finish(measured bool, start, done int64, out int, code int64,
 		return
 	}
 	r.requests++
+	if tl := r.tl.Load(); tl != nil {
+		tl.add(done, done-start, out)
+	}
 	if done > r.lastDone {
 		r.lastDone = done
 	}
