@@ -80,9 +80,10 @@ if [ "$masters" -gt 1 ] 2>/dev/null; then
   [ "$masters" -ge 3 ] || { echo "cluster: CLUSTER=$masters: a Redis Cluster needs at least 3 masters" >&2; exit 1; }
   nodes=()
   for i in $(seq 1 "$masters"); do
-    while :; do # the cluster bus listens on port + 10000: free too
+    while :; do # the cluster bus listens on port + 10000: free too, and below the ephemeral range
       p=$(freeport)
-      if ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null; then break; fi
+      [ "$p" -lt 22700 ] || continue
+      if ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null; then used="$used$((p + 10000)) "; break; fi
     done
     mkdir "$dir/node$i"
     redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no --daemonize no \
@@ -90,7 +91,7 @@ if [ "$masters" -gt 1 ] 2>/dev/null; then
       --dir "$dir/node$i" --logfile "$dir/redis$i.log" &
     pids+=($!)
     names+=("redis$i")
-    waitport "$p" "$!" "redis-server $i"
+    waitport "$p" "$!" "redis-server $i" || { tail -5 "$dir/redis$i.log" >&2; exit 1; }
     nodes+=("127.0.0.1:$p")
   done
   redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$dir/create.log" 2>&1 ||

@@ -79,10 +79,10 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 }
 
 // clusterPort picks a free loopback port whose cluster bus port (+10000)
-// is free too, below the ephemeral range.
+// is free too, both below the ephemeral range (32768-).
 func clusterPort(tb testing.TB) int {
 	for range 100 {
-		p := 20000 + rand.IntN(12000)
+		p := 20000 + rand.IntN(2700) // bus port (+10000) below the ephemeral range too
 		a, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 		if err != nil {
 			continue
