@@ -219,3 +219,14 @@ func (c *Cluster) KillAll() {
 		c.Kill(p)
 	}
 }
+
+// Pids are the nodes' process ids (0 for a node killed).
+func (c *Cluster) Pids() []int {
+	out := make([]int, len(c.cmds))
+	for i, cmd := range c.cmds {
+		if cmd != nil {
+			out[i] = cmd.Process.Pid
+		}
+	}
+	return out
+}

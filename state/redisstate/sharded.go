@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -174,92 +176,138 @@ func (s *Store) cueChannel(c state.Cue) string {
 	return s.shards[shardOf(c.URI, len(s.shards))]
 }
 
-// shardedSub is one Subscribe on the shard channels.
+// shardedSub is one Subscribe on the shard channels: one connection per
+// master, carrying the channels whose slots that master owns. One
+// connection per channel cost Redis about twice the CPU per cue (measured:
+// profiles/cluster-bench.issue22.txt): a connection that carries more of
+// the cues gets more of them per write.
 type shardedSub struct {
 	s              *Store
 	deliver        func(state.Cue)
 	lost, restored func()
 
-	mu   sync.Mutex // serializes deliver, lost and restored; guards down
-	down int        // shard channels not subscribed
+	mu sync.Mutex // serializes deliver, lost and restored
+
+	conns []*masterConn
+	ev    chan int // a connection's channels were lost: how many
+}
+
+// masterConn subscribes to the shard channels one master owns.
+type masterConn struct {
+	addr  string
+	chans []string
+	dc    rueidis.DedicatedClient
+	up    atomic.Bool // subscribed and watched: its losses are reported
 }
 
 // subscribeSharded is Subscribe on a cluster: every shard channel
-// subscribed on a connection of its own before it returns.
+// subscribed before it returns.
 func (s *Store) subscribeSharded(ctx context.Context, deliver func(state.Cue), lost, restored func()) error {
-	ss := &shardedSub{s: s, deliver: deliver, lost: lost, restored: restored}
-	shards := make([]*shardConn, len(s.shards))
-	for i, ch := range s.shards {
-		sh := &shardConn{ss: ss, channel: ch}
-		if err := sh.connect(ctx); err != nil {
-			for _, c := range shards[:i] {
-				c.dc.Close()
-			}
-			return err
-		}
-		shards[i] = sh
+	ss := &shardedSub{s: s, deliver: deliver, lost: lost, restored: restored, ev: make(chan int, 2*len(s.shards)+1)}
+	if err := ss.connect(ctx); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		for _, sh := range shards {
-			sh.dc.Close()
-		}
+		ss.closeConns()
 		return errClosed
 	}
-	s.wg.Add(len(shards) + 1)
+	s.wg.Add(1)
 	s.mu.Unlock()
-	for _, sh := range shards {
-		go sh.run(ctx)
-	}
-	go ss.checkLoss(ctx)
+	go ss.run(ctx)
 	return nil
 }
 
-// checkLoss reads the epoch key every LossCheckInterval: a flush or an
-// eviction drops no connection.
-func (ss *shardedSub) checkLoss(ctx context.Context) {
+// owners returns the master address ("host:port", as the client names
+// its nodes) owning each shard channel's slot (CLUSTER SLOTS).
+func (ss *shardedSub) owners(ctx context.Context) (map[string][]string, error) {
 	s := ss.s
-	defer s.wg.Done()
-	if s.opt.LossCheckInterval <= 0 {
-		return
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	s.stats.Ops.Add(1)
+	ranges, err := s.c.Do(cctx, s.c.B().ClusterSlots().Build()).ToArray()
+	if err != nil {
+		return nil, err
 	}
-	t := time.NewTicker(s.opt.LossCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.done:
-			return
-		case <-t.C:
-			s.lossMu.Lock()
-			s.checkEpoch(ctx, "periodic check")
-			s.lossMu.Unlock()
+	type span struct {
+		lo, hi int64
+		addr   string
+	}
+	var spans []span
+	for _, r := range ranges {
+		v, err := r.ToArray()
+		if err != nil || len(v) < 3 {
+			continue
 		}
+		lo, err1 := v[0].AsInt64()
+		hi, err2 := v[1].AsInt64()
+		m, err3 := v[2].ToArray()
+		if err1 != nil || err2 != nil || err3 != nil || len(m) < 2 {
+			continue
+		}
+		host, _ := m[0].ToString()
+		port, err := m[1].AsInt64()
+		if err != nil {
+			continue
+		}
+		spans = append(spans, span{lo, hi, net.JoinHostPort(host, strconv.FormatInt(port, 10))})
 	}
+	byAddr := map[string][]string{}
+	for _, ch := range s.shards {
+		sl := int64(keySlot(ch))
+		addr := ""
+		for _, sp := range spans {
+			if sp.lo <= sl && sl <= sp.hi {
+				addr = sp.addr
+				break
+			}
+		}
+		if addr == "" {
+			return nil, fmt.Errorf("no master serves slot %d (%s)", sl, ch)
+		}
+		byAddr[addr] = append(byAddr[addr], ch)
+	}
+	return byAddr, nil
 }
 
-// shardConn is the subscription to one shard channel.
-type shardConn struct {
-	ss      *shardedSub
-	channel string
-	dc      rueidis.DedicatedClient
-	broken  <-chan error  // the connection's end
-	moved   chan struct{} // the server unsubscribed us (the slot moved)
+// connect subscribes to every shard channel, one connection per master.
+func (ss *shardedSub) connect(ctx context.Context) error {
+	s := ss.s
+	byAddr, err := ss.owners(ctx)
+	if err != nil {
+		return s.fail(ctx, "cluster slots", err)
+	}
+	nodes := s.c.Nodes()
+	for addr, chans := range byAddr {
+		node, ok := nodes[addr]
+		if !ok {
+			// The client's map of the cluster is older than CLUSTER SLOTS:
+			// a command routed by the channel's slot makes it refresh.
+			cctx, cancel := s.opCtx(ctx)
+			_ = s.c.Do(cctx, s.c.B().PubsubShardnumsub().Channel(chans[0]).Build()).Error()
+			cancel()
+			ss.closeConns()
+			return s.fail(ctx, "subscribe", fmt.Errorf("master %s not known to the client yet", addr))
+		}
+		mc, err := ss.connectMaster(ctx, node, addr, chans)
+		if err != nil {
+			ss.closeConns()
+			return s.fail(ctx, "subscribe on "+addr, err)
+		}
+		ss.conns = append(ss.conns, mc)
+	}
+	return nil
 }
 
-// errShardMoved: the server ended the subscription (SUNSUBSCRIBE push).
-var errShardMoved = fmt.Errorf("redisstate: shard channel unsubscribed by the server (its slot moved): %w", state.ErrUnavailable)
-
-// connect subscribes on a fresh dedicated connection to the master that
-// owns the channel's slot.
-func (sh *shardConn) connect(ctx context.Context) error {
-	ss, s := sh.ss, sh.ss.s
-	dc, release := s.c.Dedicate()
+// connectMaster subscribes to chans on a dedicated connection to the
+// master at addr and returns once the master confirmed each.
+func (ss *shardedSub) connectMaster(ctx context.Context, node rueidis.Client, addr string, chans []string) (*masterConn, error) {
+	s := ss.s
+	dc, release := node.Dedicate()
 	_ = release // Close ends the connection and releases it
-	subscribed := make(chan struct{}, 1)
-	moved := make(chan struct{}, 1)
+	subscribed := make(chan struct{}, len(chans))
+	mc := &masterConn{addr: addr, chans: chans, dc: dc}
 	broken := dc.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) {
 			c, ok := parseCue(m.Message)
@@ -273,27 +321,32 @@ func (sh *shardConn) connect(ctx context.Context) error {
 			ss.mu.Unlock()
 		},
 		OnSubscription: func(ps rueidis.PubSubSubscription) {
-			ch := subscribed
-			if ps.Kind == "sunsubscribe" {
-				ch = moved
-			} else if ps.Kind != "ssubscribe" {
-				return
-			}
-			select {
-			case ch <- struct{}{}:
-			default:
+			switch ps.Kind {
+			case "ssubscribe":
+				subscribed <- struct{}{}
+			case "sunsubscribe": // the slot moved: this channel is gone
+				if mc.up.Load() {
+					ss.signal(1)
+				}
 			}
 		},
 	})
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
-	s.stats.Ops.Add(1)
-	err := dc.Do(cctx, dc.B().Ssubscribe().Channel(sh.channel).Build()).Error()
-	if err == nil {
+	cmds := make(rueidis.Commands, 0, len(chans))
+	for _, ch := range chans {
+		cmds = append(cmds, dc.B().Ssubscribe().Channel(ch).Build())
+	}
+	s.stats.Ops.Add(uint64(len(cmds)))
+	var err error
+	for _, r := range dc.DoMulti(cctx, cmds...) {
+		if err = r.Error(); err != nil {
+			break
+		}
+	}
+	for n := 0; err == nil && n < len(chans); n++ {
 		select {
 		case <-subscribed:
-		case <-moved:
-			err = errShardMoved
 		case err = <-broken:
 		case <-cctx.Done():
 			err = cctx.Err()
@@ -301,38 +354,89 @@ func (sh *shardConn) connect(ctx context.Context) error {
 	}
 	if err != nil {
 		dc.Close()
-		return s.fail(ctx, "subscribe "+sh.channel, err)
+		return nil, err
 	}
-	sh.dc, sh.broken, sh.moved = dc, broken, moved
-	return nil
+	mc.up.Store(true)
+	// The connection's end (a dropped or closed connection) loses every
+	// channel on it; this goroutine ends with the connection.
+	go func() {
+		if _, ok := <-broken; ok && mc.up.Load() {
+			ss.signal(len(chans))
+		}
+	}()
+	return mc, nil
 }
 
-func (sh *shardConn) run(ctx context.Context) {
-	ss, s := sh.ss, sh.ss.s
+// signal reports lost channels to run, without blocking.
+func (ss *shardedSub) signal(n int) {
+	select {
+	case ss.ev <- n:
+	default: // run is tearing everything down already
+	}
+}
+
+func (ss *shardedSub) closeConns() {
+	for _, mc := range ss.conns {
+		mc.dc.Close()
+	}
+	ss.conns = nil
+}
+
+// run waits for a loss; then, since a listen stream may want a cue of
+// any channel, the subscription as a whole is lost: every connection is
+// closed, lost called, and every channel subscribed again (the slots may
+// have moved) with backoff, then restored called. It also reads the epoch
+// key every LossCheckInterval (a flush or an eviction drops no
+// connection).
+func (ss *shardedSub) run(ctx context.Context) {
+	s := ss.s
 	defer s.wg.Done()
+	var tick <-chan time.Time
+	if s.opt.LossCheckInterval > 0 {
+		t := time.NewTicker(s.opt.LossCheckInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
+		var n int
 		select {
 		case <-ctx.Done():
-			sh.dc.Close()
+			ss.closeConns()
 			return
 		case <-s.done:
-			sh.dc.Close()
+			ss.closeConns()
 			return
-		case <-sh.broken:
-		case <-sh.moved:
+		case <-tick:
+			s.lossMu.Lock()
+			s.checkEpoch(ctx, "periodic check")
+			s.lossMu.Unlock()
+			continue
+		case n = <-ss.ev:
 		}
-		sh.dc.Close()
-		s.stats.ShardsLost.Add(1)
-		ss.mu.Lock()
-		ss.down++
-		if ss.down == 1 {
-			s.stats.Lost.Add(1)
-			if ss.lost != nil {
-				ss.lost()
+		var addrs []string
+		for _, mc := range ss.conns {
+			addrs = append(addrs, mc.addr)
+		}
+		for _, mc := range ss.conns {
+			mc.up.Store(false)
+		}
+		ss.closeConns()
+		for drained := false; !drained; { // the other losses this one caused
+			select {
+			case m := <-ss.ev:
+				n += m
+			default:
+				drained = true
 			}
 		}
+		s.stats.ShardsLost.Add(uint64(n))
+		s.stats.Lost.Add(1)
+		s.log.Warn("redisstate: a shard channel's subscription was lost (its slot moved or its master failed): listen streams end until every shard channel is subscribed again", "channels", n, "masters", addrs)
+		ss.mu.Lock()
+		if ss.lost != nil {
+			ss.lost()
+		}
 		ss.mu.Unlock()
-		s.log.Warn("redisstate: a shard channel's subscription was lost (its slot moved or its node failed): listen streams end until it is back", "channel", sh.channel)
 		wait := s.opt.ReconnectMin
 		for {
 			d := wait/2 + rand.N(wait/2+1)
@@ -346,23 +450,20 @@ func (sh *shardConn) run(ctx context.Context) {
 				return
 			case <-t.C:
 			}
-			if sh.connect(ctx) == nil {
+			if ss.connect(ctx) == nil {
 				break
 			}
 			wait = min(2*wait, s.opt.ReconnectMax)
 		}
-		// The master that now owns the slot may have lost data (a failover
-		// to an empty node): see before cues flow.
+		// A master that came back or took over may be empty: see before
+		// cues flow.
 		s.lossMu.Lock()
-		s.checkEpoch(ctx, "shard resubscribed")
+		s.checkEpoch(ctx, "shards resubscribed")
 		s.lossMu.Unlock()
+		s.stats.Reconnects.Add(1)
 		ss.mu.Lock()
-		ss.down--
-		if ss.down == 0 {
-			s.stats.Reconnects.Add(1)
-			if ss.restored != nil {
-				ss.restored()
-			}
+		if ss.restored != nil {
+			ss.restored()
 		}
 		ss.mu.Unlock()
 	}

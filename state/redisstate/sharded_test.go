@@ -167,6 +167,20 @@ func TestClusterShardedDelivery(t *testing.T) {
 	if total != DefaultShards {
 		t.Errorf("%d shard channels subscribed over the masters, want %d", total, DefaultShards)
 	}
+	// One subscription connection per replica and master, carrying all of
+	// that master's channels (a connection per channel cost Redis twice
+	// the CPU per cue).
+	for _, p := range c.Ports {
+		n := 0
+		for line := range strings.Lines(c.Cmd(t, p, "CLIENT", "LIST")) {
+			if strings.Contains(line, " ssub=") && !strings.Contains(line, " ssub=0 ") {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Errorf("master %d: %d connections with sharded subscriptions, want 2 (one per replica)", p, n)
+		}
+	}
 
 	var want []state.Cue
 	for i := range 60 {
