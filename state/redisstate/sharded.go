@@ -29,14 +29,15 @@ import (
 //     the masters;
 //   - a cue goes to the channel its URI hashes to (FNV-1a; the list kinds,
 //     which have no URI, share one), so the cues of one URI stay in order;
-//   - every replica subscribes to every channel, one connection per
-//     channel (rueidis sends an SSUBSCRIBE to the master owning its slot);
+//   - every replica subscribes to every channel, on one connection per
+//     master that carries the channels whose slots it owns (CLUSTER
+//     SLOTS);
 //   - when one channel's subscription ends — its slot moved to another
 //     master (the server sends SUNSUBSCRIBE) or its node failed (the
 //     connection drops) — the whole subscription counts as lost: lost is
 //     called (the engine ends every listen stream and refuses new ones),
-//     the channel is subscribed again with backoff wherever its slot now
-//     lives, and restored is called once every channel is back. A listen
+//     every channel is subscribed again with backoff wherever its slot
+//     now lives, and restored is called once all are back. A listen
 //     stream may want any URI, so it is fed by every channel: ending only
 //     some streams would need the engine to know the channel map, and a
 //     slot move is a rare operator action. Stats.ShardsLost counts each
@@ -179,7 +180,7 @@ func (s *Store) cueChannel(c state.Cue) string {
 // shardedSub is one Subscribe on the shard channels: one connection per
 // master, carrying the channels whose slots that master owns. One
 // connection per channel cost Redis about twice the CPU per cue (measured:
-// profiles/cluster-bench.issue22.txt): a connection that carries more of
+// profiles/cluster-bench.issue22.md): a connection that carries more of
 // the cues gets more of them per write.
 type shardedSub struct {
 	s              *Store
