@@ -221,8 +221,10 @@ func (s *Store) subscribeSharded(ctx context.Context, deliver func(state.Cue), l
 }
 
 // owners returns the master address ("host:port", as the client names
-// its nodes) owning each shard channel's slot (CLUSTER SLOTS).
-func (ss *shardedSub) owners(ctx context.Context) (map[string][]string, error) {
+// its nodes) owning each shard channel's slot (CLUSTER SLOTS). A master
+// that gives no host (an empty endpoint: "the address you reached me on")
+// is the known node on its port.
+func (ss *shardedSub) owners(ctx context.Context, nodes map[string]rueidis.Client) (map[string][]string, error) {
 	s := ss.s
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
@@ -252,7 +254,7 @@ func (ss *shardedSub) owners(ctx context.Context) (map[string][]string, error) {
 		if err != nil {
 			continue
 		}
-		spans = append(spans, span{lo, hi, net.JoinHostPort(host, strconv.FormatInt(port, 10))})
+		spans = append(spans, span{lo, hi, nodeAddr(nodes, host, port)})
 	}
 	byAddr := map[string][]string{}
 	for _, ch := range s.shards {
@@ -272,14 +274,35 @@ func (ss *shardedSub) owners(ctx context.Context) (map[string][]string, error) {
 	return byAddr, nil
 }
 
+// nodeAddr names a master of CLUSTER SLOTS as the client's node map does.
+func nodeAddr(nodes map[string]rueidis.Client, host string, port int64) string {
+	p := strconv.FormatInt(port, 10)
+	if host != "" {
+		return net.JoinHostPort(host, p)
+	}
+	found := ""
+	for addr := range nodes {
+		if _, ap, err := net.SplitHostPort(addr); err == nil && ap == p {
+			if found != "" {
+				return ":" + p // two known nodes on that port: cannot tell
+			}
+			found = addr
+		}
+	}
+	if found == "" {
+		return ":" + p
+	}
+	return found
+}
+
 // connect subscribes to every shard channel, one connection per master.
 func (ss *shardedSub) connect(ctx context.Context) error {
 	s := ss.s
-	byAddr, err := ss.owners(ctx)
+	nodes := s.c.Nodes()
+	byAddr, err := ss.owners(ctx, nodes)
 	if err != nil {
 		return s.fail(ctx, "cluster slots", err)
 	}
-	nodes := s.c.Nodes()
 	for addr, chans := range byAddr {
 		node, ok := nodes[addr]
 		if !ok {

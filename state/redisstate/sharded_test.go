@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/mcpwire/mcpwire/internal/redistest"
 	"github.com/mcpwire/mcpwire/state"
 )
@@ -336,5 +338,26 @@ func TestClusterMasterKilledEndsStreams(t *testing.T) {
 	}
 	if n := l.restored.Load(); n != 0 {
 		t.Fatalf("restored called %d times with a master down", n)
+	}
+}
+
+// TestNodeAddr: a master CLUSTER SLOTS names without a host is the known
+// node on its port, so its channels are subscribed on it.
+func TestNodeAddr(t *testing.T) {
+	nodes := map[string]rueidis.Client{"10.0.0.1:7000": nil, "10.0.0.2:7001": nil, "10.0.0.3:7001": nil}
+	for _, c := range []struct {
+		host string
+		port int64
+		want string
+	}{
+		{"10.0.0.9", 7000, "10.0.0.9:7000"},
+		{"", 7000, "10.0.0.1:7000"},
+		{"", 7001, ":7001"}, // two candidates
+		{"", 7002, ":7002"},
+		{"::1", 7000, "[::1]:7000"},
+	} {
+		if got := nodeAddr(nodes, c.host, c.port); got != c.want {
+			t.Errorf("nodeAddr(%q, %d) = %q, want %q", c.host, c.port, got, c.want)
+		}
 	}
 }
