@@ -187,7 +187,10 @@ type shardedSub struct {
 	deliver        func(state.Cue)
 	lost, restored func()
 
-	mu sync.Mutex // serializes deliver, lost and restored
+	// mu serializes deliver, lost and restored, which run under it; no lock
+	// of the Store is taken under it (run reads the epoch key, under
+	// lossMu, without it).
+	mu sync.Mutex
 
 	conns []*masterConn
 	ev    chan int // a connection's channels were lost: how many

@@ -98,8 +98,9 @@ type Config struct {
 	// a Redis Cluster (sharded pub/sub, SPUBLISH/SSUBSCRIBE, Redis 7+: each
 	// cue travels to one master, so backplane capacity grows with the
 	// masters). Each replica holds one subscription connection per shard;
-	// every replica must use the same value (New checks "<Prefix>shards").
-	// Default DefaultShards (16), at most 1,024. Negative: classic
+	// every replica must use the same value (New checks "<Prefix>shards",
+	// a key without expiry: to change the count, stop the fleet and delete
+	// it). Default DefaultShards (16), at most 1,024. Negative: classic
 	// PUBLISH/SUBSCRIBE even on a cluster (each cue crosses the cluster bus
 	// to every node). Ignored on a single Redis, which keeps classic
 	// pub/sub.
