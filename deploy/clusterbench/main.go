@@ -1,6 +1,7 @@
 // Command clusterbench measures the scale-out figures of issue 11 (make
-// cluster-bench) against a running cluster: redis-server, three `mcpwire
-// serve --state redis://…` replicas and HAProxy, as deploy/cluster.sh starts
+// cluster-bench) against a running cluster: redis-server (or, with
+// CLUSTER=3, a 3-master Redis Cluster: issue 22), three `mcpwire serve
+// --state redis://…` replicas and HAProxy, as deploy/cluster.sh starts
 // them. It runs under the script, which names the cluster in its
 // environment:
 //
