@@ -290,7 +290,14 @@ func (p *parser) object(i int, level int) int {
 				return scanErrParse
 			}
 		}
-		k, e := knownKey(b, i+1, level, guess)
+		// The guessed key, when its name+quote fits in a word, is checked
+		// here; longer names and other keys go through knownKey.
+		var k, e int
+		if m := &keys[guess&31]; m.n <= 8 && guess != 0 && i+9 <= len(b) && (word(b, i+1)^m.first)&m.mask == 0 {
+			k, e = int(guess), i+1+int(m.n)
+		} else {
+			k, e = knownKey(b, i+1, level, guess)
+		}
 		if e < 0 {
 			var fl uint8
 			if e = plainString(b, i+1); e < 0 {
