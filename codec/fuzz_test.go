@@ -29,6 +29,8 @@ func FuzzPeek(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"\ud800\u0041\ud83d\ude00"}}`,
 		`{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":` + strings.Repeat("[", 200) + `}}`,
 		` {"jsonrpc" : "2\u002e0" , "id" : -0 , "method" : "m" } `, `{"jsonrpc":"2.0","id":1e2,"method":"m"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1,"b":"x","c":true,"d":null}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":01,"b":"x"}}}`,
 	} {
 		f.Add([]byte(s))
 	}

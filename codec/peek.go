@@ -290,7 +290,14 @@ func (p *parser) object(i int, level int) int {
 				return scanErrParse
 			}
 		}
-		k, e := knownKey(b, i+1, level, guess)
+		// The guessed key, when its name+quote fits in a word, is checked
+		// here; longer names and other keys go through knownKey.
+		var k, e int
+		if m := &keys[guess&31]; m.n <= 8 && guess != 0 && i+9 <= len(b) && (word(b, i+1)^m.first)&m.mask == 0 {
+			k, e = int(guess), i+1+int(m.n)
+		} else {
+			k, e = knownKey(b, i+1, level, guess)
+		}
 		if e < 0 {
 			var fl uint8
 			if e = plainString(b, i+1); e < 0 {
@@ -375,10 +382,18 @@ func (p *parser) object(i int, level int) int {
 			case keyUnknown, keyArguments, keyClientCapabilities, keyResult, keyError, keyClientInfo:
 				// An empty object or array ("clientCapabilities":{}, the
 				// arguments of a tool without parameters) needs no skipper.
+				// A flat compact object (arguments of scalars, clientInfo)
+				// takes skipFlat's shorter loop.
 				e := i + 2
 				if c != '{' && c != '[' || e > len(b) || b[i+1] != c+2 || p.sk.max <= level {
-					if e = p.sk.skip(b, i, level); e < 0 {
-						return e
+					e = -1
+					if c == '{' && p.sk.max > level {
+						e = skipFlat(b, i+1)
+					}
+					if e < 0 {
+						if e = p.sk.skip(b, i, level); e < 0 {
+							return e
+						}
 					}
 				}
 				switch k {
@@ -492,3 +507,46 @@ func (p *parser) token(k, i int, c byte, level int) int {
 // usual "jsonrpc" value, compared without a scan (a shorter tail of the
 // buffer takes the general path).
 const quoted20 = '"' | '2'<<8 | '.'<<16 | '0'<<24 | '"'<<32
+
+// skipFlat skips the object whose '{' is at b[i-1] when it is flat and
+// compact, the usual shape of a tool's arguments and of clientInfo: names
+// and string values in plain ASCII without escapes, non-negative integers,
+// true, false and null, no whitespace but before a ':' or a separator. It
+// returns the index just past its '}', or -1 for anything else (a nested
+// value, an escape, a syntax error...): the caller then runs the skipper,
+// which decides. Nothing it accepts is refused by the skipper, and it
+// opens no container, so the depth limit is the caller's check for the
+// object itself.
+func skipFlat(b []byte, i int) int {
+	for {
+		if uint(i) >= uint(len(b)) || b[i] != '"' {
+			return -1
+		}
+		if i = plainString(b, i+1); i < 0 {
+			return -1
+		}
+		if i = colon(b, i); uint(i) >= uint(len(b)) {
+			return -1 // also when colon failed (i < 0)
+		}
+		switch c := b[i]; {
+		case c == '"':
+			i = plainString(b, i+1)
+		case c-'0' <= 9:
+			i = plainNumber(b, i)
+		case c == 't' || c == 'f' || c == 'n':
+			i = scanLiteral(b, i)
+		default:
+			return -1
+		}
+		if i < 0 {
+			return -1
+		}
+		var sc byte
+		if i, sc = sep(b, i); sc == '}' {
+			return i
+		}
+		if sc != ',' {
+			return -1
+		}
+	}
+}

@@ -2,9 +2,11 @@ package codec
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // view is an Envelope flattened to strings for comparison; "-" = absent.
@@ -518,6 +520,45 @@ func TestKindStrings(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("#%d %q != %q", i, c.got, c.want)
+		}
+	}
+}
+
+// TestPeekFlatArguments: the arguments and clientInfo objects Peek skips
+// with its flat-object loop get the verdict encoding/json gives, and the
+// same span, whether the loop takes them or hands them to the skipper
+// (nesting, whitespace, escapes, signs, fractions, bad literals, truncation).
+func TestPeekFlatArguments(t *testing.T) {
+	for _, a := range []string{
+		`{"text":"hello world"}`, `{"a":1,"b":"x","c":true,"d":false,"e":null}`, `{"a":0}`,
+		`{"region":"us-west1","priority":42,"dry_run":false,"query":"SELECT 1"}`,
+		`{"a":1 }`, `{"a" :1}`, `{"a": 1}`, `{ "a":1}`, `{"a":1 ,"b":2}`, `{"a":-1}`, `{"a":1.5}`, `{"a":1e3}`,
+		`{"a":"\u0041"}`, `{"a":"Zürich"}`, `{"a\"b":1}`, `{"a":{"b":1}}`, `{"a":[1]}`, `{"a":"x","b":{}}`,
+		`{"a":01}`, `{"a":1,}`, `{"a":tru}`, `{"a":truex}`, `{"a":1]`, `{"a"}`, `{"a":}`, `{a:1}`, `{"a":1"b":2}`,
+		`{"a":"x` + "\x01" + `"}`, `{"a":"` + "\xff" + `"}`, `{"a":1`, `{"a":"x"`, `{"a"`, `{"abcdefghij":"klmnopqrstuvwxyz"}`,
+	} {
+		for _, msg := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":` + a + `}}`,
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/clientInfo":` + a + `}}}`,
+			// At the very end of the buffer, where the word loads stop.
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + a,
+		} {
+			var env Envelope
+			err := Peek([]byte(msg), &env)
+			valid := json.Valid([]byte(msg)) && utf8.ValidString(msg)
+			if valid != (err != ErrParse && err != ErrInvalidUTF8) {
+				t.Errorf("%s: Peek %v, encoding/json valid %v", msg, err, valid)
+				continue
+			}
+			if err == nil {
+				got := env.Arguments
+				if env.ClientInfo != nil {
+					got = env.ClientInfo
+				}
+				if string(got) != a {
+					t.Errorf("%s: span %q, want %q", msg, got, a)
+				}
+			}
 		}
 	}
 }

@@ -46,7 +46,12 @@ func init() {
 		methods[m.name] = m
 	}
 	listenMethod = methods["subscriptions/listen"]
+	toolsCallMethod = methods["tools/call"]
 }
+
+// toolsCallMethod is the tools/call entry: the method of most requests,
+// which checkMethod finds without a map lookup.
+var toolsCallMethod *method
 
 // Validation errors. Those without per-request data are shared values so
 // the rejection path does not allocate.
@@ -175,8 +180,12 @@ func (s *Server) unsupportedVersion(requested, msg string) *codec.Error {
 // methods get -32601 (HDR-08, DISC-08).
 func (c *Call) checkMethod() *codec.Error {
 	var m *method
-	if !c.env.Method.Escaped {
-		m = methods[string(c.env.Method.Raw)]
+	if raw := c.env.Method.Raw; !c.env.Method.Escaped {
+		if string(raw) == "tools/call" {
+			m = toolsCallMethod
+		} else {
+			m = methods[string(raw)]
+		}
 	} else {
 		m = methods[c.env.Method.String()]
 	}
