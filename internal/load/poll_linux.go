@@ -18,19 +18,22 @@ import (
 	"github.com/mcpwire/mcpwire/framing"
 )
 
-// canPoll: relay connections to sockets are read by pollers (below).
+// canPoll: relay and inline connections to sockets are read by pollers
+// (below).
 const canPoll = true
 
-// A poller reads many relay connections (TCP or Unix sockets, one request
-// in flight each; HTTP connections of a closed loop, see httprelay.go) from
-// one goroutine: epoll (level-triggered) on sockets the generator dialled
-// itself, outside Go's network poller, one read per ready socket, and the
-// next request written by the same goroutine. A
-// request then costs one write, one read and a share of an epoll_wait; no
-// goroutine is parked or woken per request, and no read returns EAGAIN.
+// A poller reads many connections from one goroutine: inline stream
+// connections (TCP or Unix sockets in a closed loop, see stream.go) and
+// HTTP connections of a closed loop (httprelay.go). It uses epoll
+// (level-triggered) on sockets the generator dialled itself, outside Go's
+// network poller, one read per ready socket, and writes the requests that
+// replace the answered ones from the same goroutine. A batch of requests
+// then costs one write, one read and a share of an epoll_wait; no
+// goroutine is parked or woken per batch, and no read returns EAGAIN.
 // The sockets stay in blocking mode: a socket is read only when epoll says
 // it is readable; a write blocks only while the server does not read, like
-// a Writer over a net.Conn.
+// a Writer over a net.Conn (an inline window fits in the socket buffers,
+// so that wait is short).
 type poller struct {
 	epfd  int
 	ef    *os.File        // epfd, registered with Go's network poller
@@ -197,7 +200,8 @@ func (p *poller) loop() {
 func (c *streamConn) readable(p *poller, env *codec.Envelope) { p.read(c, env) }
 func (c *streamConn) failed(p *poller, err error)             { p.end(c, err) }
 
-// read performs one read on c and handles every complete line it brings.
+// read performs one read on c and handles every complete line it brings
+// (then, inline, writes the requests replacing the answered ones at once).
 func (p *poller) read(c *streamConn, env *codec.Envelope) {
 	n, err := unix.Read(c.fd.fd, p.buf)
 	if err == unix.EINTR || err == unix.EAGAIN {
@@ -206,28 +210,16 @@ func (p *poller) read(c *streamConn, env *codec.Envelope) {
 	if n > 0 {
 		c.r.bytesIn.Add(int64(n))
 		c.dec.Feed(p.buf[:n])
-		p.frames(c, env)
+		c.frames(env)
 		return
 	}
 	if err == nil {
 		err = io.EOF
 	}
+	c.ended.Store(true) // nothing more is sent on it
 	c.dec.End()
-	p.frames(c, env)
+	c.frames(env)
 	p.end(c, err)
-}
-
-func (p *poller) frames(c *streamConn, env *codec.Envelope) {
-	for {
-		frame, err := c.dec.Next()
-		if err == framing.ErrLineTooLong {
-			continue
-		}
-		if frame == nil {
-			return
-		}
-		c.onFrame(frame, env)
-	}
 }
 
 // end stops reading c, whose input ended with err.

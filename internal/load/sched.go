@@ -73,15 +73,8 @@ func (s *sched) next(t *time.Timer) (start int64, measured, ok bool) {
 	}
 	if s.rate <= 0 {
 		now := s.now()
-		if s.end > 0 && now >= s.end {
-			return 0, false, false
-		}
-		measured = now >= s.mStart
-		if measured && s.limit > 0 && s.measured.Add(1) > s.limit {
-			s.limitHit.Store(true)
-			return 0, false, false
-		}
-		return now, measured, true
+		measured, ok = s.nextAt(now)
+		return now, measured, ok
 	}
 	i := s.tickets.Add(1) - 1
 	start = s.t0 + int64(float64(i)*1e9/s.rate)
@@ -111,6 +104,20 @@ func (s *sched) next(t *time.Timer) (start int64, measured, ok bool) {
 		s.sentMeas.Add(1)
 	}
 	return start, measured, true
+}
+
+// nextAt is next for a closed loop, for a request starting at now (a batch
+// of requests sent together shares one clock reading).
+func (s *sched) nextAt(now int64) (measured, ok bool) {
+	if s.stopped() || s.end > 0 && now >= s.end {
+		return false, false
+	}
+	measured = now >= s.mStart
+	if measured && s.limit > 0 && s.measured.Add(1) > s.limit {
+		s.limitHit.Store(true)
+		return false, false
+	}
+	return measured, true
 }
 
 // lateGrace is how long after the end of the window a request that fell due

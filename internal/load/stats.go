@@ -78,9 +78,21 @@ func (e *errCounts) mergeInto(out map[string]int64) {
 
 // live holds counters the progress line reads while the run goes on.
 type live struct {
-	done atomic.Int64 // requests finished (warm-up included)
-	errs atomic.Int64 // of which failed
-	_    [48]byte     // keep recorders of different goroutines off one cache line
+	done     atomic.Int64 // requests finished (warm-up included)
+	errs     atomic.Int64 // of which failed
+	warm     atomic.Int64 // of done, the requests not measured (warm-up)
+	warmErrs atomic.Int64 // of errs, the requests not measured
+	_        [32]byte     // keep recorders of different goroutines off one cache line
+}
+
+// fail counts a request that failed outside finish (timeout, lost write).
+func (l *live) fail(measured bool) {
+	l.done.Add(1)
+	l.errs.Add(1)
+	if !measured {
+		l.warm.Add(1)
+		l.warmErrs.Add(1)
+	}
 }
 
 // recorder collects the results of one goroutine. Only its owner writes
@@ -111,6 +123,10 @@ func (r *recorder) finish(measured bool, start, done int64, out int, code int64,
 		r.live.errs.Add(1)
 	}
 	if !measured {
+		r.live.warm.Add(1)
+		if out != outOK {
+			r.live.warmErrs.Add(1)
+		}
 		return
 	}
 	r.requests++
