@@ -39,12 +39,16 @@
 //     BenchmarkStreamGenerator). The sender goroutine only starts the loop
 //     and refills slots freed by timeouts; otherwise (open loop, larger
 //     windows, the listen publisher) it queues every request it can start
-//     and writes them in one batch. On Linux such TCP and Unix sockets are
-//     not read by a goroutine each but by a few pollers (epoll on sockets
-//     dialled outside Go's network poller, see poll_linux.go): no goroutine
-//     parked or woken per batch, no read that returns EAGAIN. A poller with
-//     nothing ready parks on its epoll descriptor through Go's network
-//     poller rather than blocking in epoll_wait.
+//     and writes them in one batch. On Linux inline connections stay out
+//     of Go's network poller: with no more connections than CPUs each has a
+//     reader goroutine blocked in read(2) on its own socket (poll(2) then
+//     read(2) on a stdio pipe, so that a pipe a grandchild holds open
+//     cannot stall the shutdown); with more, a few pollers read the sockets
+//     (epoll on sockets dialled outside Go's network poller, see
+//     poll_linux.go): no goroutine parked or woken through the network
+//     poller per batch. A poller with nothing ready parks on its epoll
+//     descriptor through Go's network poller rather than blocking in
+//     epoll_wait.
 //   - Every reply is checked: the first of each shape with codec.Peek and
 //     classify; a later reply that is byte for byte the same text but for
 //     its integer id is the same JSON with another id, so it gets the same

@@ -649,7 +649,7 @@ func (r *run) collect(res *Result) {
 		res.DurationS = float64(int64(res.DurationS*1000+0.5)) / 1000
 	}
 	if res.Requests > 0 {
-		res.ClientCPUUsPerReq = round1(float64(res.cpuUs) / float64(res.Requests))
+		res.ClientCPUUsPerReq = float64(int64(float64(res.cpuUs)/float64(res.Requests)*100+0.5)) / 100 // sub-µs figures: two decimals
 	}
 	if c.Workload == WorkloadProgress && answered > 0 {
 		res.ProgressPerCall = float64(int64(float64(progress)/float64(answered)*100+0.5)) / 100

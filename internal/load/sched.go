@@ -27,6 +27,7 @@ type sched struct {
 	measured atomic.Int64 // measured starts handed out
 	sentMeas atomic.Int64 // measured starts actually sent (open loop)
 	stopAt   atomic.Int64
+	halted   atomic.Bool // stop was called (cheaper to poll than done)
 	limitHit atomic.Bool // the request count ended the run
 
 	once sync.Once
@@ -49,6 +50,7 @@ func (s *sched) now() int64 { return int64(time.Since(s.base)) }
 func (s *sched) stop() {
 	s.once.Do(func() {
 		s.stopAt.Store(s.now())
+		s.halted.Store(true)
 		close(s.done)
 	})
 }
@@ -109,7 +111,7 @@ func (s *sched) next(t *time.Timer) (start int64, measured, ok bool) {
 // nextAt is next for a closed loop, for a request starting at now (a batch
 // of requests sent together shares one clock reading).
 func (s *sched) nextAt(now int64) (measured, ok bool) {
-	if s.stopped() || s.end > 0 && now >= s.end {
+	if s.halted.Load() || s.end > 0 && now >= s.end {
 		return false, false
 	}
 	measured = now >= s.mStart

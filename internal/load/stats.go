@@ -129,6 +129,47 @@ func (r *recorder) finish(measured bool, start, done int64, out int, code int64,
 		}
 		return
 	}
+	r.record(start, done, out, code, progress)
+}
+
+// tally is what a batch of finished requests adds to the live counters.
+type tally struct{ done, errs, warm, warmErrs int64 }
+
+// finishBatched is finish for a reader that adds its live counts once per
+// batch (see flushTally).
+func (r *recorder) finishBatched(t *tally, measured bool, start, done int64, out int, code int64, progress int) {
+	t.done++
+	if out != outOK {
+		t.errs++
+	}
+	if !measured {
+		t.warm++
+		if out != outOK {
+			t.warmErrs++
+		}
+		return
+	}
+	r.record(start, done, out, code, progress)
+}
+
+// flushTally adds t to the live counters and clears it.
+func (r *recorder) flushTally(t *tally) {
+	if t.done == 0 {
+		return
+	}
+	r.live.done.Add(t.done)
+	if t.errs != 0 {
+		r.live.errs.Add(t.errs)
+	}
+	if t.warm != 0 {
+		r.live.warm.Add(t.warm)
+		r.live.warmErrs.Add(t.warmErrs)
+	}
+	*t = tally{}
+}
+
+// record records one measured request.
+func (r *recorder) record(start, done int64, out int, code int64, progress int) {
 	r.requests++
 	if done > r.lastDone {
 		r.lastDone = done

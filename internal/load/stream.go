@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -24,7 +25,6 @@ import (
 // by whoever claims id back (the atomic store and CAS order them).
 type slot struct {
 	id       atomic.Int64 // in-flight request id; 0 when free
-	sent     atomic.Int64 // send time, for the timeout (read by the sweeper)
 	progress atomic.Int32 // progress notifications so far (reader)
 	tpl      int32
 	start    int64 // due (open loop) or send time
@@ -52,6 +52,7 @@ type streamConn struct {
 	rd    io.Reader        // the input, when a reader goroutine reads it
 	dec   *framing.Decoder // frames the input (reader goroutine or poller)
 	rec   *recorder        // owned by the reader goroutine
+	tally tally            // the live counts of the batch being read
 	shape replyShapes      // owned by the reader goroutine
 	ready []int32          // inline: slots answered in the batch being read
 
@@ -144,20 +145,53 @@ func (r *run) openStream(i int) (*streamConn, error) {
 		// own: it may carry terminal escapes (RELIABILITY F7).
 		c.stderr = &term.LineWriter{W: r.log, Prefix: fmt.Sprintf("server %d: ", i)}
 		cmd.Stderr = c.stderr
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
+		var stdin io.WriteCloser
+		var stdout io.ReadCloser
+		var childEnds func()
+		var err error
+		if c.blockingReads() {
+			stdin, stdout, childEnds, err = blockingPipes(cmd)
+		}
+		if childEnds == nil {
+			if stdin, err = cmd.StdinPipe(); err != nil {
+				return nil, err
+			}
+			if stdout, err = cmd.StdoutPipe(); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
 			return nil, err
 		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
+		err = cmd.Start()
+		if childEnds != nil {
+			childEnds() // the child's copies, or, if it did not start, all
 		}
-		if err := cmd.Start(); err != nil {
+		if err != nil {
+			if childEnds != nil {
+				stdin.Close()
+				if u, ok := stdout.(interface{ closeUnread() }); ok {
+					u.closeUnread()
+				}
+			}
 			return nil, fmt.Errorf("start %s: %w", r.t.argv[0], err)
 		}
 		c.cmd, c.stdin, c.stdout = cmd, stdin, stdout
 		rd, wr = stdout, stdin
 	default:
+		if c.blockingReads() {
+			// A socket of our own, read and written in blocking system
+			// calls by its reader goroutine.
+			fd, err := dialFD(r.t.kind, r.t.addr, r.cfg.Timeout)
+			if err != nil {
+				return nil, err
+			}
+			c.fd = fd
+			c.rd = fdReader{fd}
+			c.out.w = countWriter{fd, &r.bytesOut}
+			go c.readLoop()
+			go c.sweep()
+			return c, nil
+		}
 		if c.inline && canPoll {
 			if err := c.openPolled(); err != nil {
 				return nil, err
@@ -176,6 +210,17 @@ func (r *run) openStream(i int) (*streamConn, error) {
 	go c.readLoop()
 	go c.sweep()
 	return c, nil
+}
+
+// blockingReads reports whether the connection is read by a goroutine of
+// its own blocked in read(2) on a descriptor outside Go's network poller:
+// an inline connection (its reader also writes, see inlineMaxBytes) of a
+// run with no more connections than CPUs the generator may use. Per batch
+// that is one read and one write and no wake-up through the network poller
+// (which for a lone connection costs more than the batch's own work). With
+// more connections a few pollers read them all (poll_linux.go).
+func (c *streamConn) blockingReads() bool {
+	return c.inline && canPoll && c.r.cfg.Conns <= runtime.GOMAXPROCS(0) && c.r.cfg.Workload != WorkloadListen
 }
 
 // openPolled dials an inline socket and hands its reading to a poller.
@@ -244,6 +289,7 @@ func (c *streamConn) frames(env *codec.Envelope) {
 		}
 		c.onFrame(frame, env, now)
 	}
+	c.rec.flushTally(&c.tally)
 	if len(c.ready) > 0 {
 		c.refill()
 	}
@@ -325,7 +371,7 @@ func (c *streamConn) onFrame(frame []byte, env *codec.Envelope, now int64) {
 // answered records the response to the request of slot k, which the caller
 // has claimed back, and frees the slot (inline: for this batch's refill).
 func (c *streamConn) answered(k int32, sl *slot, now int64, out int, code int64) {
-	c.rec.finish(sl.meas, sl.start, now, out, code, int(sl.progress.Load()))
+	c.rec.finishBatched(&c.tally, sl.meas, sl.start, now, out, code, int(sl.progress.Load()))
 	if c.inline {
 		c.ready = append(c.ready, k)
 		return
@@ -354,6 +400,11 @@ func (c *streamConn) sweep() {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var buf []byte
+	// The sender stores no send time: a request expires once the sweeper
+	// has seen the same id in its slot for the whole timeout (so between
+	// the timeout and the timeout plus two ticks after it was sent).
+	seenID := make([]int64, len(c.slots))
+	seenAt := make([]int64, len(c.slots))
 	for {
 		select {
 		case <-t.C:
@@ -364,7 +415,14 @@ func (c *streamConn) sweep() {
 		for k := range c.slots {
 			sl := &c.slots[k]
 			id := sl.id.Load()
-			if id == 0 || now-sl.sent.Load() < timeout || !sl.id.CompareAndSwap(id, 0) {
+			if id == 0 {
+				continue
+			}
+			if id != seenID[k] {
+				seenID[k], seenAt[k] = id, now
+				continue
+			}
+			if now-seenAt[k] < timeout || !sl.id.CompareAndSwap(id, 0) {
 				continue
 			}
 			if sl.meas {
@@ -468,8 +526,9 @@ func (c *streamConn) queue(ss *sendState, k int32, start, now int64, meas bool) 
 	sl.start = start
 	sl.meas = meas
 	sl.tpl = int32(ti)
-	sl.progress.Store(0)
-	sl.sent.Store(now)
+	if sl.progress.Load() != 0 {
+		sl.progress.Store(0)
+	}
 	sl.id.Store(id)
 	if c.pub != nil {
 		c.pub.add(now, meas)
