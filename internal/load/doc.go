@@ -40,7 +40,7 @@
 //     and refills slots freed by timeouts; otherwise (open loop, larger
 //     windows, the listen publisher) it queues every request it can start
 //     and writes them in one batch. On Linux inline connections stay out
-//     of Go's network poller: with no more connections than CPUs each has a
+//     of Go's network poller: with fewer connections than Ps each has a
 //     reader goroutine blocked in read(2) on its own socket (poll(2) then
 //     read(2) on a stdio pipe, so that a pipe a grandchild holds open
 //     cannot stall the shutdown); with more, a few pollers read the sockets

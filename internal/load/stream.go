@@ -215,12 +215,15 @@ func (r *run) openStream(i int) (*streamConn, error) {
 // blockingReads reports whether the connection is read by a goroutine of
 // its own blocked in read(2) on a descriptor outside Go's network poller:
 // an inline connection (its reader also writes, see inlineMaxBytes) of a
-// run with no more connections than CPUs the generator may use. Per batch
-// that is one read and one write and no wake-up through the network poller
-// (which for a lone connection costs more than the batch's own work). With
-// more connections a few pollers read them all (poll_linux.go).
+// run with fewer connections than Ps. Per batch that is one read and one
+// write and no wake-up through the network poller (which for a lone
+// connection costs more than the batch's own work). A goroutine blocked in
+// a system call keeps its P until sysmon takes it back (up to 10 ms when
+// sysmon is idle), so one P is always left to the other goroutines (the
+// sender, the sweeper, the progress line). Otherwise a few pollers read the
+// sockets (poll_linux.go).
 func (c *streamConn) blockingReads() bool {
-	return c.inline && canPoll && c.r.cfg.Conns <= runtime.GOMAXPROCS(0) && c.r.cfg.Workload != WorkloadListen
+	return c.inline && canPoll && c.r.cfg.Conns < runtime.GOMAXPROCS(0) && c.r.cfg.Workload != WorkloadListen
 }
 
 // openPolled dials an inline socket and hands its reading to a poller.
