@@ -15,7 +15,7 @@ stdio server exits) divided by the requests. Prints every run, then medians.
 BIN (default bin) holds bench-rawgnet and bench-rawtcp (make compare builds
 them). Loopback only; ports from PORT (default 19400) upwards.
 """
-import json, os, re, statistics, subprocess, sys, tempfile, time
+import json, os, re, socket, statistics, subprocess, sys, tempfile, time
 
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 DUR = os.environ.get("DUR", "3s")
@@ -35,6 +35,18 @@ def cpu(pid):
     return (int(f[11]) + int(f[12])) / TICK
 
 
+def wait_listening(family, addr):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as c:
+                c.connect(addr)
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"server at {addr} did not come up")
+
+
 def run(gen, row, port):
     args = ["nice", "-n", "-19", gen, "load", "-json", "-c", "1", "-w", "64", "-d", DUR,
             "-warmup", "0", "-progress", "off"]
@@ -45,14 +57,20 @@ def run(gen, row, port):
     elif row == "tcp":
         srv = subprocess.Popen(["nice", "-n", "-19", rawgnet, "-tcp", f"127.0.0.1:{port}", "-splice-id"], stderr=subprocess.DEVNULL)
         target = f"tcp://127.0.0.1:{port}"
+        wait_listening(socket.AF_INET, ("127.0.0.1", port))
     else:
         path = os.path.join(tmp, f"raw{port}.sock")
         srv = subprocess.Popen(["nice", "-n", "-19", rawgnet, "-unix", path, "-splice-id"], stderr=subprocess.DEVNULL)
         target = f"unix://{path}"
+        wait_listening(socket.AF_UNIX, path)
     if srv:
-        time.sleep(0.3)
         c0 = cpu(srv.pid)
     p = subprocess.run(args + [target], capture_output=True, text=True)
+    if p.returncode != 0 or not p.stdout.strip():
+        if srv:
+            srv.kill()
+            srv.wait()
+        sys.exit(f"{gen} on {row} failed ({p.returncode}): {p.stderr.strip()}")
     res = json.loads(p.stdout)
     n = res["requests"]
     if srv:
