@@ -143,22 +143,32 @@ profile:
 
 .PHONY: baseline profile
 
-## cluster: redis-server, 3 replicas sharing it (--state redis://) and HAProxy (deploy/haproxy.cfg) on loopback free ports, until Ctrl-C; Debian redis-server and haproxy installed if missing.
+## cluster: redis-server, 3 replicas sharing it (--state redis://) and HAProxy (deploy/haproxy.cfg) on loopback free ports, until Ctrl-C; Debian redis-server and haproxy installed if missing. CLUSTER=3: a 3-master Redis Cluster (sharded pub/sub) instead of the one redis-server.
 cluster: build
-	./deploy/cluster.sh
+	CLUSTER=$(CLUSTER) ./deploy/cluster.sh
 
-## cluster-test: the multi-replica test (deploy/clustertest, build tag cluster): fan-out across replicas, > 1,024 streams through the balancer, SIGKILL/SIGTERM of a replica, a Redis outage, handles across replicas.
+## cluster-test: the multi-replica test (deploy/clustertest, build tag cluster): fan-out across replicas, > 1,024 streams through the balancer, SIGKILL/SIGTERM of a replica, a Redis outage, handles across replicas; then the store-dependent checks again on a 3-master Redis Cluster, with a shard channel's slot moved and a master killed and restarted.
 cluster-test: build
 	./deploy/cluster.sh --install
-	$(GO) test -tags cluster -count=1 -timeout 3m -v ./deploy/clustertest/
+	$(GO) test -tags cluster -count=1 -timeout 4m -v ./deploy/clustertest/
 
-## cluster-bench: the scale-out figures (deploy/clusterbench) on the cluster of `make cluster`: publish→receive latency of listen streams opened through HAProxy, as an update reaches 1 to 1,000 of 1,000 streams, touch straight to the replicas; publishes/s; draft_create/append/read calls/s with 16 callers through HAProxy; CPU of every process. CLUSTERBENCH_FLAGS env (e.g. -runs 1@1000 -d 5s -phases fanout).
+## cluster-bench: the scale-out figures (deploy/clusterbench) on the cluster of `make cluster`, once per CLUSTERBENCH_MODES (default "0 3": one redis-server, then a 3-master Redis Cluster): publish→receive latency of listen streams opened through HAProxy, as an update reaches 1 to 1,000 of 1,000 streams, touch straight to the replicas; publishes/s; draft_create/append/read calls/s with 16 callers through HAProxy; CPU of every process. CLUSTERBENCH_FLAGS env (e.g. -runs 1@1000 -d 5s -phases fanout).
+CLUSTERBENCH_MODES ?= 0 3
 cluster-bench: build
 	./deploy/cluster.sh --install
 	$(GO) build -o bin/clusterbench ./deploy/clusterbench
-	./deploy/cluster.sh -- bin/clusterbench $${CLUSTERBENCH_FLAGS:-}
+	for m in $(CLUSTERBENCH_MODES); do CLUSTER=$$m ./deploy/cluster.sh -- bin/clusterbench $${CLUSTERBENCH_FLAGS:-} || exit 1; done
 
 .PHONY: cluster cluster-test cluster-bench
+
+## report-test: the HTML reports (mcpwire load -html, make compare's charts) opened in headless Chromium (Debian package chromium, installed if missing): every chart drawn, with its points, bars, labels and colours; required here (MCPWIRE_REQUIRE_CHROMIUM), skipped by a plain go test without chromium.
+report-test:
+	@command -v chromium >/dev/null 2>&1 || { SUDO=; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+		$$SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+	MCPWIRE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run Chromium ./internal/chart/... ./internal/load/
+	cd bench && MCPWIRE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -run Chromium ./cmd/compare/
+
+.PHONY: report-test
 
 ## soak: mixed calls, listen streams and progress on HTTP, stdio, TCP and Unix for SOAK (default 2m; e.g. SOAK=10m), RSS, goroutines and live heap of each server sampled through its --admin listener; fails on a drift over 10 % between the warm-up plateau and the end, an echo p99 that grows over four times (+40 ms) between them, or goroutines left once idle (internal/soak, build tag soak). SOAK_FLAGS adds flags (-rate, -workers, -sample, -transports); echo latency is reported per transport.
 SOAK ?= 2m

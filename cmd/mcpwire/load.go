@@ -59,10 +59,17 @@ Output: a readable block, or with -json one object on stdout:
    "client_cpu_us_per_req","deliveries","deliveries_per_s","delivery_latency_us":{...},
    "progress_per_call"}
 
+Reports: -hgrm FILE writes the measured latencies as HdrHistogram's percentile distribution
+  text (the Value/Percentile/TotalCount/1/(1-Percentile) table and its #[Mean …] footer, values
+  in milliseconds, as wrk2 writes it: HdrHistogram's plotter draws both on one chart). -html FILE
+  writes one self-contained page (inline SVG, no script, nothing fetched): the summary,
+  responses/s and p50/p99 for each second of the measured window, and the percentile curve.
+
 Examples:
   mcpwire load -c 64 -d 10s http://127.0.0.1:8080/mcp
   mcpwire load -w 64 -d 5s stdio:'bin/mcpwire serve --stdio --log-level warn'
   mcpwire load -rate 20000 -d 30s -json http://127.0.0.1:8080/mcp
+  mcpwire load -d 30s -hgrm run.hgrm -html run.html http://127.0.0.1:8080/mcp
   mcpwire load -workload listen -listeners 1000 -publish-rate 50 http://127.0.0.1:8080/mcp
 `
 
@@ -90,6 +97,8 @@ func runLoad(ctx context.Context, args []string) error {
 	jsonOut := fs.Bool("json", false, "print one JSON object on stdout at the end instead of the text block")
 	progress := fs.String("progress", "auto", "live progress line on stderr every second: auto (when stderr is a terminal), on, off")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generator to this file")
+	hgrmPath := fs.String("hgrm", "", "also write the latency percentile distribution to this file, in HdrHistogram's .hgrm text form (milliseconds; listen: the delivery latencies to FILE with .deliveries before its extension)")
+	htmlPath := fs.String("html", "", "also write a self-contained HTML report to this file: throughput and p50/p99 per second, the percentile curve")
 	maxErrShare := fs.Float64("max-error-share", load.DefaultMaxErrorShare, "exit non-zero when more than this share of the measured requests failed (1: only when every one did)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), loadUsage)
@@ -153,6 +162,7 @@ func runLoad(ctx context.Context, args []string) error {
 		return fmt.Errorf("load: -progress %q: want auto, on or off", *progress)
 	}
 	cfg.Log = os.Stderr
+	cfg.Timeline = *htmlPath != ""
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
 		return err
@@ -171,6 +181,9 @@ func runLoad(ctx context.Context, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if err := writeLoadReports(res, *hgrmPath, *htmlPath); err != nil {
+		return fmt.Errorf("load: %w", err)
 	}
 	if err := res.Check(*maxErrShare); err != nil {
 		return fmt.Errorf("load: %w", err) // after the report: the figures are still printed

@@ -1,6 +1,7 @@
 // Command clusterbench measures the scale-out figures of issue 11 (make
-// cluster-bench) against a running cluster: redis-server, three `mcpwire
-// serve --state redis://…` replicas and HAProxy, as deploy/cluster.sh starts
+// cluster-bench) against a running cluster: redis-server (or, with
+// CLUSTER=3, a 3-master Redis Cluster: issue 22), three `mcpwire serve
+// --state redis://…` replicas and HAProxy, as deploy/cluster.sh starts
 // them. It runs under the script, which names the cluster in its
 // environment:
 //
@@ -74,8 +75,13 @@ func main() {
 	}
 	raiseFDLimit()
 	b := &bench{front: front, replicas: replicas, procs: parsePIDs(os.Getenv("MCPWIRE_CLUSTER_PIDS"))}
-	fmt.Printf("clusterbench: %s, replicas %v, GOMAXPROCS %d of %d CPUs, load average %s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), replicas, runtime.GOMAXPROCS(0), runtime.NumCPU(), loadavg())
+	var names []string
+	for _, p := range b.procs {
+		names = append(names, p.name)
+	}
+	procNames = strings.Join(names, ", ")
+	fmt.Printf("clusterbench: %s, replicas %v, state %s, GOMAXPROCS %d of %d CPUs, load average %s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), replicas, os.Getenv("MCPWIRE_CLUSTER_STATE"), runtime.GOMAXPROCS(0), runtime.NumCPU(), loadavg())
 	want := map[string]bool{}
 	for _, p := range strings.Split(*phases, ",") {
 		want[strings.TrimSpace(p)] = true
@@ -124,6 +130,10 @@ func main() {
 	}
 	fmt.Printf("\nload average at the end: %s\n", loadavg())
 }
+
+// procNames names the processes whose CPU every table reports, in order
+// (MCPWIRE_CLUSTER_PIDS, then this one).
+var procNames string
 
 func fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "clusterbench: "+format+"\n", args...)
@@ -632,7 +642,7 @@ func printFanout(rows []fanoutResult, short bool) {
 			us(r.lat.p50), us(r.lat.p90), us(r.lat.p99), us(r.lat.p999), us(r.lat.max), cpuLine(r.cpu), r.load)
 		return
 	}
-	fmt.Println("| listeners / update | updates/s offered | updates/s answered | deliveries/s | p50 µs | p90 µs | p99 µs | max µs | missing | duplicates | streams cut | CPU % (redis, r1, r2, r3, haproxy, bench) |")
+	fmt.Println("| listeners / update | updates/s offered | updates/s answered | deliveries/s | p50 µs | p90 µs | p99 µs | max µs | missing | duplicates | streams cut | CPU % (" + procNames + ") |")
 	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, r := range rows {
 		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d | %s |\n",
@@ -669,7 +679,7 @@ func (b *bench) publishMax() error {
 	if r.errs > 0 {
 		fmt.Printf("%d touch calls failed, first: %s\n\n", r.errs, r.firstErr)
 	}
-	fmt.Println("| publishes/s | p50 µs | p99 µs | errors | CPU % (redis, r1, r2, r3, haproxy, bench) | load average |")
+	fmt.Println("| publishes/s | p50 µs | p99 µs | errors | CPU % (" + procNames + ") | load average |")
 	fmt.Println("| ---: | ---: | ---: | ---: | --- | --- |")
 	fmt.Printf("| %s | %s | %s | %d | %s | %s |\n", grp(int64(rate+0.5)), us(p.p50), us(p.p99), r.errs, cpuCols(cpu), loadavg())
 	return nil
@@ -702,7 +712,7 @@ func (b *bench) handles() error {
 		{"draft_read", func(i int, _ int64) (string, string) { return "draft_read", `{"handle":` + strconv.Quote(hs[i]) + `}` }},
 	}
 	fmt.Printf("\n### handles (%d callers through the balancer, closed loop, %s per operation; each caller on its own draft)\n\n", c, *handleD)
-	fmt.Println("| operation | calls/s | p50 µs | p99 µs | errors | CPU % (redis, r1, r2, r3, haproxy, bench) | load average |")
+	fmt.Println("| operation | calls/s | p50 µs | p99 µs | errors | CPU % (" + procNames + ") | load average |")
 	fmt.Println("| --- | ---: | ---: | ---: | ---: | --- | --- |")
 	for _, o := range ops {
 		snap := b.cpuSnap()

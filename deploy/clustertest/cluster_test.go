@@ -101,12 +101,16 @@ func waitPort(t *testing.T, port int, p *proc) {
 	t.Fatalf("%s not listening on %d", p.name, port)
 }
 
-// cluster is redis-server, three replicas and HAProxy.
+// cluster is redis-server (or a Redis Cluster of masters), three
+// replicas and HAProxy.
 type cluster struct {
 	t         *testing.T
 	dir, bin  string
 	redisPort int
 	redis     *proc
+	masters   int     // > 0: a Redis Cluster of that many masters (redis_cluster.go)
+	nodePorts []int   // the cluster's nodes
+	nodes     []*proc // the cluster's nodes, by index of nodePorts
 	ports     [3]int
 	replicas  [3]*proc
 	front     int
@@ -127,7 +131,7 @@ func need(t *testing.T, name string) string {
 	return p
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t *testing.T, masters int) *cluster {
 	bin, _ := filepath.Abs("../../bin/mcpwire")
 	if b := os.Getenv("MCPWIRE_BIN"); b != "" {
 		bin = b
@@ -135,12 +139,12 @@ func newCluster(t *testing.T) *cluster {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s: %v (make build)", bin, err)
 	}
-	c := &cluster{t: t, dir: t.TempDir(), bin: bin}
+	c := &cluster{t: t, dir: t.TempDir(), bin: bin, masters: masters}
 	theCluster = c
 	t.Cleanup(func() {
 		if keep := os.Getenv("MCPWIRE_CLUSTER_LOGS"); keep != "" && !t.Failed() {
 			// Kept on request (a directory) for runs that pass, too.
-			for _, n := range []string{"redis", "r1", "r2", "r3", "haproxy"} {
+			for _, n := range c.logNames() {
 				b, _ := os.ReadFile(filepath.Join(c.dir, n+".log"))
 				_ = os.WriteFile(filepath.Join(keep, n+".log"), b, 0o600)
 			}
@@ -158,7 +162,7 @@ func newCluster(t *testing.T) *cluster {
 			}
 			keep, _ := os.MkdirTemp("", "mcpwire-cluster-")
 			t.Logf("full logs kept in %s", keep)
-			for _, n := range []string{"redis", "r1", "r2", "r3", "haproxy"} {
+			for _, n := range c.logNames() {
 				b, _ := os.ReadFile(filepath.Join(c.dir, n+".log"))
 				_ = os.WriteFile(filepath.Join(keep, n+".log"), b, 0o600)
 				if len(b) > 4000 {
@@ -168,8 +172,12 @@ func newCluster(t *testing.T) *cluster {
 			}
 		}
 	})
-	c.redisPort = freePort(t)
-	c.startRedis()
+	if masters > 0 {
+		c.startRedisCluster()
+	} else {
+		c.redisPort = freePort(t)
+		c.startRedis()
+	}
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	c.keyFile = filepath.Join(c.dir, "state.keys")
@@ -228,11 +236,22 @@ func shared(t *testing.T) {
 	}
 }
 
-// redisCmd sends one command to the cluster's Redis and fails the test
-// unless it answers +OK.
+// redisCmd sends one command to the cluster's Redis (to every node of a
+// Redis Cluster) and fails the test unless it answers +OK.
 func (c *cluster) redisCmd(t *testing.T, args ...string) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(c.redisPort), time.Second)
+	if c.masters > 0 {
+		for _, p := range c.nodePorts {
+			redisCmdAt(t, p, args...)
+		}
+		return
+	}
+	redisCmdAt(t, c.redisPort, args...)
+}
+
+func redisCmdAt(t *testing.T, port int, args ...string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,6 +273,9 @@ func (c *cluster) redisCmd(t *testing.T, args ...string) {
 
 func (c *cluster) startReplica(i int) {
 	spec := "redis://127.0.0.1:" + strconv.Itoa(c.redisPort) + "/0"
+	if c.masters > 0 {
+		spec = c.clusterURL()
+	}
 	if memoryOnly {
 		spec = "memory"
 	}
@@ -581,9 +603,21 @@ var replicaName = regexp.MustCompile(`^r[123]$`)
 
 // The test --------------------------------------------------------------------
 
+// TestCluster: the fleet on one redis-server (classic pub/sub).
 func TestCluster(t *testing.T) {
-	c := newCluster(t)
+	testFleet(t, newCluster(t, 0))
+}
+
+// testFleet runs the multi-replica checks on c; on a Redis Cluster
+// (c.masters > 0) those that do not concern the store are left to
+// TestCluster, and the Redis outage is a master's (redis_cluster.go).
+func testFleet(t *testing.T, c *cluster) {
 	theCluster = c
+	notOnRedisCluster := func(t *testing.T) {
+		if c.masters > 0 {
+			t.Skip("does not depend on the store: run by TestCluster")
+		}
+	}
 
 	t.Run("update_through_each_replica_delivered_once", func(t *testing.T) {
 		shared(t)
@@ -711,6 +745,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("mrtr_retry_on_another_replica", func(t *testing.T) {
+		notOnRedisCluster(t)
 		// E5: the fleet shares the requestState key (--state-key-file).
 		const tool = "test_input_required_result_tampered_state"
 		elicit := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
@@ -772,6 +807,7 @@ func TestCluster(t *testing.T) {
 	index := func(replica string) int { return int(replica[1] - '1') }
 
 	t.Run("sigkill_replica_relisten", func(t *testing.T) {
+		notOnRedisCluster(t)
 		ss := open3(t, "cluster://kill/")
 		victim := index(ss[0].replica)
 		c.replicas[victim].stop(syscall.SIGKILL)
@@ -812,6 +848,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("sigterm_completes_streams", func(t *testing.T) {
+		notOnRedisCluster(t)
 		ss := open3(t, "cluster://term/")
 		victim := index(ss[0].replica)
 		c.replicas[victim].stop(syscall.SIGTERM)
@@ -855,17 +892,17 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer other.close()
-		c.redisCmd(t, "ACL", "SETUSER", "default", "-publish")
+		c.redisCmd(t, "ACL", "SETUSER", "default", "-"+c.publishCmd())
 		r := call(t, c.replica(0), "", "touch", `{"uri":"cluster://refused/x"}`)
 		if r.status != 503 {
-			c.redisCmd(t, "ACL", "SETUSER", "default", "+publish")
+			c.redisCmd(t, "ACL", "SETUSER", "default", "+"+c.publishCmd())
 			t.Fatalf("touch with PUBLISH refused: %d %+v", r.status, r.msg.Error)
 		}
 		if !ss[0].ended(5 * time.Second) {
-			c.redisCmd(t, "ACL", "SETUSER", "default", "+publish")
+			c.redisCmd(t, "ACL", "SETUSER", "default", "+"+c.publishCmd())
 			t.Fatal("the publisher's own stream still open after its publish failed")
 		}
-		c.redisCmd(t, "ACL", "SETUSER", "default", "+publish")
+		c.redisCmd(t, "ACL", "SETUSER", "default", "+"+c.publishCmd())
 		for i, s := range ss[1:] {
 			if !s.ended(10 * time.Second) {
 				t.Fatalf("replica %d: stream still open 10 s after publishing works again", i+2)
@@ -876,6 +913,10 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	if c.masters > 0 {
+		testRedisClusterOutages(t, c)
+		return
+	}
 	t.Run("redis_outage", func(t *testing.T) {
 		shared(t)
 		var ss []*stream

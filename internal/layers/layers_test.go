@@ -139,7 +139,7 @@ func TestAuthKitIsServerSide(t *testing.T) {
 }
 
 func TestTestHelpersOnlyInTests(t *testing.T) {
-	helpers := []string{"internal/fixture", "internal/golden", "internal/redistest", "state/statetest"}
+	helpers := []string{"internal/fixture", "internal/golden", "internal/redistest", "state/statetest", "internal/chart/charttest"}
 	check(t, func(p string) bool { return !under(p, helpers...) },
 		func(_, d string) bool { return under(d, helpers...) },
 		func(d string) bool { return d == "testing" }, "test helpers (and package testing) are linked by tests only")

@@ -85,6 +85,10 @@ type Config struct {
 	ProgressNewline bool
 	// Log receives warnings and the stderr of stdio servers (nil: discarded).
 	Log io.Writer
+	// Timeline records per-second samples of the measured window
+	// (Result.Timeline, the HTML report's charts over time). Off: the
+	// recorders pay one nil check per request.
+	Timeline bool
 }
 
 // target is a parsed Config.Target.

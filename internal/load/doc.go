@@ -91,4 +91,16 @@
 // publishes, which overstates their latency. "requests" and "latency_us"
 // are the touch calls; "deliveries" counts every event of a measured
 // publish on every stream.
+//
+// # Reports
+//
+// Result.WriteHGRM writes the latency histogram in HdrHistogram's
+// percentile distribution text (report_hgrm.go: the reference layout,
+// values in ms). With Config.Timeline each recorder also adds every
+// measured completion to a ring of one-second slots (atomic counts, log
+// buckets within 1.6%), which a sweeper empties into per-second samples
+// every 250 ms: memory is bounded whatever the duration
+// (report_timeline.go). Result.WriteHTML draws both as one page through
+// internal/chart: inline SVG, no script, nothing fetched, every string
+// escaped by html/template.
 package load

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Result is the outcome of a run. The JSON field names are fixed (the
@@ -43,6 +45,10 @@ type Result struct {
 	publishRate  float64
 	serverCPUUs  int64 // stdio: CPU of the server processes over their whole life
 	allRequests  int64 // warm-up included
+
+	// The .hgrm and HTML reports (report.go).
+	hist, dhist *hdrhistogram.Histogram
+	timeline    []Sample
 }
 
 // Unsent is how many open-loop requests fell due inside the window but

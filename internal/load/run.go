@@ -47,6 +47,8 @@ type run struct {
 	pollers []*poller // reading the relay sockets (see poll_linux.go)
 
 	sweepStop, sweepDone chan struct{} // the HTTP relay's timeout sweeper
+
+	tlStop func() []Sample // ends the per-second timeline (report_timeline.go)
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -347,6 +349,7 @@ func (r *run) measure(ctx context.Context) *Result {
 	t0 := time.Duration(r.now())
 	r.sched = newSched(r.base, rate, t0, c.Warmup, c.Duration, c.Requests)
 	s := r.sched
+	r.tlStop = r.startTimeline()
 
 	var senders sync.WaitGroup
 	switch {
@@ -656,6 +659,7 @@ func (r *run) collect(res *Result) {
 	}
 	res.LatencyUs = summarize(lat)
 	res.DeliveryLatencyUs = summarize(dlat)
+	res.hist, res.dhist, res.timeline = lat, dlat, r.tlStop() // the .hgrm and HTML reports
 
 	// Text-only details.
 	res.rate = c.Rate

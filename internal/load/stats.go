@@ -107,6 +107,7 @@ type recorder struct {
 	deliver  int64 // measured deliveries
 	lastDone int64 // ns since base of the last measured completion
 	live     live
+	tl       atomic.Pointer[tlSlots] // per-second samples (report_timeline.go); nil unless Config.Timeline
 }
 
 func newRecorder() *recorder {
@@ -171,6 +172,9 @@ func (r *recorder) flushTally(t *tally) {
 // record records one measured request.
 func (r *recorder) record(start, done int64, out int, code int64, progress int) {
 	r.requests++
+	if tl := r.tl.Load(); tl != nil {
+		tl.add(done, done-start, out)
+	}
 	if done > r.lastDone {
 		r.lastDone = done
 	}

@@ -163,6 +163,8 @@ var statNames = map[string]map[string]statName{
 		"OnceNotStored": {"once_not_stored", "Once calls that ran but whose result could not be stored."},
 		"OnceLeaseLost": {"once_lease_lost", "Once calls whose lease may have been lost while they ran."},
 		"EvictionRisk":  {"eviction_risk", "1 when Redis's maxmemory-policy can evict state keys (checked at start)."},
+		"Shards":        {"shards", "Shard channels of sharded pub/sub on a Redis Cluster (0: classic PUBLISH)."},
+		"ShardsLost":    {"shards_lost", "Shard channel subscriptions lost (a slot moved or a node failed); listen streams are ended."},
 	},
 	mod + "state.MemoryStats": {
 		"Ops":       {"ops", "Calls to the in-memory state store."},

@@ -56,9 +56,10 @@ func validCue(k state.CueKind, uri string) bool {
 	return false
 }
 
-// Publish implements state.Backplane: one PUBLISH, bounded by OpTimeout.
+// Publish implements state.Backplane: one PUBLISH (on a cluster, one
+// SPUBLISH on the URI's shard channel: sharded.go), bounded by OpTimeout.
 // Cues from one publisher that waits for each Publish reach every
-// subscriber in order.
+// subscriber in order (on a cluster: in order per URI).
 func (s *Store) Publish(ctx context.Context, c state.Cue) error {
 	if s.isClosed() {
 		return errClosed
@@ -68,7 +69,11 @@ func (s *Store) Publish(ctx context.Context, c state.Cue) error {
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	s.stats.Ops.Add(1)
-	if err := s.c.Do(cctx, s.c.B().Publish().Channel(s.channel).Message(rueidis.BinaryString(msg)).Build()).Error(); err != nil {
+	cmd := s.c.B().Publish().Channel(s.channel).Message(rueidis.BinaryString(msg)).Build()
+	if s.shards != nil {
+		cmd = s.c.B().Spublish().Channel(s.cueChannel(c)).Message(rueidis.BinaryString(msg)).Build()
+	}
+	if err := s.c.Do(cctx, cmd).Error(); err != nil {
 		return s.fail(ctx, "publish", err)
 	}
 	s.stats.Published.Add(1)
@@ -82,8 +87,12 @@ func (s *Store) Publish(ctx context.Context, c state.Cue) error {
 // doubling to ReconnectMax, with jitter) and calls restored once it is
 // subscribed again. deliver, lost and restored are called one at a time,
 // never concurrently; lost and restored may be nil. The subscription ends
-// with ctx or Close.
+// with ctx or Close. On a cluster it subscribes to every shard channel
+// (SSUBSCRIBE), and the loss of any of them is a loss (sharded.go).
 func (s *Store) Subscribe(ctx context.Context, deliver func(state.Cue), lost, restored func()) error {
+	if s.shards != nil {
+		return s.subscribeSharded(ctx, deliver, lost, restored)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -16,6 +16,14 @@
 //   - Cues: PUBLISH/SUBSCRIBE on "<Prefix>cues", one byte of kind plus the
 //     URI. Delivery is at most once; a subscriber whose connection drops
 //     is told (lost), reconnects with backoff and is told again (restored).
+//   - On a Redis Cluster (a URL with addr= seeds, or any node of one):
+//     sharded pub/sub, SPUBLISH/SSUBSCRIBE on Config.Shards channels (16)
+//     spread over the hash slots, a cue on the channel its URI hashes to,
+//     so each cue crosses one master instead of every node. A channel
+//     whose slot moves or whose master fails is a lost subscription
+//     (lost; Stats.ShardsLost), restored once every channel is back
+//     (sharded.go). A cluster without sharded pub/sub (Redis < 7) keeps
+//     classic pub/sub.
 //   - Every call is bounded by Config.OpTimeout (1 s) unless its context
 //     ends sooner; an unreachable Redis fails with an error matching
 //     state.ErrUnavailable, never a hang (E1). A connection that stops

@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -68,6 +69,32 @@ func FuzzOnceRecord(f *testing.F) {
 		}
 		if enc := append([]byte{tag}, rest...); !bytes.Equal(enc, b) {
 			t.Fatalf("parseOnce(%q) re-encodes as %q", b, enc)
+		}
+	})
+}
+
+// FuzzKeySlot: the slot is in range, a key with a non-empty hash tag has
+// its tag's slot, and a shard channel index is in range.
+func FuzzKeySlot(f *testing.F) {
+	for _, s := range []string{"", "foo", "{foo}bar", "a{}b", "{", "}{x}", "mcpwire:cues{12}", "{{a}}", "x{y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		sl := keySlot(key)
+		if sl >= clusterSlots {
+			t.Fatalf("keySlot(%q) = %d", key, sl)
+		}
+		want := crc16(key) % clusterSlots
+		if i := strings.IndexByte(key, '{'); i >= 0 {
+			if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+				want = crc16(key[i+1:i+1+j]) % clusterSlots
+			}
+		}
+		if sl != want {
+			t.Fatalf("keySlot(%q) = %d, want %d", key, sl, want)
+		}
+		if n := shardOf(key, 16); n < 0 || n >= 16 {
+			t.Fatalf("shardOf(%q, 16) = %d", key, n)
 		}
 	})
 }

@@ -94,6 +94,17 @@ type Config struct {
 	// then detected at New, when the subscription is re-established, and
 	// when a lookup misses).
 	LossCheckInterval time.Duration
+	// Shards is how many channels cues are spread over when the store is
+	// a Redis Cluster (sharded pub/sub, SPUBLISH/SSUBSCRIBE, Redis 7+: each
+	// cue travels to one master, so backplane capacity grows with the
+	// masters). Each replica holds one subscription connection per shard;
+	// every replica must use the same value (New checks "<Prefix>shards",
+	// a key without expiry: to change the count, stop the fleet and delete
+	// it). Default DefaultShards (16), at most 1,024. Negative: classic
+	// PUBLISH/SUBSCRIBE even on a cluster (each cue crosses the cluster bus
+	// to every node). Ignored on a single Redis, which keeps classic
+	// pub/sub.
+	Shards int
 	// Logger receives the store's warnings (a restart, lost data, an
 	// eviction policy that can drop state, a Once that could not store
 	// its result). Nil discards them.
@@ -160,6 +171,9 @@ type Stats struct {
 	OnceNotStored atomic.Uint64 // Once calls that ran but whose result could not be stored (ErrOnceNotStored)
 	OnceLeaseLost atomic.Uint64 // Once calls whose lease may have been lost while they ran
 	EvictionRisk  atomic.Int64  // 1 when Redis's maxmemory-policy can evict state keys (checked by New)
+
+	Shards     atomic.Int64  // shard channels of sharded pub/sub (a Redis Cluster); 0: classic PUBLISH
+	ShardsLost atomic.Uint64 // shard channel subscriptions lost (a slot moved, a node failed); each also ends the listen streams (Lost) unless one was down already
 }
 
 // Store is a state.Store and a state.Backplane on Redis. Every method is
@@ -168,6 +182,7 @@ type Store struct {
 	opt     Config
 	c       rueidis.Client
 	channel string
+	shards  []string // the shard channels on a cluster (sharded.go); nil: classic pub/sub on channel
 	stats   Stats
 
 	log *slog.Logger
@@ -217,6 +232,10 @@ func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("redisstate: ping %s: %w: %w", redact(url), state.ErrUnavailable, err)
+	}
+	if err := s.setupShards(ctx); err != nil {
+		c.Close()
+		return nil, err
 	}
 	s.checkEviction(ctx)
 	s.checkRestart(ctx)

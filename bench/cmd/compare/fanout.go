@@ -303,6 +303,7 @@ func runFanout(cfg config) bool {
 	for _, n := range dedup(notes) {
 		fmt.Println(strings.TrimSpace(n))
 	}
+	fanoutChart.writeChartNote(cfg.outDir, head, out, dedup(notes)) // chart.go
 	return ok
 }
 

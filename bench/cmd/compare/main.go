@@ -1194,5 +1194,6 @@ func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, s
 	for _, n := range notes {
 		fmt.Println("FAILED:", n)
 	}
+	requestChart.writeChartNote(cfg.outDir, head, out, append(skipNotes, prefixed("FAILED: ", notes)...)) // chart.go
 	return ok
 }

@@ -1,0 +1,497 @@
+package redisstate
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/mcpwire/mcpwire/state"
+)
+
+// Sharded pub/sub (issue 22). On a Redis Cluster a classic PUBLISH is
+// broadcast to every node over the cluster bus: adding masters adds no
+// backplane capacity. When the store is a cluster, cues travel instead on
+// Config.Shards channels with SPUBLISH/SSUBSCRIBE (Redis 7+), which stay
+// inside the slot's shard:
+//
+//   - channel i is "<Prefix>cues{<tag>}", with the tag picked so that its
+//     hash slot falls in the i-th equal part of the 16,384 slots; on a
+//     cluster whose masters own equal slot ranges (what
+//     redis-cli --cluster create makes) the channels spread evenly over
+//     the masters;
+//   - a cue goes to the channel its URI hashes to (FNV-1a; the list kinds,
+//     which have no URI, share one), so the cues of one URI stay in order;
+//   - every replica subscribes to every channel, on one connection per
+//     master that carries the channels whose slots it owns (CLUSTER
+//     SLOTS);
+//   - when one channel's subscription ends — its slot moved to another
+//     master (the server sends SUNSUBSCRIBE) or its node failed (the
+//     connection drops) — the whole subscription counts as lost: lost is
+//     called (the engine ends every listen stream and refuses new ones),
+//     every channel is subscribed again with backoff wherever its slot
+//     now lives, and restored is called once all are back. A listen
+//     stream may want any URI, so it is fed by every channel: ending only
+//     some streams would need the engine to know the channel map, and a
+//     slot move is a rare operator action. Stats.ShardsLost counts each
+//     channel's loss, Stats.Lost each loss of the subscription as a whole.
+//
+// Every replica must spread cues the same way: New records the shard
+// count in "<Prefix>shards" and refuses to start when it differs.
+
+// DefaultShards is Config.Shards' default: the shard channels used on a
+// Redis Cluster.
+const DefaultShards = 16
+
+// maxShards bounds Config.Shards: each is one connection per replica.
+const maxShards = 1024
+
+const clusterSlots = 16384
+
+// crc16 is the CRC-16/XMODEM checksum Redis Cluster hashes keys and
+// channels with (polynomial 0x1021, initial value 0).
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// keySlot is the cluster hash slot of a key or channel: of the part
+// between the first '{' and the next '}' when that part is not empty.
+func keySlot(key string) uint16 {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '{' {
+			for j := i + 1; j < len(key); j++ {
+				if key[j] == '}' {
+					if j > i+1 {
+						key = key[i+1 : j]
+					}
+					return crc16(key) % clusterSlots
+				}
+			}
+			break
+		}
+	}
+	return crc16(key) % clusterSlots
+}
+
+// shardChannels names n channels whose slots fall in n equal parts of the
+// slot space (when prefix holds no hash tag of its own).
+func shardChannels(prefix string, n int) []string {
+	chans := make([]string, n)
+	for i := range n {
+		lo, hi := i*clusterSlots/n, (i+1)*clusterSlots/n
+		for tag := 0; ; tag++ {
+			ch := prefix + "cues{" + strconv.Itoa(tag) + "}"
+			if sl := int(keySlot(ch)); sl >= lo && sl < hi {
+				chans[i] = ch
+				break
+			}
+			if tag > 1<<20 { // a hash tag in the prefix pins every channel
+				chans[i] = prefix + "cues{" + strconv.Itoa(i) + "}"
+				break
+			}
+		}
+	}
+	return chans
+}
+
+// shardOf returns the shard channel index a cue's URI travels on.
+func shardOf(uri string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(uri))
+	return int(h.Sum32() % uint32(n))
+}
+
+// setupShards chooses classic or sharded pub/sub: sharded on a cluster
+// unless Shards is negative. On a cluster it checks that every replica
+// spreads cues alike ("<Prefix>shards": "0" for classic).
+func (s *Store) setupShards(ctx context.Context) error {
+	if s.c.Mode() != rueidis.ClientModeCluster {
+		return nil
+	}
+	n := s.opt.Shards
+	switch {
+	case n == 0:
+		n = DefaultShards
+	case n < 0:
+		n = 0
+	case n > maxShards:
+		return fmt.Errorf("redisstate: Shards %d: at most %d", n, maxShards)
+	}
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	if n > 0 {
+		// A cluster without sharded pub/sub (Redis before 7, or a look-alike)
+		// refuses PUBSUB SHARDNUMSUB: classic pub/sub then.
+		s.stats.Ops.Add(1)
+		err := s.c.Do(cctx, s.c.B().PubsubShardnumsub().Channel(s.opt.Prefix+"cues").Build()).Error()
+		if _, refused := rueidis.IsRedisErr(err); refused {
+			s.log.Warn("redisstate: this Redis Cluster has no sharded pub/sub (Redis 7+): cues use classic PUBLISH, which every node relays", "err", err)
+			n = 0
+		} else if err != nil {
+			return fmt.Errorf("redisstate: probe sharded pub/sub: %w: %w", state.ErrUnavailable, err)
+		}
+	}
+	key := s.opt.Prefix + "shards"
+	s.stats.Ops.Add(2)
+	// SET NX GET (Redis 7): the value already there, or nil when ours was set.
+	got, err := s.c.Do(cctx, s.c.B().Set().Key(key).Value(strconv.Itoa(n)).Nx().Get().Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		got, err = strconv.Itoa(n), nil
+	}
+	if err != nil {
+		return fmt.Errorf("redisstate: read %s: %w: %w", key, state.ErrUnavailable, err)
+	}
+	if got != strconv.Itoa(n) {
+		return fmt.Errorf("redisstate: this replica would spread cues over %d shard channels, the fleet uses %s (%s; 0: classic PUBLISH): every replica must use the same Shards", n, got, key)
+	}
+	if n > 0 {
+		s.shards = shardChannels(s.opt.Prefix, n)
+	}
+	s.stats.Shards.Store(int64(n))
+	return nil
+}
+
+// cueChannel returns the channel a cue is published on.
+func (s *Store) cueChannel(c state.Cue) string {
+	if s.shards == nil {
+		return s.channel
+	}
+	return s.shards[shardOf(c.URI, len(s.shards))]
+}
+
+// shardedSub is one Subscribe on the shard channels: one connection per
+// master, carrying the channels whose slots that master owns. One
+// connection per channel cost Redis about twice the CPU per cue (measured:
+// profiles/cluster-bench.issue22.md): a connection that carries more of
+// the cues gets more of them per write.
+type shardedSub struct {
+	s              *Store
+	deliver        func(state.Cue)
+	lost, restored func()
+
+	// mu serializes deliver, lost and restored, which run under it; no lock
+	// of the Store is taken under it (run reads the epoch key, under
+	// lossMu, without it).
+	mu sync.Mutex
+
+	conns []*masterConn
+	ev    chan int // a connection's channels were lost: how many
+}
+
+// masterConn subscribes to the shard channels one master owns.
+type masterConn struct {
+	addr  string
+	chans []string
+	dc    rueidis.DedicatedClient
+	up    atomic.Bool // subscribed and watched: its losses are reported
+}
+
+// subscribeSharded is Subscribe on a cluster: every shard channel
+// subscribed before it returns.
+func (s *Store) subscribeSharded(ctx context.Context, deliver func(state.Cue), lost, restored func()) error {
+	ss := &shardedSub{s: s, deliver: deliver, lost: lost, restored: restored, ev: make(chan int, 2*len(s.shards)+1)}
+	if err := ss.connect(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ss.closeConns()
+		return errClosed
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go ss.run(ctx)
+	return nil
+}
+
+// owners returns the master address ("host:port", as the client names
+// its nodes) owning each shard channel's slot (CLUSTER SLOTS). A master
+// that gives no host (an empty endpoint: "the address you reached me on")
+// is the known node on its port.
+func (ss *shardedSub) owners(ctx context.Context, nodes map[string]rueidis.Client) (map[string][]string, error) {
+	s := ss.s
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	s.stats.Ops.Add(1)
+	ranges, err := s.c.Do(cctx, s.c.B().ClusterSlots().Build()).ToArray()
+	if err != nil {
+		return nil, err
+	}
+	type span struct {
+		lo, hi int64
+		addr   string
+	}
+	var spans []span
+	for _, r := range ranges {
+		v, err := r.ToArray()
+		if err != nil || len(v) < 3 {
+			continue
+		}
+		lo, err1 := v[0].AsInt64()
+		hi, err2 := v[1].AsInt64()
+		m, err3 := v[2].ToArray()
+		if err1 != nil || err2 != nil || err3 != nil || len(m) < 2 {
+			continue
+		}
+		host, _ := m[0].ToString()
+		port, err := m[1].AsInt64()
+		if err != nil {
+			continue
+		}
+		spans = append(spans, span{lo, hi, nodeAddr(nodes, host, port)})
+	}
+	byAddr := map[string][]string{}
+	for _, ch := range s.shards {
+		sl := int64(keySlot(ch))
+		addr := ""
+		for _, sp := range spans {
+			if sp.lo <= sl && sl <= sp.hi {
+				addr = sp.addr
+				break
+			}
+		}
+		if addr == "" {
+			return nil, fmt.Errorf("no master serves slot %d (%s)", sl, ch)
+		}
+		byAddr[addr] = append(byAddr[addr], ch)
+	}
+	return byAddr, nil
+}
+
+// nodeAddr names a master of CLUSTER SLOTS as the client's node map does.
+func nodeAddr(nodes map[string]rueidis.Client, host string, port int64) string {
+	p := strconv.FormatInt(port, 10)
+	if host != "" {
+		return net.JoinHostPort(host, p)
+	}
+	found := ""
+	for addr := range nodes {
+		if _, ap, err := net.SplitHostPort(addr); err == nil && ap == p {
+			if found != "" {
+				return ":" + p // two known nodes on that port: cannot tell
+			}
+			found = addr
+		}
+	}
+	if found == "" {
+		return ":" + p
+	}
+	return found
+}
+
+// connect subscribes to every shard channel, one connection per master.
+func (ss *shardedSub) connect(ctx context.Context) error {
+	s := ss.s
+	nodes := s.c.Nodes()
+	byAddr, err := ss.owners(ctx, nodes)
+	if err != nil {
+		return s.fail(ctx, "cluster slots", err)
+	}
+	for addr, chans := range byAddr {
+		node, ok := nodes[addr]
+		if !ok {
+			// The client's map of the cluster is older than CLUSTER SLOTS:
+			// a command routed by the channel's slot makes it refresh.
+			cctx, cancel := s.opCtx(ctx)
+			_ = s.c.Do(cctx, s.c.B().PubsubShardnumsub().Channel(chans[0]).Build()).Error()
+			cancel()
+			ss.closeConns()
+			return s.fail(ctx, "subscribe", fmt.Errorf("master %s not known to the client yet", addr))
+		}
+		mc, err := ss.connectMaster(ctx, node, addr, chans)
+		if err != nil {
+			ss.closeConns()
+			return s.fail(ctx, "subscribe on "+addr, err)
+		}
+		ss.conns = append(ss.conns, mc)
+	}
+	return nil
+}
+
+// connectMaster subscribes to chans on a dedicated connection to the
+// master at addr and returns once the master confirmed each.
+func (ss *shardedSub) connectMaster(ctx context.Context, node rueidis.Client, addr string, chans []string) (*masterConn, error) {
+	s := ss.s
+	dc, release := node.Dedicate()
+	_ = release // Close ends the connection and releases it
+	subscribed := make(chan struct{}, len(chans))
+	mc := &masterConn{addr: addr, chans: chans, dc: dc}
+	broken := dc.SetPubSubHooks(rueidis.PubSubHooks{
+		OnMessage: func(m rueidis.PubSubMessage) {
+			c, ok := parseCue(m.Message)
+			if !ok {
+				s.stats.Malformed.Add(1)
+				return
+			}
+			s.stats.Delivered.Add(1)
+			ss.mu.Lock()
+			ss.deliver(c)
+			ss.mu.Unlock()
+		},
+		OnSubscription: func(ps rueidis.PubSubSubscription) {
+			switch ps.Kind {
+			case "ssubscribe":
+				subscribed <- struct{}{}
+			case "sunsubscribe": // the slot moved: this channel is gone
+				if mc.up.Load() {
+					ss.signal(1)
+				}
+			}
+		},
+	})
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	cmds := make(rueidis.Commands, 0, len(chans))
+	for _, ch := range chans {
+		cmds = append(cmds, dc.B().Ssubscribe().Channel(ch).Build())
+	}
+	s.stats.Ops.Add(uint64(len(cmds)))
+	var err error
+	for _, r := range dc.DoMulti(cctx, cmds...) {
+		if err = r.Error(); err != nil {
+			break
+		}
+	}
+	for n := 0; err == nil && n < len(chans); n++ {
+		select {
+		case <-subscribed:
+		case err = <-broken:
+		case <-cctx.Done():
+			err = cctx.Err()
+		}
+	}
+	if err != nil {
+		dc.Close()
+		return nil, err
+	}
+	mc.up.Store(true)
+	// The connection's end (a dropped or closed connection) loses every
+	// channel on it; this goroutine ends with the connection.
+	go func() {
+		if _, ok := <-broken; ok && mc.up.Load() {
+			ss.signal(len(chans))
+		}
+	}()
+	return mc, nil
+}
+
+// signal reports lost channels to run, without blocking.
+func (ss *shardedSub) signal(n int) {
+	select {
+	case ss.ev <- n:
+	default: // run is tearing everything down already
+	}
+}
+
+func (ss *shardedSub) closeConns() {
+	for _, mc := range ss.conns {
+		mc.dc.Close()
+	}
+	ss.conns = nil
+}
+
+// run waits for a loss; then, since a listen stream may want a cue of
+// any channel, the subscription as a whole is lost: every connection is
+// closed, lost called, and every channel subscribed again (the slots may
+// have moved) with backoff, then restored called. It also reads the epoch
+// key every LossCheckInterval (a flush or an eviction drops no
+// connection).
+func (ss *shardedSub) run(ctx context.Context) {
+	s := ss.s
+	defer s.wg.Done()
+	var tick <-chan time.Time
+	if s.opt.LossCheckInterval > 0 {
+		t := time.NewTicker(s.opt.LossCheckInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		var n int
+		select {
+		case <-ctx.Done():
+			ss.closeConns()
+			return
+		case <-s.done:
+			ss.closeConns()
+			return
+		case <-tick:
+			s.lossMu.Lock()
+			s.checkEpoch(ctx, "periodic check")
+			s.lossMu.Unlock()
+			continue
+		case n = <-ss.ev:
+		}
+		var addrs []string
+		for _, mc := range ss.conns {
+			addrs = append(addrs, mc.addr)
+		}
+		for _, mc := range ss.conns {
+			mc.up.Store(false)
+		}
+		ss.closeConns()
+		for drained := false; !drained; { // the other losses this one caused
+			select {
+			case m := <-ss.ev:
+				n += m
+			default:
+				drained = true
+			}
+		}
+		s.stats.ShardsLost.Add(uint64(n))
+		s.stats.Lost.Add(1)
+		s.log.Warn("redisstate: a shard channel's subscription was lost (its slot moved or its master failed): listen streams end until every shard channel is subscribed again", "channels", n, "masters", addrs)
+		ss.mu.Lock()
+		if ss.lost != nil {
+			ss.lost()
+		}
+		ss.mu.Unlock()
+		wait := s.opt.ReconnectMin
+		for {
+			d := wait/2 + rand.N(wait/2+1)
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-s.done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			if ss.connect(ctx) == nil {
+				break
+			}
+			wait = min(2*wait, s.opt.ReconnectMax)
+		}
+		// A master that came back or took over may be empty: see before
+		// cues flow.
+		s.lossMu.Lock()
+		s.checkEpoch(ctx, "shards resubscribed")
+		s.lossMu.Unlock()
+		s.stats.Reconnects.Add(1)
+		ss.mu.Lock()
+		if ss.restored != nil {
+			ss.restored()
+		}
+		ss.mu.Unlock()
+	}
+}
