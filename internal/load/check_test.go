@@ -1,7 +1,13 @@
 package load
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -32,6 +38,71 @@ func TestResultCheck(t *testing.T) {
 			t.Errorf("%s: %v, want none", tc.name, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// startNoToolServer is a line server on network/addr that has no tool:
+// every request gets -32602 (what mcpwire answers for an unknown tool).
+func startNoToolServer(t *testing.T, network, addr string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				sc := bufio.NewScanner(c)
+				sc.Buffer(make([]byte, 1<<20), 1<<20)
+				for sc.Scan() {
+					var m rpcMsg
+					if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+						continue
+					}
+					if _, err := c.Write(append(errorJSON(m.ID, -32602), '\n')); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	return ln
+}
+
+// TestUnknownToolFailsOnLines: against a server without the tool, every
+// request of a stdio, TCP or Unix run fails with the server's JSON-RPC
+// error and Check turns the run into an error (mcpwire load exits
+// non-zero), as over HTTP; with one request in flight and with a pipelined
+// window (there the reply shape is learnt once, then matched: its outcome
+// stays the error, never a success).
+func TestUnknownToolFailsOnLines(t *testing.T) {
+	tcp := startNoToolServer(t, "tcp", "127.0.0.1:0")
+	path := filepath.Join(t.TempDir(), "mcp.sock")
+	startNoToolServer(t, "unix", path)
+	for _, tc := range []struct{ name, target, code string }{
+		{"stdio", fakeStdioTarget(t), "rpc_-32601"}, // the fake stdio server's answer to an unknown tool
+		{"tcp", "tcp://" + tcp.Addr().String(), "rpc_-32602"},
+		{"unix", "unix://" + path, "rpc_-32602"},
+	} {
+		for _, w := range []int{1, 8} {
+			t.Run(fmt.Sprintf("%s/w%d", tc.name, w), func(t *testing.T) {
+				res := runLoad(t, Config{Target: tc.target, Tool: "no-such-tool", Inflight: w, Requests: 200})
+				if res.Requests != 200 || res.Errors[tc.code] != 200 {
+					t.Fatalf("requests %d, errors %v: want every one %s", res.Requests, res.Errors, tc.code)
+				}
+				err := res.Check(DefaultMaxErrorShare)
+				if err == nil || !strings.Contains(err.Error(), "every request failed ("+tc.code+"=200") {
+					t.Fatalf("Check: %v", err)
+				}
+			})
 		}
 	}
 }

@@ -25,20 +25,35 @@
 //     connection only opens connections (at the start, after a close or a
 //     timeout). Otherwise (one connection, -rate, the listen publisher,
 //     other systems) each connection has a goroutine over a net.Conn.
-//   - stdio/TCP/Unix use framing.Reader and framing.Writer; each connection
-//     has a sender goroutine (a window of -w requests in flight, ids encode
-//     the window slot), a reader goroutine and a timeout sweeper. In a
-//     closed loop the sender queues every request it can start and writes
-//     them in one batch (pipelining). With one request in flight (-w 1,
-//     closed loop) the reader sends the next request itself as soon as it
-//     has read an answer: no hand-off between goroutines per request; the
-//     sender only starts the loop and refills a slot freed by a timeout.
-//     On Linux such TCP and Unix sockets are not read by a goroutine each
-//     but by a few pollers (epoll on sockets dialled outside Go's network
-//     poller, see poll_linux.go): per request one read and one write, no
-//     goroutine parked or woken, no read that returns EAGAIN. A poller with
-//     nothing ready parks on its epoll descriptor through Go's network
-//     poller rather than blocking in epoll_wait.
+//   - stdio/TCP/Unix: each connection has a window of -w slots (a
+//     request's id encodes its slot: a reply finds it without a map), a
+//     sender goroutine and a timeout sweeper. Input is cut into lines by a
+//     framing.Decoder over one reused 64 KiB read buffer; output goes out
+//     as whole batches of lines, one write each (lineout.go). In a closed
+//     loop whose window of requests fits in 32 KiB (so that the reader's
+//     write can never wait on a server that waits for the reader) the
+//     reader is the sender: it handles every line one read brought (one
+//     clock reading for all of them), then writes the requests replacing
+//     the answered ones in one write; per batch one read and one write, no
+//     hand-off between goroutines, no allocation (TestStreamGeneratorAllocs,
+//     BenchmarkStreamGenerator). The sender goroutine only starts the loop
+//     and refills slots freed by timeouts; otherwise (open loop, larger
+//     windows, the listen publisher) it queues every request it can start
+//     and writes them in one batch. On Linux inline connections stay out
+//     of Go's network poller: with fewer connections than Ps each has a
+//     reader goroutine blocked in read(2) on its own socket (poll(2) then
+//     read(2) on a stdio pipe, so that a pipe a grandchild holds open
+//     cannot stall the shutdown); with more, a few pollers read the sockets
+//     (epoll on sockets dialled outside Go's network poller, see
+//     poll_linux.go): no goroutine parked or woken through the network
+//     poller per batch. A poller with nothing ready parks on its epoll
+//     descriptor through Go's network poller rather than blocking in
+//     epoll_wait.
+//   - Every reply is checked: the first of each shape with codec.Peek and
+//     classify; a later reply that is byte for byte the same text but for
+//     its integer id is the same JSON with another id, so it gets the same
+//     verdict from two byte comparisons (reply.go; up to four shapes per
+//     connection, any other line is parsed in full).
 //   - Latencies go to one HDR histogram per goroutine (1 µs .. 60 s, 3
 //     significant digits), merged at the end.
 //

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,19 +20,22 @@ import (
 	"github.com/mcpwire/mcpwire/framing"
 )
 
-// canPoll: relay connections to sockets are read by pollers (below).
+// canPoll: relay and inline connections to sockets are read by pollers
+// (below).
 const canPoll = true
 
-// A poller reads many relay connections (TCP or Unix sockets, one request
-// in flight each; HTTP connections of a closed loop, see httprelay.go) from
-// one goroutine: epoll (level-triggered) on sockets the generator dialled
-// itself, outside Go's network poller, one read per ready socket, and the
-// next request written by the same goroutine. A
-// request then costs one write, one read and a share of an epoll_wait; no
-// goroutine is parked or woken per request, and no read returns EAGAIN.
+// A poller reads many connections from one goroutine: inline stream
+// connections (TCP or Unix sockets in a closed loop, see stream.go) and
+// HTTP connections of a closed loop (httprelay.go). It uses epoll
+// (level-triggered) on sockets the generator dialled itself, outside Go's
+// network poller, one read per ready socket, and writes the requests that
+// replace the answered ones from the same goroutine. A batch of requests
+// then costs one write, one read and a share of an epoll_wait; no
+// goroutine is parked or woken per batch, and no read returns EAGAIN.
 // The sockets stay in blocking mode: a socket is read only when epoll says
 // it is readable; a write blocks only while the server does not read, like
-// a Writer over a net.Conn.
+// a Writer over a net.Conn (an inline window fits in the socket buffers,
+// so that wait is short).
 type poller struct {
 	epfd  int
 	ef    *os.File        // epfd, registered with Go's network poller
@@ -197,7 +202,8 @@ func (p *poller) loop() {
 func (c *streamConn) readable(p *poller, env *codec.Envelope) { p.read(c, env) }
 func (c *streamConn) failed(p *poller, err error)             { p.end(c, err) }
 
-// read performs one read on c and handles every complete line it brings.
+// read performs one read on c and handles every complete line it brings
+// (then, inline, writes the requests replacing the answered ones at once).
 func (p *poller) read(c *streamConn, env *codec.Envelope) {
 	n, err := unix.Read(c.fd.fd, p.buf)
 	if err == unix.EINTR || err == unix.EAGAIN {
@@ -206,28 +212,16 @@ func (p *poller) read(c *streamConn, env *codec.Envelope) {
 	if n > 0 {
 		c.r.bytesIn.Add(int64(n))
 		c.dec.Feed(p.buf[:n])
-		p.frames(c, env)
+		c.frames(env)
 		return
 	}
 	if err == nil {
 		err = io.EOF
 	}
+	c.ended.Store(true) // nothing more is sent on it
 	c.dec.End()
-	p.frames(c, env)
+	c.frames(env)
 	p.end(c, err)
-}
-
-func (p *poller) frames(c *streamConn, env *codec.Envelope) {
-	for {
-		frame, err := c.dec.Next()
-		if err == framing.ErrLineTooLong {
-			continue
-		}
-		if frame == nil {
-			return
-		}
-		c.onFrame(frame, env)
-	}
 }
 
 // end stops reading c, whose input ended with err.
@@ -350,4 +344,105 @@ func dialFD(network, addr string, timeout time.Duration) (*fdConn, error) {
 		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	}
 	return &fdConn{fd: fd}, nil
+}
+
+// fdReader reads a blocking socket in plain system calls (a reader
+// goroutine of its own, see streamConn.blockingReads).
+type fdReader struct{ f *fdConn }
+
+func (r fdReader) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(r.f.fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if n == 0 && err == nil {
+			return 0, io.EOF
+		}
+		return max(n, 0), err
+	}
+}
+
+// blockingPipes connects cmd's stdin and stdout to pipes outside Go's
+// network poller (os.Pipe's are non-blocking and polled), so that the
+// reader goroutine waits for the server in poll(2) and reads in read(2)
+// itself: no wake-up through the network poller per batch. Writes to the
+// child's stdin block in write(2). childEnds closes the parent's copies of
+// the child's ends (after Start).
+func blockingPipes(cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser, childEnds func(), err error) {
+	var in, out [2]int
+	if err := unix.Pipe2(in[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
+	}
+	if err := unix.Pipe2(out[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(in[0])
+		unix.Close(in[1])
+		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
+	}
+	if err := unix.SetNonblock(out[0], true); err != nil {
+		for _, fd := range []int{in[0], in[1], out[0], out[1]} {
+			unix.Close(fd)
+		}
+		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
+	}
+	// A descriptor in blocking mode gives a file outside the network poller.
+	childIn, childOut := os.NewFile(uintptr(in[0]), "|0"), os.NewFile(uintptr(out[1]), "|1")
+	cmd.Stdin, cmd.Stdout = childIn, childOut
+	return os.NewFile(uintptr(in[1]), "|1"), &pipeReader{fd: out[0]},
+		func() { childIn.Close(); childOut.Close() }, nil
+}
+
+// pipeReader reads a non-blocking pipe for one goroutine, waiting in
+// poll(2) when it is empty. Close may be called from another goroutine: a
+// waiting Read then returns os.ErrClosed within pipeWait. The descriptor
+// is closed by the Read that returns the end (EOF, an error or Close).
+type pipeReader struct {
+	fd      int
+	closing atomic.Bool
+	done    bool
+}
+
+// pipeWait bounds how long a Read waits before it looks at closing.
+const pipeWait = 100 // ms
+
+func (p *pipeReader) Read(b []byte) (int, error) {
+	if p.done {
+		return 0, os.ErrClosed
+	}
+	for {
+		n, err := unix.Read(p.fd, b)
+		switch {
+		case n > 0:
+			return n, nil
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if p.closing.Load() {
+				return 0, p.end(os.ErrClosed)
+			}
+			pfd := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+			_, _ = unix.Poll(pfd, pipeWait)
+			continue
+		case err == nil:
+			return 0, p.end(io.EOF)
+		default:
+			return 0, p.end(err)
+		}
+	}
+}
+
+func (p *pipeReader) end(err error) error {
+	p.done = true
+	unix.Close(p.fd)
+	return err
+}
+
+// closeUnread closes a pipeReader nothing has read or will read.
+func (p *pipeReader) closeUnread() { _ = p.end(nil) }
+
+// Close makes a Read waiting for input return (the descriptor is closed by
+// that Read).
+func (p *pipeReader) Close() error {
+	p.closing.Store(true)
+	return nil
 }

@@ -4,6 +4,8 @@ package load
 
 import (
 	"errors"
+	"io"
+	"os/exec"
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -40,3 +42,12 @@ func (*fdConn) closeBoth() error          { return errNoPoll }
 func (*fdConn) close() error              { return errNoPoll }
 
 func dialFD(string, string, time.Duration) (*fdConn, error) { return nil, errNoPoll }
+
+type fdReader struct{ f *fdConn }
+
+func (fdReader) Read([]byte) (int, error) { return 0, errNoPoll }
+
+// blockingPipes: the caller falls back to cmd.StdinPipe and StdoutPipe.
+func blockingPipes(*exec.Cmd) (io.WriteCloser, io.ReadCloser, func(), error) {
+	return nil, nil, nil, errNoPoll
+}

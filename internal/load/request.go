@@ -76,6 +76,16 @@ func callParams(tool string, args []byte) []byte {
 	return append(b, ',')
 }
 
+// maxRequestLen is the longest line a stream connection of the run can
+// send (an id of 19 digits, the newline).
+func (r *run) maxRequestLen() int {
+	n := 0
+	for _, t := range r.tpls {
+		n = max(n, t.bodyLen(19)+1)
+	}
+	return n
+}
+
 // bodyLen is the body length for an id of idLen digits.
 func (t *reqTemplate) bodyLen(idLen int) int { return t.fixed + (len(t.parts)-1)*idLen }
 

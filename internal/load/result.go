@@ -97,7 +97,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	p("errors", "%s", errorsText(r.Errors, r.Requests))
 	p("latency µs", "%s", latencyText(r.LatencyUs))
 	p("bytes", "sent %s, received %s", human(r.BytesSent), human(r.BytesRecv))
-	p("client CPU", "%.1f µs per request", r.ClientCPUUsPerReq)
+	p("client CPU", "%.2f µs per request", r.ClientCPUUsPerReq)
 	if r.Workload == WorkloadListen && r.Deliveries > 0 {
 		p("client CPU/delivery", "%.1f µs", float64(r.cpuUs)/float64(r.Deliveries))
 	}

@@ -507,40 +507,57 @@ func (r *run) teardown() error {
 	return errors.Join(errs...)
 }
 
-// progressLine prints a live line every second until stop is closed.
+// progressLine prints a live line every second until stop is closed. The
+// lines fall on whole seconds from the start of the run, plus one at the
+// end of the warm-up, so that each covers the warm-up or the measurement,
+// never both. A line is labelled by the interval it closes, and during the
+// measurement it counts measured requests only (warm-up requests that
+// finish late are left out).
 func (r *run) progressLine(stop chan struct{}) {
 	if r.cfg.Progress == nil {
 		return
 	}
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	var last int64
+	s := r.sched
+	tm := time.NewTimer(time.Hour)
+	defer tm.Stop()
 	tty := !r.cfg.ProgressNewline
+	var last int64 // the count of this phase at the previous line
+	prevPhase := ""
+	due := s.t0
 	for {
+		prev := due
+		due = progressDue(prev, s.t0, s.mStart)
+		tm.Reset(time.Duration(due - r.now()))
 		select {
 		case <-stop:
 			if tty {
 				fmt.Fprint(r.cfg.Progress, "\r\033[K")
 			}
 			return
-		case <-t.C:
+		case <-tm.C:
 		}
-		var done, errs int64
+		var done, errs, warm, warmErrs int64
 		for _, rec := range r.recorders() {
 			done += rec.live.done.Load()
 			errs += rec.live.errs.Load()
+			warm += rec.live.warm.Load()
+			warmErrs += rec.live.warmErrs.Load()
 		}
-		now := r.now()
-		phase := "run"
-		if now < r.sched.mStart {
-			phase = "warm-up"
+		phase := "warm-up"
+		if due > s.mStart {
+			phase = "run"
+			done, errs = done-warm, errs-warmErrs
+		}
+		if phase != prevPhase {
+			last, prevPhase = 0, phase
 		}
 		var deliv int64
 		for _, s := range r.streams {
 			deliv += s.count.Load()
 		}
-		line := fmt.Sprintf("%6.1fs %-7s requests %d  rps %d  errors %d",
-			float64(now-r.sched.t0)/1e9, phase, done, done-last, errs)
+		rps := float64(done-last) * 1e9 / float64(due-prev)
+		line := fmt.Sprintf("%6.1fs %-7s requests %d  rps %.0f  errors %d",
+			float64(r.now()-s.t0)/1e9, phase, done, rps, errs)
 		if r.cfg.Workload == WorkloadListen {
 			line += fmt.Sprintf("  deliveries %d", deliv)
 		}
@@ -551,6 +568,17 @@ func (r *run) progressLine(stop chan struct{}) {
 			fmt.Fprintln(r.cfg.Progress, line)
 		}
 	}
+}
+
+// progressDue is when the progress line after the one due at prev is due:
+// the next whole second from t0, or the end of the warm-up when it comes
+// first.
+func progressDue(prev, t0, mStart int64) int64 {
+	next := t0 + ((prev-t0)/int64(time.Second)+1)*int64(time.Second)
+	if prev < mStart && mStart < next {
+		return mStart
+	}
+	return next
 }
 
 // recorders lists every recorder of the run.
@@ -624,7 +652,7 @@ func (r *run) collect(res *Result) {
 		res.DurationS = float64(int64(res.DurationS*1000+0.5)) / 1000
 	}
 	if res.Requests > 0 {
-		res.ClientCPUUsPerReq = round1(float64(res.cpuUs) / float64(res.Requests))
+		res.ClientCPUUsPerReq = float64(int64(float64(res.cpuUs)/float64(res.Requests)*100+0.5)) / 100 // sub-µs figures: two decimals
 	}
 	if c.Workload == WorkloadProgress && answered > 0 {
 		res.ProgressPerCall = float64(int64(float64(progress)/float64(answered)*100+0.5)) / 100

@@ -27,6 +27,7 @@ type sched struct {
 	measured atomic.Int64 // measured starts handed out
 	sentMeas atomic.Int64 // measured starts actually sent (open loop)
 	stopAt   atomic.Int64
+	halted   atomic.Bool // stop was called (cheaper to poll than done)
 	limitHit atomic.Bool // the request count ended the run
 
 	once sync.Once
@@ -49,6 +50,7 @@ func (s *sched) now() int64 { return int64(time.Since(s.base)) }
 func (s *sched) stop() {
 	s.once.Do(func() {
 		s.stopAt.Store(s.now())
+		s.halted.Store(true)
 		close(s.done)
 	})
 }
@@ -73,15 +75,8 @@ func (s *sched) next(t *time.Timer) (start int64, measured, ok bool) {
 	}
 	if s.rate <= 0 {
 		now := s.now()
-		if s.end > 0 && now >= s.end {
-			return 0, false, false
-		}
-		measured = now >= s.mStart
-		if measured && s.limit > 0 && s.measured.Add(1) > s.limit {
-			s.limitHit.Store(true)
-			return 0, false, false
-		}
-		return now, measured, true
+		measured, ok = s.nextAt(now)
+		return now, measured, ok
 	}
 	i := s.tickets.Add(1) - 1
 	start = s.t0 + int64(float64(i)*1e9/s.rate)
@@ -111,6 +106,20 @@ func (s *sched) next(t *time.Timer) (start int64, measured, ok bool) {
 		s.sentMeas.Add(1)
 	}
 	return start, measured, true
+}
+
+// nextAt is next for a closed loop, for a request starting at now (a batch
+// of requests sent together shares one clock reading).
+func (s *sched) nextAt(now int64) (measured, ok bool) {
+	if s.halted.Load() || s.end > 0 && now >= s.end {
+		return false, false
+	}
+	measured = now >= s.mStart
+	if measured && s.limit > 0 && s.measured.Add(1) > s.limit {
+		s.limitHit.Store(true)
+		return false, false
+	}
+	return measured, true
 }
 
 // lateGrace is how long after the end of the window a request that fell due

@@ -78,9 +78,21 @@ func (e *errCounts) mergeInto(out map[string]int64) {
 
 // live holds counters the progress line reads while the run goes on.
 type live struct {
-	done atomic.Int64 // requests finished (warm-up included)
-	errs atomic.Int64 // of which failed
-	_    [48]byte     // keep recorders of different goroutines off one cache line
+	done     atomic.Int64 // requests finished (warm-up included)
+	errs     atomic.Int64 // of which failed
+	warm     atomic.Int64 // of done, the requests not measured (warm-up)
+	warmErrs atomic.Int64 // of errs, the requests not measured
+	_        [32]byte     // keep recorders of different goroutines off one cache line
+}
+
+// fail counts a request that failed outside finish (timeout, lost write).
+func (l *live) fail(measured bool) {
+	l.done.Add(1)
+	l.errs.Add(1)
+	if !measured {
+		l.warm.Add(1)
+		l.warmErrs.Add(1)
+	}
 }
 
 // recorder collects the results of one goroutine. Only its owner writes
@@ -112,8 +124,53 @@ func (r *recorder) finish(measured bool, start, done int64, out int, code int64,
 		r.live.errs.Add(1)
 	}
 	if !measured {
+		r.live.warm.Add(1)
+		if out != outOK {
+			r.live.warmErrs.Add(1)
+		}
 		return
 	}
+	r.record(start, done, out, code, progress)
+}
+
+// tally is what a batch of finished requests adds to the live counters.
+type tally struct{ done, errs, warm, warmErrs int64 }
+
+// finishBatched is finish for a reader that adds its live counts once per
+// batch (see flushTally).
+func (r *recorder) finishBatched(t *tally, measured bool, start, done int64, out int, code int64, progress int) {
+	t.done++
+	if out != outOK {
+		t.errs++
+	}
+	if !measured {
+		t.warm++
+		if out != outOK {
+			t.warmErrs++
+		}
+		return
+	}
+	r.record(start, done, out, code, progress)
+}
+
+// flushTally adds t to the live counters and clears it.
+func (r *recorder) flushTally(t *tally) {
+	if t.done == 0 {
+		return
+	}
+	r.live.done.Add(t.done)
+	if t.errs != 0 {
+		r.live.errs.Add(t.errs)
+	}
+	if t.warm != 0 {
+		r.live.warm.Add(t.warm)
+		r.live.warmErrs.Add(t.warmErrs)
+	}
+	*t = tally{}
+}
+
+// record records one measured request.
+func (r *recorder) record(start, done int64, out int, code int64, progress int) {
 	r.requests++
 	if tl := r.tl.Load(); tl != nil {
 		tl.add(done, done-start, out)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -20,16 +21,23 @@ import (
 // gen*window + slot index, so a response finds its slot without a map. The
 // slot is claimed back with a compare-and-swap on id, so exactly one of the
 // reader (response), the sweeper (timeout) or a failing sender completes it.
+// The plain fields are written by the sender before it stores id and read
+// by whoever claims id back (the atomic store and CAS order them).
 type slot struct {
 	id       atomic.Int64 // in-flight request id; 0 when free
-	start    atomic.Int64 // due (open loop) or send time
-	sent     atomic.Int64 // send time, for the timeout
-	meas     atomic.Bool
-	progress atomic.Int32
-	tpl      atomic.Int32
+	progress atomic.Int32 // progress notifications so far (reader)
+	tpl      int32
+	start    int64 // due (open loop) or send time
+	meas     bool
 	gen      int64 // requests sent in this slot; owned by whoever holds the slot
-	_        [8]byte
+	_        [16]byte
 }
+
+// inlineMaxBytes bounds the requests a reader may write itself: its write
+// must never wait for a server that is itself waiting for the reader to
+// read. With at most the window's requests unread by the server, a window
+// whose requests fit in this many bytes fits in any pipe or socket buffer.
+const inlineMaxBytes = 32 << 10
 
 // streamConn is one newline-delimited JSON-RPC connection: a stdio child
 // process, a TCP or a Unix socket (STD-02, CUST-04).
@@ -40,9 +48,13 @@ type streamConn struct {
 
 	slots []slot
 	free  chan int32
-	fw    *framing.Writer
-	fr    *framing.Reader
-	rec   *recorder // owned by the reader goroutine
+	out   lineOut
+	rd    io.Reader        // the input, when a reader goroutine reads it
+	dec   *framing.Decoder // frames the input (reader goroutine or poller)
+	rec   *recorder        // owned by the reader goroutine
+	tally tally            // the live counts of the batch being read
+	shape replyShapes      // owned by the reader goroutine
+	ready []int32          // inline: slots answered in the batch being read
 
 	oobTimeout atomic.Int64 // measured timeouts (sweeper)
 	oobIO      atomic.Int64 // measured requests lost to a broken connection (sender)
@@ -58,53 +70,72 @@ type streamConn struct {
 	stdout io.ReadCloser
 	stderr *term.LineWriter // the server's stderr, escaped, to the run's log
 	nc     net.Conn
-	// A relay socket read by a poller instead of a reader goroutine.
-	fd  *fdConn
-	dec *framing.Decoder
+	// A socket read by a poller instead of a reader goroutine.
+	fd *fdConn
 
 	pub *pubLog // listen: the log of touches sent on this connection
 
-	// relay: a closed loop with one request in flight, where the reader
-	// goroutine sends the next request itself as soon as it has read the
-	// answer (no hand-off to the sender, which then only starts the loop
-	// and refills slots freed by timeouts).
-	relay bool
-	snd   sendState // the sender goroutine's
-	rsnd  sendState // the reader goroutine's (relay)
+	// inline: a closed loop where the reader (goroutine or poller) sends
+	// the next requests itself: it handles every line one read brought,
+	// then refills the slots they freed and writes the new requests in one
+	// write (no hand-off to the sender, which then only starts the loop and
+	// refills slots freed by timeouts). One read and one write per batch.
+	inline bool
+	snd    sendState // the sender goroutine's
+	rsnd   sendState // the reader's (inline)
 }
 
-// sendState is what one goroutine sending on a stream connection owns.
+// sendState is what one goroutine sending on a stream connection owns: the
+// batch of requests it has queued and not yet written.
 type sendState struct {
 	pos   int // position in the mix cycle
 	idBuf []byte
-	wbuf  []byte
+	wbuf  []byte   // the batch's lines
+	batch []queued // the batch's requests
 }
 
-func newSendState(pos int) sendState {
-	return sendState{pos: pos, idBuf: make([]byte, 0, 24), wbuf: make([]byte, 0, 4096)}
+// queued is a request of a batch, to give back if the write fails.
+type queued struct {
+	k    int32
+	meas bool
+	id   int64
 }
 
-// openStream starts the process or dials the socket for connection i.
-func (r *run) openStream(i int) (*streamConn, error) {
+func newSendState(pos int, win int64, lineLen int) sendState {
+	return sendState{pos: pos, idBuf: make([]byte, 0, 24),
+		wbuf: make([]byte, 0, min(int(win)*lineLen, 64<<10)), batch: make([]queued, 0, min(win, 1<<10))}
+}
+
+// newStreamConn sets up connection i's state, without its input and output.
+func (r *run) newStreamConn(i int) *streamConn {
 	c := &streamConn{
 		r: r, idx: i, win: int64(r.cfg.Inflight),
 		rec:       newRecorder(),
 		dead:      make(chan struct{}),
 		stopSweep: make(chan struct{}),
 		sweepDone: make(chan struct{}),
-		snd:       newSendState(i * 7),
-		// A closed loop of one request in flight (a listen run's touches
-		// go at the publish rate).
-		relay: r.cfg.Inflight == 1 && r.cfg.Rate <= 0 && r.cfg.Workload != WorkloadListen,
+		snd:       newSendState(i*7, int64(r.cfg.Inflight), r.maxRequestLen()),
+		dec:       framing.NewDecoder(framing.ReaderConfig{MaxLine: -1}),
+		// A closed loop (a listen run's touches go at the publish rate)
+		// whose window of requests fits in a socket or pipe buffer.
+		inline: r.cfg.Rate <= 0 && r.cfg.Workload != WorkloadListen &&
+			int64(r.cfg.Inflight)*int64(r.maxRequestLen()) <= inlineMaxBytes,
 	}
-	if c.relay {
-		c.rsnd = newSendState(i*7 + 3)
+	if c.inline {
+		c.rsnd = newSendState(i*7+3, c.win, r.maxRequestLen())
+		c.ready = make([]int32, 0, c.win)
 	}
 	c.slots = make([]slot, c.win)
 	c.free = make(chan int32, c.win)
 	for k := range c.win {
 		c.free <- int32(k)
 	}
+	return c
+}
+
+// openStream starts the process or dials the socket for connection i.
+func (r *run) openStream(i int) (*streamConn, error) {
+	c := r.newStreamConn(i)
 	var rd io.Reader
 	var wr io.Writer
 	switch r.t.kind {
@@ -114,21 +145,54 @@ func (r *run) openStream(i int) (*streamConn, error) {
 		// own: it may carry terminal escapes (RELIABILITY F7).
 		c.stderr = &term.LineWriter{W: r.log, Prefix: fmt.Sprintf("server %d: ", i)}
 		cmd.Stderr = c.stderr
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
+		var stdin io.WriteCloser
+		var stdout io.ReadCloser
+		var childEnds func()
+		var err error
+		if c.blockingReads() {
+			stdin, stdout, childEnds, err = blockingPipes(cmd)
+		}
+		if childEnds == nil {
+			if stdin, err = cmd.StdinPipe(); err != nil {
+				return nil, err
+			}
+			if stdout, err = cmd.StdoutPipe(); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
 			return nil, err
 		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
+		err = cmd.Start()
+		if childEnds != nil {
+			childEnds() // the child's copies, or, if it did not start, all
 		}
-		if err := cmd.Start(); err != nil {
+		if err != nil {
+			if childEnds != nil {
+				stdin.Close()
+				if u, ok := stdout.(interface{ closeUnread() }); ok {
+					u.closeUnread()
+				}
+			}
 			return nil, fmt.Errorf("start %s: %w", r.t.argv[0], err)
 		}
 		c.cmd, c.stdin, c.stdout = cmd, stdin, stdout
 		rd, wr = stdout, stdin
 	default:
-		if c.relay && canPoll {
+		if c.blockingReads() {
+			// A socket of our own, read and written in blocking system
+			// calls by its reader goroutine.
+			fd, err := dialFD(r.t.kind, r.t.addr, r.cfg.Timeout)
+			if err != nil {
+				return nil, err
+			}
+			c.fd = fd
+			c.rd = fdReader{fd}
+			c.out.w = countWriter{fd, &r.bytesOut}
+			go c.readLoop()
+			go c.sweep()
+			return c, nil
+		}
+		if c.inline && canPoll {
 			if err := c.openPolled(); err != nil {
 				return nil, err
 			}
@@ -141,14 +205,28 @@ func (r *run) openStream(i int) (*streamConn, error) {
 		c.nc = nc
 		rd, wr = nc, nc
 	}
-	c.fr = framing.NewReader(countReader{rd, &r.bytesIn}, framing.ReaderConfig{MaxLine: -1})
-	c.fw = framing.NewWriter(countWriter{wr, &r.bytesOut}, framing.WriterConfig{})
+	c.rd = rd
+	c.out.w = countWriter{wr, &r.bytesOut}
 	go c.readLoop()
 	go c.sweep()
 	return c, nil
 }
 
-// openPolled dials a relay socket and hands its reading to a poller.
+// blockingReads reports whether the connection is read by a goroutine of
+// its own blocked in read(2) on a descriptor outside Go's network poller:
+// an inline connection (its reader also writes, see inlineMaxBytes) of a
+// run with fewer connections than Ps. Per batch that is one read and one
+// write and no wake-up through the network poller (which for a lone
+// connection costs more than the batch's own work). A goroutine blocked in
+// a system call keeps its P until sysmon takes it back (up to 10 ms when
+// sysmon is idle), so one P is always left to the other goroutines (the
+// sender, the sweeper, the progress line). Otherwise a few pollers read the
+// sockets (poll_linux.go).
+func (c *streamConn) blockingReads() bool {
+	return c.inline && canPoll && c.r.cfg.Conns < runtime.GOMAXPROCS(0) && c.r.cfg.Workload != WorkloadListen
+}
+
+// openPolled dials an inline socket and hands its reading to a poller.
 func (c *streamConn) openPolled() error {
 	r := c.r
 	fd, err := dialFD(r.t.kind, r.t.addr, r.cfg.Timeout)
@@ -161,8 +239,7 @@ func (c *streamConn) openPolled() error {
 		return err
 	}
 	c.fd = fd
-	c.dec = framing.NewDecoder(framing.ReaderConfig{MaxLine: -1})
-	c.fw = framing.NewWriter(countWriter{fd, &r.bytesOut}, framing.WriterConfig{})
+	c.out.w = countWriter{fd, &r.bytesOut}
 	if err := p.add(int32(c.idx), fd, c); err != nil {
 		_ = fd.close()
 		return err
@@ -172,28 +249,86 @@ func (c *streamConn) openPolled() error {
 }
 
 // readLoop demultiplexes everything the server writes: responses by id,
-// progress by token, subscription traffic by subscriptionId (STD-08).
+// progress by token, subscription traffic by subscriptionId (STD-08). Each
+// read is one batch: its lines are handled, then (inline) the requests that
+// replace the answered ones leave in one write.
 func (c *streamConn) readLoop() {
 	defer close(c.dead)
 	var env codec.Envelope
+	buf := framing.AcquireBuf(framing.DefaultReadSize)
+	buf = buf[:cap(buf)]
 	for {
-		frame, err := c.fr.Next()
+		n, err := c.rd.Read(buf)
+		if n > 0 {
+			c.r.bytesIn.Add(int64(n))
+			c.dec.Feed(buf[:n])
+			c.frames(&env)
+		}
 		if err != nil {
-			if err == framing.ErrLineTooLong {
-				continue
-			}
+			c.ended.Store(true) // nothing more is sent on it
+			c.dec.End()
+			c.frames(&env)
 			c.readErr = err
 			break
 		}
-		c.onFrame(frame, &env)
 	}
 	c.lost()
+	c.dec.Release()
+	framing.ReleaseBuf(buf)
 }
 
-// onFrame handles one line from the server (reader side).
-func (c *streamConn) onFrame(frame []byte, env *codec.Envelope) {
+// frames handles every complete line the decoder holds, all received by
+// one read (one clock reading for all of them), then sends the requests
+// that replace the answered ones, in one write.
+func (c *streamConn) frames(env *codec.Envelope) {
+	now := c.r.now()
+	for {
+		frame, err := c.dec.Next()
+		if err == framing.ErrLineTooLong {
+			continue
+		}
+		if frame == nil {
+			break
+		}
+		c.onFrame(frame, env, now)
+	}
+	c.rec.flushTally(&c.tally)
+	if len(c.ready) > 0 {
+		c.refill()
+	}
+}
+
+// refill sends a request in every slot answered in this batch (inline),
+// queued and written together; a slot the run has no request for goes back.
+func (c *streamConn) refill() {
+	s := c.r.sched
+	now := s.now()
+	for _, k := range c.ready {
+		if meas, ok := s.nextAt(now); ok && !c.ended.Load() {
+			c.queue(&c.rsnd, k, now, now, meas)
+		} else {
+			c.free <- k
+		}
+	}
+	c.ready = c.ready[:0]
+	c.flush(&c.rsnd)
+}
+
+// onFrame handles one line from the server (reader side), received at now.
+func (c *streamConn) onFrame(frame []byte, env *codec.Envelope, now int64) {
 	r := c.r
-	now := r.now()
+	if sh, id := c.shape.match(frame); sh != nil {
+		// The same text as a response checked in full, but for the id.
+		if id >= c.win {
+			k := int32(id % c.win)
+			sl := &c.slots[k]
+			if sl.id.CompareAndSwap(id, 0) {
+				out, code := sh.outcome(r.tpls[sl.tpl].isCall)
+				c.answered(k, sl, now, out, code)
+			}
+		}
+		return
+	}
 	if codec.Peek(frame, env) != nil {
 		return
 	}
@@ -209,20 +344,14 @@ func (c *streamConn) onFrame(frame []byte, env *codec.Envelope) {
 		if env.IDKind != codec.IDNumber || !ok || id < c.win {
 			return
 		}
+		c.shape.learn(frame, env)
 		k := int32(id % c.win)
 		sl := &c.slots[k]
 		if !sl.id.CompareAndSwap(id, 0) {
 			return // answered after its timeout
 		}
-		out, code := classify(frame, env, r.tpls[sl.tpl.Load()].isCall)
-		c.rec.finish(sl.meas.Load(), sl.start.Load(), now, out, code, int(sl.progress.Load()))
-		if c.relay {
-			if start, meas, ok := r.sched.next(nil); ok {
-				c.send(&c.rsnd, k, start, meas, false)
-				return
-			}
-		}
-		c.free <- k
+		out, code := classify(frame, env, r.tpls[sl.tpl].isCall)
+		c.answered(k, sl, now, out, code)
 	case codec.KindNotification:
 		if env.Method.EqualString("notifications/progress") {
 			raw, ok := codec.LookupPath(env.Params, "progressToken")
@@ -242,13 +371,24 @@ func (c *streamConn) onFrame(frame []byte, env *codec.Envelope) {
 	}
 }
 
+// answered records the response to the request of slot k, which the caller
+// has claimed back, and frees the slot (inline: for this batch's refill).
+func (c *streamConn) answered(k int32, sl *slot, now int64, out int, code int64) {
+	c.rec.finishBatched(&c.tally, sl.meas, sl.start, now, out, code, int(sl.progress.Load()))
+	if c.inline {
+		c.ready = append(c.ready, k)
+		return
+	}
+	c.free <- k
+}
+
 // lost completes what is in flight on a connection whose input has ended.
 func (c *streamConn) lost() {
 	c.ended.Store(true)
 	for k := range c.slots {
 		sl := &c.slots[k]
 		if id := sl.id.Load(); id != 0 && sl.id.CompareAndSwap(id, 0) {
-			c.rec.finish(sl.meas.Load(), sl.start.Load(), c.r.now(), outIO, 0, 0)
+			c.rec.finish(sl.meas, sl.start, c.r.now(), outIO, 0, 0)
 			c.free <- int32(k)
 		}
 	}
@@ -263,6 +403,11 @@ func (c *streamConn) sweep() {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var buf []byte
+	// The sender stores no send time: a request expires once the sweeper
+	// has seen the same id in its slot for the whole timeout (so between
+	// the timeout and the timeout plus two ticks after it was sent).
+	seenID := make([]int64, len(c.slots))
+	seenAt := make([]int64, len(c.slots))
 	for {
 		select {
 		case <-t.C:
@@ -273,18 +418,25 @@ func (c *streamConn) sweep() {
 		for k := range c.slots {
 			sl := &c.slots[k]
 			id := sl.id.Load()
-			if id == 0 || now-sl.sent.Load() < timeout || !sl.id.CompareAndSwap(id, 0) {
+			if id == 0 {
 				continue
 			}
-			if sl.meas.Load() {
+			if id != seenID[k] {
+				seenID[k], seenAt[k] = id, now
+				continue
+			}
+			if now-seenAt[k] < timeout || !sl.id.CompareAndSwap(id, 0) {
+				continue
+			}
+			if sl.meas {
 				c.oobTimeout.Add(1)
 			}
-			c.rec.live.done.Add(1)
-			c.rec.live.errs.Add(1)
+			c.rec.live.fail(sl.meas)
 			buf = append(buf[:0], cancelledPrefix...)
 			buf = strconv.AppendInt(buf, id, 10)
 			buf = append(buf, cancelledSuffix...)
-			_ = c.fw.WriteFrame(buf)
+			buf = append(buf, '\n')
+			_ = c.out.write(buf)
 			c.free <- int32(k)
 		}
 	}
@@ -293,27 +445,27 @@ func (c *streamConn) sweep() {
 // sendLoop sends requests with up to win in flight until the scheduler
 // ends the run. In a closed loop every slot that is free when the sender
 // looks is filled, and the requests leave in one write (a pipelining
-// client); in an open loop each leaves when it is due.
+// client); in an open loop each leaves when it is due. Inline, the sender
+// only starts the loop and refills the slots freed by timeouts.
 func (c *streamConn) sendLoop() {
 	r := c.r
 	s := r.sched
+	ss := &c.snd
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	queued := 0 // closed loop: requests queued since the last flush
+	var now int64
 	for {
 		var k int32
 		var start int64
 		var meas, ok bool
 		if s.rate <= 0 {
-			// Closed loop: a request starts when a slot is free.
+			// Closed loop: a request starts when a slot is free; the slots
+			// free together leave in one write, with one clock reading.
 			select {
 			case k = <-c.free:
 			default:
-				if queued > 0 {
-					queued = 0
-					if c.fw.Flush() != nil {
-						return
-					}
+				if len(ss.batch) > 0 && !c.flush(ss) {
+					return
 				}
 				select {
 				case k = <-c.free:
@@ -323,86 +475,94 @@ func (c *streamConn) sendLoop() {
 					return
 				}
 			}
-			if start, meas, ok = s.next(timer); !ok || c.ended.Load() {
+			if len(ss.batch) == 0 {
+				now = s.now()
+			}
+			start = now
+			if meas, ok = s.nextAt(now); !ok || c.ended.Load() {
 				// The run is over, or the server closed the connection (a
 				// request sent now would only time out).
 				c.free <- k
-				_ = c.fw.Flush()
+				c.flush(ss)
 				return
 			}
-		} else {
-			// Open loop: the request is due at start, whether a slot is
-			// free or not; waiting for one is part of its latency.
-			if start, meas, ok = s.next(timer); !ok {
-				return
-			}
-			select {
-			case k = <-c.free:
-			case <-c.dead:
-				if meas {
-					c.oobIO.Add(1)
-				}
-				return
-			}
-			if s.late() {
-				// Every slot stayed busy until the window closed.
-				s.unsend(meas)
-				c.free <- k
-				return
-			}
+			c.queue(ss, k, start, now, meas)
+			continue
 		}
-		if !c.send(&c.snd, k, start, meas, s.rate <= 0) {
+		// Open loop: the request is due at start, whether a slot is free
+		// or not; waiting for one is part of its latency.
+		if start, meas, ok = s.next(timer); !ok {
 			return
 		}
-		if s.rate <= 0 {
-			queued++
+		select {
+		case k = <-c.free:
+		case <-c.dead:
+			if meas {
+				c.oobIO.Add(1)
+			}
+			return
+		}
+		if s.late() {
+			// Every slot stayed busy until the window closed.
+			s.unsend(meas)
+			c.free <- k
+			return
+		}
+		c.queue(ss, k, start, s.now(), meas)
+		if !c.flush(ss) {
+			return
 		}
 	}
 }
 
-// send puts a request in slot k on the wire: queued for the next Flush when
-// queue is set, written at once otherwise. It reports false when the
-// connection can no longer send (the slot is then given back).
-func (c *streamConn) send(ss *sendState, k int32, start int64, meas, queue bool) bool {
+// queue puts a request in slot k and appends it to ss's batch, which flush
+// writes. start is when it was due (closed loop: now), now its send time.
+func (c *streamConn) queue(ss *sendState, k int32, start, now int64, meas bool) {
 	r := c.r
-	s := r.sched
 	ti := r.pickIndex(&ss.pos)
 	sl := &c.slots[k]
 	sl.gen++
 	id := sl.gen*c.win + int64(k)
-	now := s.now()
-	if s.rate <= 0 {
+	if r.sched.rate <= 0 {
 		start = now
 	}
-	sl.start.Store(start)
-	sl.sent.Store(now)
-	sl.meas.Store(meas)
-	sl.progress.Store(0)
-	sl.tpl.Store(int32(ti))
+	sl.start = start
+	sl.meas = meas
+	sl.tpl = int32(ti)
+	if sl.progress.Load() != 0 {
+		sl.progress.Store(0)
+	}
 	sl.id.Store(id)
 	if c.pub != nil {
 		c.pub.add(now, meas)
 	}
 	ss.idBuf = strconv.AppendInt(ss.idBuf[:0], id, 10)
-	ss.wbuf = r.tpls[ti].appendBody(ss.wbuf[:0], ss.idBuf)
-	var err error
-	if queue {
-		err = c.fw.QueueFrame(ss.wbuf)
-	} else {
-		err = c.fw.WriteFrame(ss.wbuf)
+	ss.wbuf = append(r.tpls[ti].appendBody(ss.wbuf, ss.idBuf), '\n')
+	ss.batch = append(ss.batch, queued{k: k, id: id, meas: meas})
+}
+
+// flush writes ss's batch with one write. When the write fails it gives
+// back the slots of the batch not claimed otherwise and reports false: the
+// connection can no longer send.
+func (c *streamConn) flush(ss *sendState) bool {
+	if len(ss.batch) == 0 {
+		return true
 	}
+	err := c.out.write(ss.wbuf)
 	if err != nil {
-		if sl.id.CompareAndSwap(id, 0) {
-			if meas {
-				c.oobIO.Add(1)
+		for _, q := range ss.batch {
+			if c.slots[q.k].id.CompareAndSwap(q.id, 0) {
+				if q.meas {
+					c.oobIO.Add(1)
+				}
+				c.rec.live.fail(q.meas)
+				c.free <- q.k
 			}
-			c.rec.live.done.Add(1)
-			c.rec.live.errs.Add(1)
-			c.free <- k
 		}
-		return false
 	}
-	return true
+	ss.wbuf = ss.wbuf[:0]
+	ss.batch = ss.batch[:0]
+	return err == nil
 }
 
 // drain waits until every slot is back (answered, timed out or failed).
@@ -419,7 +579,7 @@ func (c *streamConn) drain() {
 }
 
 // writeFrame sends a frame outside the request path (listen, cancel).
-func (c *streamConn) writeFrame(b []byte) error { return c.fw.WriteFrame(b) }
+func (c *streamConn) writeFrame(b []byte) error { return c.out.writeLine(b) }
 
 // shutdown ends the connection: for stdio, close the child's stdin and
 // wait for it to exit, then SIGTERM, then SIGKILL (STD-11); for sockets,
@@ -427,7 +587,7 @@ func (c *streamConn) writeFrame(b []byte) error { return c.fw.WriteFrame(b) }
 func (c *streamConn) shutdown(grace time.Duration) error {
 	close(c.stopSweep)
 	<-c.sweepDone
-	_ = c.fw.Close()
+	c.out.close()
 	var err error
 	if c.cmd != nil {
 		c.stdin.Close()
@@ -463,9 +623,6 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 		}
 		c.nc.Close()
 		<-c.dead
-	}
-	if c.fr != nil {
-		c.fr.Release()
 	}
 	return err
 }
