@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -171,9 +172,13 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 	}
 	var rec record
 	if ss != nil && ss.version() == r.Version {
-		rec = ss.snapshot() // unchanged since this process last read it
-	} else if err := json.Unmarshal(r.Value, &rec); err != nil {
-		return nil, state.ErrNotFound
+		rec = ss.snapshot() // unchanged since this process last read it: not decoded again
+	} else {
+		dec := new(record) // only here on the heap
+		if err := json.Unmarshal(r.Value, dec); err != nil {
+			return nil, state.ErrNotFound
+		}
+		rec = *dec
 	}
 	now := time.Now()
 	if ss == nil {
@@ -294,15 +299,16 @@ func (ss *session) version() uint64 {
 }
 
 // markGone marks the session ended, releases the waits for answers to
-// its server→client requests and returns its calls in flight, for the
-// caller to cancel outside ss.mu.
-func (ss *session) markGone() []*call {
+// its server→client requests and returns its calls in flight, as
+// references for the caller to cancel outside ss.mu (a call goes back to
+// its pool once it has ended, so only a RequestRef stays safe to use).
+func (ss *session) markGone() []engine.RequestRef {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.gone = true
-	calls := make([]*call, 0, len(ss.calls))
+	calls := make([]engine.RequestRef, 0, len(ss.calls))
 	for _, c := range ss.calls {
-		calls = append(calls, c)
+		calls = append(calls, c.claim(errSessionEnded))
 	}
 	for k, ch := range ss.pending {
 		close(ch)
@@ -332,8 +338,8 @@ func (s *Server) forget(ss *session) bool {
 		return false
 	}
 	s.stats.Sessions.Add(-1)
-	for _, c := range ss.markGone() {
-		c.cancelNow(errSessionEnded)
+	for _, ref := range ss.markGone() {
+		ref.Cancel(errSessionEnded)
 	}
 	ss.endStream()
 	return true
