@@ -163,10 +163,9 @@ func (ss *session) modernFast(dst, id json.RawMessage, method string, params jso
 	if len(meta) == 0 || meta[0] != '{' {
 		return nil, false
 	}
-	for _, k := range metaKeys {
-		if _, ok := codec.LookupPath(meta, k); ok {
-			return nil, false
-		}
+	var vals [4][]byte // one pass over the client's _meta for metaKeys
+	if codec.LookupMembers(meta, metaKeys, vals[:]) != nil || vals[0] != nil || vals[1] != nil || vals[2] != nil || vals[3] != nil {
+		return nil, false
 	}
 	// meta aliases p: copy p up to the inside of _meta's object, our
 	// members, then the rest.

@@ -102,7 +102,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 	if ss == nil || ss.principal != pkey || ss.local {
 		return false // first seen here (another replica made it), or not the caller's
 	}
-	if _, err := s.lookup(ctx, pkey, ss.id); err != nil {
+	if _, err := s.lookupIn(ctx, pkey, ss.id, ss); err != nil {
 		return false // ServeHTTP looks again and answers 404 or 503
 	}
 	s.stats.Requests.Add(1)
@@ -125,7 +125,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		<-c.wake // pump looks for itself before it waits
 		notes, reply, done = c.peek()
 	}
-	if notes == 0 && (reply == nil || !asksInput(reply.frame)) {
+	if notes == 0 && (reply == nil || !asksInput(reply.frame, m.ID)) {
 		s.rounds(ctx, fastSink{rc}, ss, m, key, principal, limitKey, c, &fr.out)
 		return true
 	}
@@ -156,9 +156,12 @@ func (c *call) peek() (notes int, reply *outcome, done bool) {
 	return len(c.notes), c.reply, c.done
 }
 
-// asksInput reports whether an engine response is an MRTR
+// asksInput reports whether an engine response to id is an MRTR
 // input_required result.
-func asksInput(frame []byte) bool {
+func asksInput(frame, id []byte) bool {
+	if _, ok := completeResult(frame, id); ok {
+		return false
+	}
 	rt, _ := codec.LookupPath(frame, "result", "resultType")
 	return string(rt) == `"input_required"`
 }

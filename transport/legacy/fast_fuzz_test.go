@@ -97,3 +97,26 @@ func FuzzFastRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompleteResult holds completeResult, the prefix reading of the
+// engine's responses (codec.AppendResponse: nothing follows the result),
+// to what the engine wrote: it takes exactly the responses whose result
+// begins as a complete one, returns that result unchanged, and takes no
+// error response.
+func FuzzCompleteResult(f *testing.F) {
+	f.Add([]byte(`7`), []byte(`{"resultType":"complete","content":[],"_meta":{}}`))
+	f.Add([]byte(`"a"`), []byte(`{"resultType":"complete","a":1}`))
+	f.Add([]byte(`"a\",\"result\":{"`), []byte(`{"resultType":"input_required","inputRequests":{}}`))
+	f.Add([]byte(`1`), []byte(`{"resultType":"complete"}`))
+	f.Fuzz(func(t *testing.T, id, result []byte) {
+		frame := codec.AppendResponse(nil, id, result)
+		res, ok := completeResult(frame, id)
+		want := bytes.HasPrefix(result, []byte(`{"resultType":"complete",`))
+		if ok != want || ok && !bytes.Equal(res, result) {
+			t.Fatalf("completeResult(%s) = %s, %v", frame, res, ok)
+		}
+		if _, ok := completeResult(codec.AppendErrorResponse(nil, id, codec.NewError(-32603, string(result))), id); ok {
+			t.Fatalf("an error response taken for a result: id %s", id)
+		}
+	})
+}

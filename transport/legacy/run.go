@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,6 +55,18 @@ func (s *Server) rounds(ctx context.Context, out sink, ss *session, m *wire, key
 		if reply == nil {
 			c.release()
 			return // cancelled, or the client went away
+		}
+		if res, ok := completeResult(reply.frame, m.ID); ok {
+			// The common case, read without a scan.
+			frame, err := s.appendAnswer(scratch[:0], m.ID, res)
+			c.release()
+			if err != nil {
+				out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
+				return
+			}
+			scratch = frame
+			out.final(frame)
+			return
 		}
 		var r response
 		r.Result, _ = codec.LookupPath(reply.frame, "result")
@@ -134,6 +147,23 @@ func (s *Server) begin(ss *session, key string, m *wire, extra map[string]json.R
 		return nil, e
 	}
 	return c, nil
+}
+
+// completeResult returns the result of an engine response to id when it
+// has the shape the engine writes for a complete result,
+// {"jsonrpc":"2.0","id":ID,"result":{"resultType":"complete",...}}; ok
+// false for anything else (errors, input_required, other writers).
+func completeResult(frame, id []byte) (result []byte, ok bool) {
+	const pre, post = `{"jsonrpc":"2.0","id":`, `,"result":{"resultType":"complete",`
+	if len(frame) < len(pre)+len(id)+len(post)+1 || string(frame[:len(pre)]) != pre || frame[len(frame)-1] != '}' {
+		return nil, false
+	}
+	rest := frame[len(pre):]
+	if !bytes.HasPrefix(rest, id) || !bytes.HasPrefix(rest[len(id):], []byte(post)) {
+		return nil, false
+	}
+	start := len(pre) + len(id) + len(`,"result":`)
+	return frame[start : len(frame)-1], true
 }
 
 // appendAnswer appends the 2025 response carrying result (complete) to dst.

@@ -163,12 +163,41 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 	if ss != nil && ss.principal != principal {
 		return nil, state.ErrNotFound
 	}
+	return s.lookupIn(ctx, principal, id, ss)
+}
+
+// lookupIn is lookup once this process's session for id is found (ss),
+// or found missing (nil).
+func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session) (*session, error) {
 	r, err := s.store.Get(ctx, principal, state.Handle(id))
 	if err != nil {
 		if ss != nil && errors.Is(err, state.ErrNotFound) {
 			s.forget(ss)
 		}
 		return nil, err
+	}
+	if ss != nil {
+		// The common case: the record has not moved since this process
+		// last read it, so nothing is decoded and one lock does it all.
+		now := time.Now()
+		ss.mu.Lock()
+		if ss.ver == r.Version {
+			if now.Sub(ss.touched) >= s.cfg.IdleTimeout { // idle here, and nobody refreshed it elsewhere since
+				ss.mu.Unlock()
+				s.expire(ss)
+				return nil, state.ErrNotFound
+			}
+			ss.touched = now
+			refresh := now.Sub(ss.synced) >= s.cfg.IdleTimeout/4
+			ss.mu.Unlock()
+			if refresh {
+				if err := ss.refresh(ctx); err != nil {
+					return nil, err
+				}
+			}
+			return ss, nil
+		}
+		ss.mu.Unlock()
 	}
 	var rec record
 	if ss != nil && ss.version() == r.Version {
