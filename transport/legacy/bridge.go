@@ -71,10 +71,11 @@ func validID(id json.RawMessage) bool {
 // modern builds the engine's message for a request of ss: params with the
 // session's _meta merged under the client's own _meta members (progressToken
 // stays), plus extra params (an MRTR retry's inputResponses and
-// requestState). The common case is appended to dst.
-func (ss *session) modern(dst, id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage) ([]byte, error) {
+// requestState). The common case is appended to dst. head is the
+// session's metaHead when the caller has it, else nil.
+func (ss *session) modern(dst, head, id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage) ([]byte, error) {
 	if extra == nil {
-		if out, ok := ss.modernFast(dst, id, method, params); ok {
+		if out, ok := ss.modernFast(dst, head, id, method, params); ok {
 			return out, nil
 		}
 	}
@@ -126,8 +127,10 @@ var metaKeys = []string{codec.MetaProtocolVersion, codec.MetaClientCapabilities,
 // It declines (ok false) when the client's _meta names one of the
 // session's keys itself, or params is not an object; modern then merges
 // through a map.
-func (ss *session) modernFast(dst, id json.RawMessage, method string, params json.RawMessage) ([]byte, bool) {
-	head := ss.metaHead()
+func (ss *session) modernFast(dst, head, id json.RawMessage, method string, params json.RawMessage) ([]byte, bool) {
+	if head == nil {
+		head = ss.metaHead()
+	}
 	out := dst[:0]
 	if cap(out) < len(params)+len(head)+len(method)+len(id)+64 {
 		out = make([]byte, 0, len(params)+len(head)+len(method)+len(id)+64)

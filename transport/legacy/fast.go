@@ -96,13 +96,14 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 	}
 	principal := s.cfg.Principal(ctx)
 	pkey := principalOf(principal)
-	s.mu.Lock()
+	s.mu.RLock()
 	ss := s.sessions[string(h.sid)]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if ss == nil || ss.principal != pkey || ss.local {
 		return false // first seen here (another replica made it), or not the caller's
 	}
-	if _, err := s.lookupIn(ctx, pkey, ss.id, ss); err != nil {
+	_, head, err := s.lookupIn(ctx, pkey, ss.id, ss)
+	if err != nil {
 		return false // ServeHTTP looks again and answers 404 or 503
 	}
 	s.stats.Requests.Add(1)
@@ -113,7 +114,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		limitKey = s.callerAddr(rc.RemoteAddr()) // as ServeHTTP's callerIP
 	}
 	key := string(m.ID)
-	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg)
+	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head)
 	if ce != nil {
 		fastSink{rc}.final(encodeError(m.ID, ce))
 		return true

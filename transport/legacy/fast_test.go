@@ -1,6 +1,7 @@
 package legacy_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -74,5 +75,39 @@ func TestFastPathIdleExpiry(t *testing.T) {
 	}
 	if rg.leg.Stats().Expired.Load() != 1 {
 		t.Fatalf("Expired = %d, want 1", rg.leg.Stats().Expired.Load())
+	}
+}
+
+// Many connections share one session, as wrk's 64 do: every call is
+// answered with its own id and text, the pooled calls and working space
+// never mixing two requests (run under -race too).
+func TestFastPathConcurrentCalls(t *testing.T) {
+	leakCheck(t)
+	rg := startRig(t, newEngine(t), legacy.Config{})
+	sid := rg.initialize(t)
+	const workers, each = 8, 40
+	errs := make(chan string, workers*each)
+	done := make(chan struct{})
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range each {
+				id := 1000 + w*each + i
+				text := fmt.Sprintf("w%d-%d", w, i)
+				r := rg.do(t, "POST", legacyPath, sid, call(id, "echo", `{"text":"`+text+`"}`))
+				// (no t.Fatal off the test's goroutine: the raw body is compared)
+				want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%s"}],"isError":false}}`, id, text)
+				if r.status != 200 || r.raw != want {
+					errs <- fmt.Sprintf("id %d: %d %s", id, r.status, r.raw)
+				}
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -45,7 +45,7 @@ func (s *Server) rounds(ctx context.Context, out sink, ss *session, m *wire, key
 		first = nil
 		if c == nil {
 			var ce *codec.Error
-			if c, ce = s.begin(ss, key, m, extra, principal, limitKey, scratch); ce != nil {
+			if c, ce = s.begin(ss, key, m, extra, principal, limitKey, scratch, nil); ce != nil {
 				out.final(encodeError(m.ID, ce))
 				return
 			}
@@ -125,10 +125,11 @@ func (s *Server) rounds(ctx context.Context, out sink, ss *session, m *wire, key
 }
 
 // begin starts one round of m in the engine: its message (built in
-// scratch when it can be), a call under key in ss.calls. The error is the
-// answer when it could not begin.
-func (s *Server) begin(ss *session, key string, m *wire, extra map[string]json.RawMessage, principal any, limitKey string, scratch []byte) (*call, *codec.Error) {
-	msg, err := ss.modern(scratch, m.ID, m.Method, m.Params, extra)
+// scratch when it can be, with head, the session's metaHead, when not
+// nil), a call under key in ss.calls. The error is the answer when it
+// could not begin.
+func (s *Server) begin(ss *session, key string, m *wire, extra map[string]json.RawMessage, principal any, limitKey string, scratch, head []byte) (*call, *codec.Error) {
+	msg, err := ss.modern(scratch, head, m.ID, m.Method, m.Params, extra)
 	if err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {

@@ -157,24 +157,26 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 	if !state.Handle(id).Valid() {
 		return nil, state.ErrNotFound
 	}
-	s.mu.Lock()
+	s.mu.RLock()
 	ss := s.sessions[id]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if ss != nil && ss.principal != principal {
 		return nil, state.ErrNotFound
 	}
-	return s.lookupIn(ctx, principal, id, ss)
+	ss, _, err := s.lookupIn(ctx, principal, id, ss)
+	return ss, err
 }
 
 // lookupIn is lookup once this process's session for id is found (ss),
-// or found missing (nil).
-func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session) (*session, error) {
+// or found missing (nil). head is the session's encoded _meta members
+// (metaHead) when they were at hand for the record read, else nil.
+func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session) (_ *session, head []byte, _ error) {
 	r, err := s.store.Get(ctx, principal, state.Handle(id))
 	if err != nil {
 		if ss != nil && errors.Is(err, state.ErrNotFound) {
 			s.forget(ss)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if ss != nil {
 		// The common case: the record has not moved since this process
@@ -185,17 +187,20 @@ func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session
 			if now.Sub(ss.touched) >= s.cfg.IdleTimeout { // idle here, and nobody refreshed it elsewhere since
 				ss.mu.Unlock()
 				s.expire(ss)
-				return nil, state.ErrNotFound
+				return nil, nil, state.ErrNotFound
 			}
 			ss.touched = now
 			refresh := now.Sub(ss.synced) >= s.cfg.IdleTimeout/4
+			if ss.headVer == ss.ver && !refresh {
+				head = ss.head
+			}
 			ss.mu.Unlock()
 			if refresh {
 				if err := ss.refresh(ctx); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
-			return ss, nil
+			return ss, head, nil
 		}
 		ss.mu.Unlock()
 	}
@@ -205,7 +210,7 @@ func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session
 	} else {
 		dec := new(record) // only here on the heap
 		if err := json.Unmarshal(r.Value, dec); err != nil {
-			return nil, state.ErrNotFound
+			return nil, nil, state.ErrNotFound
 		}
 		rec = *dec
 	}
@@ -226,7 +231,7 @@ func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session
 	if now.Sub(ss.touched) >= s.cfg.IdleTimeout && r.Version == ss.ver {
 		ss.mu.Unlock()
 		s.expire(ss)
-		return nil, state.ErrNotFound
+		return nil, nil, state.ErrNotFound
 	}
 	changed := !slices.Equal(rec.Subs, ss.rec.Subs)
 	ss.rec, ss.ver, ss.touched = rec, r.Version, now
@@ -237,10 +242,10 @@ func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session
 	}
 	if refresh {
 		if err := ss.refresh(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return ss, nil
+	return ss, nil, nil
 }
 
 // refresh re-reads the record and pushes its expiry forward (the store
