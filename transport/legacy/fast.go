@@ -239,23 +239,45 @@ func (h *fastHeaders) scan(raw []byte) bool {
 		if line[0] == ' ' || line[0] == '\t' {
 			return false
 		}
-		name, v, ok := bytes.Cut(line, []byte{':'})
-		if !ok {
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 {
 			continue
 		}
-		v = bytes.Trim(v, " \t")
-		var i int
-		switch {
-		case bytes.EqualFold(name, []byte(HeaderSession)):
-			i, h.sid = 0, v
-		case bytes.EqualFold(name, []byte(HeaderProtocol)):
-			i, h.ver = 1, v
-		case bytes.EqualFold(name, []byte("Content-Type")):
-			i, h.ctype = 2, v
-		case bytes.EqualFold(name, []byte("Accept")):
-			i, h.accept = 3, v
-		default:
+		// Only a name of one of the four lengths, and then its first
+		// letter, leads to a comparison.
+		name := line[:colon]
+		i := -1
+		switch len(name) {
+		case len(HeaderSession):
+			if (name[0]|0x20) == 'm' && bytes.EqualFold(name, []byte(HeaderSession)) {
+				i = 0
+			}
+		case len(HeaderProtocol):
+			if (name[0]|0x20) == 'm' && bytes.EqualFold(name, []byte(HeaderProtocol)) {
+				i = 1
+			}
+		case len("Content-Type"):
+			if (name[0]|0x20) == 'c' && bytes.EqualFold(name, []byte("Content-Type")) {
+				i = 2
+			}
+		case len("Accept"):
+			if (name[0]|0x20) == 'a' && bytes.EqualFold(name, []byte("Accept")) {
+				i = 3
+			}
+		}
+		if i < 0 {
 			continue
+		}
+		v := bytes.Trim(line[colon+1:], " \t")
+		switch i {
+		case 0:
+			h.sid = v
+		case 1:
+			h.ver = v
+		case 2:
+			h.ctype = v
+		case 3:
+			h.accept = v
 		}
 		if h.n[i]++; h.n[i] > 1 {
 			return false
