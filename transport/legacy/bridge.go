@@ -71,10 +71,11 @@ func validID(id json.RawMessage) bool {
 // modern builds the engine's message for a request of ss: params with the
 // session's _meta merged under the client's own _meta members (progressToken
 // stays), plus extra params (an MRTR retry's inputResponses and
-// requestState).
-func (ss *session) modern(id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage) ([]byte, error) {
+// requestState). The common case is appended to dst. head is the
+// session's metaHead when the caller has it, else nil.
+func (ss *session) modern(dst, head, id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage) ([]byte, error) {
 	if extra == nil {
-		if out, ok := ss.modernFast(id, method, params); ok {
+		if out, ok := ss.modernFast(dst, head, id, method, params); ok {
 			return out, nil
 		}
 	}
@@ -126,9 +127,14 @@ var metaKeys = []string{codec.MetaProtocolVersion, codec.MetaClientCapabilities,
 // It declines (ok false) when the client's _meta names one of the
 // session's keys itself, or params is not an object; modern then merges
 // through a map.
-func (ss *session) modernFast(id json.RawMessage, method string, params json.RawMessage) ([]byte, bool) {
-	head := ss.metaHead()
-	out := make([]byte, 0, len(params)+len(head)+len(method)+len(id)+64)
+func (ss *session) modernFast(dst, head, id json.RawMessage, method string, params json.RawMessage) ([]byte, bool) {
+	if head == nil {
+		head = ss.metaHead()
+	}
+	out := dst[:0]
+	if cap(out) < len(params)+len(head)+len(method)+len(id)+64 {
+		out = make([]byte, 0, len(params)+len(head)+len(method)+len(id)+64)
+	}
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id...)
 	out = append(out, `,"method":`...)
@@ -160,10 +166,9 @@ func (ss *session) modernFast(id json.RawMessage, method string, params json.Raw
 	if len(meta) == 0 || meta[0] != '{' {
 		return nil, false
 	}
-	for _, k := range metaKeys {
-		if _, ok := codec.LookupPath(meta, k); ok {
-			return nil, false
-		}
+	var vals [4][]byte // one pass over the client's _meta for metaKeys
+	if codec.LookupMembers(meta, metaKeys, vals[:]) != nil || vals[0] != nil || vals[1] != nil || vals[2] != nil || vals[3] != nil {
+		return nil, false
 	}
 	// meta aliases p: copy p up to the inside of _meta's object, our
 	// members, then the rest.
@@ -226,6 +231,8 @@ type call struct {
 	mu    sync.Mutex
 	notes [][]byte
 	reply *outcome
+	out   outcome        // reply's storage: its frame buffer is kept with a pooled call
+	env   codec.Envelope // of the engine's message (start)
 	done  bool
 	wake  chan struct{}
 	ref   engine.RequestRef // the engine request, once begun
@@ -235,6 +242,51 @@ type call struct {
 }
 
 func newCall() *call { return &call{wake: make(chan struct{}, 1)} }
+
+// callPool keeps the calls of ended requests. A call goes back only once
+// the engine is done with it (pump saw Done) and it has left its
+// session's calls; whoever else needs it later holds its RequestRef
+// (claim), which stays safe once the call is reused.
+var callPool sync.Pool
+
+func acquireCall() *call {
+	if c, _ := callPool.Get().(*call); c != nil {
+		return c
+	}
+	return newCall()
+}
+
+// release puts an ended call back (only from the goroutine that ran it,
+// after pump returned and removeCall).
+func (c *call) release() {
+	c.mu.Lock()
+	clear(c.notes)
+	c.notes = c.notes[:0]
+	c.reply, c.done, c.ref, c.cancelled, c.env = nil, false, engine.RequestRef{}, nil, codec.Envelope{}
+	if cap(c.out.frame) > 64<<10 {
+		c.out.frame = nil
+	}
+	c.out.frame, c.out.status = c.out.frame[:0], 0
+	c.mu.Unlock()
+	select {
+	case <-c.wake:
+	default:
+	}
+	callPool.Put(c)
+}
+
+// claim returns the reference that cancels c's engine request; a call not
+// begun yet is marked so that it never runs. For a caller that found c
+// under its session's lock (c cannot be released meanwhile): the
+// reference is then cancelled outside the lock.
+func (c *call) claim(why error) engine.RequestRef {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ref.Valid() && c.cancelled == nil {
+		c.cancelled = why
+	}
+	return c.ref
+}
 
 func (c *call) signal() {
 	select {
@@ -255,7 +307,9 @@ func (c *call) Notify(_ *engine.Request, frame []byte) error {
 // Reply implements engine.Replier.
 func (c *call) Reply(_ *engine.Request, frame []byte, status int) error {
 	c.mu.Lock()
-	c.reply = &outcome{frame: bytes.Clone(frame), status: status}
+	c.out.frame = append(c.out.frame[:0], frame...)
+	c.out.status = status
+	c.reply = &c.out
 	c.mu.Unlock()
 	c.signal()
 	return nil
@@ -282,15 +336,17 @@ func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
 // start begins msg in the engine with c as its Replier; a validation
 // failure is answered through c like any other reply.
 func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any, limitKey string) *codec.Error {
-	var env codec.Envelope
-	if err := codec.PeekWith(msg, &env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
+	env := &c.env
+	if err := codec.PeekWith(msg, env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
 			ce = codec.ErrParse
 		}
 		return ce
 	}
-	r := s.scope.Begin(ctx, msg, &env, c, principal)
+	// msg stays valid until this returns: the engine copies it itself
+	// when it hands the request to a worker (Start).
+	r := s.scope.BeginBorrowed(ctx, msg, env, c, principal)
 	r.SetLimitKey(limitKey)
 	c.mu.Lock()
 	c.ref = r.Ref()
@@ -304,9 +360,11 @@ func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any, 
 		r.Fail(e)
 		return nil
 	}
-	if !r.MayNotify() && !r.HasTimeout() {
-		// Nothing can come before the answer: run it here, as the modern
-		// transports do, instead of handing it to a worker and waiting.
+	if !r.HasTimeout() && (!r.MayNotify() || r.Inline()) {
+		// Nothing can come before the answer, or the handler is Inline
+		// (microseconds by contract, so what it notifies goes out with its
+		// answer): run it here, as the modern transports do, instead of
+		// handing it to a worker and waiting.
 		r.Run()
 		return nil
 	}
@@ -344,7 +402,7 @@ const keyServerInfo = "io.modelcontextprotocol/serverInfo"
 // resultType, the cache hints and serverInfo in _meta. metaTail is
 // `,"_meta":` and the engine's server _meta (Server.metaTail).
 func legacyResult(raw json.RawMessage, metaTail []byte) (json.RawMessage, error) {
-	if out, ok := legacyResultFast(raw, metaTail); ok {
+	if out, ok := appendLegacyResult(nil, raw, metaTail); ok {
 		return out, nil
 	}
 	var obj map[string]json.RawMessage
@@ -368,10 +426,11 @@ func legacyResult(raw json.RawMessage, metaTail []byte) (json.RawMessage, error)
 	return codec.Marshal(obj)
 }
 
-// legacyResultFast handles the shape the engine writes for handler
-// results: {"resultType":"complete",MEMBERS,"_meta":SERVERMETA}. Anything
-// else (cache hints, other _meta members) goes the map way.
-func legacyResultFast(raw, metaTail []byte) ([]byte, bool) {
+// appendLegacyResult appends to dst the rewrite of the shape the engine
+// writes for handler results: {"resultType":"complete",MEMBERS,"_meta":
+// SERVERMETA}. Anything else (cache hints, other _meta members) it
+// declines (ok false), for legacyResult's map way.
+func appendLegacyResult(dst, raw, metaTail []byte) ([]byte, bool) {
 	const head = `{"resultType":"complete",`
 	if !bytes.HasPrefix(raw, []byte(head)) || !bytes.HasSuffix(raw, []byte("}")) {
 		return nil, false
@@ -384,10 +443,9 @@ func legacyResultFast(raw, metaTail []byte) ([]byte, bool) {
 	if bytes.Contains(body, []byte(`"ttlMs":`)) || bytes.Contains(body, []byte(`"_meta":`)) {
 		return nil, false // possibly top-level members to drop: decode
 	}
-	out := make([]byte, 0, len(body)+2)
-	out = append(out, '{')
-	out = append(out, body...)
-	return append(out, '}'), true
+	dst = append(dst, '{')
+	dst = append(dst, body...)
+	return append(dst, '}'), true
 }
 
 // legacyError maps the few 2026 error shapes that mean something else to

@@ -25,6 +25,19 @@
 //     not found" becomes -32002. The answer is a JSON body unless a
 //     notification (progress, log) or a server→client request comes
 //     first: then the response is an SSE stream.
+//   - Mounted on streamhttp's fasthttp front end (Config.Mounts), the
+//     common case — a request such as tools/call of a live session,
+//     with ordinary headers — is served on the fasthttp goroutine
+//     without a net/http request: the body read in place, the engine's
+//     message and the answer built in pooled space, an Inline handler
+//     run where the request was read (as on the modern endpoint), a few
+//     allocations per call. Anything else (initialize, GET, DELETE,
+//     notifications, the session's own methods, odd headers or bodies)
+//     takes the net/http handler, with the same answers. The session
+//     record is read from Config.Store on every call either way; its
+//     decoded form and the encoded _meta are reused while the store's
+//     version of it stands, so a DELETE, an expiry or a change made by
+//     another replica is seen at the next call.
 //   - ping, logging/setLevel, resources/subscribe and
 //     resources/unsubscribe are answered here; the log level and the
 //     subscriptions live in the session record.

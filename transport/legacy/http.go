@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/internal/netutil"
 	"github.com/mcpwire/mcpwire/state"
 )
@@ -28,7 +29,10 @@ const (
 // Handler returns the 2025-11-25 Streamable HTTP endpoint (POST, GET and
 // DELETE on one path). Mount it beside the modern endpoint, for example
 // with streamhttp.Config.Mounts, or in any net/http router.
-func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.ServeHTTP) }
+//
+// On streamhttp's fasthttp front end it also serves the common case (a
+// request of a live session) without a net/http request (fast.go).
+func (s *Server) Handler() http.Handler { return handler{s} }
 
 // principalKey carries an authenticated principal in a request context.
 type principalKey struct{}
@@ -147,8 +151,14 @@ func accepts(req *http.Request, types ...string) bool {
 	return false
 }
 
+// contentTypeJSON reports whether req's body is declared application/json.
+func contentTypeJSON(req *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
+}
+
 func (s *Server) post(w http.ResponseWriter, req *http.Request, principal any) {
-	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !contentTypeJSON(req) {
 		s.bad(w, 415, nil, codec.NewError(codec.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json"))
 		return
 	}
@@ -340,11 +350,12 @@ func (s *Server) notification(ss *session, m *wire) {
 			return
 		}
 		ss.mu.Lock()
-		c := ss.calls[string(id)]
-		ss.mu.Unlock()
-		if c != nil {
-			c.cancelNow(errCancelledByClient)
+		var ref engine.RequestRef
+		if c := ss.calls[string(id)]; c != nil {
+			ref = c.claim(errCancelledByClient)
 		}
+		ss.mu.Unlock()
+		ref.Cancel(errCancelledByClient)
 	default:
 		// notifications/initialized, roots/list_changed and the rest
 		// change nothing here: every request carries the session's

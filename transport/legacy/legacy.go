@@ -223,7 +223,7 @@ type Server struct {
 	// every handler result (fixed once the engine is made).
 	metaTail []byte
 
-	mu       sync.Mutex
+	mu       sync.RWMutex // read-locked by the lookups of every call
 	sessions map[string]*session
 	// Sessions created here and held, per principal and per client IP
 	// (MaxSessionsPerPrincipal, MaxSessionsPerIP); an entry goes when its

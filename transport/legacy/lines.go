@@ -227,8 +227,8 @@ func (s *Server) closeLocal(ss *session, wg *sync.WaitGroup) {
 		return
 	case <-time.After(2 * time.Second):
 	}
-	for _, c := range ss.markGone() {
-		c.cancelNow(errSessionEnded)
+	for _, ref := range ss.markGone() {
+		ref.Cancel(errSessionEnded)
 	}
 	<-done
 }

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,32 +26,47 @@ import (
 // limitKey names an anonymous caller for the engine's per-caller limits
 // (engine.Request.SetLimitKey; "" for none).
 func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, principal any, limitKey string) {
-	key := string(m.ID)
+	s.rounds(ctx, out, ss, m, string(m.ID), principal, limitKey, nil, nil)
+}
+
+// rounds is run, after the first round's call when first is not nil
+// (begun by begin, under key, string(m.ID), in ss.calls). buf, when not nil, is
+// working space the answer is encoded in (out must not keep what final
+// is handed); nil allocates.
+func (s *Server) rounds(ctx context.Context, out sink, ss *session, m *wire, key string, principal any, limitKey string, first *call, buf *[]byte) {
 	var extra map[string]json.RawMessage
+	var scratch []byte
+	if buf != nil {
+		scratch = (*buf)[:0]
+		defer func() { *buf = scratch[:0] }()
+	}
 	for round := 0; ; round++ {
-		msg, err := ss.modern(m.ID, m.Method, m.Params, extra)
-		if err != nil {
+		c := first
+		first = nil
+		if c == nil {
 			var ce *codec.Error
-			if !errors.As(err, &ce) {
-				ce = codec.NewError(codec.CodeInternalError, "Internal error")
+			if c, ce = s.begin(ss, key, m, extra, principal, limitKey, scratch, nil); ce != nil {
+				out.final(encodeError(m.ID, ce))
+				return
 			}
-			out.final(encodeError(m.ID, ce))
-			return
-		}
-		c := newCall()
-		if !ss.addCall(key, c) {
-			out.final(encodeError(m.ID, codec.NewError(codec.CodeInvalidRequest, "Invalid Request: id "+key+" is already in flight")))
-			return
-		}
-		if e := s.start(context.Background(), msg, c, principal, limitKey); e != nil {
-			ss.removeCall(key, c)
-			out.final(encodeError(m.ID, e))
-			return
 		}
 		reply := s.pump(ctx, c, out)
 		ss.removeCall(key, c)
 		if reply == nil {
+			c.release()
 			return // cancelled, or the client went away
+		}
+		if res, ok := completeResult(reply.frame, m.ID); ok {
+			// The common case, read without a scan.
+			frame, err := s.appendAnswer(scratch[:0], m.ID, res)
+			c.release()
+			if err != nil {
+				out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
+				return
+			}
+			scratch = frame
+			out.final(frame)
+			return
 		}
 		var r response
 		r.Result, _ = codec.LookupPath(reply.frame, "result")
@@ -58,29 +74,38 @@ func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, princi
 			r.Error, _ = codec.LookupPath(reply.frame, "error")
 		}
 		if len(r.Result) == 0 && len(r.Error) == 0 {
+			c.release()
 			out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 			return
 		}
 		if len(r.Error) > 0 {
-			out.finalStatus(encodeRawError(m.ID, legacyError(r.Error)), reply.status)
+			frame := encodeRawError(m.ID, legacyError(r.Error))
+			status := reply.status
+			c.release()
+			out.finalStatus(frame, status)
 			return
 		}
 		rt, _ := codec.LookupString(r.Result, "resultType")
 		if !rt.EqualString("input_required") {
-			res, err := legacyResult(r.Result, s.metaTail)
+			frame, err := s.appendAnswer(scratch[:0], m.ID, r.Result)
+			c.release()
 			if err != nil {
 				out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 				return
 			}
-			out.final(encodeResponse(m.ID, res))
+			scratch = frame
+			out.final(frame)
 			return
 		}
 		if round+1 >= s.cfg.MaxRounds {
+			c.release()
 			out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error: too many input rounds")))
 			return
 		}
 		var ir inputRequired
-		if err := codec.Unmarshal(r.Result, &ir); err != nil {
+		err := codec.Unmarshal(r.Result, &ir)
+		c.release()
+		if err != nil {
 			out.final(encodeError(m.ID, codec.NewError(codec.CodeInternalError, "Internal error")))
 			return
 		}
@@ -97,6 +122,65 @@ func (s *Server) run(ctx context.Context, out sink, ss *session, m *wire, princi
 			extra["requestState"] = quote(ir.RequestState)
 		}
 	}
+}
+
+// begin starts one round of m in the engine: its message (built in
+// scratch when it can be, with head, the session's metaHead, when not
+// nil), a call under key in ss.calls. The error is the answer when it
+// could not begin.
+func (s *Server) begin(ss *session, key string, m *wire, extra map[string]json.RawMessage, principal any, limitKey string, scratch, head []byte) (*call, *codec.Error) {
+	msg, err := ss.modern(scratch, head, m.ID, m.Method, m.Params, extra)
+	if err != nil {
+		var ce *codec.Error
+		if !errors.As(err, &ce) {
+			ce = codec.NewError(codec.CodeInternalError, "Internal error")
+		}
+		return nil, ce
+	}
+	c := acquireCall()
+	if !ss.addCall(key, c) {
+		c.release()
+		return nil, codec.NewError(codec.CodeInvalidRequest, "Invalid Request: id "+key+" is already in flight")
+	}
+	if e := s.start(context.Background(), msg, c, principal, limitKey); e != nil {
+		ss.removeCall(key, c)
+		c.release()
+		return nil, e
+	}
+	return c, nil
+}
+
+// completeResult returns the result of an engine response to id when it
+// has the shape the engine writes for a complete result,
+// {"jsonrpc":"2.0","id":ID,"result":{"resultType":"complete",...}}; ok
+// false for anything else (errors, input_required, other writers).
+func completeResult(frame, id []byte) (result []byte, ok bool) {
+	const pre, post = `{"jsonrpc":"2.0","id":`, `,"result":{"resultType":"complete",`
+	if len(frame) < len(pre)+len(id)+len(post)+1 || string(frame[:len(pre)]) != pre || frame[len(frame)-1] != '}' {
+		return nil, false
+	}
+	rest := frame[len(pre):]
+	if !bytes.HasPrefix(rest, id) || !bytes.HasPrefix(rest[len(id):], []byte(post)) {
+		return nil, false
+	}
+	start := len(pre) + len(id) + len(`,"result":`)
+	return frame[start : len(frame)-1], true
+}
+
+// appendAnswer appends the 2025 response carrying result (complete) to dst.
+func (s *Server) appendAnswer(dst, id, result []byte) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":`...)
+	if out, ok := appendLegacyResult(dst, result, s.metaTail); ok {
+		return append(out, '}'), nil
+	}
+	res, err := legacyResult(result, s.metaTail)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, res...)
+	return append(dst, '}'), nil
 }
 
 // sink is where one request's messages go: an HTTP response (JSON or

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/state"
 )
 
@@ -156,24 +157,62 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 	if !state.Handle(id).Valid() {
 		return nil, state.ErrNotFound
 	}
-	s.mu.Lock()
+	s.mu.RLock()
 	ss := s.sessions[id]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if ss != nil && ss.principal != principal {
 		return nil, state.ErrNotFound
 	}
+	ss, _, err := s.lookupIn(ctx, principal, id, ss)
+	return ss, err
+}
+
+// lookupIn is lookup once this process's session for id is found (ss),
+// or found missing (nil). head is the session's encoded _meta members
+// (metaHead) when they were at hand for the record read, else nil.
+func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session) (_ *session, head []byte, _ error) {
 	r, err := s.store.Get(ctx, principal, state.Handle(id))
 	if err != nil {
 		if ss != nil && errors.Is(err, state.ErrNotFound) {
 			s.forget(ss)
 		}
-		return nil, err
+		return nil, nil, err
+	}
+	if ss != nil {
+		// The common case: the record has not moved since this process
+		// last read it, so nothing is decoded and one lock does it all.
+		now := time.Now()
+		ss.mu.Lock()
+		if ss.ver == r.Version {
+			if now.Sub(ss.touched) >= s.cfg.IdleTimeout { // idle here, and nobody refreshed it elsewhere since
+				ss.mu.Unlock()
+				s.expire(ss)
+				return nil, nil, state.ErrNotFound
+			}
+			ss.touched = now
+			refresh := now.Sub(ss.synced) >= s.cfg.IdleTimeout/4
+			if ss.headVer == ss.ver && !refresh {
+				head = ss.head
+			}
+			ss.mu.Unlock()
+			if refresh {
+				if err := ss.refresh(ctx); err != nil {
+					return nil, nil, err
+				}
+			}
+			return ss, head, nil
+		}
+		ss.mu.Unlock()
 	}
 	var rec record
 	if ss != nil && ss.version() == r.Version {
-		rec = ss.snapshot() // unchanged since this process last read it
-	} else if err := json.Unmarshal(r.Value, &rec); err != nil {
-		return nil, state.ErrNotFound
+		rec = ss.snapshot() // unchanged since this process last read it: not decoded again
+	} else {
+		dec := new(record) // only here on the heap
+		if err := json.Unmarshal(r.Value, dec); err != nil {
+			return nil, nil, state.ErrNotFound
+		}
+		rec = *dec
 	}
 	now := time.Now()
 	if ss == nil {
@@ -192,7 +231,7 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 	if now.Sub(ss.touched) >= s.cfg.IdleTimeout && r.Version == ss.ver {
 		ss.mu.Unlock()
 		s.expire(ss)
-		return nil, state.ErrNotFound
+		return nil, nil, state.ErrNotFound
 	}
 	changed := !slices.Equal(rec.Subs, ss.rec.Subs)
 	ss.rec, ss.ver, ss.touched = rec, r.Version, now
@@ -203,10 +242,10 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 	}
 	if refresh {
 		if err := ss.refresh(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return ss, nil
+	return ss, nil, nil
 }
 
 // refresh re-reads the record and pushes its expiry forward (the store
@@ -294,15 +333,16 @@ func (ss *session) version() uint64 {
 }
 
 // markGone marks the session ended, releases the waits for answers to
-// its server→client requests and returns its calls in flight, for the
-// caller to cancel outside ss.mu.
-func (ss *session) markGone() []*call {
+// its server→client requests and returns its calls in flight, as
+// references for the caller to cancel outside ss.mu (a call goes back to
+// its pool once it has ended, so only a RequestRef stays safe to use).
+func (ss *session) markGone() []engine.RequestRef {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.gone = true
-	calls := make([]*call, 0, len(ss.calls))
+	calls := make([]engine.RequestRef, 0, len(ss.calls))
 	for _, c := range ss.calls {
-		calls = append(calls, c)
+		calls = append(calls, c.claim(errSessionEnded))
 	}
 	for k, ch := range ss.pending {
 		close(ch)
@@ -332,8 +372,8 @@ func (s *Server) forget(ss *session) bool {
 		return false
 	}
 	s.stats.Sessions.Add(-1)
-	for _, c := range ss.markGone() {
-		c.cancelNow(errSessionEnded)
+	for _, ref := range ss.markGone() {
+		ref.Cancel(errSessionEnded)
 	}
 	ss.endStream()
 	return true

@@ -224,7 +224,9 @@ type Config struct {
 	// and nothing else of this package: no MCP validation. On the fasthttp
 	// front end its response is buffered
 	// until it first flushes, then streamed; http.ResponseController's
-	// SetWriteDeadline reaches the connection.
+	// SetWriteDeadline reaches the connection. A handler that can serve
+	// fasthttp requests itself (transport/legacy's Handler) is given them
+	// first, after the same checks, without a net/http request.
 	Mounts map[string]http.Handler
 	// PublicMounts are Mounts that Authenticate does not guard: documents
 	// a client reads before it has a token, such as the Protected Resource

@@ -70,6 +70,22 @@ func (w statusWriter) send(status int, contentType string, body []byte) {
 func (w statusWriter) stream(*exchange)       { panic("streamhttp: a mount refusal cannot stream") }
 func (w statusWriter) streamListen(*exchange) { panic("streamhttp: a mount refusal cannot stream") }
 
+// refusalWriter is statusWriter for the fasthttp front end.
+type refusalWriter struct{ ctx *fasthttp.RequestCtx }
+
+func (w refusalWriter) header(k, v string) { w.ctx.Response.Header.Set(k, v) }
+func (w refusalWriter) send(status int, contentType string, body []byte) {
+	if contentType != "" {
+		w.ctx.Response.Header.Set("Content-Type", contentType)
+	}
+	w.ctx.SetStatusCode(status)
+	if body != nil {
+		w.ctx.SetBody(body)
+	}
+}
+func (w refusalWriter) stream(*exchange)       { panic("streamhttp: a mount refusal cannot stream") }
+func (w refusalWriter) streamListen(*exchange) { panic("streamhttp: a mount refusal cannot stream") }
+
 // mounted returns the handler mounted on path, or nil.
 func (s *Server) mounted(path []byte) http.Handler {
 	if len(s.cfg.Mounts) == 0 {
@@ -106,6 +122,16 @@ func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http
 	h.ServeHTTP(w, req)
 }
 
+// fastMount is a mounted handler that serves some fasthttp requests
+// itself, without a net/http request (transport/legacy's common case):
+// ServeFastHTTP reports whether it did; false means it wrote and changed
+// nothing, and the request takes the net/http way. ctx carries the
+// principal (PrincipalFrom). rc must not be kept past the call (a
+// response stream goes through rc.SetBodyStreamWriter).
+type fastMount interface {
+	ServeFastHTTP(ctx context.Context, rc *fasthttp.RequestCtx) bool
+}
+
 // serveMountFast runs a net/http handler for a fasthttp request. The
 // handler runs on its own goroutine against a copy of the request. Until
 // it first flushes, its response is buffered and sent when it returns;
@@ -116,7 +142,8 @@ func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http
 // reading ends (C3, C5).
 func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	hdr := &ctx.Request.Header
-	sw := statusWriter{set: ctx.Response.Header.Set, code: ctx.SetStatusCode, body: ctx.SetBody}
+	// No closures: a request that is let through allocates nothing here.
+	sw := refusalWriter{ctx}
 	if d := scanDuplicates(hdr.RawHeaders()); d != dupNone { // F2
 		s.refuseDuplicate(sw, d)
 		return
@@ -139,6 +166,12 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	}
 	if s.cfg.Authenticate != nil && !r.public {
 		base = context.WithValue(base, principalKey{}, p)
+	}
+	if fm, ok := h.(fastMount); ok && fm.ServeFastHTTP(base, ctx) {
+		if !ctx.Response.IsBodyStream() {
+			s.refreshWrite(ctx)
+		}
+		return
 	}
 	req, err := copyRequest(ctx)
 	if err != nil {

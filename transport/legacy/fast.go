@@ -1,0 +1,368 @@
+package legacy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/internal/netutil"
+)
+
+// The fasthttp fast path. streamhttp's fasthttp front end hands a request
+// of a mount whose handler has a ServeFastHTTP method to that method
+// first; this one serves the common case there — a request (tools/call
+// and the rest) of a live session, with ordinary headers — without
+// building a net/http request, copying the body or starting a goroutine,
+// and declines everything else untouched (initialize, GET, DELETE,
+// notifications, responses, the session's own methods, anything odd or
+// wrong in the headers or the body), which then takes ServeHTTP's way,
+// where every refusal is answered and counted. The two ways give the same
+// answers: the fast one only skips the work.
+//
+// What it saves per call: the net/http request and its header map, the
+// handler goroutine, the body copy, the decoding of the message into a
+// struct (codec.Peek reads it in place), the response buffer (the answer
+// is encoded into pooled working space and copied once into fasthttp's
+// response) and the call (pooled). The session is found in this
+// process's table and read from the store as on the net/http way: the
+// store stays the truth on every call (a DELETE, an expiry or a change
+// made by another replica is seen at once), while its decoded record and
+// encoded _meta are kept with the session and reused as long as the
+// store's version of the record has not moved.
+
+// handler is Server.Handler: ServeHTTP, and the fast path for streamhttp.
+type handler struct{ s *Server }
+
+func (h handler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.s.ServeHTTP(w, req) }
+
+// ServeFastHTTP serves rc when it is the common case (see above) and
+// reports whether it did; false means nothing was written or changed.
+// ctx carries what the front end's authentication established (read by
+// Config.Principal). For streamhttp's Config.Mounts; not a public API.
+func (h handler) ServeFastHTTP(ctx context.Context, rc *fasthttp.RequestCtx) bool {
+	return h.s.serveFast(ctx, rc)
+}
+
+// fastReq is one fast request's working space, pooled.
+type fastReq struct {
+	env codec.Envelope
+	m   wire
+	msg []byte // the engine's message
+	out []byte // the answer
+}
+
+var fastPool = sync.Pool{New: func() any { return &fastReq{msg: make([]byte, 0, 1024), out: make([]byte, 0, 1024)} }}
+
+func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
+	if s.closing.Load() || !rc.IsPost() {
+		return false
+	}
+	var h fastHeaders
+	if !h.scan(rc.Request.Header.RawHeaders()) || !h.plain() {
+		return false
+	}
+	body := rc.PostBody()
+	if len(body) > s.cfg.MaxBodyBytes {
+		return false
+	}
+	fr := fastPool.Get().(*fastReq)
+	defer func() {
+		fr.env, fr.m = codec.Envelope{}, wire{}
+		if cap(fr.msg) > 64<<10 {
+			fr.msg = make([]byte, 0, 1024)
+		}
+		if cap(fr.out) > 64<<10 {
+			fr.out = make([]byte, 0, 1024)
+		}
+		fastPool.Put(fr)
+	}()
+	env := &fr.env
+	if codec.PeekWith(body, env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}) != nil ||
+		env.Kind != codec.KindRequest || env.Method.Escaped || !plainID(env) {
+		return false
+	}
+	method := internMethod(env.Method.Raw)
+	switch method {
+	case "", "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		return false // not known here, or the session's own (ServeHTTP)
+	}
+	principal := s.cfg.Principal(ctx)
+	pkey := principalOf(principal)
+	s.mu.RLock()
+	ss := s.sessions[string(h.sid)]
+	s.mu.RUnlock()
+	if ss == nil || ss.principal != pkey || ss.local {
+		return false // first seen here (another replica made it), or not the caller's
+	}
+	_, head, err := s.lookupIn(ctx, pkey, ss.id, ss)
+	if err != nil {
+		return false // ServeHTTP looks again and answers 404 or 503
+	}
+	s.stats.Requests.Add(1)
+	m := &fr.m
+	m.JSONRPC, m.ID, m.Method, m.Params = "2.0", env.ID, method, env.Params
+	limitKey := ""
+	if ownerOf(principal) == "" {
+		limitKey = s.callerAddr(rc.RemoteAddr()) // as ServeHTTP's callerIP
+	}
+	key := string(m.ID)
+	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head)
+	if ce != nil {
+		fastSink{rc}.final(encodeError(m.ID, ce))
+		return true
+	}
+	// As the modern endpoint does: wait here for the answer or the first
+	// notification; only the second makes the response a stream.
+	notes, reply, done := c.peek()
+	for notes == 0 && reply == nil && !done {
+		<-c.wake // pump looks for itself before it waits
+		notes, reply, done = c.peek()
+	}
+	if notes == 0 && (reply == nil || !asksInput(reply.frame, m.ID)) {
+		s.rounds(ctx, fastSink{rc}, ss, m, key, principal, limitKey, c, &fr.out)
+		return true
+	}
+	// A notification came first, or the tool asks for input: an SSE
+	// stream, written once this handler has returned. What it keeps of
+	// the request is copied (fasthttp reuses it).
+	mc := &wire{JSONRPC: "2.0", ID: bytes.Clone(m.ID), Method: m.Method, Params: bytes.Clone(m.Params)}
+	rc.SetStatusCode(200)
+	rc.Response.Header.Set("Content-Type", "text/event-stream")
+	rc.Response.Header.Set("Cache-Control", "no-cache")
+	rc.Response.Header.Set("X-Accel-Buffering", "no")
+	rc.Response.ImmediateHeaderFlush = true
+	conn := rc.Conn() // never the RequestCtx in the stream writer
+	rc.SetBodyStreamWriter(func(bw *bufio.Writer) {
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		w := &streamWriter{bw: bw, conn: conn}
+		out := &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout, started: true}
+		s.rounds(sctx, out, ss, mc, key, principal, limitKey, c, nil)
+	})
+	return true
+}
+
+// peek is take without taking: what is queued, for a look.
+func (c *call) peek() (notes int, reply *outcome, done bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.notes), c.reply, c.done
+}
+
+// asksInput reports whether an engine response to id is an MRTR
+// input_required result.
+func asksInput(frame, id []byte) bool {
+	if _, ok := completeResult(frame, id); ok {
+		return false
+	}
+	rt, _ := codec.LookupPath(frame, "result", "resultType")
+	return string(rt) == `"input_required"`
+}
+
+// plainID reports whether the request's id is one parse accepts: a string,
+// or an integer that fits an int64.
+func plainID(env *codec.Envelope) bool {
+	switch env.IDKind {
+	case codec.IDString:
+		return true
+	case codec.IDNumber:
+		return len(env.ID) <= 18 // 18 digits, or a sign and 17: always an int64
+	}
+	return false
+}
+
+// internMethod returns the method's name without allocating for the
+// methods a session's requests carry; "" for any other (ServeHTTP's way).
+func internMethod(b []byte) string {
+	switch string(b) {
+	case "tools/call":
+		return "tools/call"
+	case "tools/list":
+		return "tools/list"
+	case "resources/read":
+		return "resources/read"
+	case "resources/list":
+		return "resources/list"
+	case "resources/templates/list":
+		return "resources/templates/list"
+	case "prompts/get":
+		return "prompts/get"
+	case "prompts/list":
+		return "prompts/list"
+	case "completion/complete":
+		return "completion/complete"
+	}
+	return ""
+}
+
+// callerAddr is callerIP for a fasthttp request's remote address: a
+// loopback TCP peer without a zone names no caller without formatting it.
+func (s *Server) callerAddr(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok && t.Zone == "" && !s.countLoopback {
+		if ip, ok := netip.AddrFromSlice(t.IP); ok && ip.Unmap().IsLoopback() {
+			return ""
+		}
+	}
+	str := a.String()
+	host, _, err := net.SplitHostPort(str)
+	if err != nil {
+		host = str
+	}
+	return netutil.CallerIP(host, s.countLoopback)
+}
+
+// fastHeaders are the request headers this endpoint reads, from the raw
+// block.
+type fastHeaders struct {
+	sid, ver, ctype, accept []byte
+	n                       [4]uint8 // lines of each
+}
+
+// scan reads raw (fasthttp's raw header block): false when it has two
+// lines of one of them (ServeHTTP refuses that, F2) or a folded line.
+func (h *fastHeaders) scan(raw []byte) bool {
+	for len(raw) > 0 {
+		var line []byte
+		line, raw, _ = bytes.Cut(raw, []byte{'\n'})
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			return false
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 {
+			continue
+		}
+		// Only a name of one of the four lengths, and then its first
+		// letter, leads to a comparison.
+		name := line[:colon]
+		i := -1
+		switch len(name) {
+		case len(HeaderSession):
+			if (name[0]|0x20) == 'm' && bytes.EqualFold(name, []byte(HeaderSession)) {
+				i = 0
+			}
+		case len(HeaderProtocol):
+			if (name[0]|0x20) == 'm' && bytes.EqualFold(name, []byte(HeaderProtocol)) {
+				i = 1
+			}
+		case len("Content-Type"):
+			if (name[0]|0x20) == 'c' && bytes.EqualFold(name, []byte("Content-Type")) {
+				i = 2
+			}
+		case len("Accept"):
+			if (name[0]|0x20) == 'a' && bytes.EqualFold(name, []byte("Accept")) {
+				i = 3
+			}
+		}
+		if i < 0 {
+			continue
+		}
+		v := bytes.Trim(line[colon+1:], " \t")
+		switch i {
+		case 0:
+			h.sid = v
+		case 1:
+			h.ver = v
+		case 2:
+			h.ctype = v
+		case 3:
+			h.accept = v
+		}
+		if h.n[i]++; h.n[i] > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// plain reports whether the headers are the ordinary ones ServeHTTP
+// accepts: a session, a served revision or none, Content-Type
+// application/json without parameters, an Accept listing one of the two
+// types or */* without parameters, or none.
+func (h *fastHeaders) plain() bool {
+	if len(h.sid) == 0 || !bytes.EqualFold(h.ctype, []byte("application/json")) {
+		return false
+	}
+	if len(h.ver) > 0 && !knownVersion(h.ver) {
+		return false
+	}
+	if h.n[3] == 0 || len(h.accept) == 0 {
+		return true
+	}
+	for a := h.accept; len(a) > 0; {
+		var part []byte
+		part, a, _ = bytes.Cut(a, []byte{','})
+		part = bytes.TrimSpace(part)
+		if bytes.EqualFold(part, []byte("application/json")) || bytes.EqualFold(part, []byte("text/event-stream")) || string(part) == "*/*" {
+			return true
+		}
+	}
+	return false
+}
+
+func knownVersion(v []byte) bool {
+	for _, k := range Versions {
+		if string(v) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// fastSink is the sink of a request answered on the fasthttp goroutine:
+// one JSON body (a notification first makes it a stream, never this).
+type fastSink struct{ rc *fasthttp.RequestCtx }
+
+func (f fastSink) event([]byte) error { return errNoStream }
+func (f fastSink) comment() error     { return errNoStream }
+
+func (f fastSink) final(frame []byte) { f.send(200, frame) }
+
+func (f fastSink) finalStatus(frame []byte, status int) {
+	switch status {
+	case 503:
+		f.send(503, frame)
+	case 429:
+		retry := []byte("1")
+		if v, ok := codec.LookupPath(frame, "error", "data", "retryAfter"); ok {
+			retry = v
+		}
+		f.rc.Response.Header.SetBytesV("Retry-After", retry)
+		f.send(429, frame)
+	default:
+		f.send(200, frame)
+	}
+}
+
+func (f fastSink) send(status int, frame []byte) {
+	f.rc.SetStatusCode(status)
+	f.rc.SetContentType("application/json")
+	f.rc.SetBody(frame)
+}
+
+var errNoStream = http.ErrNotSupported
+
+// streamWriter is the http.ResponseWriter an sse writes a fast request's
+// stream through: fasthttp's body stream writer, and the connection's
+// write deadline (http.ResponseController). The headers were sent before.
+type streamWriter struct {
+	bw   *bufio.Writer
+	conn net.Conn
+}
+
+func (w *streamWriter) Header() http.Header                { return http.Header{} }
+func (w *streamWriter) WriteHeader(int)                    {}
+func (w *streamWriter) Write(p []byte) (int, error)        { return w.bw.Write(p) }
+func (w *streamWriter) FlushError() error                  { return w.bw.Flush() }
+func (w *streamWriter) SetWriteDeadline(t time.Time) error { return w.conn.SetWriteDeadline(t) }

@@ -1,0 +1,122 @@
+package legacy
+
+import (
+	"bytes"
+	"net/http"
+	"net/textproto"
+	"testing"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// FuzzFastHeaders holds the fast path's header reading (fastHeaders, from
+// fasthttp's raw block) to ServeHTTP's: whatever the fast path lets
+// through, ServeHTTP would have served too — no duplicate of a once-only
+// header (F2), a Content-Type mime.ParseMediaType takes for
+// application/json, an Accept that accepts(), a served revision or none —
+// with the same session id. (What it declines, ServeHTTP answers itself.)
+func FuzzFastHeaders(f *testing.F) {
+	for _, s := range []string{
+		"Host: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: abc\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n",
+		"Content-Type: Application/JSON\r\nmcp-session-id:  abc \r\n\r\n",
+		"Content-Type: application/json\r\nAccept: text/html, */*\r\nMcp-Session-Id: abc\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: text/html\r\nMcp-Session-Id: abc\r\n\r\n",
+		"Content-Type: application/json; charset=utf-8\r\nMcp-Session-Id: abc\r\n\r\n",
+		"Content-Type: application/json\r\nMcp-Session-Id: a\r\nMcp-Session-Id: b\r\n\r\n",
+		"Content-Type: application/json\r\nMcp-Session-Id: a\r\n folded\r\n\r\n",
+		"Content-Type: application/json\r\nMcp-Session-Id: a\r\nMcp-Protocol-Version: 2026-07-28\r\n\r\n",
+		"Content-Type: application/json\r\nAccept:\r\nMcp-Session-Id: a\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var h fastHeaders
+		if !h.scan(raw) || !h.plain() {
+			return
+		}
+		// The same block as net/http holds it.
+		hdr := http.Header{}
+		for _, line := range bytes.Split(raw, []byte("\n")) {
+			line = bytes.TrimSuffix(line, []byte("\r"))
+			name, v, ok := bytes.Cut(line, []byte(":"))
+			if !ok || len(name) == 0 {
+				continue
+			}
+			hdr.Add(textproto.CanonicalMIMEHeaderKey(string(name)), string(bytes.Trim(v, " \t")))
+		}
+		if d := duplicateHeader(hdr); d != "" {
+			t.Fatalf("fast path let a duplicate %s through: %q", d, raw)
+		}
+		req := &http.Request{Header: hdr}
+		if got := hdr.Get(HeaderSession); got != string(h.sid) || got == "" {
+			t.Fatalf("session id %q, ServeHTTP reads %q: %q", h.sid, got, raw)
+		}
+		if !contentTypeJSON(req) {
+			t.Fatalf("fast path took a Content-Type ServeHTTP refuses: %q", raw)
+		}
+		if !accepts(req, "application/json", "text/event-stream") {
+			t.Fatalf("fast path took an Accept ServeHTTP refuses: %q", raw)
+		}
+		if v := hdr.Get(HeaderProtocol); v != "" && !knownVersion([]byte(v)) {
+			t.Fatalf("fast path took revision %q: %q", v, raw)
+		}
+	})
+}
+
+// FuzzFastRequest holds the fast path's reading of a body (codec.Peek in
+// place, plainID, internMethod) to parse's: a body the fast path takes is
+// one parse takes, with the same id, method and params.
+func FuzzFastRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":100000001,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":-12345678901234567,"method":"prompts/get","params":{"name":"p"}}`,
+		`{"jsonrpc":"2.0","id":123456789012345678901,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools\/call"}`,
+		` {"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://r"}} `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var env codec.Envelope
+		if codec.Peek(body, &env) != nil || env.Kind != codec.KindRequest || env.Method.Escaped || !plainID(&env) {
+			return
+		}
+		method := internMethod(env.Method.Raw)
+		if method == "" {
+			return
+		}
+		m, err := parse(body)
+		if err != nil {
+			t.Fatalf("fast path took a body parse refuses (%v): %q", err, body)
+		}
+		if !bytes.Equal(m.ID, env.ID) || m.Method != method || !bytes.Equal(bytes.TrimSpace(m.Params), env.Params) {
+			t.Fatalf("fast path read id %s method %s params %s; parse %s %s %s", env.ID, method, env.Params, m.ID, m.Method, m.Params)
+		}
+	})
+}
+
+// FuzzCompleteResult holds completeResult, the prefix reading of the
+// engine's responses (codec.AppendResponse: nothing follows the result),
+// to what the engine wrote: it takes exactly the responses whose result
+// begins as a complete one, returns that result unchanged, and takes no
+// error response.
+func FuzzCompleteResult(f *testing.F) {
+	f.Add([]byte(`7`), []byte(`{"resultType":"complete","content":[],"_meta":{}}`))
+	f.Add([]byte(`"a"`), []byte(`{"resultType":"complete","a":1}`))
+	f.Add([]byte(`"a\",\"result\":{"`), []byte(`{"resultType":"input_required","inputRequests":{}}`))
+	f.Add([]byte(`1`), []byte(`{"resultType":"complete"}`))
+	f.Fuzz(func(t *testing.T, id, result []byte) {
+		frame := codec.AppendResponse(nil, id, result)
+		res, ok := completeResult(frame, id)
+		want := bytes.HasPrefix(result, []byte(`{"resultType":"complete",`))
+		if ok != want || ok && !bytes.Equal(res, result) {
+			t.Fatalf("completeResult(%s) = %s, %v", frame, res, ok)
+		}
+		if _, ok := completeResult(codec.AppendErrorResponse(nil, id, codec.NewError(-32603, string(result))), id); ok {
+			t.Fatalf("an error response taken for a result: id %s", id)
+		}
+	})
+}

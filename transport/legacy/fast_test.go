@@ -1,0 +1,113 @@
+package legacy_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcpwire/mcpwire/state"
+	"github.com/mcpwire/mcpwire/transport/legacy"
+)
+
+// The fast path (fasthttp, a request of a live session) keeps each
+// session's decoded record and encoded _meta with the session, but the
+// store stays the truth: a log level set on another replica reaches the
+// next call here, a DELETE on another replica ends the session here at
+// once, and an idle session expires as on the net/http way. Two replicas
+// share one store (the harness's rigs are fasthttp listeners with the
+// legacy endpoint mounted, so these requests take the fast path).
+func TestFastPathFollowsStore(t *testing.T) {
+	leakCheck(t)
+	store := state.NewMemory(state.MemoryConfig{})
+	defer store.Close()
+	a := startRig(t, newEngine(t), legacy.Config{Store: store})
+	b := startRig(t, newEngine(t), legacy.Config{Store: store})
+	sid := a.initialize(t)
+	for i := range 3 {
+		if r := a.do(t, "POST", legacyPath, sid, call(10+i, "echo", `{"text":"on a"}`)); r.status != 200 || textOf(t, r.last()) != "on a" {
+			t.Fatalf("a: %d %s", r.status, r.raw)
+		}
+	}
+	if r := b.do(t, "POST", legacyPath, sid, call(20, "echo", `{"text":"on b"}`)); r.status != 200 || textOf(t, r.last()) != "on b" {
+		t.Fatalf("b: %d %s", r.status, r.raw)
+	}
+	if r := a.do(t, "POST", legacyPath, sid, call(21, "steps", `{}`)); len(r.msgs) != 1 || textOf(t, r.last()) != "stepped" {
+		t.Fatalf("no log level yet, yet: %s", r.raw)
+	}
+	// b sets the log level: the record moves in the store, and a's next
+	// call carries it in its _meta (the log message comes first).
+	if r := b.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":22,"method":"logging/setLevel","params":{"level":"info"}}`); r.status != 200 {
+		t.Fatalf("setLevel on b: %d %s", r.status, r.raw)
+	}
+	if r := a.do(t, "POST", legacyPath, sid, call(23, "steps", `{}`)); len(r.msgs) != 2 || r.msgs[0]["method"] != "notifications/message" {
+		t.Fatalf("a served the session's _meta it had before b set the level: %s", r.raw)
+	}
+	// b ends the session: a answers 404 at once, not from its copy.
+	if r := b.do(t, "DELETE", legacyPath, sid, ""); r.status != 200 {
+		t.Fatalf("DELETE on b: %d", r.status)
+	}
+	if r := a.do(t, "POST", legacyPath, sid, call(24, "echo", `{"text":"gone"}`)); r.status != 404 {
+		t.Fatalf("after DELETE on b, a: %d %s, want 404", r.status, r.raw)
+	}
+	if n := a.leg.Stats().UnknownSession.Load(); n != 1 {
+		t.Fatalf("a: UnknownSession = %d, want 1", n)
+	}
+	if n := a.leg.Stats().Sessions.Load(); n != 0 {
+		t.Fatalf("a still holds %d sessions", n)
+	}
+}
+
+// An idle session expires on the fast path as on the net/http way: the
+// next tools/call is 404, and the session is gone from the store.
+func TestFastPathIdleExpiry(t *testing.T) {
+	leakCheck(t)
+	store := state.NewMemory(state.MemoryConfig{})
+	defer store.Close()
+	const idle = 300 * time.Millisecond
+	rg := startRig(t, newEngine(t), legacy.Config{IdleTimeout: idle, Store: store})
+	sid := rg.initialize(t)
+	if r := rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{"text":"hi"}`)); r.status != 200 {
+		t.Fatalf("echo: %d %s", r.status, r.raw)
+	}
+	time.Sleep(2 * idle)
+	if r := rg.do(t, "POST", legacyPath, sid, call(3, "echo", `{"text":"hi"}`)); r.status != 404 {
+		t.Fatalf("idle session: %d %s, want 404", r.status, r.raw)
+	}
+	if rg.leg.Stats().Expired.Load() != 1 {
+		t.Fatalf("Expired = %d, want 1", rg.leg.Stats().Expired.Load())
+	}
+}
+
+// Many connections share one session, as wrk's 64 do: every call is
+// answered with its own id and text, the pooled calls and working space
+// never mixing two requests (run under -race too).
+func TestFastPathConcurrentCalls(t *testing.T) {
+	leakCheck(t)
+	rg := startRig(t, newEngine(t), legacy.Config{})
+	sid := rg.initialize(t)
+	const workers, each = 8, 40
+	errs := make(chan string, workers*each)
+	done := make(chan struct{})
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range each {
+				id := 1000 + w*each + i
+				text := fmt.Sprintf("w%d-%d", w, i)
+				r := rg.do(t, "POST", legacyPath, sid, call(id, "echo", `{"text":"`+text+`"}`))
+				// (no t.Fatal off the test's goroutine: the raw body is compared)
+				want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%s"}],"isError":false}}`, id, text)
+				if r.status != 200 || r.raw != want {
+					errs <- fmt.Sprintf("id %d: %d %s", id, r.status, r.raw)
+				}
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
