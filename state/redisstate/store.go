@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
-	neturl "net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +94,12 @@ type Config struct {
 	// then detected at New, when the subscription is re-established, and
 	// when a lookup misses).
 	LossCheckInterval time.Duration
+	// TLS, when set, is the TLS configuration of a rediss:// or
+	// rediss-sentinel:// URL: its certificate authorities (RootCAs) and
+	// client certificate (LoadTLS builds one from files). Its ServerName
+	// defaults to the URL's host. Nil: the system's roots, no client
+	// certificate. Set for a URL without TLS, New fails.
+	TLS *tls.Config
 	// Logger receives the store's warnings (a restart, lost data, an
 	// eviction policy that can drop state, a Once that could not store
 	// its result). Nil discards them.
@@ -154,7 +160,8 @@ type Stats struct {
 	Lost       atomic.Uint64 // subscriptions lost (lost called)
 	Reconnects atomic.Uint64 // subscriptions re-established (restored called)
 
-	Restarts      atomic.Uint64 // Redis restarts detected (its run_id changed)
+	Restarts      atomic.Uint64 // Redis restarts or failovers detected (its run_id changed; not read on a cluster)
+	Failovers     atomic.Uint64 // of which the epoch key survived (a promoted replica, a restart from persistence): writes acknowledged just before may be lost, so misses within LostWindow are state.ErrLost
 	DataLost      atomic.Uint64 // losses of the stored state detected (the epoch key vanished or changed): read at New, on reconnection, on a lookup that misses, every LossCheckInterval while subscribed
 	LostMisses    atomic.Uint64 // lookups that missed within LostWindow of a loss: state.ErrLost
 	OnceNotStored atomic.Uint64 // Once calls that ran but whose result could not be stored (ErrOnceNotStored)
@@ -190,20 +197,20 @@ var (
 )
 
 // New connects to the Redis named by url (redis://[user:pass@]host:port/db,
-// rediss:// for TLS, unix:///path) and checks it answers. An unreachable
+// rediss:// for TLS, unix:///path, a cluster's seeds with addr=, a
+// Sentinel-managed master with redis-sentinel://: see url.go's forms and
+// docs/scale-out.md) and checks it answers. An unreachable
 // Redis fails with an error matching state.ErrUnavailable, within ctx and
 // at most DialTimeout+OpTimeout.
 func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	opt.fill()
-	co, err := rueidis.ParseURL(url)
+	co, err := clientOption(url, opt.TLS)
 	if err != nil {
-		if ue := (*neturl.Error)(nil); errors.As(err, &ue) {
-			err = ue.Err // its URL may hold a password
-		}
 		return nil, fmt.Errorf("redisstate: URL %s: %w", redact(url), err)
 	}
 	co.DisableCache = true // no client-side caching: every replica reads Redis
 	co.Dialer.Timeout = opt.DialTimeout
+	co.Sentinel.Dialer.Timeout = opt.DialTimeout
 	co.ConnWriteTimeout = opt.HealthTimeout
 	co.ClientName = "mcpwire"
 	c, err := rueidis.NewClient(co)
