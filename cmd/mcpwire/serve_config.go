@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,7 @@ type serveConfig struct {
 	log                    *slog.Logger
 	ref                    refserver.Config // run adds the state and the tracing hooks
 	state, trace           string
+	stateTLS               *tls.Config // --state-tls-*
 	cpuProfile, memProfile string
 	grace                  time.Duration // for stdin's end and for every transport's shutdown
 
@@ -74,8 +76,12 @@ func (f *serveFlags) config() (*serveConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	stateTLS, err := f.stateTLSConfig()
+	if err != nil {
+		return nil, err
+	}
 	c := &serveConfig{
-		log: log, state: state, trace: f.trace, grace: f.grace,
+		log: log, state: state, stateTLS: stateTLS, trace: f.trace, grace: f.grace,
 		cpuProfile: f.cpuProfile, memProfile: f.memProfile,
 		ref: refserver.Config{Logger: log, ProgressInterval: f.progress, State: signer,
 			Legacy:                 f.legacyPath != "" || f.stdioLegacy,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -14,9 +15,11 @@ import (
 // openState opens what --state names: "memory" (the default: drafts in
 // this process, change cues delivered in process) or
 // redis://HOST:PORT/DB (drafts and change cues shared by every replica
-// using that database). An unreachable Redis fails here: serve does not
-// start without its shared state (E1).
-func openState(ctx context.Context, spec string, log *slog.Logger) (*sharedState, error) {
+// using that database; rediss://, a cluster's seeds and
+// redis-sentinel:// too: redisstate.New), with tc the TLS settings of
+// --state-tls-* (nil: none). An unreachable Redis fails here: serve does
+// not start without its shared state (E1).
+func openState(ctx context.Context, spec string, tc *tls.Config, log *slog.Logger) (*sharedState, error) {
 	if err := checkStateForm(spec); err != nil {
 		return nil, err
 	}
@@ -26,8 +29,8 @@ func openState(ctx context.Context, spec string, log *slog.Logger) (*sharedState
 		// them in process, at no cost); the drafts live in memory.
 		m := state.NewMemory(state.MemoryConfig{})
 		return &sharedState{Store: m, close: []func() error{m.Close}}, nil
-	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"), strings.HasPrefix(spec, "unix://"):
-		r, err := redisstate.New(ctx, spec, redisstate.Config{Logger: log})
+	case isRedisURL(spec):
+		r, err := redisstate.New(ctx, spec, redisstate.Config{Logger: log, TLS: tc})
 		if err != nil {
 			return nil, fmt.Errorf("--state: %w", err)
 		}
@@ -37,13 +40,23 @@ func openState(ctx context.Context, spec string, log *slog.Logger) (*sharedState
 	return nil, fmt.Errorf("--state %q: want memory or redis://HOST:PORT/DB", netutil.RedactURL(spec))
 }
 
+// isRedisURL reports whether spec names a Redis: redis://, rediss://,
+// unix://, redis-sentinel:// or rediss-sentinel://.
+func isRedisURL(spec string) bool {
+	for _, p := range []string{"redis://", "rediss://", "unix://", "redis-sentinel://", "rediss-sentinel://"} {
+		if strings.HasPrefix(spec, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkStateForm refuses a --state that is neither memory nor a Redis URL
-// (redis://, rediss://, unix://): checked first, so that a typo such as
+// (redis://, rediss://, unix://, redis-sentinel://, rediss-sentinel://): checked first, so that a typo such as
 // "memroy" is named as one, not taken for a shared state.
 func checkStateForm(spec string) error {
 	switch {
-	case spec == "" || spec == "memory",
-		strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"), strings.HasPrefix(spec, "unix://"):
+	case spec == "" || spec == "memory", isRedisURL(spec):
 		return nil
 	}
 	return fmt.Errorf("--state %q: want memory or redis://HOST:PORT/DB", netutil.RedactURL(spec))

@@ -20,7 +20,7 @@ func TestOpenStateWarnsEviction(t *testing.T) {
 	r := redistest.Start(t)
 	redisCmd(t, r.URL(), "CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
 	var logs bytes.Buffer
-	st, err := openState(context.Background(), r.URL(), slog.New(slog.NewTextHandler(&logs, nil)))
+	st, err := openState(context.Background(), r.URL(), nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
