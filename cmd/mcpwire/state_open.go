@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -16,10 +15,11 @@ import (
 // this process, change cues delivered in process) or
 // redis://HOST:PORT/DB (drafts and change cues shared by every replica
 // using that database; rediss://, a cluster's seeds and
-// redis-sentinel:// too: redisstate.New), with tc the TLS settings of
-// --state-tls-* (nil: none). An unreachable Redis fails here: serve does
-// not start without its shared state (E1).
-func openState(ctx context.Context, spec string, tc *tls.Config, log *slog.Logger) (*sharedState, error) {
+// redis-sentinel:// too: redisstate.New), with rc the Redis options of
+// --state-tls-* and --state-min-replicas (its Logger is log). An
+// unreachable Redis fails here: serve does not start without its shared
+// state (E1).
+func openState(ctx context.Context, spec string, rc redisstate.Config, log *slog.Logger) (*sharedState, error) {
 	if err := checkStateForm(spec); err != nil {
 		return nil, err
 	}
@@ -30,7 +30,8 @@ func openState(ctx context.Context, spec string, tc *tls.Config, log *slog.Logge
 		m := state.NewMemory(state.MemoryConfig{})
 		return &sharedState{Store: m, close: []func() error{m.Close}}, nil
 	case isRedisURL(spec):
-		r, err := redisstate.New(ctx, spec, redisstate.Config{Logger: log, TLS: tc})
+		rc.Logger = log
+		r, err := redisstate.New(ctx, spec, rc)
 		if err != nil {
 			return nil, fmt.Errorf("--state: %w", err)
 		}

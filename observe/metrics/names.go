@@ -161,6 +161,7 @@ var statNames = map[string]map[string]statName{
 		"Failovers":     {"failovers", "Redis failovers or restarts that kept the data but may have lost the last writes (lookups that miss answer as lost)."},
 		"DataLost":      {"data_lost", "Losses of the stored state detected (the epoch key vanished or changed)."},
 		"LostMisses":    {"lost_misses", "Lookups that missed shortly after a loss of the stored state (answered as lost, not unknown)."},
+		"NotReplicated": {"not_replicated", "Writes that fewer replicas than required acknowledged in time (answered unavailable)."},
 		"OnceNotStored": {"once_not_stored", "Once calls that ran but whose result could not be stored."},
 		"OnceLeaseLost": {"once_lease_lost", "Once calls whose lease may have been lost while they ran."},
 		"EvictionRisk":  {"eviction_risk", "1 when Redis's maxmemory-policy can evict state keys (checked at start)."},

@@ -42,7 +42,8 @@
 //     failovers. A failover may lose the writes the promoted replica had
 //     not received (replication is asynchronous): a new run_id with the
 //     epoch key intact is counted (Stats.Failovers) and starts LostWindow,
-//     so such a handle answers state.ErrLost, never "not found".
+//     so such a handle answers state.ErrLost, never "not found";
+//     Config.MinReplicas (WAIT) keeps acknowledged writes on replicas.
 //   - Counters: Store.Stats.
 //
 // The client is github.com/redis/rueidis, chosen by measurement against

@@ -94,6 +94,21 @@ type Config struct {
 	// then detected at New, when the subscription is re-established, and
 	// when a lookup misses).
 	LossCheckInterval time.Duration
+	// MinReplicas, when positive, makes each write of a record (Create,
+	// CompareAndSet) and of a Once result wait until that many replicas
+	// have it (WAIT, on the connection that wrote), at most
+	// ReplicaTimeout: an acknowledged write then survives a failover to
+	// one of them. A write fewer replicas acknowledged in time fails with
+	// state.ErrUnavailable (Stats.NotReplicated), although the master
+	// applied it (as after a timeout: a retry of a CompareAndSet may
+	// then conflict). It costs a round trip from the master to its
+	// replicas on every write, writes off the shared pipelined
+	// connection, and, with fewer replicas up than MinReplicas, every
+	// write. Not on a cluster (New fails). Default 0: no wait; a failover
+	// that loses writes is then told by Stats.Failovers and LostWindow.
+	MinReplicas int
+	// ReplicaTimeout bounds MinReplicas's wait. Default 500 ms.
+	ReplicaTimeout time.Duration
 	// TLS, when set, is the TLS configuration of a rediss:// or
 	// rediss-sentinel:// URL: its certificate authorities (RootCAs) and
 	// client certificate (LoadTLS builds one from files). Its ServerName
@@ -144,6 +159,9 @@ func (o *Config) fill() {
 	if o.LossCheckInterval == 0 {
 		o.LossCheckInterval = DefaultLossCheckInterval
 	}
+	if o.ReplicaTimeout <= 0 {
+		o.ReplicaTimeout = DefaultReplicaTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -164,6 +182,7 @@ type Stats struct {
 	Failovers     atomic.Uint64 // of which the epoch key survived (a promoted replica, a restart from persistence): writes acknowledged just before may be lost, so misses within LostWindow are state.ErrLost
 	DataLost      atomic.Uint64 // losses of the stored state detected (the epoch key vanished or changed): read at New, on reconnection, on a lookup that misses, every LossCheckInterval while subscribed
 	LostMisses    atomic.Uint64 // lookups that missed within LostWindow of a loss: state.ErrLost
+	NotReplicated atomic.Uint64 // writes that fewer than MinReplicas replicas acknowledged within ReplicaTimeout (state.ErrUnavailable)
 	OnceNotStored atomic.Uint64 // Once calls that ran but whose result could not be stored (ErrOnceNotStored)
 	OnceLeaseLost atomic.Uint64 // Once calls whose lease may have been lost while they ran
 	EvictionRisk  atomic.Int64  // 1 when Redis's maxmemory-policy can evict state keys (checked by New)
@@ -216,6 +235,10 @@ func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	c, err := rueidis.NewClient(co)
 	if err != nil {
 		return nil, fmt.Errorf("redisstate: connect %s: %w: %w", redact(url), state.ErrUnavailable, err)
+	}
+	if opt.MinReplicas > 0 && c.Mode() == rueidis.ClientModeCluster {
+		c.Close()
+		return nil, fmt.Errorf("redisstate: %s: MinReplicas is not supported on a Redis Cluster", redact(url))
 	}
 	s := &Store{opt: opt, c: c, channel: opt.Prefix + "cues", done: make(chan struct{}), log: opt.Logger}
 	cctx, cancel := s.opCtx(ctx)
@@ -397,8 +420,12 @@ func (s *Store) Create(ctx context.Context, principal string, value []byte, ttl 
 			cmd = b.Build()
 		}
 		s.stats.Ops.Add(1)
-		err := s.c.Do(cctx, cmd).Error()
+		res, rerr := s.replicated(cctx, cmd)
+		err := res.Error()
 		if err == nil {
+			if rerr != nil {
+				return "", fmt.Errorf("redisstate: create: %w", rerr)
+			}
 			return h, nil
 		}
 		if !rueidis.IsRedisNil(err) { // nil: the handle exists (not expected with 128 random bits)
@@ -435,7 +462,7 @@ func (s *Store) Get(ctx context.Context, principal string, h state.Handle) (stat
 // casScript: KEYS[1] record; ARGV[1] expected version, ARGV[2] new
 // version, ARGV[3] new expiry header, ARGV[4] PX in ms ("0": keep the
 // expiry), ARGV[5] value. Returns -1 not found, 0 conflict, 1 set.
-var casScript = rueidis.NewLuaScript(`
+var casScript = newScript(`
 local cur = redis.call('GET', KEYS[1])
 if not cur then return -1 end
 if string.sub(cur, 1, 16) ~= ARGV[1] then return 0 end
@@ -471,10 +498,14 @@ func (s *Store) CompareAndSet(ctx context.Context, principal string, h state.Han
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	s.stats.Ops.Add(1)
-	n, err := casScript.Exec(cctx, s.c, []string{s.recordKey(principal, h)},
-		[]string{hex16(version), hex16(version + 1), hex16(exp), strconv.FormatInt(px, 10), rueidis.BinaryString(value)}).AsInt64()
+	res, rerr := s.execReplicated(cctx, casScript, []string{s.recordKey(principal, h)},
+		[]string{hex16(version), hex16(version + 1), hex16(exp), strconv.FormatInt(px, 10), rueidis.BinaryString(value)})
+	n, err := res.AsInt64()
 	if err != nil {
 		return 0, s.fail(ctx, "compare-and-set", err)
+	}
+	if n == 1 && rerr != nil {
+		return 0, fmt.Errorf("redisstate: compare-and-set: %w", rerr)
 	}
 	switch n {
 	case 1:

@@ -37,7 +37,7 @@ func TestServeManagedRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := openState(context.Background(), c.state, c.stateTLS, log)
+	st, err := openState(context.Background(), c.state, c.stateOpt, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestServeManagedRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := openState(ctx, c.state, c.stateTLS, log); err == nil {
+	if st, err := openState(ctx, c.state, c.stateOpt, log); err == nil {
 		_ = st.Close()
 		t.Fatal("opened without the CA and client certificate")
 	}
@@ -69,7 +69,7 @@ func TestServeManagedRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err = openState(ctx, c.state, c.stateTLS, log)
+	st, err = openState(ctx, c.state, c.stateOpt, log)
 	if err == nil {
 		_ = st.Close()
 		t.Fatal("opened with a wrong password")
@@ -80,7 +80,9 @@ func TestServeManagedRedis(t *testing.T) {
 }
 
 // TestServeStateTLSFlags: --state-tls-* need a --state with TLS; the
-// Sentinel forms are --state URLs and take the password like the others.
+// Sentinel forms are --state URLs and take the password like the others;
+// --state-min-replicas reaches redisstate.Config, needs a shared --state
+// and is not negative.
 func TestServeStateTLSFlags(t *testing.T) {
 	t.Setenv(mrtr.KeysEnv, strings.Repeat("ab", 32))
 	t.Setenv(statePasswordEnv, "envpw")
@@ -93,8 +95,13 @@ func TestServeStateTLSFlags(t *testing.T) {
 	if _, err := configOf("--http", "127.0.0.1:0", "--state", "rediss://127.0.0.1:1/0", "--state-tls-ca", ca); err == nil || !strings.Contains(err.Error(), "CA file") {
 		t.Errorf("a missing CA file: %v", err)
 	}
-	c, err := configOf("--http", "127.0.0.1:0", "--state", "rediss-sentinel://mcp@127.0.0.1:1/0?master=m")
-	if err != nil || c.state != "rediss-sentinel://mcp:envpw@127.0.0.1:1/0?master=m" {
-		t.Fatalf("a Sentinel URL with $%s: %v %q", statePasswordEnv, err, c.state)
+	c, err := configOf("--http", "127.0.0.1:0", "--state", "rediss-sentinel://mcp@127.0.0.1:1/0?master=m", "--state-min-replicas", "1")
+	if err != nil || c.state != "rediss-sentinel://mcp:envpw@127.0.0.1:1/0?master=m" || c.stateOpt.MinReplicas != 1 {
+		t.Fatalf("a Sentinel URL with $%s and --state-min-replicas 1: %v %q %+v", statePasswordEnv, err, c.state, c.stateOpt)
+	}
+	for _, args := range [][]string{{"--state-min-replicas", "-1", "--state", "redis://127.0.0.1:1/0"}, {"--state-min-replicas", "1"}} {
+		if _, err := configOf(append([]string{"--http", "127.0.0.1:0"}, args...)...); err == nil || !strings.Contains(err.Error(), "--state-min-replicas") {
+			t.Errorf("%v: %v, want refused", args, err)
+		}
 	}
 }

@@ -1,0 +1,93 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwire/mcpwire/internal/redistest"
+	"github.com/mcpwire/mcpwire/state"
+)
+
+// TestRedisMinReplicas: with Config.MinReplicas 1, an acknowledged
+// Create, CompareAndSet and Once result is on the replica when the call
+// returns; once the replica is cut off, each of them fails with
+// state.ErrUnavailable (Once: ErrOnceNotStored) within its bounds, and is
+// counted in Stats.NotReplicated, instead of being acknowledged and lost
+// by a later failover.
+func TestRedisMinReplicas(t *testing.T) {
+	ctx := context.Background()
+	const replPW = "repl-secret"
+	master := redistest.Start(t)
+	madmin := rawClient(t, master.Addr())
+	must(t, madmin.Do(ctx, madmin.B().Arbitrary("ACL", "SETUSER", "repl", "on", ">"+replPW,
+		"+psync", "+replconf", "+ping", "+sync").Build()).Error())
+	replica := redistest.StartArgs(t, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port()),
+		"--masteruser", "repl", "--masterauth", replPW)
+	radmin := rawClient(t, replica.Addr())
+	waitFor(t, 10*time.Second, "the replica to sync", func() bool {
+		return infoField(rawInfo(ctx, radmin, "replication"), "master_link_status") == "up"
+	})
+	s, err := New(ctx, master.URL(), Config{MinReplicas: 1, ReplicaTimeout: 200 * time.Millisecond, OnceLease: 900 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	onReplica := func(key string) bool {
+		v, err := radmin.Do(ctx, radmin.B().Get().Key(key).Build()).ToString()
+		return err == nil && v != ""
+	}
+	h, err := s.Create(ctx, "p", []byte("v1"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !onReplica(s.recordKey("p", h)) {
+		t.Fatal("an acknowledged Create is not on the replica yet")
+	}
+	if _, err := s.CompareAndSet(ctx, "p", h, 1, []byte("v2"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := radmin.Do(ctx, radmin.B().Get().Key(s.recordKey("p", h)).Build()).ToString(); err != nil || !strings.HasSuffix(v, "v2") {
+		t.Fatalf("an acknowledged CompareAndSet is not on the replica yet: %q %v", v, err)
+	}
+	if _, err := s.Once(ctx, "p", "k1", time.Minute, func() ([]byte, error) { return []byte("r"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !onReplica(s.onceKey("p", "k1")) {
+		t.Fatal("an acknowledged Once result is not on the replica yet")
+	}
+	if n := s.Stats().NotReplicated.Load(); n != 0 {
+		t.Fatalf("NotReplicated = %d with the replica up", n)
+	}
+
+	// Cut the replica off: its user disabled, its link killed.
+	must(t, madmin.Do(ctx, madmin.B().Arbitrary("ACL", "SETUSER", "repl", "off").Build()).Error())
+	must(t, madmin.Do(ctx, madmin.B().Arbitrary("CLIENT", "KILL", "USER", "repl").Build()).Error())
+	waitFor(t, 10*time.Second, "the replica's link to go down", func() bool {
+		return infoField(rawInfo(ctx, radmin, "replication"), "master_link_status") == "down"
+	})
+	if _, err := s.Create(ctx, "p", []byte("x"), time.Minute); !errors.Is(err, state.ErrUnavailable) || !strings.Contains(err.Error(), "MinReplicas") {
+		t.Fatalf("Create without a replica: %v, want unavailable naming MinReplicas", err)
+	}
+	if _, err := s.CompareAndSet(ctx, "p", h, 2, []byte("v3"), 0); !errors.Is(err, state.ErrUnavailable) {
+		t.Fatalf("CompareAndSet without a replica: %v, want unavailable", err)
+	}
+	if _, err := s.Once(ctx, "p", "k2", time.Minute, func() ([]byte, error) { return []byte("r"), nil }); !errors.Is(err, ErrOnceNotStored) {
+		t.Fatalf("Once without a replica: %v, want ErrOnceNotStored", err)
+	}
+	if n := s.Stats().NotReplicated.Load(); n < 3 {
+		t.Fatalf("NotReplicated = %d after three refused writes", n)
+	}
+}
+
+// TestMinReplicasDefaults: no WAIT unless asked; ReplicaTimeout's default.
+func TestMinReplicasDefaults(t *testing.T) {
+	var c Config
+	c.fill()
+	if c.MinReplicas != 0 || c.ReplicaTimeout != DefaultReplicaTimeout {
+		t.Fatalf("defaults: MinReplicas %d, ReplicaTimeout %v", c.MinReplicas, c.ReplicaTimeout)
+	}
+}
