@@ -311,7 +311,7 @@ func sentinelFailover(t *testing.T, minReplicas int) {
 }
 
 // rawClient is a plain client to one server (no Sentinel, no cluster).
-func rawClient(t *testing.T, addr string) rueidis.Client {
+func rawClient(t testing.TB, addr string) rueidis.Client {
 	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true,
 		ForceSingleClient: true, Dialer: net.Dialer{Timeout: time.Second}})

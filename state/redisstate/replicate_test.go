@@ -83,11 +83,52 @@ func TestRedisMinReplicas(t *testing.T) {
 	}
 }
 
-// TestMinReplicasDefaults: no WAIT unless asked; ReplicaTimeout's default.
+// TestMinReplicasDefaults: no WAIT unless asked; ReplicaTimeout's
+// default, and one not under OpTimeout cut to half of it (else WAIT would
+// outlast the call's deadline: a bare "deadline exceeded").
 func TestMinReplicasDefaults(t *testing.T) {
 	var c Config
 	c.fill()
 	if c.MinReplicas != 0 || c.ReplicaTimeout != DefaultReplicaTimeout {
 		t.Fatalf("defaults: MinReplicas %d, ReplicaTimeout %v", c.MinReplicas, c.ReplicaTimeout)
+	}
+	c = Config{ReplicaTimeout: 2 * time.Second}
+	c.fill()
+	if c.ReplicaTimeout != DefaultOpTimeout/2 {
+		t.Fatalf("ReplicaTimeout 2s with OpTimeout %v: %v", DefaultOpTimeout, c.ReplicaTimeout)
+	}
+}
+
+// BenchmarkCreateReplicated: Create on a master with one replica, without
+// and with MinReplicas 1 (WAIT after each write), in the same run so that
+// the ratio is what counts (profiles/redis-min-replicas.txt).
+func BenchmarkCreateReplicated(b *testing.B) {
+	ctx := context.Background()
+	master := redistest.Start(b)
+	replica := redistest.StartArgs(b, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port()))
+	radmin := rawClient(b, replica.Addr())
+	waitFor(b, 10*time.Second, "the replica to sync", func() bool {
+		return infoField(rawInfo(ctx, radmin, "replication"), "master_link_status") == "up"
+	})
+	for _, c := range []struct {
+		name string
+		min  int
+	}{{"async", 0}, {"wait1", 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			s, err := New(ctx, master.URL(), Config{MinReplicas: c.min})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.Create(ctx, "alice", benchValue, time.Minute); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }

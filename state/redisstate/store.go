@@ -107,7 +107,9 @@ type Config struct {
 	// write. Not on a cluster (New fails). Default 0: no wait; a failover
 	// that loses writes is then told by Stats.Failovers and LostWindow.
 	MinReplicas int
-	// ReplicaTimeout bounds MinReplicas's wait. Default 500 ms.
+	// ReplicaTimeout bounds MinReplicas's wait. Default 500 ms; one of
+	// OpTimeout or more is cut to OpTimeout/2, so that WAIT answers
+	// before the call's deadline.
 	ReplicaTimeout time.Duration
 	// TLS, when set, is the TLS configuration of a rediss:// or
 	// rediss-sentinel:// URL: its certificate authorities (RootCAs) and
@@ -161,6 +163,9 @@ func (o *Config) fill() {
 	}
 	if o.ReplicaTimeout <= 0 {
 		o.ReplicaTimeout = DefaultReplicaTimeout
+	}
+	if o.ReplicaTimeout >= o.OpTimeout {
+		o.ReplicaTimeout = o.OpTimeout / 2
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
