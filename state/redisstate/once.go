@@ -141,8 +141,11 @@ func (s *Store) Once(ctx context.Context, principal, key string, ttl time.Durati
 			return nil, s.fail(ctx, "once", err)
 		}
 		if len(cur) == 0 {
-			s.checkLossOnMiss(ctx, s.opt.OnceLostWindow)
-			if err := s.lostMiss(s.opt.OnceLostWindow, ttl); err != nil {
+			err := s.checkLossOnMiss(ctx, s.opt.OnceLostWindow)
+			if err == nil {
+				err = s.lostMiss(s.opt.OnceLostWindow, ttl)
+			}
+			if err != nil {
 				s.releaseOnce(ctx, k, token)
 				return nil, err
 			}

@@ -132,3 +132,43 @@ func BenchmarkCreateReplicated(b *testing.B) {
 		})
 	}
 }
+
+// TestRedisRestartWithPersistenceIsAFailover: a Redis restarted from its
+// append-only file keeps the records (and the epoch key), so no loss of
+// data is seen; but it may lack the last writes, so the new run_id, read
+// by the first lookup that misses (no subscription here), starts
+// LostWindow: that miss is state.ErrLost, counted in Stats.Failovers,
+// while the persisted handle still reads back.
+func TestRedisRestartWithPersistenceIsAFailover(t *testing.T) {
+	ctx := context.Background()
+	r := redistest.StartArgs(t, "--appendonly", "yes", "--appendfsync", "always")
+	s, err := New(ctx, r.URL(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h, err := s.Create(ctx, "p", []byte("kept"), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "p", state.NewHandle()); !errors.Is(err, state.ErrNotFound) {
+		t.Fatalf("a miss before the restart: %v, want not found", err)
+	}
+	r.Kill()
+	r.Restart(t)
+	var rec state.Record
+	waitFor(t, 10*time.Second, "the store to read again", func() bool {
+		rec, err = s.Get(ctx, "p", h)
+		return err == nil
+	})
+	if string(rec.Value) != "kept" {
+		t.Fatalf("the persisted record reads %q", rec.Value)
+	}
+	if _, err := s.Get(ctx, "p", state.NewHandle()); !errors.Is(err, state.ErrLost) {
+		t.Fatalf("a miss after a restart from persistence: %v, want state.ErrLost", err)
+	}
+	st := s.Stats()
+	if st.Failovers.Load() != 1 || st.Restarts.Load() != 1 || st.DataLost.Load() != 0 {
+		t.Fatalf("Failovers %d, Restarts %d, DataLost %d; want 1, 1, 0", st.Failovers.Load(), st.Restarts.Load(), st.DataLost.Load())
+	}
+}

@@ -1,6 +1,7 @@
 package redisstate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -104,17 +105,17 @@ func (s *Store) noteRunID(runID, why string, epochLost bool) {
 
 // checkEpoch reads the epoch key (setting it when it vanished) and records
 // a loss when it changed (reported: true); a failure to read it leaves
-// the last value. Called with lossMu held.
-func (s *Store) checkEpoch(ctx context.Context, why string) bool {
+// the last value and is returned. Called with lossMu held.
+func (s *Store) checkEpoch(ctx context.Context, why string) (bool, error) {
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	s.stats.Ops.Add(1)
 	epoch, err := epochScript.Exec(cctx, s.c, []string{s.opt.Prefix + "epoch"}, []string{newToken()}).ToString()
 	if err != nil {
 		s.stats.Errors.Add(1)
-		return false
+		return false, err
 	}
-	return s.noteEpoch(epoch, why)
+	return s.noteEpoch(epoch, why), nil
 }
 
 // checkLossOnMiss runs before a lookup that missed answers "not found":
@@ -124,22 +125,50 @@ func (s *Store) checkEpoch(ctx context.Context, why string) bool {
 // the miss has ended meanwhile: misses at the same time share one read,
 // and at most one is under way (lossMu). With a negative window
 // (LostWindow, OnceLostWindow) the answer would not change: no read.
-func (s *Store) checkLossOnMiss(ctx context.Context, window time.Duration) {
+//
+// When they cannot be read (a few tries: after a restart some pooled
+// connections are still the dead ones), the miss cannot be told from a
+// loss: the error returned matches state.ErrUnavailable, and the lookup
+// answers it rather than "not found".
+func (s *Store) checkLossOnMiss(ctx context.Context, window time.Duration) error {
 	if window < 0 {
-		return
+		return nil
 	}
 	missed := time.Now()
 	s.lossMu.Lock()
 	defer s.lossMu.Unlock()
 	if s.lossChecked.After(missed) {
-		return // read after the miss: its outcome holds for it
+		return s.lossCheckErr // read after the miss: its outcome holds for it
 	}
 	s.lossChecked = time.Now()
-	runID, err := s.readRunID(ctx)
-	lost := s.checkEpoch(ctx, "lookup miss")
-	if err == nil {
-		s.noteRunID(runID, "lookup miss", lost)
+	lostAny := false
+	var err error
+	for try := range 3 {
+		if try > 0 {
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		var runID string
+		runID, err = s.readRunID(ctx)
+		lost, eerr := s.checkEpoch(ctx, "lookup miss")
+		lostAny = lostAny || lost
+		if err == nil && eerr == nil {
+			s.noteRunID(runID, "lookup miss", lostAny)
+			break
+		}
+		err = cmp.Or(err, eerr)
 	}
+	s.lossCheckErr = nil
+	if err != nil {
+		s.lossCheckErr = fmt.Errorf("redisstate: a lookup missed and whether the state was lost cannot be read: %w: %w", state.ErrUnavailable, err)
+	}
+	return s.lossCheckErr
 }
 
 // noteEpoch records the epoch key's value just read, and a loss of data

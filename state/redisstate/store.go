@@ -211,8 +211,9 @@ type Store struct {
 	epoch  string       // the epoch key's value when last seen; guarded by mu
 	lostAt atomic.Int64 // UnixNano of the last detected data loss; 0 none
 
-	lossMu      sync.Mutex // held by a check of the epoch key (one at a time)
-	lossChecked time.Time  // when the last read of the epoch key for a miss began; guarded by lossMu
+	lossMu       sync.Mutex // held by a check of the epoch key (one at a time)
+	lossChecked  time.Time  // when the last read of the epoch key for a miss began; guarded by lossMu
+	lossCheckErr error      // that read's failure, nil if it succeeded; guarded by lossMu
 }
 
 var (
@@ -452,7 +453,9 @@ func (s *Store) Get(ctx context.Context, principal string, h state.Handle) (stat
 	s.stats.Ops.Add(1)
 	b, err := s.c.Do(cctx, s.c.B().Get().Key(s.recordKey(principal, h)).Build()).AsBytes()
 	if rueidis.IsRedisNil(err) {
-		s.checkLossOnMiss(ctx, s.opt.LostWindow)
+		if err := s.checkLossOnMiss(ctx, s.opt.LostWindow); err != nil {
+			return state.Record{}, err
+		}
 		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
 			return state.Record{}, err
 		}
@@ -518,7 +521,9 @@ func (s *Store) CompareAndSet(ctx context.Context, principal string, h state.Han
 	case 0:
 		return 0, fmt.Errorf("%w: not at version %d", state.ErrConflict, version)
 	default:
-		s.checkLossOnMiss(ctx, s.opt.LostWindow)
+		if err := s.checkLossOnMiss(ctx, s.opt.LostWindow); err != nil {
+			return 0, err
+		}
 		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
 			return 0, err
 		}
