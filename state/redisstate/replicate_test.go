@@ -31,7 +31,9 @@ func TestRedisMinReplicas(t *testing.T) {
 	waitFor(t, 10*time.Second, "the replica to sync", func() bool {
 		return infoField(rawInfo(ctx, radmin, "replication"), "master_link_status") == "up"
 	})
-	s, err := New(ctx, master.URL(), Config{MinReplicas: 1, ReplicaTimeout: 200 * time.Millisecond, OnceLease: 900 * time.Millisecond})
+	s, err := New(ctx, master.URL(), Config{MinReplicas: 1,
+		// Generous: on a loaded machine an acknowledgement took over 200 ms.
+		OpTimeout: 2 * time.Second, ReplicaTimeout: time.Second, OnceLease: 900 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
