@@ -13,4 +13,8 @@ var cmdLeakIgnores = []goleak.Option{
 	// gnet's package-level goroutine pool (ants), kept for the process.
 	goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).purgeStaleWorkers"),
 	goleak.IgnoreAnyFunction("github.com/panjf2000/ants/v2.(*poolCommon).ticktock"),
+	// rueidis's reconnect delay after a failed dial (a bounded sleep, under
+	// 1 s, that outlives the store's Close): a refused TLS handshake
+	// (TestServeManagedRedis). state/redisstate's TestMain ignores it too.
+	goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*call).DelayDo.func1"),
 }

@@ -33,7 +33,7 @@ func serve(ctx context.Context, args []string) error {
 // admin listener, serves until stdin ends, a signal arrives or a transport
 // fails, then shuts everything down in order.
 func runServe(ctx context.Context, c *serveConfig) error {
-	shared, err := openState(ctx, c.state, c.log)
+	shared, err := openState(ctx, c.state, c.stateOpt, c.log)
 	if err != nil {
 		return err
 	}

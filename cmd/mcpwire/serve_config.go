@@ -11,6 +11,7 @@ import (
 	"github.com/mcpwire/mcpwire/auth"
 	"github.com/mcpwire/mcpwire/internal/refserver"
 	"github.com/mcpwire/mcpwire/mrtr"
+	"github.com/mcpwire/mcpwire/state/redisstate"
 	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/socket"
 	"github.com/mcpwire/mcpwire/transport/stdio"
@@ -24,6 +25,7 @@ type serveConfig struct {
 	log                    *slog.Logger
 	ref                    refserver.Config // run adds the state and the tracing hooks
 	state, trace           string
+	stateOpt               redisstate.Config // --state-tls-*, --state-min-replicas; openState adds the logger
 	cpuProfile, memProfile string
 	grace                  time.Duration // for stdin's end and for every transport's shutdown
 
@@ -74,8 +76,16 @@ func (f *serveFlags) config() (*serveConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	stateTLS, err := f.stateTLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	minReplicas, err := f.stateMinReplicas()
+	if err != nil {
+		return nil, err
+	}
 	c := &serveConfig{
-		log: log, state: state, trace: f.trace, grace: f.grace,
+		log: log, state: state, stateOpt: redisstate.Config{TLS: stateTLS, MinReplicas: minReplicas}, trace: f.trace, grace: f.grace,
 		cpuProfile: f.cpuProfile, memProfile: f.memProfile,
 		ref: refserver.Config{Logger: log, ProgressInterval: f.progress, State: signer,
 			Legacy:                 f.legacyPath != "" || f.stdioLegacy,

@@ -49,7 +49,8 @@ type serveFlags struct {
 	admin                         string
 	adminNonLoopback              bool
 
-	safe safeFlags // serve_safe.go
+	safe       safeFlags       // serve_safe.go
+	stateRedis stateRedisFlags // state_managed.go
 }
 
 // parseServeFlags parses serve's arguments; a bad one exits with status 2
@@ -70,6 +71,7 @@ func newServeFlagSet(f *serveFlags) *flag.FlagSet {
 	f.perCallerFlags(fs)
 	f.opsFlags(fs)
 	f.safetyFlags(fs)
+	f.stateRedisFlagSet(fs)
 	hideTestFlags(fs) // help.go
 	return fs
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/internal/redistest"
+	"github.com/mcpwire/mcpwire/state/redisstate"
 )
 
 // TestOpenStateWarnsEviction: serve --state on a Redis whose
@@ -20,7 +21,7 @@ func TestOpenStateWarnsEviction(t *testing.T) {
 	r := redistest.Start(t)
 	redisCmd(t, r.URL(), "CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
 	var logs bytes.Buffer
-	st, err := openState(context.Background(), r.URL(), slog.New(slog.NewTextHandler(&logs, nil)))
+	st, err := openState(context.Background(), r.URL(), redisstate.Config{}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

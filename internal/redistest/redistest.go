@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,12 +21,31 @@ type Server struct {
 	bin  string
 	port int
 	dir  string
+	args []string // more arguments (StartArgs)
 	cmd  *exec.Cmd
 }
 
 // Start starts a private redis-server, killed when tb ends. Without the
 // binary in PATH the test is skipped, unless RequireEnv is set.
 func Start(tb testing.TB) *Server {
+	tb.Helper()
+	return StartArgs(tb)
+}
+
+// StartArgs is Start with more redis-server arguments (TLS, a
+// requirepass, --replicaof …). The plain port stays open on loopback: it
+// is how the server is known to be ready.
+func StartArgs(tb testing.TB, args ...string) *Server {
+	tb.Helper()
+	r := &Server{bin: binary(tb), port: FreePort(tb), dir: tb.TempDir(), args: args}
+	r.Restart(tb)
+	tb.Cleanup(func() { r.Kill() })
+	return r
+}
+
+// binary is redis-server's path; without it the test is skipped, unless
+// RequireEnv is set.
+func binary(tb testing.TB) string {
 	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -34,16 +54,22 @@ func Start(tb testing.TB) *Server {
 		}
 		tb.Skip("redis-server not in PATH")
 	}
+	return bin
+}
+
+// FreePort returns a loopback TCP port free a moment ago.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &Server{bin: bin, port: l.Addr().(*net.TCPAddr).Port, dir: tb.TempDir()}
-	l.Close()
-	r.Restart(tb)
-	tb.Cleanup(func() { r.Kill() })
-	return r
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
+
+// Port is the server's plain TCP port on 127.0.0.1.
+func (r *Server) Port() int { return r.port }
 
 // URL is the server's address as a --state URL (database 0).
 func (r *Server) URL() string { return "redis://127.0.0.1:" + strconv.Itoa(r.port) + "/0" }
@@ -60,8 +86,16 @@ func (r *Server) Pid() int {
 // until it answers PING.
 func (r *Server) Restart(tb testing.TB) {
 	tb.Helper()
-	r.cmd = exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.dir, "--loglevel", "warning", "--daemonize", "no")
+	args := append([]string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", r.dir, "--loglevel", "warning", "--daemonize", "no"}, r.args...)
+	r.start(tb, args)
+}
+
+// start runs redis-server with args and waits until its plain port
+// answers PING (or refuses it for want of a password).
+func (r *Server) start(tb testing.TB, args []string) {
+	tb.Helper()
+	r.cmd = exec.Command(r.bin, args...)
 	r.cmd.Dir = r.dir
 	dieWithParent(r.cmd)
 	if err := r.cmd.Start(); err != nil {
@@ -76,7 +110,7 @@ func (r *Server) Restart(tb testing.TB) {
 			_ = c.SetReadDeadline(time.Now().Add(time.Second))
 			n, _ := c.Read(buf)
 			c.Close()
-			if string(buf[:n]) == "+PONG\r\n" {
+			if r := string(buf[:n]); r == "+PONG\r\n" || strings.HasPrefix(r, "-NOAUTH") {
 				return
 			}
 		}

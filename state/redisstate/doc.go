@@ -43,6 +43,15 @@
 //     after a loss, and Once calls within OnceLostWindow (1 min), are
 //     state.ErrLost. New warns when maxmemory-policy is not
 //     noeviction (Stats.EvictionRisk).
+//   - Managed Redis (issue 22): rediss:// with Config.TLS (LoadTLS: a
+//     private CA, a client certificate), ACL users (the URL's user), a
+//     cluster's seeds (addr=), and a Sentinel-managed master
+//     (redis-sentinel://S1:P/DB?addr=S2:P&master=NAME), followed across
+//     failovers. A failover may lose the writes the promoted replica had
+//     not received (replication is asynchronous): a new run_id with the
+//     epoch key intact is counted (Stats.Failovers) and starts LostWindow,
+//     so such a handle answers state.ErrLost, never "not found";
+//     Config.MinReplicas (WAIT) keeps acknowledged writes on replicas.
 //   - Counters: Store.Stats.
 //
 // The client is github.com/redis/rueidis, chosen by measurement against

@@ -90,7 +90,7 @@ return 0`)
 // expiring after ARGV[3] ms ("0": never). A key that holds exactly that
 // result already is done too: a retry after a finish whose reply was lost
 // (it cannot be another's lease, which starts with another tag).
-var onceFinish = rueidis.NewLuaScript(`
+var onceFinish = newScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur == ARGV[2] then return 1 end
 if cur ~= ARGV[1] then return 0 end
@@ -141,8 +141,11 @@ func (s *Store) Once(ctx context.Context, principal, key string, ttl time.Durati
 			return nil, s.fail(ctx, "once", err)
 		}
 		if len(cur) == 0 {
-			s.checkLossOnMiss(ctx, s.opt.OnceLostWindow)
-			if err := s.lostMiss(s.opt.OnceLostWindow, ttl); err != nil {
+			err := s.checkLossOnMiss(ctx, s.opt.OnceLostWindow)
+			if err == nil {
+				err = s.lostMiss(s.opt.OnceLostWindow, ttl)
+			}
+			if err != nil {
 				s.releaseOnce(ctx, k, token)
 				return nil, err
 			}
@@ -263,7 +266,12 @@ func (s *Store) finishOnce(ctx context.Context, k, token, stored string, px int6
 	cctx, cancel := s.opCtx(context.WithoutCancel(ctx))
 	defer cancel()
 	s.stats.Ops.Add(1)
-	return onceFinish.Exec(cctx, s.c, []string{k}, []string{token, stored, strconv.FormatInt(px, 10)}).AsInt64()
+	res, rerr := s.execReplicated(cctx, onceFinish, []string{k}, []string{token, stored, strconv.FormatInt(px, 10)})
+	n, err := res.AsInt64()
+	if err == nil && n == 1 && rerr != nil {
+		return 0, rerr // stored, but not on enough replicas: tried again (the script sees its own result) or ErrOnceNotStored
+	}
+	return n, err
 }
 
 // renew keeps the lease on k while fn runs. A renewal that finds the key

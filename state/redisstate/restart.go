@@ -1,6 +1,7 @@
 package redisstate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -65,77 +66,137 @@ func (s *Store) checkRestart(ctx context.Context) {
 			break
 		}
 	}
+	lost := false
+	if err == nil {
+		lost = s.noteEpoch(epoch, "reconnect")
+	}
+	s.noteRunID(runID, "reconnect", lost) // an unread epoch: a failover, to be safe
+}
+
+// noteRunID records Redis's run_id just read ("": unknown, ignored). A
+// change is a restart or another server answering (a failover); when the
+// epoch key did not tell a loss of data (epochLost false), the writes
+// acknowledged just before may still be gone: a replica promoted before
+// it received them (replication is asynchronous), or a restart from a
+// snapshot or an append-only file that lacks them. That is recorded as a
+// failover (Stats.Failovers): misses within LostWindow answer
+// state.ErrLost, never "not found". Called with lossMu held.
+func (s *Store) noteRunID(runID, why string, epochLost bool) {
+	if runID == "" {
+		return
+	}
 	s.mu.Lock()
 	oldRun := s.runID
-	if runID != "" {
-		s.runID = runID
-	}
+	s.runID = runID
 	s.mu.Unlock()
-	if runID != "" && oldRun != "" && runID != oldRun {
-		s.stats.Restarts.Add(1)
-		s.log.Warn("redisstate: Redis restarted (its run_id changed); the cue subscription was re-established", "run_id", runID, "previous", oldRun)
+	if oldRun == "" || runID == oldRun {
+		return
 	}
-	if err == nil {
-		s.noteEpoch(epoch, "reconnect")
+	s.stats.Restarts.Add(1)
+	s.log.Warn("redisstate: Redis restarted or failed over (another server process answers: its run_id changed)", "run_id", runID, "previous", oldRun, "detected_by", why)
+	if epochLost {
+		return
 	}
+	s.stats.Failovers.Add(1)
+	s.lostAt.Store(time.Now().UnixNano())
+	s.log.Error("redisstate: Redis failed over or restarted with its data: writes acknowledged just before may be lost (asynchronous replication, or persistence behind); lookups that miss answer unavailable for LostWindow",
+		"lost_window", s.opt.LostWindow, "detected_by", why)
 }
 
 // checkEpoch reads the epoch key (setting it when it vanished) and records
-// a loss when it changed; a failure to read it leaves the last value.
-// Called with lossMu held.
-func (s *Store) checkEpoch(ctx context.Context, why string) {
+// a loss when it changed (reported: true); a failure to read it leaves
+// the last value and is returned. Called with lossMu held.
+func (s *Store) checkEpoch(ctx context.Context, why string) (bool, error) {
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	s.stats.Ops.Add(1)
 	epoch, err := epochScript.Exec(cctx, s.c, []string{s.opt.Prefix + "epoch"}, []string{newToken()}).ToString()
 	if err != nil {
 		s.stats.Errors.Add(1)
-		return
+		return false, err
 	}
-	s.noteEpoch(epoch, why)
+	return s.noteEpoch(epoch, why), nil
 }
 
 // checkLossOnMiss runs before a lookup that missed answers "not found":
 // the key may have gone with a flush or an eviction that nothing else
-// has told yet. It reads the epoch key, unless a read that began after
+// has told yet, or with a failover that promoted a replica before it had
+// the key (run_id). It reads Redis's run_id and the epoch key, unless a read that began after
 // the miss has ended meanwhile: misses at the same time share one read,
 // and at most one is under way (lossMu). With a negative window
 // (LostWindow, OnceLostWindow) the answer would not change: no read.
-func (s *Store) checkLossOnMiss(ctx context.Context, window time.Duration) {
+//
+// When they cannot be read (a few tries: after a restart some pooled
+// connections are still the dead ones), the miss cannot be told from a
+// loss: the error returned matches state.ErrUnavailable, and the lookup
+// answers it rather than "not found".
+func (s *Store) checkLossOnMiss(ctx context.Context, window time.Duration) error {
 	if window < 0 {
-		return
+		return nil
 	}
 	missed := time.Now()
 	s.lossMu.Lock()
 	defer s.lossMu.Unlock()
 	if s.lossChecked.After(missed) {
-		return // read after the miss: its outcome holds for it
+		return s.lossCheckErr // read after the miss: its outcome holds for it
 	}
 	s.lossChecked = time.Now()
-	s.checkEpoch(ctx, "lookup miss")
+	lostAny := false
+	var err error
+	for try := range 3 {
+		if try > 0 {
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		var runID string
+		runID, err = s.readRunID(ctx)
+		lost, eerr := s.checkEpoch(ctx, "lookup miss")
+		lostAny = lostAny || lost
+		if err == nil && eerr == nil {
+			s.noteRunID(runID, "lookup miss", lostAny)
+			break
+		}
+		err = cmp.Or(err, eerr)
+	}
+	s.lossCheckErr = nil
+	if err != nil {
+		s.lossCheckErr = fmt.Errorf("redisstate: a lookup missed and whether the state was lost cannot be read: %w: %w", state.ErrUnavailable, err)
+	}
+	return s.lossCheckErr
 }
 
 // noteEpoch records the epoch key's value just read, and a loss of data
 // when it differs from the last one. Called with lossMu held, so that a
 // value read before another check's is never noted after it (a false
-// loss).
-func (s *Store) noteEpoch(epoch, why string) {
+// loss). It reports whether it noted a loss.
+func (s *Store) noteEpoch(epoch, why string) bool {
 	s.mu.Lock()
 	old := s.epoch
 	s.epoch = epoch
 	s.mu.Unlock()
 	if old == "" || epoch == old {
-		return
+		return false
 	}
 	s.stats.DataLost.Add(1)
 	s.lostAt.Store(time.Now().UnixNano())
 	s.log.Error("redisstate: Redis lost the shared state (restart without persistence, flush or eviction): handles, sessions and Once results made before are gone; lookups that miss answer unavailable for LostWindow",
 		"lost_window", s.opt.LostWindow, "detected_by", why)
+	return true
 }
 
 // readRunID returns Redis's run_id, "" when INFO does not give one (a
-// server that does not say), or INFO's error.
+// server that does not say, or a cluster, whose nodes each have one), or
+// INFO's error.
 func (s *Store) readRunID(ctx context.Context) (string, error) {
+	if s.c.Mode() == rueidis.ClientModeCluster {
+		return "", nil
+	}
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	s.stats.Ops.Add(1)

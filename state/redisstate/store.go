@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
-	neturl "net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,6 +105,29 @@ type Config struct {
 	// to every node). Ignored on a single Redis, which keeps classic
 	// pub/sub.
 	Shards int
+	// MinReplicas, when positive, makes each write of a record (Create,
+	// CompareAndSet) and of a Once result wait until that many replicas
+	// have it (WAIT, on the connection that wrote), at most
+	// ReplicaTimeout: an acknowledged write then survives a failover to
+	// one of them. A write fewer replicas acknowledged in time fails with
+	// state.ErrUnavailable (Stats.NotReplicated), although the master
+	// applied it (as after a timeout: a retry of a CompareAndSet may
+	// then conflict). It costs a round trip from the master to its
+	// replicas on every write, writes off the shared pipelined
+	// connection, and, with fewer replicas up than MinReplicas, every
+	// write. Not on a cluster (New fails). Default 0: no wait; a failover
+	// that loses writes is then told by Stats.Failovers and LostWindow.
+	MinReplicas int
+	// ReplicaTimeout bounds MinReplicas's wait. Default 500 ms; one of
+	// OpTimeout or more is cut to OpTimeout/2, so that WAIT answers
+	// before the call's deadline.
+	ReplicaTimeout time.Duration
+	// TLS, when set, is the TLS configuration of a rediss:// or
+	// rediss-sentinel:// URL: its certificate authorities (RootCAs) and
+	// client certificate (LoadTLS builds one from files). Its ServerName
+	// defaults to the URL's host. Nil: the system's roots, no client
+	// certificate. Set for a URL without TLS, New fails.
+	TLS *tls.Config
 	// Logger receives the store's warnings (a restart, lost data, an
 	// eviction policy that can drop state, a Once that could not store
 	// its result). Nil discards them.
@@ -149,6 +172,12 @@ func (o *Config) fill() {
 	if o.LossCheckInterval == 0 {
 		o.LossCheckInterval = DefaultLossCheckInterval
 	}
+	if o.ReplicaTimeout <= 0 {
+		o.ReplicaTimeout = DefaultReplicaTimeout
+	}
+	if o.ReplicaTimeout >= o.OpTimeout {
+		o.ReplicaTimeout = o.OpTimeout / 2
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -165,9 +194,11 @@ type Stats struct {
 	Lost       atomic.Uint64 // subscriptions lost (lost called)
 	Reconnects atomic.Uint64 // subscriptions re-established (restored called)
 
-	Restarts      atomic.Uint64 // Redis restarts detected (its run_id changed)
+	Restarts      atomic.Uint64 // Redis restarts or failovers detected (its run_id changed; not read on a cluster)
+	Failovers     atomic.Uint64 // of which the epoch key survived (a promoted replica, a restart from persistence): writes acknowledged just before may be lost, so misses within LostWindow are state.ErrLost
 	DataLost      atomic.Uint64 // losses of the stored state detected (the epoch key vanished or changed): read at New, on reconnection, on a lookup that misses, every LossCheckInterval while subscribed
 	LostMisses    atomic.Uint64 // lookups that missed within LostWindow of a loss: state.ErrLost
+	NotReplicated atomic.Uint64 // writes that fewer than MinReplicas replicas acknowledged within ReplicaTimeout (state.ErrUnavailable)
 	OnceNotStored atomic.Uint64 // Once calls that ran but whose result could not be stored (ErrOnceNotStored)
 	OnceLeaseLost atomic.Uint64 // Once calls whose lease may have been lost while they ran
 	EvictionRisk  atomic.Int64  // 1 when Redis's maxmemory-policy can evict state keys (checked by New)
@@ -195,8 +226,9 @@ type Store struct {
 	epoch  string       // the epoch key's value when last seen; guarded by mu
 	lostAt atomic.Int64 // UnixNano of the last detected data loss; 0 none
 
-	lossMu      sync.Mutex // held by a check of the epoch key (one at a time)
-	lossChecked time.Time  // when the last read of the epoch key for a miss began; guarded by lossMu
+	lossMu       sync.Mutex // held by a check of the epoch key (one at a time)
+	lossChecked  time.Time  // when the last read of the epoch key for a miss began; guarded by lossMu
+	lossCheckErr error      // that read's failure, nil if it succeeded; guarded by lossMu
 }
 
 var (
@@ -205,25 +237,29 @@ var (
 )
 
 // New connects to the Redis named by url (redis://[user:pass@]host:port/db,
-// rediss:// for TLS, unix:///path) and checks it answers. An unreachable
+// rediss:// for TLS, unix:///path, a cluster's seeds with addr=, a
+// Sentinel-managed master with redis-sentinel://: see url.go's forms and
+// docs/scale-out.md) and checks it answers. An unreachable
 // Redis fails with an error matching state.ErrUnavailable, within ctx and
 // at most DialTimeout+OpTimeout.
 func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	opt.fill()
-	co, err := rueidis.ParseURL(url)
+	co, err := clientOption(url, opt.TLS)
 	if err != nil {
-		if ue := (*neturl.Error)(nil); errors.As(err, &ue) {
-			err = ue.Err // its URL may hold a password
-		}
 		return nil, fmt.Errorf("redisstate: URL %s: %w", redact(url), err)
 	}
 	co.DisableCache = true // no client-side caching: every replica reads Redis
 	co.Dialer.Timeout = opt.DialTimeout
+	co.Sentinel.Dialer.Timeout = opt.DialTimeout
 	co.ConnWriteTimeout = opt.HealthTimeout
 	co.ClientName = "mcpwire"
 	c, err := rueidis.NewClient(co)
 	if err != nil {
 		return nil, fmt.Errorf("redisstate: connect %s: %w: %w", redact(url), state.ErrUnavailable, err)
+	}
+	if opt.MinReplicas > 0 && c.Mode() == rueidis.ClientModeCluster {
+		c.Close()
+		return nil, fmt.Errorf("redisstate: %s: MinReplicas is not supported on a Redis Cluster", redact(url))
 	}
 	s := &Store{opt: opt, c: c, channel: opt.Prefix + "cues", done: make(chan struct{}), log: opt.Logger}
 	cctx, cancel := s.opCtx(ctx)
@@ -409,8 +445,12 @@ func (s *Store) Create(ctx context.Context, principal string, value []byte, ttl 
 			cmd = b.Build()
 		}
 		s.stats.Ops.Add(1)
-		err := s.c.Do(cctx, cmd).Error()
+		res, rerr := s.replicated(cctx, cmd)
+		err := res.Error()
 		if err == nil {
+			if rerr != nil {
+				return "", fmt.Errorf("redisstate: create: %w", rerr)
+			}
 			return h, nil
 		}
 		if !rueidis.IsRedisNil(err) { // nil: the handle exists (not expected with 128 random bits)
@@ -432,7 +472,9 @@ func (s *Store) Get(ctx context.Context, principal string, h state.Handle) (stat
 	s.stats.Ops.Add(1)
 	b, err := s.c.Do(cctx, s.c.B().Get().Key(s.recordKey(principal, h)).Build()).AsBytes()
 	if rueidis.IsRedisNil(err) {
-		s.checkLossOnMiss(ctx, s.opt.LostWindow)
+		if err := s.checkLossOnMiss(ctx, s.opt.LostWindow); err != nil {
+			return state.Record{}, err
+		}
 		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
 			return state.Record{}, err
 		}
@@ -447,7 +489,7 @@ func (s *Store) Get(ctx context.Context, principal string, h state.Handle) (stat
 // casScript: KEYS[1] record; ARGV[1] expected version, ARGV[2] new
 // version, ARGV[3] new expiry header, ARGV[4] PX in ms ("0": keep the
 // expiry), ARGV[5] value. Returns -1 not found, 0 conflict, 1 set.
-var casScript = rueidis.NewLuaScript(`
+var casScript = newScript(`
 local cur = redis.call('GET', KEYS[1])
 if not cur then return -1 end
 if string.sub(cur, 1, 16) ~= ARGV[1] then return 0 end
@@ -483,10 +525,14 @@ func (s *Store) CompareAndSet(ctx context.Context, principal string, h state.Han
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	s.stats.Ops.Add(1)
-	n, err := casScript.Exec(cctx, s.c, []string{s.recordKey(principal, h)},
-		[]string{hex16(version), hex16(version + 1), hex16(exp), strconv.FormatInt(px, 10), rueidis.BinaryString(value)}).AsInt64()
+	res, rerr := s.execReplicated(cctx, casScript, []string{s.recordKey(principal, h)},
+		[]string{hex16(version), hex16(version + 1), hex16(exp), strconv.FormatInt(px, 10), rueidis.BinaryString(value)})
+	n, err := res.AsInt64()
 	if err != nil {
 		return 0, s.fail(ctx, "compare-and-set", err)
+	}
+	if n == 1 && rerr != nil {
+		return 0, fmt.Errorf("redisstate: compare-and-set: %w", rerr)
 	}
 	switch n {
 	case 1:
@@ -494,7 +540,9 @@ func (s *Store) CompareAndSet(ctx context.Context, principal string, h state.Han
 	case 0:
 		return 0, fmt.Errorf("%w: not at version %d", state.ErrConflict, version)
 	default:
-		s.checkLossOnMiss(ctx, s.opt.LostWindow)
+		if err := s.checkLossOnMiss(ctx, s.opt.LostWindow); err != nil {
+			return 0, err
+		}
 		if err := s.lostMiss(s.opt.LostWindow, 0); err != nil {
 			return 0, err
 		}
