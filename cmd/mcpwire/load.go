@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mcpwire/mcpwire/internal/load"
 )
@@ -18,6 +20,7 @@ percentiles, errors by kind, bytes and the generator's own CPU per request.
 
 TARGET:
   http://host:port/path      Streamable HTTP (one POST per request, HTTP/1.1 keep-alive)
+  https://host:port/path     the same over TLS (--cacert, --client-cert/--client-key; sessions resumed on reconnect)
   stdio:'command args...'    start the command (-c times) and speak line-delimited JSON-RPC on its stdin/stdout
   tcp://host:port            line-delimited JSON-RPC over TCP sockets
   unix:///path/to.sock       line-delimited JSON-RPC over Unix sockets
@@ -90,6 +93,8 @@ func runLoad(ctx context.Context, args []string) error {
 	jsonOut := fs.Bool("json", false, "print one JSON object on stdout at the end instead of the text block")
 	progress := fs.String("progress", "auto", "live progress line on stderr every second: auto (when stderr is a terminal), on, off")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generator to this file")
+	var caFile, certFile, keyFile string
+	registerTLSFlags(fs, &caFile, &certFile, &keyFile)
 	maxErrShare := fs.Float64("max-error-share", load.DefaultMaxErrorShare, "exit non-zero when more than this share of the measured requests failed (1: only when every one did)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), loadUsage)
@@ -152,6 +157,13 @@ func runLoad(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("load: -progress %q: want auto, on or off", *progress)
 	}
+	var err error
+	if cfg.TLS, err = clientTLS(caFile, certFile, keyFile); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	if cfg.TLS != nil && !strings.HasPrefix(cfg.Target, "https://") {
+		return errors.New("load: --cacert, --client-cert and --client-key need an https:// target")
+	}
 	cfg.Log = os.Stderr
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
@@ -161,6 +173,9 @@ func runLoad(ctx context.Context, args []string) error {
 
 	res, err := load.Run(ctx, cfg)
 	if err != nil {
+		if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+			return fmt.Errorf("load: %w (trust the CA that signed it with --cacert)", err)
+		}
 		return fmt.Errorf("load: %w", err)
 	}
 	var out io.Writer = os.Stdout

@@ -68,7 +68,7 @@ func (r *run) httpHeads() error {
 // bindings of tool.
 func (r *run) toolBindings(tool string) (client.HeaderBindings, bool, error) {
 	var none client.HeaderBindings
-	c := httpConn{addr: r.t.addr, bufSize: 64 << 10, in: &r.bytesIn, out: &r.bytesOut}
+	c := httpConn{addr: r.t.addr, tls: r.t.conf, bufSize: 64 << 10, in: &r.bytesIn, out: &r.bytesOut}
 	if err := c.dial(r.cfg.Timeout); err != nil {
 		return none, false, err
 	}
