@@ -2,6 +2,7 @@ package load
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,7 +35,12 @@ func (r *run) httpHeads() error {
 		}
 		tool := r.toolOf()
 		bs, found, err := r.toolBindings(tool)
+		var tlsErr *tlsError
 		switch {
+		case errors.As(err, &tlsErr):
+			// A refused certificate does not heal: the run would only
+			// fail again on every connection.
+			return fmt.Errorf("connect to %s: %w", r.t.addr, err)
 		case err != nil:
 			r.warnf("tools/list failed (%v); sending tools/call without Mcp-Param headers", err)
 		case !found:

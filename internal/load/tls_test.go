@@ -99,15 +99,20 @@ func TestHTTPSLoopback(t *testing.T) {
 }
 
 // TestHTTPSWrongCA: a server whose certificate the client does not trust
-// is refused before any request, with an error that says so — whether
-// another CA is trusted (--cacert) or the system roots are.
+// is refused before any request, with an error that says so (and no
+// warning about the tools/list that could not be sent before it) —
+// whether another CA is trusted (--cacert) or the system roots are.
 func TestHTTPSWrongCA(t *testing.T) {
 	f, seen := startHTTPSFake(t, newCA(t, "server CA"), tls.NoClientCert, false)
 	other := newCA(t, "another CA")
 	for _, conf := range []*tls.Config{{RootCAs: other.Pool()}, nil} {
-		_, err := Run(context.Background(), Config{Target: f.url(), TLS: conf, Conns: 2, Requests: 10, Timeout: 2 * time.Second})
+		var logBuf syncBuffer
+		_, err := Run(context.Background(), Config{Target: f.url(), TLS: conf, Conns: 2, Requests: 10, Timeout: 2 * time.Second, Log: &logBuf})
 		if err == nil {
 			t.Fatal("a server signed by an untrusted CA was accepted")
+		}
+		if logBuf.String() != "" {
+			t.Errorf("a warning before the error: %s", logBuf.String())
 		}
 		if _, ok := errors.AsType[x509.UnknownAuthorityError](err); !ok || !strings.Contains(err.Error(), "TLS handshake with 127.0.0.1:") ||
 			!strings.Contains(err.Error(), "certificate signed by unknown authority") {
