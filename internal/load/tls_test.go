@@ -107,7 +107,7 @@ func TestHTTPSWrongCA(t *testing.T) {
 	other := newCA(t, "another CA")
 	for _, conf := range []*tls.Config{{RootCAs: other.Pool()}, nil} {
 		var logBuf syncBuffer
-		_, err := Run(context.Background(), Config{Target: f.url(), TLS: conf, Conns: 2, Requests: 10, Timeout: 2 * time.Second, Log: &logBuf})
+		_, err := Run(context.Background(), Config{Target: f.url(), TLS: conf, Conns: 2, Requests: 10, Timeout: 10 * time.Second, Log: &logBuf})
 		if err == nil {
 			t.Fatal("a server signed by an untrusted CA was accepted")
 		}
@@ -158,7 +158,7 @@ func TestHTTPSClientCert(t *testing.T) {
 	}
 	// Without it: in TLS 1.3 the client learns of the refusal at its
 	// first read, so the run fails either at setup or request by request.
-	res, err = Run(context.Background(), Config{Target: f.url(), TLS: &tls.Config{RootCAs: ca.Pool()}, Conns: 1, Requests: 5, Timeout: 2 * time.Second})
+	res, err = Run(context.Background(), Config{Target: f.url(), TLS: &tls.Config{RootCAs: ca.Pool()}, Conns: 1, Requests: 5, Timeout: 10 * time.Second})
 	if err == nil && res.Check(DefaultMaxErrorShare) == nil {
 		t.Errorf("a run without the client certificate the server requires succeeded: %d requests, errors %v", res.Requests, res.Errors)
 	}
