@@ -90,11 +90,11 @@ func runLoad(ctx context.Context, args []string) error {
 	fs.Int64Var(&cfg.Requests, "n", 0, "measured request count (0: none; with -n alone the run ends after n requests)")
 	fs.DurationVar(&cfg.Warmup, "warmup", load.DefaultWarmup, "warm-up before the measurement, not recorded")
 	fs.DurationVar(&cfg.Timeout, "timeout", load.DefaultTimeout, "per-request timeout (expired requests count as errors of kind \"timeout\")")
+	var caFile, certFile, keyFile string
+	registerTLSFlags(fs, &caFile, &certFile, &keyFile)
 	jsonOut := fs.Bool("json", false, "print one JSON object on stdout at the end instead of the text block")
 	progress := fs.String("progress", "auto", "live progress line on stderr every second: auto (when stderr is a terminal), on, off")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generator to this file")
-	var caFile, certFile, keyFile string
-	registerTLSFlags(fs, &caFile, &certFile, &keyFile)
 	maxErrShare := fs.Float64("max-error-share", load.DefaultMaxErrorShare, "exit non-zero when more than this share of the measured requests failed (1: only when every one did)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), loadUsage)
@@ -144,6 +144,13 @@ func runLoad(ctx context.Context, args []string) error {
 	if cfg.Listeners <= 0 || cfg.PublishRate <= 0 {
 		return errors.New("load: -listeners and -publish-rate must be positive")
 	}
+	var err error
+	if cfg.TLS, err = clientTLS(caFile, certFile, keyFile); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	if cfg.TLS != nil && !strings.HasPrefix(cfg.Target, "https://") {
+		return errors.New("load: --cacert, --client-cert and --client-key need an https:// target")
+	}
 	tty := load.IsTerminal(os.Stderr)
 	switch *progress {
 	case "auto":
@@ -156,13 +163,6 @@ func runLoad(ctx context.Context, args []string) error {
 	case "off":
 	default:
 		return fmt.Errorf("load: -progress %q: want auto, on or off", *progress)
-	}
-	var err error
-	if cfg.TLS, err = clientTLS(caFile, certFile, keyFile); err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	if cfg.TLS != nil && !strings.HasPrefix(cfg.Target, "https://") {
-		return errors.New("load: --cacert, --client-cert and --client-key need an https:// target")
 	}
 	cfg.Log = os.Stderr
 	stopProfile, err := startCPUProfile(*cpuProfile)
