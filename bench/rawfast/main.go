@@ -8,6 +8,9 @@
 // id token, found with one byte search for `"id":` — still no JSON parsing;
 // the reply then has exactly the size of mcpwire's reply to the same request.
 //
+// With -tls-cert and -tls-key it is the HTTPS ceiling: the same server
+// behind fasthttp's own ListenAndServeTLS with that certificate.
+//
 // SIGUSR1 writes a stats line to stderr (see bench/internal/procstats).
 package main
 
@@ -15,6 +18,9 @@ import (
 	"bytes"
 	"flag"
 	"log"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/valyala/fasthttp"
 
@@ -32,8 +38,21 @@ var (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18081", "listen address")
 	splice := flag.Bool("splice-id", false, "copy each request's id into its reply (no parsing: first \"id\": token)")
+	certFile := flag.String("tls-cert", "", "serve HTTPS with this PEM certificate chain (fasthttp's ListenAndServeTLS; needs -tls-key)")
+	keyFile := flag.String("tls-key", "", "the PEM private key of -tls-cert")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file until the server stops (SIGTERM/SIGINT)")
 	flag.Parse()
 	procstats.OnSignal() // SIGUSR1: a stats line on stderr, like every comparison server
+	if *cpuProfile != "" {
+		stopProfile := procstats.StartCPUProfile(*cpuProfile)
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			<-ch
+			stopProfile()
+			os.Exit(0)
+		}()
+	}
 	body := []byte(reply)
 	s := &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
@@ -49,6 +68,9 @@ func main() {
 			ctx.SetBody(body)
 		},
 		NoDefaultServerHeader: true,
+	}
+	if *certFile != "" || *keyFile != "" {
+		log.Fatal(s.ListenAndServeTLS(*addr, *certFile, *keyFile))
 	}
 	log.Fatal(s.ListenAndServe(*addr))
 }

@@ -27,6 +27,8 @@ type clientFlags struct {
 	era      string
 	stopWait time.Duration
 	caFile   string
+	certFile string // --client-cert
+	keyFile  string // --client-key
 
 	// OAuth (http targets)
 	oauthGrant    string
@@ -44,7 +46,7 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "v", false, "log the client's decisions (probe, retries, restarts) to stderr")
 	fs.StringVar(&f.era, "era", "auto", "auto (probe, then fall back), modern, or legacy (2025-11-25 initialize)")
 	fs.DurationVar(&f.stopWait, "stop-wait", 2*time.Second, "stdio targets: wait after closing stdin, and again after SIGTERM")
-	fs.StringVar(&f.caFile, "cacert", "", "https targets: trust the CA certificates in this PEM file instead of the system roots")
+	registerTLSFlags(fs, &f.caFile, &f.certFile, &f.keyFile)
 	fs.StringVar(&f.oauthGrant, "oauth", "", "http targets: authorize with OAuth 2.1 on the server's 401: code (browser: the URL is printed, the redirect caught on --oauth-redirect), headless (code grant, redirect followed without a user: test servers) or client-credentials")
 	fs.StringVar(&f.oauthClientID, "oauth-client-id", "", "pre-registered client id (default: Client ID Metadata Document or dynamic registration)")
 	fs.StringVar(&f.oauthSecretF, "oauth-client-secret-file", "", "file holding the pre-registered client secret (first line; default: $MCPWIRE_OAUTH_CLIENT_SECRET)")
@@ -166,7 +168,7 @@ func (f *clientFlags) openWith(tgt string, caps json.RawMessage) (*client.Client
 		return nil, fmt.Errorf("--era %q: want auto, modern or legacy", f.era)
 	}
 	var err error
-	if o.HTTP.TLSConfig, err = clientTLS(f.caFile); err != nil {
+	if o.HTTP.TLSConfig, err = clientTLS(f.caFile, f.certFile, f.keyFile); err != nil {
 		return nil, err
 	}
 	var hc *http.Client

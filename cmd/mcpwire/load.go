@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mcpwire/mcpwire/internal/load"
 )
@@ -18,6 +20,7 @@ percentiles, errors by kind, bytes and the generator's own CPU per request.
 
 TARGET:
   http://host:port/path      Streamable HTTP (one POST per request, HTTP/1.1 keep-alive)
+  https://host:port/path     the same over TLS (--cacert, --client-cert/--client-key; sessions resumed on reconnect)
   stdio:'command args...'    start the command (-c times) and speak line-delimited JSON-RPC on its stdin/stdout
   tcp://host:port            line-delimited JSON-RPC over TCP sockets
   unix:///path/to.sock       line-delimited JSON-RPC over Unix sockets
@@ -94,6 +97,8 @@ func runLoad(ctx context.Context, args []string) error {
 	fs.Int64Var(&cfg.Requests, "n", 0, "measured request count (0: none; with -n alone the run ends after n requests)")
 	fs.DurationVar(&cfg.Warmup, "warmup", load.DefaultWarmup, "warm-up before the measurement, not recorded")
 	fs.DurationVar(&cfg.Timeout, "timeout", load.DefaultTimeout, "per-request timeout (expired requests count as errors of kind \"timeout\")")
+	var caFile, certFile, keyFile string
+	registerTLSFlags(fs, &caFile, &certFile, &keyFile)
 	jsonOut := fs.Bool("json", false, "print one JSON object on stdout at the end instead of the text block")
 	progress := fs.String("progress", "auto", "live progress line on stderr every second: auto (when stderr is a terminal), on, off")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the generator to this file")
@@ -148,6 +153,13 @@ func runLoad(ctx context.Context, args []string) error {
 	if cfg.Listeners <= 0 || cfg.PublishRate <= 0 {
 		return errors.New("load: -listeners and -publish-rate must be positive")
 	}
+	var err error
+	if cfg.TLS, err = clientTLS(caFile, certFile, keyFile); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	if cfg.TLS != nil && !strings.HasPrefix(cfg.Target, "https://") {
+		return errors.New("load: --cacert, --client-cert and --client-key need an https:// target")
+	}
 	tty := load.IsTerminal(os.Stderr)
 	switch *progress {
 	case "auto":
@@ -171,6 +183,9 @@ func runLoad(ctx context.Context, args []string) error {
 
 	res, err := load.Run(ctx, cfg)
 	if err != nil {
+		if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+			return fmt.Errorf("load: %w (trust the CA that signed it with --cacert)", err)
+		}
 		return fmt.Errorf("load: %w", err)
 	}
 	var out io.Writer = os.Stdout

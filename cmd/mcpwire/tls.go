@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -39,21 +40,45 @@ func serverTLS(ctx context.Context, certFile, keyFile string, log *slog.Logger) 
 	return cf.TLSConfig(), nil
 }
 
-// clientTLS is the TLS configuration of probe and call for --cacert: the
-// CA certificates in the PEM file are trusted instead of the system roots.
-func clientTLS(caFile string) (*tls.Config, error) {
-	if caFile == "" {
+// clientTLS is the TLS configuration of probe, call and load for --cacert,
+// --client-cert and --client-key (nil, nil when none is set): the CA
+// certificates in caFile are trusted instead of the system roots, and the
+// certificate chain and key (PEM) are sent when a server asks for a
+// client certificate (mTLS).
+func clientTLS(caFile, certFile, keyFile string) (*tls.Config, error) {
+	if caFile == "" && certFile == "" && keyFile == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, err
+	conf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		b, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("--cacert %s: no PEM certificate in it", caFile)
+		}
+		conf.RootCAs = pool
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(b) {
-		return nil, fmt.Errorf("--cacert %s: no PEM certificate in it", caFile)
+	if certFile != "" || keyFile != "" {
+		if certFile == "" || keyFile == "" {
+			return nil, errors.New("--client-cert and --client-key go together")
+		}
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--client-cert %s, --client-key %s: %w", certFile, keyFile, err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
 	}
-	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+	return conf, nil
+}
+
+// registerTLSFlags adds --cacert, --client-cert and --client-key to fs.
+func registerTLSFlags(fs *flag.FlagSet, caFile, certFile, keyFile *string) {
+	fs.StringVar(caFile, "cacert", "", "https targets: trust the CA certificates in this PEM file instead of the system roots")
+	fs.StringVar(certFile, "client-cert", "", "https targets: send this PEM client certificate (chain) when the server asks for one (mTLS); with --client-key")
+	fs.StringVar(keyFile, "client-key", "", "https targets: the PEM private key of --client-cert")
 }
 
 // httpsClient is an http.Client with conf, for the OAuth requests.

@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,9 +42,15 @@ const (
 // Config describes one run. Zero values of the numeric fields select the
 // defaults above where noted.
 type Config struct {
-	// Target is http://host:port/path, stdio:'command args...',
-	// tcp://host:port or unix:///path/to.sock.
+	// Target is http://host:port/path, https://host:port/path,
+	// stdio:'command args...', tcp://host:port or unix:///path/to.sock.
 	Target string
+	// TLS is the client configuration of an https:// target (nil: the
+	// system roots, no client certificate). The run uses a copy: its
+	// ServerName defaults to the target's host, and without a
+	// ClientSessionCache of its own the connections share one, so that a
+	// reconnect resumes its TLS session as a browser's or an SDK's would.
+	TLS *tls.Config
 	// Workload is call, mix, progress or listen ("" = call).
 	Workload string
 
@@ -95,6 +102,8 @@ type Config struct {
 type target struct {
 	kind string // "http", "stdio", "tcp", "unix"
 	raw  string
+	tls  bool        // http: https://
+	conf *tls.Config // https: the run's client configuration (clientTLS)
 
 	addr string // http/tcp: host:port; unix: socket path
 	host string // http: the Host header value
@@ -106,7 +115,7 @@ type target struct {
 func parseTarget(s string) (*target, error) {
 	t := &target{raw: s}
 	switch {
-	case strings.HasPrefix(s, "http://"):
+	case strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
 		u, err := url.Parse(s)
 		if err != nil {
 			return nil, fmt.Errorf("target %q: %v", s, err)
@@ -114,10 +123,14 @@ func parseTarget(s string) (*target, error) {
 		if u.Host == "" {
 			return nil, fmt.Errorf("target %q: no host", s)
 		}
-		t.kind, t.host = "http", u.Host
+		t.kind, t.host, t.tls = "http", u.Host, u.Scheme == "https"
 		t.addr = u.Host
 		if u.Port() == "" {
-			t.addr = net.JoinHostPort(u.Hostname(), "80")
+			port := "80"
+			if t.tls {
+				port = "443"
+			}
+			t.addr = net.JoinHostPort(u.Hostname(), port)
 		}
 		t.path = u.EscapedPath()
 		if t.path == "" {
@@ -129,8 +142,6 @@ func parseTarget(s string) (*target, error) {
 		if !headerSafe(t.path) || !headerSafe(t.host) {
 			return nil, fmt.Errorf("target %q: invalid characters", s)
 		}
-	case strings.HasPrefix(s, "https://"):
-		return nil, fmt.Errorf("target %q: https is not supported (plain HTTP/1.1 only)", s)
 	case strings.HasPrefix(s, "stdio:"):
 		argv, err := netutil.SplitCommand(strings.TrimPrefix(s, "stdio:"))
 		if err != nil {
@@ -153,7 +164,7 @@ func parseTarget(s string) (*target, error) {
 		}
 		t.kind, t.addr = "unix", p
 	default:
-		return nil, fmt.Errorf("target %q: want http://host:port/path, stdio:'command args', tcp://host:port or unix:///path", s)
+		return nil, fmt.Errorf("target %q: want http://host:port/path, https://host:port/path, stdio:'command args', tcp://host:port or unix:///path", s)
 	}
 	return t, nil
 }
@@ -257,6 +268,9 @@ func (c *Config) normalize() (*target, error) {
 	t, err := parseTarget(c.Target)
 	if err != nil {
 		return nil, err
+	}
+	if t.tls {
+		t.conf = clientTLS(c.TLS, t)
 	}
 	if c.Workload == "" {
 		c.Workload = WorkloadCall

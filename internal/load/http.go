@@ -1,6 +1,7 @@
 package load
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -26,6 +27,7 @@ type msgSink interface{ message(msg []byte) }
 // events as they arrive.
 type httpConn struct {
 	addr    string
+	tls     *tls.Config // https: crypto/tls over the socket (see tls.go)
 	bufSize int
 	in, out *atomic.Int64 // byte counters
 
@@ -41,7 +43,7 @@ type httpConn struct {
 }
 
 func (c *httpConn) dial(timeout time.Duration) error {
-	nc, err := net.DialTimeout("tcp", c.addr, timeout)
+	nc, err := dialHTTP(c.addr, c.tls, timeout)
 	if err != nil {
 		return err
 	}
@@ -240,7 +242,7 @@ type httpWorker struct {
 func (r *run) newHTTPWorker(i int) *httpWorker {
 	w := &httpWorker{r: r, rec: newRecorder(), timer: time.NewTimer(time.Hour)}
 	w.timer.Stop()
-	w.conn = httpConn{addr: r.t.addr, bufSize: 16 << 10, in: &r.bytesIn, out: &r.bytesOut}
+	w.conn = httpConn{addr: r.t.addr, tls: r.t.conf, bufSize: 16 << 10, in: &r.bytesIn, out: &r.bytesOut}
 	w.pos = i * 7 // spread the mix cycle across workers
 	w.idBuf = make([]byte, 0, 24)
 	w.wbuf = make([]byte, 0, 4096)
@@ -385,7 +387,7 @@ func (l *httpListener) message(msg []byte) {
 // the server ends it.
 func (l *httpListener) run(dialSem chan struct{}) {
 	dialSem <- struct{}{}
-	nc, err := net.DialTimeout("tcp", l.r.t.addr, l.r.cfg.Timeout)
+	nc, err := dialHTTP(l.r.t.addr, l.r.t.conf, l.r.cfg.Timeout)
 	<-dialSem
 	if err != nil {
 		l.r.listenFailed(l.s, errConnect)

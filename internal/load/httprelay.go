@@ -45,7 +45,7 @@ var httpRelayMinConns = 2
 
 // httpRelay reports whether the run's HTTP workers run as relays.
 func (r *run) httpRelay() bool {
-	return canPoll && r.t.kind == "http" && r.cfg.Rate <= 0 && r.cfg.Workload != WorkloadListen &&
+	return canPoll && r.t.kind == "http" && !r.t.tls && r.cfg.Rate <= 0 && r.cfg.Workload != WorkloadListen &&
 		r.cfg.Conns >= httpRelayMinConns
 }
 

@@ -2,6 +2,7 @@ package load
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,7 +35,12 @@ func (r *run) httpHeads() error {
 		}
 		tool := r.toolOf()
 		bs, found, err := r.toolBindings(tool)
+		var tlsErr *tlsError
 		switch {
+		case errors.As(err, &tlsErr):
+			// A refused certificate does not heal: the run would only
+			// fail again on every connection.
+			return fmt.Errorf("connect to %s: %w", r.t.addr, err)
 		case err != nil:
 			r.warnf("tools/list failed (%v); sending tools/call without Mcp-Param headers", err)
 		case !found:
@@ -68,7 +74,7 @@ func (r *run) httpHeads() error {
 // bindings of tool.
 func (r *run) toolBindings(tool string) (client.HeaderBindings, bool, error) {
 	var none client.HeaderBindings
-	c := httpConn{addr: r.t.addr, bufSize: 64 << 10, in: &r.bytesIn, out: &r.bytesOut}
+	c := httpConn{addr: r.t.addr, tls: r.t.conf, bufSize: 64 << 10, in: &r.bytesIn, out: &r.bytesOut}
 	if err := c.dial(r.cfg.Timeout); err != nil {
 		return none, false, err
 	}

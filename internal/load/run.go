@@ -253,7 +253,7 @@ func (r *run) openListens(ctx context.Context) error {
 			s := &listenStream{k: k, pub: pub}
 			r.streams[k] = s
 			l := &httpListener{r: r, s: s, req: fullHTTP(head, listenBody(k, c.URI))}
-			l.conn = httpConn{addr: r.t.addr, bufSize: 4 << 10, in: &r.bytesIn, out: &r.bytesOut}
+			l.conn = httpConn{addr: r.t.addr, tls: r.t.conf, bufSize: 4 << 10, in: &r.bytesIn, out: &r.bytesOut}
 			r.listeners = append(r.listeners, l)
 		}
 		for _, l := range r.listeners {

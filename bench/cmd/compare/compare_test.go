@@ -45,7 +45,8 @@ func TestRowGroups(t *testing.T) {
 		"mcpwire HTTP (wrk)", "go-sdk HTTP (wrk)", "mcp-go HTTP (wrk)", "raw fasthttp (wrk)",
 		"mcpwire HTTP no token", "raw fasthttp no token", "mcpwire HTTP no token (wrk)", "raw fasthttp no token (wrk)",
 		"mcpwire HTTP 1×1", "raw fasthttp 1×1", "mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)",
-		"mcpwire HTTPS (wrk)", "mcpwire HTTPS 1×1 (wrk)"} {
+		"mcpwire HTTPS (wrk)", "mcpwire HTTPS 1×1 (wrk)", "raw fasthttp TLS (wrk)", "raw fasthttp TLS 1×1 (wrk)",
+		"mcpwire HTTPS", "mcpwire HTTPS 1×1", "raw fasthttp TLS", "raw fasthttp TLS 1×1"} {
 		if !names[report.Slug(want)] {
 			t.Errorf("no row %q", want)
 		}
@@ -60,9 +61,13 @@ func TestSelectRows(t *testing.T) {
 		"tsung":        {"mcpwire TCP 64×1 (tsung)", "raw gnet TCP 64×1 (tsung)"},
 		"raw net":      {"raw gnet TCP 64×1", "raw net TCP 64×1"},
 		"no token":     {"mcpwire HTTP no token", "mcpwire HTTP no token (wrk)", "raw fasthttp no token", "raw fasthttp no token (wrk)"},
-		"1×1 (wrk)":    {"mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)", "mcpwire HTTPS 1×1 (wrk)"},
-		// An HTTPS row brings its plain twin (the ratio) and the ceiling.
-		"HTTPS 1×1": {"mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)", "mcpwire HTTPS 1×1 (wrk)"},
+		"1×1 (wrk)":    {"mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)", "mcpwire HTTPS 1×1 (wrk)", "raw fasthttp TLS 1×1 (wrk)"},
+		// An HTTPS row brings its plain twin (the ratio) and its ceiling,
+		// raw fasthttp over TLS, not the plain one.
+		"HTTPS 1×1": {"mcpwire HTTP 1×1", "mcpwire HTTP 1×1 (wrk)", "mcpwire HTTPS 1×1", "raw fasthttp TLS 1×1",
+			"mcpwire HTTPS 1×1 (wrk)", "raw fasthttp TLS 1×1 (wrk)"},
+		// The TLS ceiling named alone brings its own plain twin.
+		"raw fasthttp TLS (wrk)": {"raw fasthttp (wrk)", "raw fasthttp TLS (wrk)"},
 	} {
 		var got []string
 		for _, r := range selectRows(rows, only) {
@@ -240,33 +245,50 @@ func TestCheckReply(t *testing.T) {
 }
 
 // TestTLSRows: the HTTPS rows serve with the test certificate on an
-// https:// target, and their ratio is the median of each round's ratio to
-// the plain twin of that round.
+// https:// target; their ceiling is raw fasthttp over TLS with the same
+// certificate (same shape, generator and fixture; not the plain HTTP
+// ceiling); mcpwire load trusts the test CA; and their ratio to the plain
+// twin is the median of each round's ratio to the twin of that round.
 func TestTLSRows(t *testing.T) {
 	cfg := config{bin: "bin", wrk: "wrk", tlsDir: "out/tls"}
 	rows := requestRows(cfg)
-	var tlsRow, plain = -1, -1
+	idx := map[string]int{}
 	for i, r := range rows {
-		switch r.name {
-		case "mcpwire HTTPS (wrk)":
-			tlsRow = i
-		case "mcpwire HTTP (wrk)":
-			plain = i
+		idx[r.name] = i
+	}
+	for _, sfx := range []string{"", " 1×1", " (wrk)", " 1×1 (wrk)"} {
+		ours, okO := idx["mcpwire HTTPS"+sfx]
+		ceil, okC := idx["raw fasthttp TLS"+sfx]
+		twin, okT := idx["mcpwire HTTP"+sfx]
+		if !okO || !okC || !okT {
+			t.Fatalf("%q: HTTPS row %v, TLS ceiling %v, plain twin %v", sfx, okO, okC, okT)
+		}
+		r, c := rows[ours], rows[ceil]
+		for _, x := range []row{r, c} {
+			if args := strings.Join(x.server, " "); !strings.Contains(args, "-tls-cert out/tls/cert.pem -") || !strings.Contains(args, "-tls-key out/tls/key.pem") {
+				t.Errorf("%s: server %q", x.name, args)
+			}
+			if _, _, target := endpoint(cfg, x, ours); !strings.HasPrefix(target, "https://127.0.0.1:") {
+				t.Errorf("%s: target %q", x.name, target)
+			}
+		}
+		if !c.ceiling || r.group() != c.group() {
+			t.Errorf("%s: ceiling %v, groups %q and %q", c.name, c.ceiling, r.group(), c.group())
+		}
+		if r.group() == rows[twin].group() {
+			t.Errorf("%s shares the plain HTTP group %q: its ratio would be to the plain ceiling", r.name, r.group())
+		}
+		if r.plain != rows[twin].name {
+			t.Errorf("%s: plain twin %q", r.name, r.plain)
+		}
+		if args := strings.Join(callArgs(cfg, r), " "); r.gen == genLoad && !strings.Contains(args, "-cacert out/tls/ca.pem") {
+			t.Errorf("%s: load arguments %q", r.name, args)
 		}
 	}
-	if tlsRow < 0 || plain < 0 {
-		t.Fatal("no HTTPS row or no plain twin")
+	if args := strings.Join(callArgs(cfg, rows[idx["mcpwire HTTP"]]), " "); strings.Contains(args, "cacert") {
+		t.Errorf("plain HTTP row with %q", args)
 	}
-	r := rows[tlsRow]
-	if args := strings.Join(r.server, " "); !strings.Contains(args, "--tls-cert out/tls/cert.pem --tls-key out/tls/key.pem") {
-		t.Errorf("server %q", args)
-	}
-	if _, _, target := endpoint(cfg, r, tlsRow); !strings.HasPrefix(target, "https://127.0.0.1:") {
-		t.Errorf("target %q", target)
-	}
-	if r.group() != rows[plain].group() {
-		t.Errorf("groups %q and %q differ: not the same shape, generator and fixture", r.group(), rows[plain].group())
-	}
+	tlsRow, plain := idx["mcpwire HTTPS (wrk)"], idx["mcpwire HTTP (wrk)"]
 	results := make([][]runResult, len(rows))
 	for i := range results {
 		results[i] = make([]runResult, 3)

@@ -190,7 +190,11 @@ func (r row) shape() string { return fmt.Sprintf("%d×%d", r.conns, r.inflight) 
 // group is what a row is compared within: the transport, the shape, the
 // generator and the fixture; each group has one ceiling.
 func (r row) group() string {
-	return fmt.Sprintf("%s %s %s %s", r.kind, r.shape(), r.gen, r.fixture.name)
+	g := fmt.Sprintf("%s %s %s %s", r.kind, r.shape(), r.gen, r.fixture.name)
+	if r.tls {
+		g += " tls"
+	}
+	return g
 }
 
 func requestRows(cfg config) []row {
@@ -241,20 +245,8 @@ func requestRows(cfg config) []row {
 			}
 		}
 	}
-	// HTTPS: mcpwire with --tls-cert/--tls-key next to its plain HTTP
-	// rows, under wrk (mcpwire load speaks plain HTTP only). Compared
-	// with the plain HTTP twin of the same round (see tlsRatios).
-	if cfg.wrk != "" {
-		for _, v := range []struct {
-			suffix string
-			conns  int
-		}{{"", 64}, {" 1×1", 1}} {
-			rows = append(rows, row{name: "mcpwire HTTPS" + v.suffix + " (wrk)", kind: kindHTTP, conns: v.conns, inflight: 1, gen: genWrk,
-				fixture: fixToken, tls: true, plain: "mcpwire HTTP" + v.suffix + " (wrk)",
-				server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error",
-					"--tls-cert", filepath.Join(cfg.tlsDir, "cert.pem"), "--tls-key", filepath.Join(cfg.tlsDir, "key.pem")}})
-		}
-	}
+	// HTTPS against raw fasthttp over TLS, and next to the plain twins (tls.go).
+	rows = append(rows, tlsRows(cfg, b)...)
 	// The legacy endpoint (transport/legacy, 2025-11-25 with a session) and the
 	// modern one of the same server, under wrk: what serving old clients
 	// costs per call, and that mounting it costs the modern path nothing.
@@ -863,7 +855,7 @@ func callArgs(cfg config, r row) []string {
 	if r.fixture.noToken {
 		args = append(args, "-progress-token=false")
 	}
-	return args
+	return append(args, tlsLoadArgs(cfg, r)...)
 }
 
 // endpoint is where the harness starts a row's server: a loopback port
@@ -990,10 +982,8 @@ func runCompare(cfg config) bool {
 			cfg.wrk = p
 		}
 	}
-	if cfg.wrk != "" {
-		if err := writeTestCert(cfg.tlsDir); err != nil {
-			fatal(err)
-		}
+	if err := writeTestCert(cfg.tlsDir); err != nil {
+		fatal(err)
 	}
 	rows := selectRows(requestRows(cfg), cfg.only)
 	if len(rows) == 0 {

@@ -1,9 +1,12 @@
 package main
 
 // The HTTPS rows: mcpwire serve --tls-cert/--tls-key with a throwaway test
-// CA and certificate (ECDSA P-256) made for the run, driven by wrk over
-// keep-alive connections (a handshake per connection at the start, then
-// records), and reported next to the plain HTTP twin of the same round.
+// CA and certificate (ECDSA P-256) made for the run, driven by wrk and by
+// mcpwire load (--cacert) over keep-alive connections (a handshake per
+// connection at the start, then records). Their ceiling is raw fasthttp
+// behind fasthttp's own ListenAndServeTLS with the same certificate (the
+// same run's TLS ceiling), and each is also reported next to its plain
+// HTTP twin of the same round (what TLS costs).
 
 import (
 	"crypto/tls"
@@ -15,6 +18,46 @@ import (
 	"github.com/mcpwire/mcpwire/bench/internal/report"
 	"github.com/mcpwire/mcpwire/internal/testcert"
 )
+
+// tlsRows are the HTTPS rows and their ceilings, at 64×1 and 1×1, under
+// mcpwire load and (when there is wrk) under wrk. b names a binary of the
+// build.
+func tlsRows(cfg config, b func(string) string) []row {
+	cert, key := filepath.Join(cfg.tlsDir, "cert.pem"), filepath.Join(cfg.tlsDir, "key.pem")
+	gens := []generator{genLoad}
+	if cfg.wrk != "" {
+		gens = append(gens, genWrk)
+	}
+	var rows []row
+	for _, v := range []struct {
+		suffix string
+		conns  int
+	}{{"", 64}, {" 1×1", 1}} {
+		for _, g := range gens {
+			sfx := v.suffix
+			if g == genWrk {
+				sfx += " (wrk)"
+			}
+			rows = append(rows,
+				row{name: "mcpwire HTTPS" + sfx, kind: kindHTTP, conns: v.conns, inflight: 1, gen: g,
+					fixture: fixToken, tls: true, plain: "mcpwire HTTP" + sfx,
+					server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error", "--tls-cert", cert, "--tls-key", key}},
+				row{name: "raw fasthttp TLS" + sfx, kind: kindHTTP, conns: v.conns, inflight: 1, gen: g,
+					fixture: fixToken, tls: true, ceiling: true, plain: "raw fasthttp" + sfx,
+					server: []string{b("rawfast"), "-addr", "ADDR", "-splice-id", "-tls-cert", cert, "-tls-key", key}})
+		}
+	}
+	return rows
+}
+
+// tlsLoadArgs are mcpwire load's flags for a row: --cacert with the run's
+// test CA on an HTTPS row.
+func tlsLoadArgs(cfg config, r row) []string {
+	if !r.tls {
+		return nil
+	}
+	return []string{"-cacert", filepath.Join(cfg.tlsDir, "ca.pem")}
+}
 
 // writeTestCert writes ca.pem, cert.pem and key.pem (for 127.0.0.1) into dir.
 func writeTestCert(dir string) error {
@@ -89,7 +132,8 @@ func tlsNotes(rows []row, results [][]runResult) {
 	}
 	if any {
 		fmt.Println("  (TLS 1.3, ECDSA P-256 test certificate, keep-alive connections: one handshake per connection, then")
-		fmt.Println("  encrypted records; wrk reads the decrypted bytes, so the bytes-per-request check holds as for plain HTTP.)")
+		fmt.Println("  encrypted records; wrk reads the decrypted bytes, so the bytes-per-request check holds as for plain HTTP.")
+		fmt.Println("  The HTTPS rows' \"vs ceiling\" is against raw fasthttp TLS: fasthttp's own ListenAndServeTLS, same certificate.)")
 		fmt.Println()
 	}
 }
