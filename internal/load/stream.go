@@ -75,9 +75,10 @@ type streamConn struct {
 
 // sendState is what one goroutine sending on a stream connection owns.
 type sendState struct {
-	pos   int // position in the mix cycle
-	idBuf []byte
-	wbuf  []byte
+	pos    int // position in the mix cycle
+	idBuf  []byte
+	wbuf   []byte
+	seqBuf []byte // listen, unique URIs: the publish's sequence number
 }
 
 func newSendState(pos int) sendState {
@@ -381,10 +382,14 @@ func (c *streamConn) send(ss *sendState, k int32, start int64, meas, queue bool)
 	sl.tpl.Store(int32(ti))
 	sl.id.Store(id)
 	if c.pub != nil {
+		if r.tpls[ti].seqGap > 0 {
+			// Unique URIs: the publish's index in the log names its URI.
+			ss.seqBuf = strconv.AppendInt(ss.seqBuf[:0], c.pub.n.Load(), 10)
+		}
 		c.pub.add(now, meas)
 	}
 	ss.idBuf = strconv.AppendInt(ss.idBuf[:0], id, 10)
-	ss.wbuf = r.tpls[ti].appendBody(ss.wbuf[:0], ss.idBuf)
+	ss.wbuf = r.tpls[ti].appendBodySeq(ss.wbuf[:0], ss.idBuf, ss.seqBuf) // seqBuf: unused without a sequence gap
 	var err error
 	if queue {
 		err = c.fw.QueueFrame(ss.wbuf)
