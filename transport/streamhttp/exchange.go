@@ -55,13 +55,12 @@ type exchange struct {
 	// may block on signal; wakers look at it after changing the state, so
 	// no wake is lost.
 	waiting atomic.Bool
-	scratch []byte // header decoding space
 	zbuf    []byte // compressed reply
 
-	// per-request working space, reused with the exchange
-	env    codec.Envelope
-	hdr    mirrored
-	vals   [maxFlatBindings][]byte
+	// per-request working space, reused with the exchange; a listen
+	// stream gives it back once the stream has taken its connection
+	// (releaseWork), so an idle stream does not hold it.
+	*work
 	fw     fastWriter
 	accept []byte // several Accept lines joined
 	onGone func() // cancels the call: the disconnect watcher's callback
@@ -72,6 +71,14 @@ type exchange struct {
 	keys   []uint64                 // keys of the collapsible events in queue
 
 	watch watcher
+
+	// A plain listen stream on a hijacked connection: events are written
+	// from Notify when nothing is queued and the pump is not writing
+	// (inline_unix.go). All guarded by mu.
+	inline   inlineWriter
+	inlineOn bool  // inline.rc is set and the pump runs
+	pumpBusy bool  // the pump is writing: Notify queues
+	inlineAt int64 // coarse Unix ns of the last inline write (keep-alives)
 
 	// The handler's view of the request's headers (headers.go) and
 	// connection.
@@ -84,14 +91,47 @@ type exchange struct {
 	retry int    // a 429's Retry-After, in seconds (engine.Request.RetryAfter); guarded by mu
 }
 
+// work is the part of an exchange used only while the request is read,
+// checked and dispatched: about 2.4 KiB that an open listen stream has no
+// use for.
+type work struct {
+	scratch []byte // header decoding space
+	env     codec.Envelope
+	hdr     mirrored
+	vals    [maxFlatBindings][]byte
+}
+
+var workPool = sync.Pool{New: func() any { return &work{scratch: make([]byte, 0, 256)} }}
+
 func (s *Server) acquireExchange() *exchange {
 	x, _ := s.xpool.Get().(*exchange)
 	if x == nil {
-		x = &exchange{s: s, signal: make(chan struct{}, 1), scratch: make([]byte, 0, 256)}
+		x = &exchange{s: s, signal: make(chan struct{}, 1)}
 		x.onGone = func() { x.cancel(errClientGone) }
+	}
+	if x.work == nil {
+		x.work = workPool.Get().(*work)
 	}
 	x.refs.Store(1) // the HTTP side
 	return x
+}
+
+// releaseWork gives the request's working space back: the request has
+// been dispatched and the exchange lives on as a listen stream.
+func (x *exchange) releaseWork() {
+	w := x.work
+	x.work = nil
+	w.reset()
+	workPool.Put(w)
+}
+
+func (w *work) reset() {
+	w.env = codec.Envelope{}
+	w.hdr.reset()
+	clear(w.vals[:])
+	if cap(w.scratch) > 64<<10 {
+		w.scratch = make([]byte, 0, 256)
+	}
 }
 
 // bind makes x the Replier of c: one more reference, released by Done.
@@ -109,6 +149,7 @@ func (x *exchange) unref() {
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
 	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
+	x.inlineOn, x.pumpBusy, x.inlineAt, x.inline.rc = false, false, 0, nil
 	if n := len(x.queue); n > 0 { // a stream that ended with events unsent
 		x.s.gauges.queued.Add(-int64(n))
 	}
@@ -129,9 +170,9 @@ func (x *exchange) unref() {
 	case <-x.signal:
 	default:
 	}
-	x.env = codec.Envelope{}
-	x.hdr.reset()
-	clear(x.vals[:])
+	if x.work != nil {
+		x.work.reset()
+	}
 	x.fw = fastWriter{}
 	x.accept = x.accept[:0]
 	x.hraw, x.nh, x.info = nil, nil, nil
@@ -196,10 +237,38 @@ func (x *exchange) Notify(c *engine.Request, frame []byte) error {
 		}()
 		return x.gone
 	}
+	if x.inlineOn && !x.pumpBusy && len(x.queue) == 0 {
+		return x.notifyInline(frame)
+	}
 	n := len(x.queue)
 	x.queue = appendEvent(x.queue, frame)
 	x.s.gauges.queued.Add(int64(len(x.queue) - n))
 	x.wake()
+	return nil
+}
+
+// eventBufs holds the buffers inline events are framed in.
+var eventBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// notifyInline writes frame's event straight to the socket; what the
+// socket does not take is queued for the pump, in order. Called with x.mu
+// held, nothing queued and the pump not writing.
+func (x *exchange) notifyInline(frame []byte) error {
+	bp := eventBufs.Get().(*[]byte)
+	ev := appendEvent((*bp)[:0], frame)
+	n := x.inline.try(ev)
+	if n > 0 {
+		x.inlineAt = x.s.clk.now().UnixNano()
+	}
+	if n < len(ev) {
+		x.queue = append(x.queue, ev[n:]...)
+		x.s.gauges.queued.Add(int64(len(ev) - n))
+		x.wake()
+	}
+	if cap(ev) <= 64<<10 {
+		*bp = ev[:0]
+		eventBufs.Put(bp)
+	}
 	return nil
 }
 
@@ -342,7 +411,16 @@ func (x *exchange) runRaw(conn net.Conn) {
 	x.setConn(conn)
 	w := &rawStream{conn: conn}
 	if err := x.write(w, sseHead); err == nil {
+		if rc := rawConnOf(conn); rc != nil {
+			x.mu.Lock()
+			x.inline.bind(rc)
+			x.inlineOn = true
+			x.mu.Unlock()
+		}
 		x.pump(w)
+		x.mu.Lock()
+		x.inlineOn, x.inline.rc = false, nil
+		x.mu.Unlock()
 	} else {
 		x.cancel(errClientGone)
 	}
@@ -389,6 +467,8 @@ func (x *exchange) pump(w sseWriter) {
 		x.queue = x.spare[:0]
 		x.spare = nil
 		x.keys = x.keys[:0]
+		x.pumpBusy = len(batch) > 0 // Notify queues behind the batch
+		inlineAt := x.inlineAt
 		done := x.replied && len(batch) == 0
 		gone := x.gone
 		ended := x.ended
@@ -416,8 +496,20 @@ func (x *exchange) pump(w sseWriter) {
 		select {
 		case <-x.signal:
 		case now := <-ka.C:
-			if idle := now.Sub(st.lastWrite); idle < x.s.cfg.KeepAlive {
+			last := st.lastWrite
+			if t := time.Unix(0, inlineAt); inlineAt != 0 && t.After(last) {
+				last = t // events written inline count as traffic
+			}
+			if idle := now.Sub(last); idle < x.s.cfg.KeepAlive {
 				ka.Reset(x.s.cfg.KeepAlive - idle)
+				continue
+			}
+			x.mu.Lock()
+			busy := len(x.queue) > 0
+			x.pumpBusy = !busy // the comment goes out alone, or after the queue
+			x.mu.Unlock()
+			if busy {
+				ka.Reset(x.s.cfg.KeepAlive)
 				continue
 			}
 			if err := x.writeIdle(w, keepAliveComment, &st); err != nil {
