@@ -210,6 +210,13 @@ func appendEvent(dst, msg []byte) []byte {
 func (x *exchange) Notify(c *engine.Request, frame []byte) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.notifyLocked(frame, 0, false)
+}
+
+// notifyLocked is Notify with x.mu held. With keyed set, key is recorded
+// for collapsing while the event waits in the queue: an event written
+// inline has left, so a later one with its key must not collapse into it.
+func (x *exchange) notifyLocked(frame []byte, key uint64, keyed bool) error {
 	if x.gone != nil {
 		return x.gone
 	}
@@ -238,7 +245,13 @@ func (x *exchange) Notify(c *engine.Request, frame []byte) error {
 		return x.gone
 	}
 	if x.inlineOn && !x.pumpBusy && len(x.queue) == 0 {
-		return x.notifyInline(frame)
+		if x.notifyInline(frame) && keyed {
+			x.keys = append(x.keys, key) // part of it waits in the queue
+		}
+		return nil
+	}
+	if keyed {
+		x.keys = append(x.keys, key)
 	}
 	n := len(x.queue)
 	x.queue = appendEvent(x.queue, frame)
@@ -251,16 +264,16 @@ func (x *exchange) Notify(c *engine.Request, frame []byte) error {
 var eventBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // notifyInline writes frame's event straight to the socket; what the
-// socket does not take is queued for the pump, in order. Called with x.mu
-// held, nothing queued and the pump not writing.
-func (x *exchange) notifyInline(frame []byte) error {
+// socket does not take is queued for the pump, in order, and reported
+// (true). Called with x.mu held, nothing queued and the pump not writing.
+func (x *exchange) notifyInline(frame []byte) (queued bool) {
 	bp := eventBufs.Get().(*[]byte)
 	ev := appendEvent((*bp)[:0], frame)
 	n := x.inline.try(ev)
 	if n > 0 {
 		x.inlineAt = x.s.clk.now().UnixNano()
 	}
-	if n < len(ev) {
+	if queued = n < len(ev); queued {
 		x.queue = append(x.queue, ev[n:]...)
 		x.s.gauges.queued.Add(int64(len(ev) - n))
 		x.wake()
@@ -269,7 +282,7 @@ func (x *exchange) notifyInline(frame []byte) error {
 		*bp = ev[:0]
 		eventBufs.Put(bp)
 	}
-	return nil
+	return queued
 }
 
 func (x *exchange) maxPending() int {
@@ -285,16 +298,14 @@ func (x *exchange) maxPending() int {
 // notification per URI, not one per update.
 func (x *exchange) NotifyKeyed(c *engine.Request, frame []byte, key uint64) error {
 	x.mu.Lock()
+	defer x.mu.Unlock()
 	for _, k := range x.keys {
 		if k == key && x.gone == nil {
-			x.mu.Unlock()
 			x.s.stats.Collapsed.Add(1)
 			return nil
 		}
 	}
-	x.keys = append(x.keys, key)
-	x.mu.Unlock()
-	return x.Notify(c, frame)
+	return x.notifyLocked(frame, key, true)
 }
 
 // DropsOnCancel implements engine.StreamDropper: a cancelled stream ends

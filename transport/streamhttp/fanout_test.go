@@ -242,3 +242,26 @@ func TestFanoutInlinePastSocketBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestFanoutRepeatAfterWrite: an update of a URI whose previous update has
+// already been written (inline, from the publisher) is delivered, not
+// collapsed into it: collapsing applies only to an event still queued.
+func TestFanoutRepeatAfterWrite(t *testing.T) {
+	leakCheck(t)
+	eng, hs, addr := fanoutServer(t, Config{})
+	l := openListen(t, addr, 3)
+	defer l.conn.Close()
+	for eng.Stats().ListenStreams.Load() != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	for u := 0; u < 5; u++ {
+		eng.ResourceUpdated("test://fan/same")
+		_ = l.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if ev := l.next(t); !strings.Contains(ev, `"uri":"test://fan/same"`) {
+			t.Fatalf("update %d: %s", u, ev)
+		}
+	}
+	if n := hs.Stats().Collapsed.Load(); n != 0 {
+		t.Fatalf("%d updates collapsed with nothing queued", n)
+	}
+}
