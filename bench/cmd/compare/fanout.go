@@ -29,7 +29,7 @@ type fanRow struct {
 
 func fanoutRows(cfg config) []fanRow {
 	b := func(name string) string { return filepath.Join(cfg.bin, name) }
-	return []fanRow{
+	rows := baseFanRows(cfg.base, []fanRow{
 		{name: "mcpwire HTTP", server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error",
 			"--max-conns-per-ip", "100000", "--max-conns", "100000"}},
 		{name: "go-sdk HTTP", server: []string{b("bench-gosdk"), "-http", "ADDR"}},
@@ -39,7 +39,27 @@ func fanoutRows(cfg config) []fanRow {
 		{name: "mcpwire HTTP, URI per touch", unique: true, server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error",
 			"--max-conns-per-ip", "100000", "--max-conns", "100000"}},
 		{name: "raw SSE, URI per touch", ceiling: true, unique: true, server: []string{b("bench-rawsse"), "-addr", "ADDR"}},
+	})
+	return rows
+}
+
+// baseFanRows adds, with -base, each mcpwire row again with the base binary
+// as "mcpwire@base …", in the same rounds.
+func baseFanRows(base string, rows []fanRow) []fanRow {
+	if base == "" {
+		return rows
 	}
+	var out []fanRow
+	for _, r := range rows {
+		out = append(out, r)
+		if strings.HasPrefix(r.name, "mcpwire ") {
+			b := r
+			b.name = "mcpwire@base " + strings.TrimPrefix(r.name, "mcpwire ")
+			b.server = append([]string{base}, r.server[1:]...)
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // selectFanRows keeps, when only is set, the rows whose name matches it and
