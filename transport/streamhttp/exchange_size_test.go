@@ -13,7 +13,9 @@ import (
 // idle stream). This fails if a large per-request field moves back in.
 func TestExchangeSize(t *testing.T) {
 	const max = 640
-	if n := unsafe.Sizeof(exchange{}); n > max {
+	n := unsafe.Sizeof(exchange{})
+	t.Logf("exchange: %d bytes", n)
+	if n > max {
 		t.Fatalf("exchange is %d bytes, want ≤ %d: per-request working space belongs in work", n, max)
 	}
 }
