@@ -74,13 +74,6 @@ var hub struct {
 	list []*stream
 }
 
-func addStream(s *stream) {
-	hub.mu.Lock()
-	s.idx = len(hub.list)
-	hub.list = append(hub.list, s)
-	hub.mu.Unlock()
-}
-
 func removeStream(s *stream) {
 	hub.mu.Lock()
 	last := len(hub.list) - 1
@@ -312,11 +305,23 @@ func listen(c net.Conn, body []byte) {
 	head := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":` + meta + `,"uri":`
 	upd := head + string(uriJSON) + `}}`
 	first := append(append([]byte(nil), sseHead...), chunk([]byte(ack))...)
-	if _, err := c.Write(first); err != nil {
+	s := &stream{c: c, event: chunk([]byte(upd)), head: []byte(head), sub: uri}
+	// The acknowledgement is written and the stream joins under the hub's
+	// lock, which a fan-out holds while it writes: a publish either comes
+	// after both (and reaches the stream) or before the acknowledgement.
+	// Joining after the write left a window in which a client that had
+	// read its acknowledgement missed a publish (unique-URI rows, 5,000
+	// streams, a loaded machine).
+	hub.mu.Lock()
+	_, err := c.Write(first)
+	if err == nil {
+		s.idx = len(hub.list)
+		hub.list = append(hub.list, s)
+	}
+	hub.mu.Unlock()
+	if err != nil {
 		return
 	}
-	s := &stream{c: c, event: chunk([]byte(upd)), head: []byte(head), sub: uri}
-	addStream(s)
 	defer removeStream(s)
 	// The client ends the subscription by closing the connection.
 	var b [1]byte
