@@ -37,7 +37,9 @@ Workloads (-workload):
             connections), waits for every acknowledgement, then calls
             tools/call touch {uri} -publish-rate times per second (HTTP, tcp, unix: on a separate
             connection; stdio: on the processes themselves, each serving its own listeners);
-            reports deliveries/s and delivery latency from each publish call's send time
+            reports deliveries/s and delivery latency from each publish call's send time;
+            -unique-uris touches -uri/0, -uri/1, ... (sub-resources of the subscribed URI, so
+            no update can collapse into another) and fails the run if any stream misses one
 
 Flags:
 `
@@ -90,6 +92,7 @@ func runLoad(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Listeners, "listeners", load.DefaultListeners, "listen: number of subscriptions/listen streams")
 	fs.StringVar(&cfg.URI, "uri", load.DefaultURI, "listen: the resource URI subscribed to and touched (mix: the resources/read uri)")
 	fs.Float64Var(&cfg.PublishRate, "publish-rate", load.DefaultPublishRate, "listen: tools/call touch calls per second")
+	fs.BoolVar(&cfg.UniqueURIs, "unique-uris", false, "listen: the k-th touch names its own sub-resource -uri/k (nothing can collapse); a publish that misses a stream fails the run")
 	fs.IntVar(&cfg.Conns, "c", load.DefaultConns, "connections: HTTP keep-alive connections, stdio processes (default 1 for stdio), tcp/unix sockets")
 	fs.IntVar(&cfg.Inflight, "w", 1, "requests in flight per connection (HTTP: must be 1, no pipelining; stdio/tcp/unix: pipelined window)")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop at this many requests/s in all (0: closed loop); latency is measured from the intended send time")

@@ -68,6 +68,11 @@ type Config struct {
 	Listeners   int     // listen: number of subscriptions/listen streams (0 = 100)
 	URI         string  // listen: the subscribed resource ("" = test://load); mix: resources/read uri
 	PublishRate float64 // listen: touch calls per second (0 = 100)
+	// UniqueURIs (listen): the k-th touch names its own sub-resource
+	// URI/k of the subscribed URI (SUB-06), so no two updates can collapse;
+	// every stream must then receive every publish, and any that does not
+	// arrive is reported as lost (Result.Lost, a failed run).
+	UniqueURIs bool
 
 	// Conns is the number of HTTP connections, stdio processes or
 	// sockets (0 = 64; 1 for stdio).

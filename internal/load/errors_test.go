@@ -173,8 +173,8 @@ func TestTemplates(t *testing.T) {
 		meth string
 	}{{call, "7", false, "tools/call"}, {prog, "123456789", true, "tools/call"}, {list, "1", false, "tools/list"}} {
 		body := tc.tpl.appendBody(nil, []byte(tc.id))
-		if len(body) != tc.tpl.bodyLen(len(tc.id)) {
-			t.Errorf("bodyLen %d != %d", tc.tpl.bodyLen(len(tc.id)), len(body))
+		if len(body) != tc.tpl.bodyLen(len(tc.id), len(tc.id)) {
+			t.Errorf("bodyLen %d != %d", tc.tpl.bodyLen(len(tc.id), len(tc.id)), len(body))
 		}
 		var env codec.Envelope
 		if err := codec.Peek(body, &env); err != nil {

@@ -199,11 +199,12 @@ func classify(msg []byte, env *codec.Envelope, isCall bool) (int, int64) {
 
 // httpWorker drives one connection: one request in flight at a time.
 type httpWorker struct {
-	r     *run
-	conn  httpConn
-	rec   *recorder
-	timer *time.Timer
-	pub   *pubLog // listen: the publisher's send log
+	r      *run
+	conn   httpConn
+	rec    *recorder
+	timer  *time.Timer
+	pub    *pubLog // listen: the publisher's send log
+	seqBuf []byte  // listen, unique URIs: the publish's sequence number
 
 	pos    int
 	nextID int64
@@ -285,7 +286,13 @@ func (w *httpWorker) loop() {
 		w.nextID++
 		w.wantID = w.nextID
 		w.idBuf = strconv.AppendInt(w.idBuf[:0], w.wantID, 10)
-		w.wbuf = w.tpl.appendHTTP(w.wbuf[:0], w.idBuf)
+		if w.pub != nil && w.tpl.seqGap > 0 {
+			// Unique URIs: the publish's index in the log names its URI.
+			w.seqBuf = strconv.AppendInt(w.seqBuf[:0], w.pub.n.Load(), 10)
+			w.wbuf = w.tpl.appendHTTPSeq(w.wbuf[:0], w.idBuf, w.seqBuf)
+		} else {
+			w.wbuf = w.tpl.appendHTTP(w.wbuf[:0], w.idBuf)
+		}
 		sent := s.now()
 		if s.rate <= 0 {
 			start = sent

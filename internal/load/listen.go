@@ -58,10 +58,13 @@ const (
 type listenStream struct {
 	k     int
 	pub   *pubLog
-	conn  *streamConn // stdio/tcp/unix: the connection it lives on
-	count atomic.Int64
+	conn  *streamConn  // stdio/tcp/unix: the connection it lives on
+	count atomic.Int64 // deliveries (unique URIs: distinct publishes received)
 	acked atomic.Bool
 	state atomic.Int32
+	// seen (unique URIs) marks the publishes received, indexed by k; only
+	// the stream's reader touches it.
+	seen []uint64
 }
 
 // listenErrs counts listen stream failures by kind (rare: a mutex is fine).
@@ -124,7 +127,15 @@ func (r *run) streamNote(s *listenStream, env *codec.Envelope, msg []byte, now i
 	}
 	switch {
 	case updated:
-		k := s.count.Add(1) - 1
+		k := int64(-1)
+		if r.seqPrefix != nil {
+			var ok bool
+			if k, ok = r.seqOf(s, env); !ok {
+				return
+			}
+		} else {
+			k = s.count.Add(1) - 1
+		}
 		if ns, ok := s.pub.latency(k, now); ok {
 			if c != nil {
 				c.rec.delivery(ns)
@@ -142,6 +153,31 @@ func (r *run) streamNote(s *listenStream, env *codec.Envelope, msg []byte, now i
 			r.lerrs.add(errListenEnded)
 		}
 	}
+}
+
+// seqOf returns the publish index k a unique-URI update names, and records
+// it on s: false for an update this run did not publish (counted as an
+// error) or one already received on s (a duplicate).
+func (r *run) seqOf(s *listenStream, env *codec.Envelope) (int64, bool) {
+	raw, _ := codec.LookupPath(env.Params, "uri")
+	k, ok := parseSeqURI(raw, r.seqPrefix)
+	if !ok || k < 0 || k >= s.pub.n.Load() {
+		r.lerrs.add(errListenForeign)
+		return 0, false
+	}
+	if k < int64(len(s.pub.sent)) {
+		if s.seen == nil {
+			s.seen = make([]uint64, (len(s.pub.sent)+63)/64)
+		}
+		w, bit := &s.seen[k/64], uint64(1)<<(k%64)
+		if *w&bit != 0 {
+			r.dups.Add(1)
+			return 0, false
+		}
+		*w |= bit
+	}
+	s.count.Add(1)
+	return k, true
 }
 
 // streamOn finds the stream whose raw id is raw on connection c. Reader

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -16,6 +17,11 @@ type sseHub struct {
 	mu      sync.Mutex
 	subs    map[chan []byte]string
 	touches int
+	// skip, when set, leaves out the delivery of touch n (from 0) to the
+	// stream whose subscription id is id.
+	skip func(id string, n int) bool
+	// uris collects the touched URIs.
+	uris []string
 }
 
 func startListenFake(t *testing.T) (*httpFake, *sseHub) {
@@ -49,10 +55,20 @@ func startListenFake(t *testing.T) (*httpFake, *sseHub) {
 				}
 			}
 		case m.Method == "tools/call" && m.Params.Name == "touch":
+			var a struct {
+				URI string `json:"uri"`
+			}
+			json.Unmarshal(m.Params.Arguments, &a)
+			uri, _ := json.Marshal(a.URI)
 			h.mu.Lock()
+			n := h.touches
 			h.touches++
+			h.uris = append(h.uris, a.URI)
 			for ch, id := range h.subs {
-				ch <- fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"uri":"test://load"}}`, id)
+				if h.skip != nil && h.skip(id, n) {
+					continue
+				}
+				ch <- fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"uri":%s}}`, id, uri)
 			}
 			h.mu.Unlock()
 			writeJSON(w, 200, resultJSON(m.ID, "touched"))
@@ -107,6 +123,56 @@ func TestListenHTTP(t *testing.T) {
 	}
 	if n := hub.open(); n != 0 {
 		t.Errorf("%d listen streams still open at the server", n)
+	}
+}
+
+// TestListenUniqueURIs: with -unique-uris the k-th touch names test://load/k
+// (a sub-resource of the subscribed URI, SUB-06) and every stream receives
+// every one: nothing lost, no duplicates, the run passes its check.
+func TestListenUniqueURIs(t *testing.T) {
+	f, hub := startListenFake(t)
+	res := runLoad(t, Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 10, PublishRate: 50, UniqueURIs: true,
+		Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,
+	})
+	if len(res.Errors) != 0 || res.Loss == nil || *res.Loss != (Loss{}) {
+		t.Fatalf("errors %v, loss %+v", res.Errors, res.Loss)
+	}
+	if err := res.Check(DefaultMaxErrorShare); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	hub.mu.Lock()
+	uris := append([]string(nil), hub.uris...)
+	hub.mu.Unlock()
+	if len(uris) < 2 {
+		t.Fatalf("%d touches", len(uris))
+	}
+	for k, u := range uris {
+		if want := fmt.Sprintf("test://load/%d", k); u != want {
+			t.Fatalf("touch %d named %q, want %q", k, u, want)
+		}
+	}
+	if res.Deliveries != 10*res.Requests {
+		t.Errorf("deliveries = %d, want 10 per measured publish (%d)", res.Deliveries, res.Requests)
+	}
+}
+
+// TestListenUniqueURIsLoss: a server that leaves one publish out on one
+// stream fails the run with that delivery counted as lost.
+func TestListenUniqueURIsLoss(t *testing.T) {
+	f, hub := startListenFake(t)
+	hub.mu.Lock()
+	hub.skip = func(id string, n int) bool { return id == `"listen-3"` && n == 1 }
+	hub.mu.Unlock()
+	res := runLoad(t, Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 5, PublishRate: 50, UniqueURIs: true,
+		Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	if res.Loss == nil || res.Loss.Lost != 1 || res.Loss.Streams != 1 {
+		t.Fatalf("loss %+v, want 1 on 1 stream", res.Loss)
+	}
+	if err := res.Check(1); err == nil || !contains(err.Error(), "1 deliveries lost on 1 streams") {
+		t.Fatalf("check = %v, want the loss reported", err)
 	}
 }
 

@@ -1,6 +1,8 @@
 package load
 
 import (
+	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -25,7 +27,10 @@ type reqTemplate struct {
 	isCall bool     // tools/call: a result with isError true counts as "tool_error"
 	parts  [][]byte // body pieces, an id between each two
 	fixed  int      // total length of parts
-	head   []byte   // HTTP: request line and headers up to "Content-Length: "
+	// seqGap, when > 0, is the gap before parts[seqGap]: it takes the
+	// publish sequence number instead of the id (listen, unique URIs).
+	seqGap int
+	head   []byte // HTTP: request line and headers up to "Content-Length: "
 }
 
 // newTemplate builds `{"jsonrpc":"2.0","id":ID,"method":M,"params":{P _meta}}`
@@ -77,34 +82,84 @@ func callParams(tool string, args []byte) []byte {
 }
 
 // maxRequestLen is the longest line a stream connection of the run can
-// send (an id of 19 digits, the newline).
+// send (an id and a sequence number of 19 digits each, the newline).
 func (r *run) maxRequestLen() int {
 	n := 0
 	for _, t := range r.tpls {
-		n = max(n, t.bodyLen(19)+1)
+		n = max(n, t.bodyLen(19, 19)+1)
 	}
 	return n
 }
 
-// bodyLen is the body length for an id of idLen digits.
-func (t *reqTemplate) bodyLen(idLen int) int { return t.fixed + (len(t.parts)-1)*idLen }
+// seqMark stands for the sequence gap while a template is built.
+const seqMark = "\x00seq\x00"
+
+// withSeq splits the part holding seqMark, so that the publish sequence
+// number is spliced there (a touch's unique URI).
+func (t *reqTemplate) withSeq() *reqTemplate {
+	for i, p := range t.parts {
+		if a, b, ok := bytes.Cut(p, []byte(seqMark)); ok {
+			t.parts = slices.Insert(t.parts, i+1, b)
+			t.parts[i] = a
+			t.seqGap = i + 1
+			t.fixed -= len(seqMark)
+			return t
+		}
+	}
+	return t
+}
+
+// bodyLen is the body length for an id of idLen digits (and a sequence
+// number of seqLen).
+func (t *reqTemplate) bodyLen(idLen, seqLen int) int {
+	if t.seqGap > 0 {
+		return t.fixed + (len(t.parts)-2)*idLen + seqLen
+	}
+	return t.fixed + (len(t.parts)-1)*idLen
+}
 
 // appendBody appends the body with id spliced in.
-func (t *reqTemplate) appendBody(dst, id []byte) []byte {
+func (t *reqTemplate) appendBody(dst, id []byte) []byte { return t.appendBodySeq(dst, id, id) }
+
+// appendBodySeq appends the body with id spliced in, and seq at the
+// sequence gap if the template has one.
+func (t *reqTemplate) appendBodySeq(dst, id, seq []byte) []byte {
 	dst = append(dst, t.parts[0]...)
-	for _, p := range t.parts[1:] {
-		dst = append(dst, id...)
+	for i, p := range t.parts[1:] {
+		if i+1 == t.seqGap {
+			dst = append(dst, seq...)
+		} else {
+			dst = append(dst, id...)
+		}
 		dst = append(dst, p...)
 	}
 	return dst
 }
 
 // appendHTTP appends the whole HTTP request for id.
-func (t *reqTemplate) appendHTTP(dst, id []byte) []byte {
+func (t *reqTemplate) appendHTTP(dst, id []byte) []byte { return t.appendHTTPSeq(dst, id, id) }
+
+// appendHTTPSeq appends the whole HTTP request for id and sequence seq.
+func (t *reqTemplate) appendHTTPSeq(dst, id, seq []byte) []byte {
 	dst = append(dst, t.head...)
-	dst = strconv.AppendInt(dst, int64(t.bodyLen(len(id))), 10)
+	dst = strconv.AppendInt(dst, int64(t.bodyLen(len(id), len(seq))), 10)
 	dst = append(dst, "\r\n\r\n"...)
-	return t.appendBody(dst, id)
+	return t.appendBodySeq(dst, id, seq)
+}
+
+// seqURI is the JSON string prefix of a unique-URI touch's uri: the
+// subscribed URI and a slash, without the closing quote.
+func seqURI(uri string) []byte {
+	b := codec.AppendString(nil, uri+"/")
+	return b[:len(b)-1]
+}
+
+// parseSeqURI returns k from the raw JSON string `prefix` + k + `"`.
+func parseSeqURI(raw, prefix []byte) (int64, bool) {
+	if len(raw) < len(prefix)+2 || !bytes.HasPrefix(raw, prefix) || raw[len(raw)-1] != '"' {
+		return 0, false
+	}
+	return parseInt(raw[len(prefix) : len(raw)-1])
 }
 
 // header is one extra request header.

@@ -30,6 +30,8 @@ type Result struct {
 	DeliveriesPerS    float64          `json:"deliveries_per_s"`
 	DeliveryLatencyUs Latency          `json:"delivery_latency_us"`
 	ProgressPerCall   float64          `json:"progress_per_call"`
+	// Loss is set by a listen run with unique URIs only.
+	Loss *Loss `json:"loss,omitempty"`
 
 	// Text output only.
 	mStart, mEnd int64
@@ -49,6 +51,17 @@ type Result struct {
 	// The .hgrm and HTML reports (report.go).
 	hist, dhist *hdrhistogram.Histogram
 	timeline    []Sample
+}
+
+// Loss is the delivery check of a listen run with unique URIs, where no
+// update may collapse into another: Lost counts publishes sent (warm-up
+// included) that an acknowledged stream never received, Streams the
+// streams missing any, Duplicates publishes received twice on one stream.
+// Either count above 0 fails the run (Check).
+type Loss struct {
+	Lost       int64 `json:"lost"`
+	Streams    int64 `json:"streams"`
+	Duplicates int64 `json:"duplicates"`
 }
 
 // Unsent is how many open-loop requests fell due inside the window but
@@ -111,6 +124,9 @@ func (r *Result) WriteText(w io.Writer) error {
 		p("listen streams", "%d acknowledged of %d", r.acked, r.listeners)
 		p("deliveries", "%d of %d expected (%.1f/s)", r.Deliveries, r.expected, r.DeliveriesPerS)
 		p("delivery latency µs", "%s", latencyText(r.DeliveryLatencyUs))
+		if l := r.Loss; l != nil {
+			p("lost", "%d on %d streams, %d duplicates (one URI per publish: nothing may collapse)", l.Lost, l.Streams, l.Duplicates)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -161,13 +177,18 @@ const DefaultMaxErrorShare = 0.5
 
 // Check reports a run that measured nothing useful: every measured request
 // failed, or more than maxShare of them did (maxShare ≥ 1: only the
-// first). The result itself is still printed; this is the exit status.
+// first), or, with unique URIs, a stream missed a publish or got one
+// twice. The result itself is still printed; this is the exit status.
 func (r *Result) Check(maxShare float64) error {
 	var failed int64
 	for _, n := range r.Errors {
 		failed += n
 	}
 	switch {
+	case r.Loss != nil && r.Loss.Lost > 0:
+		return fmt.Errorf("%d deliveries lost on %d streams (with unique URIs every stream must receive every publish)", r.Loss.Lost, r.Loss.Streams)
+	case r.Loss != nil && r.Loss.Duplicates > 0:
+		return fmt.Errorf("%d deliveries received twice on one stream", r.Loss.Duplicates)
 	case r.Requests == 0:
 		return nil // nothing measured: the report says so
 	case failed >= r.Requests:

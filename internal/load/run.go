@@ -42,6 +42,8 @@ type run struct {
 	acks      atomic.Int64
 	lerrs     listenErrs
 	stopping  atomic.Bool
+	seqPrefix []byte       // unique URIs: the touched URIs' JSON prefix ("" otherwise)
+	dups      atomic.Int64 // unique URIs: a publish delivered twice on one stream
 
 	pollMu  sync.Mutex
 	pollers []*poller // reading the relay sockets (see poll_linux.go)
@@ -123,6 +125,14 @@ func (r *run) buildTemplates() error {
 		args := fmt.Sprintf(`{"ms":%d,"steps":%d}`, c.SleepMs, c.Steps)
 		r.tpls = []*reqTemplate{newTemplate("tools/call", callParams("sleep", []byte(args)), true)}
 	case WorkloadListen:
+		if c.UniqueURIs {
+			// {"uri":"URI/k"}: the k-th publish names its own sub-resource.
+			args := append([]byte(`{"uri":`), seqURI(c.URI)...)
+			args = append(append(args, seqMark...), `"}`...)
+			r.tpls = []*reqTemplate{newTemplate("tools/call", callParams("touch", args), false).withSeq()}
+			r.seqPrefix = seqURI(c.URI)
+			break
+		}
 		args, _ := json.Marshal(map[string]string{"uri": c.URI})
 		r.tpls = []*reqTemplate{newTemplate("tools/call", callParams("touch", args), false)}
 	case WorkloadMix:
@@ -681,6 +691,21 @@ func (r *run) collect(res *Result) {
 				res.expected += measured[s.pub]
 			}
 		}
+		if r.seqPrefix != nil {
+			// Nothing may collapse: every acknowledged stream must have
+			// received every publish sent (warm-up included), failed streams too.
+			l := &Loss{Duplicates: r.dups.Load()}
+			for _, s := range r.streams {
+				if !s.acked.Load() {
+					continue
+				}
+				if miss := s.pub.n.Load() - s.count.Load(); miss > 0 {
+					l.Lost += miss
+					l.Streams++
+				}
+			}
+			res.Loss = l
+		}
 		res.publishRate = c.PublishRate
 	}
 	if res.unsent > 0 {
@@ -689,6 +714,9 @@ func (r *run) collect(res *Result) {
 		} else {
 			r.warnf("%d requests fell due but were never sent: every connection was busy until the end (the server, or this generator, could not keep up with -rate %g)", res.unsent, c.Rate)
 		}
+	}
+	if l := res.Loss; l != nil && l.Lost > 0 {
+		r.warnf("%d deliveries lost on %d of %d streams (every stream must receive every publish)", l.Lost, l.Streams, res.acked)
 	}
 	if e := res.expected; e > 0 && res.Deliveries < e {
 		r.warnf("%d of %d expected deliveries arrived", res.Deliveries, e)
@@ -708,6 +736,9 @@ func (r *run) describe() string {
 	case WorkloadProgress:
 		return fmt.Sprintf("tools/call sleep {ms:%d, steps:%d} with a progressToken", c.SleepMs, c.Steps)
 	default:
+		if c.UniqueURIs {
+			return fmt.Sprintf("%d listen streams on %s, tools/call touch of %s/k at %g/s", c.Listeners, c.URI, c.URI, c.PublishRate)
+		}
 		return fmt.Sprintf("%d listen streams on %s, tools/call touch at %g/s", c.Listeners, c.URI, c.PublishRate)
 	}
 }

@@ -50,6 +50,9 @@ const (
 	errListenFailed = "listen_failed"
 	errListenEnded  = "listen_ended"
 	errListenLost   = "listen_dropped"
+	// errListenForeign: with unique URIs, an update naming no URI this
+	// run published.
+	errListenForeign = "listen_foreign_uri"
 )
 
 // errCounts counts errors by kind. Integer keyed maps keep the hot path

@@ -88,10 +88,11 @@ type streamConn struct {
 // sendState is what one goroutine sending on a stream connection owns: the
 // batch of requests it has queued and not yet written.
 type sendState struct {
-	pos   int // position in the mix cycle
-	idBuf []byte
-	wbuf  []byte   // the batch's lines
-	batch []queued // the batch's requests
+	pos    int // position in the mix cycle
+	idBuf  []byte
+	wbuf   []byte   // the batch's lines
+	batch  []queued // the batch's requests
+	seqBuf []byte   // listen, unique URIs: the publish's sequence number
 }
 
 // queued is a request of a batch, to give back if the write fails.
@@ -534,10 +535,14 @@ func (c *streamConn) queue(ss *sendState, k int32, start, now int64, meas bool) 
 	}
 	sl.id.Store(id)
 	if c.pub != nil {
+		if r.tpls[ti].seqGap > 0 {
+			// Unique URIs: the publish's index in the log names its URI.
+			ss.seqBuf = strconv.AppendInt(ss.seqBuf[:0], c.pub.n.Load(), 10)
+		}
 		c.pub.add(now, meas)
 	}
 	ss.idBuf = strconv.AppendInt(ss.idBuf[:0], id, 10)
-	ss.wbuf = append(r.tpls[ti].appendBody(ss.wbuf, ss.idBuf), '\n')
+	ss.wbuf = append(r.tpls[ti].appendBodySeq(ss.wbuf, ss.idBuf, ss.seqBuf), '\n') // seqBuf: unused without a sequence gap
 	ss.batch = append(ss.batch, queued{k: k, id: id, meas: meas})
 }
 

@@ -186,16 +186,14 @@ type Conn struct {
 	d         Driver
 	ctx       context.Context
 	principal any
-	cfg       Config
+	cfg       *Config // with defaults applied; shared by the connections of one Config (sharedConfig)
 	peek      codec.PeekConfig
 	maxFlight int32
-	write     func([]byte) (int, error)
 	try       TryWriter // the driver, when it can write without blocking
 
 	// input side
 	dec    *framing.Decoder
-	errb   []byte // reused for answers to messages that never became requests
-	budget int    // cancel budget left (C8)
+	budget int // cancel budget left (C8)
 
 	stopped  atomic.Bool  // no more frames are taken (Drain, Close, fatal input error)
 	aborted  atomic.Bool  // Driver.Abort was called
@@ -221,26 +219,48 @@ type Conn struct {
 // what the driver's authentication established (nil for none); see also
 // Hold and Admit.
 func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, principal any) *Conn {
-	cfg = cfg.withDefaults()
+	shared := sharedConfig(cfg)
 	srv := scope.Server()
 	opt := srv.Config()
+	if ctx.Done() != nil {
+		// Only a context that can be cancelled needs the wrapper (an
+		// allocation per connection).
+		ctx = context.WithoutCancel(ctx)
+	}
 	c := &Conn{
 		scope:     scope,
 		srv:       srv,
 		stats:     srv.Stats(),
 		d:         d,
-		ctx:       context.WithoutCancel(ctx),
+		ctx:       ctx,
 		principal: principal,
-		cfg:       cfg,
+		cfg:       shared,
 		peek:      codec.PeekConfig{MaxDepth: opt.MaxDepth},
 		maxFlight: maxInFlight(opt.MaxInFlight),
-		dec:       framing.NewDecoder(framing.ReaderConfig{MaxLine: cfg.MaxLine, ReadSize: 1}),
-		budget:    cfg.CancelBudget,
+		dec:       framing.NewDecoder(framing.ReaderConfig{MaxLine: shared.MaxLine, ReadSize: 1}),
+		budget:    shared.CancelBudget,
 	}
-	c.write = d.Write
 	c.try, _ = d.(TryWriter)
-	c.out.max = cfg.MaxPending
+	c.out.max = shared.MaxPending
 	return c
+}
+
+// lastConfig is the Config the last New was given and its copy with
+// defaults: a driver creates every connection with the same Config, so
+// they share one copy instead of carrying 56 bytes each (issue 21 item 6).
+var lastConfig atomic.Pointer[configPair]
+
+type configPair struct{ in, out Config }
+
+// sharedConfig returns cfg with defaults applied, shared when cfg is the
+// Config of the previous call.
+func sharedConfig(cfg Config) *Config {
+	if p := lastConfig.Load(); p != nil && p.in == cfg {
+		return &p.out
+	}
+	p := &configPair{in: cfg, out: cfg.withDefaults()}
+	lastConfig.Store(p)
+	return &p.out
 }
 
 // SetConnInfo links the connection's requests to ci (Call.Conn), what the
@@ -492,12 +512,18 @@ func (c *Conn) countReject(e *codec.Error) {
 
 // replyError answers a message that never became a request.
 func (c *Conn) replyError(id []byte, e *codec.Error) {
-	c.errb = codec.AppendErrorResponse(c.errb[:0], id, e)
-	c.send(c.errb)
-	if cap(c.errb) > 4<<10 {
-		c.errb = nil
+	bp := errBufs.Get().(*[]byte)
+	b := codec.AppendErrorResponse((*bp)[:0], id, e)
+	c.send(b) // copies b into the output queue
+	if cap(b) <= 4<<10 {
+		*bp = b[:0]
+		errBufs.Put(bp)
 	}
 }
+
+// errBufs holds the buffers error answers are built in (an error path: an
+// idle connection keeps none).
+var errBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // send queues one frame, waking the output side or aborting as needed.
 func (c *Conn) send(frame []byte) error {
@@ -529,7 +555,7 @@ func (c *Conn) fail(err error) {
 // if any. The input side flushes at the end of each Feed and Resume; the
 // driver's output side calls Flush after WakeOutput.
 func (c *Conn) Flush() error {
-	err := c.out.flush(c.write)
+	err := c.out.flush(c.d.Write)
 	if err != nil && !c.closed.Load() {
 		c.fail(err)
 	}

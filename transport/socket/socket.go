@@ -627,8 +627,8 @@ func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
 	}
 	c.lc.ReleaseInput()
 	c.s.scopeOf(c).ConnClose(c.info, err)
-	if c.timer != nil {
-		c.timer.Stop()
+	if c.st != nil && c.st.timer != nil {
+		c.st.timer.Stop()
 	}
 	s := c.s
 	s.mu.Lock()
@@ -642,20 +642,28 @@ func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
 // takeIP counts c against its client IP's MaxConnsPerIP; false when the
 // IP is at the limit (c is then not counted).
 func (s *Server) takeIP(c *conn) bool {
-	ta, ok := c.remote.(*net.TCPAddr)
+	ip, ok := ipOf(c.remote)
 	if !ok {
 		return true
 	}
-	ip, _ := netip.AddrFromSlice(ta.IP)
-	ip = ip.Unmap()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.perIP[ip] >= s.cfg.MaxConnsPerIP {
 		return false
 	}
 	s.perIP[ip]++
-	c.ip, c.counted = ip, true
+	c.counted = true
 	return true
+}
+
+// ipOf is the client IP of a TCP peer address.
+func ipOf(a net.Addr) (netip.Addr, bool) {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return netip.Addr{}, false
+	}
+	ip, _ := netip.AddrFromSlice(ta.IP)
+	return ip.Unmap(), true
 }
 
 // releaseIP gives back what takeIP counted for c.
@@ -663,34 +671,45 @@ func (s *Server) releaseIP(c *conn) {
 	if !c.counted {
 		return
 	}
+	ip, _ := ipOf(c.remote)
 	s.mu.Lock()
-	if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
-		delete(s.perIP, c.ip)
+	if s.perIP[ip]--; s.perIP[ip] <= 0 {
+		delete(s.perIP, ip)
 	}
 	s.mu.Unlock()
 }
 
 // conn is one socket connection: the linestream.Driver of its Conn.
 type conn struct {
-	s       *Server
-	gc      gnet.Conn
-	lc      *linestream.Conn
-	remote  net.Addr         // read once on the loop: gnet's accessors are loop-only
-	unix    bool             // a Unix-socket connection
-	ip      netip.Addr       // the client IP counted for MaxConnsPerIP
-	counted bool             // ip is counted
-	info    *engine.ConnInfo // for the engine's hooks; nil without
+	s      *Server
+	gc     gnet.Conn
+	lc     *linestream.Conn
+	remote net.Addr         // read once on the loop: gnet's accessors are loop-only
+	info   *engine.ConnInfo // for the engine's hooks; nil without
 
 	closeReq   atomic.Bool // close once the output is flushed
 	stallCheck atomic.Bool // the write timer asks the loop to look at progress
+	unix       bool        // a Unix-socket connection
+	counted    bool        // remote's IP is counted for MaxConnsPerIP
 
-	// event loop only
-	handed uint64    // bytes ever handed to gnet
-	mark   uint64    // bytes the peer had taken at the last progress
+	// event loop only (guard first: a zero-size last field would be padded)
+	guard writeGuard  // Windows: bounds a blocking write (sys_windows.go)
+	st    *stallWatch // from the first time output was left waiting; nil before
+}
+
+// The fields above are ordered and kept to what every connection needs
+// (the client IP is derived from remote when needed): 10,000 idle
+// connections should cost little more than gnet's own (issue 21 item 6).
+
+// stallWatch is the write-progress bookkeeping of a connection whose
+// output once had to wait. Most connections never get there, so it is
+// allocated then, not with every connection (issue 21 item 6).
+type stallWatch struct {
+	handed int64     // bytes handed to gnet since the watch exists
+	mark   int64     // delivered at the last progress
 	since  time.Time // when that progress was seen
 	armed  bool      // the write timer runs
 	timer  *time.Timer
-	guard  writeGuard // Windows: bounds a blocking write (sys_windows.go)
 }
 
 // Write hands b to gnet on the event loop (Conn.Flush runs only there).
@@ -703,7 +722,9 @@ func (c *conn) Write(b []byte) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	c.handed += uint64(len(b))
+	if c.st != nil {
+		c.st.handed += int64(len(b))
+	}
 	if ob := c.gc.OutboundBuffered(); ob > 0 {
 		if ob > c.s.cfg.MaxPending {
 			return n, linestream.ErrSlowConsumer
@@ -715,16 +736,23 @@ func (c *conn) Write(b []byte) (int, error) {
 
 // watchStall arms the write-progress timer when output is left waiting.
 func (c *conn) watchStall(ob int) {
-	if c.armed || c.s.cfg.WriteTimeout < 0 {
+	if c.s.cfg.WriteTimeout < 0 {
 		return
 	}
-	c.armed = true
-	c.mark = c.delivered(ob)
-	c.since = time.Now()
-	if c.timer == nil {
-		c.timer = time.AfterFunc(c.s.cfg.WriteTimeout, c.onTimer)
+	if c.st == nil {
+		c.st = &stallWatch{}
+	}
+	st := c.st
+	if st.armed {
+		return
+	}
+	st.armed = true
+	st.mark = c.delivered(ob)
+	st.since = time.Now()
+	if st.timer == nil {
+		st.timer = time.AfterFunc(c.s.cfg.WriteTimeout, c.onTimer)
 	} else {
-		c.timer.Reset(c.s.cfg.WriteTimeout)
+		st.timer.Reset(c.s.cfg.WriteTimeout)
 	}
 }
 
@@ -733,39 +761,37 @@ func (c *conn) onTimer() {
 	_ = c.gc.Wake(nil)
 }
 
-// delivered is how many bytes of output the peer has taken: what was
-// handed to gnet, less what gnet still holds (ob) and what waits in the
-// kernel's send queue.
-func (c *conn) delivered(ob int) uint64 {
-	d := c.handed - uint64(ob)
-	if q := uint64(kernelQueued(c.gc.Fd())); q < d {
-		d -= q
-	}
-	return d
+// delivered is how many bytes of output the peer has taken since the
+// watch began, offset by what was then still waiting: what was handed to
+// gnet, less what gnet still holds (ob) and what waits in the kernel's
+// send queue. Only its growth means anything (progress).
+func (c *conn) delivered(ob int) int64 {
+	return c.st.handed - int64(ob) - int64(kernelQueued(c.gc.Fd()))
 }
 
 // checkStall runs on the event loop when the write timer fired; it
 // reports whether the connection may go on.
 func (c *conn) checkStall() bool {
-	if !c.armed {
+	st := c.st
+	if st == nil || !st.armed {
 		return true
 	}
 	ob := c.gc.OutboundBuffered()
 	if ob == 0 {
-		c.armed = false
+		st.armed = false
 		return true
 	}
 	now := time.Now()
-	if d := c.delivered(ob); d > c.mark {
-		c.mark, c.since = d, now
-		c.timer.Reset(c.s.cfg.WriteTimeout)
+	if d := c.delivered(ob); d > st.mark {
+		st.mark, st.since = d, now
+		st.timer.Reset(c.s.cfg.WriteTimeout)
 		return true
 	}
-	if left := c.s.cfg.WriteTimeout - now.Sub(c.since); left > 0 {
-		c.timer.Reset(left)
+	if left := c.s.cfg.WriteTimeout - now.Sub(st.since); left > 0 {
+		st.timer.Reset(left)
 		return true
 	}
-	c.armed = false
+	st.armed = false
 	c.s.stats.WriteTimeouts.Add(1)
 	c.s.eng.Stats().SlowConsumers.Add(1)
 	c.s.log.Warn("closing a connection whose output made no progress", "remote", addrString(c.remote), "pending", ob, "timeout", c.s.cfg.WriteTimeout)

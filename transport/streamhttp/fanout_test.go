@@ -208,3 +208,61 @@ func TestFanoutSlowConsumer(t *testing.T) {
 		l.conn.Close()
 	}
 }
+
+// TestFanoutInlinePastSocketBuffer: events written from the publisher
+// (inline, while the socket has room) and events queued for the stream's
+// pump (once the socket is full) interleave on one stream: a listener that
+// stops reading while 16 MB of updates go out, then reads again, gets
+// every one once, in order, whole — also the one a partial write split
+// (the events are 64 KiB, so the write that meets a full socket is short).
+func TestFanoutInlinePastSocketBuffer(t *testing.T) {
+	leakCheck(t)
+	eng, hs, addr := fanoutServer(t, Config{MaxListenPendingBytes: 64 << 20})
+	l := openListen(t, addr, 7)
+	defer l.conn.Close()
+	for eng.Stats().ListenStreams.Load() != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	const updates = 256
+	pad := strings.Repeat("q", 64<<10)
+	sawQueue := false
+	for u := 0; u < updates; u++ {
+		eng.ResourceUpdated(fmt.Sprintf("test://fan/%d/%s", u, pad))
+		sawQueue = sawQueue || hs.Gauges().QueuedBytes > 0
+		time.Sleep(inlineGap) // paced: each event may go inline (a burst is queued)
+	}
+	if !sawQueue {
+		t.Fatal("nothing was ever queued: the socket took 16 MB without a reader")
+	}
+	_ = l.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for u := 0; u < updates; u++ {
+		ev := l.next(t)
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7},"uri":"test://fan/%d/%s"}}`, u, pad)
+		if ev != want {
+			t.Fatalf("update %d (%d bytes, want %d): %.100s … %.40s", u, len(ev), len(want), ev, ev[max(0, len(ev)-40):])
+		}
+	}
+}
+
+// TestFanoutRepeatAfterWrite: an update of a URI whose previous update has
+// already been written (inline, from the publisher) is delivered, not
+// collapsed into it: collapsing applies only to an event still queued.
+func TestFanoutRepeatAfterWrite(t *testing.T) {
+	leakCheck(t)
+	eng, hs, addr := fanoutServer(t, Config{})
+	l := openListen(t, addr, 3)
+	defer l.conn.Close()
+	for eng.Stats().ListenStreams.Load() != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	for u := 0; u < 5; u++ {
+		eng.ResourceUpdated("test://fan/same")
+		_ = l.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if ev := l.next(t); !strings.Contains(ev, `"uri":"test://fan/same"`) {
+			t.Fatalf("update %d: %s", u, ev)
+		}
+	}
+	if n := hs.Stats().Collapsed.Load(); n != 0 {
+		t.Fatalf("%d updates collapsed with nothing queued", n)
+	}
+}

@@ -306,7 +306,8 @@ func (w *fastWriter) stream(x *exchange) {
 }
 
 func (w *fastWriter) streamListen(x *exchange) {
-	x.refs.Add(1) // released by runRaw
+	x.refs.Add(1)   // released by runRaw
+	x.releaseWork() // dispatched: an idle stream keeps none of it
 	conn := w.ctx.Conn()
 	if lc := limitOf(conn); lc != nil {
 		lc.hijacked()

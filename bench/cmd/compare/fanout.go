@@ -20,18 +20,67 @@ type fanRow struct {
 	unsupported string
 	// note is printed under the table.
 	note string
+	// unique: each touch names its own URI under the subscribed one
+	// (mcpwire load -unique-uris), so nothing may collapse; a row is
+	// compared with the ceiling of its own kind, and any lost delivery
+	// fails it.
+	unique bool
 }
 
 func fanoutRows(cfg config) []fanRow {
 	b := func(name string) string { return filepath.Join(cfg.bin, name) }
-	return []fanRow{
+	rows := baseFanRows(cfg.base, []fanRow{
 		{name: "mcpwire HTTP", server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error",
 			"--max-conns-per-ip", "100000", "--max-conns", "100000"}},
 		{name: "go-sdk HTTP", server: []string{b("bench-gosdk"), "-http", "ADDR"}},
 		{name: "mcp-go HTTP", server: []string{b("bench-mcpgo"), "-http", "ADDR"},
 			note: "mcp-go HTTP: v1.2.1 has no call that fans notifications/resources/updated out to stateless listen streams; its touch uses a registry built from public API (listen hooks + each session's NotificationChannel), see servers/mcpgo"},
 		{name: "raw SSE", ceiling: true, server: []string{b("bench-rawsse"), "-addr", "ADDR"}},
+		{name: "mcpwire HTTP, URI per touch", unique: true, server: []string{b("mcpwire"), "serve", "--http", "ADDR", "--log-level", "error",
+			"--max-conns-per-ip", "100000", "--max-conns", "100000"}},
+		{name: "raw SSE, URI per touch", ceiling: true, unique: true, server: []string{b("bench-rawsse"), "-addr", "ADDR"}},
+	})
+	return rows
+}
+
+// baseFanRows adds, with -base, each mcpwire row again with the base binary
+// as "mcpwire@base …", in the same rounds.
+func baseFanRows(base string, rows []fanRow) []fanRow {
+	if base == "" {
+		return rows
 	}
+	var out []fanRow
+	for _, r := range rows {
+		out = append(out, r)
+		if strings.HasPrefix(r.name, "mcpwire ") {
+			b := r
+			b.name = "mcpwire@base " + strings.TrimPrefix(r.name, "mcpwire ")
+			b.server = append([]string{base}, r.server[1:]...)
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// selectFanRows keeps, when only is set, the rows whose name matches it and
+// the ceilings of their kind.
+func selectFanRows(rows []fanRow, only string) []fanRow {
+	if only == "" {
+		return rows
+	}
+	kinds := map[bool]bool{}
+	for _, r := range rows {
+		if report.MatchAny(r.name, only) {
+			kinds[r.unique] = true
+		}
+	}
+	var out []fanRow
+	for _, r := range rows {
+		if report.MatchAny(r.name, only) || r.ceiling && kinds[r.unique] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 type fanResult struct {
@@ -45,9 +94,13 @@ type fanResult struct {
 	note         string
 }
 
-func listenArgs(cfg config, n int) []string {
-	return []string{"-workload", "listen", "-listeners", fmt.Sprint(n), "-uri", "test://load",
+func listenArgs(cfg config, n int, unique bool) []string {
+	a := []string{"-workload", "listen", "-listeners", fmt.Sprint(n), "-uri", "test://load",
 		"-publish-rate", fmt.Sprint(cfg.pubRate), "-d", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json"}
+	if unique {
+		a = append(a, "-unique-uris")
+	}
+	return a
 }
 
 func runFanRow(cfg config, r fanRow, idx, n, round int) fanResult {
@@ -74,7 +127,7 @@ func runFanRow(cfg config, r fanRow, idx, n, round int) fanResult {
 	var w window
 	var open stats
 	var openErr error
-	load, _, err := runGenerator(cfg, append(listenArgs(cfg, n), "http://"+addr+"/mcp"),
+	load, _, err := runGenerator(cfg, append(listenArgs(cfg, n, r.unique), "http://"+addr+"/mcp"),
 		filepath.Join(cfg.outDir, tag+".json"),
 		func(gpid int, _ time.Time) {
 			// The generator opens every stream and waits for the
@@ -95,14 +148,34 @@ func runFanRow(cfg config, r fanRow, idx, n, round int) fanResult {
 			}
 			w = sampleWindow(cfg, func() *statSource { return srv.src }, tOpen)
 		})
-	if err != nil {
+	if err != nil && (load == nil || !r.unique) {
 		res.err = err
 		return res
 	}
+	// A unique-URI run that lost deliveries exits non-zero after its
+	// report: the loss is named below, any other failure stays err.
+	genErr := err
 	res.deliveries = firstNum(load.raw, "deliveries_per_s")
 	res.arrived = nan
 	if d := firstNum(load.raw, "deliveries"); load.Requests > 0 && !isNaN(d) {
 		res.arrived = d / (load.Requests * float64(n))
+	}
+	if r.unique {
+		// Nothing may collapse: a publish that missed a stream, or reached
+		// one twice, fails the row.
+		loss, ok := load.raw["loss"].(map[string]any)
+		lost, dup := num(loss["lost"]), num(loss["duplicates"])
+		switch {
+		case !ok || isNaN(lost) || isNaN(dup):
+			res.err = fmt.Errorf("the generator reported no loss count")
+		case lost > 0:
+			res.err = fmt.Errorf("%.0f deliveries lost on %.0f streams", lost, num(loss["streams"]))
+		case dup > 0:
+			res.err = fmt.Errorf("%.0f duplicate deliveries", dup)
+		}
+	}
+	if res.err == nil && genErr != nil {
+		res.err = genErr
 	}
 	lat := firstMap(load.raw, "delivery_latency_us")
 	res.p50, res.p99 = num(lat["p50"]), num(lat["p99"])
@@ -194,7 +267,7 @@ func firstMap(m map[string]any, keys ...string) map[string]any {
 }
 
 func runFanout(cfg config) bool {
-	rows := fanoutRows(cfg)
+	rows := selectFanRows(fanoutRows(cfg), cfg.only)
 	for _, r := range rows {
 		if r.unsupported == "" {
 			if _, err := os.Stat(r.server[0]); err != nil {
@@ -234,13 +307,17 @@ func runFanout(cfg config) bool {
 				results[i][round] = res
 			}
 		}
-		ceil := -1
+		ceilOf := map[bool]int{}
 		for i, r := range rows {
 			if r.ceiling {
-				ceil = i
+				ceilOf[r.unique] = i
 			}
 		}
 		for i, r := range rows {
+			ceil, hasCeil := ceilOf[r.unique]
+			if !hasCeil {
+				ceil = -1
+			}
 			if r.unsupported != "" {
 				out = append(out, []string{fmt.Sprint(n), r.name, "—", "—", "—", "—", "—", "—", "—", "—"})
 				notes = append(notes, r.name+": "+r.unsupported)
@@ -298,6 +375,10 @@ func runFanout(cfg config) bool {
 	fmt.Println("stream. Deliveries/s and latency (touch sent → event read) come from the generator; \"vs raw\" is the median per-round")
 	fmt.Println("ratio to raw SSE (which answers a touch only after writing to every stream, so a server that answers first and")
 	fmt.Println("delivers in the background can pass it when saturated); arrived = deliveries / (touch calls answered × streams).")
+	fmt.Println("\"URI per touch\" rows: the k-th touch names test://load/k, a sub-resource of the subscribed URI (SUB-06:")
+	fmt.Println("the protocol subscribes to a URI and its sub-resources, there is no wildcard), so no update can collapse into")
+	fmt.Println("another; the generator checks per stream that every publish arrived once, and any loss fails the row. Their")
+	fmt.Println("\"vs raw\" is against raw SSE doing the same (one frame per touch and stream, the stream's id and the touched URI).")
 	fmt.Println("RSS KiB/stream = (server RSS once every stream is open and acknowledged, before publishing −")
 	fmt.Println("RSS of the idle server) / streams. CPU per delivery: server CPU over the measured window / deliveries in it.")
 	for _, n := range dedup(notes) {

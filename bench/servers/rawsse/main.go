@@ -9,7 +9,11 @@
 //   - any other request (the publisher's tools/call of touch) writes that
 //     prebuilt event to every open stream — one write per stream, the streams
 //     split across GOMAXPROCS goroutines — and is then answered with a small
-//     JSON result;
+//     JSON result. A touch whose uri is a sub-resource of a stream's
+//     subscribed URI (`mcpwire load -unique-uris`: URI/k) is framed per
+//     publish instead: the stream's prebuilt head (id and all), the touched
+//     URI, one chunk, one write per matching stream; nothing is queued or
+//     collapsed, the touch is answered once every stream has been written;
 //   - server/discover and tools/list get fixed minimal results, for
 //     generators that probe or read the touch tool's schema first.
 //
@@ -60,19 +64,14 @@ func main() {
 type stream struct {
 	c     net.Conn
 	event []byte // the whole chunk: size line, SSE event, CRLF
+	head  []byte // the update up to and including `"uri":`, for other URIs
+	sub   string // the subscribed URI
 	idx   int    // position in hub.list
 }
 
 var hub struct {
 	mu   sync.RWMutex
 	list []*stream
-}
-
-func addStream(s *stream) {
-	hub.mu.Lock()
-	s.idx = len(hub.list)
-	hub.list = append(hub.list, s)
-	hub.mu.Unlock()
 }
 
 func removeStream(s *stream) {
@@ -85,14 +84,16 @@ func removeStream(s *stream) {
 	hub.mu.Unlock()
 }
 
-// fanOut writes every stream's prebuilt event, each delivery its own write.
-func fanOut() {
+// fanOut writes the update of uri to every stream subscribed to it (or to
+// a parent of it), each delivery its own write; uri nil or equal to the
+// subscribed URI sends the stream's prebuilt event.
+func fanOut(uri []byte) {
 	hub.mu.RLock()
 	defer hub.mu.RUnlock()
 	n := len(hub.list)
 	shards := runtime.GOMAXPROCS(0)
 	if n < 64 || shards < 2 {
-		writeAll(hub.list)
+		writeAll(hub.list, uri)
 		return
 	}
 	var wg sync.WaitGroup
@@ -102,16 +103,43 @@ func fanOut() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			writeAll(part)
+			writeAll(part, uri)
 		}()
 	}
 	wg.Wait()
 }
 
-func writeAll(list []*stream) {
+func writeAll(list []*stream, uri []byte) {
+	var buf []byte
 	for _, s := range list {
-		_, _ = s.c.Write(s.event) // a failed stream is dropped by its reader
+		if uri == nil || string(uri) == s.sub {
+			_, _ = s.c.Write(s.event) // a failed stream is dropped by its reader
+			continue
+		}
+		if !under(uri, s.sub) {
+			continue
+		}
+		buf = appendUpdate(buf[:0], s.head, uri)
+		_, _ = s.c.Write(buf)
 	}
+}
+
+// under reports whether uri is a sub-resource of sub (SUB-06).
+func under(uri []byte, sub string) bool {
+	return len(uri) > len(sub) && string(uri[:len(sub)]) == sub && (sub[len(sub)-1] == '/' || uri[len(sub)] == '/')
+}
+
+// appendUpdate appends one chunk: the SSE event of head + "uri" + "}}".
+// The touched URI is taken as the JSON string body it arrived as.
+func appendUpdate(dst, head, uri []byte) []byte {
+	evLen := len("event: message\ndata: ") + len(head) + len(uri) + 2 + len("}}") + len("\n\n")
+	dst = strconv.AppendInt(dst, int64(evLen), 16)
+	dst = append(dst, "\r\nevent: message\ndata: "...)
+	dst = append(dst, head...)
+	dst = append(dst, '"')
+	dst = append(dst, uri...)
+	dst = append(dst, `"}}`...)
+	return append(dst, "\n\n\r\n"...)
 }
 
 var (
@@ -122,6 +150,7 @@ var (
 	discoverKey = []byte(`"server/discover"`)
 	toolsKey    = []byte(`"tools/list"`)
 	clKey       = []byte("content-length:")
+	uriKey      = []byte(`"uri":"`)
 )
 
 const discoverResult = `{"resultType":"complete","supportedVersions":["2026-07-28"],` +
@@ -161,7 +190,7 @@ func serveConn(c net.Conn) {
 		case bytes.Contains(body, toolsKey):
 			result = toolsResult // the generator's preflight reads the tool's schema
 		default:
-			fanOut()
+			fanOut(touchedURI(body))
 			result = touchResult
 		}
 		out = appendJSONReply(out[:0], idToken(body), result)
@@ -196,6 +225,21 @@ func readHead(r *bufio.Reader) (int, bool) {
 			n = v
 		}
 	}
+}
+
+// touchedURI is the touch's uri argument as it appears between its quotes
+// (no unescaping: the generator's URIs have no escapes), nil if absent.
+func touchedURI(body []byte) []byte {
+	i := bytes.Index(body, uriKey)
+	if i < 0 {
+		return nil
+	}
+	v := body[i+len(uriKey):]
+	end := bytes.IndexByte(v, '"')
+	if end <= 0 {
+		return nil
+	}
+	return v[:end]
 }
 
 // idToken is the request's id as it appears on the wire (first "id": token).
@@ -258,14 +302,26 @@ func listen(c net.Conn, body []byte) {
 		uri = uris[0]
 	}
 	uriJSON, _ := json.Marshal(uri)
-	upd := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":` + meta +
-		`,"uri":` + string(uriJSON) + `}}`
-	head := append(append([]byte(nil), sseHead...), chunk([]byte(ack))...)
-	if _, err := c.Write(head); err != nil {
+	head := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":` + meta + `,"uri":`
+	upd := head + string(uriJSON) + `}}`
+	first := append(append([]byte(nil), sseHead...), chunk([]byte(ack))...)
+	s := &stream{c: c, event: chunk([]byte(upd)), head: []byte(head), sub: uri}
+	// The acknowledgement is written and the stream joins under the hub's
+	// lock, which a fan-out holds while it writes: a publish either comes
+	// after both (and reaches the stream) or before the acknowledgement.
+	// Joining after the write left a window in which a client that had
+	// read its acknowledgement missed a publish (unique-URI rows, 5,000
+	// streams, a loaded machine).
+	hub.mu.Lock()
+	_, err := c.Write(first)
+	if err == nil {
+		s.idx = len(hub.list)
+		hub.list = append(hub.list, s)
+	}
+	hub.mu.Unlock()
+	if err != nil {
 		return
 	}
-	s := &stream{c: c, event: chunk([]byte(upd))}
-	addStream(s)
 	defer removeStream(s)
 	// The client ends the subscription by closing the connection.
 	var b [1]byte

@@ -1,0 +1,5 @@
+//go:build race
+
+package linestream
+
+const raceEnabled = true
