@@ -355,6 +355,11 @@ var envPool = sync.Pool{New: func() any { return new(codec.Envelope) }}
 func (c *Conn) pump() {
 	env := envPool.Get().(*codec.Envelope)
 	defer envPool.Put(env)
+	// One clock reading for every request this read (or this resume)
+	// delivers: their durations start at the read, so a request's wait
+	// behind those before it in the chunk counts as latency, and a
+	// request costs one clock read (its end) instead of two.
+	at := c.scope.Now()
 	for !c.stopped.Load() {
 		if c.held.Load() || c.inflight.Load() >= c.maxFlight {
 			if c.dec.Unread() == 0 {
@@ -379,7 +384,7 @@ func (c *Conn) pump() {
 		if frame == nil {
 			return
 		}
-		c.handle(frame, env)
+		c.handle(frame, env, at)
 	}
 }
 
@@ -415,7 +420,7 @@ func (c *Conn) abort(why error) bool {
 }
 
 // handle processes one message.
-func (c *Conn) handle(frame []byte, env *codec.Envelope) {
+func (c *Conn) handle(frame []byte, env *codec.Envelope, at engine.Stamp) {
 	if err := codec.PeekWith(frame, env, c.peek); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
@@ -445,7 +450,7 @@ func (c *Conn) handle(frame []byte, env *codec.Envelope) {
 	if c.budget < c.cfg.CancelBudget {
 		c.budget++ // a request served earns back one cancel
 	}
-	r := c.scope.BeginBorrowed(c.ctx, frame, env, c, c.principal) // frame lives until the next frame; Start copies it
+	r := c.scope.BeginBorrowedAt(c.ctx, frame, env, c, c.principal, at) // frame lives until the next frame; Start copies it
 	if c.info != nil {
 		r.SetConn(c.info)
 	}
