@@ -194,10 +194,13 @@ func BenchmarkObserve(b *testing.B) {
 // tool, the reply) with the duration histograms on and off, in one
 // process, alternating: what recording costs a request.
 // durations=stamped is "on" with one Scope.Now per 64 requests, as the
-// line transports take it per read (BeginBorrowedAt).
+// line transports take it per read (BeginBorrowedAt); durations=prepared
+// is "stamped" with the message peeked straight into the request's
+// envelope (Prepare, BeginPrepared: no envelope copy), as the line
+// transports do.
 func BenchmarkInlineRequest(b *testing.B) {
-	for _, mode := range []string{"on", "stamped", "off"} {
-		on, stamped := mode != "off", mode == "stamped"
+	for _, mode := range []string{"on", "stamped", "prepared", "off"} {
+		on, stamped, prepared := mode != "off", mode == "stamped" || mode == "prepared", mode == "prepared"
 		b.Run("durations="+mode, func(b *testing.B) {
 			s := New(Config{NoRequestDurations: !on})
 			defer func() { _ = s.Shutdown(context.Background()) }()
@@ -210,17 +213,26 @@ func BenchmarkInlineRequest(b *testing.B) {
 			var at Stamp
 			n := 0
 			for b.Loop() {
-				if err := codec.Peek(msg, &env); err != nil {
-					b.Fatal(err)
+				if !prepared {
+					if err := codec.Peek(msg, &env); err != nil {
+						b.Fatal(err)
+					}
 				}
 				var r *Request
-				if stamped {
-					if n%64 == 0 {
-						at = sc.Now()
+				if stamped && n%64 == 0 {
+					at = sc.Now()
+				}
+				n++
+				switch {
+				case prepared:
+					r = sc.Prepare()
+					if err := codec.Peek(msg, r.Envelope()); err != nil {
+						b.Fatal(err)
 					}
-					n++
+					r = sc.BeginPrepared(r, context.Background(), msg, rep, nil, at)
+				case stamped:
 					r = sc.BeginBorrowedAt(context.Background(), msg, &env, rep, nil, at)
-				} else {
+				default:
 					r = sc.BeginBorrowed(context.Background(), msg, &env, rep, nil)
 				}
 				if e := r.Check(); e != nil {
