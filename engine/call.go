@@ -137,8 +137,15 @@ func (c *Call) release() {
 	c.prog.reset()
 	c.mu.Unlock()
 	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
+	if c.msg != nil && cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
+		// The envelope's spans hold a large buffer (the transport's, or
+		// c.buf, dropped below): let it go. Otherwise they point into
+		// c.buf or a borrowed buffer of at most maxKeep, and the next
+		// Begin or Peek overwrites them: clearing the ~400 bytes for
+		// every request is not needed.
+		c.env = codec.Envelope{}
+	}
 	c.msg = nil
-	c.env = codec.Envelope{}
 	c.method, c.tool = nil, nil
 	c.detached, c.detachDone = false, false
 	c.dl.timedOut = false

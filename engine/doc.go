@@ -173,7 +173,9 @@
 // in-flight counts (Server.Load) that observe/metrics exports; the name is
 // a label only, the engine treats every scope alike. Recording a request's
 // duration costs two monotonic clock reads and two atomic adds, and
-// allocates nothing.
+// allocates nothing; a transport that begins several requests from one
+// read (Scope.Now, Scope.BeginBorrowedAt: the line transports) takes one
+// reading per read for their start, so each request costs one read.
 //
 // Lock order is documented in LOCKS.md.
 package engine

@@ -133,8 +133,19 @@ func (s *Server) durStart() int64 {
 	return monoNow()
 }
 
-// observeEnd records the request's duration, from Scope.Begin to its end
-// (the response handed to the transport, or the stream completed).
+// Stamp is a reading of the clock the request-duration histograms use,
+// taken with Scope.Now; the zero Stamp is no reading.
+type Stamp int64
+
+// Now reads the clock of the request-duration histograms, for
+// BeginBorrowedAt: a transport that handles several messages from one read
+// takes one reading for all of them, instead of one per request. It
+// returns 0, and reads no clock, when the server records no durations.
+func (sc *Scope) Now() Stamp { return Stamp(sc.srv.durStart()) }
+
+// observeEnd records the request's duration, from Scope.Begin (or the
+// Stamp given to BeginBorrowedAt) to its end (the response handed to the
+// transport, or the stream completed).
 func (c *Call) observeEnd() {
 	if c.t0 == 0 || c.srv.durs == nil {
 		return

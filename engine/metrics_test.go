@@ -193,13 +193,15 @@ func BenchmarkObserve(b *testing.B) {
 // BenchmarkInlineRequest is a whole inline request (begin, checks, the
 // tool, the reply) with the duration histograms on and off, in one
 // process, alternating: what recording costs a request.
+// durations=stamped is "on" with one Scope.Now per 64 requests, as the
+// line transports take it per read (BeginBorrowedAt); durations=prepared
+// is "stamped" with the message peeked straight into the request's
+// envelope (Prepare, BeginPrepared: no envelope copy), as the line
+// transports do.
 func BenchmarkInlineRequest(b *testing.B) {
-	for _, on := range []bool{true, false} {
-		name := "durations=on"
-		if !on {
-			name = "durations=off"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range []string{"on", "stamped", "prepared", "off"} {
+		on, stamped, prepared := mode != "off", mode == "stamped" || mode == "prepared", mode == "prepared"
+		b.Run("durations="+mode, func(b *testing.B) {
 			s := New(Config{NoRequestDurations: !on})
 			defer func() { _ = s.Shutdown(context.Background()) }()
 			_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
@@ -208,11 +210,31 @@ func BenchmarkInlineRequest(b *testing.B) {
 			var env codec.Envelope
 			rep := &nopReply{}
 			b.ReportAllocs()
+			var at Stamp
+			n := 0
 			for b.Loop() {
-				if err := codec.Peek(msg, &env); err != nil {
-					b.Fatal(err)
+				if !prepared {
+					if err := codec.Peek(msg, &env); err != nil {
+						b.Fatal(err)
+					}
 				}
-				r := sc.BeginBorrowed(context.Background(), msg, &env, rep, nil)
+				var r *Request
+				if stamped && n%64 == 0 {
+					at = sc.Now()
+				}
+				n++
+				switch {
+				case prepared:
+					r = sc.Prepare()
+					if err := codec.Peek(msg, r.Envelope()); err != nil {
+						b.Fatal(err)
+					}
+					r = sc.BeginPrepared(r, context.Background(), msg, rep, nil, at)
+				case stamped:
+					r = sc.BeginBorrowedAt(context.Background(), msg, &env, rep, nil, at)
+				default:
+					r = sc.BeginBorrowed(context.Background(), msg, &env, rep, nil)
+				}
 				if e := r.Check(); e != nil {
 					b.Fatal(e.Message)
 				}
@@ -240,5 +262,44 @@ func TestNoRequestDurations(t *testing.T) {
 	}
 	if s.Stats().Requests.Load() != 1 {
 		t.Fatal("the request was not counted")
+	}
+}
+
+// TestBeginBorrowedAtStartsAtStamp: a request begun with a Stamp counts its
+// duration from that reading, not from Begin (the line transports take one
+// reading per read for every request it delivered). The stamp is set two
+// seconds in the past, so the recorded sum is at least that whatever the
+// machine's speed.
+func TestBeginBorrowedAtStartsAtStamp(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
+	sc := NewScope(s, "tcp")
+	at := sc.Now()
+	if at == 0 {
+		t.Fatal("Now read no clock with the histograms on")
+	}
+	at -= Stamp(2 * time.Second)
+	msg := callMsg("fast")
+	var env codec.Envelope
+	if err := codec.Peek(msg, &env); err != nil {
+		t.Fatal(err)
+	}
+	rep := &nopReply{}
+	r := sc.BeginBorrowedAt(context.Background(), msg, &env, rep, nil, at)
+	if e := r.Check(); e != nil {
+		t.Fatal(e.Message)
+	}
+	r.Run()
+	var sum time.Duration
+	var n uint64
+	s.RequestDurations(func(h *DurationHistogram) { sum += h.Sum; n += h.Count })
+	if n != 1 || sum < 2*time.Second {
+		t.Fatalf("%d requests, sum %v: want 1 request counted from the stamp (>= 2s)", n, sum)
+	}
+	off := New(Config{NoRequestDurations: true})
+	defer func() { _ = off.Shutdown(context.Background()) }()
+	if NewScope(off, "tcp").Now() != 0 {
+		t.Fatal("Now read the clock with the histograms off")
 	}
 }

@@ -247,19 +247,26 @@ func (sc *Scope) Server() *Server { return sc.srv }
 // nothing. principal is what the transport's authentication established
 // (nil when unauthenticated); handlers read it with Call.Principal.
 func (sc *Scope) Begin(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Request {
-	r := sc.begin(parent, env, rep, principal)
+	r := sc.begin(parent, env, rep, principal, 0)
 	r.c.msg = msg
 	r.c.own()
 	return r
 }
 
-func (sc *Scope) begin(parent context.Context, env *codec.Envelope, rep Replier, principal any) *Request {
+func (sc *Scope) begin(parent context.Context, env *codec.Envelope, rep Replier, principal any, at Stamp) *Request {
 	c := callPool.Get().(*Call)
-	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, rep, parent, principal
 	c.env = *env
+	return sc.beginCall(c, parent, rep, principal, at)
+}
+
+// beginCall starts c, whose envelope is filled.
+func (sc *Scope) beginCall(c *Call, parent context.Context, rep Replier, principal any, at Stamp) *Request {
+	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, rep, parent, principal
 	c.state = stateRunning
 	c.status = 200
-	c.t0 = sc.srv.durStart()
+	if c.t0 = int64(at); at == 0 {
+		c.t0 = sc.srv.durStart()
+	}
 	if parent.Done() != nil {
 		gen := c.gen
 		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
@@ -274,9 +281,46 @@ func (sc *Scope) begin(parent context.Context, env *codec.Envelope, rep Replier,
 // a transport that runs the request to its end before reusing its buffer
 // — Inline handlers, validation failures, Run — never pays for the copy.
 func (sc *Scope) BeginBorrowed(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Request {
-	r := sc.begin(parent, env, rep, principal)
+	r := sc.begin(parent, env, rep, principal, 0)
 	r.c.msg = msg
 	return r
+}
+
+// BeginBorrowedAt is BeginBorrowed with the request's arrival given: at,
+// from sc.Now, is where its request-duration histogram starts counting
+// (0: now). A transport that reads several messages at once takes one
+// reading per read and passes it to each of them, so that a request costs
+// one clock read (its end) instead of two; its duration then includes the
+// time it waited behind the messages read before it, which is part of the
+// latency its client sees.
+func (sc *Scope) BeginBorrowedAt(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any, at Stamp) *Request {
+	r := sc.begin(parent, env, rep, principal, at)
+	r.c.msg = msg
+	return r
+}
+
+// Prepare takes a request from the engine's pool before its message is
+// read, so that the transport peeks straight into its envelope instead of
+// filling one of its own that Begin copies (an Envelope is ~400 bytes):
+// codec.PeekWith(msg, r.Envelope(), ...), then BeginPrepared if the
+// message is a request. A message that is not one (a notification, a
+// response, one that fails to parse) leaves r prepared for the next
+// message; Discard gives back a prepared request that is not begun. Only
+// Envelope may be called on a prepared request.
+func (sc *Scope) Prepare() *Request { return callPool.Get().(*Call).req() }
+
+// BeginPrepared is BeginBorrowedAt for r, a request from Prepare whose
+// Envelope holds msg's peek. It returns r.
+func (sc *Scope) BeginPrepared(r *Request, parent context.Context, msg []byte, rep Replier, principal any, at Stamp) *Request {
+	sc.beginCall(r.c, parent, rep, principal, at)
+	r.c.msg = msg
+	return r
+}
+
+// Discard gives back a request from Prepare that was not begun.
+func (r *Request) Discard() {
+	r.c.env = codec.Envelope{} // no hold on the transport's buffer
+	callPool.Put(r.c)
 }
 
 // Shutdown stops the scope only: requests it begins from now on are

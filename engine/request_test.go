@@ -166,3 +166,70 @@ func TestHandlerCannotReachBinding(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedRequest: a request peeked straight into a prepared Call's
+// envelope answers as one begun from the transport's own envelope; a
+// prepared request reused after a notification and then discarded, or
+// one that borrowed a message larger than maxKeep, keeps no span of the
+// transport's buffer once back in the pool (C16), while a small one may.
+func TestPreparedRequest(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text(c.Name()); return nil }})
+	sc := NewScope(s, "stdio")
+
+	var env codec.Envelope
+	want := &capture{done: make(chan struct{})}
+	msg := callMsg("fast")
+	if err := codec.Peek(msg, &env); err != nil {
+		t.Fatal(err)
+	}
+	r := sc.BeginBorrowed(context.Background(), msg, &env, want, nil)
+	if e := r.Check(); e != nil {
+		t.Fatal(e.Message)
+	}
+	r.Run()
+
+	pre := sc.Prepare()
+	if err := codec.Peek([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), pre.Envelope()); err != nil {
+		t.Fatal(err)
+	}
+	// Not a request: the same prepared request takes the next message.
+	got := &capture{done: make(chan struct{})}
+	if err := codec.Peek(msg, pre.Envelope()); err != nil {
+		t.Fatal(err)
+	}
+	r = sc.BeginPrepared(pre, context.Background(), msg, got, nil, sc.Now())
+	if e := r.Check(); e != nil {
+		t.Fatal(e.Message)
+	}
+	r.Run()
+	if !bytes.Equal(got.reply, want.reply) || len(got.reply) == 0 {
+		t.Fatalf("prepared: %s\nbegun: %s", got.reply, want.reply)
+	}
+
+	pre = sc.Prepare()
+	c := pre.c
+	if err := codec.Peek(msg, pre.Envelope()); err != nil {
+		t.Fatal(err)
+	}
+	pre.Discard()
+	if !reflect.ValueOf(c.env).IsZero() {
+		t.Fatal("a discarded request keeps its envelope")
+	}
+
+	big := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fast","arguments":{"pad":"` + string(bytes.Repeat([]byte{'x'}, maxKeep)) + `"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	pre = sc.Prepare()
+	c = pre.c
+	if err := codec.Peek(big, pre.Envelope()); err != nil {
+		t.Fatal(err)
+	}
+	r = sc.BeginPrepared(pre, context.Background(), big, &nopReply{}, nil, 0)
+	if e := r.Check(); e != nil {
+		t.Fatal(e.Message)
+	}
+	r.Run()
+	if !reflect.ValueOf(c.env).IsZero() {
+		t.Fatal("a released request keeps spans of a borrowed message over maxKeep")
+	}
+}

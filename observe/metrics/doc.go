@@ -19,7 +19,9 @@
 //     the HELP text are written down per field (names.go; docs/operations.md
 //     lists them), never derived from the Go name.
 //   - mcpwire_request_duration_seconds{method, transport}: from the
-//     request's arrival to its response (a listen stream: to its end);
+//     request's arrival to its response (a listen stream: to its end;
+//     on the line transports arrival is the read that delivered the
+//     request, so its wait behind the requests of the same read counts);
 //     method "other" for requests answered before routing; transport
 //     "http", "tcp", "unix", "stdio" or "legacy" (the 2025-11-25 front,
 //     on HTTP or lines). Buckets from

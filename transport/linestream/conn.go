@@ -366,15 +366,22 @@ func (c *Conn) detach() {
 	}
 }
 
-// envPool holds the scratch envelopes pump peeks into: an Envelope is
-// ~400 bytes, too much to keep in every idle connection, and codec.PeekWith
-// makes a stack one escape.
-var envPool = sync.Pool{New: func() any { return new(codec.Envelope) }}
-
 // pump takes frames until the input runs out or must pause.
 func (c *Conn) pump() {
-	env := envPool.Get().(*codec.Envelope)
-	defer envPool.Put(env)
+	// pre is the engine's request the next frame is peeked into (no
+	// envelope copy); a frame that is not a request leaves it for the
+	// next one.
+	var pre *engine.Request
+	defer func() {
+		if pre != nil {
+			pre.Discard()
+		}
+	}()
+	// One clock reading for every request this read (or this resume)
+	// delivers: their durations start at the read, so a request's wait
+	// behind those before it in the chunk counts as latency, and a
+	// request costs one clock read (its end) instead of two.
+	at := c.scope.Now()
 	for !c.stopped.Load() {
 		if c.held.Load() || c.inflight.Load() >= c.maxFlight {
 			if c.dec.Unread() == 0 {
@@ -399,7 +406,12 @@ func (c *Conn) pump() {
 		if frame == nil {
 			return
 		}
-		c.handle(frame, env)
+		if pre == nil {
+			pre = c.scope.Prepare()
+		}
+		if c.handle(frame, pre, at) {
+			pre = nil
+		}
 	}
 }
 
@@ -434,8 +446,10 @@ func (c *Conn) abort(why error) bool {
 	return false
 }
 
-// handle processes one message.
-func (c *Conn) handle(frame []byte, env *codec.Envelope) {
+// handle processes one message, peeked into pre's envelope. It reports
+// whether the message was a request that took pre.
+func (c *Conn) handle(frame []byte, pre *engine.Request, at engine.Stamp) bool {
+	env := pre.Envelope()
 	if err := codec.PeekWith(frame, env, c.peek); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
@@ -447,7 +461,7 @@ func (c *Conn) handle(frame []byte, env *codec.Envelope) {
 			id = env.ID
 		}
 		c.replyError(id, ce)
-		return
+		return false
 	}
 	switch env.Kind {
 	case codec.KindNotification:
@@ -455,23 +469,23 @@ func (c *Conn) handle(frame []byte, env *codec.Envelope) {
 		if env.Method.EqualString("notifications/cancelled") && env.RequestID != nil {
 			c.cancel(env.RequestID)
 		}
-		return // other notifications are accepted and ignored (GEN-07)
+		return false // other notifications are accepted and ignored (GEN-07)
 	case codec.KindResponse:
 		// Clients send no responses in this revision (STD-06); answering
 		// one could start a loop with a confused peer, so it is counted.
 		c.stats.Responses.Add(1)
-		return
+		return false
 	}
 	if c.budget < c.cfg.CancelBudget {
 		c.budget++ // a request served earns back one cancel
 	}
-	r := c.scope.BeginBorrowed(c.ctx, frame, env, c, c.principal) // frame lives until the next frame; Start copies it
+	r := c.scope.BeginPrepared(pre, c.ctx, frame, c, c.principal, at) // frame lives until the next frame; Start copies it
 	if c.info != nil {
 		r.SetConn(c.info)
 	}
 	if e := r.Check(); e != nil {
 		r.Fail(e)
-		return
+		return true
 	}
 	id := r.Envelope().ID
 	var h uint64
@@ -480,14 +494,14 @@ func (c *Conn) handle(frame []byte, env *codec.Envelope) {
 		if c.lookup(h, id) {
 			c.stats.DuplicateIDs.Add(1)
 			r.Fail(errDuplicateID)
-			return
+			return true
 		}
 	}
 	if r.Inline() {
 		// Runs here and ends before Start returns: nothing can cancel it
 		// meanwhile, so it never enters the table.
 		r.Start()
-		return
+		return true
 	}
 	if h == 0 {
 		h = maphash.Bytes(idSeed, id)
@@ -497,6 +511,7 @@ func (c *Conn) handle(frame []byte, env *codec.Envelope) {
 	r.SetTransportData(e)
 	c.insert(e)
 	r.Start()
+	return true
 }
 
 func (c *Conn) countReject(e *codec.Error) {

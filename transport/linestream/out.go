@@ -25,11 +25,24 @@ type outQueue struct {
 	buf      []byte // frames waiting, each ending in '\n'
 	spare    []byte // the flusher's previous batch, reused
 	max      int
-	held     bool  // the input side is feeding and will flush
-	flushing bool  // a flusher is running
-	woken    bool  // the output side was woken and has not flushed yet
-	err      error // sticky: the connection cannot take more output
+	held     bool // the input side is feeding and will flush
+	flushing bool // a flusher is running
+	woken    bool // the output side was woken and has not flushed yet
+	// last is the size of the last batch written (at most maxHint): the
+	// next batch's buffer is taken that large at once, instead of growing
+	// 4 KiB, 16 KiB, 64 KiB through copies on every batch of a busy
+	// connection. It is a size, not a buffer: an idle connection still
+	// holds none (and it fits in the struct's padding).
+	last uint32
+	err  error // sticky: the connection cannot take more output
 }
+
+// maxHint bounds the buffer a connection takes at once from the size of
+// its last batch; a batch larger than that grows as before.
+const maxHint = 64 << 10
+
+// took notes the size of a batch taken for writing.
+func (q *outQueue) took(n int) { q.last = uint32(min(n, maxHint)) }
 
 // appendFrame queues frame and a '\n'. It reports whether the driver's
 // output side must be woken, and an error when the frame was refused: it
@@ -52,7 +65,7 @@ func (q *outQueue) appendFrame(frame []byte) (wake bool, err error) {
 		return false, ErrSlowConsumer
 	}
 	if need > cap(q.buf) {
-		nb := append(framing.AcquireBuf(max(2*cap(q.buf), need, minOut)), q.buf...)
+		nb := append(framing.AcquireBuf(max(2*cap(q.buf), need, minOut, int(q.last))), q.buf...)
 		framing.ReleaseBuf(q.buf)
 		q.buf = nb
 	}
@@ -95,6 +108,7 @@ func (q *outQueue) tryFlush(try func([]byte) (int, error)) (wake bool, err error
 	for !q.flushing && len(q.buf) > 0 && q.err == nil {
 		q.flushing = true
 		batch := q.buf
+		q.took(len(batch))
 		q.buf = q.spare[:0]
 		q.spare = nil
 		q.mu.Unlock()
@@ -150,6 +164,7 @@ func (q *outQueue) flush(write func([]byte) (int, error)) error {
 	q.flushing = true
 	for len(q.buf) > 0 && q.err == nil {
 		batch := q.buf
+		q.took(len(batch))
 		q.buf = q.spare[:0]
 		q.spare = nil
 		q.mu.Unlock()

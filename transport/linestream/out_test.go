@@ -53,3 +53,47 @@ func TestWokenNotStuckBehindTryFlush(t *testing.T) {
 		}
 	}
 }
+
+// TestOutBufferSizedFromLastBatch: a busy connection's next batch starts in
+// a buffer as large as its last one (no 4 KiB → 16 KiB → 64 KiB growth
+// through copies on every batch), bounded by maxHint, while an idle one
+// still holds no buffer.
+func TestOutBufferSizedFromLastBatch(t *testing.T) {
+	q := &outQueue{max: 4 << 20}
+	frame := make([]byte, 255)
+	for i := range frame {
+		frame[i] = 'x'
+	}
+	write := func(b []byte) (int, error) { return len(b), nil }
+	for range 2 {
+		for range 64 { // 16 KiB: one batch of 64 replies
+			if _, err := q.appendFrame(frame); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := q.flush(write); err != nil {
+			t.Fatal(err)
+		}
+		if q.buf != nil || q.spare != nil {
+			t.Fatal("an idle queue holds a buffer")
+		}
+	}
+	if _, err := q.appendFrame(frame); err != nil {
+		t.Fatal(err)
+	}
+	if cap(q.buf) < 64*256 {
+		t.Fatalf("the next batch starts in %d bytes after a batch of %d", cap(q.buf), 64*256)
+	}
+	_ = q.flush(write)
+	// A batch over the bound: the next one starts at the bound, not at
+	// the batch's size.
+	big := make([]byte, 300<<10)
+	if _, err := q.appendFrame(big); err != nil {
+		t.Fatal(err)
+	}
+	_ = q.flush(write)
+	_, _ = q.appendFrame(frame)
+	if c := cap(q.buf); c > maxHint {
+		t.Fatalf("after a %d-byte batch the next starts in %d bytes, over the bound %d", len(big), c, maxHint)
+	}
+}
