@@ -25,19 +25,20 @@ type inlineWriter struct {
 // rawConnOf is the socket under a plain (not TLS) hijacked connection,
 // or nil.
 func rawConnOf(c net.Conn) syscall.RawConn {
+	if lc, ok := c.(*limitConn); ok {
+		c = lc.Conn
+	}
+	// Only the two socket types, matched by their concrete type: anything
+	// else under limitConn (a PROXY-protocol reader, a test's wrapper) has
+	// bytes of its own in front of the socket, and a typed nil pointer
+	// held in the interface would not compare equal to nil.
 	var sc syscall.Conn
 	switch c := c.(type) {
-	case *limitConn:
-		sc, _ = c.Conn.(*net.TCPConn)
-		if u, ok := c.Conn.(*net.UnixConn); ok {
-			sc = u
-		}
 	case *net.TCPConn:
 		sc = c
 	case *net.UnixConn:
 		sc = c
-	}
-	if sc == nil {
+	default:
 		return nil
 	}
 	rc, err := sc.SyscallConn()
