@@ -55,6 +55,11 @@ const maxShards = 1024
 
 const clusterSlots = 16384
 
+// clusterRefresh is how often the client reads the cluster's topology on
+// its own, so that a master that took over without a dropped connection
+// or a MOVED reply (a graceful CLUSTER FAILOVER) is learnt.
+const clusterRefresh = 2 * time.Second
+
 // crc16 is the CRC-16/XMODEM checksum Redis Cluster hashes keys and
 // channels with (polynomial 0x1021, initial value 0).
 func crc16(s string) uint16 {
@@ -310,9 +315,14 @@ func (ss *shardedSub) connect(ctx context.Context) error {
 		node, ok := nodes[addr]
 		if !ok {
 			// The client's map of the cluster is older than CLUSTER SLOTS:
-			// a command routed by the channel's slot makes it refresh.
+			// a keyed read in the channel's slot goes to the node the map
+			// names, which answers MOVED when it no longer owns the slot
+			// (a demoted master answers PUBSUB SHARDNUMSUB itself, without
+			// MOVED): the client then refreshes its map. The periodic
+			// refresh (clusterRefresh) covers the rest.
 			cctx, cancel := s.opCtx(ctx)
-			_ = s.c.Do(cctx, s.c.B().PubsubShardnumsub().Channel(chans[0]).Build()).Error()
+			s.stats.Ops.Add(1)
+			_ = s.c.Do(cctx, s.c.B().Exists().Key(chans[0]).Build()).Error()
 			cancel()
 			ss.closeConns()
 			return s.fail(ctx, "subscribe", fmt.Errorf("master %s not known to the client yet", addr))

@@ -253,6 +253,7 @@ func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	co.Sentinel.Dialer.Timeout = opt.DialTimeout
 	co.ConnWriteTimeout = opt.HealthTimeout
 	co.ClientName = "mcpwire"
+	co.ClusterOption.ShardsRefreshInterval = clusterRefresh // used on a cluster only
 	c, err := rueidis.NewClient(co)
 	if err != nil {
 		return nil, fmt.Errorf("redisstate: connect %s: %w: %w", redact(url), state.ErrUnavailable, err)
