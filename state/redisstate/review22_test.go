@@ -78,3 +78,39 @@ func TestClusterGracefulFailoverResubscribes(t *testing.T) {
 	}
 	l.waitCues(t, 1)
 }
+
+// One master outage (killed, then restarted empty) is one loss of the
+// subscription: lost called once, restored once, and each shard channel
+// counted at most once in ShardsLost. Before the fix the connections a
+// failed resubscription closed reported losses of their own, which ended
+// every stream a second time after it was restored.
+func TestClusterMasterOutageLostOnce(t *testing.T) {
+	c := redistest.StartCluster(t, 3)
+	s := newClusterStore(t, c, Config{OpTimeout: 300 * time.Millisecond, ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond})
+	l := newCueLog()
+	l.subscribe(t, s)
+	victim := c.Owner(t, int(keySlot(s.shards[len(s.shards)-1])))
+	c.Kill(victim)
+	waitSignal(t, l.lostCh, "lost")
+	time.Sleep(1500 * time.Millisecond) // several failed resubscriptions
+	c.Restart(t, victim)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(c.Cmd(t, victim, "CLUSTER", "INFO"), "cluster_state:ok") {
+		if time.Now().After(deadline) {
+			t.Fatal("restarted node not ok within 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitSignal(t, l.restoredCh, "restored")
+	time.Sleep(time.Second) // a stale loss would show by now
+	st := s.Stats()
+	if n := l.lost.Load(); n != 1 {
+		t.Errorf("one master outage called lost %d times, want 1", n)
+	}
+	if n := st.Lost.Load(); n != 1 {
+		t.Errorf("Stats.Lost %d, want 1", n)
+	}
+	if n := st.ShardsLost.Load(); n > uint64(len(s.shards)) {
+		t.Errorf("ShardsLost %d > %d channels in all", n, len(s.shards))
+	}
+}

@@ -198,7 +198,17 @@ type shardedSub struct {
 	mu sync.Mutex
 
 	conns []*masterConn
-	ev    chan int // a connection's channels were lost: how many
+	ev    chan loss
+	// gen numbers the connections of each connect; a loss signal of an
+	// older generation (a connection already closed or given up) is
+	// stale and ignored, so one outage is one loss.
+	gen atomic.Uint64
+}
+
+// loss is a connection's report that it lost n channels.
+type loss struct {
+	gen uint64
+	n   int
 }
 
 // masterConn subscribes to the shard channels one master owns.
@@ -206,13 +216,14 @@ type masterConn struct {
 	addr  string
 	chans []string
 	dc    rueidis.DedicatedClient
+	gen   uint64      // shardedSub.gen of the connect that made it
 	up    atomic.Bool // subscribed and watched: its losses are reported
 }
 
 // subscribeSharded is Subscribe on a cluster: every shard channel
 // subscribed before it returns.
 func (s *Store) subscribeSharded(ctx context.Context, deliver func(state.Cue), lost, restored func()) error {
-	ss := &shardedSub{s: s, deliver: deliver, lost: lost, restored: restored, ev: make(chan int, 2*len(s.shards)+1)}
+	ss := &shardedSub{s: s, deliver: deliver, lost: lost, restored: restored, ev: make(chan loss, 2*len(s.shards)+1)}
 	if err := ss.connect(ctx); err != nil {
 		return err
 	}
@@ -306,6 +317,7 @@ func nodeAddr(nodes map[string]rueidis.Client, host string, port int64) string {
 // connect subscribes to every shard channel, one connection per master.
 func (ss *shardedSub) connect(ctx context.Context) error {
 	s := ss.s
+	ss.gen.Add(1)
 	nodes := s.c.Nodes()
 	byAddr, err := ss.owners(ctx, nodes)
 	if err != nil {
@@ -344,7 +356,7 @@ func (ss *shardedSub) connectMaster(ctx context.Context, node rueidis.Client, ad
 	dc, release := node.Dedicate()
 	_ = release // Close ends the connection and releases it
 	subscribed := make(chan struct{}, len(chans))
-	mc := &masterConn{addr: addr, chans: chans, dc: dc}
+	mc := &masterConn{addr: addr, chans: chans, dc: dc, gen: ss.gen.Load()}
 	broken := dc.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) {
 			c, ok := parseCue(m.Message)
@@ -363,7 +375,7 @@ func (ss *shardedSub) connectMaster(ctx context.Context, node rueidis.Client, ad
 				subscribed <- struct{}{}
 			case "sunsubscribe": // the slot moved: this channel is gone
 				if mc.up.Load() {
-					ss.signal(1)
+					ss.signal(mc.gen, 1)
 				}
 			}
 		},
@@ -398,22 +410,24 @@ func (ss *shardedSub) connectMaster(ctx context.Context, node rueidis.Client, ad
 	// channel on it; this goroutine ends with the connection.
 	go func() {
 		if _, ok := <-broken; ok && mc.up.Load() {
-			ss.signal(len(chans))
+			ss.signal(mc.gen, len(chans))
 		}
 	}()
 	return mc, nil
 }
 
 // signal reports lost channels to run, without blocking.
-func (ss *shardedSub) signal(n int) {
+func (ss *shardedSub) signal(gen uint64, n int) {
 	select {
-	case ss.ev <- n:
+	case ss.ev <- loss{gen, n}:
 	default: // run is tearing everything down already
 	}
 }
 
+// closeConns closes the connections, which report no loss from then on.
 func (ss *shardedSub) closeConns() {
 	for _, mc := range ss.conns {
+		mc.up.Store(false)
 		mc.dc.Close()
 	}
 	ss.conns = nil
@@ -435,7 +449,7 @@ func (ss *shardedSub) run(ctx context.Context) {
 		tick = t.C
 	}
 	for {
-		var n int
+		var ev loss
 		select {
 		case <-ctx.Done():
 			ss.closeConns()
@@ -448,24 +462,28 @@ func (ss *shardedSub) run(ctx context.Context) {
 			s.checkEpoch(ctx, "periodic check")
 			s.lossMu.Unlock()
 			continue
-		case n = <-ss.ev:
+		case ev = <-ss.ev:
 		}
+		if ev.gen != ss.gen.Load() {
+			continue // a connection of an earlier connect: already handled
+		}
+		n := ev.n
 		var addrs []string
 		for _, mc := range ss.conns {
 			addrs = append(addrs, mc.addr)
-		}
-		for _, mc := range ss.conns {
-			mc.up.Store(false)
 		}
 		ss.closeConns()
 		for drained := false; !drained; { // the other losses this one caused
 			select {
 			case m := <-ss.ev:
-				n += m
+				if m.gen == ev.gen {
+					n += m.n
+				}
 			default:
 				drained = true
 			}
 		}
+		n = min(n, len(s.shards)) // a channel unsubscribed, then its connection dropped
 		s.stats.ShardsLost.Add(uint64(n))
 		s.stats.Lost.Add(1)
 		s.log.Warn("redisstate: a shard channel's subscription was lost (its slot moved or its master failed): listen streams end until every shard channel is subscribed again", "channels", n, "masters", addrs)
