@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2/server"
+
 	"github.com/mcpwire/mcpwire/internal/redistest"
 	"github.com/mcpwire/mcpwire/state"
 )
@@ -112,5 +114,39 @@ func TestClusterMasterOutageLostOnce(t *testing.T) {
 	}
 	if n := st.ShardsLost.Load(); n > uint64(len(s.shards)) {
 		t.Errorf("ShardsLost %d > %d channels in all", n, len(s.shards))
+	}
+}
+
+// The check that every replica spreads cues alike works on Redis 6,
+// which refuses SET with both NX and GET (Redis 7 syntax): before the fix
+// New failed on every Redis 6 cluster, even with classic pub/sub.
+func TestAgreeShardsRedis6(t *testing.T) {
+	m, s := newMini(t, Config{})
+	m.Server().SetPreHook(func(c *server.Peer, cmd string, args ...string) bool {
+		if !strings.EqualFold(cmd, "SET") {
+			return false
+		}
+		nx, get := false, false
+		for _, a := range args {
+			nx = nx || strings.EqualFold(a, "NX")
+			get = get || strings.EqualFold(a, "GET")
+		}
+		if nx && get {
+			c.WriteError("ERR syntax error") // Redis 6.2
+			return true
+		}
+		return false
+	})
+	ctx := context.Background()
+	for _, n := range []int{0, 0} { // first sets, second reads
+		if err := s.agreeShards(ctx, n); err != nil {
+			t.Fatalf("agreeShards(%d): %v", n, err)
+		}
+	}
+	if err := s.agreeShards(ctx, 16); err == nil {
+		t.Fatal("a replica with 16 shards joined a classic fleet")
+	}
+	if v, _ := m.Get(s.opt.Prefix + "shards"); v != "0" {
+		t.Fatalf("shards key %q, want 0", v)
 	}
 }

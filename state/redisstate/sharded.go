@@ -154,23 +154,30 @@ func (s *Store) setupShards(ctx context.Context) error {
 			return fmt.Errorf("redisstate: probe sharded pub/sub: %w: %w", state.ErrUnavailable, err)
 		}
 	}
-	key := s.opt.Prefix + "shards"
-	s.stats.Ops.Add(2)
-	// SET NX GET (Redis 7): the value already there, or nil when ours was set.
-	got, err := s.c.Do(cctx, s.c.B().Set().Key(key).Value(strconv.Itoa(n)).Nx().Get().Build()).ToString()
-	if rueidis.IsRedisNil(err) {
-		got, err = strconv.Itoa(n), nil
+	if err := s.agreeShards(cctx, n); err != nil {
+		return err
 	}
+	if n > 0 {
+		s.shards = shardChannels(s.opt.Prefix, n)
+	}
+	s.stats.Shards.Store(int64(n))
+	return nil
+}
+
+// agreeShards records n in "<Prefix>shards" unless a value is there
+// already, and fails when that value is not n.
+func (s *Store) agreeShards(ctx context.Context, n int) error {
+	key := s.opt.Prefix + "shards"
+	s.stats.Ops.Add(1)
+	// epochScript (GET, else SET) rather than SET NX GET, which Redis 6
+	// refuses.
+	got, err := epochScript.Exec(ctx, s.c, []string{key}, []string{strconv.Itoa(n)}).ToString()
 	if err != nil {
 		return fmt.Errorf("redisstate: read %s: %w: %w", key, state.ErrUnavailable, err)
 	}
 	if got != strconv.Itoa(n) {
 		return fmt.Errorf("redisstate: this replica would spread cues over %d shard channels, the fleet uses %s (%s; 0: classic PUBLISH): every replica must use the same Shards", n, got, key)
 	}
-	if n > 0 {
-		s.shards = shardChannels(s.opt.Prefix, n)
-	}
-	s.stats.Shards.Store(int64(n))
 	return nil
 }
 
