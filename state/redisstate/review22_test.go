@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -91,7 +92,7 @@ func TestClusterMasterOutageLostOnce(t *testing.T) {
 	s := newClusterStore(t, c, Config{OpTimeout: 300 * time.Millisecond, ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond})
 	l := newCueLog()
 	l.subscribe(t, s)
-	victim := c.Owner(t, int(keySlot(s.shards[len(s.shards)-1])))
+	h, victim := handleOffFirstEpoch(t, c, s)
 	c.Kill(victim)
 	waitSignal(t, l.lostCh, "lost")
 	time.Sleep(1500 * time.Millisecond) // several failed resubscriptions
@@ -114,6 +115,63 @@ func TestClusterMasterOutageLostOnce(t *testing.T) {
 	}
 	if n := st.ShardsLost.Load(); n > uint64(len(s.shards)) {
 		t.Errorf("ShardsLost %d > %d channels in all", n, len(s.shards))
+	}
+	// The restarted master lost the handle: that is a loss (F9), not an
+	// unknown handle.
+	if _, err := s.Get(context.Background(), "p", h); !errors.Is(err, state.ErrLost) {
+		t.Errorf("Get of a handle its restarted master lost: %v, want state.ErrLost", err)
+	}
+}
+
+// handleOffFirstEpoch creates handles until one lives on a master other
+// than the one holding "<Prefix>epoch" (the only epoch key before the
+// fix); it returns the handle and that master's port.
+func handleOffFirstEpoch(t *testing.T, c *redistest.Cluster, s *Store) (state.Handle, int) {
+	t.Helper()
+	first := c.Owner(t, int(keySlot(s.opt.Prefix+"epoch")))
+	for range 100 {
+		h, err := s.Create(context.Background(), "p", []byte("v"), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := c.Owner(t, int(keySlot(s.recordKey("p", h)))); o != first {
+			return h, o
+		}
+	}
+	t.Fatal("no handle off the first epoch key's master")
+	return "", 0
+}
+
+// A flush of one master of a cluster loses the handles it held: a lookup
+// answers state.ErrLost (503), never "not found" (RELIABILITY F9). Before
+// the fix only the master holding the one epoch key was watched.
+func TestClusterFlushOneMasterIsLoss(t *testing.T) {
+	c := redistest.StartCluster(t, 3)
+	s := newClusterStore(t, c, Config{})
+	h, victim := handleOffFirstEpoch(t, c, s)
+	c.Cmd(t, victim, "FLUSHALL")
+	if _, err := s.Get(context.Background(), "p", h); !errors.Is(err, state.ErrLost) {
+		t.Fatalf("Get after FLUSHALL of the handle's master: %v, want state.ErrLost", err)
+	}
+	if n := s.Stats().DataLost.Load(); n != 1 {
+		t.Fatalf("DataLost %d, want 1", n)
+	}
+}
+
+// Every master of a 3-master cluster (and of up to 16 with equal slot
+// ranges) holds some of the epoch keys.
+func TestClusterEpochKeysOnEveryMaster(t *testing.T) {
+	for _, masters := range []int{1, 3, 5, 16} {
+		held := map[int]bool{}
+		for _, k := range epochKeyNames(DefaultPrefix, true) {
+			held[int(keySlot(k))*masters/clusterSlots] = true
+		}
+		if len(held) != masters {
+			t.Errorf("%d masters with equal slot ranges: %d hold an epoch key", masters, len(held))
+		}
+	}
+	if k := epochKeyNames(DefaultPrefix, false); len(k) != 1 || k[0] != DefaultPrefix+"epoch" {
+		t.Errorf("single Redis epoch keys %q", k)
 	}
 }
 

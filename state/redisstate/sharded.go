@@ -99,22 +99,29 @@ func keySlot(key string) uint16 {
 // shardChannels names n channels whose slots fall in n equal parts of the
 // slot space (when prefix holds no hash tag of its own).
 func shardChannels(prefix string, n int) []string {
-	chans := make([]string, n)
+	return spreadNames(prefix+"cues", n)
+}
+
+// spreadNames names n keys or channels, base followed by a hash tag,
+// whose slots fall in n equal parts of the slot space (when base holds no
+// hash tag of its own).
+func spreadNames(base string, n int) []string {
+	names := make([]string, n)
 	for i := range n {
 		lo, hi := i*clusterSlots/n, (i+1)*clusterSlots/n
 		for tag := 0; ; tag++ {
-			ch := prefix + "cues{" + strconv.Itoa(tag) + "}"
-			if sl := int(keySlot(ch)); sl >= lo && sl < hi {
-				chans[i] = ch
+			name := base + "{" + strconv.Itoa(tag) + "}"
+			if sl := int(keySlot(name)); sl >= lo && sl < hi {
+				names[i] = name
 				break
 			}
-			if tag > 1<<20 { // a hash tag in the prefix pins every channel
-				chans[i] = prefix + "cues{" + strconv.Itoa(i) + "}"
+			if tag > 1<<20 { // a hash tag in base pins every name
+				names[i] = base + "{" + strconv.Itoa(i) + "}"
 				break
 			}
 		}
 	}
-	return chans
+	return names
 }
 
 // shardOf returns the shard channel index a cue's URI travels on.
@@ -252,6 +259,40 @@ func (s *Store) subscribeSharded(ctx context.Context, deliver func(state.Cue), l
 // is the known node on its port.
 func (ss *shardedSub) owners(ctx context.Context, nodes map[string]rueidis.Client) (map[string][]string, error) {
 	s := ss.s
+	spans, err := s.slotSpans(ctx, nodes)
+	if err != nil {
+		return nil, err
+	}
+	byAddr := map[string][]string{}
+	for _, ch := range s.shards {
+		addr := spanOwner(spans, keySlot(ch))
+		if addr == "" {
+			return nil, fmt.Errorf("no master serves slot %d (%s)", keySlot(ch), ch)
+		}
+		byAddr[addr] = append(byAddr[addr], ch)
+	}
+	return byAddr, nil
+}
+
+// slotSpan is a range of slots and its master, named as the client's node
+// map does.
+type slotSpan struct {
+	lo, hi int64
+	addr   string
+}
+
+// spanOwner returns the master serving slot, "" when none does.
+func spanOwner(spans []slotSpan, slot uint16) string {
+	for _, sp := range spans {
+		if sp.lo <= int64(slot) && int64(slot) <= sp.hi {
+			return sp.addr
+		}
+	}
+	return ""
+}
+
+// slotSpans reads CLUSTER SLOTS.
+func (s *Store) slotSpans(ctx context.Context, nodes map[string]rueidis.Client) ([]slotSpan, error) {
 	cctx, cancel := s.opCtx(ctx)
 	defer cancel()
 	s.stats.Ops.Add(1)
@@ -259,11 +300,7 @@ func (ss *shardedSub) owners(ctx context.Context, nodes map[string]rueidis.Clien
 	if err != nil {
 		return nil, err
 	}
-	type span struct {
-		lo, hi int64
-		addr   string
-	}
-	var spans []span
+	var spans []slotSpan
 	for _, r := range ranges {
 		v, err := r.ToArray()
 		if err != nil || len(v) < 3 {
@@ -280,24 +317,9 @@ func (ss *shardedSub) owners(ctx context.Context, nodes map[string]rueidis.Clien
 		if err != nil {
 			continue
 		}
-		spans = append(spans, span{lo, hi, nodeAddr(nodes, host, port)})
+		spans = append(spans, slotSpan{lo, hi, nodeAddr(nodes, host, port)})
 	}
-	byAddr := map[string][]string{}
-	for _, ch := range s.shards {
-		sl := int64(keySlot(ch))
-		addr := ""
-		for _, sp := range spans {
-			if sp.lo <= sl && sl <= sp.hi {
-				addr = sp.addr
-				break
-			}
-		}
-		if addr == "" {
-			return nil, fmt.Errorf("no master serves slot %d (%s)", sl, ch)
-		}
-		byAddr[addr] = append(byAddr[addr], ch)
-	}
-	return byAddr, nil
+	return spans, nil
 }
 
 // nodeAddr names a master of CLUSTER SLOTS as the client's node map does.

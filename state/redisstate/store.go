@@ -222,9 +222,11 @@ type Store struct {
 	closed bool
 	done   chan struct{}
 	wg     sync.WaitGroup
-	runID  string       // Redis's run_id when last seen ("" unknown); guarded by mu
-	epoch  string       // the epoch key's value when last seen; guarded by mu
-	lostAt atomic.Int64 // UnixNano of the last detected data loss; 0 none
+	runID  string // Redis's run_id when last seen ("" unknown); guarded by mu
+	epoch  string // the epoch keys' values when last seen; guarded by mu
+	// epochKeys are the epoch keys: one, or clusterEpochKeys on a cluster.
+	epochKeys []string
+	lostAt    atomic.Int64 // UnixNano of the last detected data loss; 0 none
 
 	lossMu       sync.Mutex // held by a check of the epoch key (one at a time)
 	lossChecked  time.Time  // when the last read of the epoch key for a miss began; guarded by lossMu
@@ -273,6 +275,10 @@ func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	if err := s.setupShards(ctx); err != nil {
 		c.Close()
 		return nil, err
+	}
+	s.epochKeys = epochKeyNames(opt.Prefix, c.Mode() == rueidis.ClientModeCluster)
+	if len(s.epochKeys) > 1 {
+		s.checkEpochCoverage(ctx)
 	}
 	s.checkEviction(ctx)
 	s.checkRestart(ctx)
