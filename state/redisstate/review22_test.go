@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"os/exec"
 	"strconv"
@@ -206,5 +207,45 @@ func TestAgreeShardsRedis6(t *testing.T) {
 	}
 	if v, _ := m.Get(s.opt.Prefix + "shards"); v != "0" {
 		t.Fatalf("shards key %q, want 0", v)
+	}
+}
+
+// TLS verifies each node, sentinel and master against the name it is
+// dialled by, not the first URL host's (rueidis dials all of them with
+// one tls.Config), unless a server name is set: Config.TLS.ServerName or
+// tls_server_name=. Before the fix every address was checked against the
+// first host's name.
+func TestClientOptionTLSServerName(t *testing.T) {
+	tc, err := LoadTLS("", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := &tls.Config{ServerName: "redis.internal"}
+	for _, c := range []struct {
+		url  string
+		tls  *tls.Config
+		want string
+	}{
+		{url: "rediss-sentinel://sentinel-1.internal:26379/0?addr=sentinel-2.internal:26379&master=m", tls: tc},
+		{url: "rediss-sentinel://sentinel-1.internal:26379/0?addr=sentinel-2.internal:26379&master=m"},
+		{url: "rediss://node-1.internal:6379/0?addr=node-2.internal:6379&addr=node-3.internal:6379", tls: tc},
+		{url: "rediss://node-1.internal:6379/0?addr=node-2.internal:6379"},
+		{url: "rediss://10.0.0.1:6379/0?addr=10.0.0.2:6379&tls_server_name=redis.internal", tls: tc, want: "redis.internal"},
+		{url: "rediss://10.0.0.1:6379/0?tls_server_name=redis.internal", want: "redis.internal"},
+		{url: "rediss://10.0.0.1:6379/0", tls: named, want: "redis.internal"},
+	} {
+		co, err := clientOption(c.url, c.tls)
+		if err != nil {
+			t.Fatalf("%s: %v", c.url, err)
+		}
+		if co.TLSConfig.ServerName != c.want {
+			t.Errorf("%s: ServerName %q, want %q", c.url, co.TLSConfig.ServerName, c.want)
+		}
+		if co.Sentinel.MasterSet != "" && co.Sentinel.TLSConfig.ServerName != c.want {
+			t.Errorf("%s: sentinels' ServerName %q, want %q", c.url, co.Sentinel.TLSConfig.ServerName, c.want)
+		}
+	}
+	if _, err := clientOption("redis://h:1/0?tls_server_name=x", nil); err == nil {
+		t.Error("tls_server_name= accepted on a URL without TLS")
 	}
 }
