@@ -249,3 +249,97 @@ func TestClientOptionTLSServerName(t *testing.T) {
 		t.Error("tls_server_name= accepted on a URL without TLS")
 	}
 }
+
+// clusterACL are the permissions the store needs on a Redis Cluster
+// (docs/scale-out.md lists them).
+var clusterACL = []string{"~mcpwire:*", "&mcpwire:*", "+get", "+set", "+del", "+exists", "+eval", "+evalsha", "+script|load",
+	"+spublish", "+ssubscribe", "+pubsub|shardnumsub", "+cluster|slots", "+cluster|shards", "+ping", "+info"}
+
+// An ACL user with the documented permissions runs a cluster store on
+// sharded pub/sub; one that may not run PUBSUB SHARDNUMSUB makes New fail
+// (NOPERM) instead of falling back to classic pub/sub in silence, which a
+// fleet of replicas with other rights would then refuse or, worse, not
+// hear. Before the fix any error of the probe chose classic pub/sub.
+func TestClusterACLUser(t *testing.T) {
+	c := redistest.StartCluster(t, 3)
+	const pw = "cluster-user-pw"
+	setUser := func(name string, perms []string) {
+		for _, p := range c.Ports {
+			c.Cmd(t, p, append([]string{"ACL", "SETUSER", name, "on", ">" + pw}, perms...)...)
+		}
+	}
+	setUser("mcp", clusterACL)
+	var noProbe []string
+	for _, p := range clusterACL {
+		if p != "+pubsub|shardnumsub" {
+			noProbe = append(noProbe, p)
+		}
+	}
+	setUser("noprobe", noProbe)
+	url := func(user string) string {
+		return strings.Replace(c.URL(), "redis://", "redis://"+user+":"+pw+"@", 1)
+	}
+	ctx := context.Background()
+	s, err := New(ctx, url("mcp"), Config{})
+	if err != nil {
+		t.Fatalf("New as a user with the documented rights: %v", err)
+	}
+	defer s.Close()
+	if n := s.Stats().Shards.Load(); n != DefaultShards {
+		t.Fatalf("Shards %d, want %d (sharded pub/sub)", n, DefaultShards)
+	}
+	l := newCueLog()
+	l.subscribe(t, s)
+	if err := s.Publish(ctx, state.Cue{Kind: state.CueResourceUpdated, URI: "file:///acl"}); err != nil {
+		t.Fatal(err)
+	}
+	l.waitCues(t, 1)
+	h, err := s.Create(ctx, "p", []byte("v"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "p", h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "p", "nope"); !errors.Is(err, state.ErrNotFound) {
+		t.Fatalf("Get of an unknown handle: %v, want not found", err)
+	}
+	s2, err := New(ctx, url("noprobe"), Config{})
+	if err == nil {
+		s2.Close()
+		t.Fatal("New as a user refused PUBSUB SHARDNUMSUB fell back to classic pub/sub")
+	}
+	if !strings.Contains(err.Error(), "NOPERM") {
+		t.Fatalf("New as a user refused PUBSUB SHARDNUMSUB: %v, want one naming NOPERM", err)
+	}
+}
+
+// Only a Redis that does not know PUBSUB SHARDNUMSUB (Redis 6 and its
+// wording included) means classic pub/sub; any other error does not.
+func TestUnknownCommand(t *testing.T) {
+	m, s := newMini(t, Config{})
+	var reply string
+	m.Server().SetPreHook(func(c *server.Peer, cmd string, args ...string) bool {
+		if strings.EqualFold(cmd, "PUBSUB") {
+			c.WriteError(reply)
+			return true
+		}
+		return false
+	})
+	for msg, want := range map[string]bool{
+		"ERR unknown command 'PUBSUB', with args beginning with: 'SHARDNUMSUB' ":                  true,
+		"ERR unknown subcommand 'SHARDNUMSUB'. Try PUBSUB HELP.":                                  true,
+		"ERR Unknown subcommand or wrong number of arguments for 'SHARDNUMSUB'. Try PUBSUB HELP.": true,
+		"NOPERM this user has no permissions to run the 'pubsub|shardnumsub' command":             false,
+		"LOADING Redis is loading the dataset in memory":                                          false,
+	} {
+		reply = msg
+		err := s.c.Do(context.Background(), s.c.B().PubsubShardnumsub().Channel("x").Build()).Error()
+		if got := unknownCommand(err); got != want {
+			t.Errorf("%q (%v): unknownCommand %v, want %v", msg, err, got, want)
+		}
+	}
+	if unknownCommand(context.DeadlineExceeded) {
+		t.Error("a timeout taken for an unknown command")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,10 +152,13 @@ func (s *Store) setupShards(ctx context.Context) error {
 	defer cancel()
 	if n > 0 {
 		// A cluster without sharded pub/sub (Redis before 7, or a look-alike)
-		// refuses PUBSUB SHARDNUMSUB: classic pub/sub then.
+		// does not know PUBSUB SHARDNUMSUB: classic pub/sub then. Any other
+		// refusal (NOPERM: an ACL user without the rights) fails New, since
+		// this replica would otherwise use classic pub/sub while its fleet,
+		// with other rights, uses sharded.
 		s.stats.Ops.Add(1)
 		err := s.c.Do(cctx, s.c.B().PubsubShardnumsub().Channel(s.opt.Prefix+"cues").Build()).Error()
-		if _, refused := rueidis.IsRedisErr(err); refused {
+		if unknownCommand(err) {
 			s.log.Warn("redisstate: this Redis Cluster has no sharded pub/sub (Redis 7+): cues use classic PUBLISH, which every node relays", "err", err)
 			n = 0
 		} else if err != nil {
@@ -169,6 +173,19 @@ func (s *Store) setupShards(ctx context.Context) error {
 	}
 	s.stats.Shards.Store(int64(n))
 	return nil
+}
+
+// unknownCommand reports whether err is Redis refusing a command or a
+// subcommand it does not know ("ERR unknown command", "ERR unknown
+// subcommand"; Redis 6: "ERR Unknown subcommand or wrong number of
+// arguments").
+func unknownCommand(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	if !ok {
+		return false
+	}
+	msg := strings.ToLower(re.Error())
+	return strings.Contains(msg, "unknown command") || strings.Contains(msg, "unknown subcommand")
 }
 
 // agreeShards records n in "<Prefix>shards" unless a value is there
