@@ -51,7 +51,8 @@ import (
 // Redis Cluster.
 const DefaultShards = 16
 
-// maxShards bounds Config.Shards: each is one connection per replica.
+// maxShards bounds Config.Shards: each is one subscribed channel per
+// replica (on its master's connection).
 const maxShards = 1024
 
 const clusterSlots = 16384

@@ -97,8 +97,9 @@ type Config struct {
 	// Shards is how many channels cues are spread over when the store is
 	// a Redis Cluster (sharded pub/sub, SPUBLISH/SSUBSCRIBE, Redis 7+: each
 	// cue travels to one master, so backplane capacity grows with the
-	// masters). Each replica holds one subscription connection per shard;
-	// every replica must use the same value (New checks "<Prefix>shards",
+	// masters). Each replica holds one subscription connection per master
+	// (carrying the channels whose slots that master owns), however many
+	// shards; every replica must use the same value (New checks "<Prefix>shards",
 	// a key without expiry: to change the count, stop the fleet and delete
 	// it). Default DefaultShards (16), at most 1,024. Negative: classic
 	// PUBLISH/SUBSCRIBE even on a cluster (each cue crosses the cluster bus
