@@ -343,3 +343,27 @@ func TestUnknownCommand(t *testing.T) {
 		t.Error("a timeout taken for an unknown command")
 	}
 }
+
+// A cluster that names its masters without a host (CLUSTER SLOTS gives a
+// null endpoint: "the host you reached me on") still gets its shard
+// channels subscribed on the right nodes and carries cues.
+func TestClusterUnknownEndpoint(t *testing.T) {
+	c := redistest.StartCluster(t, 3)
+	for _, p := range c.Ports {
+		c.Cmd(t, p, "CONFIG", "SET", "cluster-preferred-endpoint-type", "unknown-endpoint")
+	}
+	s := newClusterStore(t, c, Config{})
+	l := newCueLog()
+	l.subscribe(t, s)
+	for _, p := range c.Ports {
+		if got := c.Cmd(t, p, "PUBSUB", "SHARDCHANNELS"); got == "" {
+			t.Errorf("master %d subscribed to no shard channel", p)
+		}
+	}
+	for i := range 20 {
+		if err := s.Publish(context.Background(), state.Cue{Kind: state.CueResourceUpdated, URI: "file:///u/" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.waitCues(t, 20)
+}

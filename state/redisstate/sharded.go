@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -309,12 +310,27 @@ func spanOwner(spans []slotSpan, slot uint16) string {
 	return ""
 }
 
-// slotSpans reads CLUSTER SLOTS.
+// slotSpans reads CLUSTER SLOTS from one of the known nodes (up to three
+// tried), so that a master named without a host ("the host you reached
+// me on") is named with that node's host, as the client's map names it.
 func (s *Store) slotSpans(ctx context.Context, nodes map[string]rueidis.Client) ([]slotSpan, error) {
-	cctx, cancel := s.opCtx(ctx)
-	defer cancel()
-	s.stats.Ops.Add(1)
-	ranges, err := s.c.Do(cctx, s.c.B().ClusterSlots().Build()).ToArray()
+	var ranges []rueidis.RedisMessage
+	err := errors.New("no cluster node known")
+	asked := ""
+	tries := 0
+	for addr, node := range nodes { // in random order: spread over the nodes
+		if tries++; tries > 3 {
+			break
+		}
+		cctx, cancel := s.opCtx(ctx)
+		s.stats.Ops.Add(1)
+		ranges, err = node.Do(cctx, node.B().ClusterSlots().Build()).ToArray()
+		cancel()
+		if err == nil {
+			asked = addr
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -335,14 +351,19 @@ func (s *Store) slotSpans(ctx context.Context, nodes map[string]rueidis.Client) 
 		if err != nil {
 			continue
 		}
-		spans = append(spans, slotSpan{lo, hi, nodeAddr(nodes, host, port)})
+		spans = append(spans, slotSpan{lo, hi, nodeAddr(nodes, host, port, asked)})
 	}
 	return spans, nil
 }
 
-// nodeAddr names a master of CLUSTER SLOTS as the client's node map does.
-func nodeAddr(nodes map[string]rueidis.Client, host string, port int64) string {
+// nodeAddr names a master of CLUSTER SLOTS as the client's node map does:
+// one given without a host is on the host of the node asked ("host:port"),
+// or, when that is not known, the only known node on its port.
+func nodeAddr(nodes map[string]rueidis.Client, host string, port int64, asked string) string {
 	p := strconv.FormatInt(port, 10)
+	if host == "" {
+		host, _, _ = net.SplitHostPort(asked)
+	}
 	if host != "" {
 		return net.JoinHostPort(host, p)
 	}
