@@ -16,7 +16,8 @@ import (
 	"github.com/mcpwire/mcpwire/state"
 )
 
-// Regression tests for the review of issue 22's cluster code.
+// Regression tests for the review of issue 22's code (cluster, TLS, ACL,
+// Redis 6).
 
 // addClusterReplica starts a node, joins it to c and makes it a replica
 // of the master at port; it returns the replica's port.
@@ -50,14 +51,23 @@ func addClusterReplica(t *testing.T, c *redistest.Cluster, master int) int {
 // server unsubscribes them), then subscribed again on the promoted
 // replica, and cues flow again. Before the fix the client's node map
 // never learnt the new master and the backplane stayed down.
-func TestClusterGracefulFailoverResubscribes(t *testing.T) {
+func TestClusterGracefulFailoverResubscribes(t *testing.T) { clusterFailover(t, false) }
+
+// The same when the master is killed and its replica takes over.
+func TestClusterKilledMasterFailoverResubscribes(t *testing.T) { clusterFailover(t, true) }
+
+func clusterFailover(t *testing.T, kill bool) {
 	c := redistest.StartCluster(t, 3)
 	s := newClusterStore(t, c, Config{ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond})
 	l := newCueLog()
 	l.subscribe(t, s)
 	victim := c.Owner(t, int(keySlot(s.shards[0])))
 	rep := addClusterReplica(t, c, victim)
-	c.Cmd(t, rep, "CLUSTER", "FAILOVER")
+	if kill {
+		c.Kill(victim)
+	} else {
+		c.Cmd(t, rep, "CLUSTER", "FAILOVER")
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(c.Cmd(t, rep, "ROLE"), "master") {
 		if time.Now().After(deadline) {
