@@ -125,9 +125,10 @@ type Config struct {
 	ReplicaTimeout time.Duration
 	// TLS, when set, is the TLS configuration of a rediss:// or
 	// rediss-sentinel:// URL: its certificate authorities (RootCAs) and
-	// client certificate (LoadTLS builds one from files). Its ServerName
-	// defaults to the URL's host. Nil: the system's roots, no client
-	// certificate. Set for a URL without TLS, New fails.
+	// client certificate (LoadTLS builds one from files). Its ServerName,
+	// when set (or the URL's tls_server_name=), is checked on every
+	// address; empty, each address is checked against the host it is
+	// dialled by. Nil: the system's roots, no client certificate. Set for a URL without TLS, New fails.
 	TLS *tls.Config
 	// Logger receives the store's warnings (a restart, lost data, an
 	// eviction policy that can drop state, a Once that could not store
