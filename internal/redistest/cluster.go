@@ -21,6 +21,20 @@ type Cluster struct {
 	Ports []int
 	cmds  []*exec.Cmd
 	cli   string
+	argv  [][]string
+	bin   string
+}
+
+// Restart starts again (review scratch) the node at port, with its nodes.conf, empty.
+func (c *Cluster) Restart(tb testing.TB, port int) {
+	i := c.index(port)
+	cmd := exec.Command(c.bin, c.argv[i]...)
+	dieWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	c.cmds[i] = cmd
+	waitPing(tb, port)
 }
 
 // StartCluster starts a cluster of n masters (n >= 3, redis-cli's
@@ -50,6 +64,8 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 			"--cluster-node-timeout", "1000", "--save", "", "--appendonly", "no",
 			"--dir", nd, "--loglevel", "warning", "--daemonize", "no")
 		cmd.Dir = nd
+		c.argv = append(c.argv, cmd.Args[1:])
+		c.bin = bin
 		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			tb.Fatal(err)

@@ -34,8 +34,10 @@
 //     been lost while the call ran is counted and logged, and the result
 //     withheld when another caller took the key (ErrOnceLeaseLost). A Redis
 //     restart (its run_id) is detected whenever the cue subscription comes
-//     back; a loss of data (the "<Prefix>epoch" key vanished or changed: a
-//     restart without persistence, a flush, an eviction of that key) then
+//     back; a loss of data (the "<Prefix>epoch" key — on a cluster one
+//     "<Prefix>epoch{tag}" per part of the slot space, so every master
+//     holds some — vanished or changed: a restart without persistence, a
+//     flush, an eviction of that key) then
 //     too, and also by a lookup that misses (Get, CompareAndSet, a Once
 //     whose key is missing: it reads the epoch key before answering) and
 //     every LossCheckInterval (5 s) while subscribed. Both are counted and

@@ -15,7 +15,12 @@ import (
 // Detecting lost state. Redis without persistence forgets everything
 // when it restarts; a flush or an eviction forgets some of it. The store
 // keeps one key without expiry, "<Prefix>epoch", holding a random value
-// the first replica sets. Every replica reads it at New, each time the
+// the first replica sets. On a Redis Cluster each master can lose its
+// data alone, so there are clusterEpochKeys of them, "<Prefix>epoch{tag}"
+// with tags spread over the slot space like the shard channels' (every
+// master of a cluster of up to clusterEpochKeys masters with equal slot
+// ranges holds some; New warns when a master holds none), all read at
+// each check: one that vanished or changed is a loss. Every replica reads it at New, each time the
 // cue subscription is re-established (a restart always drops that
 // connection), every LossCheckInterval while subscribed, and when a
 // lookup misses (checkLossOnMiss): a value that vanished or changed means
@@ -27,11 +32,13 @@ import (
 
 // epochScript returns the epoch key's value, setting it to ARGV[1] if it
 // is missing.
-var epochScript = rueidis.NewLuaScript(`
+var epochScript = rueidis.NewLuaScript(epochSrc)
+
+const epochSrc = `
 local cur = redis.call('GET', KEYS[1])
 if cur then return cur end
 redis.call('SET', KEYS[1], ARGV[1])
-return ARGV[1]`)
+return ARGV[1]`
 
 // checkRestart reads Redis's run_id and the epoch key and records a
 // restart or a loss of data since they were last read. Failures to read
@@ -55,10 +62,7 @@ func (s *Store) checkRestart(ctx context.Context) {
 		if runID == "" {
 			runID, ierr = s.readRunID(ctx)
 		}
-		cctx, cancel := s.opCtx(ctx)
-		s.stats.Ops.Add(1)
-		epoch, err = epochScript.Exec(cctx, s.c, []string{s.opt.Prefix + "epoch"}, []string{newToken()}).ToString()
-		cancel()
+		epoch, err = s.readEpoch(ctx)
 		if err != nil {
 			s.stats.Errors.Add(1)
 		}
@@ -107,15 +111,74 @@ func (s *Store) noteRunID(runID, why string, epochLost bool) {
 // a loss when it changed (reported: true); a failure to read it leaves
 // the last value and is returned. Called with lossMu held.
 func (s *Store) checkEpoch(ctx context.Context, why string) (bool, error) {
-	cctx, cancel := s.opCtx(ctx)
-	defer cancel()
-	s.stats.Ops.Add(1)
-	epoch, err := epochScript.Exec(cctx, s.c, []string{s.opt.Prefix + "epoch"}, []string{newToken()}).ToString()
+	epoch, err := s.readEpoch(ctx)
 	if err != nil {
 		s.stats.Errors.Add(1)
 		return false, err
 	}
 	return s.noteEpoch(epoch, why), nil
+}
+
+// clusterEpochKeys is how many epoch keys a store on a Redis Cluster
+// keeps.
+const clusterEpochKeys = 16
+
+// epochKeyNames returns the epoch keys: one, or clusterEpochKeys on a
+// cluster.
+func epochKeyNames(prefix string, cluster bool) []string {
+	if !cluster {
+		return []string{prefix + "epoch"}
+	}
+	return spreadNames(prefix+"epoch", clusterEpochKeys)
+}
+
+// readEpoch reads the epoch keys (setting those that are missing) and
+// returns their values joined by commas.
+func (s *Store) readEpoch(ctx context.Context) (string, error) {
+	cctx, cancel := s.opCtx(ctx)
+	defer cancel()
+	s.stats.Ops.Add(uint64(len(s.epochKeys)))
+	if len(s.epochKeys) == 1 {
+		return epochScript.Exec(cctx, s.c, s.epochKeys, []string{newToken()}).ToString()
+	}
+	// EVAL, each to its key's master in parallel (Lua.ExecMulti would
+	// first load the script on every node, replicas and failed nodes too).
+	cmds := make(rueidis.Commands, len(s.epochKeys))
+	for i, k := range s.epochKeys {
+		cmds[i] = s.c.B().Eval().Script(epochSrc).Numkeys(1).Key(k).Arg(newToken()).Build()
+	}
+	var b strings.Builder
+	for i, r := range s.c.DoMulti(cctx, cmds...) {
+		v, err := r.ToString()
+		if err != nil {
+			return "", err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(v)
+	}
+	return b.String(), nil
+}
+
+// checkEpochCoverage warns when a master of the cluster holds none of the
+// epoch keys: a loss of its data alone would then go unnoticed.
+func (s *Store) checkEpochCoverage(ctx context.Context) {
+	spans, err := s.slotSpans(ctx, s.c.Nodes())
+	if err != nil {
+		s.log.Warn("redisstate: cannot read CLUSTER SLOTS to check that every master holds an epoch key", "err", err)
+		return
+	}
+	held := map[string]bool{}
+	for _, k := range s.epochKeys {
+		held[spanOwner(spans, keySlot(k))] = true
+	}
+	for _, sp := range spans {
+		if !held[sp.addr] {
+			s.log.Warn("redisstate: a cluster master holds none of the epoch keys: a loss of its data alone (flush, restart without persistence) is not detected, and lookups of its lost keys answer not found",
+				"master", sp.addr, "epoch_keys", len(s.epochKeys))
+		}
+	}
 }
 
 // checkLossOnMiss runs before a lookup that missed answers "not found":

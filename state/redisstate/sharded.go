@@ -2,11 +2,13 @@ package redisstate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,10 +52,16 @@ import (
 // Redis Cluster.
 const DefaultShards = 16
 
-// maxShards bounds Config.Shards: each is one connection per replica.
+// maxShards bounds Config.Shards: each is one subscribed channel per
+// replica (on its master's connection).
 const maxShards = 1024
 
 const clusterSlots = 16384
+
+// clusterRefresh is how often the client reads the cluster's topology on
+// its own, so that a master that took over without a dropped connection
+// or a MOVED reply (a graceful CLUSTER FAILOVER) is learnt.
+const clusterRefresh = 2 * time.Second
 
 // crc16 is the CRC-16/XMODEM checksum Redis Cluster hashes keys and
 // channels with (polynomial 0x1021, initial value 0).
@@ -94,22 +102,29 @@ func keySlot(key string) uint16 {
 // shardChannels names n channels whose slots fall in n equal parts of the
 // slot space (when prefix holds no hash tag of its own).
 func shardChannels(prefix string, n int) []string {
-	chans := make([]string, n)
+	return spreadNames(prefix+"cues", n)
+}
+
+// spreadNames names n keys or channels, base followed by a hash tag,
+// whose slots fall in n equal parts of the slot space (when base holds no
+// hash tag of its own).
+func spreadNames(base string, n int) []string {
+	names := make([]string, n)
 	for i := range n {
 		lo, hi := i*clusterSlots/n, (i+1)*clusterSlots/n
 		for tag := 0; ; tag++ {
-			ch := prefix + "cues{" + strconv.Itoa(tag) + "}"
-			if sl := int(keySlot(ch)); sl >= lo && sl < hi {
-				chans[i] = ch
+			name := base + "{" + strconv.Itoa(tag) + "}"
+			if sl := int(keySlot(name)); sl >= lo && sl < hi {
+				names[i] = name
 				break
 			}
-			if tag > 1<<20 { // a hash tag in the prefix pins every channel
-				chans[i] = prefix + "cues{" + strconv.Itoa(i) + "}"
+			if tag > 1<<20 { // a hash tag in base pins every name
+				names[i] = base + "{" + strconv.Itoa(i) + "}"
 				break
 			}
 		}
 	}
-	return chans
+	return names
 }
 
 // shardOf returns the shard channel index a cue's URI travels on.
@@ -139,33 +154,56 @@ func (s *Store) setupShards(ctx context.Context) error {
 	defer cancel()
 	if n > 0 {
 		// A cluster without sharded pub/sub (Redis before 7, or a look-alike)
-		// refuses PUBSUB SHARDNUMSUB: classic pub/sub then.
+		// does not know PUBSUB SHARDNUMSUB: classic pub/sub then. Any other
+		// refusal (NOPERM: an ACL user without the rights) fails New, since
+		// this replica would otherwise use classic pub/sub while its fleet,
+		// with other rights, uses sharded.
 		s.stats.Ops.Add(1)
 		err := s.c.Do(cctx, s.c.B().PubsubShardnumsub().Channel(s.opt.Prefix+"cues").Build()).Error()
-		if _, refused := rueidis.IsRedisErr(err); refused {
+		if unknownCommand(err) {
 			s.log.Warn("redisstate: this Redis Cluster has no sharded pub/sub (Redis 7+): cues use classic PUBLISH, which every node relays", "err", err)
 			n = 0
 		} else if err != nil {
 			return fmt.Errorf("redisstate: probe sharded pub/sub: %w: %w", state.ErrUnavailable, err)
 		}
 	}
-	key := s.opt.Prefix + "shards"
-	s.stats.Ops.Add(2)
-	// SET NX GET (Redis 7): the value already there, or nil when ours was set.
-	got, err := s.c.Do(cctx, s.c.B().Set().Key(key).Value(strconv.Itoa(n)).Nx().Get().Build()).ToString()
-	if rueidis.IsRedisNil(err) {
-		got, err = strconv.Itoa(n), nil
+	if err := s.agreeShards(cctx, n); err != nil {
+		return err
 	}
+	if n > 0 {
+		s.shards = shardChannels(s.opt.Prefix, n)
+	}
+	s.stats.Shards.Store(int64(n))
+	return nil
+}
+
+// unknownCommand reports whether err is Redis refusing a command or a
+// subcommand it does not know ("ERR unknown command", "ERR unknown
+// subcommand"; Redis 6: "ERR Unknown subcommand or wrong number of
+// arguments").
+func unknownCommand(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	if !ok {
+		return false
+	}
+	msg := strings.ToLower(re.Error())
+	return strings.Contains(msg, "unknown command") || strings.Contains(msg, "unknown subcommand")
+}
+
+// agreeShards records n in "<Prefix>shards" unless a value is there
+// already, and fails when that value is not n.
+func (s *Store) agreeShards(ctx context.Context, n int) error {
+	key := s.opt.Prefix + "shards"
+	s.stats.Ops.Add(1)
+	// epochScript (GET, else SET) rather than SET NX GET, which Redis 6
+	// refuses.
+	got, err := epochScript.Exec(ctx, s.c, []string{key}, []string{strconv.Itoa(n)}).ToString()
 	if err != nil {
 		return fmt.Errorf("redisstate: read %s: %w: %w", key, state.ErrUnavailable, err)
 	}
 	if got != strconv.Itoa(n) {
 		return fmt.Errorf("redisstate: this replica would spread cues over %d shard channels, the fleet uses %s (%s; 0: classic PUBLISH): every replica must use the same Shards", n, got, key)
 	}
-	if n > 0 {
-		s.shards = shardChannels(s.opt.Prefix, n)
-	}
-	s.stats.Shards.Store(int64(n))
 	return nil
 }
 
@@ -193,7 +231,17 @@ type shardedSub struct {
 	mu sync.Mutex
 
 	conns []*masterConn
-	ev    chan int // a connection's channels were lost: how many
+	ev    chan loss
+	// gen numbers the connections of each connect; a loss signal of an
+	// older generation (a connection already closed or given up) is
+	// stale and ignored, so one outage is one loss.
+	gen atomic.Uint64
+}
+
+// loss is a connection's report that it lost n channels.
+type loss struct {
+	gen uint64
+	n   int
 }
 
 // masterConn subscribes to the shard channels one master owns.
@@ -201,13 +249,14 @@ type masterConn struct {
 	addr  string
 	chans []string
 	dc    rueidis.DedicatedClient
+	gen   uint64      // shardedSub.gen of the connect that made it
 	up    atomic.Bool // subscribed and watched: its losses are reported
 }
 
 // subscribeSharded is Subscribe on a cluster: every shard channel
 // subscribed before it returns.
 func (s *Store) subscribeSharded(ctx context.Context, deliver func(state.Cue), lost, restored func()) error {
-	ss := &shardedSub{s: s, deliver: deliver, lost: lost, restored: restored, ev: make(chan int, 2*len(s.shards)+1)}
+	ss := &shardedSub{s: s, deliver: deliver, lost: lost, restored: restored, ev: make(chan loss, 2*len(s.shards)+1)}
 	if err := ss.connect(ctx); err != nil {
 		return err
 	}
@@ -229,18 +278,63 @@ func (s *Store) subscribeSharded(ctx context.Context, deliver func(state.Cue), l
 // is the known node on its port.
 func (ss *shardedSub) owners(ctx context.Context, nodes map[string]rueidis.Client) (map[string][]string, error) {
 	s := ss.s
-	cctx, cancel := s.opCtx(ctx)
-	defer cancel()
-	s.stats.Ops.Add(1)
-	ranges, err := s.c.Do(cctx, s.c.B().ClusterSlots().Build()).ToArray()
+	spans, err := s.slotSpans(ctx, nodes)
 	if err != nil {
 		return nil, err
 	}
-	type span struct {
-		lo, hi int64
-		addr   string
+	byAddr := map[string][]string{}
+	for _, ch := range s.shards {
+		addr := spanOwner(spans, keySlot(ch))
+		if addr == "" {
+			return nil, fmt.Errorf("no master serves slot %d (%s)", keySlot(ch), ch)
+		}
+		byAddr[addr] = append(byAddr[addr], ch)
 	}
-	var spans []span
+	return byAddr, nil
+}
+
+// slotSpan is a range of slots and its master, named as the client's node
+// map does.
+type slotSpan struct {
+	lo, hi int64
+	addr   string
+}
+
+// spanOwner returns the master serving slot, "" when none does.
+func spanOwner(spans []slotSpan, slot uint16) string {
+	for _, sp := range spans {
+		if sp.lo <= int64(slot) && int64(slot) <= sp.hi {
+			return sp.addr
+		}
+	}
+	return ""
+}
+
+// slotSpans reads CLUSTER SLOTS from one of the known nodes (up to three
+// tried), so that a master named without a host ("the host you reached
+// me on") is named with that node's host, as the client's map names it.
+func (s *Store) slotSpans(ctx context.Context, nodes map[string]rueidis.Client) ([]slotSpan, error) {
+	var ranges []rueidis.RedisMessage
+	err := errors.New("no cluster node known")
+	asked := ""
+	tries := 0
+	for addr, node := range nodes { // in random order: spread over the nodes
+		if tries++; tries > 3 {
+			break
+		}
+		cctx, cancel := s.opCtx(ctx)
+		s.stats.Ops.Add(1)
+		ranges, err = node.Do(cctx, node.B().ClusterSlots().Build()).ToArray()
+		cancel()
+		if err == nil {
+			asked = addr
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var spans []slotSpan
 	for _, r := range ranges {
 		v, err := r.ToArray()
 		if err != nil || len(v) < 3 {
@@ -257,29 +351,19 @@ func (ss *shardedSub) owners(ctx context.Context, nodes map[string]rueidis.Clien
 		if err != nil {
 			continue
 		}
-		spans = append(spans, span{lo, hi, nodeAddr(nodes, host, port)})
+		spans = append(spans, slotSpan{lo, hi, nodeAddr(nodes, host, port, asked)})
 	}
-	byAddr := map[string][]string{}
-	for _, ch := range s.shards {
-		sl := int64(keySlot(ch))
-		addr := ""
-		for _, sp := range spans {
-			if sp.lo <= sl && sl <= sp.hi {
-				addr = sp.addr
-				break
-			}
-		}
-		if addr == "" {
-			return nil, fmt.Errorf("no master serves slot %d (%s)", sl, ch)
-		}
-		byAddr[addr] = append(byAddr[addr], ch)
-	}
-	return byAddr, nil
+	return spans, nil
 }
 
-// nodeAddr names a master of CLUSTER SLOTS as the client's node map does.
-func nodeAddr(nodes map[string]rueidis.Client, host string, port int64) string {
+// nodeAddr names a master of CLUSTER SLOTS as the client's node map does:
+// one given without a host is on the host of the node asked ("host:port"),
+// or, when that is not known, the only known node on its port.
+func nodeAddr(nodes map[string]rueidis.Client, host string, port int64, asked string) string {
 	p := strconv.FormatInt(port, 10)
+	if host == "" {
+		host, _, _ = net.SplitHostPort(asked)
+	}
 	if host != "" {
 		return net.JoinHostPort(host, p)
 	}
@@ -301,6 +385,7 @@ func nodeAddr(nodes map[string]rueidis.Client, host string, port int64) string {
 // connect subscribes to every shard channel, one connection per master.
 func (ss *shardedSub) connect(ctx context.Context) error {
 	s := ss.s
+	ss.gen.Add(1)
 	nodes := s.c.Nodes()
 	byAddr, err := ss.owners(ctx, nodes)
 	if err != nil {
@@ -310,9 +395,14 @@ func (ss *shardedSub) connect(ctx context.Context) error {
 		node, ok := nodes[addr]
 		if !ok {
 			// The client's map of the cluster is older than CLUSTER SLOTS:
-			// a command routed by the channel's slot makes it refresh.
+			// a keyed read in the channel's slot goes to the node the map
+			// names, which answers MOVED when it no longer owns the slot
+			// (a demoted master answers PUBSUB SHARDNUMSUB itself, without
+			// MOVED): the client then refreshes its map. The periodic
+			// refresh (clusterRefresh) covers the rest.
 			cctx, cancel := s.opCtx(ctx)
-			_ = s.c.Do(cctx, s.c.B().PubsubShardnumsub().Channel(chans[0]).Build()).Error()
+			s.stats.Ops.Add(1)
+			_ = s.c.Do(cctx, s.c.B().Exists().Key(chans[0]).Build()).Error()
 			cancel()
 			ss.closeConns()
 			return s.fail(ctx, "subscribe", fmt.Errorf("master %s not known to the client yet", addr))
@@ -334,7 +424,7 @@ func (ss *shardedSub) connectMaster(ctx context.Context, node rueidis.Client, ad
 	dc, release := node.Dedicate()
 	_ = release // Close ends the connection and releases it
 	subscribed := make(chan struct{}, len(chans))
-	mc := &masterConn{addr: addr, chans: chans, dc: dc}
+	mc := &masterConn{addr: addr, chans: chans, dc: dc, gen: ss.gen.Load()}
 	broken := dc.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) {
 			c, ok := parseCue(m.Message)
@@ -353,7 +443,7 @@ func (ss *shardedSub) connectMaster(ctx context.Context, node rueidis.Client, ad
 				subscribed <- struct{}{}
 			case "sunsubscribe": // the slot moved: this channel is gone
 				if mc.up.Load() {
-					ss.signal(1)
+					ss.signal(mc.gen, 1)
 				}
 			}
 		},
@@ -388,22 +478,24 @@ func (ss *shardedSub) connectMaster(ctx context.Context, node rueidis.Client, ad
 	// channel on it; this goroutine ends with the connection.
 	go func() {
 		if _, ok := <-broken; ok && mc.up.Load() {
-			ss.signal(len(chans))
+			ss.signal(mc.gen, len(chans))
 		}
 	}()
 	return mc, nil
 }
 
 // signal reports lost channels to run, without blocking.
-func (ss *shardedSub) signal(n int) {
+func (ss *shardedSub) signal(gen uint64, n int) {
 	select {
-	case ss.ev <- n:
+	case ss.ev <- loss{gen, n}:
 	default: // run is tearing everything down already
 	}
 }
 
+// closeConns closes the connections, which report no loss from then on.
 func (ss *shardedSub) closeConns() {
 	for _, mc := range ss.conns {
+		mc.up.Store(false)
 		mc.dc.Close()
 	}
 	ss.conns = nil
@@ -425,7 +517,7 @@ func (ss *shardedSub) run(ctx context.Context) {
 		tick = t.C
 	}
 	for {
-		var n int
+		var ev loss
 		select {
 		case <-ctx.Done():
 			ss.closeConns()
@@ -438,24 +530,28 @@ func (ss *shardedSub) run(ctx context.Context) {
 			s.checkEpoch(ctx, "periodic check")
 			s.lossMu.Unlock()
 			continue
-		case n = <-ss.ev:
+		case ev = <-ss.ev:
 		}
+		if ev.gen != ss.gen.Load() {
+			continue // a connection of an earlier connect: already handled
+		}
+		n := ev.n
 		var addrs []string
 		for _, mc := range ss.conns {
 			addrs = append(addrs, mc.addr)
-		}
-		for _, mc := range ss.conns {
-			mc.up.Store(false)
 		}
 		ss.closeConns()
 		for drained := false; !drained; { // the other losses this one caused
 			select {
 			case m := <-ss.ev:
-				n += m
+				if m.gen == ev.gen {
+					n += m.n
+				}
 			default:
 				drained = true
 			}
 		}
+		n = min(n, len(s.shards)) // a channel unsubscribed, then its connection dropped
 		s.stats.ShardsLost.Add(uint64(n))
 		s.stats.Lost.Add(1)
 		s.log.Warn("redisstate: a shard channel's subscription was lost (its slot moved or its master failed): listen streams end until every shard channel is subscribed again", "channels", n, "masters", addrs)

@@ -340,23 +340,29 @@ func TestClusterMasterKilledEndsStreams(t *testing.T) {
 	}
 }
 
-// TestNodeAddr: a master CLUSTER SLOTS names without a host is the known
+// TestNodeAddr: a master CLUSTER SLOTS names without a host is on the
+// host of the node asked (nodes of several hosts may share a port: before
+// the fix such a master was ":port", never found), else the only known
 // node on its port, so its channels are subscribed on it.
 func TestNodeAddr(t *testing.T) {
 	nodes := map[string]rueidis.Client{"10.0.0.1:7000": nil, "10.0.0.2:7001": nil, "10.0.0.3:7001": nil}
 	for _, c := range []struct {
-		host string
-		port int64
-		want string
+		host  string
+		port  int64
+		asked string
+		want  string
 	}{
-		{"10.0.0.9", 7000, "10.0.0.9:7000"},
-		{"", 7000, "10.0.0.1:7000"},
-		{"", 7001, ":7001"}, // two candidates
-		{"", 7002, ":7002"},
-		{"::1", 7000, "[::1]:7000"},
+		{"10.0.0.9", 7000, "10.0.0.1:7000", "10.0.0.9:7000"},
+		{"", 7000, "", "10.0.0.1:7000"},
+		{"", 7001, "", ":7001"}, // two candidates, the node asked unknown
+		{"", 7001, "10.0.0.3:7001", "10.0.0.3:7001"},
+		{"", 7001, "10.0.0.2:7005", "10.0.0.2:7001"},
+		{"", 7002, "", ":7002"},
+		{"", 7000, "[::1]:7009", "[::1]:7000"},
+		{"::1", 7000, "", "[::1]:7000"},
 	} {
-		if got := nodeAddr(nodes, c.host, c.port); got != c.want {
-			t.Errorf("nodeAddr(%q, %d) = %q, want %q", c.host, c.port, got, c.want)
+		if got := nodeAddr(nodes, c.host, c.port, c.asked); got != c.want {
+			t.Errorf("nodeAddr(%q, %d, %q) = %q, want %q", c.host, c.port, c.asked, got, c.want)
 		}
 	}
 }

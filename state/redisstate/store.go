@@ -97,8 +97,9 @@ type Config struct {
 	// Shards is how many channels cues are spread over when the store is
 	// a Redis Cluster (sharded pub/sub, SPUBLISH/SSUBSCRIBE, Redis 7+: each
 	// cue travels to one master, so backplane capacity grows with the
-	// masters). Each replica holds one subscription connection per shard;
-	// every replica must use the same value (New checks "<Prefix>shards",
+	// masters). Each replica holds one subscription connection per master
+	// (carrying the channels whose slots that master owns), however many
+	// shards; every replica must use the same value (New checks "<Prefix>shards",
 	// a key without expiry: to change the count, stop the fleet and delete
 	// it). Default DefaultShards (16), at most 1,024. Negative: classic
 	// PUBLISH/SUBSCRIBE even on a cluster (each cue crosses the cluster bus
@@ -124,9 +125,10 @@ type Config struct {
 	ReplicaTimeout time.Duration
 	// TLS, when set, is the TLS configuration of a rediss:// or
 	// rediss-sentinel:// URL: its certificate authorities (RootCAs) and
-	// client certificate (LoadTLS builds one from files). Its ServerName
-	// defaults to the URL's host. Nil: the system's roots, no client
-	// certificate. Set for a URL without TLS, New fails.
+	// client certificate (LoadTLS builds one from files). Its ServerName,
+	// when set (or the URL's tls_server_name=), is checked on every
+	// address; empty, each address is checked against the host it is
+	// dialled by. Nil: the system's roots, no client certificate. Set for a URL without TLS, New fails.
 	TLS *tls.Config
 	// Logger receives the store's warnings (a restart, lost data, an
 	// eviction policy that can drop state, a Once that could not store
@@ -222,9 +224,11 @@ type Store struct {
 	closed bool
 	done   chan struct{}
 	wg     sync.WaitGroup
-	runID  string       // Redis's run_id when last seen ("" unknown); guarded by mu
-	epoch  string       // the epoch key's value when last seen; guarded by mu
-	lostAt atomic.Int64 // UnixNano of the last detected data loss; 0 none
+	runID  string // Redis's run_id when last seen ("" unknown); guarded by mu
+	epoch  string // the epoch keys' values when last seen; guarded by mu
+	// epochKeys are the epoch keys: one, or clusterEpochKeys on a cluster.
+	epochKeys []string
+	lostAt    atomic.Int64 // UnixNano of the last detected data loss; 0 none
 
 	lossMu       sync.Mutex // held by a check of the epoch key (one at a time)
 	lossChecked  time.Time  // when the last read of the epoch key for a miss began; guarded by lossMu
@@ -253,6 +257,7 @@ func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	co.Sentinel.Dialer.Timeout = opt.DialTimeout
 	co.ConnWriteTimeout = opt.HealthTimeout
 	co.ClientName = "mcpwire"
+	co.ClusterOption.ShardsRefreshInterval = clusterRefresh // used on a cluster only
 	c, err := rueidis.NewClient(co)
 	if err != nil {
 		return nil, fmt.Errorf("redisstate: connect %s: %w: %w", redact(url), state.ErrUnavailable, err)
@@ -272,6 +277,10 @@ func New(ctx context.Context, url string, opt Config) (*Store, error) {
 	if err := s.setupShards(ctx); err != nil {
 		c.Close()
 		return nil, err
+	}
+	s.epochKeys = epochKeyNames(opt.Prefix, c.Mode() == rueidis.ClientModeCluster)
+	if len(s.epochKeys) > 1 {
+		s.checkEpochCoverage(ctx)
 	}
 	s.checkEviction(ctx)
 	s.checkRestart(ctx)

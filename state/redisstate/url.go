@@ -24,6 +24,11 @@ import (
 //	                                                      the sentinels S1, S2, S3 and followed across failovers
 //	rediss-sentinel://…                                   the same with TLS to the sentinels and the master
 //
+// With TLS each address is verified against the host name it is dialled
+// by, unless the query has tls_server_name=NAME (or Config.TLS.ServerName
+// is set): then every one against NAME, e.g. for nodes that a cluster
+// names by IP address and whose certificates name a DNS name.
+//
 // USER and PASSWORD are the master's (an ACL user, or only a password for
 // "default"). Sentinels are asked without credentials unless the query has
 // sentinel_auth=same (the sentinels require the master's user and
@@ -80,6 +85,11 @@ func clientOption(raw string, tc *tls.Config) (rueidis.ClientOption, error) {
 			return rueidis.ClientOption{}, errors.New("sentinel_auth= needs a redis-sentinel:// URL")
 		}
 	}
+	serverName := q.Get("tls_server_name")
+	if q.Has("tls_server_name") {
+		q.Del("tls_server_name")
+		u.RawQuery = q.Encode()
+	}
 	co, err := rueidis.ParseURL(u.String())
 	if err != nil {
 		if ue := (*neturl.Error)(nil); errors.As(err, &ue) {
@@ -87,13 +97,23 @@ func clientOption(raw string, tc *tls.Config) (rueidis.ClientOption, error) {
 		}
 		return rueidis.ClientOption{}, err
 	}
+	if serverName != "" && co.TLSConfig == nil {
+		return rueidis.ClientOption{}, errors.New("tls_server_name= needs TLS: use rediss:// (or rediss-sentinel://)")
+	}
+	if co.TLSConfig != nil {
+		// The same tls.Config dials every address (the seeds, the nodes a
+		// cluster names, the sentinels and the master they name): with no
+		// ServerName each is verified against the host it is dialled by,
+		// not against the first URL host (what the URL parser sets).
+		co.TLSConfig.ServerName = serverName
+	}
 	if tc != nil {
 		if co.TLSConfig == nil {
 			return rueidis.ClientOption{}, errTLSNotRediss
 		}
 		c := tc.Clone()
-		if c.ServerName == "" {
-			c.ServerName = co.TLSConfig.ServerName
+		if serverName != "" || c.ServerName == "" {
+			c.ServerName = serverName
 		}
 		c.MinVersion = max(c.MinVersion, tls.VersionTLS12)
 		c.InsecureSkipVerify = c.InsecureSkipVerify || co.TLSConfig.InsecureSkipVerify
