@@ -297,10 +297,17 @@ func (w *httpWorker) loop() {
 		if s.rate <= 0 {
 			start = sent
 		}
+		pk := int64(-1)
 		if w.pub != nil {
+			pk = w.pub.n.Load()
 			w.pub.add(sent, measured)
 		}
 		out, code := w.do()
+		if pk >= 0 && out != outOK {
+			// An error reply, a timeout or a broken connection: the
+			// server may not have published this touch.
+			w.pub.fail(pk)
+		}
 		done := w.doneAt
 		if !w.got {
 			done = s.now()

@@ -19,6 +19,15 @@ import (
 type pubLog struct {
 	sent []atomic.Int64 // ns since base; negative for warm-up publishes
 	n    atomic.Int64
+
+	// Touches that failed (an error reply, a timeout, a failed write):
+	// the server may not have published them, so no stream is expected to
+	// receive them. A timed-out touch may still have been published: its
+	// delivery is neither foreign nor a duplicate. Failures are rare: a
+	// mutex and a list are fine.
+	failMu sync.Mutex
+	failed []int64
+	nfail  atomic.Int64
 }
 
 func newPubLog(capacity int) *pubLog { return &pubLog{sent: make([]atomic.Int64, capacity)} }
@@ -32,6 +41,36 @@ func (p *pubLog) add(t int64, measured bool) {
 		p.sent[k].Store(t)
 	}
 	p.n.Store(k + 1)
+}
+
+// fail marks publish k failed.
+func (p *pubLog) fail(k int64) {
+	p.failMu.Lock()
+	p.failed = append(p.failed, k)
+	p.failMu.Unlock()
+	p.nfail.Add(1)
+}
+
+// failedSince returns the failed publishes with an index of at least from.
+func (p *pubLog) failedSince(from int64) []int64 {
+	p.failMu.Lock()
+	defer p.failMu.Unlock()
+	var out []int64
+	for _, k := range p.failed {
+		if k >= from {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// expectedSince is how many publishes from index from on succeeded.
+func (p *pubLog) expectedSince(from int64) int64 {
+	n := p.n.Load() - from
+	if from == 0 {
+		return n - p.nfail.Load()
+	}
+	return n - int64(len(p.failedSince(from)))
 }
 
 // latency returns the delay of delivery k received at now, and whether
@@ -178,6 +217,27 @@ func (r *run) seqOf(s *listenStream, env *codec.Envelope) (int64, bool) {
 	}
 	s.count.Add(1)
 	return k, true
+}
+
+// has reports whether s received publish k (unique URIs; reader side, or
+// once the readers have ended).
+func (s *listenStream) has(k int64) bool {
+	return k/64 < int64(len(s.seen)) && s.seen[k/64]&(uint64(1)<<(k%64)) != 0
+}
+
+// lost is how many publishes that succeeded s did not receive (unique
+// URIs): a failed touch is not expected, and its delivery, if the server
+// published it anyway, is not counted either. Called once the readers
+// have ended.
+func (s *listenStream) lost() int64 {
+	want := s.pub.expectedSince(0)
+	got := s.count.Load()
+	for _, k := range s.pub.failedSince(0) {
+		if s.has(k) {
+			got--
+		}
+	}
+	return max(want-got, 0)
 }
 
 // streamOn finds the stream whose raw id is raw on connection c. Reader

@@ -22,6 +22,10 @@ type sseHub struct {
 	skip func(id string, n int) bool
 	// uris collects the touched URIs.
 	uris []string
+	// refuse, when set, answers touch n with an error and publishes nothing.
+	refuse func(n int) bool
+	// ackDelay, when set, delays the acknowledgement of stream id.
+	ackDelay func(id string) time.Duration
 }
 
 func startListenFake(t *testing.T) (*httpFake, *sseHub) {
@@ -32,6 +36,9 @@ func startListenFake(t *testing.T) (*httpFake, *sseHub) {
 			if len(m.Params.Notes.Res) != 1 || m.Params.Notes.Res[0] != "test://load" {
 				writeJSON(w, 200, errorJSON(m.ID, -32602))
 				return
+			}
+			if h.ackDelay != nil {
+				time.Sleep(h.ackDelay(string(m.ID)))
 			}
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(200)
@@ -64,6 +71,11 @@ func startListenFake(t *testing.T) (*httpFake, *sseHub) {
 			n := h.touches
 			h.touches++
 			h.uris = append(h.uris, a.URI)
+			if h.refuse != nil && h.refuse(n) {
+				h.mu.Unlock()
+				writeJSON(w, 200, errorJSON(m.ID, -32000))
+				return
+			}
 			for ch, id := range h.subs {
 				if h.skip != nil && h.skip(id, n) {
 					continue
@@ -197,4 +209,27 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// TestUniqueURIsRefusedTouchIsNotALoss: a touch the server refuses (an
+// error reply: nothing was published) is no publish any stream must
+// receive, so it is not counted as lost on every stream.
+func TestUniqueURIsRefusedTouchIsNotALoss(t *testing.T) {
+	f, hub := startListenFake(t)
+	hub.mu.Lock()
+	hub.refuse = func(n int) bool { return n == 1 }
+	hub.mu.Unlock()
+	res := runLoad(t, Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 5, PublishRate: 50, UniqueURIs: true,
+		Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	hub.mu.Lock()
+	touches := hub.touches
+	hub.mu.Unlock()
+	if touches < 2 {
+		t.Fatalf("%d touches: the refused one was never sent", touches)
+	}
+	if res.Loss == nil || res.Loss.Lost != 0 || res.Loss.Duplicates != 0 {
+		t.Fatalf("loss %+v: a refused touch (nothing published) counted as lost deliveries", res.Loss)
+	}
 }

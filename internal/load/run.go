@@ -460,7 +460,7 @@ func (r *run) drainDeliveries(ctx context.Context) {
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		pending := false
 		for _, s := range r.streams {
-			if s.acked.Load() && s.state.Load() == streamOpen && s.count.Load() < s.pub.n.Load() {
+			if s.acked.Load() && s.state.Load() == streamOpen && s.count.Load() < s.pub.expectedSince(0) {
 				pending = true
 				break
 			}
@@ -693,13 +693,14 @@ func (r *run) collect(res *Result) {
 		}
 		if r.seqPrefix != nil {
 			// Nothing may collapse: every acknowledged stream must have
-			// received every publish sent (warm-up included), failed streams too.
+			// received every publish that succeeded (warm-up included),
+			// failed streams too.
 			l := &Loss{Duplicates: r.dups.Load()}
 			for _, s := range r.streams {
 				if !s.acked.Load() {
 					continue
 				}
-				if miss := s.pub.n.Load() - s.count.Load(); miss > 0 {
+				if miss := s.lost(); miss > 0 {
 					l.Lost += miss
 					l.Streams++
 				}
