@@ -98,7 +98,11 @@ type listenStream struct {
 	k     int
 	pub   *pubLog
 	conn  *streamConn  // stdio/tcp/unix: the connection it lives on
-	count atomic.Int64 // deliveries (unique URIs: distinct publishes received)
+	count atomic.Int64 // deliveries (unique URIs: distinct publishes from index from on received)
+	// from is the publish index when the stream was acknowledged: only
+	// publishes from there on must reach it (one acknowledged late, after
+	// openListens stopped waiting, joined the run midway).
+	from  atomic.Int64
 	acked atomic.Bool
 	state atomic.Int32
 	// seen (unique URIs) marks the publishes received, indexed by k; only
@@ -183,6 +187,9 @@ func (r *run) streamNote(s *listenStream, env *codec.Envelope, msg []byte, now i
 			}
 		}
 	case ack:
+		if !s.acked.Load() {
+			s.from.Store(s.pub.n.Load()) // before acked: readers of acked read from
+		}
 		if !s.acked.Swap(true) {
 			r.acks.Add(1)
 		}
@@ -215,7 +222,9 @@ func (r *run) seqOf(s *listenStream, env *codec.Envelope) (int64, bool) {
 		}
 		*w |= bit
 	}
-	s.count.Add(1)
+	if k >= s.from.Load() {
+		s.count.Add(1)
+	}
 	return k, true
 }
 
@@ -225,14 +234,15 @@ func (s *listenStream) has(k int64) bool {
 	return k/64 < int64(len(s.seen)) && s.seen[k/64]&(uint64(1)<<(k%64)) != 0
 }
 
-// lost is how many publishes that succeeded s did not receive (unique
-// URIs): a failed touch is not expected, and its delivery, if the server
+// lost is how many publishes that succeeded since s was acknowledged s did
+// not receive (unique URIs): a failed touch is not expected, and its delivery, if the server
 // published it anyway, is not counted either. Called once the readers
 // have ended.
 func (s *listenStream) lost() int64 {
-	want := s.pub.expectedSince(0)
+	from := s.from.Load()
+	want := s.pub.expectedSince(from)
 	got := s.count.Load()
-	for _, k := range s.pub.failedSince(0) {
+	for _, k := range s.pub.failedSince(from) {
 		if s.has(k) {
 			got--
 		}

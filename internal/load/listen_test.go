@@ -233,3 +233,31 @@ func TestUniqueURIsRefusedTouchIsNotALoss(t *testing.T) {
 		t.Fatalf("loss %+v: a refused touch (nothing published) counted as lost deliveries", res.Loss)
 	}
 }
+
+// TestUniqueURIsLateAckIsNotALoss: a stream acknowledged after openListens
+// stopped waiting joins the run midway; the publishes sent before its
+// acknowledgement are not charged to it as lost.
+func TestUniqueURIsLateAckIsNotALoss(t *testing.T) {
+	f, hub := startListenFake(t)
+	hub.mu.Lock()
+	hub.ackDelay = func(id string) time.Duration {
+		if id == `"listen-3"` {
+			return 1300 * time.Millisecond
+		}
+		return 0
+	}
+	hub.mu.Unlock()
+	res, log := runLoadLog(t, Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 5, PublishRate: 50, UniqueURIs: true,
+		Duration: 1500 * time.Millisecond, Warmup: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	if !contains(log, "4 of 5 listen streams acknowledged in time") {
+		t.Fatalf("log %q: listen-3 was not acknowledged late", log)
+	}
+	if res.Loss == nil || res.Loss.Lost != 0 || res.Loss.Duplicates != 0 {
+		t.Fatalf("loss %+v: a stream acknowledged late reported as losing the publishes sent before it joined", res.Loss)
+	}
+	if res.expected > res.Deliveries {
+		t.Fatalf("expected %d deliveries, got %d: the late stream charged for publishes before it joined", res.expected, res.Deliveries)
+	}
+}
