@@ -106,7 +106,8 @@ type listenStream struct {
 	acked atomic.Bool
 	state atomic.Int32
 	// seen (unique URIs) marks the publishes received, indexed by k; only
-	// the stream's reader touches it.
+	// the stream's reader touches it. It grows with the highest k received
+	// (growSeen).
 	seen []uint64
 }
 
@@ -211,21 +212,35 @@ func (r *run) seqOf(s *listenStream, env *codec.Envelope) (int64, bool) {
 		r.lerrs.add(errListenForeign)
 		return 0, false
 	}
-	if k < int64(len(s.pub.sent)) {
-		if s.seen == nil {
-			s.seen = make([]uint64, (len(s.pub.sent)+63)/64)
-		}
-		w, bit := &s.seen[k/64], uint64(1)<<(k%64)
-		if *w&bit != 0 {
-			r.dups.Add(1)
-			return 0, false
-		}
-		*w |= bit
+	s.growSeen(k)
+	w, bit := &s.seen[k/64], uint64(1)<<(k%64)
+	if *w&bit != 0 {
+		r.dups.Add(1)
+		return 0, false
 	}
+	*w |= bit
 	if k >= s.from.Load() {
 		s.count.Add(1)
 	}
 	return k, true
+}
+
+// growSeen makes s.seen cover index k (k < s.pub.n): it grows with the
+// highest index received, doubling, but never beyond the publishes sent
+// so far, so a stream holds one bit per publish, not the run's capacity.
+func (s *listenStream) growSeen(k int64) {
+	w := int(k / 64)
+	if w < len(s.seen) {
+		return
+	}
+	if w < cap(s.seen) {
+		s.seen = s.seen[:w+1] // the words past len were never written
+		return
+	}
+	limit := int((s.pub.n.Load() + 63) / 64)
+	seen := make([]uint64, w+1, max(w+1, min(2*cap(s.seen), limit)))
+	copy(seen, s.seen)
+	s.seen = seen
 }
 
 // has reports whether s received publish k (unique URIs; reader side, or

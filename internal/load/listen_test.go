@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
 )
 
 // sseHub is the listen side of a fake Streamable HTTP server: each
@@ -259,5 +261,50 @@ func TestUniqueURIsLateAckIsNotALoss(t *testing.T) {
 	}
 	if res.expected > res.Deliveries {
 		t.Fatalf("expected %d deliveries, got %d: the late stream charged for publishes before it joined", res.expected, res.Deliveries)
+	}
+}
+
+// TestUniqueURIsSeenBounded: a stream's duplicate check holds one bit per
+// publish sent so far, not the whole run's publish capacity (up to 1 MiB
+// per stream at 5,000 streams), and still finds duplicates after growing,
+// out of order too.
+func TestUniqueURIsSeenBounded(t *testing.T) {
+	r := &run{seqPrefix: seqURI("test://load")}
+	pub := newPubLog(8 << 20) // a long run's capacity
+	s := &listenStream{pub: pub}
+	var env codec.Envelope
+	deliver := func(k int64) bool {
+		msg := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://load/%d"}}`, k)
+		if err := codec.Peek(msg, &env); err != nil {
+			t.Fatal(err)
+		}
+		_, ok := r.seqOf(s, &env)
+		return ok
+	}
+	const n = 1000
+	for k := range int64(n) {
+		pub.add(1, true)
+		if k%2 == 1 { // out of order: k-1 after k
+			if !deliver(k) || !deliver(k-1) {
+				t.Fatalf("publish %d or %d refused", k, k-1)
+			}
+		}
+		if c := cap(s.seen); c > int(pub.n.Load())/64+1 {
+			t.Fatalf("after %d publishes the bitmap holds %d words, want at most %d", pub.n.Load(), c, pub.n.Load()/64+1)
+		}
+	}
+	if s.count.Load() != n || r.dups.Load() != 0 {
+		t.Fatalf("count %d, dups %d", s.count.Load(), r.dups.Load())
+	}
+	for _, k := range []int64{0, 63, 64, n - 1} {
+		if deliver(k) {
+			t.Fatalf("duplicate of %d accepted", k)
+		}
+	}
+	if r.dups.Load() != 4 {
+		t.Fatalf("dups %d, want 4", r.dups.Load())
+	}
+	if deliver(n) {
+		t.Fatal("an update beyond the publishes sent accepted")
 	}
 }
