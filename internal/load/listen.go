@@ -105,10 +105,11 @@ type listenStream struct {
 	from  atomic.Int64
 	acked atomic.Bool
 	state atomic.Int32
-	// seen (unique URIs) marks the publishes received, indexed by k; only
-	// the stream's reader touches it. It grows with the highest k received
+	// seen (unique URIs) marks the publishes received, indexed by k. The
+	// stream's reader is its only writer; the drain reads it while the
+	// reader runs, hence the atomics. It grows with the highest k received
 	// (growSeen).
-	seen []uint64
+	seen atomic.Pointer[[]atomic.Uint64]
 }
 
 // listenErrs counts listen stream failures by kind (rare: a mutex is fine).
@@ -212,57 +213,78 @@ func (r *run) seqOf(s *listenStream, env *codec.Envelope) (int64, bool) {
 		r.lerrs.add(errListenForeign)
 		return 0, false
 	}
-	s.growSeen(k)
-	w, bit := &s.seen[k/64], uint64(1)<<(k%64)
-	if *w&bit != 0 {
+	w, bit := &s.growSeen(k)[k/64], uint64(1)<<(k%64)
+	v := w.Load()
+	if v&bit != 0 {
 		r.dups.Add(1)
 		return 0, false
 	}
-	*w |= bit
+	w.Store(v | bit) // the only writer
 	if k >= s.from.Load() {
 		s.count.Add(1)
 	}
 	return k, true
 }
 
-// growSeen makes s.seen cover index k (k < s.pub.n): it grows with the
-// highest index received, doubling, but never beyond the publishes sent
-// so far, so a stream holds one bit per publish, not the run's capacity.
-func (s *listenStream) growSeen(k int64) {
-	w := int(k / 64)
-	if w < len(s.seen) {
-		return
+// growSeen returns s's bitmap, grown to cover index k (k < s.pub.n) if it
+// did not: it grows with the highest index received, doubling, but never
+// beyond the publishes sent so far, so a stream holds one bit per publish,
+// not the run's capacity. Reader side.
+func (s *listenStream) growSeen(k int64) []atomic.Uint64 {
+	var cur []atomic.Uint64
+	if p := s.seen.Load(); p != nil {
+		cur = *p
 	}
-	if w < cap(s.seen) {
-		s.seen = s.seen[:w+1] // the words past len were never written
-		return
+	w := int(k / 64)
+	if w < len(cur) {
+		return cur
 	}
 	limit := int((s.pub.n.Load() + 63) / 64)
-	seen := make([]uint64, w+1, max(w+1, min(2*cap(s.seen), limit)))
-	copy(seen, s.seen)
-	s.seen = seen
+	seen := make([]atomic.Uint64, max(w+1, min(2*len(cur), limit)))
+	for i := range cur {
+		seen[i].Store(cur[i].Load())
+	}
+	s.seen.Store(&seen)
+	return seen
 }
 
-// has reports whether s received publish k (unique URIs; reader side, or
-// once the readers have ended).
+// has reports whether s received publish k (unique URIs).
 func (s *listenStream) has(k int64) bool {
-	return k/64 < int64(len(s.seen)) && s.seen[k/64]&(uint64(1)<<(k%64)) != 0
+	p := s.seen.Load()
+	return p != nil && k/64 < int64(len(*p)) && (*p)[k/64].Load()&(uint64(1)<<(k%64)) != 0
 }
 
-// lost is how many publishes that succeeded since s was acknowledged s did
-// not receive (unique URIs): a failed touch is not expected, and its delivery, if the server
-// published it anyway, is not counted either. Called once the readers
-// have ended.
-func (s *listenStream) lost() int64 {
-	from := s.from.Load()
-	want := s.pub.expectedSince(from)
+// received is how many publishes that succeeded since s was acknowledged
+// s received (unique URIs): the delivery of a failed touch, one the server
+// published anyway, is not counted.
+func (s *listenStream) received(from int64, failed []int64) int64 {
 	got := s.count.Load()
-	for _, k := range s.pub.failedSince(from) {
+	for _, k := range failed {
 		if s.has(k) {
 			got--
 		}
 	}
-	return max(want-got, 0)
+	return got
+}
+
+// lost is how many publishes that succeeded since s was acknowledged s did
+// not receive (unique URIs): a failed touch is not expected, and its
+// delivery, if the server published it anyway, is not counted either.
+func (s *listenStream) lost() int64 {
+	from := s.from.Load()
+	return max(s.pub.expectedSince(from)-s.received(from, s.pub.failedSince(from)), 0)
+}
+
+// pending reports whether s still waits for a publish that succeeded
+// since it was acknowledged (unique URIs; the drain, once every touch has
+// its outcome).
+func (s *listenStream) pending() bool {
+	from := s.from.Load()
+	want := s.pub.expectedSince(from)
+	if s.count.Load() < want {
+		return true // at most count were received: no need to look further
+	}
+	return s.received(from, s.pub.failedSince(from)) < want
 }
 
 // streamOn finds the stream whose raw id is raw on connection c. Reader

@@ -282,6 +282,9 @@ func TestUniqueURIsSeenBounded(t *testing.T) {
 		return ok
 	}
 	const n = 1000
+	if s.pending() {
+		t.Fatal("pending before any publish")
+	}
 	for k := range int64(n) {
 		pub.add(1, true)
 		if k%2 == 1 { // out of order: k-1 after k
@@ -289,7 +292,8 @@ func TestUniqueURIsSeenBounded(t *testing.T) {
 				t.Fatalf("publish %d or %d refused", k, k-1)
 			}
 		}
-		if c := cap(s.seen); c > int(pub.n.Load())/64+1 {
+		if p := s.seen.Load(); p != nil && len(*p) > int(pub.n.Load())/64+1 {
+			c := len(*p)
 			t.Fatalf("after %d publishes the bitmap holds %d words, want at most %d", pub.n.Load(), c, pub.n.Load()/64+1)
 		}
 	}
@@ -306,5 +310,41 @@ func TestUniqueURIsSeenBounded(t *testing.T) {
 	}
 	if deliver(n) {
 		t.Fatal("an update beyond the publishes sent accepted")
+	}
+}
+
+// TestUniqueURIsDrainWaitsPastFailedDelivery: a touch that failed but was
+// published anyway (a timeout, a broken connection) and delivered does not
+// stand in for a publish that succeeded and is still on its way: the drain
+// keeps waiting for it, so the stream is not closed before it arrives.
+func TestUniqueURIsDrainWaitsPastFailedDelivery(t *testing.T) {
+	r := &run{seqPrefix: seqURI("test://load")}
+	pub := newPubLog(64)
+	s := &listenStream{pub: pub}
+	var env codec.Envelope
+	deliver := func(k int64) {
+		msg := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://load/%d"}}`, k)
+		if err := codec.Peek(msg, &env); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := r.seqOf(s, &env); !ok {
+			t.Fatalf("delivery %d refused", k)
+		}
+	}
+	for range 3 {
+		pub.add(1, true)
+	}
+	deliver(0)
+	deliver(1) // delivered, then its touch timed out
+	pub.fail(1)
+	if !s.pending() {
+		t.Fatal("publish 2 is on its way, but the stream is not pending")
+	}
+	if l := s.lost(); l != 1 {
+		t.Fatalf("lost %d, want 1 (publish 2)", l)
+	}
+	deliver(2)
+	if s.pending() || s.lost() != 0 || r.dups.Load() != 0 {
+		t.Fatalf("pending %v, lost %d, dups %d after every publish arrived", s.pending(), s.lost(), r.dups.Load())
 	}
 }

@@ -460,7 +460,10 @@ func (r *run) drainDeliveries(ctx context.Context) {
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		pending := false
 		for _, s := range r.streams {
-			if s.acked.Load() && s.state.Load() == streamOpen && s.count.Load() < s.pub.expectedSince(s.from.Load()) {
+			if !s.acked.Load() || s.state.Load() != streamOpen {
+				continue
+			}
+			if r.seqPrefix != nil && s.pending() || r.seqPrefix == nil && s.count.Load() < s.pub.expectedSince(s.from.Load()) {
 				pending = true
 				break
 			}
