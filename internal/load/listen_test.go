@@ -28,6 +28,9 @@ type sseHub struct {
 	refuse func(n int) bool
 	// ackDelay, when set, delays the acknowledgement of stream id.
 	ackDelay func(id string) time.Duration
+	// hangup, when set, publishes touch n and then closes its connection
+	// without an answer (a keep-alive connection broken at the wrong time).
+	hangup func(n int) bool
 }
 
 func startListenFake(t *testing.T) (*httpFake, *sseHub) {
@@ -84,7 +87,14 @@ func startListenFake(t *testing.T) (*httpFake, *sseHub) {
 				}
 				ch <- fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"uri":%s}}`, id, uri)
 			}
+			hangup := h.hangup != nil && h.hangup(n)
 			h.mu.Unlock()
+			if hangup {
+				if nc, _, err := http.NewResponseController(w).Hijack(); err == nil {
+					nc.Close()
+				}
+				return
+			}
 			writeJSON(w, 200, resultJSON(m.ID, "touched"))
 		default:
 			writeJSON(w, 404, errorJSON(m.ID, -32601))
@@ -346,5 +356,34 @@ func TestUniqueURIsDrainWaitsPastFailedDelivery(t *testing.T) {
 	deliver(2)
 	if s.pending() || s.lost() != 0 || r.dups.Load() != 0 {
 		t.Fatalf("pending %v, lost %d, dups %d after every publish arrived", s.pending(), s.lost(), r.dups.Load())
+	}
+}
+
+// TestUniqueURIsBrokenTouchNotResent: a touch whose keep-alive connection
+// breaks before any of the answer arrived may have been published (here
+// it was): it is not sent again, which would publish its URI twice, but
+// counted as failed; its delivery is neither a duplicate nor a loss.
+func TestUniqueURIsBrokenTouchNotResent(t *testing.T) {
+	f, hub := startListenFake(t)
+	hub.mu.Lock()
+	hub.hangup = func(n int) bool { return n == 2 }
+	hub.mu.Unlock()
+	res := runLoad(t, Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 5, PublishRate: 50, UniqueURIs: true,
+		Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	hub.mu.Lock()
+	uris := append([]string(nil), hub.uris...)
+	hub.mu.Unlock()
+	if len(uris) < 3 {
+		t.Fatalf("%d touches: the broken one was never sent", len(uris))
+	}
+	for k, u := range uris {
+		if want := fmt.Sprintf("test://load/%d", k); u != want {
+			t.Fatalf("touch %d named %q, want %q: a touch was sent again", k, u, want)
+		}
+	}
+	if res.Loss == nil || *res.Loss != (Loss{}) {
+		t.Fatalf("loss %+v", res.Loss)
 	}
 }
