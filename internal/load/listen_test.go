@@ -387,3 +387,36 @@ func TestUniqueURIsBrokenTouchNotResent(t *testing.T) {
 		t.Fatalf("loss %+v", res.Loss)
 	}
 }
+
+// TestUniqueURIsRefusesHeaderBoundURI: a touch tool that mirrors its uri
+// argument into an Mcp-Param header (x-mcp-header, PARAM-01) cannot run
+// with -unique-uris: the header is built once from -uri while each touch
+// names its own URI, and a server must refuse the mismatch (PARAM-05). The
+// run stops at setup with an error that says so.
+func TestUniqueURIsRefusesHeaderBoundURI(t *testing.T) {
+	var touches int
+	var mu sync.Mutex
+	f := startHTTPFake(t, func(w http.ResponseWriter, req *http.Request, m *rpcMsg) {
+		switch m.Method {
+		case "tools/list":
+			writeJSON(w, 200, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","tools":[{"name":"touch","inputSchema":{"type":"object","properties":{"uri":{"type":"string","x-mcp-header":"Uri"}}}}],"ttlMs":0,"cacheScope":"public"}}`, m.ID))
+		default:
+			mu.Lock()
+			touches++
+			mu.Unlock()
+			writeJSON(w, 404, errorJSON(m.ID, -32601))
+		}
+	})
+	_, err := Run(t.Context(), Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 2, PublishRate: 50, UniqueURIs: true,
+		Duration: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	if err == nil || !contains(err.Error(), "-unique-uris") || !contains(err.Error(), "Mcp-Param-Uri") {
+		t.Fatalf("err = %v, want -unique-uris refused for the header-bound uri", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if touches != 0 {
+		t.Fatalf("%d requests besides tools/list: the run went on", touches)
+	}
+}
