@@ -12,10 +12,12 @@ import (
 // timed against the publish that caused it. It has one writer: the one
 // sender that publishes on a connection.
 //
-// Deliveries are matched to publishes in order: the k-th
-// notifications/resources/updated on a stream belongs to the k-th publish
-// of its publisher. That holds because every stream is acknowledged before
-// the first publish and the server delivers before it answers the touch.
+// Without unique URIs, deliveries are matched to publishes in order: the
+// k-th notifications/resources/updated on a stream belongs to the k-th
+// publish of its publisher. That holds because every stream is
+// acknowledged before the first publish (but for one acknowledged late,
+// after openListens stopped waiting: its timings are off) and the server
+// delivers before it answers the touch. With unique URIs the URI names k.
 type pubLog struct {
 	sent []atomic.Int64 // ns since base; negative for warm-up publishes
 	n    atomic.Int64
