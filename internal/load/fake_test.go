@@ -155,8 +155,9 @@ func serveLines(r io.Reader, w io.Writer, log io.Writer) {
 // serveLinesListener accepts connections and runs serveLines on each, with
 // one subscription registry shared by all connections (a real server's hub).
 type lineServer struct {
-	ln net.Listener
-	wg sync.WaitGroup
+	ln  net.Listener
+	wg  sync.WaitGroup
+	hub *sharedHub
 }
 
 func startLineServer(t *testing.T, network, addr string) *lineServer {
@@ -165,8 +166,8 @@ func startLineServer(t *testing.T, network, addr string) *lineServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &lineServer{ln: ln}
 	hub := newSharedHub()
+	s := &lineServer{ln: ln, hub: hub}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -189,8 +190,12 @@ func startLineServer(t *testing.T, network, addr string) *lineServer {
 
 // sharedHub is serveLines with listen streams shared across connections.
 type sharedHub struct {
-	mu   sync.Mutex
-	subs []*hubSub
+	mu      sync.Mutex
+	subs    []*hubSub
+	touches int
+	// refuse, when set, answers touch n (from 0) with an error and
+	// publishes nothing.
+	refuse func(n int) bool
 }
 
 type hubSub struct {
@@ -247,10 +252,22 @@ func (h *sharedHub) serve(c net.Conn) {
 			mine = append(mine, s)
 			h.mu.Unlock()
 		case m.Method == "tools/call" && m.Params.Name == "touch":
+			var a struct {
+				URI string `json:"uri"`
+			}
+			json.Unmarshal(m.Params.Arguments, &a)
+			uri, _ := json.Marshal(a.URI)
 			h.mu.Lock()
+			n := h.touches
+			h.touches++
+			if h.refuse != nil && h.refuse(n) {
+				h.mu.Unlock()
+				write(errorJSON(m.ID, -32000))
+				continue
+			}
 			for _, s := range h.subs {
 				if !s.dead {
-					s.write(fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"uri":"test://load"}}`, s.id))
+					s.write(fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"uri":%s}}`, s.id, uri))
 				}
 			}
 			h.mu.Unlock()

@@ -163,7 +163,7 @@ func (c *httpConn) readResponse(sink msgSink) (done bool, status int, err error)
 // retryable reports whether err on a reused keep-alive connection means
 // the server closed it before reading the request (nothing of a response
 // arrived): the request is sent again once on a fresh connection, as
-// net/http does.
+// net/http does (but for a unique-URI touch: see do).
 func (c *httpConn) retryable(err error) bool {
 	return c.used > 1 && c.br.Got == 0 &&
 		(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
@@ -297,10 +297,17 @@ func (w *httpWorker) loop() {
 		if s.rate <= 0 {
 			start = sent
 		}
+		pk := int64(-1)
 		if w.pub != nil {
+			pk = w.pub.n.Load()
 			w.pub.add(sent, measured)
 		}
 		out, code := w.do()
+		if pk >= 0 && out != outOK {
+			// An error reply, a timeout or a broken connection: the
+			// server may not have published this touch.
+			w.pub.fail(pk)
+		}
 		done := w.doneAt
 		if !w.got {
 			done = s.now()
@@ -337,7 +344,10 @@ func (w *httpWorker) do() (int, int64) {
 			return w.out, w.code
 		case err != nil:
 			w.conn.close()
-			if attempt == 0 && status == 0 && w.conn.retryable(err) {
+			// A unique-URI touch is not sent again: the server may have
+			// published it before the connection broke, and a second copy
+			// would publish its URI twice. It counts as failed instead.
+			if attempt == 0 && status == 0 && w.conn.retryable(err) && (w.pub == nil || w.r.seqPrefix == nil) {
 				continue
 			}
 			if isTimeout(err) {

@@ -12,13 +12,24 @@ import (
 // timed against the publish that caused it. It has one writer: the one
 // sender that publishes on a connection.
 //
-// Deliveries are matched to publishes in order: the k-th
-// notifications/resources/updated on a stream belongs to the k-th publish
-// of its publisher. That holds because every stream is acknowledged before
-// the first publish and the server delivers before it answers the touch.
+// Without unique URIs, deliveries are matched to publishes in order: the
+// k-th notifications/resources/updated on a stream belongs to the k-th
+// publish of its publisher. That holds because every stream is
+// acknowledged before the first publish (but for one acknowledged late,
+// after openListens stopped waiting: its timings are off) and the server
+// delivers before it answers the touch. With unique URIs the URI names k.
 type pubLog struct {
 	sent []atomic.Int64 // ns since base; negative for warm-up publishes
 	n    atomic.Int64
+
+	// Touches that failed (an error reply, a timeout, a failed write):
+	// the server may not have published them, so no stream is expected to
+	// receive them. A timed-out touch may still have been published: its
+	// delivery is neither foreign nor a duplicate. Failures are rare: a
+	// mutex and a list are fine.
+	failMu sync.Mutex
+	failed []int64
+	nfail  atomic.Int64
 }
 
 func newPubLog(capacity int) *pubLog { return &pubLog{sent: make([]atomic.Int64, capacity)} }
@@ -32,6 +43,36 @@ func (p *pubLog) add(t int64, measured bool) {
 		p.sent[k].Store(t)
 	}
 	p.n.Store(k + 1)
+}
+
+// fail marks publish k failed.
+func (p *pubLog) fail(k int64) {
+	p.failMu.Lock()
+	p.failed = append(p.failed, k)
+	p.failMu.Unlock()
+	p.nfail.Add(1)
+}
+
+// failedSince returns the failed publishes with an index of at least from.
+func (p *pubLog) failedSince(from int64) []int64 {
+	p.failMu.Lock()
+	defer p.failMu.Unlock()
+	var out []int64
+	for _, k := range p.failed {
+		if k >= from {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// expectedSince is how many publishes from index from on succeeded.
+func (p *pubLog) expectedSince(from int64) int64 {
+	n := p.n.Load() - from
+	if from == 0 {
+		return n - p.nfail.Load()
+	}
+	return n - int64(len(p.failedSince(from)))
 }
 
 // latency returns the delay of delivery k received at now, and whether
@@ -59,12 +100,18 @@ type listenStream struct {
 	k     int
 	pub   *pubLog
 	conn  *streamConn  // stdio/tcp/unix: the connection it lives on
-	count atomic.Int64 // deliveries (unique URIs: distinct publishes received)
+	count atomic.Int64 // deliveries (unique URIs: distinct publishes from index from on received)
+	// from is the publish index when the stream was acknowledged: only
+	// publishes from there on must reach it (one acknowledged late, after
+	// openListens stopped waiting, joined the run midway).
+	from  atomic.Int64
 	acked atomic.Bool
 	state atomic.Int32
-	// seen (unique URIs) marks the publishes received, indexed by k; only
-	// the stream's reader touches it.
-	seen []uint64
+	// seen (unique URIs) marks the publishes received, indexed by k. The
+	// stream's reader is its only writer; the drain reads it while the
+	// reader runs, hence the atomics. It grows with the highest k received
+	// (growSeen).
+	seen atomic.Pointer[[]atomic.Uint64]
 }
 
 // listenErrs counts listen stream failures by kind (rare: a mutex is fine).
@@ -144,6 +191,9 @@ func (r *run) streamNote(s *listenStream, env *codec.Envelope, msg []byte, now i
 			}
 		}
 	case ack:
+		if !s.acked.Load() {
+			s.from.Store(s.pub.n.Load()) // before acked: readers of acked read from
+		}
 		if !s.acked.Swap(true) {
 			r.acks.Add(1)
 		}
@@ -165,19 +215,78 @@ func (r *run) seqOf(s *listenStream, env *codec.Envelope) (int64, bool) {
 		r.lerrs.add(errListenForeign)
 		return 0, false
 	}
-	if k < int64(len(s.pub.sent)) {
-		if s.seen == nil {
-			s.seen = make([]uint64, (len(s.pub.sent)+63)/64)
-		}
-		w, bit := &s.seen[k/64], uint64(1)<<(k%64)
-		if *w&bit != 0 {
-			r.dups.Add(1)
-			return 0, false
-		}
-		*w |= bit
+	w, bit := &s.growSeen(k)[k/64], uint64(1)<<(k%64)
+	v := w.Load()
+	if v&bit != 0 {
+		r.dups.Add(1)
+		return 0, false
 	}
-	s.count.Add(1)
+	w.Store(v | bit) // the only writer
+	if k >= s.from.Load() {
+		s.count.Add(1)
+	}
 	return k, true
+}
+
+// growSeen returns s's bitmap, grown to cover index k (k < s.pub.n) if it
+// did not: it grows with the highest index received, doubling, but never
+// beyond the publishes sent so far, so a stream holds one bit per publish,
+// not the run's capacity. Reader side.
+func (s *listenStream) growSeen(k int64) []atomic.Uint64 {
+	var cur []atomic.Uint64
+	if p := s.seen.Load(); p != nil {
+		cur = *p
+	}
+	w := int(k / 64)
+	if w < len(cur) {
+		return cur
+	}
+	limit := int((s.pub.n.Load() + 63) / 64)
+	seen := make([]atomic.Uint64, max(w+1, min(2*len(cur), limit)))
+	for i := range cur {
+		seen[i].Store(cur[i].Load())
+	}
+	s.seen.Store(&seen)
+	return seen
+}
+
+// has reports whether s received publish k (unique URIs).
+func (s *listenStream) has(k int64) bool {
+	p := s.seen.Load()
+	return p != nil && k/64 < int64(len(*p)) && (*p)[k/64].Load()&(uint64(1)<<(k%64)) != 0
+}
+
+// received is how many publishes that succeeded since s was acknowledged
+// s received (unique URIs): the delivery of a failed touch, one the server
+// published anyway, is not counted.
+func (s *listenStream) received(from int64, failed []int64) int64 {
+	got := s.count.Load()
+	for _, k := range failed {
+		if s.has(k) {
+			got--
+		}
+	}
+	return got
+}
+
+// lost is how many publishes that succeeded since s was acknowledged s did
+// not receive (unique URIs): a failed touch is not expected, and its
+// delivery, if the server published it anyway, is not counted either.
+func (s *listenStream) lost() int64 {
+	from := s.from.Load()
+	return max(s.pub.expectedSince(from)-s.received(from, s.pub.failedSince(from)), 0)
+}
+
+// pending reports whether s still waits for a publish that succeeded
+// since it was acknowledged (unique URIs; the drain, once every touch has
+// its outcome).
+func (s *listenStream) pending() bool {
+	from := s.from.Load()
+	want := s.pub.expectedSince(from)
+	if s.count.Load() < want {
+		return true // at most count were received: no need to look further
+	}
+	return s.received(from, s.pub.failedSince(from)) < want
 }
 
 // streamOn finds the stream whose raw id is raw on connection c. Reader

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
 )
 
 // sseHub is the listen side of a fake Streamable HTTP server: each
@@ -22,6 +24,13 @@ type sseHub struct {
 	skip func(id string, n int) bool
 	// uris collects the touched URIs.
 	uris []string
+	// refuse, when set, answers touch n with an error and publishes nothing.
+	refuse func(n int) bool
+	// ackDelay, when set, delays the acknowledgement of stream id.
+	ackDelay func(id string) time.Duration
+	// hangup, when set, publishes touch n and then closes its connection
+	// without an answer (a keep-alive connection broken at the wrong time).
+	hangup func(n int) bool
 }
 
 func startListenFake(t *testing.T) (*httpFake, *sseHub) {
@@ -32,6 +41,9 @@ func startListenFake(t *testing.T) (*httpFake, *sseHub) {
 			if len(m.Params.Notes.Res) != 1 || m.Params.Notes.Res[0] != "test://load" {
 				writeJSON(w, 200, errorJSON(m.ID, -32602))
 				return
+			}
+			if h.ackDelay != nil {
+				time.Sleep(h.ackDelay(string(m.ID)))
 			}
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(200)
@@ -64,13 +76,25 @@ func startListenFake(t *testing.T) (*httpFake, *sseHub) {
 			n := h.touches
 			h.touches++
 			h.uris = append(h.uris, a.URI)
+			if h.refuse != nil && h.refuse(n) {
+				h.mu.Unlock()
+				writeJSON(w, 200, errorJSON(m.ID, -32000))
+				return
+			}
 			for ch, id := range h.subs {
 				if h.skip != nil && h.skip(id, n) {
 					continue
 				}
 				ch <- fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"uri":%s}}`, id, uri)
 			}
+			hangup := h.hangup != nil && h.hangup(n)
 			h.mu.Unlock()
+			if hangup {
+				if nc, _, err := http.NewResponseController(w).Hijack(); err == nil {
+					nc.Close()
+				}
+				return
+			}
 			writeJSON(w, 200, resultJSON(m.ID, "touched"))
 		default:
 			writeJSON(w, 404, errorJSON(m.ID, -32601))
@@ -197,4 +221,202 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// TestUniqueURIsRefusedTouchIsNotALoss: a touch the server refuses (an
+// error reply: nothing was published) is no publish any stream must
+// receive, so it is not counted as lost on every stream.
+func TestUniqueURIsRefusedTouchIsNotALoss(t *testing.T) {
+	f, hub := startListenFake(t)
+	hub.mu.Lock()
+	hub.refuse = func(n int) bool { return n == 1 }
+	hub.mu.Unlock()
+	res := runLoad(t, Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 5, PublishRate: 50, UniqueURIs: true,
+		Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	hub.mu.Lock()
+	touches := hub.touches
+	hub.mu.Unlock()
+	if touches < 2 {
+		t.Fatalf("%d touches: the refused one was never sent", touches)
+	}
+	if res.Loss == nil || res.Loss.Lost != 0 || res.Loss.Duplicates != 0 {
+		t.Fatalf("loss %+v: a refused touch (nothing published) counted as lost deliveries", res.Loss)
+	}
+}
+
+// TestUniqueURIsLateAckIsNotALoss: a stream acknowledged after openListens
+// stopped waiting joins the run midway; the publishes sent before its
+// acknowledgement are not charged to it as lost.
+func TestUniqueURIsLateAckIsNotALoss(t *testing.T) {
+	f, hub := startListenFake(t)
+	hub.mu.Lock()
+	hub.ackDelay = func(id string) time.Duration {
+		if id == `"listen-3"` {
+			return 1300 * time.Millisecond
+		}
+		return 0
+	}
+	hub.mu.Unlock()
+	res, log := runLoadLog(t, Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 5, PublishRate: 50, UniqueURIs: true,
+		Duration: 1500 * time.Millisecond, Warmup: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	if !contains(log, "4 of 5 listen streams acknowledged in time") {
+		t.Fatalf("log %q: listen-3 was not acknowledged late", log)
+	}
+	if res.Loss == nil || res.Loss.Lost != 0 || res.Loss.Duplicates != 0 {
+		t.Fatalf("loss %+v: a stream acknowledged late reported as losing the publishes sent before it joined", res.Loss)
+	}
+	if res.expected > res.Deliveries {
+		t.Fatalf("expected %d deliveries, got %d: the late stream charged for publishes before it joined", res.expected, res.Deliveries)
+	}
+}
+
+// TestUniqueURIsSeenBounded: a stream's duplicate check holds one bit per
+// publish sent so far, not the whole run's publish capacity (up to 1 MiB
+// per stream at 5,000 streams), and still finds duplicates after growing,
+// out of order too.
+func TestUniqueURIsSeenBounded(t *testing.T) {
+	r := &run{seqPrefix: seqURI("test://load")}
+	pub := newPubLog(8 << 20) // a long run's capacity
+	s := &listenStream{pub: pub}
+	var env codec.Envelope
+	deliver := func(k int64) bool {
+		msg := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://load/%d"}}`, k)
+		if err := codec.Peek(msg, &env); err != nil {
+			t.Fatal(err)
+		}
+		_, ok := r.seqOf(s, &env)
+		return ok
+	}
+	const n = 1000
+	if s.pending() {
+		t.Fatal("pending before any publish")
+	}
+	for k := range int64(n) {
+		pub.add(1, true)
+		if k%2 == 1 { // out of order: k-1 after k
+			if !deliver(k) || !deliver(k-1) {
+				t.Fatalf("publish %d or %d refused", k, k-1)
+			}
+		}
+		if p := s.seen.Load(); p != nil && len(*p) > int(pub.n.Load())/64+1 {
+			c := len(*p)
+			t.Fatalf("after %d publishes the bitmap holds %d words, want at most %d", pub.n.Load(), c, pub.n.Load()/64+1)
+		}
+	}
+	if s.count.Load() != n || r.dups.Load() != 0 {
+		t.Fatalf("count %d, dups %d", s.count.Load(), r.dups.Load())
+	}
+	for _, k := range []int64{0, 63, 64, n - 1} {
+		if deliver(k) {
+			t.Fatalf("duplicate of %d accepted", k)
+		}
+	}
+	if r.dups.Load() != 4 {
+		t.Fatalf("dups %d, want 4", r.dups.Load())
+	}
+	if deliver(n) {
+		t.Fatal("an update beyond the publishes sent accepted")
+	}
+}
+
+// TestUniqueURIsDrainWaitsPastFailedDelivery: a touch that failed but was
+// published anyway (a timeout, a broken connection) and delivered does not
+// stand in for a publish that succeeded and is still on its way: the drain
+// keeps waiting for it, so the stream is not closed before it arrives.
+func TestUniqueURIsDrainWaitsPastFailedDelivery(t *testing.T) {
+	r := &run{seqPrefix: seqURI("test://load")}
+	pub := newPubLog(64)
+	s := &listenStream{pub: pub}
+	var env codec.Envelope
+	deliver := func(k int64) {
+		msg := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://load/%d"}}`, k)
+		if err := codec.Peek(msg, &env); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := r.seqOf(s, &env); !ok {
+			t.Fatalf("delivery %d refused", k)
+		}
+	}
+	for range 3 {
+		pub.add(1, true)
+	}
+	deliver(0)
+	deliver(1) // delivered, then its touch timed out
+	pub.fail(1)
+	if !s.pending() {
+		t.Fatal("publish 2 is on its way, but the stream is not pending")
+	}
+	if l := s.lost(); l != 1 {
+		t.Fatalf("lost %d, want 1 (publish 2)", l)
+	}
+	deliver(2)
+	if s.pending() || s.lost() != 0 || r.dups.Load() != 0 {
+		t.Fatalf("pending %v, lost %d, dups %d after every publish arrived", s.pending(), s.lost(), r.dups.Load())
+	}
+}
+
+// TestUniqueURIsBrokenTouchNotResent: a touch whose keep-alive connection
+// breaks before any of the answer arrived may have been published (here
+// it was): it is not sent again, which would publish its URI twice, but
+// counted as failed; its delivery is neither a duplicate nor a loss.
+func TestUniqueURIsBrokenTouchNotResent(t *testing.T) {
+	f, hub := startListenFake(t)
+	hub.mu.Lock()
+	hub.hangup = func(n int) bool { return n == 2 }
+	hub.mu.Unlock()
+	res := runLoad(t, Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 5, PublishRate: 50, UniqueURIs: true,
+		Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	hub.mu.Lock()
+	uris := append([]string(nil), hub.uris...)
+	hub.mu.Unlock()
+	if len(uris) < 3 {
+		t.Fatalf("%d touches: the broken one was never sent", len(uris))
+	}
+	for k, u := range uris {
+		if want := fmt.Sprintf("test://load/%d", k); u != want {
+			t.Fatalf("touch %d named %q, want %q: a touch was sent again", k, u, want)
+		}
+	}
+	if res.Loss == nil || *res.Loss != (Loss{}) {
+		t.Fatalf("loss %+v", res.Loss)
+	}
+}
+
+// TestUniqueURIsRefusesHeaderBoundURI: a touch tool that mirrors its uri
+// argument into an Mcp-Param header (x-mcp-header, PARAM-01) cannot run
+// with -unique-uris: the header is built once from -uri while each touch
+// names its own URI, and a server must refuse the mismatch (PARAM-05). The
+// run stops at setup with an error that says so.
+func TestUniqueURIsRefusesHeaderBoundURI(t *testing.T) {
+	var touches int
+	var mu sync.Mutex
+	f := startHTTPFake(t, func(w http.ResponseWriter, req *http.Request, m *rpcMsg) {
+		switch m.Method {
+		case "tools/list":
+			writeJSON(w, 200, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","tools":[{"name":"touch","inputSchema":{"type":"object","properties":{"uri":{"type":"string","x-mcp-header":"Uri"}}}}],"ttlMs":0,"cacheScope":"public"}}`, m.ID))
+		default:
+			mu.Lock()
+			touches++
+			mu.Unlock()
+			writeJSON(w, 404, errorJSON(m.ID, -32601))
+		}
+	})
+	_, err := Run(t.Context(), Config{
+		Target: f.url(), Workload: WorkloadListen, Listeners: 2, PublishRate: 50, UniqueURIs: true,
+		Duration: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	if err == nil || !contains(err.Error(), "-unique-uris") || !contains(err.Error(), "Mcp-Param-Uri") {
+		t.Fatalf("err = %v, want -unique-uris refused for the header-bound uri", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if touches != 0 {
+		t.Fatalf("%d requests besides tools/list: the run went on", touches)
+	}
 }

@@ -50,6 +50,11 @@ func (r *run) httpHeads() error {
 		if err != nil {
 			return err
 		}
+		if r.cfg.UniqueURIs && len(hs) > 0 {
+			// The headers are built once, from -uri; each touch names its
+			// own URI in the body, which the header would contradict.
+			return fmt.Errorf("-unique-uris: the tool %q mirrors its uri argument into the %s header (x-mcp-header), which cannot follow the URI each touch names; run without -unique-uris", tool, hs[0].Name)
+		}
 		for _, h := range hs {
 			params = append(params, header{h.Name, h.Value})
 		}

@@ -308,7 +308,7 @@ func (r *run) openListens(ctx context.Context) error {
 		return fmt.Errorf("no listen stream was acknowledged (%s)", r.lerrs.summary())
 	}
 	if acked < int64(c.Listeners) {
-		r.warnf("%d of %d listen streams acknowledged in time; the others are not counted", acked, c.Listeners)
+		r.warnf("%d of %d listen streams acknowledged in time; the others count only the publishes sent after their acknowledgement", acked, c.Listeners)
 	}
 	return nil
 }
@@ -460,7 +460,10 @@ func (r *run) drainDeliveries(ctx context.Context) {
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		pending := false
 		for _, s := range r.streams {
-			if s.acked.Load() && s.state.Load() == streamOpen && s.count.Load() < s.pub.n.Load() {
+			if !s.acked.Load() || s.state.Load() != streamOpen {
+				continue
+			}
+			if r.seqPrefix != nil && s.pending() || r.seqPrefix == nil && s.count.Load() < s.pub.expectedSince(s.from.Load()) {
 				pending = true
 				break
 			}
@@ -687,19 +690,29 @@ func (r *run) collect(res *Result) {
 			}
 		}
 		for _, s := range r.streams {
-			if s.acked.Load() {
+			switch from := s.from.Load(); {
+			case !s.acked.Load():
+			case from == 0:
 				res.expected += measured[s.pub]
+			default:
+				// Acknowledged late: the measured publishes since.
+				for k := from; k < min(s.pub.n.Load(), int64(len(s.pub.sent))); k++ {
+					if s.pub.sent[k].Load() > 0 {
+						res.expected++
+					}
+				}
 			}
 		}
 		if r.seqPrefix != nil {
 			// Nothing may collapse: every acknowledged stream must have
-			// received every publish sent (warm-up included), failed streams too.
+			// received every publish that succeeded since it was
+			// acknowledged (warm-up included), failed streams too.
 			l := &Loss{Duplicates: r.dups.Load()}
 			for _, s := range r.streams {
 				if !s.acked.Load() {
 					continue
 				}
-				if miss := s.pub.n.Load() - s.count.Load(); miss > 0 {
+				if miss := s.lost(); miss > 0 {
 					l.Lost += miss
 					l.Streams++
 				}

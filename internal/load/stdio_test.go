@@ -119,3 +119,29 @@ func TestTCPListen(t *testing.T) {
 		t.Errorf("publishes %d, deliveries %d, want 12 per publish", res.Requests, res.Deliveries)
 	}
 }
+
+// TestTCPUniqueURIsRefusedTouchIsNotALoss: on a socket, too, a touch the
+// server refuses (nothing published) is no delivery any stream must
+// receive: the reply marks it failed (stream.go's slots carry the publish).
+func TestTCPUniqueURIsRefusedTouchIsNotALoss(t *testing.T) {
+	s := startLineServer(t, "tcp", "127.0.0.1:0")
+	s.hub.mu.Lock()
+	s.hub.refuse = func(n int) bool { return n == 1 }
+	s.hub.mu.Unlock()
+	res := runLoad(t, Config{
+		Target: "tcp://" + s.ln.Addr().String(), Workload: WorkloadListen, Conns: 3, Listeners: 12, UniqueURIs: true,
+		PublishRate: 100, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, Timeout: time.Second,
+	})
+	s.hub.mu.Lock()
+	touches := s.hub.touches
+	s.hub.mu.Unlock()
+	if touches < 2 {
+		t.Fatalf("%d touches: the refused one was never sent", touches)
+	}
+	if res.Loss == nil || *res.Loss != (Loss{}) {
+		t.Fatalf("loss %+v: a refused touch counted as lost deliveries", res.Loss)
+	}
+	if res.Deliveries != 12*(res.Requests-res.Errors["rpc_-32000"]) {
+		t.Errorf("deliveries %d, want 12 per publish that succeeded (%d publishes, errors %v)", res.Deliveries, res.Requests, res.Errors)
+	}
+}

@@ -30,7 +30,8 @@ type slot struct {
 	start    int64 // due (open loop) or send time
 	meas     bool
 	gen      int64 // requests sent in this slot; owned by whoever holds the slot
-	_        [16]byte
+	pubK     int64 // listen: the publish index of the touch in flight
+	_        [8]byte
 }
 
 // inlineMaxBytes bounds the requests a reader may write itself: its write
@@ -375,12 +376,23 @@ func (c *streamConn) onFrame(frame []byte, env *codec.Envelope, now int64) {
 // answered records the response to the request of slot k, which the caller
 // has claimed back, and frees the slot (inline: for this batch's refill).
 func (c *streamConn) answered(k int32, sl *slot, now int64, out int, code int64) {
+	if out != outOK {
+		c.pubFailed(sl)
+	}
 	c.rec.finishBatched(&c.tally, sl.meas, sl.start, now, out, code, int(sl.progress.Load()))
 	if c.inline {
 		c.ready = append(c.ready, k)
 		return
 	}
 	c.free <- k
+}
+
+// pubFailed marks the touch in slot sl, claimed back by the caller, failed
+// (listen): an error reply, a timeout or a lost connection.
+func (c *streamConn) pubFailed(sl *slot) {
+	if c.pub != nil {
+		c.pub.fail(sl.pubK)
+	}
 }
 
 // lost completes what is in flight on a connection whose input has ended.
@@ -390,6 +402,7 @@ func (c *streamConn) lost() {
 		sl := &c.slots[k]
 		if id := sl.id.Load(); id != 0 && sl.id.CompareAndSwap(id, 0) {
 			c.rec.finish(sl.meas, sl.start, c.r.now(), outIO, 0, 0)
+			c.pubFailed(sl)
 			c.free <- int32(k)
 		}
 	}
@@ -433,6 +446,7 @@ func (c *streamConn) sweep() {
 				c.oobTimeout.Add(1)
 			}
 			c.rec.live.fail(sl.meas)
+			c.pubFailed(sl)
 			buf = append(buf[:0], cancelledPrefix...)
 			buf = strconv.AppendInt(buf, id, 10)
 			buf = append(buf, cancelledSuffix...)
@@ -533,6 +547,9 @@ func (c *streamConn) queue(ss *sendState, k int32, start, now int64, meas bool) 
 	if sl.progress.Load() != 0 {
 		sl.progress.Store(0)
 	}
+	if c.pub != nil {
+		sl.pubK = c.pub.n.Load() // before the id: a reader claims the slot by it
+	}
 	sl.id.Store(id)
 	if c.pub != nil {
 		if r.tpls[ti].seqGap > 0 {
@@ -561,6 +578,7 @@ func (c *streamConn) flush(ss *sendState) bool {
 					c.oobIO.Add(1)
 				}
 				c.rec.live.fail(q.meas)
+				c.pubFailed(&c.slots[q.k])
 				c.free <- q.k
 			}
 		}
