@@ -192,25 +192,12 @@ func (sub *subscriber) run(ctx context.Context, broken <-chan error, lost, resto
 		if lost != nil {
 			lost()
 		}
-		wait := s.opt.ReconnectMin
-		for {
-			// Full jitter in [wait/2, wait).
-			d := wait/2 + rand.N(wait/2+1)
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-s.done:
-				t.Stop()
-				return
-			case <-t.C:
-			}
+		if !s.retry(ctx, func() bool {
 			var err error
-			if broken, err = sub.connect(ctx); err == nil {
-				break
-			}
-			wait = min(2*wait, s.opt.ReconnectMax)
+			broken, err = sub.connect(ctx)
+			return err == nil
+		}) {
+			return
 		}
 		// Every restart of Redis drops the subscription: see whether this
 		// was one, and whether the data went with it, before cues flow.
@@ -219,5 +206,28 @@ func (sub *subscriber) run(ctx context.Context, broken <-chan error, lost, resto
 		if restored != nil {
 			restored()
 		}
+	}
+}
+
+// retry calls try after a backoff (ReconnectMin doubling up to
+// ReconnectMax, full jitter in [wait/2, wait)) until it reports success,
+// and reports true; false when ctx ends or the store closes first.
+func (s *Store) retry(ctx context.Context, try func() bool) bool {
+	wait := s.opt.ReconnectMin
+	for {
+		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-s.done:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+		if try() {
+			return true
+		}
+		wait = min(2*wait, s.opt.ReconnectMax)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -560,23 +559,8 @@ func (ss *shardedSub) run(ctx context.Context) {
 			ss.lost()
 		}
 		ss.mu.Unlock()
-		wait := s.opt.ReconnectMin
-		for {
-			d := wait/2 + rand.N(wait/2+1)
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-s.done:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			if ss.connect(ctx) == nil {
-				break
-			}
-			wait = min(2*wait, s.opt.ReconnectMax)
+		if !s.retry(ctx, func() bool { return ss.connect(ctx) == nil }) {
+			return
 		}
 		// A master that came back or took over may be empty: see before
 		// cues flow.
