@@ -3,8 +3,6 @@
 package clustertest
 
 import (
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpwire/mcpwire/internal/redistest"
 )
 
 // Issue 22: the fleet on a 3-master Redis Cluster, where cues travel by
@@ -29,31 +29,10 @@ func TestRedisCluster(t *testing.T) {
 	testFleet(t, newCluster(t, 3))
 }
 
-// clusterPort picks a free loopback port whose cluster bus port (+10000)
-// is free too, both below the ephemeral range (32768-).
-func clusterPort(t *testing.T) int {
-	for range 200 {
-		p := 20000 + rand.IntN(2700) // bus port (+10000) below the ephemeral range too
-		a, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			continue
-		}
-		b, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000))
-		a.Close()
-		if err != nil {
-			continue
-		}
-		b.Close()
-		return p
-	}
-	t.Fatal("no free port pair for a cluster node")
-	return 0
-}
-
 func (c *cluster) startRedisCluster() {
 	t := c.t
 	for i := range c.masters {
-		c.nodePorts = append(c.nodePorts, clusterPort(t))
+		c.nodePorts = append(c.nodePorts, redistest.ClusterPort(t))
 		c.nodes = append(c.nodes, nil)
 		if err := os.Mkdir(filepath.Join(c.dir, "node"+strconv.Itoa(i+1)), 0o700); err != nil {
 			t.Fatal(err)

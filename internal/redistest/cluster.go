@@ -54,7 +54,7 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 	tb.Cleanup(c.KillAll)
 	dir := tb.TempDir()
 	for i := range n {
-		port := clusterPort(tb)
+		port := ClusterPort(tb)
 		nd := filepath.Join(dir, strconv.Itoa(i))
 		if err := os.Mkdir(nd, 0o700); err != nil {
 			tb.Fatal(err)
@@ -94,9 +94,9 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 	return c
 }
 
-// clusterPort picks a free loopback port whose cluster bus port (+10000)
+// ClusterPort picks a free loopback port whose cluster bus port (+10000)
 // is free too, both below the ephemeral range (32768-).
-func clusterPort(tb testing.TB) int {
+func ClusterPort(tb testing.TB) int {
 	for range 100 {
 		p := 20000 + rand.IntN(2700) // bus port (+10000) below the ephemeral range too
 		a, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
