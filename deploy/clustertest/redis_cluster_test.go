@@ -121,25 +121,10 @@ func (c *cluster) logNames() []string {
 // slotOwner returns the index of the master that owns slot.
 func (c *cluster) slotOwner(t *testing.T, slot int) int {
 	t.Helper()
-	for line := range strings.Lines(c.cli(t, c.nodePorts[0], "CLUSTER", "NODES")) {
-		f := strings.Fields(line)
-		if len(f) < 9 || !strings.Contains(f[2], "master") {
-			continue
-		}
-		for _, r := range f[8:] {
-			lo, hi, ok := strings.Cut(r, "-")
-			if !ok {
-				hi = lo
-			}
-			l, err1 := strconv.Atoi(lo)
-			h, err2 := strconv.Atoi(hi)
-			if err1 == nil && err2 == nil && l <= slot && slot <= h {
-				addr, _, _ := strings.Cut(f[1], "@")
-				for i, p := range c.nodePorts {
-					if strings.HasSuffix(addr, ":"+strconv.Itoa(p)) {
-						return i
-					}
-				}
+	if addr, ok := redistest.SlotOwner(c.cli(t, c.nodePorts[0], "CLUSTER", "NODES"), slot); ok {
+		for i, p := range c.nodePorts {
+			if strings.HasSuffix(addr, ":"+strconv.Itoa(p)) {
+				return i
 			}
 		}
 	}

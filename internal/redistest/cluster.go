@@ -170,7 +170,19 @@ func (c *Cluster) NodeID(tb testing.TB, port int) string {
 // Owner returns the port of the master that owns slot.
 func (c *Cluster) Owner(tb testing.TB, slot int) int {
 	tb.Helper()
-	for line := range strings.Lines(c.Cmd(tb, c.Ports[0], "CLUSTER", "NODES")) {
+	addr, ok := SlotOwner(c.Cmd(tb, c.Ports[0], "CLUSTER", "NODES"), slot)
+	if !ok {
+		tb.Fatalf("no master owns slot %d", slot)
+	}
+	_, ps, _ := strings.Cut(addr, ":")
+	p, _ := strconv.Atoi(ps)
+	return p
+}
+
+// SlotOwner reads a CLUSTER NODES reply and returns the address (host:port,
+// without the bus port) of the master whose slot ranges hold slot.
+func SlotOwner(nodes string, slot int) (string, bool) {
+	for line := range strings.Lines(nodes) {
 		f := strings.Fields(line)
 		if len(f) < 9 || !strings.Contains(f[2], "master") {
 			continue
@@ -184,14 +196,11 @@ func (c *Cluster) Owner(tb testing.TB, slot int) int {
 			h, err2 := strconv.Atoi(hi)
 			if err1 == nil && err2 == nil && l <= slot && slot <= h {
 				addr, _, _ := strings.Cut(f[1], "@")
-				_, ps, _ := strings.Cut(addr, ":")
-				p, _ := strconv.Atoi(ps)
-				return p
+				return addr, true
 			}
 		}
 	}
-	tb.Fatalf("no master owns slot %d", slot)
-	return 0
+	return "", false
 }
 
 // MoveSlot hands an empty slot to the master at port: every node is told
