@@ -27,7 +27,9 @@ import (
 // stop sequence: close stdin, wait CloseWait, SIGTERM, wait TermWait,
 // SIGKILL. Windows has no SIGTERM: there it is close stdin, wait
 // CloseWait, then kill the process (TerminateProcess, through
-// os.Process.Kill); TermWait is not used.
+// os.Process.Kill); TermWait is not used. Stderr lines are read until the
+// child has exited and one more second has passed: a grandchild that keeps
+// the pipe open cannot hold Close up.
 type Command struct {
 	Path string   // program (looked up in PATH when it has no slash)
 	Args []string // arguments after the program name
@@ -101,6 +103,7 @@ func (c *Command) Dial(ctx context.Context) (io.ReadWriteCloser, error) {
 		sink = func(line string) { logger.Info("server stderr", "pid", pid, "server_stderr", line) }
 	}
 	p.stderrDone = make(chan struct{})
+	p.stderr = errR
 	go func() {
 		defer close(p.stderrDone)
 		defer errR.Close()
@@ -120,6 +123,10 @@ func (c *Command) Dial(ctx context.Context) (io.ReadWriteCloser, error) {
 	return p, nil
 }
 
+// stderrGrace is how long Close, once the child has exited, waits for the
+// rest of its stderr before it stops reading.
+const stderrGrace = time.Second
+
 // process is a running child: Read is its stdout, Write its stdin.
 type process struct {
 	cmd        *exec.Cmd
@@ -127,6 +134,7 @@ type process struct {
 	stdout     *os.File
 	exited     chan struct{}
 	stderrDone chan struct{}
+	stderr     *os.File // read end of the child's stderr; closed by Close
 	waitErr    error
 	logger     *slog.Logger
 
@@ -163,7 +171,24 @@ func (p *process) Close() error {
 			p.closeErr = errKilled
 		}
 		p.stdout.Close()
-		<-p.stderrDone
+		// A grandchild may hold the stderr pipe open after the server has
+		// gone: read what comes within stderrGrace, then stop reading.
+		t := time.NewTimer(stderrGrace)
+		select {
+		case <-p.stderrDone:
+		case <-t.C:
+			// Closing the pipe ends the blocked read where the pipe is
+			// pollable (Unix); elsewhere the reader is left to end with
+			// the grandchild rather than hang Close.
+			p.stderr.Close()
+			t.Reset(stderrGrace)
+			select {
+			case <-p.stderrDone:
+			case <-t.C:
+			}
+			p.logger.Warn("stdio: another process still holds the server's stderr open: stopped reading it", "pid", p.cmd.Process.Pid)
+		}
+		t.Stop()
 		if p.closeErr != nil {
 			p.logger.Warn(p.closeErr.Error(), "pid", p.cmd.Process.Pid)
 		}

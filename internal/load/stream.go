@@ -147,6 +147,10 @@ func (r *run) openStream(i int) (*streamConn, error) {
 		// own: it may carry terminal escapes (RELIABILITY F7).
 		c.stderr = &term.LineWriter{W: r.log, Prefix: fmt.Sprintf("server %d: ", i)}
 		cmd.Stderr = c.stderr
+		// A grandchild may keep the server's stderr open after the server
+		// has exited; Wait then stops copying after this long instead of
+		// waiting for an end of file that never comes.
+		cmd.WaitDelay = stderrWaitDelay
 		var stdin io.WriteCloser
 		var stdout io.ReadCloser
 		var childEnds func()
@@ -588,6 +592,10 @@ func (c *streamConn) flush(ss *sendState) bool {
 	return err == nil
 }
 
+// stderrWaitDelay bounds how long shutdown waits, once the server process
+// has exited, for the rest of its stderr.
+const stderrWaitDelay = time.Second
+
 // drain waits until every slot is back (answered, timed out or failed).
 func (c *streamConn) drain() {
 	deadline := time.NewTimer(c.r.cfg.Timeout + 2*time.Second)
@@ -627,7 +635,9 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 		err = c.cmd.Wait()
 		_ = c.stderr.Close() // the copy has ended: write an unfinished last line
 		var ee *exec.ExitError
-		if errors.As(err, &ee) && !ee.Exited() {
+		if errors.Is(err, exec.ErrWaitDelay) {
+			err = fmt.Errorf("server process %d exited, but another process still holds its stderr open: stopped reading it", c.idx)
+		} else if errors.As(err, &ee) && !ee.Exited() {
 			err = fmt.Errorf("server process %d: %v", c.idx, ee)
 		} else if err != nil {
 			err = fmt.Errorf("server process %d: %w", c.idx, err)
