@@ -506,7 +506,8 @@ func TestCertificateBound(t *testing.T) {
 
 // TestMiddleware: the Verifier's engine Middleware enforces per-tool
 // scopes on its own (here with streamhttp's Authorize left out, as on a
-// path that has none): a 403 JSON-RPC error, the handler not run.
+// path that has none): a 403 JSON-RPC error whose data names the scope
+// the call needs, the handler not run.
 func TestMiddleware(t *testing.T) {
 	fixture.LeakCheck(t)
 	k1 := newECKey(t, "k1")
@@ -516,8 +517,9 @@ func TestMiddleware(t *testing.T) {
 		return k1.sign(t, map[string]any{"iss": as.issuer(), "sub": "u", "aud": s.url, "scope": scope, "exp": time.Now().Add(time.Hour).Unix()})
 	}
 	resp, body := s.call(t, "admin", tok("mcp"))
-	if m := fixture.DecodeMsg(t, []byte(body)); resp.StatusCode != 403 || m.Error == nil || strings.Contains(body, "u mcp") {
-		t.Errorf("admin without its scope: %d %s, want 403 and a JSON-RPC error", resp.StatusCode, body)
+	if m := fixture.DecodeMsg(t, []byte(body)); resp.StatusCode != 403 || m.Error == nil || strings.Contains(body, "u mcp") ||
+		!strings.Contains(body, `"data":{"scope":"admin"}`) {
+		t.Errorf("admin without its scope: %d %s, want 403 and a JSON-RPC error naming the scope", resp.StatusCode, body)
 	}
 	if resp, body := s.call(t, "admin", tok("admin")); resp.StatusCode != 200 || !strings.Contains(body, "u admin") {
 		t.Errorf("admin with its scope: %d %s", resp.StatusCode, body)

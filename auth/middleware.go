@@ -1,34 +1,54 @@
 package auth
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
 )
 
-// errScope is the JSON-RPC error of a call Middleware refuses.
-var errScope = &codec.Error{Code: codec.CodeInvalidRequest, Message: "Forbidden: the token lacks a scope this tool needs", Status: 403}
-
 // Middleware enforces Config.ToolScopes inside the engine, whatever path
 // the call came by: a tools/call of a tool with scopes whose caller is
 // not a *Principal holding them (and Config.Scopes) is refused with a
-// JSON-RPC error (HTTP 403 where the transport is HTTP) and the handler
-// does not run. Install's Authorize already answers the Streamable HTTP
-// endpoint with the insufficient_scope challenge; add Middleware to
+// JSON-RPC error (HTTP 403 where the transport is HTTP) whose data names
+// the scopes the call needs ({"scope": "a b"}), and the handler does not
+// run. Install's Authorize already answers the Streamable HTTP endpoint
+// with the insufficient_scope challenge; add Middleware to
 // engine.Config.Middleware when the same engine is reached otherwise too
-// (a transport/legacy mount, whose Authenticate is the same Verifier's).
+// (a transport/legacy mount, whose Authenticate is the same Verifier's,
+// turns the data into the same challenge).
 func (v *Verifier) Middleware() engine.Middleware {
+	// One refusal per tool, built once: a refused call allocates nothing.
+	refusals := make(map[string]*codec.Error, len(v.cfg.ToolScopes))
+	for tool, need := range v.cfg.ToolScopes {
+		if len(need) > 0 {
+			data := append([]byte(`{"scope":`), codec.AppendString(nil, v.challengeScope(need))...)
+			refusals[tool] = &codec.Error{Code: codec.CodeInvalidRequest,
+				Message: "Forbidden: the token lacks a scope this tool needs", Data: append(data, '}'), Status: 403}
+		}
+	}
 	return func(next engine.HandlerFunc) engine.HandlerFunc {
 		return func(c *engine.Call) error {
 			if c.Method() == "tools/call" {
-				if need := v.cfg.ToolScopes[c.Name()]; len(need) > 0 {
+				if refusal := refusals[c.Name()]; refusal != nil {
+					need := v.cfg.ToolScopes[c.Name()]
 					p, _ := c.Principal().(*Principal)
 					if p == nil || p.missing(need) || p.missing(v.cfg.Scopes) {
 						v.stats.InsufficientScope.Add(1)
-						return errScope
+						return refusal
 					}
 				}
 			}
 			return next(c)
 		}
 	}
+}
+
+// challengeScope is the scope an insufficient_scope challenge names for a
+// call that needs need: Config.Scopes and need, sorted, once each.
+func (v *Verifier) challengeScope(need []string) string {
+	all := slices.Concat(v.cfg.Scopes, need)
+	slices.Sort(all)
+	return strings.Join(slices.Compact(all), " ")
 }

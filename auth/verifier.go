@@ -277,9 +277,7 @@ func (v *Verifier) Authorize(_ context.Context, principal any, method, name stri
 		return nil
 	}
 	v.stats.InsufficientScope.Add(1)
-	all := slices.Concat(v.cfg.Scopes, need)
-	slices.Sort(all)
-	return &streamhttp.ErrInsufficientScope{Scope: strings.Join(slices.Compact(all), " ")}
+	return &streamhttp.ErrInsufficientScope{Scope: v.challengeScope(need)}
 }
 
 // Verify checks token: a JWT against the issuer's keys, another token

@@ -199,5 +199,13 @@ func TestServeOAuth(t *testing.T) {
 		if got := strings.Contains(body, `"text":"hi"`); got != tc.ok || (!tc.ok && !strings.Contains(body, `"error"`)) {
 			t.Errorf("legacy echo with scope %q: %d %s", tc.scope, resp.StatusCode, body)
 		}
+		// A scope the token lacks: 403 with the step-up challenge, as on
+		// the modern endpoint, so a 2025-11-25 client can ask for it.
+		const challenge = `Bearer error="insufficient_scope", scope="echo mcp"`
+		if wantStatus := map[bool]int{true: 200, false: 403}[tc.ok]; resp.StatusCode != wantStatus ||
+			(!tc.ok && resp.Header.Get("WWW-Authenticate") != challenge) {
+			t.Errorf("legacy echo with scope %q: %d, WWW-Authenticate %q; want %d and %q", tc.scope, resp.StatusCode,
+				resp.Header.Get("WWW-Authenticate"), wantStatus, challenge)
+		}
 	}
 }

@@ -340,6 +340,11 @@ func (f fastSink) finalStatus(frame []byte, status int) {
 		}
 		f.rc.Response.Header.SetBytesV("Retry-After", retry)
 		f.send(429, frame)
+	case 403:
+		if ch := scopeChallenge(frame); ch != nil {
+			f.rc.Response.Header.SetBytesV("WWW-Authenticate", ch)
+		}
+		f.send(403, frame)
 	default:
 		f.send(200, frame)
 	}

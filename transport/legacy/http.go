@@ -506,6 +506,14 @@ func (e *sse) finalStatus(frame []byte, status int) {
 		e.w.Header().Set("Retry-After", retry)
 		writeJSON(e.w, 429, frame)
 		return
+	case status == 403 && !started:
+		// A per-tool scope the token lacks (auth.Verifier's Middleware):
+		// the 2025-11-25 authorization spec's step-up challenge.
+		if ch := scopeChallenge(frame); ch != nil {
+			e.w.Header().Set("WWW-Authenticate", string(ch))
+		}
+		writeJSON(e.w, 403, frame)
+		return
 	}
 	e.final(frame)
 }
@@ -531,4 +539,25 @@ func storeError(err error) *codec.Error {
 		return codec.NewError(codec.CodeInternalError, "Session store lost its data (restarted): this session may be gone; initialize again if retrying fails")
 	}
 	return codec.NewError(codec.CodeInternalError, "Session store unavailable")
+}
+
+// scopeChallenge is the WWW-Authenticate value answering an error whose
+// data names the scopes the call needs ({"scope": "a b"}, as
+// auth.Verifier's Middleware refuses a tool): Bearer
+// error="insufficient_scope" with that scope; nil without one, or when
+// the scope is not plain printable ASCII (RFC 6749 §3.3 scope tokens are,
+// so nothing a header could not carry is ever quoted into one).
+func scopeChallenge(frame []byte) []byte {
+	raw, ok := codec.LookupPath(frame, "error", "data", "scope")
+	if !ok || len(raw) < 3 || raw[0] != '"' {
+		return nil
+	}
+	scope := raw[1 : len(raw)-1]
+	for _, b := range scope {
+		if b < 0x20 || b > 0x7e || b == '\\' || b == '"' {
+			return nil
+		}
+	}
+	ch := append([]byte(`Bearer error="insufficient_scope", scope="`), scope...)
+	return append(ch, '"')
 }
