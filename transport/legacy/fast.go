@@ -114,7 +114,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		limitKey = s.callerAddr(rc.RemoteAddr()) // as ServeHTTP's callerIP
 	}
 	key := string(m.ID)
-	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head)
+	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head, env)
 	if ce != nil {
 		fastSink{rc}.final(encodeError(m.ID, ce))
 		return true

@@ -41,8 +41,8 @@ type session struct {
 	calls   map[string]*call // in flight, by the client's request id
 	pending map[string]chan json.RawMessage
 	gone    bool
-	local   bool   // a stdio connection's session: not in the store
-	head    []byte // encoded _meta members for ver (metaHead)
+	local   bool       // a stdio connection's session: not in the store
+	head    *metaBlock // encoded _meta members for ver (metaHead)
 	headVer uint64
 	// The store read rec and ver came from, when the store is a
 	// state.Memory (Server.gens): gen was read before it and exp is the
@@ -180,7 +180,7 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 // lookupIn is lookup once this process's session for id is found (ss),
 // or found missing (nil). head is the session's encoded _meta members
 // (metaHead) when they were at hand for the record read, else nil.
-func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session) (_ *session, head []byte, _ error) {
+func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session) (_ *session, head *metaBlock, _ error) {
 	var gen uint64
 	if s.gens != nil {
 		// Read before the store is (below, or by the read ss.gen came
@@ -264,7 +264,7 @@ func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session
 // unchanged is lookupIn for a record the store holds at ss.ver, the
 // version this process last read (ss.mu held; unlocked here): the idle
 // check, the touch and, when due, the expiry refresh.
-func (s *Server) unchanged(ctx context.Context, ss *session, now time.Time) (_ *session, head []byte, _ error) {
+func (s *Server) unchanged(ctx context.Context, ss *session, now time.Time) (_ *session, head *metaBlock, _ error) {
 	if now.Sub(ss.touched) >= s.cfg.IdleTimeout { // idle here, and nobody refreshed it elsewhere since
 		ss.mu.Unlock()
 		s.expire(ss)
