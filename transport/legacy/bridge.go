@@ -74,11 +74,14 @@ func validID(id json.RawMessage) bool {
 // requestState). The common case is appended to dst. head is the
 // session's metaHead when the caller has it, else nil.
 //
-// When sp is not nil and the common case applies, sp records where the
-// message's parts went (for deriveEnvelope); sp.ok false otherwise.
-func (ss *session) modern(dst []byte, head *metaBlock, id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage, sp *splice) ([]byte, error) {
+// src, when not nil, is the envelope PeekWith gave the body params came
+// from (the fast path's): its _meta span is taken from there rather than
+// looked up again. When sp is not nil and the common case applies, sp
+// records where the message's parts went (for deriveEnvelope); sp.ok
+// false otherwise.
+func (ss *session) modern(dst []byte, head *metaBlock, id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage, src *codec.Envelope, sp *splice) ([]byte, error) {
 	if extra == nil {
-		if out, ok := ss.modernFast(dst, head, id, method, params, sp); ok {
+		if out, ok := ss.modernFast(dst, head, id, method, params, src, sp); ok {
 			return out, nil
 		}
 	}
@@ -133,7 +136,7 @@ var metaKeys = []string{codec.MetaProtocolVersion, codec.MetaClientCapabilities,
 // It declines (ok false) when the client's _meta names one of the
 // session's keys itself, or params is not an object; modern then merges
 // through a map.
-func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, method string, params json.RawMessage, sp *splice) ([]byte, bool) {
+func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, method string, params json.RawMessage, src *codec.Envelope, sp *splice) ([]byte, bool) {
 	if head == nil {
 		head = ss.metaHead()
 	}
@@ -163,9 +166,17 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 	if p[0] != '{' {
 		return nil, false
 	}
-	meta, found, err := codec.LookupPathStrict(p, "_meta")
-	if err != nil {
-		return nil, false
+	var meta []byte
+	found := false
+	if src != nil && src.Meta != nil {
+		// PeekWith found params._meta, an object, once (a repeat is
+		// ErrDuplicateKey there).
+		meta, found = src.Meta, true
+	} else {
+		var err error
+		if meta, found, err = codec.LookupPathStrict(p, "_meta"); err != nil {
+			return nil, false
+		}
 	}
 	if !found {
 		out = append(out, `{"_meta":{`...)

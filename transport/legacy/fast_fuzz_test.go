@@ -217,7 +217,15 @@ func FuzzDeriveEnvelope(f *testing.F) {
 		}
 		ss := &session{s: s, local: true, rec: record{Version: ProtocolVersion, Caps: caps, Info: info, Level: level}}
 		var sp splice
-		msg, err := ss.modern(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, nil, &sp)
+		msg, err := ss.modern(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, nil, &src, &sp)
+		// The splice takes the same bodies, and makes the same message, as
+		// without the body's envelope (_meta looked up in params rather
+		// than taken from src). (The map merge's member order may vary.)
+		a, aok := ss.modernFast(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, &src, nil)
+		b, bok := ss.modernFast(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, nil, nil)
+		if aok != bok || !bytes.Equal(a, b) {
+			t.Fatalf("splice with the body's envelope %s (%v), without %s (%v)", a, aok, b, bok)
+		}
 		if err != nil {
 			return
 		}
@@ -271,7 +279,7 @@ func TestDeriveEnvelopeFixture(t *testing.T) {
 			t.Fatal(err)
 		}
 		var sp splice
-		msg, err := ss.modern(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, nil, &sp)
+		msg, err := ss.modern(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, nil, &src, &sp)
 		if err != nil {
 			t.Fatal(err)
 		}

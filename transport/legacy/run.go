@@ -136,7 +136,7 @@ func (s *Server) begin(ss *session, key string, m *wire, extra map[string]json.R
 	if src != nil {
 		sp = &lay
 	}
-	msg, err := ss.modern(scratch, head, m.ID, m.Method, m.Params, extra, sp)
+	msg, err := ss.modern(scratch, head, m.ID, m.Method, m.Params, extra, src, sp)
 	if err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
