@@ -98,7 +98,8 @@ func TestLookupSkipsUnchangedRecord(t *testing.T) {
 
 // The record read last expires in the store (its Expires passes) while
 // nothing writes to the store: the next call reads the store, and the
-// session is gone (404), rather than served from what this process read.
+// session is gone (404), rather than served from what this process read
+// (RELIABILITY E3: an expired handle is gone).
 func TestLookupRecordExpiredInStore(t *testing.T) {
 	leakCheck(t)
 	store := state.NewMemory(state.MemoryConfig{})
