@@ -142,6 +142,10 @@ type memShard struct {
 	mu   sync.Mutex
 	recs map[memKey]*memRecord
 	once map[onceKey]*onceEntry
+	// gen moves after every Create, CompareAndSet and Delete of a record
+	// of this shard (under mu, once the change is in recs) and at Close:
+	// Generation.
+	gen atomic.Uint64
 }
 
 // NewMemory returns a Memory with its background sweep running; Close
@@ -249,6 +253,7 @@ func (m *Memory) Create(ctx context.Context, principal string, value []byte, ttl
 		sh.mu.Lock()
 		if _, dup := sh.recs[k]; !dup { // 128 random bits: a repeat is not expected
 			sh.recs[k] = rec
+			sh.gen.Add(1)
 			sh.mu.Unlock()
 			return h, nil
 		}
@@ -296,6 +301,20 @@ func (m *Memory) Get(ctx context.Context, principal string, h Handle) (Record, e
 	return rec, nil
 }
 
+// Generation tells, more cheaply than a Get, that h's record has not
+// changed since an earlier Get: it returns a number that moves after
+// every Create, CompareAndSet or Delete that may concern h (it is the
+// counter of h's shard, one of 32, so others move it too) and at Close,
+// once the change is visible to Get. If g := Generation(h) is read before
+// a Get of h and a later Generation(h) is still g, a Get made then would
+// return the same result (the same record, or the same error) unless the
+// record's Expires has passed since: the caller checks that. An atomic
+// load and a hash of h: no lock, no copy. (A store shared between
+// processes cannot know this without a round trip; only Memory has it.)
+func (m *Memory) Generation(h Handle) uint64 {
+	return m.shard(string(h)).gen.Load()
+}
+
 // CompareAndSet implements Store.
 func (m *Memory) CompareAndSet(ctx context.Context, principal string, h Handle, version uint64, value []byte, ttl time.Duration) (uint64, error) {
 	m.stats.Ops.Add(1)
@@ -336,6 +355,7 @@ func (m *Memory) CompareAndSet(ctx context.Context, principal string, h Handle, 
 		nr.expires = exp
 	}
 	sh.recs[memKey{principal, h}] = nr
+	sh.gen.Add(1)
 	return nr.version, nil
 }
 
@@ -356,6 +376,7 @@ func (m *Memory) Delete(ctx context.Context, principal string, h Handle) error {
 	if _, ok := sh.recs[memKey{principal, h}]; ok {
 		delete(sh.recs, memKey{principal, h})
 		m.count.Add(-1)
+		sh.gen.Add(1)
 	}
 	sh.mu.Unlock()
 	return nil
@@ -523,6 +544,9 @@ func (m *Memory) Close() error {
 	if !m.closed {
 		m.closed = true
 		close(m.done)
+		for i := range m.shards {
+			m.shards[i].gen.Add(1) // Get fails from now on
+		}
 	}
 	m.subMu.Unlock()
 	m.wg.Wait()

@@ -228,3 +228,41 @@ func TestHandle(t *testing.T) {
 		}
 	}
 }
+
+// Generation moves with every write of a record (CompareAndSet, Delete)
+// and at Close, and not with a read: a reader that saw the same number
+// before its Get and now may skip the next Get (transport/legacy does).
+func TestMemoryGeneration(t *testing.T) {
+	m := state.NewMemory(state.MemoryConfig{})
+	defer m.Close()
+	ctx := context.Background()
+	h, err := m.Create(ctx, "p", []byte("a"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Generation(h)
+	r, err := m.Get(ctx, "p", h)
+	if err != nil || m.Generation(h) != g {
+		t.Fatalf("a Get moved the generation (%v)", err)
+	}
+	if _, err := m.CompareAndSet(ctx, "p", h, r.Version, []byte("b"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if g2 := m.Generation(h); g2 == g {
+		t.Fatal("CompareAndSet did not move the generation")
+	} else {
+		g = g2
+	}
+	if err := m.Delete(ctx, "p", h); err != nil {
+		t.Fatal(err)
+	}
+	if g2 := m.Generation(h); g2 == g {
+		t.Fatal("Delete did not move the generation")
+	} else {
+		g = g2
+	}
+	_ = m.Close()
+	if m.Generation(h) == g {
+		t.Fatal("Close did not move the generation")
+	}
+}

@@ -12,8 +12,9 @@ import (
 // the fasthttp front end as `mcpwire serve --legacy-path` mounts it —
 // costs at most 5 allocations per call, the server's whole work counted
 // (the client below allocates nothing). Issue 21 item 1; it took 81
-// through the net/http adapter. The echo handler's string (1) and the
-// state store's copy of the session record (1) are among them.
+// through the net/http adapter. 2 are left: the echo handler's string
+// and the in-flight id (the session record is not read from the
+// state.Memory while its generation stands; it was the third).
 func TestLegacyCallAllocs(t *testing.T) {
 	w := startWireRig(t, newInlineEngine(t))
 	req := w.request(legacyPath, w.sid, fixtureLegacy)

@@ -73,11 +73,20 @@ func validID(id json.RawMessage) bool {
 // stays), plus extra params (an MRTR retry's inputResponses and
 // requestState). The common case is appended to dst. head is the
 // session's metaHead when the caller has it, else nil.
-func (ss *session) modern(dst, head, id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage) ([]byte, error) {
+//
+// src, when not nil, is the envelope PeekWith gave the body params came
+// from (the fast path's): its _meta span is taken from there rather than
+// looked up again. When sp is not nil and the common case applies, sp
+// records where the message's parts went (for deriveEnvelope); sp.ok
+// false otherwise.
+func (ss *session) modern(dst []byte, head *metaBlock, id json.RawMessage, method string, params json.RawMessage, extra map[string]json.RawMessage, src *codec.Envelope, sp *splice) ([]byte, error) {
 	if extra == nil {
-		if out, ok := ss.modernFast(dst, head, id, method, params); ok {
+		if out, ok := ss.modernFast(dst, head, id, method, params, src, sp); ok {
 			return out, nil
 		}
+	}
+	if sp != nil {
+		sp.ok = false
 	}
 	return ss.modernMap(id, method, params, extra)
 }
@@ -127,41 +136,60 @@ var metaKeys = []string{codec.MetaProtocolVersion, codec.MetaClientCapabilities,
 // It declines (ok false) when the client's _meta names one of the
 // session's keys itself, or params is not an object; modern then merges
 // through a map.
-func (ss *session) modernFast(dst, head, id json.RawMessage, method string, params json.RawMessage) ([]byte, bool) {
+func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, method string, params json.RawMessage, src *codec.Envelope, sp *splice) ([]byte, bool) {
 	if head == nil {
 		head = ss.metaHead()
 	}
+	hb := head.b
+	var lay splice // where the parts go, for sp
 	out := dst[:0]
-	if cap(out) < len(params)+len(head)+len(method)+len(id)+64 {
-		out = make([]byte, 0, len(params)+len(head)+len(method)+len(id)+64)
+	if cap(out) < len(params)+len(hb)+len(method)+len(id)+64 {
+		out = make([]byte, 0, len(params)+len(hb)+len(method)+len(id)+64)
 	}
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	lay.idOff = len(out)
 	out = append(out, id...)
 	out = append(out, `,"method":`...)
+	lay.methodOff = len(out) + 1
 	out = codec.AppendString(out, method)
 	out = append(out, `,"params":`...)
+	lay.pOff = len(out)
 	p := bytes.TrimSpace(params)
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		out = append(out, `{"_meta":{`...)
-		out = append(out, head...)
-		return append(out, `}}}`...), true
+		lay.headOff = len(out)
+		out = append(out, hb...)
+		out = append(out, `}}}`...)
+		lay.metaOff, lay.metaN = lay.headOff-1, len(hb)+2
+		return out, sp.set(&lay, head, nil)
 	}
 	if p[0] != '{' {
 		return nil, false
 	}
-	meta, found, err := codec.LookupPathStrict(p, "_meta")
-	if err != nil {
-		return nil, false
+	var meta []byte
+	found := false
+	if src != nil && src.Meta != nil {
+		// PeekWith found params._meta, an object, once (a repeat is
+		// ErrDuplicateKey there).
+		meta, found = src.Meta, true
+	} else {
+		var err error
+		if meta, found, err = codec.LookupPathStrict(p, "_meta"); err != nil {
+			return nil, false
+		}
 	}
 	if !found {
 		out = append(out, `{"_meta":{`...)
-		out = append(out, head...)
+		lay.headOff = len(out)
+		out = append(out, hb...)
 		out = append(out, '}')
+		lay.metaOff, lay.metaN = lay.headOff-1, len(hb)+2
 		if rest := bytes.TrimSpace(p[1:]); len(rest) > 0 && rest[0] != '}' {
 			out = append(out, ',')
 		}
+		lay.at, lay.n = 1, len(out)-(lay.pOff+1)
 		out = append(out, p[1:]...)
-		return append(out, '}'), true
+		return append(out, '}'), sp.set(&lay, head, p)
 	}
 	if len(meta) == 0 || meta[0] != '{' {
 		return nil, false
@@ -177,17 +205,20 @@ func (ss *session) modernFast(dst, head, id json.RawMessage, method string, para
 		return nil, false
 	}
 	out = append(out, p[:start+1]...)
-	out = append(out, head...)
+	lay.headOff = len(out)
+	out = append(out, hb...)
 	if inner := bytes.TrimSpace(meta[1:]); len(inner) > 0 && inner[0] != '}' {
 		out = append(out, ',')
 	}
+	lay.metaOff = -1 // the client's, moved
+	lay.at, lay.n = start+1, len(out)-(lay.pOff+start+1)
 	out = append(out, p[start+1:]...)
-	return append(out, '}'), true
+	return append(out, '}'), sp.set(&lay, head, p)
 }
 
 // metaHead returns the session's _meta members, encoded (without braces),
 // rebuilt when the record's version moves.
-func (ss *session) metaHead() []byte {
+func (ss *session) metaHead() *metaBlock {
 	ss.mu.Lock()
 	if ss.head != nil && ss.headVer == ss.ver {
 		h := ss.head
@@ -211,12 +242,13 @@ func (ss *session) metaHead() []byte {
 		h = append(h, ':')
 		h = append(h, v...)
 	}
+	mb := newMetaBlock(h, ss.s.eng.Config().MaxDepth)
 	ss.mu.Lock()
 	if ss.ver == ver {
-		ss.head, ss.headVer = h, ver
+		ss.head, ss.headVer = mb, ver
 	}
 	ss.mu.Unlock()
-	return h
+	return mb
 }
 
 // outcome is what one engine request produced.
@@ -334,10 +366,13 @@ func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
 }
 
 // start begins msg in the engine with c as its Replier; a validation
-// failure is answered through c like any other reply.
-func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any, limitKey string) *codec.Error {
+// failure is answered through c like any other reply. With derived,
+// c.env is msg's envelope already (deriveEnvelope); else msg is peeked.
+func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any, limitKey string, derived bool) *codec.Error {
 	env := &c.env
-	if err := codec.PeekWith(msg, env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
+	if derived {
+		// c.env holds msg's envelope.
+	} else if err := codec.PeekWith(msg, env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
 			ce = codec.ErrParse

@@ -34,10 +34,15 @@
 //     allocations per call. Anything else (initialize, GET, DELETE,
 //     notifications, the session's own methods, odd headers or bodies)
 //     takes the net/http handler, with the same answers. The session
-//     record is read from Config.Store on every call either way; its
-//     decoded form and the encoded _meta are reused while the store's
-//     version of it stands, so a DELETE, an expiry or a change made by
-//     another replica is seen at the next call.
+//     record is read from Config.Store on every call either way, except
+//     when the store is a state.Memory whose Generation for the session
+//     has not moved since the last read and the record's expiry has not
+//     passed (nothing was written, so a read would return the same
+//     record); its decoded form and the encoded _meta are reused while
+//     the store's version of it stands, so a DELETE, an expiry or a
+//     change made by another replica is seen at the next call. (A shared
+//     store such as Redis is read every time: no cue between replicas is
+//     sure to arrive before the client's next call.)
 //   - ping, logging/setLevel, resources/subscribe and
 //     resources/unsubscribe are answered here; the log level and the
 //     subscriptions live in the session record.

@@ -114,7 +114,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		limitKey = s.callerAddr(rc.RemoteAddr()) // as ServeHTTP's callerIP
 	}
 	key := string(m.ID)
-	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head)
+	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head, env)
 	if ce != nil {
 		fastSink{rc}.final(encodeError(m.ID, ce))
 		return true
@@ -228,47 +228,47 @@ type fastHeaders struct {
 
 // scan reads raw (fasthttp's raw header block): false when it has two
 // lines of one of them (ServeHTTP refuses that, F2) or a folded line.
+// One pass: a line's first letter, then the byte where the colon of one
+// of the four names would be, decide whether it is compared at all; no
+// other line is looked at past its end.
 func (h *fastHeaders) scan(raw []byte) bool {
 	for len(raw) > 0 {
-		var line []byte
-		line, raw, _ = bytes.Cut(raw, []byte{'\n'})
-		line = bytes.TrimSuffix(line, []byte{'\r'})
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
 		if len(line) == 0 {
 			continue
 		}
 		if line[0] == ' ' || line[0] == '\t' {
-			return false
+			return false // a folded line
 		}
-		colon := bytes.IndexByte(line, ':')
-		if colon < 0 {
-			continue
-		}
-		// Only a name of one of the four lengths, and then its first
-		// letter, leads to a comparison.
-		name := line[:colon]
 		i := -1
-		switch len(name) {
-		case len(HeaderSession):
-			if (name[0]|0x20) == 'm' && bytes.EqualFold(name, []byte(HeaderSession)) {
+		switch line[0] | 0x20 {
+		case 'm':
+			if nameAt(line, HeaderSession) {
 				i = 0
-			}
-		case len(HeaderProtocol):
-			if (name[0]|0x20) == 'm' && bytes.EqualFold(name, []byte(HeaderProtocol)) {
+			} else if nameAt(line, HeaderProtocol) {
 				i = 1
 			}
-		case len("Content-Type"):
-			if (name[0]|0x20) == 'c' && bytes.EqualFold(name, []byte("Content-Type")) {
+		case 'c':
+			if nameAt(line, "Content-Type") {
 				i = 2
 			}
-		case len("Accept"):
-			if (name[0]|0x20) == 'a' && bytes.EqualFold(name, []byte("Accept")) {
+		case 'a':
+			if nameAt(line, "Accept") {
 				i = 3
 			}
 		}
 		if i < 0 {
 			continue
 		}
-		v := bytes.Trim(line[colon+1:], " \t")
+		v := trimSpaceTab(line[len(fastNames[i])+1:])
 		switch i {
 		case 0:
 			h.sid = v
@@ -284,6 +284,26 @@ func (h *fastHeaders) scan(raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// fastNames are the names of fastHeaders' fields, in the order of n.
+var fastNames = [4]string{HeaderSession, HeaderProtocol, "Content-Type", "Accept"}
+
+// nameAt reports whether line is a field named name (any case): name,
+// then the colon that ends it.
+func nameAt(line []byte, name string) bool {
+	return len(line) > len(name) && line[len(name)] == ':' && bytes.EqualFold(line[:len(name)], []byte(name))
+}
+
+// trimSpaceTab is bytes.Trim(v, " \t") without building its cutset.
+func trimSpaceTab(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 // plain reports whether the headers are the ordinary ones ServeHTTP

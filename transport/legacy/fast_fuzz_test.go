@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"net/http"
 	"net/textproto"
+	"reflect"
 	"testing"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/engine"
 )
 
 // FuzzFastHeaders holds the fast path's header reading (fastHeaders, from
@@ -30,8 +32,13 @@ func FuzzFastHeaders(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		var h fastHeaders
-		if !h.scan(raw) || !h.plain() {
+		var h, ref fastHeaders
+		ok, refOK := h.scan(raw), ref.scanByLine(raw)
+		if ok != refOK || ok && (!bytes.Equal(h.sid, ref.sid) || !bytes.Equal(h.ver, ref.ver) ||
+			!bytes.Equal(h.ctype, ref.ctype) || !bytes.Equal(h.accept, ref.accept) || h.n != ref.n) {
+			t.Fatalf("scan %v %+v, line by line %v %+v: %q", ok, h, refOK, ref, raw)
+		}
+		if !ok || !h.plain() {
 			return
 		}
 		// The same block as net/http holds it.
@@ -61,6 +68,65 @@ func FuzzFastHeaders(f *testing.F) {
 			t.Fatalf("fast path took revision %q: %q", v, raw)
 		}
 	})
+}
+
+// scanByLine is scan as first written (each line cut, its name found at
+// its first colon, the value trimmed by bytes.Trim): the reference the
+// one-pass scan is held to.
+func (h *fastHeaders) scanByLine(raw []byte) bool {
+	for len(raw) > 0 {
+		var line []byte
+		line, raw, _ = bytes.Cut(raw, []byte{'\n'})
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			return false
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 {
+			continue
+		}
+		i := -1
+		for k, name := range fastNames {
+			if bytes.EqualFold(line[:colon], []byte(name)) {
+				i = k
+			}
+		}
+		if i < 0 {
+			continue
+		}
+		v := bytes.Trim(line[colon+1:], " \t")
+		switch i {
+		case 0:
+			h.sid = v
+		case 1:
+			h.ver = v
+		case 2:
+			h.ctype = v
+		case 3:
+			h.accept = v
+		}
+		if h.n[i]++; h.n[i] > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkFastHeaders is scan of the header block wrk sends to the
+// legacy endpoint in make compare.
+func BenchmarkFastHeaders(b *testing.B) {
+	raw := []byte("Host: 127.0.0.1:18180\r\nContent-Length: 139\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+		"MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: Jq5rlOnUV-hFA3DF4XHN7Q\r\n\r\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		var h fastHeaders
+		if !h.scan(raw) || !h.plain() {
+			b.Fatal("declined")
+		}
+	}
 }
 
 // FuzzFastRequest holds the fast path's reading of a body (codec.Peek in
@@ -119,4 +185,114 @@ func FuzzCompleteResult(f *testing.F) {
 			t.Fatalf("an error response taken for a result: id %s", id)
 		}
 	})
+}
+
+// FuzzDeriveEnvelope holds deriveEnvelope to codec.PeekWith: for a body
+// the fast path takes and a session record (capabilities, client info,
+// log level), whenever the envelope of the engine's message is derived
+// from the body's rather than peeked, PeekWith of that message succeeds
+// and gives the same envelope, every span at the same place in it.
+func FuzzDeriveEnvelope(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":100000001,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":null}`,
+		`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"test://r"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"_meta":{},"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{ "_meta" : { "progressToken" : "t" } , "name":"e\u0063ho"}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol\/logLevel":"x"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{}}`,
+	} {
+		f.Add([]byte(s), []byte(`{"sampling":{}}`), []byte(`{"name":"t","version":"1"}`), "info")
+	}
+	f.Add([]byte(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo"}}`), []byte(`{}`), []byte(nil), "")
+	f.Add([]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo"}}`), []byte(`[1]`), []byte(`"x"`), "de\"bug")
+	eng := engine.New(engine.Config{Logging: true})
+	s := &Server{eng: eng, modern: engine.ProtocolVersion}
+	f.Fuzz(func(t *testing.T, body, caps, info []byte, level string) {
+		var src codec.Envelope
+		if codec.PeekWith(body, &src, codec.PeekConfig{MaxDepth: eng.Config().MaxDepth}) != nil || src.Kind != codec.KindRequest ||
+			src.Method.Escaped || !plainID(&src) || internMethod(src.Method.Raw) == "" {
+			return
+		}
+		ss := &session{s: s, local: true, rec: record{Version: ProtocolVersion, Caps: caps, Info: info, Level: level}}
+		var sp splice
+		msg, err := ss.modern(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, nil, &src, &sp)
+		// The splice takes the same bodies, and makes the same message, as
+		// without the body's envelope (_meta looked up in params rather
+		// than taken from src). (The map merge's member order may vary.)
+		a, aok := ss.modernFast(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, &src, nil)
+		b, bok := ss.modernFast(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, nil, nil)
+		if aok != bok || !bytes.Equal(a, b) {
+			t.Fatalf("splice with the body's envelope %s (%v), without %s (%v)", a, aok, b, bok)
+		}
+		if err != nil {
+			return
+		}
+		var got, want codec.Envelope
+		if !deriveEnvelope(&got, &src, msg, &sp) {
+			return
+		}
+		if err := codec.PeekWith(msg, &want, codec.PeekConfig{MaxDepth: eng.Config().MaxDepth}); err != nil {
+			t.Fatalf("derived an envelope for a message PeekWith refuses (%v): %s", err, msg)
+		}
+		sameSpan := func(field string, a, b []byte) {
+			if (a == nil) != (b == nil) || a != nil && (offsetIn(msg, a) != offsetIn(msg, b) || len(a) != len(b) || offsetIn(msg, a) < 0) {
+				t.Fatalf("%s: derived %q at %d, PeekWith %q at %d, in %s", field, a, offsetIn(msg, a), b, offsetIn(msg, b), msg)
+			}
+		}
+		gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
+		for i := range gv.NumField() {
+			name := gv.Type().Field(i).Name
+			switch g, w := gv.Field(i).Interface(), wv.Field(i).Interface(); g := g.(type) {
+			case []byte:
+				sameSpan(name, g, w.([]byte))
+			case codec.Str:
+				w := w.(codec.Str)
+				sameSpan(name, g.Raw, w.Raw)
+				if g.Escaped != w.Escaped || g.Present != w.Present {
+					t.Fatalf("%s: derived %+v, PeekWith %+v, in %s", name, g, w, msg)
+				}
+			default:
+				if !reflect.DeepEqual(g, w) {
+					t.Fatalf("%s: derived %v, PeekWith %v, in %s", name, g, w, msg)
+				}
+			}
+		}
+	})
+}
+
+// The standard fixture's message is derived, not peeked again (the
+// splice with the client's _meta, and without params' _meta or params),
+// and matches PeekWith's envelope (FuzzDeriveEnvelope's check, on seeds).
+func TestDeriveEnvelopeFixture(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":100000001,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/list"}`,
+	} {
+		eng := engine.New(engine.Config{Logging: true})
+		s := &Server{eng: eng, modern: engine.ProtocolVersion}
+		ss := &session{s: s, local: true, rec: record{Version: ProtocolVersion, Caps: []byte(`{"sampling":{}}`), Info: []byte(`{"name":"t"}`), Level: "info"}}
+		var src codec.Envelope
+		if err := codec.Peek([]byte(body), &src); err != nil {
+			t.Fatal(err)
+		}
+		var sp splice
+		msg, err := ss.modern(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, nil, &src, &sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want codec.Envelope
+		if !deriveEnvelope(&got, &src, msg, &sp) {
+			t.Fatalf("not derived: %s", body)
+		}
+		if err := codec.Peek(msg, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || offsetIn(msg, got.ProgressToken) != offsetIn(msg, want.ProgressToken) ||
+			offsetIn(msg, got.ClientInfo) != offsetIn(msg, want.ClientInfo) {
+			t.Fatalf("derived %+v\nPeekWith %+v\nof %s", got, want, msg)
+		}
+	}
 }

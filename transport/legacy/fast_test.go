@@ -1,6 +1,7 @@
 package legacy_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -54,6 +55,74 @@ func TestFastPathFollowsStore(t *testing.T) {
 	}
 	if n := a.leg.Stats().Sessions.Load(); n != 0 {
 		t.Fatalf("a still holds %d sessions", n)
+	}
+}
+
+// With the in-process store (state.Memory) a call reads the session's
+// record only when the store was written since this process last read it
+// (Memory.Generation): calls in a row ask the store nothing; a write made
+// straight to the store (as another replica sharing it would) is seen by
+// the next call.
+func TestLookupSkipsUnchangedRecord(t *testing.T) {
+	leakCheck(t)
+	store := state.NewMemory(state.MemoryConfig{})
+	defer store.Close()
+	rg := startRig(t, newEngine(t), legacy.Config{Store: store})
+	sid := rg.initialize(t)
+	if r := rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{"text":"hi"}`)); r.status != 200 {
+		t.Fatalf("echo: %d %s", r.status, r.raw)
+	}
+	ops := store.Stats().Ops.Load()
+	for i := range 5 {
+		if r := rg.do(t, "POST", legacyPath, sid, call(3+i, "echo", `{"text":"hi"}`)); r.status != 200 {
+			t.Fatalf("echo: %d %s", r.status, r.raw)
+		}
+	}
+	if n := store.Stats().Ops.Load() - ops; n != 0 {
+		t.Fatalf("5 calls of an unchanged session made %d store calls, want 0", n)
+	}
+	// The log level, set in the store itself: the next call carries it.
+	ctx := context.Background()
+	rec, err := store.Get(ctx, "legacy", state.Handle(sid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := append(rec.Value[:len(rec.Value)-1:len(rec.Value)-1], `,"level":"info"}`...)
+	if _, err := store.CompareAndSet(ctx, "legacy", state.Handle(sid), rec.Version, val, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, call(9, "steps", `{}`)); len(r.msgs) != 2 || r.msgs[0]["method"] != "notifications/message" {
+		t.Fatalf("the call after a write to the store did not read it: %s", r.raw)
+	}
+}
+
+// The record read last expires in the store (its Expires passes) while
+// nothing writes to the store: the next call reads the store, and the
+// session is gone (404), rather than served from what this process read
+// (RELIABILITY E3: an expired handle is gone).
+func TestLookupRecordExpiredInStore(t *testing.T) {
+	leakCheck(t)
+	store := state.NewMemory(state.MemoryConfig{})
+	defer store.Close()
+	rg := startRig(t, newEngine(t), legacy.Config{Store: store})
+	sid := rg.initialize(t)
+	ctx := context.Background()
+	rec, err := store.Get(ctx, "legacy", state.Handle(sid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another replica's write with a short expiry (a store's TTL is
+	// the writer's to set).
+	const ttl = 200 * time.Millisecond
+	if _, err := store.CompareAndSet(ctx, "legacy", state.Handle(sid), rec.Version, rec.Value, ttl); err != nil {
+		t.Fatal(err)
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{"text":"hi"}`)); r.status != 200 {
+		t.Fatalf("echo: %d %s", r.status, r.raw)
+	}
+	time.Sleep(2 * ttl)
+	if r := rg.do(t, "POST", legacyPath, sid, call(3, "echo", `{"text":"hi"}`)); r.status != 404 {
+		t.Fatalf("after the record expired in the store: %d %s, want 404", r.status, r.raw)
 	}
 }
 

@@ -38,7 +38,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil || m.Method == "" || len(m.ID) == 0 {
 			return
 		}
-		msg, merr := ss.modern(nil, nil, m.ID, m.Method, m.Params, nil)
+		msg, merr := ss.modern(nil, nil, m.ID, m.Method, m.Params, nil, nil, nil)
 		if merr != nil {
 			return
 		}

@@ -215,7 +215,8 @@ type Server struct {
 	scope  *engine.Scope
 	cfg    Config
 	store  state.Store
-	own    bool // store created here
+	gens   *state.Memory // the store, when it is a state.Memory (its Generation): lookupIn
+	own    bool          // store created here
 	log    *slog.Logger
 	stats  Stats
 	modern string // the engine revision requests are run at
@@ -260,6 +261,9 @@ func New(eng *engine.Server, cfg Config) *Server {
 		s.store = state.NewMemory(state.MemoryConfig{})
 		s.own = true
 	}
+	// Only the Memory itself: a wrapper may change what Get returns
+	// without moving the generation.
+	s.gens, _ = s.store.(*state.Memory)
 	s.wg.Add(1)
 	go s.sweepLoop()
 	return s

@@ -45,7 +45,7 @@ func (s *Server) rounds(ctx context.Context, out sink, ss *session, m *wire, key
 		first = nil
 		if c == nil {
 			var ce *codec.Error
-			if c, ce = s.begin(ss, key, m, extra, principal, limitKey, scratch, nil); ce != nil {
+			if c, ce = s.begin(ss, key, m, extra, principal, limitKey, scratch, nil, nil); ce != nil {
 				out.final(encodeError(m.ID, ce))
 				return
 			}
@@ -126,10 +126,17 @@ func (s *Server) rounds(ctx context.Context, out sink, ss *session, m *wire, key
 
 // begin starts one round of m in the engine: its message (built in
 // scratch when it can be, with head, the session's metaHead, when not
-// nil), a call under key in ss.calls. The error is the answer when it
-// could not begin.
-func (s *Server) begin(ss *session, key string, m *wire, extra map[string]json.RawMessage, principal any, limitKey string, scratch, head []byte) (*call, *codec.Error) {
-	msg, err := ss.modern(scratch, head, m.ID, m.Method, m.Params, extra)
+// nil), a call under key in ss.calls. src, when not nil, is the envelope
+// of the body m was read from (the fast path's): the message's own is
+// then derived from it when it can be, rather than peeked. The error is
+// the answer when it could not begin.
+func (s *Server) begin(ss *session, key string, m *wire, extra map[string]json.RawMessage, principal any, limitKey string, scratch []byte, head *metaBlock, src *codec.Envelope) (*call, *codec.Error) {
+	var sp *splice
+	var lay splice
+	if src != nil {
+		sp = &lay
+	}
+	msg, err := ss.modern(scratch, head, m.ID, m.Method, m.Params, extra, src, sp)
 	if err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
@@ -142,7 +149,8 @@ func (s *Server) begin(ss *session, key string, m *wire, extra map[string]json.R
 		c.release()
 		return nil, codec.NewError(codec.CodeInvalidRequest, "Invalid Request: id "+key+" is already in flight")
 	}
-	if e := s.start(context.Background(), msg, c, principal, limitKey); e != nil {
+	derived := src != nil && deriveEnvelope(&c.env, src, msg, sp)
+	if e := s.start(context.Background(), msg, c, principal, limitKey, derived); e != nil {
 		ss.removeCall(key, c)
 		c.release()
 		return nil, e

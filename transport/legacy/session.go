@@ -41,9 +41,17 @@ type session struct {
 	calls   map[string]*call // in flight, by the client's request id
 	pending map[string]chan json.RawMessage
 	gone    bool
-	local   bool   // a stdio connection's session: not in the store
-	head    []byte // encoded _meta members for ver (metaHead)
+	local   bool       // a stdio connection's session: not in the store
+	head    *metaBlock // encoded _meta members for ver (metaHead)
 	headVer uint64
+	// The store read rec and ver came from, when the store is a
+	// state.Memory (Server.gens): gen was read before it and exp is the
+	// record's expiry then (unix ns, 0: none). While the store's
+	// generation is still gen and exp has not passed, a read would
+	// return the same record, so lookupIn skips it. genOK false: read.
+	gen   uint64
+	genOK bool
+	exp   int64
 
 	// The per-caller counts this session holds (create): "" for none.
 	owner, ip string
@@ -150,7 +158,9 @@ func (s *Server) create(ctx context.Context, principal, owner, ip string, rec re
 
 // lookup finds a live session for principal. The store is asked every
 // time (another replica may have ended the session or changed its log
-// level or subscriptions); its expiry is pushed forward at most every
+// level or subscriptions), unless it can tell that the record has not
+// changed since this process last read it (the in-process state.Memory:
+// its Generation); its expiry is pushed forward at most every
 // quarter of IdleTimeout. state.ErrNotFound for an unknown, expired or
 // foreign session.
 func (s *Server) lookup(ctx context.Context, principal, id string) (*session, error) {
@@ -170,7 +180,24 @@ func (s *Server) lookup(ctx context.Context, principal, id string) (*session, er
 // lookupIn is lookup once this process's session for id is found (ss),
 // or found missing (nil). head is the session's encoded _meta members
 // (metaHead) when they were at hand for the record read, else nil.
-func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session) (_ *session, head []byte, _ error) {
+func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session) (_ *session, head *metaBlock, _ error) {
+	var gen uint64
+	if s.gens != nil {
+		// Read before the store is (below, or by the read ss.gen came
+		// from): a write after it moves the generation past gen.
+		gen = s.gens.Generation(state.Handle(id))
+		if ss != nil {
+			now := time.Now()
+			ss.mu.Lock()
+			if ss.genOK && ss.gen == gen && (ss.exp == 0 || now.UnixNano() < ss.exp) {
+				// Nothing was written to the store since this process
+				// read the record, and it has not expired: a read
+				// would return the record at ss.ver again.
+				return s.unchanged(ctx, ss, now)
+			}
+			ss.mu.Unlock()
+		}
+	}
 	r, err := s.store.Get(ctx, principal, state.Handle(id))
 	if err != nil {
 		if ss != nil && errors.Is(err, state.ErrNotFound) {
@@ -184,23 +211,8 @@ func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session
 		now := time.Now()
 		ss.mu.Lock()
 		if ss.ver == r.Version {
-			if now.Sub(ss.touched) >= s.cfg.IdleTimeout { // idle here, and nobody refreshed it elsewhere since
-				ss.mu.Unlock()
-				s.expire(ss)
-				return nil, nil, state.ErrNotFound
-			}
-			ss.touched = now
-			refresh := now.Sub(ss.synced) >= s.cfg.IdleTimeout/4
-			if ss.headVer == ss.ver && !refresh {
-				head = ss.head
-			}
-			ss.mu.Unlock()
-			if refresh {
-				if err := ss.refresh(ctx); err != nil {
-					return nil, nil, err
-				}
-			}
-			return ss, head, nil
+			ss.gen, ss.genOK, ss.exp = gen, s.gens != nil, unixNano(r.Expires)
+			return s.unchanged(ctx, ss, now)
 		}
 		ss.mu.Unlock()
 	}
@@ -235,6 +247,7 @@ func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session
 	}
 	changed := !slices.Equal(rec.Subs, ss.rec.Subs)
 	ss.rec, ss.ver, ss.touched = rec, r.Version, now
+	ss.gen, ss.genOK, ss.exp = gen, s.gens != nil, unixNano(r.Expires)
 	refresh := now.Sub(ss.synced) >= s.cfg.IdleTimeout/4
 	ss.mu.Unlock()
 	if changed {
@@ -246,6 +259,37 @@ func (s *Server) lookupIn(ctx context.Context, principal, id string, ss *session
 		}
 	}
 	return ss, nil, nil
+}
+
+// unchanged is lookupIn for a record the store holds at ss.ver, the
+// version this process last read (ss.mu held; unlocked here): the idle
+// check, the touch and, when due, the expiry refresh.
+func (s *Server) unchanged(ctx context.Context, ss *session, now time.Time) (_ *session, head *metaBlock, _ error) {
+	if now.Sub(ss.touched) >= s.cfg.IdleTimeout { // idle here, and nobody refreshed it elsewhere since
+		ss.mu.Unlock()
+		s.expire(ss)
+		return nil, nil, state.ErrNotFound
+	}
+	ss.touched = now
+	refresh := now.Sub(ss.synced) >= s.cfg.IdleTimeout/4
+	if ss.headVer == ss.ver && !refresh {
+		head = ss.head
+	}
+	ss.mu.Unlock()
+	if refresh {
+		if err := ss.refresh(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ss, head, nil
+}
+
+// unixNano is t in unix nanoseconds, 0 for the zero time (no expiry).
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // refresh re-reads the record and pushes its expiry forward (the store
@@ -279,6 +323,7 @@ func (ss *session) refresh(ctx context.Context) error {
 		ss.ver = r.Version
 	}
 	ss.synced = time.Now()
+	ss.genOK = false // the next lookup reads the store
 	ss.mu.Unlock()
 	if changed {
 		ss.relisten()
@@ -320,6 +365,7 @@ func (ss *session) update(ctx context.Context, fn func(*record)) error {
 		}
 		ss.mu.Lock()
 		ss.rec, ss.ver, ss.synced = rec, v, time.Now()
+		ss.genOK = false // the next lookup reads the store
 		ss.mu.Unlock()
 		return nil
 	}

@@ -163,6 +163,9 @@ func (w *wireRig) quick(tb testing.TB, req []byte) {
 // connection: "modern" on the 2026-07-28 endpoint, "legacy" on the
 // 2025-11-25 one inside a live session. Their ratio is the issue-21 goal
 // (legacy at >= 0.85x the modern endpoint, <= 5 allocations per call).
+// cpu-ns/op is the process's CPU time (client and server; the client's
+// share is the same for both) per call: on a machine shared with other
+// work it moves less than the wall time does.
 func BenchmarkWireCall(b *testing.B) {
 	for _, tc := range []struct{ name, path, body string }{
 		{"modern", "/mcp", fixtureModern},
@@ -176,8 +179,12 @@ func BenchmarkWireCall(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			for b.Loop() {
 				w.quick(b, req)
+			}
+			if cpu := processCPU() - cpu; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}
