@@ -388,14 +388,6 @@ func (x *exchange) cancel(why error) {
 	x.wake()
 }
 
-// streaming reports whether a notification came first (the reply is SSE)
-// and the client is still there.
-func (x *exchange) streaming() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.mode == modeSSE && x.gone == nil
-}
-
 // waitFirst blocks until the response or the first notification exists,
 // or the client is gone. It returns the mode.
 func (x *exchange) waitFirst() (mode, error) {

@@ -178,6 +178,17 @@ type limitConn struct {
 	clk                   *coarseClock
 	coarse                bool // the read limits are long enough for clk (coarseMinLimit)
 
+	// rmu guards the socket's deadline as noted here (sockRD, rdKind) and
+	// manual: the watcher sets the deadline from its own goroutine.
+	// served, inReq and reqStart belong to the goroutine that reads
+	// (Read, requestRead; a hijack hands the connection over with a new
+	// goroutine) and need no lock: one lock per Read, none per request
+	// besides.
+	// The last Origin and Host values a request on this connection was
+	// let through with (Server.originAllowed, hostAllowed; nil: none):
+	// the reading goroutine's, like served.
+	originOK, hostOK []byte
+
 	rmu      sync.Mutex
 	manual   bool      // the connection was hijacked: deadlines are the owner's (SetReadDeadline)
 	served   bool      // a request has reached the handler: waits between requests are keep-alive waits
@@ -211,7 +222,8 @@ const (
 // wanted, so keep-alive requests normally touch no timer.
 func (c *limitConn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
-	if !c.manual {
+	manual := c.manual
+	if !manual {
 		if c.coarse {
 			c.applyReadDeadline(c.clk.now())
 		} else {
@@ -220,14 +232,14 @@ func (c *limitConn) Read(p []byte) (int, error) {
 	}
 	c.rmu.Unlock()
 	n, err := c.Conn.Read(p)
-	if n > 0 || err != nil {
+	if n > 0 && !c.inReq && !manual {
+		c.inReq, c.reqStart = true, time.Time{}
+	}
+	if err != nil && isTimeout(err) {
 		c.rmu.Lock()
-		if n > 0 && !c.inReq && !c.manual {
-			c.inReq, c.reqStart = true, time.Time{}
-		}
 		kind := c.rdKind
 		c.rmu.Unlock()
-		if err != nil && kind == rdGap && isTimeout(err) {
+		if kind == rdGap {
 			c.stats.ReadIdleTimeouts.Add(1)
 		}
 	}
@@ -266,9 +278,7 @@ func (c *limitConn) applyReadDeadline(now time.Time) {
 // requestRead is called when fasthttp hands a request to the handler: its
 // bytes are all read, and the next read waits for the next request.
 func (c *limitConn) requestRead() {
-	c.rmu.Lock()
 	c.inReq, c.served = false, true
-	c.rmu.Unlock()
 }
 
 // hijacked hands the connection's read deadlines to its new owner (a
