@@ -263,7 +263,10 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 }
 
 func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w respWriter) {
-	env := &x.env
+	// Peek straight into a pooled request's envelope (~400 bytes that
+	// Begin would otherwise copy from one of ours).
+	pre := s.scope.Prepare()
+	env := pre.Envelope()
 	if err := codec.PeekWith(body, env, s.peek); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
@@ -271,19 +274,22 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		}
 		s.stats.BadMessage.Add(1)
 		s.sendError(w, env, ce, 400) // GEN-09, HVAL-02 step 4
+		pre.Discard()
 		return
 	}
 	switch env.Kind {
 	case codec.KindResponse: // HTTP-05, LEG-06
 		s.stats.BadMessage.Add(1)
 		s.sendError(w, env, errPostedResponse, 400)
+		pre.Discard()
 		return
 	case codec.KindNotification: // HTTP-06, HTTP-08
 		s.stats.Notifications.Add(1)
+		pre.Discard()
 		w.send(202, "", nil)
 		return
 	}
-	c := s.scope.BeginBorrowed(r.ctx, body, env, x, principal) // body lives until the handler returns; Start copies it
+	c := s.scope.BeginPrepared(pre, r.ctx, body, x, principal, 0) // body lives until the handler returns; Start copies it
 	c.SetHeaders(x)
 	c.SetLimitKey(x.peer) // an anonymous caller is limited by its IP
 	if x.info != nil {
