@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
 )
 
@@ -92,11 +91,10 @@ type exchange struct {
 }
 
 // work is the part of an exchange used only while the request is read,
-// checked and dispatched: about 2.4 KiB that an open listen stream has no
+// checked and dispatched: about 2 KiB that an open listen stream has no
 // use for.
 type work struct {
 	scratch []byte // header decoding space
-	env     codec.Envelope
 	hdr     mirrored
 	vals    [maxFlatBindings][]byte
 }
@@ -126,7 +124,6 @@ func (x *exchange) releaseWork() {
 }
 
 func (w *work) reset() {
-	w.env = codec.Envelope{}
 	w.hdr.reset()
 	clear(w.vals[:])
 	if cap(w.scratch) > 64<<10 {
@@ -386,14 +383,6 @@ func (x *exchange) cancel(why error) {
 	}
 	ref.Cancel(why) // never under x.mu: cancelling may call Done
 	x.wake()
-}
-
-// streaming reports whether a notification came first (the reply is SSE)
-// and the client is still there.
-func (x *exchange) streaming() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.mode == modeSSE && x.gone == nil
 }
 
 // waitFirst blocks until the response or the first notification exists,

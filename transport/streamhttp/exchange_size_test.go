@@ -7,7 +7,7 @@ import (
 
 // TestExchangeSize: an open listen stream keeps its exchange for its whole
 // life, so the exchange holds no per-request working space (work, about
-// 2.4 KiB: the envelope, the mirrored headers, the flat bindings); that
+// 2 KiB: the mirrored headers, the flat bindings); that
 // goes back to a pool once the stream takes its connection. 5,000 idle
 // streams then hold about 3 MB less (issue 21 item 5: ≤ 16 KiB RSS per
 // idle stream). This fails if a large per-request field moves back in.

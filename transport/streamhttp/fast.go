@@ -155,15 +155,18 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if lc != nil {
 		lc.requestRead()
 	}
-	if h := s.mounted(ctx.Path()); h != nil && string(ctx.Path()) != s.cfg.Path {
-		s.serveMountFast(ctx, h)
-		return
+	if p := ctx.Path(); string(p) != s.cfg.Path { // the MCP endpoint first: no map lookup
+		if h := s.mounted(p); h != nil {
+			s.serveMountFast(ctx, h)
+			return
+		}
 	}
 	x := s.acquireExchange()
 	if lc != nil {
 		x.info, x.peer = lc.info, lc.peer
 	}
 	var r reqInfo
+	r.lc = lc
 	r.hdr = &x.hdr
 	r.ctx = context.Background()
 	r.watch = &x.watch

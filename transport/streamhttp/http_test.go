@@ -1649,3 +1649,54 @@ func TestC17JSONCompression(t *testing.T) {
 		}
 	})
 }
+
+// TestOriginHostOnOneConnection: the fasthttp front end remembers the last
+// Origin and Host a connection's request was let through with; a later
+// request on the same connection with another value is still checked in
+// full (SEC-01, SEC-03, B6, B7): a refused value after an allowed one, an
+// allowed one after a refused one, a value that differs from the
+// remembered one only in case or length, all on one keep-alive connection.
+func TestOriginHostOnOneConnection(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		c := h.dial(t)
+		steps := []struct {
+			host, origin string
+			status       int
+		}{
+			{"", "http://127.0.0.1:{port}", 200},
+			{"", "http://evil.example", 403},
+			{"", "http://127.0.0.1:{port}", 200},
+			{"", "http://127.0.0.1:{port}0", 403}, // the allowed value, one byte longer
+			{"", "http://127.0.0.1:1", 403},
+			{"", "", 200},
+			{"", "http://LOCALHOST:{port}/", 200},
+			{"", "http://localhost:{port}/", 200},
+			{"", "http://127.0.0.1:{port}", 200},
+			{"attacker.example", "http://127.0.0.1:{port}", 403},
+			{"127.0.0.1:{port}", "", 200},
+			{"attacker.example:{port}", "", 403},
+			{"127.0.0.1:{port}", "", 200},
+			{"127.0.0.2:{port}", "", 403}, // same length as the allowed value
+			{"LOCALHOST:{port}", "", 200},
+			{"attacker.example", "", 403},
+			{"127.0.0.1:{port}", "", 200},
+		}
+		for i, s := range steps {
+			more := []string{}
+			if s.origin != "" {
+				more = append(more, "Origin: "+s.origin)
+			}
+			resp, _ := c.roundTrip(h, request{host: s.host, hdr: ex2Hdr(more...), body: fixture.Ex2Body})
+			if resp.StatusCode != s.status {
+				t.Fatalf("step %d (Host %q, Origin %q): status %d, want %d", i, h.expand(s.host), h.expand(s.origin), resp.StatusCode, s.status)
+			}
+		}
+		if got := h.srv.Stats().BadOrigin.Load(); got != 3 {
+			t.Errorf("BadOrigin %d, want 3", got)
+		}
+		if got := h.srv.Stats().BadHost.Load(); got != 4 {
+			t.Errorf("BadHost %d, want 4", got)
+		}
+	})
+}

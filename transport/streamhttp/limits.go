@@ -172,27 +172,39 @@ type limitConn struct {
 	wdl atomic.Int64 // the socket's write deadline, Unix ns (0: none)
 
 	// Read side: the goroutine serving the connection, and the disconnect
-	// watcher while the handler runs (rmu orders them).
+	// watcher while the handler runs.
 	readTO, idleTO, gapTO time.Duration // Config.ReadTimeout, IdleTimeout, ReadIdleTimeout
 	stats                 *Stats
 	clk                   *coarseClock
 	coarse                bool // the read limits are long enough for clk (coarseMinLimit)
 
+	// The last Origin and Host values a request on this connection was
+	// let through with (Server.originAllowed, hostAllowed; nil: none):
+	// the reading goroutine's, like served.
+	originOK, hostOK []byte
+
+	// served, inReq and reqStart belong to the goroutine that reads (Read,
+	// requestRead; a hijack hands the connection over with a new
+	// goroutine). The deadline as noted (sockRD, rdKind) and manual are
+	// atomics, read by Read without a lock: the disconnect watcher sets
+	// the deadline from its own goroutine, under rmu like every change of
+	// the socket's read deadline, so that the socket's deadline and the
+	// note agree. A keep-alive request then takes no lock in Read.
 	rmu      sync.Mutex
-	manual   bool      // the connection was hijacked: deadlines are the owner's (SetReadDeadline)
-	served   bool      // a request has reached the handler: waits between requests are keep-alive waits
-	inReq    bool      // bytes of a request have been read, its handler has not run yet
-	reqStart time.Time // when the current request began (zero: not yet noted, see Read)
-	sockRD   time.Time // the read deadline on the socket
-	rdKind   uint8     // what sockRD bounds (rdIdle, rdRequest, rdGap)
+	manual   atomic.Bool   // the connection was hijacked: deadlines are the owner's (SetReadDeadline)
+	served   bool          // a request has reached the handler: waits between requests are keep-alive waits
+	inReq    bool          // bytes of a request have been read, its handler has not run yet
+	reqStart time.Duration // monoNow when the current request began (0: not yet noted, see Read)
+	sockRD   atomic.Int64  // the read deadline on the socket, as a monoNow reading (0: none)
+	rdKind   atomic.Uint32 // what sockRD bounds (rdIdle, rdRequest, rdGap)
 }
 
 // What the socket's read deadline bounds.
 const (
-	rdNone    uint8 = iota
-	rdIdle          // the wait for a request (IdleTimeout, or ReadTimeout on a new connection)
-	rdRequest       // the whole request (ReadTimeout)
-	rdGap           // the wait between two reads of one request (ReadIdleTimeout, C2)
+	rdNone    uint32 = iota
+	rdIdle           // the wait for a request (IdleTimeout, or ReadTimeout on a new connection)
+	rdRequest        // the whole request (ReadTimeout)
+	rdGap            // the wait between two reads of one request (ReadIdleTimeout, C2)
 )
 
 // Read applies the deadline the connection's state calls for, then reads:
@@ -210,73 +222,68 @@ const (
 // left alone when it is at most a sixteenth of the limit earlier than
 // wanted, so keep-alive requests normally touch no timer.
 func (c *limitConn) Read(p []byte) (int, error) {
-	c.rmu.Lock()
-	if !c.manual {
+	manual := c.manual.Load()
+	if !manual {
+		var now time.Time
 		if c.coarse {
-			c.applyReadDeadline(c.clk.now())
+			now = c.clk.now()
 		} else {
-			c.applyReadDeadline(time.Now())
+			now = time.Now()
 		}
+		c.applyReadDeadline(now.Sub(monoEpoch))
 	}
-	c.rmu.Unlock()
 	n, err := c.Conn.Read(p)
-	if n > 0 || err != nil {
-		c.rmu.Lock()
-		if n > 0 && !c.inReq && !c.manual {
-			c.inReq, c.reqStart = true, time.Time{}
-		}
-		kind := c.rdKind
-		c.rmu.Unlock()
-		if err != nil && kind == rdGap && isTimeout(err) {
-			c.stats.ReadIdleTimeouts.Add(1)
-		}
+	if n > 0 && !c.inReq && !manual {
+		c.inReq, c.reqStart = true, 0
+	}
+	if err != nil && c.rdKind.Load() == rdGap && isTimeout(err) {
+		c.stats.ReadIdleTimeouts.Add(1)
 	}
 	return n, err
 }
 
 // applyReadDeadline sets the read deadline for the connection's state at
-// now. Called with rmu held.
-func (c *limitConn) applyReadDeadline(now time.Time) {
-	var want time.Time
-	var kind uint8
+// now (a monoNow reading).
+func (c *limitConn) applyReadDeadline(now time.Duration) {
+	var want time.Duration
+	var kind uint32
 	var limit time.Duration
 	switch {
 	case !c.inReq && c.served:
-		want, kind, limit = now.Add(c.idleTO), rdIdle, c.idleTO
+		want, kind, limit = now+c.idleTO, rdIdle, c.idleTO
 	case !c.inReq:
-		want, kind, limit = now.Add(c.readTO), rdIdle, c.readTO
+		want, kind, limit = now+c.readTO, rdIdle, c.readTO
 	default:
-		if c.reqStart.IsZero() {
+		if c.reqStart == 0 {
 			c.reqStart = now
 		}
-		want, kind, limit = c.reqStart.Add(c.readTO), rdRequest, c.readTO
-		if g := now.Add(c.gapTO); g.Before(want) {
+		want, kind, limit = c.reqStart+c.readTO, rdRequest, c.readTO
+		if g := now + c.gapTO; g < want {
 			want, kind, limit = g, rdGap, c.gapTO
 		}
 	}
 	// An earlier deadline than wanted is kept while it is close enough;
 	// never a later one.
-	if !c.sockRD.IsZero() && !c.sockRD.After(want) && want.Sub(c.sockRD) <= limit/16 {
+	if cur := time.Duration(c.sockRD.Load()); cur != 0 && cur <= want && want-cur <= limit/16 {
 		return
 	}
-	c.sockRD, c.rdKind = want, kind
-	_ = c.Conn.SetReadDeadline(want)
+	c.rmu.Lock()
+	c.sockRD.Store(int64(want))
+	c.rdKind.Store(kind)
+	_ = c.Conn.SetReadDeadline(monoEpoch.Add(want))
+	c.rmu.Unlock()
 }
 
 // requestRead is called when fasthttp hands a request to the handler: its
 // bytes are all read, and the next read waits for the next request.
 func (c *limitConn) requestRead() {
-	c.rmu.Lock()
 	c.inReq, c.served = false, true
-	c.rmu.Unlock()
 }
 
 // hijacked hands the connection's read deadlines to its new owner (a
 // listen stream): Read then applies none of its own.
 func (c *limitConn) hijacked() {
-	c.rmu.Lock()
-	c.manual = true
-	c.rmu.Unlock()
+	c.manual.Store(true)
 }
 
 // SetReadDeadline sets the socket's read deadline at once (the disconnect
@@ -285,7 +292,14 @@ func (c *limitConn) hijacked() {
 func (c *limitConn) SetReadDeadline(t time.Time) error {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
-	c.sockRD, c.rdKind = t, rdNone
+	var at int64
+	if !t.IsZero() {
+		if at = int64(t.Sub(monoEpoch)); at == 0 {
+			at = 1 // 0 means none
+		}
+	}
+	c.sockRD.Store(at)
+	c.rdKind.Store(rdNone)
 	return c.Conn.SetReadDeadline(t)
 }
 

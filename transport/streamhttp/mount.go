@@ -154,7 +154,7 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 		origin, hasOrigin = v, true
 	}
 	base := context.Background()
-	r := reqInfo{ctx: base, raw: ctx.Conn(), origin: origin, hasOrigin: hasOrigin, host: hdr.Host()}
+	r := reqInfo{ctx: base, raw: ctx.Conn(), lc: limitOf(ctx.Conn()), origin: origin, hasOrigin: hasOrigin, host: hdr.Host()}
 	r.public = s.cfg.PublicMounts[string(ctx.Path())] != nil
 	if s.cfg.Authenticate != nil && !r.public {
 		r.auth = hdr.Peek("Authorization")

@@ -119,6 +119,7 @@ type reqInfo struct {
 	public                                  bool                  // a PublicMounts path: no Authenticate
 	chains                                  [][]*x509.Certificate // verified TLS peer chains (only with Authenticate)
 	raw                                     net.Conn              // for the disconnect watcher; may be nil
+	lc                                      *limitConn            // fasthttp: the connection's limitConn (nil: none, or net/http)
 
 	// For Config.Authenticate (F4): net/http's request context, whose end
 	// means the client left (nil on fasthttp), or on fasthttp the watcher
@@ -168,12 +169,12 @@ func (s *Server) admit(r *reqInfo, w respWriter) (principal any, ok bool) {
 		w.send(503, ctJSON, bodyShuttingDown)
 		return nil, false
 	}
-	if r.hasOrigin && !s.origins.allows(r.origin) { // SEC-01, B6, B7
+	if r.hasOrigin && !s.originAllowed(r) { // SEC-01, B6, B7
 		s.stats.BadOrigin.Add(1)
 		w.send(403, "", nil)
 		return nil, false
 	}
-	if s.checkHost && !s.hosts.allows(r.host) { // SEC-03, B7
+	if s.checkHost && !s.hostAllowed(r) { // SEC-03, B7
 		s.stats.BadHost.Add(1)
 		w.send(403, "", nil)
 		return nil, false
@@ -182,6 +183,45 @@ func (s *Server) admit(r *reqInfo, w respWriter) (principal any, ok bool) {
 		return nil, true
 	}
 	return s.authenticate(r, w)
+}
+
+// maxRememberedValue bounds the Host and Origin values a connection
+// remembers as allowed (longer ones are checked on every request).
+const maxRememberedValue = 256
+
+// originAllowed is origins.allows, remembered per connection (fasthttp
+// front end): a client sends the same Origin on each request of a
+// connection, and the allow-list does not change once serving, so a value
+// equal to the last one allowed on the connection is allowed without
+// normalising it again. Anything else is checked in full.
+func (s *Server) originAllowed(r *reqInfo) bool {
+	lc := r.lc
+	if lc != nil && lc.originOK != nil && bytes.Equal(lc.originOK, r.origin) {
+		return true
+	}
+	if !s.origins.allows(r.origin) {
+		return false
+	}
+	if lc != nil && len(r.origin) <= maxRememberedValue {
+		lc.originOK = append(lc.originOK[:0], r.origin...)
+	}
+	return true
+}
+
+// hostAllowed is hosts.allows, remembered per connection like
+// originAllowed.
+func (s *Server) hostAllowed(r *reqInfo) bool {
+	lc := r.lc
+	if lc != nil && lc.hostOK != nil && bytes.Equal(lc.hostOK, r.host) {
+		return true
+	}
+	if !s.hosts.allows(r.host) {
+		return false
+	}
+	if lc != nil && len(r.host) <= maxRememberedValue {
+		lc.hostOK = append(lc.hostOK[:0], r.host...)
+	}
+	return true
 }
 
 func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
@@ -223,7 +263,10 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 }
 
 func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w respWriter) {
-	env := &x.env
+	// Peek straight into a pooled request's envelope (~400 bytes that
+	// Begin would otherwise copy from one of ours).
+	pre := s.scope.Prepare()
+	env := pre.Envelope()
 	if err := codec.PeekWith(body, env, s.peek); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
@@ -231,19 +274,22 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		}
 		s.stats.BadMessage.Add(1)
 		s.sendError(w, env, ce, 400) // GEN-09, HVAL-02 step 4
+		pre.Discard()
 		return
 	}
 	switch env.Kind {
 	case codec.KindResponse: // HTTP-05, LEG-06
 		s.stats.BadMessage.Add(1)
 		s.sendError(w, env, errPostedResponse, 400)
+		pre.Discard()
 		return
 	case codec.KindNotification: // HTTP-06, HTTP-08
 		s.stats.Notifications.Add(1)
+		pre.Discard()
 		w.send(202, "", nil)
 		return
 	}
-	c := s.scope.BeginBorrowed(r.ctx, body, env, x, principal) // body lives until the handler returns; Start copies it
+	c := s.scope.BeginPrepared(pre, r.ctx, body, x, principal, 0) // body lives until the handler returns; Start copies it
 	c.SetHeaders(x)
 	c.SetLimitKey(x.peer) // an anonymous caller is limited by its IP
 	if x.info != nil {
@@ -284,14 +330,20 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		if !inline {
 			x.watch.stop()
 		}
-		if x.streaming() {
+		// One look at the exchange (one lock) for both questions: did a
+		// notification come first, and what is the reply.
+		x.mu.Lock()
+		streaming := x.mode == modeSSE && x.gone == nil
+		status, body, retry := x.status, x.reply, x.retry
+		x.mu.Unlock()
+		if streaming {
 			s.stats.Streams.Add(1)
 			w.header("Cache-Control", "no-cache")
 			w.header("X-Accel-Buffering", "no") // SSE-04
 			w.stream(x)
 			return
 		}
-		s.sendReply(w, r, x)
+		s.sendReplyOf(w, r, x, status, body, retry)
 		return
 	}
 	listen := c.Method() == "subscriptions/listen"
@@ -372,6 +424,11 @@ func (s *Server) sendReply(w respWriter, r *reqInfo, x *exchange) {
 	x.mu.Lock()
 	status, body, retry := x.status, x.reply, x.retry
 	x.mu.Unlock()
+	s.sendReplyOf(w, r, x, status, body, retry)
+}
+
+// sendReplyOf is sendReply with x's status, reply and retry already read.
+func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, body []byte, retry int) {
 	if status == 0 {
 		w.send(499, "", nil) // cancelled: nothing to say
 		return

@@ -1,0 +1,181 @@
+package streamhttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/mcpwire/mcpwire/engine"
+)
+
+// The request `make compare`'s wrk rows send (bench/wrk/fixture.lua): the
+// standard fixture, a tools/call of echo with the mirrored headers and a
+// progressToken, answered by the reference server's typed, Inline echo.
+const wrkFixtureBody = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}`
+
+// wrkRequest is that request as wrk writes it on the wire.
+var wrkRequest = []byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: " + strconv.Itoa(len(wrkFixtureBody)) + "\r\n" +
+	"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+	"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n\r\n" + wrkFixtureBody)
+
+type benchEchoArgs struct {
+	Text string `json:"text"`
+}
+
+type benchEchoResult struct {
+	Text string `json:"text"`
+}
+
+func (r benchEchoResult) AppendResultText(dst []byte) []byte { return append(dst, r.Text...) }
+
+// typedEchoEngine is an engine with the reference server's echo: typed
+// (engine.AddTool), Inline.
+func typedEchoEngine(tb testing.TB) *engine.Server {
+	tb.Helper()
+	eng := engine.New(engine.Config{Name: "mcpwire-refserver", Title: "mcpwire reference server", Version: "devel"})
+	if err := engine.AddTool(eng, engine.Tool{Name: "echo", Inline: true},
+		func(_ *engine.Call, in benchEchoArgs) (benchEchoResult, error) { return benchEchoResult(in), nil }); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = eng.Shutdown(context.Background()) })
+	return eng
+}
+
+// processCPU is the user and system CPU time the process has used. On a
+// machine shared with other work, CPU time per request moves far less
+// than the wall-clock time per request (ns/op), which counts the time
+// other processes hold the cores.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// wrkEchoReply is what the typed echo answers to the wrk request.
+const wrkEchoReply = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpwire-refserver","title":"mcpwire reference server","version":"devel"}}}}`
+
+// replayConn serves one request over and over to a fasthttp server: each
+// Read hands out the whole request, each Write (the response) counts one
+// round, and after n rounds Read reports io.EOF.
+type replayConn struct {
+	req      []byte
+	n, done  int
+	pending  bool
+	lastResp []byte
+	finished chan struct{}
+}
+
+func (c *replayConn) Read(p []byte) (int, error) {
+	switch {
+	case c.done >= c.n:
+		return 0, io.EOF
+	case c.pending:
+		return 0, errors.New("replayConn: read before the response was written")
+	}
+	c.pending = true
+	return copy(p, c.req), nil
+}
+
+func (c *replayConn) Write(p []byte) (int, error) {
+	c.pending = false
+	c.done++
+	if c.done == 1 {
+		c.lastResp = append(c.lastResp[:0], p...)
+	}
+	return len(p), nil
+}
+func (c *replayConn) Close() error {
+	select {
+	case <-c.finished:
+	default:
+		close(c.finished)
+	}
+	return nil
+}
+func (c *replayConn) LocalAddr() net.Addr              { return benchAddr }
+func (c *replayConn) RemoteAddr() net.Addr             { return benchAddr }
+func (c *replayConn) SetDeadline(time.Time) error      { return nil }
+func (c *replayConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *replayConn) SetWriteDeadline(time.Time) error { return nil }
+
+// oneConnListener accepts one connection, then blocks until closed.
+type oneConnListener struct {
+	c      net.Conn
+	served bool
+	closed chan struct{}
+}
+
+func (l *oneConnListener) Accept() (net.Conn, error) {
+	if !l.served {
+		l.served = true
+		return l.c, nil
+	}
+	<-l.closed
+	return nil, net.ErrClosed
+}
+func (l *oneConnListener) Close() error   { return nil }
+func (l *oneConnListener) Addr() net.Addr { return benchAddr }
+
+// BenchmarkWrkEcho: the server side of one request of the HTTP wrk row
+// (64×1, the standard fixture) without the network: fasthttp's connection
+// loop reads the request as wrk sends it from an in-memory connection and
+// writes the response to it, one request per round, so everything the
+// server does per request except the two socket system calls is timed.
+// "mcpwire": Serve with the reference server's typed Inline echo, through
+// limitListener and limitConn; "rawfast": bench/rawfast's handler (the
+// reply's id spliced from the request) on a bare fasthttp.Server, the
+// ceiling of the row.
+func BenchmarkWrkEcho(b *testing.B) {
+	run := func(b *testing.B, serve func(net.Listener) error, stop func()) {
+		rc := &replayConn{req: wrkRequest, n: b.N + 100, finished: make(chan struct{})}
+		ln := &oneConnListener{c: rc, closed: make(chan struct{})}
+		done := make(chan error, 1)
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := processCPU()
+		go func() { done <- serve(ln) }()
+		<-rc.finished
+		cpu := processCPU() - cpu0
+		b.StopTimer()
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(rc.n), "cpu-ns/op")
+		close(ln.closed)
+		stop()
+		<-done
+		if rc.done != rc.n {
+			b.Fatalf("%d responses, want %d", rc.done, rc.n)
+		}
+		if !bytes.HasSuffix(rc.lastResp, []byte("\r\n\r\n"+wrkEchoReply)) {
+			b.Fatalf("response %q", rc.lastResp)
+		}
+	}
+	b.Run("mcpwire", func(b *testing.B) {
+		s := New(typedEchoEngine(b), Config{})
+		run(b, func(ln net.Listener) error { return s.Serve(ln) }, func() { _ = s.Shutdown(context.Background()) })
+	})
+	b.Run("rawfast", func(b *testing.B) {
+		head := []byte(wrkEchoReply[:len(`{"jsonrpc":"2.0","id":`)])
+		tail := []byte(wrkEchoReply[len(`{"jsonrpc":"2.0","id":1`):])
+		key := []byte(`"id":`)
+		srv := &fasthttp.Server{NoDefaultServerHeader: true, Handler: func(ctx *fasthttp.RequestCtx) {
+			ctx.SetContentType("application/json")
+			body := ctx.PostBody()
+			i := bytes.Index(body, key)
+			tok := body[i+len(key):]
+			tok = tok[:bytes.IndexAny(tok, ",}")]
+			ctx.Response.AppendBody(head)
+			ctx.Response.AppendBody(tok)
+			ctx.Response.AppendBody(tail)
+		}}
+		run(b, srv.Serve, func() { _ = srv.Shutdown() })
+	})
+}
