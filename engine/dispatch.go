@@ -286,6 +286,7 @@ func (c *Call) start() {
 	if !inline {
 		// A worker runs it after the transport has moved on; owned before
 		// admit arms a timeout that may read it from another goroutine.
+		c.leaveBatch()
 		c.own()
 	}
 	if !c.admit() {
@@ -302,6 +303,11 @@ func (c *Call) start() {
 // reaches the Replier, Done is called, and only then does Run return.
 // Transports use it when the request cannot stream (see MayNotify).
 func (c *Call) runNow() {
+	if c.batch != nil && (c.method == nil || !c.inline()) {
+		// It may not end here (a listen stream outlives its handler): on
+		// its own.
+		c.leaveBatch()
+	}
 	if c.admit() {
 		c.run()
 	}
@@ -317,7 +323,13 @@ func (c *Call) admit() bool {
 		c.fail(e)
 		return false
 	}
-	if !c.srv.tracker.add(c) {
+	var ok bool
+	if b := c.batch; b != nil {
+		ok = b.admit(c)
+	} else {
+		ok = c.srv.tracker.add(c)
+	}
+	if !ok {
 		c.srv.stats.ShutdownRefused.Add(1)
 		c.refused = true
 		c.fail(errShuttingDown)
