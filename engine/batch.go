@@ -44,6 +44,13 @@ type Batch struct {
 	refused  bool // the tracker refused the batch: its requests are refused
 	recorded bool // ends were counted in n
 	n        [nMethodSlots]uint32
+	// The tool the batch's last tools/call named, and the registry
+	// snapshot it was found in: the calls of one read often name the same
+	// tool, and a string comparison is cheaper than the map lookup. A
+	// registry change publishes a new snapshot, so a stale entry is never
+	// used.
+	toolIn *resultCache
+	tool   *Tool
 }
 
 var batchPool = sync.Pool{New: func() any {
@@ -92,9 +99,23 @@ func (b *Batch) End() {
 		b.listed = false
 	}
 	b.mark.scope = nil
+	b.toolIn, b.tool = nil, nil // nothing of the registry held in the pool
 	b.refused = false
 	b.sc = nil
 	batchPool.Put(b)
+}
+
+// lookupTool is Server.lookupTool through the batch's last tool.
+func (b *Batch) lookupTool(s *Server, name []byte) *Tool {
+	rc := s.cache.Load()
+	if t := b.tool; t != nil && b.toolIn == rc && t.Name == string(name) {
+		return t
+	}
+	t := rc.toolsByName[string(name)]
+	if t != nil {
+		b.toolIn, b.tool = rc, t
+	}
+	return t
 }
 
 // admit registers c with its batch instead of on its own; it reports

@@ -224,3 +224,39 @@ func TestBatchListenLeaves(t *testing.T) {
 		t.Fatalf("replies %q: want the stream's final result", got)
 	}
 }
+
+// TestBatchToolLookup: the batch's memo of the last tool named never
+// outlives a registry change, and tells tools apart: every call of one
+// batch runs the tool registered under its name at that moment.
+func TestBatchToolLookup(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	tool := func(name, answer string) Tool {
+		return Tool{Name: name, Inline: true, Handler: func(c *Call) error { c.Text(answer); return nil }}
+	}
+	_ = s.AddTool(tool("a", "a1"))
+	_ = s.AddTool(tool("ab", "ab1"))
+	sc := NewScope(s, "tcp")
+	rep := &keepReply{}
+	b := sc.StartBatch()
+	startInBatch(t, sc, b, batchMsg("1", "a"), rep)
+	startInBatch(t, sc, b, batchMsg("2", "ab"), rep)
+	startInBatch(t, sc, b, batchMsg("3", "a"), rep)
+	if !s.RemoveTool("a") {
+		t.Fatal("RemoveTool")
+	}
+	startInBatch(t, sc, b, batchMsg("4", "a"), rep) // removed: unknown tool
+	_ = s.AddTool(tool("a", "a2"))
+	startInBatch(t, sc, b, batchMsg("5", "a"), rep)
+	b.End()
+	got := rep.all()
+	want := []string{`"text":"a1"`, `"text":"ab1"`, `"text":"a1"`, `Unknown tool`, `"text":"a2"`}
+	if len(got) != len(want) {
+		t.Fatalf("%d replies: %q", len(got), got)
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("reply %d = %s; want %s", i+1, got[i], w)
+		}
+	}
+}

@@ -210,7 +210,12 @@ func (c *Call) checkTarget() *codec.Error {
 			c.srv.stats.InvalidParams.Add(1)
 			return errNoName
 		}
-		t := c.srv.lookupTool(c.nameBytes())
+		var t *Tool
+		if b := c.batch; b != nil {
+			t = b.lookupTool(c.srv, c.nameBytes())
+		} else {
+			t = c.srv.lookupTool(c.nameBytes())
+		}
 		if t == nil || (c.srv.opt.ToolFilter != nil && !c.srv.opt.ToolFilter(c, t)) {
 			c.srv.stats.InvalidParams.Add(1)
 			return c.errUnknownTool()
