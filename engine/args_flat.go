@@ -145,8 +145,11 @@ func (f *flatSchema) check(args []byte) (e *ArgumentsError, ok bool) {
 // in f.names' order, for a typed tool's decoder to reuse (flatCodec.from).
 func (f *flatSchema) checkInto(args []byte, arr *[maxFlat][]byte) (e *ArgumentsError, ok bool) {
 	vals := arr[:len(f.names)]
-	clear(vals)
-	if args != nil {
+	if args == nil {
+		for i := range vals { // ScanMembers clears them otherwise
+			vals[i] = nil
+		}
+	} else {
 		n, err := codec.ScanMembers(args, f.names, vals)
 		if err != nil {
 			return nil, false

@@ -173,7 +173,9 @@ func (c *Call) release() {
 		c.argBuf = nil
 	}
 	c.cursor = c.cursor[:0]
-	clear(c.flatVals[:c.flatN]) // no hold on the message's buffer
+	for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
+		c.flatVals[i] = nil
+	}
 	c.flatBy, c.flatN = nil, 0
 	if cap(c.textBuf) > maxKeep {
 		c.textBuf = nil

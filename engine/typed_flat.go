@@ -84,8 +84,9 @@ func (c *flatCodec) decode(args []byte, p unsafe.Pointer) bool {
 // flatMap says where each of a flatCodec's names sits in a flatSchema's
 // names, so the codec can decode what the schema's check scanned.
 type flatMap struct {
-	by  *flatSchema
-	idx []int // per codec name, its index in by.names; nil: a name is missing
+	by       *flatSchema
+	idx      []int // per codec name, its index in by.names; nil: a name is missing
+	identity bool  // idx[i] == i for every name: the scan is in the codec's order
 }
 
 // mapFrom returns the map of c's names into f's.
@@ -103,6 +104,12 @@ func (c *flatCodec) mapFrom(f *flatSchema) *flatMap {
 			break
 		}
 	}
+	if m.idx != nil {
+		m.identity = true
+		for i, j := range m.idx {
+			m.identity = m.identity && i == j
+		}
+	}
 	return m
 }
 
@@ -112,6 +119,9 @@ func (c *flatCodec) mapFrom(f *flatSchema) *flatMap {
 // leaves the flat check undecided), so the values are those ScanMembers
 // would give c's names.
 func (c *flatCodec) decodeScanned(m *flatMap, scanned *[maxFlat][]byte, p unsafe.Pointer) bool {
+	if m.identity {
+		return c.decodeVals(scanned[:len(c.names)], p)
+	}
 	var arr [maxFlat][]byte
 	vals := arr[:len(c.names)]
 	for i, j := range m.idx {
