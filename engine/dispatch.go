@@ -95,6 +95,9 @@ func (c *Call) check() *codec.Error {
 func (c *Call) checkCapabilities() *codec.Error {
 	switch {
 	case c.tool != nil:
+		if len(c.tool.RequiredClientCapabilities) == 0 {
+			return nil // most tools: no call
+		}
 		return c.missingCaps(c.tool.RequiredClientCapabilities)
 	case c.method.name == "prompts/get":
 		if p := c.srv.lookupPrompt(c.nameBytes()); p != nil {
