@@ -51,6 +51,9 @@ type Batch struct {
 	// used.
 	toolIn *resultCache
 	tool   *Tool
+	// spare is the Call of a request that ended here, kept for the next
+	// Prepare instead of a round trip through the pool.
+	spare *Call
 }
 
 var batchPool = sync.Pool{New: func() any {
@@ -66,6 +69,16 @@ func (sc *Scope) StartBatch() *Batch {
 	b := batchPool.Get().(*Batch)
 	b.sc, b.at = sc, sc.Now()
 	return b
+}
+
+// Prepare is Scope.Prepare for a request of b, on b's goroutine: it
+// reuses the Call of a request of b that has ended, when there is one.
+func (b *Batch) Prepare() *Request {
+	if c := b.spare; c != nil {
+		b.spare = nil
+		return c.req()
+	}
+	return callPool.Get().(*Call).req()
 }
 
 // BeginInBatch is BeginPrepared for a request of b: r, from Prepare, holds
@@ -100,6 +113,10 @@ func (b *Batch) End() {
 	}
 	b.mark.scope = nil
 	b.toolIn, b.tool = nil, nil // nothing of the registry held in the pool
+	if b.spare != nil {
+		callPool.Put(b.spare)
+		b.spare = nil
+	}
 	b.refused = false
 	b.sc = nil
 	batchPool.Put(b)
@@ -159,6 +176,7 @@ func (c *Call) endInBatch(b *Batch) {
 		c.inBatch = false
 	}
 	c.batch = nil
+	c.recycleTo = b
 }
 
 // batchRef is tracker.refs' reference for the batch whose tracker entry is

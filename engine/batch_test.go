@@ -260,3 +260,49 @@ func TestBatchToolLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchPrepareReuses: the Call of a request that ended on the batch's
+// goroutine serves the batch's next request, already reset; one that went
+// to a worker is not kept.
+func TestBatchPrepareReuses(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
+	release := make(chan struct{})
+	_ = s.AddTool(Tool{Name: "slow", Handler: func(c *Call) error { <-release; c.Text("ok"); return nil }})
+	sc := NewScope(s, "tcp")
+	rep := &keepReply{}
+	b := sc.StartBatch()
+	begin := func(r *Request, msg []byte) {
+		if err := codec.Peek(msg, r.Envelope()); err != nil {
+			t.Fatal(err)
+		}
+		r = sc.BeginInBatch(r, b, context.Background(), msg, rep, nil)
+		if e := r.Check(); e != nil {
+			t.Fatal(e.Message)
+		}
+		r.Start()
+	}
+	r1 := b.Prepare()
+	c1, gen := r1.c, r1.c.gen
+	begin(r1, batchMsg("1", "fast"))
+	r2 := b.Prepare()
+	if r2.c != c1 || c1.gen != gen+1 || c1.result {
+		t.Fatalf("the ended request's Call was not reused, reset (gen %d → %d)", gen, c1.gen)
+	}
+	begin(r2, batchMsg("2", "slow")) // to a worker: not the batch's to keep
+	if r3 := b.Prepare(); r3.c == c1 {
+		t.Fatal("a Call that left the batch came back before its request ended")
+	} else {
+		r3.Discard()
+	}
+	b.End()
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rep.all()) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("replies %q", rep.all())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -94,6 +94,7 @@ type Call struct {
 	batch      *Batch // the read this request came with, while it ends on its goroutine (batch.go)
 	inBatch    bool   // admitted through batch: registered by it, not on its own
 	markOf     *Batch // set on a Batch's tracker entry only, which serves no request
+	recycleTo  *Batch // release keeps the Call for this batch's next request (batch.go)
 
 	// Callbacks of contexts derived from the Call (afterfunc.go), guarded
 	// by mu; afterWG holds the Call back from recycling while they run.
@@ -179,6 +180,15 @@ func (c *Call) release() {
 	c.flatBy, c.flatN = nil, 0
 	if cap(c.textBuf) > maxKeep {
 		c.textBuf = nil
+	}
+	if b := c.recycleTo; b != nil {
+		// Ended on its batch's goroutine (endInBatch), which prepares the
+		// batch's next request: no pool round trip.
+		c.recycleTo = nil
+		if b.spare == nil {
+			b.spare = c
+			return
+		}
 	}
 	callPool.Put(c)
 }

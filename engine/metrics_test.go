@@ -235,7 +235,7 @@ func BenchmarkInlineRequest(b *testing.B) {
 				n++
 				switch {
 				case batched:
-					r = sc.Prepare()
+					r = bt.Prepare()
 					if err := codec.Peek(msg, r.Envelope()); err != nil {
 						b.Fatal(err)
 					}

@@ -409,7 +409,7 @@ func (c *Conn) pump() {
 			return
 		}
 		if pre == nil {
-			pre = c.scope.Prepare()
+			pre = b.Prepare()
 		}
 		if c.handle(frame, pre, b) {
 			pre = nil
