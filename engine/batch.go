@@ -18,6 +18,7 @@ import (
 //     histograms stop: the batch's answers leave together after End, so a
 //     request's recorded duration is from the read to the end of the
 //     batch, the latency its client sees;
+//   - one atomic add to Stats.Requests, at End;
 //   - one registration for Server.Shutdown and Scope.Shutdown instead of
 //     one per request: the batch is in flight (Shutdown waits for it, it
 //     counts as one request in Server.Load) from its first admitted
@@ -29,9 +30,10 @@ import (
 // A request of the batch that leaves the goroutine (a worker runs it, a
 // listen stream outlives its handler) leaves the batch at once: it is
 // registered and recorded on its own, with the batch's start as its
-// arrival. Get one with Scope.StartBatch, begin requests with
-// Scope.BeginInBatch, and call End on the same goroutine after the last
-// of them has been started; a Batch is recycled by End.
+// arrival. Get one with Scope.StartBatch, prepare requests with
+// Batch.Prepare (or Scope.Prepare), begin them with Scope.BeginInBatch,
+// and call End on the same goroutine after the last of them has been
+// started; a Batch is recycled by End.
 type Batch struct {
 	sc  *Scope
 	at  Stamp
@@ -41,8 +43,9 @@ type Batch struct {
 	// request to End.
 	mark     *Call
 	listed   bool
-	refused  bool // the tracker refused the batch: its requests are refused
-	recorded bool // ends were counted in n
+	refused  bool   // the tracker refused the batch: its requests are refused
+	recorded bool   // ends were counted in n
+	requests uint64 // admitted, for Stats.Requests at End
 	n        [nMethodSlots]uint32
 	// The tool the batch's last tools/call named, and the registry
 	// snapshot it was found in: the calls of one read often name the same
@@ -106,6 +109,10 @@ func (b *Batch) End() {
 		}
 		b.n = [nMethodSlots]uint32{}
 		b.recorded = false
+	}
+	if b.requests != 0 {
+		b.sc.srv.stats.Requests.Add(b.requests)
+		b.requests = 0
 	}
 	if b.listed {
 		b.sc.srv.tracker.remove(b.mark)

@@ -83,6 +83,9 @@ func TestBatchDurations(t *testing.T) {
 		t.Fatalf("%d recorded before End: want the batch's requests recorded at its end", n)
 	}
 	b.End()
+	if n := s.Stats().Requests.Load(); n != 3 {
+		t.Fatalf("Stats.Requests = %d after End, want 3 (two counted by the batch, one on its own)", n)
+	}
 	if n, sum := count(); n != 2 || sum < 4*time.Second {
 		t.Fatalf("after End: %d requests, sum %v; want the 2 inline ones, each from the batch's start (>= 2s)", n, sum)
 	}
