@@ -108,7 +108,7 @@ func TestBatchDurations(t *testing.T) {
 // TestBatchShutdownWaitsAndCancels: an inline request of a batch is in
 // flight for Scope.Shutdown (which waits for it, and cancels it when its
 // grace period ends) although it is registered only through its batch,
-// and Server.Load counts it.
+// and Server.Load counts it (RELIABILITY C13, C14).
 func TestBatchShutdownWaitsAndCancels(t *testing.T) {
 	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
@@ -161,7 +161,7 @@ func TestBatchShutdownWaitsAndCancels(t *testing.T) {
 
 // TestBatchRefusedWhenClosing: once the scope is shutting down, a new
 // batch's requests are answered "Server is shutting down" and counted,
-// as requests begun on their own are.
+// as requests begun on their own are (RELIABILITY C14).
 func TestBatchRefusedWhenClosing(t *testing.T) {
 	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
