@@ -25,6 +25,7 @@ import (
 type flatSchema struct {
 	names    []string // property and required names, sorted
 	types    []string // per name: a JSON type, or "" for any
+	kinds    []uint8  // per name: types' kind (rawClass), compared per call
 	required []bool   // per name
 	closed   bool     // additionalProperties false: only names may appear
 }
@@ -126,6 +127,7 @@ func flatten(doc any) *flatSchema {
 	sort.Slice(f.names, func(i, j int) bool { return lessSegment(f.names[i], f.names[j]) })
 	for _, name := range f.names {
 		f.types = append(f.types, types[name])
+		f.kinds = append(f.kinds, kindOf(types[name]))
 		f.required = append(f.required, req[name])
 	}
 	return f
@@ -143,8 +145,11 @@ func (f *flatSchema) check(args []byte) (e *ArgumentsError, ok bool) {
 // in f.names' order, for a typed tool's decoder to reuse (flatCodec.from).
 func (f *flatSchema) checkInto(args []byte, arr *[maxFlat][]byte) (e *ArgumentsError, ok bool) {
 	vals := arr[:len(f.names)]
-	clear(vals)
-	if args != nil {
+	if args == nil {
+		for i := range vals { // ScanMembers clears them otherwise
+			vals[i] = nil
+		}
+	} else {
 		n, err := codec.ScanMembers(args, f.names, vals)
 		if err != nil {
 			return nil, false
@@ -166,7 +171,7 @@ func (f *flatSchema) checkInto(args []byte, arr *[maxFlat][]byte) (e *ArgumentsE
 		switch {
 		case v == nil && f.required[i]:
 			e = f.fail(e, name, ": required")
-		case v == nil || f.types[i] == "" || rawIs(v, f.types[i]):
+		case v == nil || f.kinds[i] == kindAny || rawHas(v, f.kinds[i]):
 		default:
 			e = f.fail(e, name, ": expected "+f.types[i]+", got "+rawKind(v))
 		}
@@ -204,13 +209,66 @@ func rawKind(v []byte) string {
 	return "number"
 }
 
-// rawIs reports whether the raw value v (valid JSON) is of type t.
-func rawIs(v []byte, t string) bool {
-	k := rawKind(v)
-	if t == "integer" {
-		return k == "number" && integral(v)
+// JSON types as flatSchema compares them: the kind of a raw value is its
+// first byte's (rawClass), plus kindInteger, a number without a fraction.
+const (
+	kindAny uint8 = iota
+	kindString
+	kindObject
+	kindArray
+	kindBoolean
+	kindNull
+	kindNumber
+	kindInteger
+)
+
+// kindOf is the kind of the JSON Schema type t ("" and unknown: any).
+func kindOf(t string) uint8 {
+	switch t {
+	case "string":
+		return kindString
+	case "object":
+		return kindObject
+	case "array":
+		return kindArray
+	case "boolean":
+		return kindBoolean
+	case "null":
+		return kindNull
+	case "number":
+		return kindNumber
+	case "integer":
+		return kindInteger
 	}
-	return k == t
+	return kindAny
+}
+
+// rawClass is the kind of the raw value v (valid JSON): rawKind without
+// the string.
+func rawClass(v []byte) uint8 {
+	switch firstByte(v) {
+	case '"':
+		return kindString
+	case '{':
+		return kindObject
+	case '[':
+		return kindArray
+	case 't', 'f':
+		return kindBoolean
+	case 'n':
+		return kindNull
+	}
+	return kindNumber
+}
+
+// rawHas reports whether the raw value v (valid JSON) is of kind k (not
+// kindAny). An integer is a number without a fractional part (integral).
+func rawHas(v []byte, k uint8) bool {
+	c := rawClass(v)
+	if k == kindInteger {
+		return c == kindNumber && integral(v)
+	}
+	return c == k
 }
 
 // integral reports whether the JSON number literal n has no fractional part

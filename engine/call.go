@@ -91,6 +91,10 @@ type Call struct {
 	stopParent func() bool
 	gen        uint64 // bumped on every reuse; guarded by mu
 	t0         int64  // monotonic start, for the duration histograms (metrics.go)
+	batch      *Batch // the read this request came with, while it ends on its goroutine (batch.go)
+	inBatch    bool   // admitted through batch: registered by it, not on its own
+	markOf     *Batch // set on a Batch's tracker entry only, which serves no request
+	recycleTo  *Batch // release keeps the Call for this batch's next request (batch.go)
 
 	// Callbacks of contexts derived from the Call (afterfunc.go), guarded
 	// by mu; afterWG holds the Call back from recycling while they run.
@@ -155,6 +159,7 @@ func (c *Call) release() {
 	c.conn, c.hdrs, c.values = nil, nil, nil
 	c.limKey, c.limRetry = "", 0
 	c.tdata = nil
+	c.batch, c.inBatch = nil, false
 	c.logs.reset()
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
@@ -169,10 +174,21 @@ func (c *Call) release() {
 		c.argBuf = nil
 	}
 	c.cursor = c.cursor[:0]
-	clear(c.flatVals[:c.flatN]) // no hold on the message's buffer
+	for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
+		c.flatVals[i] = nil
+	}
 	c.flatBy, c.flatN = nil, 0
 	if cap(c.textBuf) > maxKeep {
 		c.textBuf = nil
+	}
+	if b := c.recycleTo; b != nil {
+		// Ended on its batch's goroutine (endInBatch), which prepares the
+		// batch's next request: no pool round trip.
+		c.recycleTo = nil
+		if b.spare == nil {
+			b.spare = c
+			return
+		}
 	}
 	callPool.Put(c)
 }
@@ -544,7 +560,10 @@ func (c *Call) complete() {
 var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")
 
 func (c *Call) end() {
-	c.observeEnd()
+	b := c.batch
+	if b == nil {
+		c.observeEnd()
+	}
 	c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
 	if h := c.srv.hooks; h != nil && c.hooked {
 		c.hookEnd(h)
@@ -558,6 +577,9 @@ func (c *Call) end() {
 		c.srv.hub.remove(c.sub)
 	}
 	rep.Done(c.req())
+	if b != nil {
+		c.endInBatch(b) // before release: a recycled Call is no batch's running request
+	}
 	c.release()
 }
 

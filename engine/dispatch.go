@@ -95,6 +95,9 @@ func (c *Call) check() *codec.Error {
 func (c *Call) checkCapabilities() *codec.Error {
 	switch {
 	case c.tool != nil:
+		if len(c.tool.RequiredClientCapabilities) == 0 {
+			return nil // most tools: no call
+		}
 		return c.missingCaps(c.tool.RequiredClientCapabilities)
 	case c.method.name == "prompts/get":
 		if p := c.srv.lookupPrompt(c.nameBytes()); p != nil {
@@ -210,7 +213,12 @@ func (c *Call) checkTarget() *codec.Error {
 			c.srv.stats.InvalidParams.Add(1)
 			return errNoName
 		}
-		t := c.srv.lookupTool(c.nameBytes())
+		var t *Tool
+		if b := c.batch; b != nil {
+			t = b.lookupTool(c.srv, c.nameBytes())
+		} else {
+			t = c.srv.lookupTool(c.nameBytes())
+		}
 		if t == nil || (c.srv.opt.ToolFilter != nil && !c.srv.opt.ToolFilter(c, t)) {
 			c.srv.stats.InvalidParams.Add(1)
 			return c.errUnknownTool()
@@ -286,6 +294,7 @@ func (c *Call) start() {
 	if !inline {
 		// A worker runs it after the transport has moved on; owned before
 		// admit arms a timeout that may read it from another goroutine.
+		c.leaveBatch()
 		c.own()
 	}
 	if !c.admit() {
@@ -302,6 +311,11 @@ func (c *Call) start() {
 // reaches the Replier, Done is called, and only then does Run return.
 // Transports use it when the request cannot stream (see MayNotify).
 func (c *Call) runNow() {
+	if c.batch != nil && (c.method == nil || !c.inline()) {
+		// It may not end here (a listen stream outlives its handler): on
+		// its own.
+		c.leaveBatch()
+	}
 	if c.admit() {
 		c.run()
 	}
@@ -317,13 +331,23 @@ func (c *Call) admit() bool {
 		c.fail(e)
 		return false
 	}
-	if !c.srv.tracker.add(c) {
+	var ok bool
+	if b := c.batch; b != nil {
+		ok = b.admit(c)
+	} else {
+		ok = c.srv.tracker.add(c)
+	}
+	if !ok {
 		c.srv.stats.ShutdownRefused.Add(1)
 		c.refused = true
 		c.fail(errShuttingDown)
 		return false
 	}
-	c.srv.stats.Requests.Add(1)
+	if b := c.batch; b != nil {
+		b.requests++ // added to Stats.Requests at the batch's end: one atomic add per read
+	} else {
+		c.srv.stats.Requests.Add(1)
+	}
 	c.armTimeout()
 	return true
 }

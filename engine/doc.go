@@ -174,8 +174,11 @@
 // a label only, the engine treats every scope alike. Recording a request's
 // duration costs two monotonic clock reads and two atomic adds, and
 // allocates nothing; a transport that begins several requests from one
-// read (Scope.Now, Scope.BeginBorrowedAt: the line transports) takes one
-// reading per read for their start, so each request costs one read.
+// read takes one reading per read for their start (Scope.Now,
+// Scope.BeginBorrowedAt), so each request costs one read, or runs them as
+// a Batch (Scope.StartBatch, Scope.BeginInBatch: the line transports), so
+// that the requests that end where they were read share one reading at
+// the batch's end too, and one registration for Shutdown.
 //
 // Lock order is documented in LOCKS.md.
 package engine

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -355,6 +356,21 @@ func FuzzFlatCodec(f *testing.F) {
 		}
 		if err := json.Unmarshal(want, &w); err != nil || !reflect.DeepEqual(a, w) {
 			t.Fatalf("flat %s, sonic %s", enc, want)
+		}
+	})
+}
+
+// FuzzPlainUTF8: the flat codec's word-at-a-time check of a string body
+// says what its definition says: valid UTF-8 and no backslash.
+func FuzzPlainUTF8(f *testing.F) {
+	for _, s := range []string{"", "hello world", "hello w\\rld", "0123456\\", "01234567\\", "\\", "héllo wörld 😀 and more",
+		"abcdefgh\xffabc", "abcdefg\xe2\x82", "abcdefgh\xe2\x82\xac\\", "01234567890123456789\\0"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		want := utf8.Valid(body) && bytes.IndexByte(body, '\\') < 0
+		if got := plainUTF8(body); got != want {
+			t.Fatalf("plainUTF8(%q) = %v, want %v", body, got, want)
 		}
 	})
 }

@@ -114,6 +114,16 @@ func (h *durHist) observe(d time.Duration) {
 	h.sum.Add(uint64(d))
 }
 
+// observeN records n requests of duration d each.
+func (h *durHist) observeN(d time.Duration, n uint64) {
+	i := 0
+	for i < len(durBounds) && d > durBounds[i] {
+		i++
+	}
+	h.counts[i].Add(n)
+	h.sum.Add(n * uint64(d))
+}
+
 // durations holds a Server's histograms, one per transport × method.
 type durations struct {
 	h [MaxTransports][nMethodSlots]durHist

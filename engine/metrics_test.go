@@ -197,10 +197,13 @@ func BenchmarkObserve(b *testing.B) {
 // line transports take it per read (BeginBorrowedAt); durations=prepared
 // is "stamped" with the message peeked straight into the request's
 // envelope (Prepare, BeginPrepared: no envelope copy), as the line
-// transports do.
+// transports do; durations=batched is "prepared" with the requests of
+// each 64 in one Batch (one registration for Shutdown, one clock reading
+// at its end), as the line transports do now.
 func BenchmarkInlineRequest(b *testing.B) {
-	for _, mode := range []string{"on", "stamped", "prepared", "off"} {
-		on, stamped, prepared := mode != "off", mode == "stamped" || mode == "prepared", mode == "prepared"
+	for _, mode := range []string{"on", "stamped", "prepared", "batched", "off"} {
+		on, stamped, prepared := mode != "off", mode == "stamped" || mode == "prepared", mode == "prepared" || mode == "batched"
+		batched := mode == "batched"
 		b.Run("durations="+mode, func(b *testing.B) {
 			s := New(Config{NoRequestDurations: !on})
 			defer func() { _ = s.Shutdown(context.Background()) }()
@@ -211,6 +214,7 @@ func BenchmarkInlineRequest(b *testing.B) {
 			rep := &nopReply{}
 			b.ReportAllocs()
 			var at Stamp
+			var bt *Batch
 			n := 0
 			for b.Loop() {
 				if !prepared {
@@ -222,8 +226,20 @@ func BenchmarkInlineRequest(b *testing.B) {
 				if stamped && n%64 == 0 {
 					at = sc.Now()
 				}
+				if batched && n%64 == 0 {
+					if bt != nil {
+						bt.End()
+					}
+					bt = sc.StartBatch()
+				}
 				n++
 				switch {
+				case batched:
+					r = bt.Prepare()
+					if err := codec.Peek(msg, r.Envelope()); err != nil {
+						b.Fatal(err)
+					}
+					r = sc.BeginInBatch(r, bt, context.Background(), msg, rep, nil)
 				case prepared:
 					r = sc.Prepare()
 					if err := codec.Peek(msg, r.Envelope()); err != nil {
@@ -239,6 +255,9 @@ func BenchmarkInlineRequest(b *testing.B) {
 					b.Fatal(e.Message)
 				}
 				r.Run()
+			}
+			if bt != nil {
+				bt.End()
 			}
 		})
 	}

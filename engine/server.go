@@ -498,7 +498,7 @@ func (l logger) panic(method string, v any) {
 
 // Stats are the server's counters; every rejection reason has its own.
 type Stats struct {
-	Requests         atomic.Uint64 // requests dispatched to a handler
+	Requests         atomic.Uint64 // requests dispatched to a handler (those of a Batch added at its End)
 	Notifications    atomic.Uint64 // notifications received
 	ParseErrors      atomic.Uint64 // -32700 answers
 	InvalidRequests  atomic.Uint64 // -32600 answers

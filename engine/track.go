@@ -137,6 +137,15 @@ func (t *tracker) refs(sc *Scope) []RequestRef {
 		sh := &t.shards[i]
 		sh.mu.Lock()
 		for c := sh.head; c != nil; c = c.tnext {
+			if c.markOf != nil {
+				// A Batch: its running request, if any (batch.go).
+				if sc == nil || c.scope == sc {
+					if r, ok := batchRef(c); ok {
+						out = append(out, r)
+					}
+				}
+				continue
+			}
 			if sc == nil || c.scope == sc {
 				c.mu.Lock()
 				out = append(out, RequestRef{c, c.gen})

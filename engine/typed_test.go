@@ -460,3 +460,49 @@ func TestPromptArguments(t *testing.T) {
 		t.Errorf("InvalidArguments = %d, want 10", got)
 	}
 }
+
+type flatOrdered struct {
+	A string `json:"a"`
+	B int    `json:"b"`
+}
+
+type flatReversed struct {
+	B int    `json:"b"`
+	A string `json:"a"`
+}
+
+// TestFlatMapIdentity: a typed tool decodes from its flat check's scan
+// in place when both list the names in one order, and through the map
+// otherwise; either way it gives what scanning the arguments again gives.
+func TestFlatMapIdentity(t *testing.T) {
+	args := []byte(`{"b":7,"a":"x"}`)
+	for _, tc := range []struct {
+		typ      reflect.Type
+		identity bool
+	}{{reflect.TypeFor[flatOrdered](), true}, {reflect.TypeFor[flatReversed](), false}} {
+		fc := newFlatCodec(tc.typ)
+		sch, err := schemaFor(tc.typ, schemaInput)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := compileArgSchema(sch)
+		if err != nil || a.flat == nil || fc == nil {
+			t.Fatalf("%s is not flat: %v", tc.typ, err)
+		}
+		m := fc.mapFrom(a.flat)
+		if m.idx == nil || m.identity != tc.identity {
+			t.Fatalf("%s: idx %v identity %v, want identity %v", tc.typ, m.idx, m.identity, tc.identity)
+		}
+		var vals [maxFlat][]byte
+		if e, scanned := a.checkScan(args, &vals); !scanned || e != nil {
+			t.Fatalf("%s: check %v scanned %v", tc.typ, e, scanned)
+		}
+		from, again := reflect.New(tc.typ), reflect.New(tc.typ)
+		if !fc.decodeScanned(m, &vals, from.UnsafePointer()) || !fc.decode(args, again.UnsafePointer()) {
+			t.Fatalf("%s: not decoded", tc.typ)
+		}
+		if !reflect.DeepEqual(from.Interface(), again.Interface()) {
+			t.Fatalf("%s: from the scan %+v, again %+v", tc.typ, from.Elem(), again.Elem())
+		}
+	}
+}

@@ -21,7 +21,9 @@
 //   - mcpwire_request_duration_seconds{method, transport}: from the
 //     request's arrival to its response (a listen stream: to its end;
 //     on the line transports arrival is the read that delivered the
-//     request, so its wait behind the requests of the same read counts);
+//     request, so its wait behind the requests of the same read counts,
+//     and a request answered where it was read ends with the last of that
+//     read's requests, when their answers leave together);
 //     method "other" for requests answered before routing; transport
 //     "http", "tcp", "unix", "stdio" or "legacy" (the 2025-11-25 front,
 //     on HTTP or lines). Buckets from

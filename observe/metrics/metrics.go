@@ -192,7 +192,7 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 
 var (
 	durDesc = prometheus.NewDesc(Namespace+"_request_duration_seconds",
-		"Time from a request's arrival (engine.Scope.Begin; on stdio, TCP and Unix the read that delivered it, so the wait behind earlier requests of the same read counts) to its end: the response handed to the transport, or the listen stream completed.",
+		"Time from a request's arrival (engine.Scope.Begin; on stdio, TCP and Unix the read that delivered it, so the wait behind earlier requests of the same read counts) to its end: the response handed to the transport (on stdio, TCP and Unix, for a request answered where it was read: the end of that read's requests, whose answers leave together), or the listen stream completed.",
 		[]string{"method", "transport"}, nil)
 	inflightDesc = prometheus.NewDesc(Namespace+"_in_flight_requests",
 		"Requests admitted and not yet ended, listen streams included.", []string{"transport"}, nil)

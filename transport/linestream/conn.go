@@ -372,16 +372,18 @@ func (c *Conn) pump() {
 	// envelope copy); a frame that is not a request leaves it for the
 	// next one.
 	var pre *engine.Request
+	// One batch per read (or resume): its requests' durations start at
+	// the read and, for those that end here, stop at the end of pump,
+	// just before their answers are flushed: two clock readings for the
+	// read instead of one per request; they are registered for Shutdown
+	// once, as the batch (engine.Batch).
+	b := c.scope.StartBatch()
 	defer func() {
 		if pre != nil {
 			pre.Discard()
 		}
+		b.End()
 	}()
-	// One clock reading for every request this read (or this resume)
-	// delivers: their durations start at the read, so a request's wait
-	// behind those before it in the chunk counts as latency, and a
-	// request costs one clock read (its end) instead of two.
-	at := c.scope.Now()
 	for !c.stopped.Load() {
 		if c.held.Load() || c.inflight.Load() >= c.maxFlight {
 			if c.dec.Unread() == 0 {
@@ -407,9 +409,9 @@ func (c *Conn) pump() {
 			return
 		}
 		if pre == nil {
-			pre = c.scope.Prepare()
+			pre = b.Prepare()
 		}
-		if c.handle(frame, pre, at) {
+		if c.handle(frame, pre, b) {
 			pre = nil
 		}
 	}
@@ -448,7 +450,7 @@ func (c *Conn) abort(why error) bool {
 
 // handle processes one message, peeked into pre's envelope. It reports
 // whether the message was a request that took pre.
-func (c *Conn) handle(frame []byte, pre *engine.Request, at engine.Stamp) bool {
+func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch) bool {
 	env := pre.Envelope()
 	if err := codec.PeekWith(frame, env, c.peek); err != nil {
 		var ce *codec.Error
@@ -479,7 +481,7 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, at engine.Stamp) bool {
 	if c.budget < c.cfg.CancelBudget {
 		c.budget++ // a request served earns back one cancel
 	}
-	r := c.scope.BeginPrepared(pre, c.ctx, frame, c, c.principal, at) // frame lives until the next frame; Start copies it
+	r := c.scope.BeginInBatch(pre, b, c.ctx, frame, c, c.principal) // frame lives until the next frame; Start copies it
 	if c.info != nil {
 		r.SetConn(c.info)
 	}

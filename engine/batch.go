@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Batch is one read's worth of requests on a transport that handles many
+// messages from one read on one goroutine (the line transports): the
+// requests of the batch that run inline to their end on that goroutine —
+// Inline tools and cheap methods, and those answered by validation — share
+// what a request otherwise pays alone:
+//
+//   - one clock reading at the start (the arrival, as Scope.Now gives
+//     BeginBorrowedAt) and one at End, where their request-duration
+//     histograms stop: the batch's answers leave together after End, so a
+//     request's recorded duration is from the read to the end of the
+//     batch, the latency its client sees;
+//   - one atomic add to Stats.Requests, at End;
+//   - one registration for Server.Shutdown and Scope.Shutdown instead of
+//     one per request: the batch is in flight (Shutdown waits for it, it
+//     counts as one request in Server.Load) from its first admitted
+//     request to End, and once the engine or the scope is closing no new
+//     batch is admitted, so the requests of later reads are refused as
+//     before. A request that is running when Shutdown's grace period ends
+//     is still cancelled.
+//
+// A request of the batch that leaves the goroutine (a worker runs it, a
+// listen stream outlives its handler) leaves the batch at once: it is
+// registered and recorded on its own, with the batch's start as its
+// arrival. Get one with Scope.StartBatch, prepare requests with
+// Batch.Prepare (or Scope.Prepare), begin them with Scope.BeginInBatch,
+// and call End on the same goroutine after the last of them has been
+// started; a Batch is recycled by End.
+type Batch struct {
+	sc  *Scope
+	at  Stamp
+	cur atomic.Pointer[Call] // the request of the batch running, for tracker.refs
+	// mark is the batch's entry in the tracker (a Call used as a list
+	// node only: it serves no request), listed from the first admitted
+	// request to End.
+	mark     *Call
+	listed   bool
+	refused  bool   // the tracker refused the batch: its requests are refused
+	recorded bool   // ends were counted in n
+	requests uint64 // admitted, for Stats.Requests at End
+	n        [nMethodSlots]uint32
+	// The tool the batch's last tools/call named, and the registry
+	// snapshot it was found in: the calls of one read often name the same
+	// tool, and a string comparison is cheaper than the map lookup. A
+	// registry change publishes a new snapshot, so a stale entry is never
+	// used.
+	toolIn *resultCache
+	tool   *Tool
+	// spare is the Call of a request that ended here, kept for the next
+	// Prepare instead of a round trip through the pool.
+	spare *Call
+}
+
+var batchPool = sync.Pool{New: func() any {
+	b := &Batch{mark: &Call{shard: nextShard()}}
+	b.mark.markOf = b
+	return b
+}}
+
+// StartBatch takes a Batch for the messages of one read and reads the
+// clock once for them (no clock is read when the server records no
+// durations).
+func (sc *Scope) StartBatch() *Batch {
+	b := batchPool.Get().(*Batch)
+	b.sc, b.at = sc, sc.Now()
+	return b
+}
+
+// Prepare is Scope.Prepare for a request of b, on b's goroutine: it
+// reuses the Call of a request of b that has ended, when there is one.
+func (b *Batch) Prepare() *Request {
+	if c := b.spare; c != nil {
+		b.spare = nil
+		return c.req()
+	}
+	return callPool.Get().(*Call).req()
+}
+
+// BeginInBatch is BeginPrepared for a request of b: r, from Prepare, holds
+// msg's peek in its Envelope; its arrival is b's start.
+func (sc *Scope) BeginInBatch(r *Request, b *Batch, parent context.Context, msg []byte, rep Replier, principal any) *Request {
+	sc.beginCall(r.c, parent, rep, principal, b.at)
+	r.c.msg = msg
+	r.c.batch = b
+	return r
+}
+
+// End records the durations of the batch's requests that ended, with one
+// clock reading, and ends the batch's registration. It must be called on
+// the batch's goroutine once none of its requests runs there any more.
+func (b *Batch) End() {
+	if b.recorded {
+		if durs := b.sc.srv.durs; durs != nil && b.at != 0 {
+			d := time.Duration(monoNow() - int64(b.at))
+			row := &durs.h[b.sc.slot]
+			for m, n := range b.n {
+				if n != 0 {
+					row[m].observeN(d, uint64(n))
+				}
+			}
+		}
+		b.n = [nMethodSlots]uint32{}
+		b.recorded = false
+	}
+	if b.requests != 0 {
+		b.sc.srv.stats.Requests.Add(b.requests)
+		b.requests = 0
+	}
+	if b.listed {
+		b.sc.srv.tracker.remove(b.mark)
+		b.listed = false
+	}
+	b.mark.scope = nil
+	b.toolIn, b.tool = nil, nil // nothing of the registry held in the pool
+	if b.spare != nil {
+		callPool.Put(b.spare)
+		b.spare = nil
+	}
+	b.refused = false
+	b.sc = nil
+	batchPool.Put(b)
+}
+
+// lookupTool is Server.lookupTool through the batch's last tool.
+func (b *Batch) lookupTool(s *Server, name []byte) *Tool {
+	rc := s.cache.Load()
+	if t := b.tool; t != nil && b.toolIn == rc && t.Name == string(name) {
+		return t
+	}
+	t := rc.toolsByName[string(name)]
+	if t != nil {
+		b.toolIn, b.tool = rc, t
+	}
+	return t
+}
+
+// admit registers c with its batch instead of on its own; it reports
+// false when the engine or c's scope is closing.
+func (b *Batch) admit(c *Call) bool {
+	if !b.listed {
+		if b.refused {
+			return false
+		}
+		b.mark.scope = b.sc
+		if !b.sc.srv.tracker.add(b.mark) {
+			b.refused = true
+			return false
+		}
+		b.listed = true
+	}
+	c.inBatch = true
+	b.cur.Store(c)
+	return true
+}
+
+// leaveBatch makes c a request on its own: it is going to end on another
+// goroutine. Its arrival stays the batch's start.
+func (c *Call) leaveBatch() { c.batch = nil }
+
+// endInBatch is end's part for a request of a batch, before its Call is
+// recycled: its duration is counted for End, and it is no longer the
+// batch's running request.
+func (c *Call) endInBatch(b *Batch) {
+	if c.t0 != 0 {
+		var m uint8
+		if c.method != nil {
+			m = c.method.slot
+		}
+		b.n[m]++
+		b.recorded = true
+		c.t0 = 0
+	}
+	if c.inBatch {
+		b.cur.Store(nil)
+		c.inBatch = false
+	}
+	c.batch = nil
+	c.recycleTo = b
+}
+
+// batchRef is tracker.refs' reference for the batch whose tracker entry is
+// mark: its running request, if any. The request may end meanwhile (then
+// the reference names a generation that no longer runs, and using it does
+// nothing); one that it misses because the batch has already moved on to
+// its next request ends on its own shortly, as inline requests do.
+func batchRef(mark *Call) (RequestRef, bool) {
+	b := mark.markOf
+	c := b.cur.Load()
+	if c == nil {
+		return RequestRef{}, false
+	}
+	c.mu.Lock()
+	r := RequestRef{c, c.gen}
+	c.mu.Unlock()
+	if b.cur.Load() != c {
+		return RequestRef{}, false
+	}
+	return r, true
+}
