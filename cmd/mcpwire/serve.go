@@ -171,6 +171,7 @@ func (t *transports) startHTTP(ctx context.Context, h *httpSetup, lcfg legacy.Co
 		t.log.Info("mcpwire OAuth resource server", "metadata", h.oauth.MetadataURL())
 	}
 	if h.legacyPath != "" {
+		lcfg.ResourceMetadata = cfg.ResourceMetadata
 		t.ls = legacy.New(t.srv, lcfg)
 		cfg.Mounts = map[string]http.Handler{h.legacyPath: t.ls.Handler()}
 	}

@@ -201,7 +201,7 @@ func TestServeOAuth(t *testing.T) {
 		}
 		// A scope the token lacks: 403 with the step-up challenge, as on
 		// the modern endpoint, so a 2025-11-25 client can ask for it.
-		const challenge = `Bearer error="insufficient_scope", scope="echo mcp"`
+		challenge := `Bearer error="insufficient_scope", scope="echo mcp", resource_metadata="` + meta + `"`
 		if wantStatus := map[bool]int{true: 200, false: 403}[tc.ok]; resp.StatusCode != wantStatus ||
 			(!tc.ok && resp.Header.Get("WWW-Authenticate") != challenge) {
 			t.Errorf("legacy echo with scope %q: %d, WWW-Authenticate %q; want %d and %q", tc.scope, resp.StatusCode,

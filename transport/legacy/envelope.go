@@ -162,8 +162,9 @@ func deriveEnvelope(dst, src *codec.Envelope, msg []byte, sp *splice) bool {
 		LogLevel:           headStr(sp.head.ll),
 		ClientInfo:         head(sp.head.info),
 
-		HasResult: src.HasResult,
-		HasError:  src.HasError,
+		// The rebuilt message is jsonrpc, id, method and params only.
+		HasResult: false,
+		HasError:  false,
 	}
 	if sp.metaOff >= 0 {
 		dst.Meta = msg[sp.metaOff : sp.metaOff+sp.metaN]

@@ -116,7 +116,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 	key := string(m.ID)
 	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head, env)
 	if ce != nil {
-		fastSink{rc}.final(encodeError(m.ID, ce))
+		fastSink{rc: rc, meta: s.cfg.ResourceMetadata}.final(encodeError(m.ID, ce))
 		return true
 	}
 	// As the modern endpoint does: wait here for the answer or the first
@@ -127,7 +127,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		notes, reply, done = c.peek()
 	}
 	if notes == 0 && (reply == nil || !asksInput(reply.frame, m.ID)) {
-		s.rounds(ctx, fastSink{rc}, ss, m, key, principal, limitKey, c, &fr.out)
+		s.rounds(ctx, fastSink{rc: rc, meta: s.cfg.ResourceMetadata}, ss, m, key, principal, limitKey, c, &fr.out)
 		return true
 	}
 	// A notification came first, or the tool asks for input: an SSE
@@ -144,7 +144,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		w := &streamWriter{bw: bw, conn: conn}
-		out := &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout, started: true}
+		out := &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout, meta: s.cfg.ResourceMetadata, started: true}
 		s.rounds(sctx, out, ss, mc, key, principal, limitKey, c, nil)
 	})
 	return true
@@ -342,7 +342,10 @@ func knownVersion(v []byte) bool {
 
 // fastSink is the sink of a request answered on the fasthttp goroutine:
 // one JSON body (a notification first makes it a stream, never this).
-type fastSink struct{ rc *fasthttp.RequestCtx }
+type fastSink struct {
+	rc   *fasthttp.RequestCtx
+	meta string // Config.ResourceMetadata, for a 403's challenge
+}
 
 func (f fastSink) event([]byte) error { return errNoStream }
 func (f fastSink) comment() error     { return errNoStream }
@@ -361,7 +364,7 @@ func (f fastSink) finalStatus(frame []byte, status int) {
 		f.rc.Response.Header.SetBytesV("Retry-After", retry)
 		f.send(429, frame)
 	case 403:
-		if ch := scopeChallenge(frame); ch != nil {
+		if ch := scopeChallenge(frame, f.meta); ch != nil {
 			f.rc.Response.Header.SetBytesV("WWW-Authenticate", ch)
 		}
 		f.send(403, frame)

@@ -202,6 +202,7 @@ func FuzzDeriveEnvelope(f *testing.F) {
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{ "_meta" : { "progressToken" : "t" } , "name":"e\u0063ho"}}`,
 		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol\/logLevel":"x"}}}`,
 		`{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{},"result":1}`, // a result member the rebuilt message drops
 	} {
 		f.Add([]byte(s), []byte(`{"sampling":{}}`), []byte(`{"name":"t","version":"1"}`), "info")
 	}

@@ -391,7 +391,7 @@ func (s *Server) request(w http.ResponseWriter, req *http.Request, ss *session, 
 	if ownerOf(principal) == "" {
 		key = s.callerIP(req) // an anonymous caller is limited by its IP, as on the modern endpoint
 	}
-	s.run(ctx, &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}, ss, m, principal, key)
+	s.run(ctx, &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout, meta: s.cfg.ResourceMetadata}, ss, m, principal, key)
 }
 
 func knownLevel(l string) bool {
@@ -408,6 +408,7 @@ type sse struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	idle    time.Duration
+	meta    string // Config.ResourceMetadata, for a 403's challenge
 	mu      sync.Mutex
 	started bool
 	err     error
@@ -509,7 +510,7 @@ func (e *sse) finalStatus(frame []byte, status int) {
 	case status == 403 && !started:
 		// A per-tool scope the token lacks (auth.Verifier's Middleware):
 		// the 2025-11-25 authorization spec's step-up challenge.
-		if ch := scopeChallenge(frame); ch != nil {
+		if ch := scopeChallenge(frame, e.meta); ch != nil {
 			e.w.Header().Set("WWW-Authenticate", string(ch))
 		}
 		writeJSON(e.w, 403, frame)
@@ -544,20 +545,34 @@ func storeError(err error) *codec.Error {
 // scopeChallenge is the WWW-Authenticate value answering an error whose
 // data names the scopes the call needs ({"scope": "a b"}, as
 // auth.Verifier's Middleware refuses a tool): Bearer
-// error="insufficient_scope" with that scope; nil without one, or when
-// the scope is not plain printable ASCII (RFC 6749 §3.3 scope tokens are,
-// so nothing a header could not carry is ever quoted into one).
-func scopeChallenge(frame []byte) []byte {
+// error="insufficient_scope" with that scope, and resource_metadata when
+// meta is set (SEC-04); nil without a scope. A scope or meta that is not
+// plain printable ASCII is left out (RFC 6749 §3.3 scope tokens are), so
+// nothing a header could not carry is ever quoted into one.
+func scopeChallenge(frame []byte, meta string) []byte {
 	raw, ok := codec.LookupPath(frame, "error", "data", "scope")
 	if !ok || len(raw) < 3 || raw[0] != '"' {
 		return nil
 	}
 	scope := raw[1 : len(raw)-1]
-	for _, b := range scope {
-		if b < 0x20 || b > 0x7e || b == '\\' || b == '"' {
-			return nil
-		}
+	if !quotable(string(scope)) {
+		return nil
 	}
 	ch := append([]byte(`Bearer error="insufficient_scope", scope="`), scope...)
-	return append(ch, '"')
+	ch = append(ch, '"')
+	if meta != "" && quotable(meta) {
+		ch = append(append(append(ch, `, resource_metadata="`...), meta...), '"')
+	}
+	return ch
+}
+
+// quotable reports whether s can go between the quotes of a header's
+// quoted-string as it is: printable ASCII without '"' or '\\'.
+func quotable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b > 0x7e || b == '\\' || b == '"' {
+			return false
+		}
+	}
+	return true
 }

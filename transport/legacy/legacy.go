@@ -121,6 +121,10 @@ type Config struct {
 	// context; behind streamhttp.Config.Mounts with Authenticate, use
 	// streamhttp.PrincipalFrom.
 	Principal func(ctx context.Context) any
+	// ResourceMetadata is the protected resource metadata URL a 403
+	// insufficient_scope challenge names (resource_metadata, SEC-04); set
+	// it to the mounting streamhttp.Config's. "": left out.
+	ResourceMetadata string
 	// Logger receives the package's logs; nil discards them.
 	Logger *slog.Logger
 }

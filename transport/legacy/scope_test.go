@@ -15,7 +15,8 @@ import (
 // TestInsufficientScopeChallenge: a call the engine refuses with 403 and
 // the scopes it needs in the error's data (auth.Verifier's Middleware,
 // the only per-tool scope check a mount has) is answered 403 with the
-// step-up challenge of the 2025-11-25 authorization spec, on the fasthttp
+// step-up challenge of the 2025-11-25 authorization spec (SEC-04, with
+// resource_metadata), on the fasthttp
 // fast path and on net/http alike; a scope a header cannot carry gets no
 // challenge.
 func TestInsufficientScopeChallenge(t *testing.T) {
@@ -28,14 +29,15 @@ func TestInsufficientScopeChallenge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const want = `Bearer error="insufficient_scope", scope="files:read mcp"`
+	const meta = "https://mcp.example/.well-known/oauth-protected-resource"
+	const want = `Bearer error="insufficient_scope", scope="files:read mcp", resource_metadata="` + meta + `"`
 	check := func(path string, status int, challenge, body string, wantChallenge string) {
 		t.Helper()
 		if status != 403 || challenge != wantChallenge || !strings.Contains(body, `"code":-32600`) {
 			t.Errorf("%s: %d, WWW-Authenticate %q, %s; want 403, %q and the JSON-RPC error", path, status, challenge, body, wantChallenge)
 		}
 	}
-	rg := startRig(t, eng, legacy.Config{})
+	rg := startRig(t, eng, legacy.Config{ResourceMetadata: meta})
 	sid := rg.initialize(t)
 	r := rg.do(t, "POST", legacyPath, sid, call(2, "locked", `{}`), "MCP-Protocol-Version: 2025-11-25")
 	check("mounted", r.status, r.hdr.Get("WWW-Authenticate"), r.raw, want)
@@ -43,7 +45,7 @@ func TestInsufficientScopeChallenge(t *testing.T) {
 	check("mounted, unquotable scope", r.status, r.hdr.Get("WWW-Authenticate"), r.raw, "")
 
 	// Served by net/http alone.
-	standalone := legacy.New(eng, legacy.Config{})
+	standalone := legacy.New(eng, legacy.Config{ResourceMetadata: meta})
 	t.Cleanup(func() { _ = standalone.Shutdown(context.Background()) })
 	post := func(sid, body string) *httptest.ResponseRecorder {
 		rr := httptest.NewRecorder()

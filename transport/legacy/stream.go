@@ -278,7 +278,7 @@ func (s *Server) get(w http.ResponseWriter, req *http.Request, principal any) {
 		ss.mu.Unlock()
 		g.stopListen()
 	}()
-	out := &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout}
+	out := &sse{w: w, rc: http.NewResponseController(w), idle: s.cfg.WriteIdleTimeout, meta: s.cfg.ResourceMetadata}
 	if out.begin() != nil {
 		return
 	}
