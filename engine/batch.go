@@ -143,7 +143,8 @@ func (b *Batch) lookupTool(s *Server, name []byte) *Tool {
 }
 
 // admit registers c with its batch instead of on its own; it reports
-// false when the engine or c's scope is closing.
+// false when the engine or c's scope is closing (also when that began
+// after the batch's first request).
 func (b *Batch) admit(c *Call) bool {
 	if !b.listed {
 		if b.refused {
@@ -155,9 +156,22 @@ func (b *Batch) admit(c *Call) bool {
 			return false
 		}
 		b.listed = true
+		c.inBatch = true
+		b.cur.Store(c)
+		return true
 	}
 	c.inBatch = true
 	b.cur.Store(c)
+	// A shutdown that began after the batch was listed refuses the rest of
+	// its read, as it refuses a request on its own. cur is stored before
+	// the flags are read, and closeAll (closeScope) sets its flag before
+	// tracker.refs reads cur: either this sees the flag, or the shutdown's
+	// cancel pass sees c.
+	if b.sc.srv.tracker.shut.Load() || b.sc.shut.Load() {
+		b.cur.Store(nil)
+		c.inBatch = false
+		return false
+	}
 	return true
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/mcpwire/mcpwire/codec"
 )
@@ -212,9 +213,10 @@ func (r RequestRef) EndStream() bool {
 // *Server has none of these methods.
 type Scope struct {
 	srv       *Server
-	transport string // the name given to NewScope
-	closing   bool   // guarded by the tracker's shard locks: set under all of them
-	slot      uint8  // transport label of the duration histograms (metrics.go)
+	transport string      // the name given to NewScope
+	closing   bool        // guarded by the tracker's shard locks: set under all of them
+	shut      atomic.Bool // closing, read without the locks by a listed Batch
+	slot      uint8       // transport label of the duration histograms (metrics.go)
 }
 
 // NewScope returns a new scope on srv for a transport named transport

@@ -31,6 +31,7 @@ type trackShard struct {
 type tracker struct {
 	shards  [trackShards]trackShard
 	closing bool          // the engine is shutting down; written under every shard lock
+	shut    atomic.Bool   // closing, read without the locks by a listed Batch (batch.go)
 	wake    chan struct{} // cap 1: a request ended while someone waits
 	waiters atomic.Int32
 }
@@ -98,12 +99,14 @@ func (t *tracker) unlockAll() {
 func (t *tracker) closeAll() {
 	t.lockAll()
 	t.closing = true
+	t.shut.Store(true)
 	t.unlockAll()
 }
 
 func (t *tracker) closeScope(sc *Scope) {
 	t.lockAll()
 	sc.closing = true
+	sc.shut.Store(true)
 	t.unlockAll()
 }
 
