@@ -23,9 +23,9 @@ import (
 //     one per request: the batch is in flight (Shutdown waits for it, it
 //     counts as one request in Server.Load) from its first admitted
 //     request to End, and once the engine or the scope is closing no new
-//     batch is admitted, so the requests of later reads are refused as
-//     before. A request that is running when Shutdown's grace period ends
-//     is still cancelled.
+//     batch and no further request of a listed batch is admitted: every
+//     request begun after that is refused, as before. A request that is
+//     running when Shutdown's grace period ends is still cancelled.
 //
 // A request of the batch that leaves the goroutine (a worker runs it, a
 // listen stream outlives its handler) leaves the batch at once: it is
