@@ -268,22 +268,28 @@ func (h *fastHeaders) scan(raw []byte) bool {
 		if i < 0 {
 			continue
 		}
-		v := trimSpaceTab(line[len(fastNames[i])+1:])
-		switch i {
-		case 0:
-			h.sid = v
-		case 1:
-			h.ver = v
-		case 2:
-			h.ctype = v
-		case 3:
-			h.accept = v
-		}
-		if h.n[i]++; h.n[i] > 1 {
+		if !h.set(i, trimSpaceTab(line[len(fastNames[i])+1:])) {
 			return false
 		}
 	}
 	return true
+}
+
+// set records v as the value of field i (the order of fastNames); it
+// reports false on the field's second line.
+func (h *fastHeaders) set(i int, v []byte) bool {
+	switch i {
+	case 0:
+		h.sid = v
+	case 1:
+		h.ver = v
+	case 2:
+		h.ctype = v
+	case 3:
+		h.accept = v
+	}
+	h.n[i]++
+	return h.n[i] == 1
 }
 
 // fastNames are the names of fastHeaders' fields, in the order of n.

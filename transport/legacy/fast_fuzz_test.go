@@ -97,18 +97,7 @@ func (h *fastHeaders) scanByLine(raw []byte) bool {
 		if i < 0 {
 			continue
 		}
-		v := bytes.Trim(line[colon+1:], " \t")
-		switch i {
-		case 0:
-			h.sid = v
-		case 1:
-			h.ver = v
-		case 2:
-			h.ctype = v
-		case 3:
-			h.accept = v
-		}
-		if h.n[i]++; h.n[i] > 1 {
+		if !h.set(i, bytes.Trim(line[colon+1:], " \t")) {
 			return false
 		}
 	}
