@@ -322,11 +322,11 @@ func (r *run) sweepHTTP(stop, done chan struct{}) {
 			}
 			w.fdMu.Lock()
 			if w.inflight.CompareAndSwap(id, 0) {
-				if w.measAt.Load() {
+				meas := w.measAt.Load()
+				if meas {
 					w.oobTimeout.Add(1)
 				}
-				w.rec.live.done.Add(1)
-				w.rec.live.errs.Add(1)
+				w.rec.live.fail(meas) // a warm-up timeout counts as warm-up on the live line
 				if w.fd != nil {
 					_ = w.fd.closeBoth()
 				}

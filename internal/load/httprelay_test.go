@@ -258,3 +258,31 @@ func TestHTTPRelayServerGoesAway(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPRelaySweepWarmupTimeout: a request of the warm-up that the
+// relay's sweeper times out counts as a warm-up failure on the live line
+// (so the run's lines leave it out) and not as a measured timeout. Before
+// the fix the sweeper counted it as a request of the run.
+func TestHTTPRelaySweepWarmupTimeout(t *testing.T) {
+	for _, measured := range []bool{false, true} {
+		w := &httpWorker{rec: newRecorder()}
+		w.inflight.Store(7)
+		w.measAt.Store(measured)
+		r := &run{cfg: Config{Timeout: time.Millisecond}, base: time.Now().Add(-time.Second), workers: []*httpWorker{w}}
+		stop, done := make(chan struct{}), make(chan struct{})
+		go r.sweepHTTP(stop, done)
+		for deadline := time.Now().Add(10 * time.Second); w.inflight.Load() != 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		close(stop)
+		<-done
+		l := &w.rec.live
+		wantWarm := map[bool]int64{false: 1, true: 0}[measured]
+		if l.done.Load() != 1 || l.errs.Load() != 1 || l.warm.Load() != wantWarm || l.warmErrs.Load() != wantWarm ||
+			w.oobTimeout.Load() != 1-wantWarm {
+			t.Errorf("measured %v: live done %d errs %d warm %d warmErrs %d, measured timeouts %d; want 1 1 %d %d %d",
+				measured, l.done.Load(), l.errs.Load(), l.warm.Load(), l.warmErrs.Load(), w.oobTimeout.Load(),
+				wantWarm, wantWarm, 1-wantWarm)
+		}
+	}
+}
