@@ -19,24 +19,28 @@ import (
 // (a transport/legacy mount, whose Authenticate is the same Verifier's,
 // turns the data into the same challenge).
 func (v *Verifier) Middleware() engine.Middleware {
-	// One refusal per tool, built once: a refused call allocates nothing.
-	refusals := make(map[string]*codec.Error, len(v.cfg.ToolScopes))
+	// Per tool with scopes: what it needs and its refusal, built once (a
+	// refused call allocates nothing).
+	type toolRule struct {
+		need    []string
+		refusal *codec.Error
+	}
+	rules := make(map[string]toolRule, len(v.cfg.ToolScopes))
 	for tool, need := range v.cfg.ToolScopes {
 		if len(need) > 0 {
 			data := append([]byte(`{"scope":`), codec.AppendString(nil, v.challengeScope(need))...)
-			refusals[tool] = &codec.Error{Code: codec.CodeInvalidRequest,
-				Message: "Forbidden: the token lacks a scope this tool needs", Data: append(data, '}'), Status: 403}
+			rules[tool] = toolRule{need, &codec.Error{Code: codec.CodeInvalidRequest,
+				Message: "Forbidden: the token lacks a scope this tool needs", Data: append(data, '}'), Status: 403}}
 		}
 	}
 	return func(next engine.HandlerFunc) engine.HandlerFunc {
 		return func(c *engine.Call) error {
 			if c.Method() == "tools/call" {
-				if refusal := refusals[c.Name()]; refusal != nil {
-					need := v.cfg.ToolScopes[c.Name()]
+				if rule, ok := rules[c.Name()]; ok {
 					p, _ := c.Principal().(*Principal)
-					if p == nil || p.missing(need) || p.missing(v.cfg.Scopes) {
+					if p == nil || p.missing(rule.need) || p.missing(v.cfg.Scopes) {
 						v.stats.InsufficientScope.Add(1)
-						return refusal
+						return rule.refusal
 					}
 				}
 			}
