@@ -36,6 +36,15 @@ func batchMsg(id, tool string) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 }
 
+// fastSlowServer is an engine with an Inline tool "fast" and a tool
+// "slow", run by a worker, that answers once release is closed.
+func fastSlowServer() (s *Server, release chan struct{}) {
+	s, release = New(Config{}), make(chan struct{})
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
+	_ = s.AddTool(Tool{Name: "slow", Handler: func(c *Call) error { <-release; c.Text("ok"); return nil }})
+	return s, release
+}
+
 // startInBatch peeks msg into a prepared request of b, begins, checks and
 // starts it, as the line transports do.
 func startInBatch(t testing.TB, sc *Scope, b *Batch, msg []byte, rep Replier) {
@@ -56,11 +65,8 @@ func startInBatch(t testing.TB, sc *Scope, b *Batch, msg []byte, rep Replier) {
 // End, from the batch's start; a request that goes to a worker leaves the
 // batch and is recorded when it ends, also from the batch's start.
 func TestBatchDurations(t *testing.T) {
-	s := New(Config{})
+	s, release := fastSlowServer()
 	defer func() { _ = s.Shutdown(context.Background()) }()
-	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
-	release := make(chan struct{})
-	_ = s.AddTool(Tool{Name: "slow", Handler: func(c *Call) error { <-release; c.Text("ok"); return nil }})
 	sc := NewScope(s, "tcp")
 	rep := &keepReply{}
 	count := func() (n uint64, sum time.Duration) {
@@ -268,11 +274,8 @@ func TestBatchToolLookup(t *testing.T) {
 // goroutine serves the batch's next request, already reset; one that went
 // to a worker is not kept.
 func TestBatchPrepareReuses(t *testing.T) {
-	s := New(Config{})
+	s, release := fastSlowServer()
 	defer func() { _ = s.Shutdown(context.Background()) }()
-	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
-	release := make(chan struct{})
-	_ = s.AddTool(Tool{Name: "slow", Handler: func(c *Call) error { <-release; c.Text("ok"); return nil }})
 	sc := NewScope(s, "tcp")
 	rep := &keepReply{}
 	b := sc.StartBatch()
