@@ -151,19 +151,19 @@ func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 func (p *process) Close() error {
 	p.once.Do(func() {
 		p.stdin.Close()
-		step := func(d time.Duration) bool {
+		wait := func(ch <-chan struct{}, d time.Duration) bool {
 			t := time.NewTimer(d)
 			defer t.Stop()
 			select {
-			case <-p.exited:
+			case <-ch:
 				return true
 			case <-t.C:
 				return false
 			}
 		}
 		switch {
-		case step(p.closeWait):
-		case terminate(p.cmd.Process) && step(p.termWait):
+		case wait(p.exited, p.closeWait):
+		case terminate(p.cmd.Process) && wait(p.exited, p.termWait):
 			p.closeErr = errors.New("stdio: server needed SIGTERM to stop")
 		default:
 			_ = p.cmd.Process.Kill()
@@ -173,22 +173,14 @@ func (p *process) Close() error {
 		p.stdout.Close()
 		// A grandchild may hold the stderr pipe open after the server has
 		// gone: read what comes within stderrGrace, then stop reading.
-		t := time.NewTimer(stderrGrace)
-		select {
-		case <-p.stderrDone:
-		case <-t.C:
+		if !wait(p.stderrDone, stderrGrace) {
 			// Closing the pipe ends the blocked read where the pipe is
 			// pollable (Unix); elsewhere the reader is left to end with
 			// the grandchild rather than hang Close.
 			p.stderr.Close()
-			t.Reset(stderrGrace)
-			select {
-			case <-p.stderrDone:
-			case <-t.C:
-			}
+			wait(p.stderrDone, stderrGrace)
 			p.logger.Warn("stdio: another process still holds the server's stderr open: stopped reading it", "pid", p.cmd.Process.Pid)
 		}
-		t.Stop()
 		if p.closeErr != nil {
 			p.logger.Warn(p.closeErr.Error(), "pid", p.cmd.Process.Pid)
 		}

@@ -75,6 +75,17 @@ func (p *pubLog) expectedSince(from int64) int64 {
 	return n - int64(len(p.failedSince(from)))
 }
 
+// measuredSince is how many measured publishes from index from on were
+// sent.
+func (p *pubLog) measuredSince(from int64) (n int64) {
+	for k := from; k < min(p.n.Load(), int64(len(p.sent))); k++ {
+		if p.sent[k].Load() > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // latency returns the delay of delivery k received at now, and whether
 // publish k is measured.
 func (p *pubLog) latency(k, now int64) (int64, bool) {
@@ -259,7 +270,7 @@ func (s *listenStream) has(k int64) bool {
 // received is how many publishes that succeeded since s was acknowledged
 // s received (unique URIs): the delivery of a failed touch, one the server
 // published anyway, is not counted.
-func (s *listenStream) received(from int64, failed []int64) int64 {
+func (s *listenStream) received(failed []int64) int64 {
 	got := s.count.Load()
 	for _, k := range failed {
 		if s.has(k) {
@@ -274,7 +285,7 @@ func (s *listenStream) received(from int64, failed []int64) int64 {
 // delivery, if the server published it anyway, is not counted either.
 func (s *listenStream) lost() int64 {
 	from := s.from.Load()
-	return max(s.pub.expectedSince(from)-s.received(from, s.pub.failedSince(from)), 0)
+	return max(s.pub.expectedSince(from)-s.received(s.pub.failedSince(from)), 0)
 }
 
 // pending reports whether s still waits for a publish that succeeded
@@ -286,7 +297,7 @@ func (s *listenStream) pending() bool {
 	if s.count.Load() < want {
 		return true // at most count were received: no need to look further
 	}
-	return s.received(from, s.pub.failedSince(from)) < want
+	return s.received(s.pub.failedSince(from)) < want
 }
 
 // streamOn finds the stream whose raw id is raw on connection c. Reader

@@ -681,26 +681,17 @@ func (r *run) collect(res *Result) {
 	if c.Workload == WorkloadListen {
 		res.listeners = c.Listeners
 		res.acked = r.acks.Load()
-		measured := map[*pubLog]int64{}
+		measured := map[*pubLog]int64{} // per log, once: not once per stream
 		for _, p := range r.pubs {
-			for k := range min(p.n.Load(), int64(len(p.sent))) {
-				if p.sent[k].Load() > 0 {
-					measured[p]++
-				}
-			}
+			measured[p] = p.measuredSince(0)
 		}
 		for _, s := range r.streams {
 			switch from := s.from.Load(); {
 			case !s.acked.Load():
 			case from == 0:
 				res.expected += measured[s.pub]
-			default:
-				// Acknowledged late: the measured publishes since.
-				for k := from; k < min(s.pub.n.Load(), int64(len(s.pub.sent))); k++ {
-					if s.pub.sent[k].Load() > 0 {
-						res.expected++
-					}
-				}
+			default: // acknowledged late: the measured publishes since
+				res.expected += s.pub.measuredSince(from)
 			}
 		}
 		if r.seqPrefix != nil {

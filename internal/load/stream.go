@@ -558,7 +558,7 @@ func (c *streamConn) queue(ss *sendState, k int32, start, now int64, meas bool) 
 	if c.pub != nil {
 		if r.tpls[ti].seqGap > 0 {
 			// Unique URIs: the publish's index in the log names its URI.
-			ss.seqBuf = strconv.AppendInt(ss.seqBuf[:0], c.pub.n.Load(), 10)
+			ss.seqBuf = strconv.AppendInt(ss.seqBuf[:0], sl.pubK, 10)
 		}
 		c.pub.add(now, meas)
 	}

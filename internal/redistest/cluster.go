@@ -25,8 +25,9 @@ type Cluster struct {
 	bin   string
 }
 
-// Restart starts again (review scratch) the node at port, with its nodes.conf, empty.
+// Restart starts the node at port again, with its nodes.conf and no data.
 func (c *Cluster) Restart(tb testing.TB, port int) {
+	tb.Helper()
 	i := c.index(port)
 	cmd := exec.Command(c.bin, c.argv[i]...)
 	dieWithParent(cmd)
@@ -50,7 +51,7 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 		}
 		tb.Skip("redis-server or redis-cli not in PATH")
 	}
-	c := &Cluster{cli: cli}
+	c := &Cluster{cli: cli, bin: bin}
 	tb.Cleanup(c.KillAll)
 	dir := tb.TempDir()
 	for i := range n {
@@ -65,7 +66,6 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 			"--dir", nd, "--loglevel", "warning", "--daemonize", "no")
 		cmd.Dir = nd
 		c.argv = append(c.argv, cmd.Args[1:])
-		c.bin = bin
 		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			tb.Fatal(err)

@@ -112,7 +112,7 @@ func clientOption(raw string, tc *tls.Config) (rueidis.ClientOption, error) {
 			return rueidis.ClientOption{}, errTLSNotRediss
 		}
 		c := tc.Clone()
-		if serverName != "" || c.ServerName == "" {
+		if serverName != "" {
 			c.ServerName = serverName
 		}
 		c.MinVersion = max(c.MinVersion, tls.VersionTLS12)
