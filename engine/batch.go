@@ -81,14 +81,13 @@ func (b *Batch) Prepare() *Request {
 		b.spare = nil
 		return c.req()
 	}
-	return callPool.Get().(*Call).req()
+	return b.sc.Prepare()
 }
 
 // BeginInBatch is BeginPrepared for a request of b: r, from Prepare, holds
 // msg's peek in its Envelope; its arrival is b's start.
 func (sc *Scope) BeginInBatch(r *Request, b *Batch, parent context.Context, msg []byte, rep Replier, principal any) *Request {
-	sc.beginCall(r.c, parent, rep, principal, b.at)
-	r.c.msg = msg
+	sc.BeginPrepared(r, parent, msg, rep, principal, b.at)
 	r.c.batch = b
 	return r
 }
@@ -146,7 +145,8 @@ func (b *Batch) lookupTool(s *Server, name []byte) *Tool {
 // false when the engine or c's scope is closing (also when that began
 // after the batch's first request).
 func (b *Batch) admit(c *Call) bool {
-	if !b.listed {
+	first := !b.listed
+	if first {
 		if b.refused {
 			return false
 		}
@@ -156,18 +156,15 @@ func (b *Batch) admit(c *Call) bool {
 			return false
 		}
 		b.listed = true
-		c.inBatch = true
-		b.cur.Store(c)
-		return true
 	}
 	c.inBatch = true
 	b.cur.Store(c)
 	// A shutdown that began after the batch was listed refuses the rest of
-	// its read, as it refuses a request on its own. cur is stored before
-	// the flags are read, and closeAll (closeScope) sets its flag before
-	// tracker.refs reads cur: either this sees the flag, or the shutdown's
-	// cancel pass sees c.
-	if b.sc.srv.tracker.shut.Load() || b.sc.shut.Load() {
+	// its read, as it refuses a request on its own (tracker.add checked the
+	// first). cur is stored before the flags are read, and closeAll
+	// (closeScope) sets its flag before tracker.refs reads cur: either this
+	// sees the flag, or the shutdown's cancel pass sees c.
+	if !first && (b.sc.srv.tracker.shut.Load() || b.sc.shut.Load()) {
 		b.cur.Store(nil)
 		c.inBatch = false
 		return false

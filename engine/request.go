@@ -283,9 +283,7 @@ func (sc *Scope) beginCall(c *Call, parent context.Context, rep Replier, princip
 // a transport that runs the request to its end before reusing its buffer
 // — Inline handlers, validation failures, Run — never pays for the copy.
 func (sc *Scope) BeginBorrowed(parent context.Context, msg []byte, env *codec.Envelope, rep Replier, principal any) *Request {
-	r := sc.begin(parent, env, rep, principal, 0)
-	r.c.msg = msg
-	return r
+	return sc.BeginBorrowedAt(parent, msg, env, rep, principal, 0)
 }
 
 // BeginBorrowedAt is BeginBorrowed with the request's arrival given: at,

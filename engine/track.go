@@ -140,20 +140,19 @@ func (t *tracker) refs(sc *Scope) []RequestRef {
 		sh := &t.shards[i]
 		sh.mu.Lock()
 		for c := sh.head; c != nil; c = c.tnext {
+			if sc != nil && c.scope != sc {
+				continue
+			}
 			if c.markOf != nil {
 				// A Batch: its running request, if any (batch.go).
-				if sc == nil || c.scope == sc {
-					if r, ok := batchRef(c); ok {
-						out = append(out, r)
-					}
+				if r, ok := batchRef(c); ok {
+					out = append(out, r)
 				}
 				continue
 			}
-			if sc == nil || c.scope == sc {
-				c.mu.Lock()
-				out = append(out, RequestRef{c, c.gen})
-				c.mu.Unlock()
-			}
+			c.mu.Lock()
+			out = append(out, RequestRef{c, c.gen})
+			c.mu.Unlock()
 		}
 		sh.mu.Unlock()
 	}

@@ -263,8 +263,7 @@ type call struct {
 	mu    sync.Mutex
 	notes [][]byte
 	reply *outcome
-	out   outcome        // reply's storage: its frame buffer is kept with a pooled call
-	env   codec.Envelope // of the engine's message (start)
+	out   outcome // reply's storage: its frame buffer is kept with a pooled call
 	done  bool
 	wake  chan struct{}
 	ref   engine.RequestRef // the engine request, once begun
@@ -294,7 +293,7 @@ func (c *call) release() {
 	c.mu.Lock()
 	clear(c.notes)
 	c.notes = c.notes[:0]
-	c.reply, c.done, c.ref, c.cancelled, c.env = nil, false, engine.RequestRef{}, nil, codec.Envelope{}
+	c.reply, c.done, c.ref, c.cancelled = nil, false, engine.RequestRef{}, nil
 	if cap(c.out.frame) > 64<<10 {
 		c.out.frame = nil
 	}
@@ -366,22 +365,25 @@ func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
 }
 
 // start begins msg in the engine with c as its Replier; a validation
-// failure is answered through c like any other reply. With derived,
-// c.env is msg's envelope already (deriveEnvelope); else msg is peeked.
-func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any, limitKey string, derived bool) *codec.Error {
-	env := &c.env
-	if derived {
-		// c.env holds msg's envelope.
-	} else if err := codec.PeekWith(msg, env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
-		var ce *codec.Error
-		if !errors.As(err, &ce) {
-			ce = codec.ErrParse
+// failure is answered through c like any other reply. msg's envelope is
+// derived from src, the body's (with sp, how msg was built from it;
+// deriveEnvelope), when src is not nil and it can be; else msg is peeked.
+// Either way it is written straight into the engine's request.
+func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any, limitKey string, src *codec.Envelope, sp *splice) *codec.Error {
+	pre := s.scope.Prepare()
+	if src == nil || !deriveEnvelope(pre.Envelope(), src, msg, sp) {
+		if err := codec.PeekWith(msg, pre.Envelope(), codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
+			pre.Discard()
+			var ce *codec.Error
+			if !errors.As(err, &ce) {
+				ce = codec.ErrParse
+			}
+			return ce
 		}
-		return ce
 	}
 	// msg stays valid until this returns: the engine copies it itself
 	// when it hands the request to a worker (Start).
-	r := s.scope.BeginBorrowed(ctx, msg, env, c, principal)
+	r := s.scope.BeginPrepared(pre, ctx, msg, c, principal, 0)
 	r.SetLimitKey(limitKey)
 	c.mu.Lock()
 	c.ref = r.Ref()

@@ -40,7 +40,7 @@ func TestForgetBeforeStart(t *testing.T) {
 	}
 	// Starting it now answers it as cancelled instead of running it.
 	msg := []byte(`{"jsonrpc":"2.0","id":"1","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + s.modern + `","io.modelcontextprotocol/clientCapabilities":{}}}}`)
-	if e := s.start(context.Background(), msg, c, nil, "", false); e != nil {
+	if e := s.start(context.Background(), msg, c, nil, "", nil, nil); e != nil {
 		t.Fatalf("start: %v", e)
 	}
 	_, reply, done := c.take()

@@ -114,9 +114,10 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		limitKey = s.callerAddr(rc.RemoteAddr()) // as ServeHTTP's callerIP
 	}
 	key := string(m.ID)
+	sink := fastSink{rc: rc, meta: s.cfg.ResourceMetadata}
 	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head, env)
 	if ce != nil {
-		fastSink{rc: rc, meta: s.cfg.ResourceMetadata}.final(encodeError(m.ID, ce))
+		sink.final(encodeError(m.ID, ce))
 		return true
 	}
 	// As the modern endpoint does: wait here for the answer or the first
@@ -127,7 +128,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		notes, reply, done = c.peek()
 	}
 	if notes == 0 && (reply == nil || !asksInput(reply.frame, m.ID)) {
-		s.rounds(ctx, fastSink{rc: rc, meta: s.cfg.ResourceMetadata}, ss, m, key, principal, limitKey, c, &fr.out)
+		s.rounds(ctx, sink, ss, m, key, principal, limitKey, c, &fr.out)
 		return true
 	}
 	// A notification came first, or the tool asks for input: an SSE

@@ -288,7 +288,7 @@ func (s *Server) initResult(ctx context.Context, version string) ([]byte, error)
 	msg := []byte(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":` +
 		string(quote(s.modern)) + `,"io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	c := newCall()
-	if e := s.start(ctx, msg, c, nil, "", false); e != nil {
+	if e := s.start(ctx, msg, c, nil, "", nil, nil); e != nil {
 		return nil, e
 	}
 	out, err := c.wait(ctx)

@@ -149,8 +149,7 @@ func (s *Server) begin(ss *session, key string, m *wire, extra map[string]json.R
 		c.release()
 		return nil, codec.NewError(codec.CodeInvalidRequest, "Invalid Request: id "+key+" is already in flight")
 	}
-	derived := src != nil && deriveEnvelope(&c.env, src, msg, sp)
-	if e := s.start(context.Background(), msg, c, principal, limitKey, derived); e != nil {
+	if e := s.start(context.Background(), msg, c, principal, limitKey, src, sp); e != nil {
 		ss.removeCall(key, c)
 		c.release()
 		return nil, e
