@@ -24,8 +24,7 @@ import (
 // schema.
 type flatSchema struct {
 	names    []string // property and required names, sorted
-	types    []string // per name: a JSON type, or "" for any
-	kinds    []uint8  // per name: types' kind (rawClass), compared per call
+	kinds    []uint8  // per name: its declared type's kind (kindAny: any type)
 	required []bool   // per name
 	closed   bool     // additionalProperties false: only names may appear
 }
@@ -33,9 +32,6 @@ type flatSchema struct {
 // maxFlat bounds the names a flat schema may check (a stack array holds
 // their values).
 const maxFlat = 16
-
-// flatTypes are the JSON Schema types a flat property may declare.
-var flatTypes = map[string]bool{"string": true, "integer": true, "number": true, "boolean": true, "object": true, "array": true, "null": true}
 
 // flatten returns the flat form of doc, or nil when doc has another shape.
 func flatten(doc any) *flatSchema {
@@ -65,7 +61,7 @@ func flatten(doc any) *flatSchema {
 					switch {
 					case pk == "type":
 						s, ok := pv.(string)
-						if !ok || !flatTypes[s] {
+						if !ok || kindOf(s) == kindAny {
 							return nil
 						}
 						t = s
@@ -126,7 +122,6 @@ func flatten(doc any) *flatSchema {
 	// The compiled check's order (describe), so both list alike.
 	sort.Slice(f.names, func(i, j int) bool { return lessSegment(f.names[i], f.names[j]) })
 	for _, name := range f.names {
-		f.types = append(f.types, types[name])
 		f.kinds = append(f.kinds, kindOf(types[name]))
 		f.required = append(f.required, req[name])
 	}
@@ -173,7 +168,7 @@ func (f *flatSchema) checkInto(args []byte, arr *[maxFlat][]byte) (e *ArgumentsE
 			e = f.fail(e, name, ": required")
 		case v == nil || f.kinds[i] == kindAny || rawHas(v, f.kinds[i]):
 		default:
-			e = f.fail(e, name, ": expected "+f.types[i]+", got "+rawKind(v))
+			e = f.fail(e, name, ": expected "+kindNames[f.kinds[i]]+", got "+rawKind(v))
 		}
 	}
 	return e, true
@@ -193,21 +188,7 @@ func (f *flatSchema) fail(e *ArgumentsError, name, what string) *ArgumentsError 
 
 // rawKind names the JSON type of a raw value, as the validator does
 // ("number" for every number).
-func rawKind(v []byte) string {
-	switch firstByte(v) {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
+func rawKind(v []byte) string { return kindNames[rawClass(v)] }
 
 // JSON types as flatSchema compares them: the kind of a raw value is its
 // first byte's (rawClass), plus kindInteger, a number without a fraction.
@@ -222,29 +203,21 @@ const (
 	kindInteger
 )
 
+// kindNames are the JSON Schema type names of the kinds.
+var kindNames = [...]string{kindString: "string", kindObject: "object", kindArray: "array", kindBoolean: "boolean",
+	kindNull: "null", kindNumber: "number", kindInteger: "integer"}
+
 // kindOf is the kind of the JSON Schema type t ("" and unknown: any).
 func kindOf(t string) uint8 {
-	switch t {
-	case "string":
-		return kindString
-	case "object":
-		return kindObject
-	case "array":
-		return kindArray
-	case "boolean":
-		return kindBoolean
-	case "null":
-		return kindNull
-	case "number":
-		return kindNumber
-	case "integer":
-		return kindInteger
+	for k, name := range kindNames {
+		if k != int(kindAny) && name == t {
+			return uint8(k)
+		}
 	}
 	return kindAny
 }
 
-// rawClass is the kind of the raw value v (valid JSON): rawKind without
-// the string.
+// rawClass is the kind of the raw value v (valid JSON), never kindInteger.
 func rawClass(v []byte) uint8 {
 	switch firstByte(v) {
 	case '"':
