@@ -308,3 +308,38 @@ func TestTLSRows(t *testing.T) {
 		t.Errorf("with a failed round: ratio %v over %d rounds, want 0.6 over 2", got, n)
 	}
 }
+
+// TestCPUAbove: a line row's CPU above its ceiling is the median of each
+// round's difference (not the difference of the medians), rounds where
+// either side failed or has no figure are left out, and a row without a
+// ceiling in its group reports nothing.
+func TestCPUAbove(t *testing.T) {
+	rows := []row{
+		{name: "ours", kind: kindTCP, conns: 1, inflight: 64, gen: genLoad, fixture: fixToken},
+		{name: "raw", kind: kindTCP, conns: 1, inflight: 64, gen: genLoad, fixture: fixToken, ceiling: true},
+		{name: "alone", kind: kindUnix, conns: 1, inflight: 64, gen: genLoad, fixture: fixToken},
+	}
+	res := func(cpu float64) runResult { return runResult{load: &loadResult{RPS: 1}, cpuReq: cpu} }
+	results := [][]runResult{
+		{res(0.90), res(0.50), res(0.70), res(0.80), {err: errors.New("down")}},
+		{res(0.40), res(0.30), res(0.10), {err: errors.New("down")}, res(0.30)},
+		{res(0.5), res(0.5), res(0.5), res(0.5), res(0.5)},
+	}
+	// Differences 0.50, 0.20, 0.60 (rounds 4 and 5 lack a side): median
+	// 0.50, where the difference of the medians would read 0.70 - 0.30.
+	above, ours, ceil, n := cpuAbove(rows, results, 0)
+	if n != 3 || math.Abs(above-0.50) > 1e-9 || math.Abs(ours-0.70) > 1e-9 || math.Abs(ceil-0.30) > 1e-9 {
+		t.Errorf("cpuAbove = %.2f (%.2f against %.2f, %d rounds), want 0.50 (0.70 against 0.30, 3 rounds)", above, ours, ceil, n)
+	}
+	results[0][1] = res(3.00) // differences 0.50, 2.70, 0.60: the median moves to 0.60, not with the outlier
+	if above, _, _, _ = cpuAbove(rows, results, 0); math.Abs(above-0.60) > 1e-9 {
+		t.Errorf("cpuAbove after an outlier round = %.2f, want 0.60", above)
+	}
+	results[0][0] = res(math.NaN())
+	if _, _, _, n = cpuAbove(rows, results, 0); n != 2 {
+		t.Errorf("a round without a CPU figure was counted: %d rounds", n)
+	}
+	if _, _, _, n = cpuAbove(rows, results, 2); n != 0 {
+		t.Errorf("a row without a ceiling reported %d rounds", n)
+	}
+}

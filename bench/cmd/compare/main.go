@@ -1151,6 +1151,7 @@ func printTable(cfg config, rows []row, results [][]runResult, fixture []byte, s
 	report.PrintGrid(head, out, 4)
 	fmt.Println()
 	tlsNotes(rows, results)
+	cpuAboveNotes(rows, results)
 	fmt.Println("Fixture \"token\" (the standard fixture, every row but the \"no token\" ones): tools/call echo {\"text\":\"hello world\"}")
 	fmt.Printf("with params._meta protocolVersion, clientCapabilities, clientInfo and a progressToken equal to the id; %d bytes +\nnewline for id 1:\n  %s\n", len(fixture), fixture)
 	if noToken {
