@@ -180,7 +180,7 @@ func (r *listenReplier) Done(*Request)                     { close(r.done) }
 func BenchmarkObserve(b *testing.B) {
 	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
-	h := &s.durs.h[1][methods["tools/call"].slot]
+	h := &s.durs.row(0, 1)[methods["tools/call"].slot]
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
