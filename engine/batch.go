@@ -110,7 +110,7 @@ func (b *Batch) End() {
 		b.recorded = false
 	}
 	if b.requests != 0 {
-		b.sc.srv.stats.Requests.Add(b.requests)
+		b.sc.srv.stats.Requests.addAt(b.mark.shard, b.requests)
 		b.requests = 0
 	}
 	if b.listed {

@@ -322,3 +322,17 @@ func TestBeginBorrowedAtStartsAtStamp(t *testing.T) {
 		t.Fatal("Now read the clock with the histograms off")
 	}
 }
+
+// TestRequestsCounterParts: Stats.Requests counts the requests of Calls
+// of every tracker shard (each adds to its shard's part of the Counter),
+// and Load sums the parts.
+func TestRequestsCounterParts(t *testing.T) {
+	var c Counter
+	for shard := range uint8(trackShards) {
+		c.addAt(shard, uint64(shard)+1)
+	}
+	c.Add(100)
+	if got, want := c.Load(), uint64(trackShards*(trackShards+1)/2+100); got != want {
+		t.Fatalf("Load %d, want %d", got, want)
+	}
+}
