@@ -49,6 +49,7 @@ type Call struct {
 	flatVals [maxFlat][]byte
 	flatN    int // flatVals' slots a scan may have filled
 	flatBy   *flatSchema
+	strs     strChunk // a typed tool's decoded strings (typed_flat.go); kept across requests
 	status   int
 	result   bool // a response was set in out
 	open     bool // out holds a result that still needs its closing brace
