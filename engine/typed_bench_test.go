@@ -88,3 +88,19 @@ func BenchmarkTypedEchoPrepared(b *testing.B) {
 		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	})
 }
+
+// BenchmarkRequestRef is what a transport pays for a RequestRef of a
+// request it has begun (streamhttp and linestream take one per request).
+func BenchmarkRequestRef(b *testing.B) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	r := NewScope(s, "http").Prepare()
+	defer r.Discard()
+	var ref RequestRef
+	for b.Loop() {
+		ref = r.Ref()
+	}
+	if !ref.Valid() {
+		b.Fatal("no reference")
+	}
+}
