@@ -49,7 +49,6 @@ type Call struct {
 	flatVals [maxFlat][]byte
 	flatN    int // flatVals' slots a scan may have filled
 	flatBy   *flatSchema
-	strs     strChunk // a typed tool's decoded strings (typed_flat.go); kept across requests
 	status   int
 	result   bool // a response was set in out
 	open     bool // out holds a result that still needs its closing brace
@@ -104,6 +103,10 @@ type Call struct {
 	afterWG  sync.WaitGroup
 
 	self Request // the transports' handle on this request, self.c == the Call
+
+	// A typed tool's decoded strings (typed_flat.go), kept across requests;
+	// last, so as not to move the fields every request reads.
+	strs strChunk
 }
 
 var callPool = sync.Pool{New: func() any {
