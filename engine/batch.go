@@ -99,7 +99,7 @@ func (b *Batch) End() {
 	if b.recorded {
 		if durs := b.sc.srv.durs; durs != nil && b.at != 0 {
 			d := time.Duration(monoNow() - int64(b.at))
-			row := &durs.h[b.sc.slot]
+			row := durs.row(b.mark.shard, b.sc.slot)
 			for m, n := range b.n {
 				if n != 0 {
 					row[m].observeN(d, uint64(n))
@@ -110,7 +110,7 @@ func (b *Batch) End() {
 		b.recorded = false
 	}
 	if b.requests != 0 {
-		b.sc.srv.stats.Requests.Add(b.requests)
+		b.sc.srv.stats.Requests.addAt(b.mark.shard, b.requests)
 		b.requests = 0
 	}
 	if b.listed {

@@ -103,6 +103,10 @@ type Call struct {
 	afterWG  sync.WaitGroup
 
 	self Request // the transports' handle on this request, self.c == the Call
+
+	// A typed tool's decoded strings (typed_flat.go), kept across requests;
+	// last, so as not to move the fields every request reads.
+	strs strChunk
 }
 
 var callPool = sync.Pool{New: func() any {

@@ -346,7 +346,7 @@ func (c *Call) admit() bool {
 	if b := c.batch; b != nil {
 		b.requests++ // added to Stats.Requests at the batch's end: one atomic add per read
 	} else {
-		c.srv.stats.Requests.Add(1)
+		c.srv.stats.Requests.addAt(c.shard, 1)
 	}
 	c.armTimeout()
 	return true

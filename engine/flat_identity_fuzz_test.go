@@ -53,7 +53,7 @@ func FuzzFlatIdentity(f *testing.F) {
 			return
 		}
 		var fast identityArgs
-		if !fc.decodeScanned(m, &vals, unsafe.Pointer(&fast)) {
+		if !fc.decodeScanned(m, &vals, unsafe.Pointer(&fast), nil) {
 			return
 		}
 		var slow identityArgs

@@ -13,6 +13,13 @@ import (
 // request and allocates nothing: the histograms are fixed arrays indexed by
 // the method's slot (assigned once, at init) and the transport's slot
 // (assigned once per Scope). Everything else is read at scrape time.
+//
+// Each histogram is kept in durStripes copies, a request adding to the
+// copy of its Call's tracker shard, and a snapshot sums them: requests
+// ending on different cores at once then write different cache lines
+// instead of taking turns on one (the Calls a goroutine uses come from
+// its processor's part of the pool, so the cores' requests mostly have
+// different shards).
 
 // MaxTransports bounds the distinct transport labels (NewScope names);
 // names beyond it share the "other" label.
@@ -124,9 +131,22 @@ func (h *durHist) observeN(d time.Duration, n uint64) {
 	h.sum.Add(n * uint64(d))
 }
 
-// durations holds a Server's histograms, one per transport × method.
+// durStripes is how many copies of each histogram a Server keeps (a
+// power of two, at most trackShards): ~22 KiB each.
+const durStripes = 4
+
+// durations holds a Server's histograms, one per transport × method, in
+// durStripes copies that a snapshot sums.
 type durations struct {
-	h [MaxTransports][nMethodSlots]durHist
+	s [durStripes]struct {
+		h [MaxTransports][nMethodSlots]durHist
+	}
+}
+
+// row returns the histograms of transport slot t in the copy of the
+// tracker shard shard.
+func (d *durations) row(shard, t uint8) *[nMethodSlots]durHist {
+	return &d.s[shard&(durStripes-1)].h[t]
 }
 
 // epoch anchors the monotonic clock: time.Since on a time with a monotonic
@@ -168,7 +188,7 @@ func (c *Call) observeEnd() {
 	if c.scope != nil {
 		t = c.scope.slot
 	}
-	c.srv.durs.h[t][m].observe(time.Duration(monoNow() - c.t0))
+	c.srv.durs.row(c.shard, t)[m].observe(time.Duration(monoNow() - c.t0))
 	c.t0 = 0
 }
 
@@ -192,18 +212,23 @@ func (s *Server) RequestDurations(fn func(h *DurationHistogram)) {
 		return
 	}
 	h := &DurationHistogram{Counts: make([]uint64, len(durBounds)+1)}
-	for t := range s.durs.h {
-		for m := range s.durs.h[t] {
-			d := &s.durs.h[t][m]
-			var n uint64
-			for i := range d.counts {
-				h.Counts[i] = d.counts[i].Load()
-				n += h.Counts[i]
+	for t := range MaxTransports {
+		for m := range nMethodSlots {
+			clear(h.Counts)
+			var n, sum uint64
+			for k := range s.durs.s {
+				d := &s.durs.s[k].h[t][m]
+				for i := range d.counts {
+					c := d.counts[i].Load()
+					h.Counts[i] += c
+					n += c
+				}
+				sum += d.sum.Load()
 			}
 			if n == 0 {
 				continue
 			}
-			h.Count, h.Sum = n, time.Duration(d.sum.Load())
+			h.Count, h.Sum = n, time.Duration(sum)
 			h.Method, h.Transport = methodNames[m], transportName(uint8(t))
 			fn(h)
 		}

@@ -180,7 +180,7 @@ func (r *listenReplier) Done(*Request)                     { close(r.done) }
 func BenchmarkObserve(b *testing.B) {
 	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
-	h := &s.durs.h[1][methods["tools/call"].slot]
+	h := &s.durs.row(0, 1)[methods["tools/call"].slot]
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -320,5 +320,19 @@ func TestBeginBorrowedAtStartsAtStamp(t *testing.T) {
 	defer func() { _ = off.Shutdown(context.Background()) }()
 	if NewScope(off, "tcp").Now() != 0 {
 		t.Fatal("Now read the clock with the histograms off")
+	}
+}
+
+// TestRequestsCounterParts: Stats.Requests counts the requests of Calls
+// of every tracker shard (each adds to its shard's part of the Counter),
+// and Load sums the parts.
+func TestRequestsCounterParts(t *testing.T) {
+	var c Counter
+	for shard := range uint8(trackShards) {
+		c.addAt(shard, uint64(shard)+1)
+	}
+	c.Add(100)
+	if got, want := c.Load(), uint64(trackShards*(trackShards+1)/2+100); got != want {
+		t.Fatalf("Load %d, want %d", got, want)
 	}
 }

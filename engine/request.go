@@ -140,11 +140,14 @@ func (r *Request) SetTransportData(v any) { r.c.tdata = v }
 func (r *Request) TransportData() any { return r.c.tdata }
 
 // Ref returns a reference to this request that stays safe to use after the
-// request has ended.
+// request has ended. Like every method of Request, call it while the
+// request has not ended (it is recycled after its Replier's Done).
 func (r *Request) Ref() RequestRef {
+	// No lock: the generation changes only when the Call is recycled,
+	// after the request has ended, and the caller holds a request that has
+	// not (the pool's Get and Put order the previous request's change
+	// before this read). Others read it under c.mu; reads do not race.
 	c := r.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return RequestRef{c, c.gen}
 }
 

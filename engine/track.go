@@ -22,8 +22,16 @@ type trackShard struct {
 	mu   sync.Mutex
 	head *Call
 	n    int
-	_    [40]byte // keep neighbouring shards off one cache line
+	// Neighbouring shards off one cache line: the array need not start on
+	// a line, so a stride of 64 bytes would still let two shards' fields
+	// share one; with 128, the 24 bytes used never do.
+	_ [128 - 24]byte
 }
+
+// cacheLinePad separates fields written on every request from those read
+// on every request: 128 bytes, as a struct is not aligned to a line and
+// some processors fetch lines in pairs.
+type cacheLinePad struct{ _ [128]byte }
 
 // tracker holds every request in flight, for Server.Shutdown and
 // Scope.Shutdown: whether new requests are admitted, which requests are

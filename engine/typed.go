@@ -43,7 +43,9 @@ type ResultText interface {
 // failure is the tool's error result, and h never runs), decoded into In
 // with the same exact-case rules as Call.Bind (a failure the schema did
 // not catch is the same kind of error), and Out is encoded once for both
-// places. With Tool.ValidateOutput or Config.ValidateOutput, the encoded
+// places. In's short strings (up to 64 bytes) are copied into a 2 KiB
+// chunk that serves many calls, so a typed call need not allocate: a
+// string h keeps after it returns keeps that chunk in memory. With Tool.ValidateOutput or Config.ValidateOutput, the encoded
 // Out is checked against the outputSchema; a result that fails is never
 // sent: the call is answered -32603, logged, and counted in
 // Stats.InvalidOutputs.
@@ -155,10 +157,10 @@ func (tt *typedTool) decodeIn(c *Call, p unsafe.Pointer) bool {
 			tt.inMap.Store(m)
 		}
 		if m.idx != nil {
-			return tt.in.decodeScanned(m, &c.flatVals, p)
+			return tt.in.decodeScanned(m, &c.flatVals, p, &c.strs)
 		}
 	}
-	return tt.in.decode(c.env.Arguments, p)
+	return tt.in.decode(c.env.Arguments, p, &c.strs)
 }
 
 // resultTextFunc returns Out's AppendResultText as a plain function, or

@@ -70,7 +70,7 @@ func newFlatCodec(t reflect.Type) *flatCodec {
 // decode fills the zeroed struct at p from args (a JSON object, or nil for
 // none) and reports whether it could; when it could not, the struct may be
 // partly filled and the caller decodes the whole value again.
-func (c *flatCodec) decode(args []byte, p unsafe.Pointer) bool {
+func (c *flatCodec) decode(args []byte, p unsafe.Pointer, ch *strChunk) bool {
 	if args == nil {
 		return true
 	}
@@ -79,7 +79,7 @@ func (c *flatCodec) decode(args []byte, p unsafe.Pointer) bool {
 	if _, err := codec.ScanMembers(args, c.names, vals); err != nil {
 		return false
 	}
-	return c.decodeVals(vals, p)
+	return c.decodeVals(vals, p, ch)
 }
 
 // flatMap says where each of a flatCodec's names sits in a flatSchema's
@@ -119,21 +119,22 @@ func (c *flatCodec) mapFrom(f *flatSchema) *flatMap {
 // as decode does. The check has seen every member once (a repeated one
 // leaves the flat check undecided), so the values are those ScanMembers
 // would give c's names.
-func (c *flatCodec) decodeScanned(m *flatMap, scanned *[maxFlat][]byte, p unsafe.Pointer) bool {
+func (c *flatCodec) decodeScanned(m *flatMap, scanned *[maxFlat][]byte, p unsafe.Pointer, ch *strChunk) bool {
 	if m.identity {
-		return c.decodeVals(scanned[:len(c.names)], p)
+		return c.decodeVals(scanned[:len(c.names)], p, ch)
 	}
 	var arr [maxFlat][]byte
 	vals := arr[:len(c.names)]
 	for i, j := range m.idx {
 		vals[i] = scanned[j]
 	}
-	return c.decodeVals(vals, p)
+	return c.decodeVals(vals, p, ch)
 }
 
 // decodeVals fills the zeroed struct at p from vals, the raw values of
-// c.names (nil: absent).
-func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer) bool {
+// c.names (nil: absent); its strings come from ch (nil: each its own
+// allocation).
+func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer, ch *strChunk) bool {
 	for i, v := range vals {
 		if v == nil || v[0] == 'n' { // absent or null: left zero, as sonic does
 			continue
@@ -149,7 +150,7 @@ func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer) bool {
 			if !plainUTF8(body) {
 				return false
 			}
-			*(*string)(at) = string(body)
+			*(*string)(at) = ch.string(body)
 		case reflect.Bool:
 			switch v[0] {
 			case 't':
@@ -207,6 +208,34 @@ func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer) bool {
 		}
 	}
 	return true
+}
+
+// strChunk hands out the short strings a flat decode makes: their bytes
+// are copied into a chunk that is only ever appended to — a full chunk is
+// replaced by a new one, never written again — so every string stays
+// unchanged for as long as anything holds it, and one allocation serves
+// the strings of many requests instead of one allocation per string (the
+// typed echo's only one). The cost: a string a handler keeps after its
+// call keeps its chunk (strChunkSize bytes) from being collected. Each
+// Call has one, used by one request at a time.
+type strChunk struct{ b []byte }
+
+const (
+	strChunkSize = 2048
+	strChunkMax  = 64 // longer strings get an allocation of their own
+)
+
+// string returns body as a string (ch may be nil: a plain conversion).
+func (ch *strChunk) string(body []byte) string {
+	if ch == nil || len(body) > strChunkMax || len(body) == 0 {
+		return string(body)
+	}
+	if cap(ch.b)-len(ch.b) < len(body) {
+		ch.b = make([]byte, 0, strChunkSize)
+	}
+	n := len(ch.b)
+	ch.b = append(ch.b, body...)
+	return unsafe.String(&ch.b[n], len(body))
 }
 
 // plainUTF8 reports whether the body of a JSON string is valid UTF-8

@@ -498,11 +498,46 @@ func TestFlatMapIdentity(t *testing.T) {
 			t.Fatalf("%s: check %v scanned %v", tc.typ, e, scanned)
 		}
 		from, again := reflect.New(tc.typ), reflect.New(tc.typ)
-		if !fc.decodeScanned(m, &vals, from.UnsafePointer()) || !fc.decode(args, again.UnsafePointer()) {
+		if !fc.decodeScanned(m, &vals, from.UnsafePointer(), nil) || !fc.decode(args, again.UnsafePointer(), nil) {
 			t.Fatalf("%s: not decoded", tc.typ)
 		}
 		if !reflect.DeepEqual(from.Interface(), again.Interface()) {
 			t.Fatalf("%s: from the scan %+v, again %+v", tc.typ, from.Elem(), again.Elem())
+		}
+	}
+}
+
+// TestTypedStringsOutliveCall: the strings a typed tool's arguments decode
+// to are the handler's to keep — those carved from the Call's chunk are
+// never overwritten by later calls (a chunk that is full is replaced, not
+// reused), whatever their length, and one buffer reused for every message
+// (as a transport reuses its read buffer) changes none of them.
+func TestTypedStringsOutliveCall(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	var kept []string
+	if err := AddTool(s, Tool{Name: "echo", Inline: true}, func(c *Call, in benchEchoIn) (benchEchoOut, error) {
+		kept = append(kept, in.Text)
+		return benchEchoOut(in), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sc := NewScope(s, "")
+	var want []string
+	buf := make([]byte, 0, 512)
+	for i := range 3 * strChunkSize / 8 { // several chunks' worth
+		text := strings.Repeat(strconv.Itoa(i%10), 1+i%(strChunkMax+8))
+		want = append(want, text)
+		buf = append(buf[:0], `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`+text+`"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`...)
+		rep := &nopReply{}
+		serve(t, sc, buf, rep)
+		if rep.n != 1 {
+			t.Fatalf("call %d: %d replies", i, rep.n)
+		}
+	}
+	for i := range want {
+		if kept[i] != want[i] {
+			t.Fatalf("call %d's string reads %q after later calls, want %q", i, kept[i], want[i])
 		}
 	}
 }

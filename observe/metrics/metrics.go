@@ -69,8 +69,9 @@ func New(srv *engine.Server) *Collector {
 // AddStats exports every field of stats, a pointer to a struct of
 // sync/atomic values (engine.Stats, streamhttp.Stats, socket.Stats,
 // redisstate.Stats, a client's stats…), as mcpwire_<subsystem>_<field>:
-// an atomic.Uint64 as a counter (with the _total suffix), an atomic.Int64
-// as a gauge. The name and HELP text of each field of the project's Stats
+// an atomic.Uint64 (or a counter type of its own with a Load() uint64
+// method, such as engine.Counter) as a counter (with the _total suffix),
+// an atomic.Int64 as a gauge. The name and HELP text of each field of the project's Stats
 // types are written down in names.go (DuplicateIDs → duplicate_ids); a
 // struct of another package names each field with struct tags,
 // `metric:"calls" help:"Calls made."`, and AddStats panics on a field
@@ -90,9 +91,14 @@ func (c *Collector) AddStats(subsystem string, stats any) {
 		case reflect.TypeFor[atomic.Int64]():
 			return true, true
 		}
-		return false, false
+		// A counter of its own type (engine.Counter): Load() uint64.
+		return false, reflect.PointerTo(t).Implements(reflect.TypeFor[uint64Loader]())
 	})
 }
+
+// uint64Loader is a counter AddStats exports: atomic.Uint64, or a type of
+// its own such as engine.Counter.
+type uint64Loader interface{ Load() uint64 }
 
 // AddStatsFunc exports the fields of the struct snapshot returns, called
 // at every scrape, for counters kept as a snapshot of plain values (for
@@ -241,8 +247,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				x = float64(fv.Uint())
 			case f.gauge:
 				x = float64(fv.Addr().Interface().(*atomic.Int64).Load())
-			default:
-				x = float64(fv.Addr().Interface().(*atomic.Uint64).Load())
+			default: // *atomic.Uint64, or a counter of its own type
+				x = float64(fv.Addr().Interface().(uint64Loader).Load())
 			}
 			vt := prometheus.CounterValue
 			if f.gauge {

@@ -54,7 +54,7 @@ func exported(f reflect.StructField) bool {
 	case reflect.Uint64, reflect.Int64, reflect.Int:
 		return true
 	}
-	return false
+	return reflect.PointerTo(f.Type).Implements(reflect.TypeFor[uint64Loader]()) // engine.Counter
 }
 
 var metricPart = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
@@ -173,7 +173,7 @@ func TestOperationsDocListsMetrics(t *testing.T) {
 				continue
 			}
 			name := "mcpwire_" + st.sub + "_" + statNames[typeKey(st.t)][f.Name].name
-			if f.Type == reflect.TypeFor[atomic.Uint64]() {
+			if reflect.PointerTo(f.Type).Implements(reflect.TypeFor[uint64Loader]()) { // atomic.Uint64, engine.Counter
 				name += "_total"
 			}
 			if !strings.Contains(doc, "`"+name+"`") {

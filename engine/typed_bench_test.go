@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+type benchEchoIn struct {
+	Text string `json:"text"`
+}
+
+type benchEchoOut struct {
+	Text string `json:"text"`
+}
+
+func (o benchEchoOut) AppendResultText(dst []byte) []byte { return append(dst, o.Text...) }
+
+// quietReplier drops everything and writes nothing: safe on many
+// goroutines at once without sharing a cache line between them.
+type quietReplier struct{}
+
+func (quietReplier) Notify(*Request, []byte) error     { return nil }
+func (quietReplier) Reply(*Request, []byte, int) error { return nil }
+func (quietReplier) Done(*Request)                     {}
+
+// BenchmarkTypedEchoPrepared is the engine's part of one request of the
+// HTTP wrk row: the standard fixture peeked into a prepared request
+// (Prepare, BeginPrepared without a stamp, as streamhttp does), checked
+// and run on the caller's goroutine by the reference server's kind of
+// typed Inline echo (flat In and Out, Out with its own text). serial is
+// one goroutine; parallel runs it on every P at once (b.RunParallel), as
+// wrk's 64 connections do on the server's cores, so that every shared
+// write per request (counters, histogram buckets, tracker and pool
+// state) shows as the cache-line traffic it causes; its cpu-ns/op is the
+// process's CPU time per request.
+func BenchmarkTypedEchoPrepared(b *testing.B) {
+	setup := func(b *testing.B) (*Server, *Scope) {
+		s := New(Config{})
+		if err := AddTool(s, Tool{Name: "echo", Inline: true}, func(c *Call, in benchEchoIn) (benchEchoOut, error) {
+			return benchEchoOut(in), nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		return s, NewScope(s, "http")
+	}
+	one := func(sc *Scope, msg []byte) string {
+		r := sc.Prepare()
+		if err := codec.Peek(msg, r.Envelope()); err != nil {
+			return err.Error()
+		}
+		r = sc.BeginPrepared(r, context.Background(), msg, quietReplier{}, nil, 0)
+		if e := r.Check(); e != nil {
+			return e.Message
+		}
+		r.Run()
+		return ""
+	}
+	b.Run("serial", func(b *testing.B) {
+		s, sc := setup(b)
+		defer func() { _ = s.Shutdown(context.Background()) }()
+		msg := []byte(echoFixture)
+		b.ReportAllocs()
+		for b.Loop() {
+			if e := one(sc, msg); e != "" {
+				b.Fatal(e)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		s, sc := setup(b)
+		defer func() { _ = s.Shutdown(context.Background()) }()
+		b.ReportAllocs()
+		cpu0 := processCPU()
+		b.RunParallel(func(pb *testing.PB) {
+			msg := []byte(echoFixture) // each goroutine its own message, as each connection
+			for pb.Next() {
+				if e := one(sc, msg); e != "" {
+					b.Error(e) // not Fatal: this is not the benchmark's goroutine
+					return
+				}
+			}
+		})
+		// CPU time per request: wall-clock time per request on a shared
+		// machine depends on what else runs; the cores' work per request
+		// (what contention adds) does much less.
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
+}
+
+// BenchmarkRequestRef is what a transport pays for a RequestRef of a
+// request it has begun (streamhttp and linestream take one per request).
+func BenchmarkRequestRef(b *testing.B) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	r := NewScope(s, "http").Prepare()
+	defer r.Discard()
+	var ref RequestRef
+	for b.Loop() {
+		ref = r.Ref()
+	}
+	if !ref.Valid() {
+		b.Fatal("no reference")
+	}
+}
