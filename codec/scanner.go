@@ -27,11 +27,12 @@ const (
 
 // SWAR constants: one byte lane each.
 const (
-	lanes01 = 0x0101010101010101
-	lanes02 = 0x0202020202020202
-	lanes21 = 0x2121212121212121
-	lanes5c = 0x5c5c5c5c5c5c5c5c // '\\'
-	lanes80 = 0x8080808080808080
+	lanes01    = 0x0101010101010101
+	lanes02    = 0x0202020202020202
+	lanes21    = 0x2121212121212121
+	lanes5c    = 0x5c5c5c5c5c5c5c5c // '\\'
+	lanes80    = 0x8080808080808080
+	lanesQuote = 0x2222222222222222 // '"'
 )
 
 // strPlain[c] is true for bytes a string scanner can step over without a
@@ -110,8 +111,14 @@ func scanString(b []byte, i int) (int, uint8) {
 // flags set.
 func plainString(b []byte, i int) int {
 	for i >= 0 && i+8 <= len(b) {
-		if m := specialMask(word(b, i)); m != 0 {
-			if i += bits.TrailingZeros64(m) >> 3; b[i] == '"' {
+		x := word(b, i)
+		if m := specialMask(x); m != 0 {
+			// The lowest special lane is the closing quote when the quote
+			// mask (exact in its lowest lane too) flags it: no load of
+			// the byte, which would wait for i.
+			q := ((x ^ lanesQuote) - lanes01) &^ x & lanes80
+			i += bits.TrailingZeros64(m) >> 3
+			if m&-m&q != 0 {
 				return i + 1
 			}
 			return ^i
