@@ -337,6 +337,8 @@ func (p *parser) object(i int, level int) int {
 		var k, e int
 		if m := &keys[guess&31]; m.n <= 8 && guess != 0 && i+9 <= len(b) && (word(b, i+1)^m.first)&m.mask == 0 {
 			k, e = int(guess), i+1+int(m.n)
+		} else if n := i + 1 + int(m.n); m.n <= 16 && guess != 0 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last {
+			k, e = int(guess), n
 		} else {
 			k, e = knownKey(b, i+1, level, guess)
 		}
