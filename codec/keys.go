@@ -26,19 +26,22 @@ const (
 	keyError
 
 	keyName
-	keyURI
 	keyArguments
 	keyMeta
 	keyRequestID
+	keyURI
 
-	// Each level's keys are in the order they usually come (EXAMPLES.md):
-	// knownKey guesses that order (keyMatch.after), and tries the
-	// namespaced _meta keys, which share a keyFirst slot, in it.
+	// Each level's keys are in the order they usually come (EXAMPLES.md,
+	// the standard fixture: a tools/call's name, arguments, _meta; its
+	// _meta's progressToken after the namespaced keys): the object loop
+	// and knownKey guess that order (keyMatch.after), and knownKey tries
+	// the namespaced _meta keys, which share a keyFirst slot, in it. A key
+	// out of that order (uri, logLevel) costs knownKey a second look.
 	keyProtocolVersion
 	keyClientInfo
 	keyClientCapabilities
-	keyLogLevel
 	keyProgressToken
+	keyLogLevel
 
 	keyCount
 )
@@ -61,16 +64,16 @@ var keyNames = [keyCount]struct {
 	keyError:   {"error", levelTop},
 
 	keyName:      {"name", levelParams},
-	keyURI:       {"uri", levelParams},
 	keyArguments: {"arguments", levelParams},
 	keyMeta:      {"_meta", levelParams},
 	keyRequestID: {"requestId", levelParams},
+	keyURI:       {"uri", levelParams},
 
 	keyProtocolVersion:    {MetaProtocolVersion, levelMeta},
 	keyClientInfo:         {MetaClientInfo, levelMeta},
 	keyClientCapabilities: {MetaClientCapabilities, levelMeta},
-	keyLogLevel:           {MetaLogLevel, levelMeta},
 	keyProgressToken:      {MetaProgressToken, levelMeta},
+	keyLogLevel:           {MetaLogLevel, levelMeta},
 }
 
 // keyMatch is what knownKey compares for one key, derived from keyNames.
