@@ -116,14 +116,15 @@ func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
 		return ScanMembers(e.Arguments, names, vals)
 	}
 	vals = vals[:len(names)]
-	for i := range vals {
+	for i := 0; i < len(vals); i++ { // not the clear idiom: no call for a few names
 		vals[i] = nil
 	}
 	a := e.Arguments
-	for j, m := range e.args[:n] {
+	for j := range n {
+		m := &e.args[j&(maxArgMembers-1)]
 		key := a[m.k:m.ke]
 		for x, name := range names {
-			if string(key) == name {
+			if len(key) == len(name) && string(key) == name {
 				if vals[x] != nil {
 					return j + 1, ErrDuplicateKey
 				}
