@@ -106,8 +106,8 @@ var keyFirst, keys = func() (first [levelMeta + 1][32]keySlot, m [32]keyMatch) {
 			continue
 		}
 		q := []byte(n.name + `"`)
-		if len(q) > 8*(len(m[k].mid)+2) {
-			panic("codec: key table: " + n.name + " is too long for knownKey")
+		if len(q) > 8*(len(m[k].mid)+2) || len(q) > 16 && len(q) < 24 {
+			panic("codec: key table: " + n.name + ": the object loop's guess and knownKey take names+quote of at most 16, or 24 to 48, bytes")
 		}
 		var buf [8 * (len(m[k].mid) + 1)]byte
 		copy(buf[:], q)

@@ -340,6 +340,10 @@ func (p *parser) object(i int, level int) int {
 			k, e = int(guess), i+1+int(m.n)
 		} else if n := i + 1 + int(m.n); m.n <= 16 && guess != 0 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last {
 			k, e = int(guess), n
+		} else if m.n >= 24 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last &&
+			word(b, i+9) == m.mid[0] && word(b, i+17) == m.mid[1] &&
+			(m.n <= 32 || word(b, i+25) == m.mid[2] && (m.n <= 40 || word(b, i+33) == m.mid[3])) {
+			k, e = int(guess), n // a namespaced _meta key
 		} else {
 			k, e = knownKey(b, i+1, level, guess)
 		}
