@@ -108,17 +108,16 @@ func scanString(b []byte, i int) (int, uint8) {
 // '\\', < 0x20, >= 0x80) is the closing quote, returns the index just past
 // it. Otherwise (an escape, non-ASCII, a control byte, fewer than 8 bytes
 // left) it returns ^j, j being where scanStringSlow must continue with no
-// flags set.
+// flags set. i is the index just past an opening quote the caller has
+// read (so 0 < i <= len(b)): the words it loads are then inside b.
 func plainString(b []byte, i int) int {
-	for i >= 0 && i+8 <= len(b) {
+	for i+8 <= len(b) {
 		x := word(b, i)
 		if m := specialMask(x); m != 0 {
-			// The lowest special lane is the closing quote when the quote
-			// mask (exact in its lowest lane too) flags it: no load of
-			// the byte, which would wait for i.
-			q := ((x ^ lanesQuote) - lanes01) &^ x & lanes80
-			i += bits.TrailingZeros64(m) >> 3
-			if m&-m&q != 0 {
+			// The special byte is taken from the word already loaded, not
+			// loaded again once its index is known.
+			n := bits.TrailingZeros64(m)
+			if i += n >> 3; byte(x>>(n&^7)) == '"' {
 				return i + 1
 			}
 			return ^i
