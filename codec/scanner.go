@@ -112,12 +112,8 @@ func scanString(b []byte, i int) (int, uint8) {
 // read (so 0 < i <= len(b)): the words it loads are then inside b.
 func plainString(b []byte, i int) int {
 	for i+8 <= len(b) {
-		x := word(b, i)
-		if m := specialMask(x); m != 0 {
-			// The special byte is taken from the word already loaded, not
-			// loaded again once its index is known.
-			n := bits.TrailingZeros64(m)
-			if i += n >> 3; byte(x>>(n&^7)) == '"' {
+		if m := specialMask(word(b, i)); m != 0 {
+			if i += bits.TrailingZeros64(m) >> 3; b[i] == '"' {
 				return i + 1
 			}
 			return ^i
