@@ -333,12 +333,16 @@ func (p *parser) object(i int, level int) int {
 				return scanErrParse
 			}
 		}
-		// The guessed key, when its name+quote fits in a word, is checked
-		// here; longer names and other keys go through knownKey.
+		// The guessed key is checked here word by word: a name+quote that
+		// fits in a word under its mask, a longer one by its first and last
+		// words and those between (keys: 9 to 16, or 24 to 48 bytes, every
+		// word inside b[i+1:n]); other keys go through knownKey.
 		var k, e int
 		if m := &keys[guess&31]; m.n <= 8 && guess != 0 && i+9 <= len(b) && (word(b, i+1)^m.first)&m.mask == 0 {
 			k, e = int(guess), i+1+int(m.n)
-		} else if n := i + 1 + int(m.n); m.n <= 16 && guess != 0 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last {
+		} else if n := i + 1 + int(m.n); m.n > 8 && m.n <= 16 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last {
+			// A name+quote of 9 to 16 bytes (guess != 0): its first and
+			// last words, both inside b[i+1:n].
 			k, e = int(guess), n
 		} else if m.n >= 24 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last &&
 			word(b, i+9) == m.mid[0] && word(b, i+17) == m.mid[1] &&

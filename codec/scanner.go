@@ -27,12 +27,11 @@ const (
 
 // SWAR constants: one byte lane each.
 const (
-	lanes01    = 0x0101010101010101
-	lanes02    = 0x0202020202020202
-	lanes21    = 0x2121212121212121
-	lanes5c    = 0x5c5c5c5c5c5c5c5c // '\\'
-	lanes80    = 0x8080808080808080
-	lanesQuote = 0x2222222222222222 // '"'
+	lanes01 = 0x0101010101010101
+	lanes02 = 0x0202020202020202
+	lanes21 = 0x2121212121212121
+	lanes5c = 0x5c5c5c5c5c5c5c5c // '\\'
+	lanes80 = 0x8080808080808080
 )
 
 // strPlain[c] is true for bytes a string scanner can step over without a
