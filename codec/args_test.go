@@ -16,12 +16,12 @@ func TestScanArgumentsRecorded(t *testing.T) {
 	}{
 		{`{"text":"hello world"}`, true},
 		{`{}`, true},
-		{`{"a":1,"b":"x","c":true,"d":null,"text":"t"}`, true},
-		{`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"text":8}`, true},        // 8: the table's size
-		{`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"text":9}`, false}, // 9: scanned again
-		{`{"text" : "x"}`, false},                                             // whitespace after ':' (skipFlat refuses it)
-		{`{"te\u0078t":"x"}`, false},                                          // an escaped name
-		{`{"text":[1]}`, false},                                               // a nested value
+		{`{"a":1,"b":"x","c":true,"d":null}`, true},
+		{`{"a":1,"b":2,"c":3,"text":4}`, true},        // maxArgMembers: the table's size
+		{`{"a":1,"b":2,"c":3,"d":4,"text":5}`, false}, // one more: scanned again
+		{`{"text" : "x"}`, false},                     // whitespace after ':' (skipFlat refuses it)
+		{`{"te\u0078t":"x"}`, false},                  // an escaped name
+		{`{"text":[1]}`, false},                       // a nested value
 		{`{"text":"x","text":"y"}`, true},
 		{`"text"`, false},
 		{`[]`, false},

@@ -99,8 +99,11 @@ type Envelope struct {
 	args [maxArgMembers]argMember
 }
 
-// maxArgMembers bounds the members of params.arguments Peek records.
-const maxArgMembers = 8
+// maxArgMembers bounds the members of params.arguments Peek records (the
+// fixture's echo has 1, EXAMPLES.md's tools/call 4). Each costs 8 bytes of
+// every Envelope, which PeekWith zeroes per message: a table of 8 measured
+// slower on the fixture than one of 4 (profiles/README.codec5.md).
+const maxArgMembers = 4
 
 // argMember is one recorded member of params.arguments: the name between
 // its quotes, Arguments[k:ke], and the value, Arguments[v:ve].
@@ -108,8 +111,8 @@ type argMember struct{ k, ke, v, ve uint16 }
 
 // ScanArguments is ScanMembers(e.Arguments, names, vals), with the same
 // results and errors, without scanning the arguments again when Peek
-// recorded their members (a flat compact object of at most 8 members
-// whose names are plain ASCII: the usual arguments of a tool).
+// recorded their members (a flat compact object of at most maxArgMembers,
+// 4, members whose names are plain ASCII: the usual arguments of a tool).
 func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
 	n := int(e.argN) - 1
 	if n < 0 || len(e.Arguments) > 0xffff {
