@@ -332,3 +332,67 @@ func FuzzScanMembers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanArguments: on any message, Envelope.ScanArguments after Peek
+// gives exactly what ScanMembers gives on env.Arguments (count, error and
+// every value span), whether Peek recorded the members or not; names are a
+// fixed list plus each member name of the arguments object.
+func FuzzScanArguments(f *testing.F) {
+	for _, s := range []string{fixture, vecToolsCall, vecToolsCallZurich, vecStdioCall,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1,"b":"x","c":true,"d":null}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"text":1,"text":2}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a" :1 ,"b": 2, "text":"x"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1,"b":2,"c":3,"d":4,"text":5},"_meta":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1,"b":2,"c":3,"text":4},"_meta":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"te\u0078t":"x","n":[1]}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"text":"x"},"arguments":{"n":1}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":"text"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"text":"x"}},"params":{"arguments":{"n":1}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		var env Envelope
+		Peek(msg, &env)
+		names := []string{"text", "n", "a", ""}
+		if obj := env.Arguments; len(obj) > 0 && obj[0] == '{' && json.Valid(obj) {
+			dec := json.NewDecoder(bytes.NewReader(obj))
+			dec.Token()
+			for dec.More() && len(names) < 12 {
+				tok, err := dec.Token()
+				if err != nil {
+					break
+				}
+				if s, ok := tok.(string); ok && !slicesContains(names, s) {
+					names = append(names, s)
+				}
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					break
+				}
+			}
+		}
+		got, want := make([][]byte, len(names)), make([][]byte, len(names))
+		gn, gerr := env.ScanArguments(names, got)
+		wn, werr := ScanMembers(env.Arguments, names, want)
+		if gn != wn || gerr != werr {
+			t.Fatalf("%q: ScanArguments %d %v, ScanMembers %d %v", env.Arguments, gn, gerr, wn, werr)
+		}
+		for i := range names {
+			if (got[i] == nil) != (want[i] == nil) || !bytes.Equal(got[i], want[i]) ||
+				(got[i] != nil && &got[i][0] != &want[i][0]) {
+				t.Fatalf("%q: %q = %q, ScanMembers %q", env.Arguments, names[i], got[i], want[i])
+			}
+		}
+	})
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

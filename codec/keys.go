@@ -26,19 +26,22 @@ const (
 	keyError
 
 	keyName
-	keyURI
 	keyArguments
 	keyMeta
 	keyRequestID
+	keyURI
 
-	// Each level's keys are in the order they usually come (EXAMPLES.md):
-	// knownKey guesses that order (keyMatch.after), and tries the
-	// namespaced _meta keys, which share a keyFirst slot, in it.
+	// Each level's keys are in the order they usually come (EXAMPLES.md,
+	// the standard fixture: a tools/call's name, arguments, _meta; its
+	// _meta's progressToken after the namespaced keys): the object loop
+	// and knownKey guess that order (keyMatch.after), and knownKey tries
+	// the namespaced _meta keys, which share a keyFirst slot, in it. A key
+	// out of that order (uri, logLevel) costs knownKey a second look.
 	keyProtocolVersion
 	keyClientInfo
 	keyClientCapabilities
-	keyLogLevel
 	keyProgressToken
+	keyLogLevel
 
 	keyCount
 )
@@ -61,16 +64,16 @@ var keyNames = [keyCount]struct {
 	keyError:   {"error", levelTop},
 
 	keyName:      {"name", levelParams},
-	keyURI:       {"uri", levelParams},
 	keyArguments: {"arguments", levelParams},
 	keyMeta:      {"_meta", levelParams},
 	keyRequestID: {"requestId", levelParams},
+	keyURI:       {"uri", levelParams},
 
 	keyProtocolVersion:    {MetaProtocolVersion, levelMeta},
 	keyClientInfo:         {MetaClientInfo, levelMeta},
 	keyClientCapabilities: {MetaClientCapabilities, levelMeta},
-	keyLogLevel:           {MetaLogLevel, levelMeta},
 	keyProgressToken:      {MetaProgressToken, levelMeta},
+	keyLogLevel:           {MetaLogLevel, levelMeta},
 }
 
 // keyMatch is what knownKey compares for one key, derived from keyNames.
@@ -103,8 +106,8 @@ var keyFirst, keys = func() (first [levelMeta + 1][32]keySlot, m [32]keyMatch) {
 			continue
 		}
 		q := []byte(n.name + `"`)
-		if len(q) > 8*(len(m[k].mid)+2) {
-			panic("codec: key table: " + n.name + " is too long for knownKey")
+		if len(q) > 8*(len(m[k].mid)+2) || len(q) > 16 && len(q) < 24 {
+			panic("codec: key table: " + n.name + ": the object loop's guess and knownKey take names+quote of at most 16, or 24 to 48, bytes")
 		}
 		var buf [8 * (len(m[k].mid) + 1)]byte
 		copy(buf[:], q)

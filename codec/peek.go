@@ -90,6 +90,52 @@ type Envelope struct {
 	ClientInfo         []byte // raw span of params._meta["io.modelcontextprotocol/clientInfo"] when an object (META-05: never trust it)
 
 	HasResult, HasError bool
+
+	// The members of Arguments when Peek read it as a flat compact object
+	// (skipFlat), for ScanArguments: argN is their count plus one (0: not
+	// recorded), args their name and value spans as offsets into Arguments,
+	// which Rebase leaves valid.
+	argN uint8
+	args [maxArgMembers]argMember
+}
+
+// maxArgMembers bounds the members of params.arguments Peek records (the
+// fixture's echo has 1, EXAMPLES.md's tools/call 4). Each costs 8 bytes of
+// every Envelope, which PeekWith zeroes per message: a table of 8 measured
+// slower on the fixture than one of 4 (profiles/README.codec5.md).
+const maxArgMembers = 4
+
+// argMember is one recorded member of params.arguments: the name between
+// its quotes, Arguments[k:ke], and the value, Arguments[v:ve].
+type argMember struct{ k, ke, v, ve uint16 }
+
+// ScanArguments is ScanMembers(e.Arguments, names, vals), with the same
+// results and errors, without scanning the arguments again when Peek
+// recorded their members (a flat compact object of at most maxArgMembers,
+// 4, members whose names are plain ASCII: the usual arguments of a tool).
+func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
+	n := int(e.argN) - 1
+	if n < 0 || len(e.Arguments) > 0xffff {
+		return ScanMembers(e.Arguments, names, vals)
+	}
+	vals = vals[:len(names)]
+	for i := 0; i < len(vals); i++ { // not the clear idiom: no call for a few names
+		vals[i] = nil
+	}
+	a := e.Arguments
+	for j := range n {
+		m := &e.args[j&(maxArgMembers-1)]
+		key := a[m.k:m.ke]
+		for x, name := range names {
+			if len(key) == len(name) && string(key) == name {
+				if vals[x] != nil {
+					return j + 1, ErrDuplicateKey
+				}
+				vals[x] = a[m.v:m.ve]
+			}
+		}
+	}
+	return n, nil
 }
 
 // Rebase re-points every span of e from old, the message Peek read, onto
@@ -290,11 +336,21 @@ func (p *parser) object(i int, level int) int {
 				return scanErrParse
 			}
 		}
-		// The guessed key, when its name+quote fits in a word, is checked
-		// here; longer names and other keys go through knownKey.
+		// The guessed key is checked here word by word: a name+quote that
+		// fits in a word under its mask, a longer one by its first and last
+		// words and those between (keys: 9 to 16, or 24 to 48 bytes, every
+		// word inside b[i+1:n]); other keys go through knownKey.
 		var k, e int
 		if m := &keys[guess&31]; m.n <= 8 && guess != 0 && i+9 <= len(b) && (word(b, i+1)^m.first)&m.mask == 0 {
 			k, e = int(guess), i+1+int(m.n)
+		} else if n := i + 1 + int(m.n); m.n > 8 && m.n <= 16 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last {
+			// A name+quote of 9 to 16 bytes (guess != 0): its first and
+			// last words, both inside b[i+1:n].
+			k, e = int(guess), n
+		} else if m.n >= 24 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last &&
+			word(b, i+9) == m.mid[0] && word(b, i+17) == m.mid[1] &&
+			(m.n <= 32 || word(b, i+25) == m.mid[2] && (m.n <= 40 || word(b, i+33) == m.mid[3])) {
+			k, e = int(guess), n // a namespaced _meta key
 		} else {
 			k, e = knownKey(b, i+1, level, guess)
 		}
@@ -388,7 +444,11 @@ func (p *parser) object(i int, level int) int {
 				if c != '{' && c != '[' || e > len(b) || b[i+1] != c+2 || p.sk.max <= level {
 					e = -1
 					if c == '{' && p.sk.max > level {
-						e = skipFlat(b, i+1)
+						if k == keyArguments {
+							e = p.skipArgs(b, i)
+						} else {
+							e = skipFlat(b, i+1)
+						}
 					}
 					if e < 0 {
 						if e = p.sk.skip(b, i, level); e < 0 {
@@ -399,6 +459,9 @@ func (p *parser) object(i int, level int) int {
 				switch k {
 				case keyArguments:
 					env.Arguments = b[i:e]
+					if e == i+2 && c == '{' {
+						env.argN = 1 // {}: recorded, no members
+					}
 				case keyClientCapabilities:
 					if c == '{' {
 						env.ClientCapabilities = b[i:e]
@@ -435,7 +498,22 @@ func (p *parser) object(i int, level int) int {
 				}
 				i = e
 			case keyID, keyRequestID, keyProgressToken:
-				i = p.token(k, i, c, level)
+				// A non-negative integer, the usual id and progress token,
+				// is recorded here; anything else goes through token.
+				e := plainNumber(b, i)
+				if e < 0 {
+					i = p.token(k, i, c, level)
+					break
+				}
+				switch k {
+				case keyID:
+					env.ID, env.IDKind = b[i:e], IDNumber
+				case keyRequestID:
+					env.RequestID = b[i:e]
+				default:
+					env.ProgressToken = b[i:e]
+				}
+				i = e
 			default:
 				// A string was expected (jsonrpc, method, name, uri,
 				// protocolVersion, logLevel) and something else came.
@@ -543,6 +621,57 @@ func skipFlat(b []byte, i int) int {
 		}
 		var sc byte
 		if i, sc = sep(b, i); sc == '}' {
+			return i
+		}
+		if sc != ',' {
+			return -1
+		}
+	}
+}
+
+// skipArgs is skipFlat for params.arguments, whose '{' is at b[o]: it also
+// records the members in p.env for ScanArguments when they fit (at most
+// maxArgMembers, the object at most 64 KiB). It returns what skipFlat
+// would.
+func (p *parser) skipArgs(b []byte, o int) int {
+	env := p.env
+	n := 0
+	i := o + 1
+	for {
+		if uint(i) >= uint(len(b)) || b[i] != '"' {
+			return -1
+		}
+		k := i + 1
+		if i = plainString(b, k); i < 0 {
+			return -1
+		}
+		ke := i - 1
+		if i = colon(b, i); uint(i) >= uint(len(b)) {
+			return -1 // also when colon failed (i < 0)
+		}
+		v := i
+		switch c := b[i]; {
+		case c == '"':
+			i = plainString(b, i+1)
+		case c-'0' <= 9:
+			i = plainNumber(b, i)
+		case c == 't' || c == 'f' || c == 'n':
+			i = scanLiteral(b, i)
+		default:
+			return -1
+		}
+		if i < 0 {
+			return -1
+		}
+		if n < maxArgMembers {
+			env.args[n] = argMember{uint16(k - o), uint16(ke - o), uint16(v - o), uint16(i - o)}
+		}
+		n++
+		var sc byte
+		if i, sc = sep(b, i); sc == '}' {
+			if n <= maxArgMembers && i-o <= 0xffff {
+				env.argN = uint8(n + 1)
+			}
 			return i
 		}
 		if sc != ',' {

@@ -102,3 +102,39 @@ func BenchmarkSonicGet3Fields(b *testing.B) {
 		}
 	}
 }
+
+// fixture is the standard fixture (bench/wrk/fixture.lua, profiles/README.md):
+// the tools/call echo every transport benchmark sends, 313 bytes.
+const fixture = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}`
+
+// BenchmarkPeekFixture: PeekWith on the standard fixture, what every line
+// and HTTP transport runs once per message.
+func BenchmarkPeekFixture(b *testing.B) {
+	msg := []byte(fixture)
+	var env Envelope
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := PeekWith(msg, &env, PeekConfig{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScanMembersFixture: the engine's flat check's scan of the
+// fixture's arguments ({"text":"hello world"}).
+func BenchmarkScanMembersFixture(b *testing.B) {
+	msg := []byte(fixture)
+	var env Envelope
+	if err := Peek(msg, &env); err != nil {
+		b.Fatal(err)
+	}
+	names := []string{"text"}
+	vals := make([][]byte, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if n, err := ScanMembers(env.Arguments, names, vals); err != nil || n != 1 {
+			b.Fatal(n, err)
+		}
+	}
+}

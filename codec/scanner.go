@@ -107,9 +107,10 @@ func scanString(b []byte, i int) (int, uint8) {
 // '\\', < 0x20, >= 0x80) is the closing quote, returns the index just past
 // it. Otherwise (an escape, non-ASCII, a control byte, fewer than 8 bytes
 // left) it returns ^j, j being where scanStringSlow must continue with no
-// flags set.
+// flags set. i is the index just past an opening quote the caller has
+// read (so 0 < i <= len(b)): the words it loads are then inside b.
 func plainString(b []byte, i int) int {
-	for i >= 0 && i+8 <= len(b) {
+	for i+8 <= len(b) {
 		if m := specialMask(word(b, i)); m != 0 {
 			if i += bits.TrailingZeros64(m) >> 3; b[i] == '"' {
 				return i + 1

@@ -240,11 +240,18 @@ func (a *argSchema) check(args []byte) *ArgumentsError {
 // checkScan is check, reporting also whether the flat check decided: then
 // vals holds each of a.flat.names' raw values (nil: absent).
 func (a *argSchema) checkScan(args []byte, vals *[maxFlat][]byte) (e *ArgumentsError, scanned bool) {
+	return a.checkPeeked(args, nil, vals)
+}
+
+// checkPeeked is checkScan on the arguments of env when env is not nil
+// (args is then env.Arguments): the flat check reads the members Peek
+// recorded instead of scanning them again (codec.Envelope.ScanArguments).
+func (a *argSchema) checkPeeked(args []byte, env *codec.Envelope, vals *[maxFlat][]byte) (e *ArgumentsError, scanned bool) {
 	if a.anyObject {
 		return nil, false
 	}
 	if a.flat != nil {
-		if e, ok := a.flat.checkInto(args, vals); ok {
+		if e, ok := a.flat.checkFrom(args, env, vals); ok {
 			return e, true
 		}
 	}

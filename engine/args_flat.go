@@ -139,13 +139,26 @@ func (f *flatSchema) check(args []byte) (e *ArgumentsError, ok bool) {
 // checkInto is check leaving each name's raw value (nil: absent) in vals,
 // in f.names' order, for a typed tool's decoder to reuse (flatCodec.from).
 func (f *flatSchema) checkInto(args []byte, arr *[maxFlat][]byte) (e *ArgumentsError, ok bool) {
+	return f.checkFrom(args, nil, arr)
+}
+
+// checkFrom is checkInto; env, when not nil, is the envelope whose
+// Arguments args is, and its ScanArguments (the same results as
+// ScanMembers) replaces the scan.
+func (f *flatSchema) checkFrom(args []byte, env *codec.Envelope, arr *[maxFlat][]byte) (e *ArgumentsError, ok bool) {
 	vals := arr[:len(f.names)]
 	if args == nil {
 		for i := range vals { // ScanMembers clears them otherwise
 			vals[i] = nil
 		}
 	} else {
-		n, err := codec.ScanMembers(args, f.names, vals)
+		var n int
+		var err error
+		if env != nil {
+			n, err = env.ScanArguments(f.names, vals)
+		} else {
+			n, err = codec.ScanMembers(args, f.names, vals)
+		}
 		if err != nil {
 			return nil, false
 		}

@@ -460,7 +460,7 @@ func callTool(c *Call) error {
 			c.srv.stats.InvalidArguments.Add(1)
 			return errArgsNotObject
 		}
-		e, scanned := a.checkScan(c.env.Arguments, &c.flatVals)
+		e, scanned := a.checkPeeked(c.env.Arguments, &c.env, &c.flatVals)
 		if a.flat != nil {
 			c.flatN = len(a.flat.names) // what release clears, decided or not
 		}
