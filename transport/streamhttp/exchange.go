@@ -110,7 +110,12 @@ func (s *Server) acquireExchange() *exchange {
 	if x.work == nil {
 		x.work = workPool.Get().(*work)
 	}
-	x.refs.Store(1) // the HTTP side
+	// The HTTP side's reference. An exchange whose last holder found
+	// itself alone (unref) comes back from the pool at 1 already: no
+	// atomic write then.
+	if x.refs.Load() != 1 {
+		x.refs.Store(1)
+	}
 	return x
 }
 
@@ -132,16 +137,32 @@ func (w *work) reset() {
 }
 
 // bind makes x the Replier of c: one more reference, released by Done.
-func (x *exchange) bind(c *engine.Request) {
+// alone: no other goroutine can reach x yet (reqInfo.alone), so the call
+// reference is written without the lock that cancel reads it under.
+func (x *exchange) bind(c *engine.Request, alone bool) {
 	x.refs.Add(1)
 	ref := c.Ref()
+	if alone {
+		x.call = ref
+		return
+	}
 	x.mu.Lock()
 	x.call = ref
 	x.mu.Unlock()
 }
 
+// sole reports whether the caller, holding a reference, holds the only
+// one. Nobody adds a reference without holding one, so the answer cannot
+// change while the caller keeps its own; and the load orders every write
+// other holders made before they let go of theirs before what the caller
+// does next.
+func (x *exchange) sole() bool { return x.refs.Load() == 1 }
+
 func (x *exchange) unref() {
-	if x.refs.Add(-1) != 0 {
+	// The last holder finds itself alone and takes no atomic write: the
+	// exchange goes back to the pool with the count at 1, as
+	// acquireExchange leaves it.
+	if !x.sole() && x.refs.Add(-1) != 0 {
 		return
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil

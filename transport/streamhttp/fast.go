@@ -169,6 +169,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	r.lc = lc
 	r.hdr = &x.hdr
 	r.ctx = context.Background()
+	r.alone = true
 	r.watch = &x.watch
 	r.method = ctx.Method()
 	r.path = ctx.Path()

@@ -120,6 +120,10 @@ type reqInfo struct {
 	chains                                  [][]*x509.Certificate // verified TLS peer chains (only with Authenticate)
 	raw                                     net.Conn              // for the disconnect watcher; may be nil
 	lc                                      *limitConn            // fasthttp: the connection's limitConn (nil: none, or net/http)
+	// alone: nothing outside this goroutine can cancel the exchange
+	// until dispatch arms its watcher or hands it on (fasthttp: no
+	// request context whose end cancels it, as net/http's does).
+	alone bool
 
 	// For Config.Authenticate (F4): net/http's request context, whose end
 	// means the client left (nil on fasthttp), or on fasthttp the watcher
@@ -295,7 +299,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	if x.info != nil {
 		c.SetConn(x.info)
 	}
-	x.bind(c)
+	x.bind(c, r.alone)
 	if e := s.check(c, r.hdr, &x.scratch, &x.vals); e != nil {
 		s.stats.Rejected.Add(1)
 		if isDuplicateMirrored(e) { // B12, F2
@@ -330,12 +334,25 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		if !inline {
 			x.watch.stop()
 		}
-		// One look at the exchange (one lock) for both questions: did a
-		// notification come first, and what is the reply.
-		x.mu.Lock()
-		streaming := x.mode == modeSSE && x.gone == nil
-		status, body, retry := x.status, x.reply, x.retry
-		x.mu.Unlock()
+		// One look at the exchange for both questions: did a
+		// notification come first, and what is the reply. Under its lock,
+		// unless this goroutine is now alone with it: Done has let go of
+		// the engine's reference (the load in sole orders Reply's and
+		// Done's writes before these reads), no stream or slow-consumer
+		// goroutine holds one, and nothing that holds none can cancel it
+		// (alone; the watcher, if armed, is stopped).
+		var streaming bool
+		var status, retry int
+		var body []byte
+		if r.alone && x.sole() {
+			streaming = x.mode == modeSSE && x.gone == nil
+			status, body, retry = x.status, x.reply, x.retry
+		} else {
+			x.mu.Lock()
+			streaming = x.mode == modeSSE && x.gone == nil
+			status, body, retry = x.status, x.reply, x.retry
+			x.mu.Unlock()
+		}
 		if streaming {
 			s.stats.Streams.Add(1)
 			w.header("Cache-Control", "no-cache")
