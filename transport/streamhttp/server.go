@@ -328,6 +328,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 			// An Inline handler is microseconds by contract: a watch
 			// (a timer armed and stopped) would cost more than it could
 			// save.
+			x.quiet = false // the watcher may cancel x meanwhile
 			x.watch.arm(r.raw, watchDelay, x.onGone)
 		}
 		c.Run()
@@ -336,15 +337,13 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		}
 		// One look at the exchange for both questions: did a
 		// notification come first, and what is the reply. Under its lock,
-		// unless this goroutine is now alone with it: Done has let go of
-		// the engine's reference (the load in sole orders Reply's and
-		// Done's writes before these reads), no stream or slow-consumer
-		// goroutine holds one, and nothing that holds none can cancel it
-		// (alone; the watcher, if armed, is stopped).
+		// unless x is quiet: Reply and Done came on this goroutine, and
+		// nothing else writes what is read here (a slow-consumer
+		// goroutine finds gone set and only reads).
 		var streaming bool
 		var status, retry int
 		var body []byte
-		if r.alone && x.sole() {
+		if x.quiet {
 			streaming = x.mode == modeSSE && x.gone == nil
 			status, body, retry = x.status, x.reply, x.retry
 		} else {
@@ -363,6 +362,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		s.sendReplyOf(w, r, x, status, body, retry)
 		return
 	}
+	x.handOff() // a worker may answer, the watcher cancel
 	listen := c.Method() == "subscriptions/listen"
 	if listen {
 		// A listen stream learns of a disconnect at its next write or
