@@ -139,8 +139,7 @@ func (x *exchange) releaseWork() {
 }
 
 func (w *work) reset() {
-	w.hdr.reset()
-	clear(w.vals[:])
+	w.hdr.reset() // vals: checkParams clears what it used
 	if cap(w.scratch) > 64<<10 {
 		w.scratch = make([]byte, 0, 256)
 	}

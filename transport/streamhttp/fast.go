@@ -193,6 +193,18 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		case "Host", "Content-Length", "User-Agent":
 			n++
 			continue
+		case "Mcp-Protocol-Version": // the mirrored headers' canonical names: mirrored.add's own switch
+			x.hdr.version.add(trimOWS(v))
+			n++
+			continue
+		case "Mcp-Method":
+			x.hdr.method.add(trimOWS(v))
+			n++
+			continue
+		case "Mcp-Name":
+			x.hdr.name.add(trimOWS(v))
+			n++
+			continue
 		case "Connection":
 			if http11 {
 				n++ // before HTTP/1.1, "close" comes without a line of its own
