@@ -778,6 +778,32 @@ func TestInlineQuietExchange(t *testing.T) {
 	}
 }
 
+// TestRepliesOnOneConnection: replies of very different lengths, one
+// after the other on one keep-alive connection, each arrive whole and
+// alone: on fasthttp a reply's buffer changes places with the response's
+// (fastWriter.sendReply), so each request's exchange and response start
+// from a buffer an earlier reply filled.
+func TestRepliesOnOneConnection(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		c := h.dial(t)
+		for i, n := range []int{3000, 1, 700, 0, 40, 3000, 2} {
+			text := strings.Repeat(string(rune('a'+i)), n)
+			resp, body := c.roundTrip(h, request{hdr: echoHdr, body: fixture.ToolsCall(strconv.Itoa(i), "echo", `{"text":"`+text+`"}`)})
+			if resp.StatusCode != 200 {
+				t.Fatalf("request %d: %d %s", i, resp.StatusCode, body)
+			}
+			m := fixture.DecodeMsg(t, body)
+			var res struct {
+				Content []struct{ Text string } `json:"content"`
+			}
+			if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Content) != 1 || res.Content[0].Text != text || string(m.ID) != strconv.Itoa(i) {
+				t.Fatalf("request %d (%d bytes of text): reply %s", i, n, body)
+			}
+		}
+	})
+}
+
 func checkSSEHead(t *testing.T, resp *http.Response) {
 	t.Helper()
 	if resp.StatusCode != 200 {
