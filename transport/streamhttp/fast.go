@@ -299,26 +299,6 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 	if body != nil {
 		w.ctx.SetBody(body)
 	}
-	w.bound()
-}
-
-// sendReply is send of x's reply (application/json): the reply's buffer
-// changes places with the response's empty one instead of being copied
-// into it (fasthttp's SwapBody), and x keeps the response's for its next
-// reply. Called by the goroutine holding the HTTP side once Reply can no
-// longer come.
-func (w *fastWriter) sendReply(status int, x *exchange) {
-	if status == 499 {
-		w.ctx.SetConnectionClose()
-	}
-	w.ctx.SetStatusCode(status)
-	w.ctx.SetContentType(ctJSON)
-	x.reply = w.ctx.Response.SwapBody(x.reply)[:0]
-	w.bound()
-}
-
-// bound sets the response write's deadline.
-func (w *fastWriter) bound() {
 	// Bound the response write (there is no absolute server-wide deadline,
 	// because streams must not have one). On our own connections the
 	// deadline moves only when it has come within a second of expiring,

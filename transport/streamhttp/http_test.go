@@ -780,9 +780,8 @@ func TestInlineQuietExchange(t *testing.T) {
 
 // TestRepliesOnOneConnection: replies of very different lengths, one
 // after the other on one keep-alive connection, each arrive whole and
-// alone: on fasthttp a reply's buffer changes places with the response's
-// (fastWriter.sendReply), so each request's exchange and response start
-// from a buffer an earlier reply filled.
+// alone: each request's pooled exchange, and on fasthttp the connection's
+// response, start from buffers an earlier, longer reply filled.
 func TestRepliesOnOneConnection(t *testing.T) {
 	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
 		h := startHarness(t, fe, Config{}, defaultOptions())

@@ -450,14 +450,13 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 		w.send(499, "", nil) // cancelled: nothing to say
 		return
 	}
-	own := true // body is x.reply
 	if s.cfg.Compression && len(body) >= s.cfg.CompressMinBytes {
 		if enc := pickEncoding(r.aenc); enc != "" {
 			x.zbuf = s.compress(enc, body, x.zbuf[:0])
 			w.header("Content-Encoding", enc)
 			w.header("Vary", "Accept-Encoding")
 			s.stats.Compressed.Add(1)
-			body, own = x.zbuf, false
+			body = x.zbuf
 		}
 	}
 	if status == 503 {
@@ -470,10 +469,6 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 		// A per-caller limit of the engine (limit.go): its data carries
 		// the same retryAfter.
 		w.header("Retry-After", strconv.Itoa(max(1, retry)))
-	}
-	if fw, ok := w.(*fastWriter); ok && own {
-		fw.sendReply(status, x) // no copy of the reply
-		return
 	}
 	w.send(status, ctJSON, body)
 }
