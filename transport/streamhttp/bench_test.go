@@ -60,7 +60,7 @@ func BenchmarkHeaderCheck(b *testing.B) {
 	}
 	x := s.acquireExchange()
 	c := engine.NewScope(eng, "").Begin(context.Background(), body, &env, x, nil)
-	x.bind(c)
+	x.bind(c, false)
 	var m mirrored
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -50,6 +50,16 @@ type exchange struct {
 	call engine.RequestRef
 
 	refs atomic.Int32
+	// async: the request went to the engine with Start, and Done
+	// releases the reference taken for it. Run and Fail call Done before
+	// they return, while the HTTP side still holds its own: no reference
+	// is taken for those. Written before Start, read by Done.
+	async bool
+	// quiet: Reply and Done come on the goroutine that holds the HTTP
+	// side (an inline Run, a Fail) while nothing else can write the
+	// exchange (reqInfo.alone, no watcher armed): they take no lock.
+	// Written by that goroutine only.
+	quiet bool
 	// waiting is set, before the state is looked at, by a goroutine that
 	// may block on signal; wakers look at it after changing the state, so
 	// no wake is lost.
@@ -110,7 +120,12 @@ func (s *Server) acquireExchange() *exchange {
 	if x.work == nil {
 		x.work = workPool.Get().(*work)
 	}
-	x.refs.Store(1) // the HTTP side
+	// The HTTP side's reference. An exchange whose last holder found
+	// itself alone (unref) comes back from the pool at 1 already: no
+	// atomic write then.
+	if x.refs.Load() != 1 {
+		x.refs.Store(1)
+	}
 	return x
 }
 
@@ -124,27 +139,51 @@ func (x *exchange) releaseWork() {
 }
 
 func (w *work) reset() {
-	w.hdr.reset()
-	clear(w.vals[:])
+	w.hdr.reset() // vals: checkParams clears what it used
 	if cap(w.scratch) > 64<<10 {
 		w.scratch = make([]byte, 0, 256)
 	}
 }
 
-// bind makes x the Replier of c: one more reference, released by Done.
-func (x *exchange) bind(c *engine.Request) {
-	x.refs.Add(1)
+// bind makes x the Replier of c. alone: no other goroutine can reach x
+// yet (reqInfo.alone), so the call reference is written without the lock
+// that cancel reads it under, and x is quiet until dispatch arms a
+// watcher or starts the request (handOff).
+func (x *exchange) bind(c *engine.Request, alone bool) {
 	ref := c.Ref()
+	x.quiet = alone
+	if alone {
+		x.call = ref
+		return
+	}
 	x.mu.Lock()
 	x.call = ref
 	x.mu.Unlock()
 }
 
+// handOff readies x for a request the engine may answer from another
+// goroutine (Start): Done then releases a reference of its own.
+func (x *exchange) handOff() {
+	x.quiet, x.async = false, true
+	x.refs.Add(1)
+}
+
+// sole reports whether the caller, holding a reference, holds the only
+// one. Nobody adds a reference without holding one, so the answer cannot
+// change while the caller keeps its own; and the load orders every write
+// other holders made before they let go of theirs before what the caller
+// does next.
+func (x *exchange) sole() bool { return x.refs.Load() == 1 }
+
 func (x *exchange) unref() {
-	if x.refs.Add(-1) != 0 {
+	// The last holder finds itself alone and takes no atomic write: the
+	// exchange goes back to the pool with the count at 1, as
+	// acquireExchange leaves it.
+	if !x.sole() && x.refs.Add(-1) != 0 {
 		return
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
+	x.async, x.quiet = false, false
 	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
 	x.inlineOn, x.pumpBusy, x.inlineAt, x.inline.rc = false, false, 0, nil
 	if n := len(x.queue); n > 0 { // a stream that ended with events unsent
@@ -331,8 +370,16 @@ func (x *exchange) DropsOnCancel() {}
 
 // Reply implements engine.Replier.
 func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
+	if x.quiet {
+		return x.replyLocked(c, frame, status)
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.replyLocked(c, frame, status)
+}
+
+// replyLocked is Reply with x.mu held, or x quiet.
+func (x *exchange) replyLocked(c *engine.Request, frame []byte, status int) error {
 	if x.gone != nil {
 		return x.gone
 	}
@@ -358,11 +405,17 @@ func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
 
 // Done implements engine.Replier.
 func (x *exchange) Done(c *engine.Request) {
-	x.mu.Lock()
-	x.ended = true
-	x.mu.Unlock()
+	if x.quiet {
+		x.ended = true
+	} else {
+		x.mu.Lock()
+		x.ended = true
+		x.mu.Unlock()
+	}
 	x.wake()
-	x.unref()
+	if x.async {
+		x.unref()
+	}
 }
 
 // cancel cancels the call if it is still running (client gone, slow

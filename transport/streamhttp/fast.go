@@ -169,6 +169,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	r.lc = lc
 	r.hdr = &x.hdr
 	r.ctx = context.Background()
+	r.alone = true
 	r.watch = &x.watch
 	r.method = ctx.Method()
 	r.path = ctx.Path()
@@ -190,6 +191,18 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 			n++
 			continue
 		case "Host", "Content-Length", "User-Agent":
+			n++
+			continue
+		case "Mcp-Protocol-Version": // the mirrored headers' canonical names: mirrored.add's own switch
+			x.hdr.version.add(trimOWS(v))
+			n++
+			continue
+		case "Mcp-Method":
+			x.hdr.method.add(trimOWS(v))
+			n++
+			continue
+		case "Mcp-Name":
+			x.hdr.name.add(trimOWS(v))
 			n++
 			continue
 		case "Connection":

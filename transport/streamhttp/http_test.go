@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -700,6 +701,104 @@ func TestInlineWithProgressToken(t *testing.T) {
 		}
 		if strings.Join(kinds, ",") != "progress,result" && strings.Join(kinds, ",") != "progress,progress,result" {
 			t.Fatalf("events: %v", kinds)
+		}
+	})
+}
+
+// TestInlineQuietExchange: an Inline run on the fasthttp front end
+// answers through an exchange that takes no lock in Reply and Done
+// (exchange.quiet). Under -race it holds that to the two cases where
+// another goroutine touches the exchange meanwhile: progress sent from a
+// goroutine the handler waits for (the answer is then a stream, progress
+// first), and notifications past MaxPendingBytes, which leave a
+// slow-consumer goroutine cancelling the call while the handler returns
+// (nothing is answered then: the client is taken as gone, SSE-10, C5).
+// Each request's exchange goes back to the pool and serves the next.
+func TestInlineQuietExchange(t *testing.T) {
+	opt := defaultOptions()
+	opt.ProgressInterval = -1 // every progress is an event
+	h := startHarness(t, fastFE, Config{MaxPendingBytes: 4 << 10}, opt)
+	if err := h.eng.AddTool(engine.Tool{Name: "aside", Inline: true, Handler: func(c *engine.Call) error {
+		done := make(chan struct{})
+		go func() { c.Progress(1, 2, "aside"); close(done) }()
+		<-done
+		c.Text("aside done")
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.eng.AddTool(engine.Tool{Name: "burst", Inline: true, Handler: func(c *engine.Call) error {
+		for i := range 200 {
+			c.Progress(float64(i+1), 0, strings.Repeat("x", 64))
+		}
+		c.Text("burst done")
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		c := h.dial(t)
+		id := strconv.Itoa(10 + i)
+		c.write(h.raw(request{hdr: mcpHdr("tools/call", "Mcp-Name: aside"), body: fixture.ToolsCallProgress(id, "aside", `{}`, `"a"`)}))
+		resp, err := c.readResponse(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSSEHead(t, resp)
+		s := readSSE(t, c, resp)
+		var kinds []string
+		for {
+			it := s.nextEvent(5 * time.Second)
+			if it.err != nil {
+				break
+			}
+			m := fixture.DecodeMsg(t, []byte(it.data))
+			switch {
+			case m.Method == "notifications/progress":
+				kinds = append(kinds, "progress")
+			case string(m.ID) == id && strings.Contains(string(m.Result), "aside done"):
+				kinds = append(kinds, "result")
+			}
+		}
+		if got := strings.Join(kinds, ","); got != "progress,result" {
+			t.Fatalf("round %d: events %q, want progress,result", i, got)
+		}
+
+		c2 := h.dial(t)
+		c2.write(h.raw(request{hdr: mcpHdr("tools/call", "Mcp-Name: burst"), body: fixture.ToolsCallProgress("20", "burst", `{}`, `"b"`)}))
+		if !c2.closedByServer(5 * time.Second) {
+			t.Fatalf("round %d: the connection of a request cut off as a slow consumer is still open", i)
+		}
+		if got := h.srv.Stats().SlowConsumers.Load(); got != uint64(i+1) {
+			t.Fatalf("round %d: SlowConsumers = %d, want %d", i, got, i+1)
+		}
+		if resp, body := h.do(t, request{hdr: ex2Hdr(), body: fixture.Ex2Body}); resp.StatusCode != 200 {
+			t.Fatalf("round %d: a plain request after: %d %s", i, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestRepliesOnOneConnection: replies of very different lengths, one
+// after the other on one keep-alive connection, each arrive whole and
+// alone: each request's pooled exchange, and on fasthttp the connection's
+// response, start from buffers an earlier, longer reply filled.
+func TestRepliesOnOneConnection(t *testing.T) {
+	forEachFrontEnd(t, func(t *testing.T, fe frontEnd) {
+		h := startHarness(t, fe, Config{}, defaultOptions())
+		c := h.dial(t)
+		for i, n := range []int{3000, 1, 700, 0, 40, 3000, 2} {
+			text := strings.Repeat(string(rune('a'+i)), n)
+			resp, body := c.roundTrip(h, request{hdr: echoHdr, body: fixture.ToolsCall(strconv.Itoa(i), "echo", `{"text":"`+text+`"}`)})
+			if resp.StatusCode != 200 {
+				t.Fatalf("request %d: %d %s", i, resp.StatusCode, body)
+			}
+			m := fixture.DecodeMsg(t, body)
+			var res struct {
+				Content []struct{ Text string } `json:"content"`
+			}
+			if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Content) != 1 || res.Content[0].Text != text || string(m.ID) != strconv.Itoa(i) {
+				t.Fatalf("request %d (%d bytes of text): reply %s", i, n, body)
+			}
 		}
 	})
 }

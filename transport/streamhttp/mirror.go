@@ -234,17 +234,31 @@ func (m *mirrored) checkParams(env *codec.Envelope, t *engine.Tool, scratch *[]b
 	if m.tooMany {
 		return errTooManyParams
 	}
-	bindings := t.HeaderBindings()
 	names, flat := t.HeaderBindingNames()
 	flat = flat && len(names) <= maxFlatBindings
-	if flat && len(names) > 0 {
-		// One pass over the arguments for every binding; a member repeated
-		// would let an intermediary read one value and us another (parser
-		// differential), so it is refused.
-		if err := codec.LookupMembers(env.Arguments, names, vals[:]); err != nil {
-			return mismatch("an argument mirrored in a header appears more than once or is malformed")
-		}
+	if !flat || len(names) == 0 {
+		return m.checkBindings(env, t, false, scratch, nil)
 	}
+	// One pass over the arguments for every binding; a member repeated
+	// would let an intermediary read one value and us another (parser
+	// differential), so it is refused.
+	used := vals[:len(names)]
+	var e *codec.Error
+	if err := codec.LookupMembers(env.Arguments, names, used); err != nil {
+		e = mismatch("an argument mirrored in a header appears more than once or is malformed")
+	} else {
+		e = m.checkBindings(env, t, true, scratch, used)
+	}
+	// The values alias the request: dropped here, so that the pooled
+	// work space keeps no reference and need not clear them all.
+	clear(used)
+	return e
+}
+
+// checkBindings is checkParams' comparison of each binding with its
+// header; flat: vals holds each binding's argument (LookupMembers).
+func (m *mirrored) checkBindings(env *codec.Envelope, t *engine.Tool, flat bool, scratch *[]byte, vals [][]byte) *codec.Error {
+	bindings := t.HeaderBindings()
 	for i := range bindings {
 		b := &bindings[i]
 		var hv []byte

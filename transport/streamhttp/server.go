@@ -120,6 +120,10 @@ type reqInfo struct {
 	chains                                  [][]*x509.Certificate // verified TLS peer chains (only with Authenticate)
 	raw                                     net.Conn              // for the disconnect watcher; may be nil
 	lc                                      *limitConn            // fasthttp: the connection's limitConn (nil: none, or net/http)
+	// alone: nothing outside this goroutine can cancel the exchange
+	// until dispatch arms its watcher or hands it on (fasthttp: no
+	// request context whose end cancels it, as net/http's does).
+	alone bool
 
 	// For Config.Authenticate (F4): net/http's request context, whose end
 	// means the client left (nil on fasthttp), or on fasthttp the watcher
@@ -295,7 +299,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	if x.info != nil {
 		c.SetConn(x.info)
 	}
-	x.bind(c)
+	x.bind(c, r.alone)
 	if e := s.check(c, r.hdr, &x.scratch, &x.vals); e != nil {
 		s.stats.Rejected.Add(1)
 		if isDuplicateMirrored(e) { // B12, F2
@@ -324,18 +328,30 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 			// An Inline handler is microseconds by contract: a watch
 			// (a timer armed and stopped) would cost more than it could
 			// save.
+			x.quiet = false // the watcher may cancel x meanwhile
 			x.watch.arm(r.raw, watchDelay, x.onGone)
 		}
 		c.Run()
 		if !inline {
 			x.watch.stop()
 		}
-		// One look at the exchange (one lock) for both questions: did a
-		// notification come first, and what is the reply.
-		x.mu.Lock()
-		streaming := x.mode == modeSSE && x.gone == nil
-		status, body, retry := x.status, x.reply, x.retry
-		x.mu.Unlock()
+		// One look at the exchange for both questions: did a
+		// notification come first, and what is the reply. Under its lock,
+		// unless x is quiet: Reply and Done came on this goroutine, and
+		// nothing else writes what is read here (a slow-consumer
+		// goroutine finds gone set and only reads).
+		var streaming bool
+		var status, retry int
+		var body []byte
+		if x.quiet {
+			streaming = x.mode == modeSSE && x.gone == nil
+			status, body, retry = x.status, x.reply, x.retry
+		} else {
+			x.mu.Lock()
+			streaming = x.mode == modeSSE && x.gone == nil
+			status, body, retry = x.status, x.reply, x.retry
+			x.mu.Unlock()
+		}
 		if streaming {
 			s.stats.Streams.Add(1)
 			w.header("Cache-Control", "no-cache")
@@ -346,6 +362,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		s.sendReplyOf(w, r, x, status, body, retry)
 		return
 	}
+	x.handOff() // a worker may answer, the watcher cancel
 	listen := c.Method() == "subscriptions/listen"
 	if listen {
 		// A listen stream learns of a disconnect at its next write or

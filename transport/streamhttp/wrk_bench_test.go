@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,19 +152,97 @@ func BenchmarkWrkEcho(b *testing.B) {
 		run(b, func(ln net.Listener) error { return s.Serve(ln) }, func() { _ = s.Shutdown(context.Background()) })
 	})
 	b.Run("rawfast", func(b *testing.B) {
-		head := []byte(wrkEchoReply[:len(`{"jsonrpc":"2.0","id":`)])
-		tail := []byte(wrkEchoReply[len(`{"jsonrpc":"2.0","id":1`):])
-		key := []byte(`"id":`)
-		srv := &fasthttp.Server{NoDefaultServerHeader: true, Handler: func(ctx *fasthttp.RequestCtx) {
-			ctx.SetContentType("application/json")
-			body := ctx.PostBody()
-			i := bytes.Index(body, key)
-			tok := body[i+len(key):]
-			tok = tok[:bytes.IndexAny(tok, ",}")]
-			ctx.Response.AppendBody(head)
-			ctx.Response.AppendBody(tok)
-			ctx.Response.AppendBody(tail)
-		}}
+		srv := &fasthttp.Server{NoDefaultServerHeader: true, Handler: rawfastHandler()}
+		run(b, srv.Serve, func() { _ = srv.Shutdown() })
+	})
+}
+
+// rawfastHandler is bench/rawfast's handler: the reply's id spliced from
+// the request.
+func rawfastHandler() fasthttp.RequestHandler {
+	head := []byte(wrkEchoReply[:len(`{"jsonrpc":"2.0","id":`)])
+	tail := []byte(wrkEchoReply[len(`{"jsonrpc":"2.0","id":1`):])
+	key := []byte(`"id":`)
+	return func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("application/json")
+		body := ctx.PostBody()
+		i := bytes.Index(body, key)
+		tok := body[i+len(key):]
+		tok = tok[:bytes.IndexAny(tok, ",}")]
+		ctx.Response.AppendBody(head)
+		ctx.Response.AppendBody(tok)
+		ctx.Response.AppendBody(tail)
+	}
+}
+
+// connsListener accepts its connections one after the other, then blocks
+// until closed.
+type connsListener struct {
+	mu     sync.Mutex
+	cs     []net.Conn
+	closed chan struct{}
+}
+
+func (l *connsListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if len(l.cs) > 0 {
+		c := l.cs[0]
+		l.cs = l.cs[1:]
+		l.mu.Unlock()
+		return c, nil
+	}
+	l.mu.Unlock()
+	<-l.closed
+	return nil, net.ErrClosed
+}
+func (l *connsListener) Close() error   { return nil }
+func (l *connsListener) Addr() net.Addr { return benchAddr }
+
+// BenchmarkWrkEchoParallel is BenchmarkWrkEcho with GOMAXPROCS
+// connections served at once, each by its own fasthttp goroutine, as wrk's
+// 64 connections keep every core running handlers: what the server's
+// shared state (counters, pools, the limit listener, the engine's tables)
+// costs when two cores write it per request. b.N requests in all, split
+// over the connections; cpu-ns/op is the process's CPU time per request.
+func BenchmarkWrkEchoParallel(b *testing.B) {
+	run := func(b *testing.B, serve func(net.Listener) error, stop func()) {
+		p := runtime.GOMAXPROCS(0)
+		per := b.N/p + 100
+		rcs := make([]*replayConn, p)
+		ln := &connsListener{closed: make(chan struct{})}
+		for i := range rcs {
+			rcs[i] = &replayConn{req: wrkRequest, n: per, finished: make(chan struct{})}
+			ln.cs = append(ln.cs, rcs[i])
+		}
+		done := make(chan error, 1)
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := processCPU()
+		go func() { done <- serve(ln) }()
+		for _, rc := range rcs {
+			<-rc.finished
+		}
+		cpu := processCPU() - cpu0
+		b.StopTimer()
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(p*per), "cpu-ns/op")
+		close(ln.closed)
+		stop()
+		<-done
+		for _, rc := range rcs {
+			if rc.done != rc.n {
+				b.Fatalf("%d responses, want %d", rc.done, rc.n)
+			}
+			if !bytes.HasSuffix(rc.lastResp, []byte("\r\n\r\n"+wrkEchoReply)) {
+				b.Fatalf("response %q", rc.lastResp)
+			}
+		}
+	}
+	b.Run("mcpwire", func(b *testing.B) {
+		s := New(typedEchoEngine(b), Config{})
+		run(b, func(ln net.Listener) error { return s.Serve(ln) }, func() { _ = s.Shutdown(context.Background()) })
+	})
+	b.Run("rawfast", func(b *testing.B) {
+		srv := &fasthttp.Server{NoDefaultServerHeader: true, Handler: rawfastHandler()}
 		run(b, srv.Serve, func() { _ = srv.Shutdown() })
 	})
 }
