@@ -34,6 +34,9 @@ func TestScanArgumentsRecorded(t *testing.T) {
 		if got := env.argN != 0; got != c.recorded {
 			t.Errorf("%s: recorded %v, want %v", c.args, got, c.recorded)
 		}
+		if c.recorded && int(env.argLen) != len(env.Arguments) {
+			t.Errorf("%s: recorded for %d bytes of arguments, not %d: the table is never used", c.args, env.argLen, len(env.Arguments))
+		}
 		names := []string{"text", "b"}
 		got, want := make([][]byte, 2), make([][]byte, 2)
 		gn, gerr := env.ScanArguments(names, got)
@@ -77,5 +80,41 @@ func TestScanArgumentsAllocs(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("%v allocs", n)
+	}
+}
+
+// TestScanArgumentsReplaced: an Arguments a caller set after Peek is
+// scanned, not read through offsets recorded for other bytes (which could
+// point past its end); KeepArguments carries the table to an envelope
+// whose Arguments are the same bytes elsewhere, and to no other.
+func TestScanArgumentsReplaced(t *testing.T) {
+	var env Envelope
+	if err := Peek([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world","b":2},"_meta":{"progressToken":1}}}`), &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.argN == 0 {
+		t.Fatal("not recorded")
+	}
+	src := env
+	env.Arguments = []byte(`{"b":1}`)
+	names, vals := []string{"text", "b"}, make([][]byte, 2)
+	n, err := env.ScanArguments(names, vals)
+	if n != 1 || err != nil || vals[0] != nil || string(vals[1]) != "1" {
+		t.Errorf("replaced arguments: %d %v %q, want 1 <nil> [nil 1]", n, err, vals)
+	}
+
+	var dst Envelope
+	dst.Arguments = append([]byte(nil), src.Arguments...) // the same bytes, elsewhere
+	dst.KeepArguments(&src)
+	if dst.argN != src.argN || dst.args != src.args {
+		t.Errorf("KeepArguments did not carry the table: %d %v", dst.argN, dst.args)
+	}
+	if n, err = dst.ScanArguments(names, vals); n != 2 || err != nil || string(vals[0]) != `"hello world"` || string(vals[1]) != "2" {
+		t.Errorf("kept table: %d %v %q", n, err, vals)
+	}
+	other := Envelope{Arguments: []byte(`{"text":"hello world","b":3}`)} // same length, other bytes
+	other.KeepArguments(&src)
+	if other.argN != 0 {
+		t.Error("KeepArguments carried the table to other bytes")
 	}
 }

@@ -1,6 +1,9 @@
 package codec
 
-import "unsafe"
+import (
+	"bytes"
+	"unsafe"
+)
 
 // Kind is the JSON-RPC message kind found by Peek.
 type Kind uint8
@@ -94,9 +97,11 @@ type Envelope struct {
 	// The members of Arguments when Peek read it as a flat compact object
 	// (skipFlat), for ScanArguments: argN is their count plus one (0: not
 	// recorded), args their name and value spans as offsets into Arguments,
-	// which Rebase leaves valid.
-	argN uint8
-	args [maxArgMembers]argMember
+	// which Rebase leaves valid; argLen is len(Arguments) when they were
+	// recorded, so that an Arguments a caller replaced is scanned instead.
+	argN   uint8
+	argLen uint16
+	args   [maxArgMembers]argMember
 }
 
 // maxArgMembers bounds the members of params.arguments Peek records (the
@@ -115,7 +120,7 @@ type argMember struct{ k, ke, v, ve uint16 }
 // 4, members whose names are plain ASCII: the usual arguments of a tool).
 func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
 	n := int(e.argN) - 1
-	if n < 0 || len(e.Arguments) > 0xffff {
+	if n < 0 || len(e.Arguments) != int(e.argLen) {
 		return ScanMembers(e.Arguments, names, vals)
 	}
 	vals = vals[:len(names)]
@@ -136,6 +141,18 @@ func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// KeepArguments gives e the members Peek recorded for src's arguments,
+// when e.Arguments holds the same bytes as src.Arguments (the offsets are
+// relative to the span), so that ScanArguments on an envelope built from
+// another (the legacy bridge's derived one) need not scan them again.
+// Otherwise e keeps what it has.
+func (e *Envelope) KeepArguments(src *Envelope) {
+	if src.argN == 0 || !bytes.Equal(e.Arguments, src.Arguments) {
+		return
+	}
+	e.argN, e.argLen, e.args = src.argN, src.argLen, src.args
 }
 
 // Rebase re-points every span of e from old, the message Peek read, onto
@@ -460,7 +477,7 @@ func (p *parser) object(i int, level int) int {
 				case keyArguments:
 					env.Arguments = b[i:e]
 					if e == i+2 && c == '{' {
-						env.argN = 1 // {}: recorded, no members
+						env.argN, env.argLen = 1, 2 // {}: recorded, no members
 					}
 				case keyClientCapabilities:
 					if c == '{' {
@@ -670,7 +687,7 @@ func (p *parser) skipArgs(b []byte, o int) int {
 		var sc byte
 		if i, sc = sep(b, i); sc == '}' {
 			if n <= maxArgMembers && i-o <= 0xffff {
-				env.argN = uint8(n + 1)
+				env.argN, env.argLen = uint8(n+1), uint16(i-o)
 			}
 			return i
 		}

@@ -171,5 +171,9 @@ func deriveEnvelope(dst, src *codec.Envelope, msg []byte, sp *splice) bool {
 	} else {
 		dst.Meta = mv(src.Meta)
 	}
+	// The arguments' members the body's peek recorded hold for the moved
+	// span too (their offsets are relative to it): the engine's flat check
+	// reads them instead of scanning the arguments again.
+	dst.KeepArguments(src)
 	return !bad
 }
