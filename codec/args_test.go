@@ -103,6 +103,15 @@ func TestScanArgumentsReplaced(t *testing.T) {
 		t.Errorf("replaced arguments: %d %v %q, want 1 <nil> [nil 1]", n, err, vals)
 	}
 
+	same := src
+	same.Arguments = []byte(`{"text":"hello worl","b":22}`) // as long as src's, other bytes elsewhere
+	if len(same.Arguments) != len(src.Arguments) {
+		t.Fatalf("lengths %d and %d", len(same.Arguments), len(src.Arguments))
+	}
+	if n, err = same.ScanArguments(names, vals); n != 2 || err != nil || string(vals[0]) != `"hello worl"` {
+		t.Errorf("replaced arguments of the same length: %d %v %q", n, err, vals)
+	}
+
 	var dst Envelope
 	dst.Arguments = append([]byte(nil), src.Arguments...) // the same bytes, elsewhere
 	dst.KeepArguments(&src)

@@ -97,10 +97,12 @@ type Envelope struct {
 	// The members of Arguments when Peek read it as a flat compact object
 	// (skipFlat), for ScanArguments: argN is their count plus one (0: not
 	// recorded), args their name and value spans as offsets into Arguments,
-	// which Rebase leaves valid; argLen is len(Arguments) when they were
-	// recorded, so that an Arguments a caller replaced is scanned instead.
+	// which Rebase leaves valid; argAt and argLen are where Arguments
+	// started and its length when they were recorded, so that an
+	// Arguments a caller replaced is scanned instead.
 	argN   uint8
 	argLen uint16
+	argAt  uintptr
 	args   [maxArgMembers]argMember
 }
 
@@ -120,7 +122,7 @@ type argMember struct{ k, ke, v, ve uint16 }
 // 4, members whose names are plain ASCII: the usual arguments of a tool).
 func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
 	n := int(e.argN) - 1
-	if n < 0 || len(e.Arguments) != int(e.argLen) {
+	if n < 0 || len(e.Arguments) != int(e.argLen) || uintptr(unsafe.Pointer(unsafe.SliceData(e.Arguments))) != e.argAt {
 		return ScanMembers(e.Arguments, names, vals)
 	}
 	vals = vals[:len(names)]
@@ -153,6 +155,7 @@ func (e *Envelope) KeepArguments(src *Envelope) {
 		return
 	}
 	e.argN, e.argLen, e.args = src.argN, src.argLen, src.args
+	e.argAt = uintptr(unsafe.Pointer(unsafe.SliceData(e.Arguments)))
 }
 
 // Rebase re-points every span of e from old, the message Peek read, onto
@@ -178,7 +181,12 @@ func (e *Envelope) Rebase(old, buf []byte) {
 	e.Params = mv(e.Params)
 	e.Name.Raw = mv(e.Name.Raw)
 	e.URI.Raw = mv(e.URI.Raw)
-	e.Arguments = mv(e.Arguments)
+	if e.argN != 0 && e.argAt == uintptr(unsafe.Pointer(unsafe.SliceData(e.Arguments))) {
+		e.Arguments = mv(e.Arguments)
+		e.argAt = uintptr(unsafe.Pointer(unsafe.SliceData(e.Arguments)))
+	} else {
+		e.Arguments = mv(e.Arguments)
+	}
 	e.Meta = mv(e.Meta)
 	e.RequestID = mv(e.RequestID)
 	e.ProtocolVersion.Raw = mv(e.ProtocolVersion.Raw)
@@ -478,6 +486,9 @@ func (p *parser) object(i int, level int) int {
 					env.Arguments = b[i:e]
 					if e == i+2 && c == '{' {
 						env.argN, env.argLen = 1, 2 // {}: recorded, no members
+					}
+					if env.argN != 0 {
+						env.argAt = uintptr(unsafe.Pointer(&b[i]))
 					}
 				case keyClientCapabilities:
 					if c == '{' {

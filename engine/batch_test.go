@@ -312,3 +312,27 @@ func TestBatchPrepareReuses(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestListenMayNotify: a listen stream, which detaches (its Done comes
+// after Run returns, from another goroutine), reports MayNotify and not
+// Inline, so streamhttp, which Runs on its own goroutine only requests
+// that are Inline or cannot notify and takes no reference for the engine
+// then, always hands it off instead (Request.Run's contract).
+func TestListenMayNotify(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	sc := NewScope(s, "http")
+	msg := []byte(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"resourcesListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	r := sc.Prepare()
+	if err := codec.Peek(msg, r.Envelope()); err != nil {
+		t.Fatal(err)
+	}
+	r = sc.BeginPrepared(r, context.Background(), msg, &keepReply{}, nil, 0)
+	if e := r.Check(); e != nil {
+		t.Fatal(e.Message)
+	}
+	if !r.MayNotify() || r.Inline() {
+		t.Errorf("listen: MayNotify %v, Inline %v; want true, false", r.MayNotify(), r.Inline())
+	}
+	r.Fail(codec.ErrBadParams) // ends it without running it
+}

@@ -323,7 +323,7 @@ func FuzzFlatCodec(f *testing.F) {
 	f.Fuzz(func(t *testing.T, args, s string, b bool, n int64, x float64) {
 		if json.Valid([]byte(args)) && argsObject([]byte(args)) {
 			var fast flatKinds
-			if codec.decode([]byte(args), unsafe.Pointer(&fast), nil) {
+			if codec.decode([]byte(args), unsafe.Pointer(&fast), &strChunk{}) {
 				var slow flatKinds
 				if err := codecUnmarshal([]byte(args), &slow); err != nil {
 					t.Fatalf("%s: flat decoded %+v, sonic refused: %v", args, fast, err)
@@ -335,7 +335,7 @@ func FuzzFlatCodec(f *testing.F) {
 			var vals [maxFlat][]byte
 			if e, scanned := a.checkScan([]byte(args), &vals); scanned && e == nil {
 				var from, again flatPlain
-				ok := plain.decodeScanned(m, &vals, unsafe.Pointer(&from), nil)
+				ok := plain.decodeScanned(m, &vals, unsafe.Pointer(&from), &strChunk{})
 				if want := plain.decode([]byte(args), unsafe.Pointer(&again), nil); ok != want || (ok && from != again) {
 					t.Fatalf("%s: from the check's scan %v %+v, scanning again %v %+v", args, ok, from, want, again)
 				}

@@ -116,6 +116,11 @@ func (r *Request) Inline() bool {
 
 // Run is Start on the caller's goroutine: the handler runs, the response
 // reaches the Replier, Done is called, and only then does Run return.
+// The one exception is a request that detaches (a subscriptions/listen
+// stream): Run returns while it lives on, and its Done comes later from
+// another goroutine. Such a request always reports MayNotify and never
+// Inline, so a transport that Runs only Inline requests and those that
+// cannot notify (streamhttp) never sees the exception (TestListenMayNotify).
 func (r *Request) Run() { r.c.runNow() }
 
 // MayNotify reports whether the request can produce notifications before

@@ -43,9 +43,11 @@ type ResultText interface {
 // failure is the tool's error result, and h never runs), decoded into In
 // with the same exact-case rules as Call.Bind (a failure the schema did
 // not catch is the same kind of error), and Out is encoded once for both
-// places. In's short strings (up to 64 bytes) are copied into a 2 KiB
-// chunk that serves many calls, so a typed call need not allocate: a
-// string h keeps after it returns keeps that chunk in memory. With Tool.ValidateOutput or Config.ValidateOutput, the encoded
+// places. In's short strings (up to 32 bytes) are copied into a 256-byte
+// chunk that serves several calls, so a typed call need not allocate: a
+// string h keeps after it returns keeps that chunk in memory (a handler
+// that stores many short argument strings, such as a cache's keys, should
+// store strings.Clone of them). With Tool.ValidateOutput or Config.ValidateOutput, the encoded
 // Out is checked against the outputSchema; a result that fails is never
 // sent: the call is answered -32603, logged, and counted in
 // Stats.InvalidOutputs.

@@ -216,13 +216,15 @@ func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer, ch *strChunk) bo
 // unchanged for as long as anything holds it, and one allocation serves
 // the strings of many requests instead of one allocation per string (the
 // typed echo's only one). The cost: a string a handler keeps after its
-// call keeps its chunk (strChunkSize bytes) from being collected. Each
-// Call has one, used by one request at a time.
+// call keeps its chunk (strChunkSize bytes) from being collected, up to
+// 256 times the string's own size for a 1-byte one; the chunk is small so
+// that a handler keeping a few of many strings (a cache's keys) holds
+// little. Each Call has one, used by one request at a time.
 type strChunk struct{ b []byte }
 
 const (
-	strChunkSize = 2048
-	strChunkMax  = 64 // longer strings get an allocation of their own
+	strChunkSize = 256
+	strChunkMax  = 32 // longer strings get an allocation of their own
 )
 
 // string returns body as a string (ch may be nil: a plain conversion).

@@ -69,8 +69,7 @@ func New(srv *engine.Server) *Collector {
 // AddStats exports every field of stats, a pointer to a struct of
 // sync/atomic values (engine.Stats, streamhttp.Stats, socket.Stats,
 // redisstate.Stats, a client's stats…), as mcpwire_<subsystem>_<field>:
-// an atomic.Uint64 (or a counter type of its own with a Load() uint64
-// method, such as engine.Counter) as a counter (with the _total suffix),
+// an atomic.Uint64 or an engine.Counter as a counter (with the _total suffix),
 // an atomic.Int64 as a gauge. The name and HELP text of each field of the project's Stats
 // types are written down in names.go (DuplicateIDs → duplicate_ids); a
 // struct of another package names each field with struct tags,
@@ -91,13 +90,14 @@ func (c *Collector) AddStats(subsystem string, stats any) {
 		case reflect.TypeFor[atomic.Int64]():
 			return true, true
 		}
-		// A counter of its own type (engine.Counter): Load() uint64.
-		return false, reflect.PointerTo(t).Implements(reflect.TypeFor[uint64Loader]())
+		// engine.Counter, read through its Load() uint64. Only that type:
+		// another struct with a Load method stays ignored, as before.
+		return false, t == reflect.TypeFor[engine.Counter]()
 	})
 }
 
-// uint64Loader is a counter AddStats exports: atomic.Uint64, or a type of
-// its own such as engine.Counter.
+// uint64Loader is a counter AddStats exports: atomic.Uint64 or
+// engine.Counter.
 type uint64Loader interface{ Load() uint64 }
 
 // AddStatsFunc exports the fields of the struct snapshot returns, called

@@ -367,3 +367,37 @@ func TestStatsFunc(t *testing.T) {
 		}
 	}
 }
+
+// loadOnly is a counter type of another package's own: AddStats exports
+// atomic.Uint64, atomic.Int64 and engine.Counter, and ignores the rest,
+// as it did before engine.Counter (no panic for a field without a name).
+type loadOnly struct{ v atomic.Uint64 }
+
+func (l *loadOnly) Load() uint64 { return l.v.Load() }
+
+func TestStatsOtherLoaderIgnored(t *testing.T) {
+	srv := engine.New(engine.Config{})
+	defer func() { _ = srv.Shutdown(context.Background()) }()
+	c := New(srv)
+	var st struct {
+		Calls  atomic.Uint64 `metric:"calls" help:"Calls made."`
+		Padded loadOnly
+		Parts  engine.Counter `metric:"parts" help:"Parts summed."`
+	}
+	st.Calls.Add(2)
+	st.Padded.v.Add(5)
+	st.Parts.Add(3)
+	c.AddStats("own", &st) // panicked with "has no metric name" when any Load() uint64 was a counter
+	mfs := gather(t, Registry(c))
+	if m := mfs["mcpwire_own_calls_total"]; m == nil || m.GetMetric()[0].GetCounter().GetValue() != 2 {
+		t.Errorf("calls %v", m)
+	}
+	if m := mfs["mcpwire_own_parts_total"]; m == nil || m.GetMetric()[0].GetCounter().GetValue() != 3 {
+		t.Errorf("parts %v", m)
+	}
+	for name := range mfs {
+		if strings.Contains(name, "padded") {
+			t.Errorf("%s exported", name)
+		}
+	}
+}

@@ -60,6 +60,11 @@ type exchange struct {
 	// exchange (reqInfo.alone, no watcher armed): they take no lock.
 	// Written by that goroutine only.
 	quiet bool
+	// pooled: x waits in the pool. With the count left at 1 there, a
+	// stray release would recycle x a second time and two requests could
+	// share it; unref refuses instead (a bug in this package, never a
+	// client's doing).
+	pooled bool
 	// waiting is set, before the state is looked at, by a goroutine that
 	// may block on signal; wakers look at it after changing the state, so
 	// no wake is lost.
@@ -117,6 +122,7 @@ func (s *Server) acquireExchange() *exchange {
 		x = &exchange{s: s, signal: make(chan struct{}, 1)}
 		x.onGone = func() { x.cancel(errClientGone) }
 	}
+	x.pooled = false
 	if x.work == nil {
 		x.work = workPool.Get().(*work)
 	}
@@ -176,6 +182,9 @@ func (x *exchange) handOff() {
 func (x *exchange) sole() bool { return x.refs.Load() == 1 }
 
 func (x *exchange) unref() {
+	if x.pooled {
+		panic("streamhttp: an exchange released while in the pool")
+	}
 	// The last holder finds itself alone and takes no atomic write: the
 	// exchange goes back to the pool with the count at 1, as
 	// acquireExchange leaves it.
@@ -216,6 +225,7 @@ func (x *exchange) unref() {
 	if cap(x.hbuf) > 64<<10 {
 		x.hbuf = nil
 	}
+	x.pooled = true
 	x.s.xpool.Put(x)
 }
 

@@ -353,6 +353,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 			x.mu.Unlock()
 		}
 		if streaming {
+			x.quiet = false // the stream's pump and writers take the lock from here on
 			s.stats.Streams.Add(1)
 			w.header("Cache-Control", "no-cache")
 			w.header("X-Accel-Buffering", "no") // SSE-04
