@@ -90,6 +90,15 @@ func (c *tlsConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close gives the connection's slot back before TLS sends its closing
+// alert: a client that reads the alert and dials again at once finds its
+// slot free (per-IP and total limits), as it would over plain HTTP, where
+// the slot is given back before the socket closes.
+func (c *tlsConn) Close() error {
+	c.lc.release()
+	return c.Conn.Close()
+}
+
 // SyscallConn exposes the socket to the disconnect watcher.
 func (c *tlsConn) SyscallConn() (syscall.RawConn, error) { return c.lc.SyscallConn() }
 
