@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpwire/mcpwire/codec"
+	"github.com/mcpwire/mcpwire/internal/cputime"
 )
 
 type benchEchoIn struct {
@@ -72,7 +73,7 @@ func BenchmarkTypedEchoPrepared(b *testing.B) {
 		s, sc := setup(b)
 		defer func() { _ = s.Shutdown(context.Background()) }()
 		b.ReportAllocs()
-		cpu0 := processCPU()
+		cpu0 := cputime.Process()
 		b.RunParallel(func(pb *testing.PB) {
 			msg := []byte(echoFixture) // each goroutine its own message, as each connection
 			for pb.Next() {
@@ -85,7 +86,7 @@ func BenchmarkTypedEchoPrepared(b *testing.B) {
 		// CPU time per request: wall-clock time per request on a shared
 		// machine depends on what else runs; the cores' work per request
 		// (what contention adds) does much less.
-		b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 	})
 }
 

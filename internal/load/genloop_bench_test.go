@@ -1,6 +1,10 @@
 package load
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mcpwire/mcpwire/internal/cputime"
+)
 
 // BenchmarkStreamGenerator is the pipelined stream generator's own work per
 // request (1×64, the standard fixture) against an in-process fake server
@@ -22,14 +26,14 @@ func BenchmarkStreamGenerator(b *testing.B) {
 				g.step()
 			}
 			b.ReportAllocs()
-			cpu0 := cpuTimeUs()
+			cpu0 := cputime.Process().Microseconds()
 			for b.Loop() {
 				g.step()
 			}
 			reqs := float64(b.N * g.perRun)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/reqs, "ns/req")
 			// CPU time, which a machine shared with other work inflates less.
-			b.ReportMetric(float64(cpuTimeUs()-cpu0)*1000/reqs, "cpu-ns/req")
+			b.ReportMetric(float64(cputime.Process().Microseconds()-cpu0)*1000/reqs, "cpu-ns/req")
 			if e := g.c.rec.live.errs.Load(); e != 0 {
 				b.Fatalf("%d errors", e)
 			}

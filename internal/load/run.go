@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpwire/mcpwire/internal/cputime"
 	"github.com/mcpwire/mcpwire/internal/term"
 )
 
@@ -345,7 +346,7 @@ type snapshot struct {
 }
 
 func (r *run) snap() snapshot {
-	return snapshot{cpuUs: cpuTimeUs(), in: r.bytesIn.Load(), out: r.bytesOut.Load(), taken: true}
+	return snapshot{cpuUs: cputime.Process().Microseconds(), in: r.bytesIn.Load(), out: r.bytesOut.Load(), taken: true}
 }
 
 // measure runs the warm-up and the measurement and returns a result with

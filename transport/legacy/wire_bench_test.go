@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/cputime"
 	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
@@ -179,11 +180,11 @@ func BenchmarkWireCall(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				w.quick(b, req)
 			}
-			if cpu := processCPU() - cpu; cpu > 0 {
+			if cpu := cputime.Process() - cpu; cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/cputime"
 )
 
 // The request `make compare`'s wrk rows send (bench/wrk/fixture.lua): the
@@ -131,10 +132,10 @@ func BenchmarkWrkEcho(b *testing.B) {
 		done := make(chan error, 1)
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu0 := processCPU()
+		cpu0 := cputime.Process()
 		go func() { done <- serve(ln) }()
 		<-rc.finished
-		cpu := processCPU() - cpu0
+		cpu := cputime.Process() - cpu0
 		b.StopTimer()
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(rc.n), "cpu-ns/op")
 		close(ln.closed)
@@ -217,12 +218,12 @@ func BenchmarkWrkEchoParallel(b *testing.B) {
 		done := make(chan error, 1)
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu0 := processCPU()
+		cpu0 := cputime.Process()
 		go func() { done <- serve(ln) }()
 		for _, rc := range rcs {
 			<-rc.finished
 		}
-		cpu := processCPU() - cpu0
+		cpu := cputime.Process() - cpu0
 		b.StopTimer()
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(p*per), "cpu-ns/op")
 		close(ln.closed)

@@ -1,14 +1,15 @@
 //go:build unix
 
-package legacy_test
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time (user and system) this process has used.
-func processCPU() time.Duration {
+// Process is the user and system CPU time the process has used (0 when
+// getrusage fails).
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

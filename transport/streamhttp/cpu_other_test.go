@@ -1,8 +1,0 @@
-//go:build !unix
-
-package streamhttp
-
-import "time"
-
-// processCPU is 0 where getrusage is not at hand (no cpu-ns/op metric).
-func processCPU() time.Duration { return 0 }
