@@ -122,7 +122,7 @@ type argMember struct{ k, ke, v, ve uint16 }
 // 4, members whose names are plain ASCII: the usual arguments of a tool).
 func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
 	n := int(e.argN) - 1
-	if n < 0 || len(e.Arguments) != int(e.argLen) || uintptr(unsafe.Pointer(unsafe.SliceData(e.Arguments))) != e.argAt {
+	if n < 0 || len(e.Arguments) != int(e.argLen) || addrOf(e.Arguments) != e.argAt {
 		return ScanMembers(e.Arguments, names, vals)
 	}
 	vals = vals[:len(names)]
@@ -155,8 +155,12 @@ func (e *Envelope) KeepArguments(src *Envelope) {
 		return
 	}
 	e.argN, e.argLen, e.args = src.argN, src.argLen, src.args
-	e.argAt = uintptr(unsafe.Pointer(unsafe.SliceData(e.Arguments)))
+	e.argAt = addrOf(e.Arguments)
 }
+
+// addrOf is where p's bytes start, as a number: the recorded arguments
+// compare it, so it keeps nothing alive.
+func addrOf(p []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(p))) }
 
 // Rebase re-points every span of e from old, the message Peek read, onto
 // buf, a copy of old (same length, same bytes), so that e stays valid once
@@ -164,12 +168,12 @@ func (e *Envelope) KeepArguments(src *Envelope) {
 // field must be added here: TestEnvelopeRebaseCoversEveryField fails until
 // it is.
 func (e *Envelope) Rebase(old, buf []byte) {
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(old)))
+	base := addrOf(old)
 	mv := func(p []byte) []byte {
 		if p == nil {
 			return nil
 		}
-		at := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+		at := addrOf(p)
 		if at < base || at-base+uintptr(len(p)) > uintptr(len(old)) {
 			return p // not a span of old
 		}
@@ -181,11 +185,10 @@ func (e *Envelope) Rebase(old, buf []byte) {
 	e.Params = mv(e.Params)
 	e.Name.Raw = mv(e.Name.Raw)
 	e.URI.Raw = mv(e.URI.Raw)
-	if e.argN != 0 && e.argAt == uintptr(unsafe.Pointer(unsafe.SliceData(e.Arguments))) {
-		e.Arguments = mv(e.Arguments)
-		e.argAt = uintptr(unsafe.Pointer(unsafe.SliceData(e.Arguments)))
-	} else {
-		e.Arguments = mv(e.Arguments)
+	recorded := e.argN != 0 && e.argAt == addrOf(e.Arguments)
+	e.Arguments = mv(e.Arguments)
+	if recorded {
+		e.argAt = addrOf(e.Arguments) // the recorded members follow it
 	}
 	e.Meta = mv(e.Meta)
 	e.RequestID = mv(e.RequestID)
@@ -488,7 +491,7 @@ func (p *parser) object(i int, level int) int {
 						env.argN, env.argLen = 1, 2 // {}: recorded, no members
 					}
 					if env.argN != 0 {
-						env.argAt = uintptr(unsafe.Pointer(&b[i]))
+						env.argAt = addrOf(env.Arguments)
 					}
 				case keyClientCapabilities:
 					if c == '{' {

@@ -247,7 +247,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				x = float64(fv.Uint())
 			case f.gauge:
 				x = float64(fv.Addr().Interface().(*atomic.Int64).Load())
-			default: // *atomic.Uint64, or a counter of its own type
+			default: // *atomic.Uint64 or *engine.Counter
 				x = float64(fv.Addr().Interface().(uint64Loader).Load())
 			}
 			vt := prometheus.CounterValue

@@ -167,6 +167,16 @@ func (x *exchange) bind(c *engine.Request, alone bool) {
 	x.mu.Unlock()
 }
 
+// lockUnlessQuiet takes x.mu unless x is quiet (nothing but the caller's
+// goroutine can write x then) and reports whether it did.
+func (x *exchange) lockUnlessQuiet() bool {
+	if x.quiet {
+		return false
+	}
+	x.mu.Lock()
+	return true
+}
+
 // handOff readies x for a request the engine may answer from another
 // goroutine (Start): Done then releases a reference of its own.
 func (x *exchange) handOff() {
@@ -380,10 +390,9 @@ func (x *exchange) DropsOnCancel() {}
 
 // Reply implements engine.Replier.
 func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
-	if x.quiet {
+	if !x.lockUnlessQuiet() {
 		return x.replyLocked(c, frame, status)
 	}
-	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.replyLocked(c, frame, status)
 }
@@ -415,11 +424,9 @@ func (x *exchange) replyLocked(c *engine.Request, frame []byte, status int) erro
 
 // Done implements engine.Replier.
 func (x *exchange) Done(c *engine.Request) {
-	if x.quiet {
-		x.ended = true
-	} else {
-		x.mu.Lock()
-		x.ended = true
+	locked := x.lockUnlessQuiet()
+	x.ended = true
+	if locked {
 		x.mu.Unlock()
 	}
 	x.wake()

@@ -340,16 +340,10 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		// unless x is quiet: Reply and Done came on this goroutine, and
 		// nothing else writes what is read here (a slow-consumer
 		// goroutine finds gone set and only reads).
-		var streaming bool
-		var status, retry int
-		var body []byte
-		if x.quiet {
-			streaming = x.mode == modeSSE && x.gone == nil
-			status, body, retry = x.status, x.reply, x.retry
-		} else {
-			x.mu.Lock()
-			streaming = x.mode == modeSSE && x.gone == nil
-			status, body, retry = x.status, x.reply, x.retry
+		locked := x.lockUnlessQuiet()
+		streaming := x.mode == modeSSE && x.gone == nil
+		status, body, retry := x.status, x.reply, x.retry
+		if locked {
 			x.mu.Unlock()
 		}
 		if streaming {
