@@ -684,25 +684,31 @@ func TestInlineWithProgressToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkSSEHead(t, resp2)
-		s := readSSE(t, c, resp2)
-		var kinds []string
-		for {
-			it := s.nextEvent(5 * time.Second)
-			if it.err != nil {
-				break
-			}
-			m := fixture.DecodeMsg(t, []byte(it.data))
-			switch {
-			case m.Method == "notifications/progress":
-				kinds = append(kinds, "progress")
-			case string(m.ID) == "2":
-				kinds = append(kinds, "result")
-			}
-		}
+		kinds := eventKinds(t, readSSE(t, c, resp2), func(m *fixture.RpcMsg) bool { return string(m.ID) == "2" })
 		if strings.Join(kinds, ",") != "progress,result" && strings.Join(kinds, ",") != "progress,progress,result" {
 			t.Fatalf("events: %v", kinds)
 		}
 	})
+}
+
+// eventKinds reads a stream's events until it ends: "progress" for each
+// progress notification, "result" for each message isResult accepts.
+func eventKinds(t *testing.T, s *sse, isResult func(*fixture.RpcMsg) bool) []string {
+	t.Helper()
+	var kinds []string
+	for {
+		it := s.nextEvent(5 * time.Second)
+		if it.err != nil {
+			return kinds
+		}
+		m := fixture.DecodeMsg(t, []byte(it.data))
+		switch {
+		case m.Method == "notifications/progress":
+			kinds = append(kinds, "progress")
+		case isResult(m):
+			kinds = append(kinds, "result")
+		}
+	}
 }
 
 // TestInlineQuietExchange: an Inline run on the fasthttp front end
@@ -745,21 +751,9 @@ func TestInlineQuietExchange(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkSSEHead(t, resp)
-		s := readSSE(t, c, resp)
-		var kinds []string
-		for {
-			it := s.nextEvent(5 * time.Second)
-			if it.err != nil {
-				break
-			}
-			m := fixture.DecodeMsg(t, []byte(it.data))
-			switch {
-			case m.Method == "notifications/progress":
-				kinds = append(kinds, "progress")
-			case string(m.ID) == id && strings.Contains(string(m.Result), "aside done"):
-				kinds = append(kinds, "result")
-			}
-		}
+		kinds := eventKinds(t, readSSE(t, c, resp), func(m *fixture.RpcMsg) bool {
+			return string(m.ID) == id && strings.Contains(string(m.Result), "aside done")
+		})
 		if got := strings.Join(kinds, ","); got != "progress,result" {
 			t.Fatalf("round %d: events %q, want progress,result", i, got)
 		}

@@ -98,24 +98,6 @@ func (c *replayConn) SetDeadline(time.Time) error      { return nil }
 func (c *replayConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *replayConn) SetWriteDeadline(time.Time) error { return nil }
 
-// oneConnListener accepts one connection, then blocks until closed.
-type oneConnListener struct {
-	c      net.Conn
-	served bool
-	closed chan struct{}
-}
-
-func (l *oneConnListener) Accept() (net.Conn, error) {
-	if !l.served {
-		l.served = true
-		return l.c, nil
-	}
-	<-l.closed
-	return nil, net.ErrClosed
-}
-func (l *oneConnListener) Close() error   { return nil }
-func (l *oneConnListener) Addr() net.Addr { return benchAddr }
-
 // BenchmarkWrkEcho: the server side of one request of the HTTP wrk row
 // (64×1, the standard fixture) without the network: fasthttp's connection
 // loop reads the request as wrk sends it from an in-memory connection and
@@ -125,38 +107,7 @@ func (l *oneConnListener) Addr() net.Addr { return benchAddr }
 // limitListener and limitConn; "rawfast": bench/rawfast's handler (the
 // reply's id spliced from the request) on a bare fasthttp.Server, the
 // ceiling of the row.
-func BenchmarkWrkEcho(b *testing.B) {
-	run := func(b *testing.B, serve func(net.Listener) error, stop func()) {
-		rc := &replayConn{req: wrkRequest, n: b.N + 100, finished: make(chan struct{})}
-		ln := &oneConnListener{c: rc, closed: make(chan struct{})}
-		done := make(chan error, 1)
-		b.ReportAllocs()
-		b.ResetTimer()
-		cpu0 := cputime.Process()
-		go func() { done <- serve(ln) }()
-		<-rc.finished
-		cpu := cputime.Process() - cpu0
-		b.StopTimer()
-		b.ReportMetric(float64(cpu.Nanoseconds())/float64(rc.n), "cpu-ns/op")
-		close(ln.closed)
-		stop()
-		<-done
-		if rc.done != rc.n {
-			b.Fatalf("%d responses, want %d", rc.done, rc.n)
-		}
-		if !bytes.HasSuffix(rc.lastResp, []byte("\r\n\r\n"+wrkEchoReply)) {
-			b.Fatalf("response %q", rc.lastResp)
-		}
-	}
-	b.Run("mcpwire", func(b *testing.B) {
-		s := New(typedEchoEngine(b), Config{})
-		run(b, func(ln net.Listener) error { return s.Serve(ln) }, func() { _ = s.Shutdown(context.Background()) })
-	})
-	b.Run("rawfast", func(b *testing.B) {
-		srv := &fasthttp.Server{NoDefaultServerHeader: true, Handler: rawfastHandler()}
-		run(b, srv.Serve, func() { _ = srv.Shutdown() })
-	})
-}
+func BenchmarkWrkEcho(b *testing.B) { wrkEchoRows(b, 1) }
 
 // rawfastHandler is bench/rawfast's handler: the reply's id spliced from
 // the request.
@@ -205,11 +156,15 @@ func (l *connsListener) Addr() net.Addr { return benchAddr }
 // shared state (counters, pools, the limit listener, the engine's tables)
 // costs when two cores write it per request. b.N requests in all, split
 // over the connections; cpu-ns/op is the process's CPU time per request.
-func BenchmarkWrkEchoParallel(b *testing.B) {
+func BenchmarkWrkEchoParallel(b *testing.B) { wrkEchoRows(b, runtime.GOMAXPROCS(0)) }
+
+// wrkEchoRows runs the two rows, mcpwire and rawfast, each serving conns
+// in-memory connections at once, b.N requests in all (plus 100 a
+// connection), and reports the process's CPU time per request.
+func wrkEchoRows(b *testing.B, conns int) {
 	run := func(b *testing.B, serve func(net.Listener) error, stop func()) {
-		p := runtime.GOMAXPROCS(0)
-		per := b.N/p + 100
-		rcs := make([]*replayConn, p)
+		per := b.N/conns + 100
+		rcs := make([]*replayConn, conns)
 		ln := &connsListener{closed: make(chan struct{})}
 		for i := range rcs {
 			rcs[i] = &replayConn{req: wrkRequest, n: per, finished: make(chan struct{})}
@@ -225,7 +180,7 @@ func BenchmarkWrkEchoParallel(b *testing.B) {
 		}
 		cpu := cputime.Process() - cpu0
 		b.StopTimer()
-		b.ReportMetric(float64(cpu.Nanoseconds())/float64(p*per), "cpu-ns/op")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(conns*per), "cpu-ns/op")
 		close(ln.closed)
 		stop()
 		<-done
