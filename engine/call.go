@@ -95,6 +95,7 @@ type Call struct {
 	inBatch    bool   // admitted through batch: registered by it, not on its own
 	markOf     *Batch // set on a Batch's tracker entry only, which serves no request
 	recycleTo  *Batch // release keeps the Call for this batch's next request (batch.go)
+	lentBy     *Batch // Batch.Prepare handed out this spare; not begun yet (batch.go)
 
 	// Callbacks of contexts derived from the Call (afterfunc.go), guarded
 	// by mu; afterWG holds the Call back from recycling while they run.
@@ -193,6 +194,8 @@ func (c *Call) release() {
 			b.spare = c
 			return
 		}
+		b.toPool(c)
+		return
 	}
 	callPool.Put(c)
 }
@@ -554,7 +557,15 @@ func (c *Call) complete() {
 	c.mu.Unlock()
 	c.runAfters(afters)
 	if send {
-		if err := c.rep.Reply(c.req(), c.out, c.status); err != nil {
+		var err error
+		if b := c.batch; b != nil && b.rep != nil {
+			// On the batch's goroutine (a request that ends elsewhere has
+			// left the batch): the transport keeps it with the read's.
+			err = b.rep.ReplyInBatch(c.req(), c.out)
+		} else {
+			err = c.rep.Reply(c.req(), c.out, c.status)
+		}
+		if err != nil {
 			c.srv.log.l.Debug("reply not delivered", "err", err)
 		}
 	}

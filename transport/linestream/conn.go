@@ -1,6 +1,7 @@
 package linestream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"hash/maphash"
@@ -209,6 +210,11 @@ type Conn struct {
 	idle     chan struct{} // signalled by Done while draining
 
 	out outQueue
+	// stage holds the answers given on the input side during a read
+	// (ReplyInBatch, replyError), without the queue's lock; inputFlush
+	// queues them at once. stageHint is the last read's stage size.
+	stage     []byte
+	stageHint int
 
 	info *engine.ConnInfo // SetConnInfo; nil without hooks (cold: kept last)
 }
@@ -331,9 +337,18 @@ func (c *Conn) End() {
 	c.inputFlush()
 }
 
-// inputFlush ends the input side's hold: it writes what was queued, or
-// with HandOffOutput wakes the output side to do it.
+// inputFlush ends the input side's hold: it queues the read's staged
+// answers, then writes what was queued, or with HandOffOutput wakes the
+// output side to do it.
 func (c *Conn) inputFlush() {
+	if c.stage != nil {
+		c.stageHint = min(len(c.stage), maxHint)
+		err := c.out.put(c.stage)
+		c.stage = nil
+		if err != nil {
+			c.fail(err)
+		}
+	}
 	if !c.cfg.HandOffOutput {
 		c.Flush()
 		return
@@ -378,9 +393,10 @@ func (c *Conn) pump() {
 	// read instead of one per request; they are registered for Shutdown
 	// once, as the batch (engine.Batch).
 	b := c.scope.StartBatch()
+	b.SetReplier(c) // answers given here go to c.stage (ReplyInBatch)
 	defer func() {
 		if pre != nil {
-			pre.Discard()
+			b.Discard(pre)
 		}
 		b.End()
 	}()
@@ -527,20 +543,41 @@ func (c *Conn) countReject(e *codec.Error) {
 	}
 }
 
-// replyError answers a message that never became a request.
+// replyError answers a message that never became a request, in the
+// stage with the read's other answers (input side only).
 func (c *Conn) replyError(id []byte, e *codec.Error) {
-	bp := errBufs.Get().(*[]byte)
-	b := codec.AppendErrorResponse((*bp)[:0], id, e)
-	c.send(b) // copies b into the output queue
-	if cap(b) <= 4<<10 {
-		*bp = b[:0]
-		errBufs.Put(bp)
-	}
+	c.stageFrame(codec.AppendErrorResponse(c.stageBuf(256), id, e))
 }
 
-// errBufs holds the buffers error answers are built in (an error path: an
-// idle connection keeps none).
-var errBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+// stageBuf returns the stage, with room for at least n more bytes.
+func (c *Conn) stageBuf(n int) []byte {
+	if c.stage == nil {
+		c.stage = framing.AcquireBuf(max(n+1, c.stageHint, minOut))
+	}
+	return c.stage
+}
+
+// stageFrame takes b, the stage with one frame appended, as the new
+// stage, ending the frame with '\n'. A frame with a raw newline is
+// dropped (framing.ErrNewlineInFrame); past MaxPending the connection
+// fails (ErrSlowConsumer).
+func (c *Conn) stageFrame(b []byte) error {
+	start := len(c.stage)
+	frame := b[start:]
+	if bytes.IndexByte(frame, '\n') >= 0 {
+		return framing.ErrNewlineInFrame
+	}
+	if len(b) >= c.out.max {
+		c.fail(ErrSlowConsumer)
+		return ErrSlowConsumer
+	}
+	if cap(b) != cap(c.stage) {
+		// append moved it: the old buffer goes back to the pool.
+		framing.ReleaseBuf(c.stage)
+	}
+	c.stage = append(b, '\n')
+	return nil
+}
 
 // send queues one frame, waking the output side or aborting as needed.
 func (c *Conn) send(frame []byte) error {
@@ -688,6 +725,18 @@ func (c *Conn) Notify(r *engine.Request, frame []byte) error { return c.send(fra
 // Reply implements engine.Replier.
 func (c *Conn) Reply(r *engine.Request, frame []byte, status int) error { return c.send(frame) }
 
+// ReplyInBatch implements engine.BatchReplier: the answers of the
+// requests that end on the input side during a read wait in the stage,
+// taken without a lock, and join the output queue once, at the end of the
+// read (inputFlush). Notifications still go to the queue at once, so a
+// request's notifications given on any goroutine precede its response.
+func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return c.stageFrame(append(c.stageBuf(len(frame)), frame...))
+}
+
 // Done implements engine.Replier.
 func (c *Conn) Done(r *engine.Request) {
 	e, _ := r.TransportData().(*entry)
@@ -796,4 +845,6 @@ func (c *Conn) close(why error, byPeer bool) int {
 func (c *Conn) ReleaseInput() {
 	c.stopped.Store(true)
 	c.dec.Release()
+	framing.ReleaseBuf(c.stage)
+	c.stage = nil
 }

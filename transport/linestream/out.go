@@ -78,6 +78,39 @@ func (q *outQueue) appendFrame(frame []byte) (wake bool, err error) {
 	return wake, nil
 }
 
+// put queues stage, frames the input side collected without the lock
+// (Conn.ReplyInBatch), each ending in '\n', after what is queued. Only
+// the input side calls it, between hold and its flush, so nobody needs
+// waking. The
+// queue takes stage's buffer, or copies it and gives it back to the pool:
+// the caller keeps none. It reports the queue's error, if any: stage was
+// dropped.
+func (q *outQueue) put(stage []byte) error {
+	q.mu.Lock()
+	err := q.err
+	switch need := len(q.buf) + len(stage); {
+	case err != nil:
+	case need > q.max:
+		q.failLocked(ErrSlowConsumer)
+		err = ErrSlowConsumer
+	case len(q.buf) == 0:
+		// The common case: nothing else waits, the stage becomes the
+		// batch (no copy).
+		framing.ReleaseBuf(q.buf)
+		q.buf, stage = stage, nil
+	default:
+		if need > cap(q.buf) {
+			nb := append(framing.AcquireBuf(max(2*cap(q.buf), need, minOut, int(q.last))), q.buf...)
+			framing.ReleaseBuf(q.buf)
+			q.buf = nb
+		}
+		q.buf = append(q.buf, stage...)
+	}
+	q.mu.Unlock()
+	framing.ReleaseBuf(stage)
+	return err
+}
+
 // hold marks the input side as feeding: frames queued meanwhile wait for
 // its flush instead of waking the output side.
 func (q *outQueue) hold() {
