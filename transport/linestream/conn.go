@@ -568,6 +568,9 @@ func (c *Conn) stageFrame(b []byte) error {
 		return framing.ErrNewlineInFrame
 	}
 	if len(b) >= c.out.max {
+		// As appendFrame: the queue fails, and what waits is dropped
+		// (the stage too, when inputFlush puts it).
+		c.out.fail(ErrSlowConsumer)
 		c.fail(ErrSlowConsumer)
 		return ErrSlowConsumer
 	}
