@@ -131,12 +131,9 @@ func (c *Call) own() {
 	c.msg = nil
 }
 
-func (c *Call) release() {
-	if c.stopParent != nil {
-		c.stopParent()
-		c.stopParent = nil
-	}
-	c.mu.Lock()
+// recycleLocked is release's part under c.mu: the Call moves to its next
+// generation.
+func (c *Call) recycleLocked() {
 	c.gen++
 	c.sub = nil // read under c.mu by hub deliveries racing with the end
 	// Under c.mu: a progress timer that fired before complete stopped it
@@ -144,7 +141,20 @@ func (c *Call) release() {
 	// state under c.mu (a data race the race detector found in
 	// streamhttp's TestDialConcurrent).
 	c.prog.reset()
-	c.mu.Unlock()
+}
+
+func (c *Call) release() {
+	if c.stopParent != nil {
+		c.stopParent()
+		c.stopParent = nil
+	}
+	if c.recycleTo == nil {
+		// (A request that ended on its batch's goroutine did this in
+		// complete.)
+		c.mu.Lock()
+		c.recycleLocked()
+		c.mu.Unlock()
+	}
 	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 	if c.msg != nil && cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
 		// The envelope's spans hold a large buffer (the transport's, or
@@ -554,6 +564,15 @@ func (c *Call) complete() {
 	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
+	if c.batch != nil {
+		// It ends on its batch's goroutine, which recycles it (endInBatch):
+		// release's part under c.mu is done here, in the same critical
+		// section. From here a reference names a generation that no longer
+		// runs, as after release; nothing that follows takes one (the
+		// BatchReplier, Done and the CallEnd hook see the request, not a
+		// RequestRef).
+		c.recycleLocked()
+	}
 	c.mu.Unlock()
 	c.runAfters(afters)
 	if send {
