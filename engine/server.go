@@ -61,6 +61,9 @@ type Server struct {
 	chain HandlerFunc // Config.Middleware around dispatch; nil without
 
 	serverMeta []byte // `{"io.modelcontextprotocol/serverInfo":{...}}`
+	// structTail ends a typed tool's result (Call.structured) in one
+	// append: `,"isError":false,"_meta":` serverMeta `}`.
+	structTail []byte
 	supported  []byte // `["2026-07-28"]`
 
 	tracker  tracker // every request in flight
@@ -137,6 +140,7 @@ func New(opt Config) *Server {
 		panic("engine: cannot encode serverInfo: " + err.Error())
 	}
 	s.serverMeta = append(append([]byte(`{"io.modelcontextprotocol/serverInfo":`), im...), '}')
+	s.structTail = append(append([]byte(`,"isError":false,"_meta":`), s.serverMeta...), '}')
 	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
 	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)
