@@ -178,7 +178,10 @@
 // Scope.BeginBorrowedAt), so each request costs one read, or runs them as
 // a Batch (Scope.StartBatch, Scope.BeginInBatch: the line transports), so
 // that the requests that end where they were read share one reading at
-// the batch's end too, and one registration for Shutdown.
+// the batch's end too, and one registration for Shutdown. A transport
+// that implements BatchReplier (Batch.SetReplier) also gets those
+// requests' responses on the batch's goroutine, so it can keep them
+// without a lock and queue the read's answers at once.
 //
 // Lock order is documented in LOCKS.md.
 package engine
