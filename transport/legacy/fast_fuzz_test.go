@@ -296,3 +296,21 @@ func TestDeriveEnvelopeFixture(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMayDropMembers: the result rewrite's look for members it must not
+// copy (`"ttlMs":`, `"_meta":`) agrees with bytes.Contains of each.
+func FuzzMayDropMembers(f *testing.F) {
+	for _, s := range []string{
+		`"content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false`,
+		`"content":[],"ttlMs":5`, `"_meta":{}`, `"x":"M_"`, `"ttlMs"`, `_meta":`, `""ttlMs":"`, `M`, `_`, ``,
+		`"a":"ttlMs":"_meta":`, `ttlMs":"ttlMs":`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		want := bytes.Contains(body, []byte(`"ttlMs":`)) || bytes.Contains(body, []byte(`"_meta":`))
+		if got := mayDropMembers(body); got != want {
+			t.Fatalf("mayDropMembers(%q) = %v, bytes.Contains says %v", body, got, want)
+		}
+	})
+}
