@@ -396,3 +396,40 @@ func slicesContains(list []string, s string) bool {
 	}
 	return false
 }
+
+// FuzzKnownKey: knownKey, which compares a member name by whole words (the
+// word that ends with the name's closing quote first, the bytes before the
+// name masked out for a short one), agrees with a byte-by-byte compare of
+// b[i:] with every recognised name+quote of the level, for any bytes and
+// any index just past a quote (differential). The one difference allowed
+// is a name that ends within the first 8 bytes of b: knownKey leaves it to
+// classify (-1) rather than load a word before b, and may never return
+// another key. TestPeekReadsInsideBuffer checks that its loads stay in b.
+func FuzzKnownKey(f *testing.F) {
+	for _, s := range []string{fixture, vecToolsCall, vecCancelled, `{"id":1}`, `"uri"`,
+		`{"x":"io.modelcontextprotocol/clientInfo","io.modelcontextprotocol/clientInfo":{}}`,
+		`{"a":1,"io.modelcontextprotocol/logLevel"`, `{"a":1,"progressToken`, `{"a":1,"argumentsX":1}`,
+	} {
+		for lv := range uint8(3) {
+			f.Add([]byte(s), lv)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte, lv uint8) {
+		level := int(lv%3) + 1
+		for i := 1; i <= len(b); i++ {
+			if b[i-1] != '"' {
+				continue
+			}
+			wk, we := keyUnknown, -1
+			for k, kn := range keyNames {
+				if kn.name != "" && kn.level == level && bytes.HasPrefix(b[i:], []byte(kn.name+`"`)) {
+					wk, we = k, i+len(kn.name)+1
+				}
+			}
+			k, e := knownKey(b, i, level)
+			if (k != wk || e != we) && (e >= 0 || we >= 8) {
+				t.Fatalf("knownKey(%q, %d, level %d) = %d, %d; byte compare %d, %d", b, i, level, k, e, wk, we)
+			}
+		}
+	})
+}

@@ -9,7 +9,7 @@ import (
 )
 
 // TestPeekReadsInsideBuffer: Peek and ScanArguments read only inside the
-// message, though their word loads carry no bounds check. Every prefix
+// message, though their word (and 2-byte) loads carry no bounds check. Every prefix
 // of a few messages is placed against an inaccessible page, right after
 // one and right before one: a load outside the message faults. (It caught
 // the object loop's guess for a 9-to-16-byte key reading a word past the
@@ -31,7 +31,13 @@ func TestPeekReadsInsideBuffer(t *testing.T) {
 	msgs := []string{fixture, vecToolsCall, vecResourcesRead, vecCancelled,
 		`{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"n","arguments":{"a":"b"}}}`,
 		`{"jsonrpc":"2.0","method":"m","params":{"_meta":{"progressToken":"t","io.modelcontextprotocol/logLevel":"x"}}}`,
-		`{"params":{"requestId":1,"uri":"u"},"error":{},"result":{}}`, `{"a":"` + strings.Repeat("x", 20) + `"}`}
+		`{"params":{"requestId":1,"uri":"u"},"error":{},"result":{}}`, `{"a":"` + strings.Repeat("x", 20) + `"}`,
+		// The guess's last-word compare (a long guess, a short name near
+		// the end), knownKey's (short names near the start), and the
+		// 2-byte loads of `,"` in the object loop, skipFlat and skipArgs.
+		`{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v","x":1}}}`, `{"id":"x","uri":1,"i":2}`,
+		`{"params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1","x":null},"progressToken":7}}}`,
+		`{"params":{"arguments":{"a":"b","c":1,"d":true,"e":false,"f":null}},"id":1}`}
 	var env Envelope
 	vals := make([][]byte, 2)
 	for _, m := range msgs {

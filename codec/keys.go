@@ -34,9 +34,9 @@ const (
 	// Each level's keys are in the order they usually come (EXAMPLES.md,
 	// the standard fixture: a tools/call's name, arguments, _meta; its
 	// _meta's progressToken after the namespaced keys): the object loop
-	// and knownKey guess that order (keyMatch.after), and knownKey tries
-	// the namespaced _meta keys, which share a keyFirst slot, in it. A key
-	// out of that order (uri, logLevel) costs knownKey a second look.
+	// guesses that order (keyMatch.after), and knownKey tries the
+	// namespaced _meta keys, which share a keyFirst slot, in it. A key out
+	// of that order (uri, logLevel) costs a call to knownKey.
 	keyProtocolVersion
 	keyClientInfo
 	keyClientCapabilities
@@ -76,14 +76,15 @@ var keyNames = [keyCount]struct {
 	keyLogLevel:           {MetaLogLevel, levelMeta},
 }
 
-// keyMatch is what knownKey compares for one key, derived from keyNames.
-// name+quote is the name followed by its closing quote, read as
-// little-endian words; 64 bytes, so that indexing keys is a shift.
+// keyMatch is what the object loop's guess and knownKey compare for one
+// key, derived from keyNames. name+quote is the name followed by its
+// closing quote, read as little-endian words; 64 bytes, so that indexing
+// keys is a shift.
 type keyMatch struct {
-	first uint64    // bytes 0-7 of name+quote, zero-padded
-	mask  uint64    // the bytes of first that belong to name+quote
+	first uint64    // bytes 0-7 of name+quote (names longer than 7)
+	last  uint64    // the 8 bytes that end with name+quote, the bytes before it zero (a name+quote shorter than 8 is in the top bytes)
+	lmask uint64    // the bytes of last that belong to name+quote
 	mid   [4]uint64 // bytes 8-15, 16-23, … before the last word (names longer than 16)
-	last  uint64    // the last 8 bytes of name+quote (names longer than 7)
 	n     uint8     // len(name+quote)
 	after uint8     // the key that usually follows this one (the next in keyNames at its level), or 0
 	next  keySlot   // the next key of the same level and keyFirst slot, or 0
@@ -116,16 +117,15 @@ var keyFirst, keys = func() (first [levelMeta + 1][32]keySlot, m [32]keyMatch) {
 			m[k].mid[j] = binary.LittleEndian.Uint64(buf[8+8*j:])
 		}
 		m[k].n = uint8(len(q))
-		m[k].mask = ^uint64(0)
-		if len(q) < 8 {
-			m[k].mask = 1<<(8*len(q)) - 1
-		} else {
-			m[k].last = binary.LittleEndian.Uint64(q[len(q)-8:])
-		}
+		var tail [8]byte
+		copy(tail[max(0, 8-len(q)):], q[max(0, len(q)-8):])
+		m[k].last = binary.LittleEndian.Uint64(tail[:])
+		m[k].lmask = ^uint64(0) << (8 * max(0, 8-len(q)))
 		c := n.name[0] & 31
 		m[k].next = first[n.level][c]
 		first[n.level][c] = keySlot(k) | keySlot(len(q))<<8
 	}
+	m[keyUnknown].last, m[keyUnknown].lmask = ^uint64(0), ^uint64(0) // never matches (see knownKey)
 	for k := keyCount - 1; k >= 0; k-- {
 		if l := keyNames[k].level; l != 0 {
 			m[k].after = keyLead[l]
@@ -140,57 +140,37 @@ var keyFirst, keys = func() (first [levelMeta + 1][32]keySlot, m [32]keyMatch) {
 var keyLead [levelMeta + 1]uint8
 
 // knownKey is the fast path for member names: it compares b[i:] (just past
-// a name's opening quote) with recognised names of level followed by their
-// closing quote, and on a match returns the key and the index past the
-// quote: a name that is exactly a recognised one needs no scan and no
-// unescaping. Anything else returns -1, and the caller scans the name and
-// asks classify (which also catches escaped spellings and case variants).
+// a name's opening quote, so b[i-1] is that quote and i >= 1) with the
+// recognised names of level that start with the same byte (keyFirst),
+// each followed by its closing quote, and on a match returns the key and
+// the index past the quote: a name that is exactly a recognised one needs
+// no scan and no unescaping. Anything else returns -1, and the caller
+// scans the name and asks classify (which also catches escaped spellings
+// and case variants). The object loop tries its guess (the key that
+// usually follows the last one, keyMatch.after) before it calls this,
+// with the same compare written out.
 //
-// Members mostly come in the same order, so the caller passes a guess, the
-// key that usually follows the last one (keys[k].after), tried first. The
-// guess is known before the name is read, so on a hit the end of the name
-// is i plus a length already at hand, and what follows the name waits for
-// nothing else. Then the names of level that start with the same byte are
-// tried (keyFirst).
-func knownKey(b []byte, i int, level int, guess uint8) (int, int) {
-	if i < 0 || len(b)-i < 8 {
+// The compare loads only words inside b[:i+n] (n the length of
+// name+quote): the last word first, which alone decides a name+quote of
+// at most 8 bytes (the bytes before the name are masked out) and tells the
+// namespaced _meta names apart; then the first word and those between.
+// Row keyUnknown never matches: its last word would have to end in 0xff
+// where b holds the opening quote.
+func knownKey(b []byte, i int, level int) (int, int) {
+	if uint(i) >= uint(len(b)) {
 		return keyUnknown, -1
 	}
-	x := word(b, i)
-	k, n := guess, int(keys[guess&31].n)
-	next := keyFirst[level&3][x&31]
-	for {
-		m := &keys[k&31]
-		if k != 0 && (x^m.first)&m.mask == 0 {
-			if n <= 8 {
-				return int(k), i + n
-			}
-			// The last word first: it is what tells the namespaced _meta
-			// names apart. Then the words between the first and the last.
-			if n <= len(b)-i && word(b, i+n-8) == m.last {
-				d := uint64(0)
-				if n > 16 {
-					d = word(b, i+8) ^ m.mid[0]
-					if n > 24 {
-						d |= word(b, i+16) ^ m.mid[1]
-					}
-					if n > 32 {
-						d |= word(b, i+24) ^ m.mid[2]
-					}
-					if n > 40 {
-						d |= word(b, i+32) ^ m.mid[3]
-					}
-				}
-				if d == 0 {
-					return int(k), i + n
-				}
-			}
+	for f := keyFirst[level&3][b[i]&31]; f != 0; f = keys[f&31].next {
+		m := &keys[f&31]
+		n := int(m.n)
+		e := i + n
+		if e <= len(b) && e >= 8 && (word(b, e-8)^m.last)&m.lmask == 0 &&
+			(n <= 8 || word(b, i) == m.first && (n <= 16 || word(b, i+8) == m.mid[0] && word(b, i+16) == m.mid[1] &&
+				(n <= 32 || word(b, i+24) == m.mid[2] && (n <= 40 || word(b, i+32) == m.mid[3])))) {
+			return int(uint8(f)), e
 		}
-		if next == 0 {
-			return keyUnknown, -1
-		}
-		k, n, next = uint8(next), int(next>>8), keys[next&31].next
 	}
+	return keyUnknown, -1
 }
 
 // classify maps the member name key (raw, between the quotes; fl its scan

@@ -135,16 +135,11 @@ func TestKeyTableReaders(t *testing.T) {
 			}
 		}
 
-		// knownKey matches the plain spelling whatever it guessed (no
-		// guess, or any key of the level), and classify agrees with it.
-		plain := []byte(name + `":0}      `)
-		for guess := range uint8(keyCount) {
-			if guess != 0 && keyNames[guess].level != kn.level {
-				continue
-			}
-			if got, e := knownKey(plain, 0, kn.level, guess); got != k || e != len(name)+1 {
-				t.Errorf("knownKey(%q, guess %d) = %d, %d; want %d, %d", name, guess, got, e, k, len(name)+1)
-			}
+		// knownKey matches the plain spelling, and classify agrees with
+		// it. Its index is just past the opening quote, as in a message.
+		plain := []byte(`{"x":1,"` + name + `":0}      `)
+		if got, e := knownKey(plain, 8, kn.level); got != k || e != 8+len(name)+1 {
+			t.Errorf("knownKey(%q) = %d, %d; want %d, %d", name, got, e, k, 8+len(name)+1)
 		}
 		if got := classify([]byte(name), 0, kn.level); got != k {
 			t.Errorf("classify(%q) = %d, want %d", name, got, k)
@@ -165,7 +160,7 @@ func TestKeyTableReaders(t *testing.T) {
 		if v, ok := LookupPath(msg, append(path, name)...); ok {
 			t.Errorf("%s: LookupPath(%q) found the variant: %q", msg, name, v)
 		}
-		if got, e := knownKey([]byte(variant+`":0}      `), 0, kn.level, uint8(k)); e >= 0 {
+		if got, e := knownKey([]byte(`{"x":1,"`+variant+`":0}      `), 8, kn.level); e >= 0 {
 			t.Errorf("knownKey(%q) = %d, %d; want no match", variant, got, e)
 		}
 		want := keyFold

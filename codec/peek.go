@@ -113,8 +113,13 @@ type Envelope struct {
 const maxArgMembers = 4
 
 // argMember is one recorded member of params.arguments: the name between
-// its quotes, Arguments[k:ke], and the value, Arguments[v:ve].
-type argMember struct{ k, ke, v, ve uint16 }
+// its quotes, Arguments[k:ke], and the value, Arguments[v:ve], as four
+// 16-bit offsets from the low end (k, ke, v, ve): one word to store.
+type argMember uint64
+
+func newArgMember(k, ke, v, ve int) argMember {
+	return argMember(uint16(k)) | argMember(uint16(ke))<<16 | argMember(uint16(v))<<32 | argMember(uint16(ve))<<48
+}
 
 // ScanArguments is ScanMembers(e.Arguments, names, vals), with the same
 // results and errors, without scanning the arguments again when Peek
@@ -131,14 +136,14 @@ func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
 	}
 	a := e.Arguments
 	for j := range n {
-		m := &e.args[j&(maxArgMembers-1)]
-		key := a[m.k:m.ke]
+		m := e.args[j&(maxArgMembers-1)]
+		key := a[uint16(m):uint16(m>>16)]
 		for x, name := range names {
 			if len(key) == len(name) && string(key) == name {
 				if vals[x] != nil {
 					return j + 1, ErrDuplicateKey
 				}
-				vals[x] = a[m.v:m.ve]
+				vals[x] = a[uint16(m>>32):uint16(m>>48)]
 			}
 		}
 	}
@@ -226,8 +231,18 @@ const (
 type parser struct {
 	b   []byte
 	env *Envelope
+	max int // the depth limit (PeekConfig.MaxDepth, resolved)
 	bad uint8
-	sk  skipper
+}
+
+// skip runs the skipper on the value at b[i], inside containers nested
+// depth deep. The skipper (64 bytes with its bit stack) is set up only here,
+// off the usual path: Peek's own loops read the usual messages without it.
+//
+//go:noinline
+func (p *parser) skip(b []byte, i, depth int) int {
+	sk := skipper{max: p.max}
+	return sk.skip(b, i, depth)
 }
 
 // PeekWith validates msg and fills env in one pass, without allocating.
@@ -265,11 +280,11 @@ type parser struct {
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
 	p := parser{b: msg, env: env}
-	p.sk.max = o.MaxDepth
-	if p.sk.max == 0 {
-		p.sk.max = DefaultMaxDepth
-	} else if p.sk.max < 0 || p.sk.max > MaxDepthLimit {
-		p.sk.max = MaxDepthLimit
+	p.max = o.MaxDepth
+	if p.max == 0 {
+		p.max = DefaultMaxDepth
+	} else if p.max < 0 || p.max > MaxDepthLimit {
+		p.max = MaxDepthLimit
 	}
 
 	i := skipWS(msg, 0)
@@ -281,7 +296,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	if c == '{' {
 		end = p.object(i+1, levelTop)
 	} else {
-		end = p.sk.skip(msg, i, 0)
+		end = p.skip(msg, i, 0)
 	}
 	if end < 0 {
 		return p.fail(end)
@@ -356,40 +371,24 @@ func (p *parser) object(i int, level int) int {
 	if i = skipWS(b, i); uint(i) < uint(len(b)) && b[i] == '}' {
 		return i + 1
 	}
+	if uint(i) >= uint(len(b)) || b[i] != '"' {
+		return scanErrParse
+	}
 	for {
-		// Member name: a recognised one without a scan, else the string
-		// rule and classify. Whitespace before it (after a ',') is rare.
-		if uint(i) >= uint(len(b)) || b[i] != '"' {
-			if i = skipWS(b, i); uint(i) >= uint(len(b)) || b[i] != '"' {
-				return scanErrParse
+		// Member name, its opening quote at b[i]: a recognised one
+		// without a scan, else the string rule and classify.
+		// The guessed key is checked here, by knownKey's compare written
+		// out; any other name goes through memberName.
+		k, m := int(guess), &keys[guess&31]
+		n := int(m.n)
+		e := i + 1 + n
+		if !(e <= len(b) && e >= 8 && (word(b, e-8)^m.last)&m.lmask == 0 &&
+			(n <= 8 || word(b, i+1) == m.first && (n <= 16 || word(b, i+9) == m.mid[0] && word(b, i+17) == m.mid[1] &&
+				(n <= 32 || word(b, i+25) == m.mid[2] && (n <= 40 || word(b, i+33) == m.mid[3]))))) {
+			if k, e = memberName(b, i+1, level); e < 0 {
+				return e
 			}
-		}
-		// The guessed key is checked here word by word: a name+quote that
-		// fits in a word under its mask, a longer one by its first and last
-		// words and those between (keys: 9 to 16, or 24 to 48 bytes, every
-		// word inside b[i+1:n]); other keys go through knownKey.
-		var k, e int
-		if m := &keys[guess&31]; m.n <= 8 && guess != 0 && i+9 <= len(b) && (word(b, i+1)^m.first)&m.mask == 0 {
-			k, e = int(guess), i+1+int(m.n)
-		} else if n := i + 1 + int(m.n); m.n > 8 && m.n <= 16 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last {
-			// A name+quote of 9 to 16 bytes (guess != 0): its first and
-			// last words, both inside b[i+1:n].
-			k, e = int(guess), n
-		} else if m.n >= 24 && n <= len(b) && word(b, i+1) == m.first && word(b, n-8) == m.last &&
-			word(b, i+9) == m.mid[0] && word(b, i+17) == m.mid[1] &&
-			(m.n <= 32 || word(b, i+25) == m.mid[2] && (m.n <= 40 || word(b, i+33) == m.mid[3])) {
-			k, e = int(guess), n // a namespaced _meta key
-		} else {
-			k, e = knownKey(b, i+1, level, guess)
-		}
-		if e < 0 {
-			var fl uint8
-			if e = plainString(b, i+1); e < 0 {
-				if e, fl = scanStringSlow(b, ^e, 0); e < 0 {
-					return e
-				}
-			}
-			k = classify(b[i+1:e-1], fl, level)
+			m = &keys[k&31]
 		}
 		if i = colon(b, e); uint(i) >= uint(len(b)) {
 			return scanErrParse // also when colon failed (i < 0)
@@ -407,12 +406,12 @@ func (p *parser) object(i int, level int) int {
 				k = keyUnknown
 			} else {
 				seen |= bit
-				guess = keys[k&31].after
+				guess = m.after
 			}
 		}
 
 		// Member value.
-		if k == keyJSONRPC && len(b)-i >= 8 && word(b, i)&(1<<40-1) == quoted20 {
+		if c == '"' && k == keyJSONRPC && len(b)-i >= 8 && word(b, i)&(1<<40-1) == quoted20 {
 			p.bad |= sawVersion // the usual spelling: no scan, no unescape
 			i += 5
 		} else if c == '"' {
@@ -469,9 +468,9 @@ func (p *parser) object(i int, level int) int {
 				// A flat compact object (arguments of scalars, clientInfo)
 				// takes skipFlat's shorter loop.
 				e := i + 2
-				if c != '{' && c != '[' || e > len(b) || b[i+1] != c+2 || p.sk.max <= level {
+				if c != '{' && c != '[' || e > len(b) || b[i+1] != c+2 || p.max <= level {
 					e = -1
-					if c == '{' && p.sk.max > level {
+					if c == '{' && p.max > level {
 						if k == keyArguments {
 							e = p.skipArgs(b, i)
 						} else {
@@ -479,7 +478,7 @@ func (p *parser) object(i int, level int) int {
 						}
 					}
 					if e < 0 {
-						if e = p.sk.skip(b, i, level); e < 0 {
+						if e = p.skip(b, i, level); e < 0 {
 							return e
 						}
 					}
@@ -512,10 +511,10 @@ func (p *parser) object(i int, level int) int {
 					if k == keyParams {
 						p.bad |= badParams
 					}
-					i = p.sk.skip(b, i, level)
+					i = p.skip(b, i, level)
 					break
 				}
-				if p.sk.max <= level {
+				if p.max <= level {
 					return scanErrDeep
 				}
 				e := p.object(i+1, level+1)
@@ -556,23 +555,48 @@ func (p *parser) object(i int, level int) int {
 				case keyProtocolVersion:
 					env.NonStringVersion = true
 				}
-				i = p.sk.skip(b, i, level)
+				i = p.skip(b, i, level)
 			}
 			if i < 0 {
 				return i
 			}
 		}
 
-		// Separator.
-		var sc byte
-		if i, sc = sep(b, i); sc == ',' {
+		// Separator and the next name's opening quote: `,"` in compact
+		// JSON, read at once; whitespace after the ',' is rare.
+		if i+2 <= len(b) && half(b, i) == ','|'"'<<8 {
+			i++
 			continue
 		}
-		if sc == '}' {
+		if i, c = sep(b, i); c == ',' {
+			if i = skipWS(b, i); uint(i) >= uint(len(b)) || b[i] != '"' {
+				return scanErrParse
+			}
+			continue
+		}
+		if c == '}' {
 			return i
 		}
 		return scanErrParse
 	}
+}
+
+// memberName reads the member name whose opening quote is at b[i-1] when
+// the object loop's guess did not match: a recognised name by knownKey,
+// anything else by the string rule and classify. It returns the key and
+// the index past the closing quote, or a negative scanErr* value.
+func memberName(b []byte, i, level int) (int, int) {
+	k, e := knownKey(b, i, level)
+	if e >= 0 {
+		return k, e
+	}
+	var fl uint8
+	if e = plainString(b, i); e < 0 {
+		if e, fl = scanStringSlow(b, ^e, 0); e < 0 {
+			return keyUnknown, e
+		}
+	}
+	return classify(b[i:e-1], fl, level), e
 }
 
 // token handles a non-string value, first byte c at b[i], of "id",
@@ -609,7 +633,7 @@ func (p *parser) token(k, i int, c byte, level int) int {
 		}
 		env.IDKind = IDInvalid
 	}
-	return p.sk.skip(b, i, level)
+	return p.skip(b, i, level)
 }
 
 // quoted20 is `"2.0"` as the low 5 bytes of a little-endian word: the
@@ -627,11 +651,13 @@ const quoted20 = '"' | '2'<<8 | '.'<<16 | '0'<<24 | '"'<<32
 // opens no container, so the depth limit is the caller's check for the
 // object itself.
 func skipFlat(b []byte, i int) int {
+	if uint(i) >= uint(len(b)) || b[i] != '"' {
+		return -1
+	}
+	i++
 	for {
-		if uint(i) >= uint(len(b)) || b[i] != '"' {
-			return -1
-		}
-		if i = plainString(b, i+1); i < 0 {
+		// A member, i just past its name's opening quote.
+		if i = plainString(b, i); i < 0 {
 			return -1
 		}
 		if i = colon(b, i); uint(i) >= uint(len(b)) {
@@ -650,13 +676,18 @@ func skipFlat(b []byte, i int) int {
 		if i < 0 {
 			return -1
 		}
+		if i+2 <= len(b) && half(b, i) == ','|'"'<<8 {
+			i += 2 // the usual `,"` before the next name
+			continue
+		}
 		var sc byte
 		if i, sc = sep(b, i); sc == '}' {
 			return i
 		}
-		if sc != ',' {
+		if sc != ',' || uint(i) >= uint(len(b)) || b[i] != '"' {
 			return -1
 		}
+		i++
 	}
 }
 
@@ -668,11 +699,13 @@ func (p *parser) skipArgs(b []byte, o int) int {
 	env := p.env
 	n := 0
 	i := o + 1
+	if uint(i) >= uint(len(b)) || b[i] != '"' {
+		return -1
+	}
+	i++
 	for {
-		if uint(i) >= uint(len(b)) || b[i] != '"' {
-			return -1
-		}
-		k := i + 1
+		// A member, i just past its name's opening quote.
+		k := i
 		if i = plainString(b, k); i < 0 {
 			return -1
 		}
@@ -695,9 +728,13 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			return -1
 		}
 		if n < maxArgMembers {
-			env.args[n] = argMember{uint16(k - o), uint16(ke - o), uint16(v - o), uint16(i - o)}
+			env.args[n] = newArgMember(k-o, ke-o, v-o, i-o)
 		}
 		n++
+		if i+2 <= len(b) && half(b, i) == ','|'"'<<8 {
+			i += 2 // the usual `,"` before the next name
+			continue
+		}
 		var sc byte
 		if i, sc = sep(b, i); sc == '}' {
 			if n <= maxArgMembers && i-o <= 0xffff {
@@ -705,8 +742,9 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			}
 			return i
 		}
-		if sc != ',' {
+		if sc != ',' || uint(i) >= uint(len(b)) || b[i] != '"' {
 			return -1
 		}
+		i++
 	}
 }

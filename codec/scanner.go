@@ -76,6 +76,12 @@ func word(b []byte, i int) uint64 {
 	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:])
 }
 
+// half loads the 2 bytes at b[i:i+2] as a little-endian uint16 without a
+// bounds check, under word's rule (0 <= i && i+2 <= len(b)).
+func half(b []byte, i int) uint16 {
+	return binary.LittleEndian.Uint16((*[2]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:])
+}
+
 // isWS[c] is true for the JSON whitespace bytes (RFC 8259 §2: space, tab,
 // line feed, carriage return).
 var isWS = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
@@ -312,6 +318,9 @@ func scanLiteral(b []byte, i int) int {
 // member's name: i is just past the name's closing quote. It returns the
 // index just past the ':' or scanErrParse.
 func colon(b []byte, i int) int {
+	if uint(i) < uint(len(b)) && b[i] == ':' {
+		return i + 1 // compact
+	}
 	for uint(i) < uint(len(b)) {
 		c := b[i]
 		i++
@@ -332,6 +341,9 @@ func colon(b []byte, i int) int {
 // container it is in, so it checks c: a byte that is neither ',' nor that
 // bracket, and the end of the input (c == 0), are syntax errors.
 func sep(b []byte, i int) (int, byte) {
+	if uint(i) < uint(len(b)) && b[i] > ' ' {
+		return i + 1, b[i] // compact
+	}
 	for uint(i) < uint(len(b)) {
 		c := b[i]
 		i++
