@@ -49,3 +49,28 @@ func TestZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekDeepValuesAllocOncePerMessage: with MaxDepth raised past the
+// skipper's inline stack, a message of many deeply nested values costs no
+// more allocations than one with a single such value (the stack grows once
+// per Peek, not once per value: bounded work for hostile input, A9).
+func TestPeekDeepValuesAllocOncePerMessage(t *testing.T) {
+	deep := strings.Repeat("[", 700) + strings.Repeat("]", 700)
+	allocs := func(n int) float64 {
+		var mem []string
+		for j := 0; j < n; j++ {
+			mem = append(mem, `"v`+string(rune('a'+j))+`":`+deep)
+		}
+		msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{` + strings.Join(mem, ",") + `}}`)
+		var env Envelope
+		cfg := PeekConfig{MaxDepth: 4096}
+		if err := PeekWith(msg, &env, cfg); err != nil {
+			t.Fatal(err)
+		}
+		return testing.AllocsPerRun(20, func() { _ = PeekWith(msg, &env, cfg) })
+	}
+	one, ten := allocs(1), allocs(10)
+	if ten > one {
+		t.Fatalf("10 deep values: %.0f allocations, 1 deep value: %.0f", ten, one)
+	}
+}

@@ -233,6 +233,9 @@ type parser struct {
 	env *Envelope
 	max int // the depth limit (PeekConfig.MaxDepth, resolved)
 	bad uint8
+	// deep is the skippers' bit stack past their inline words, kept across
+	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
+	deep []uint64
 }
 
 // skip runs the skipper on the value at b[i], inside containers nested
@@ -241,8 +244,10 @@ type parser struct {
 //
 //go:noinline
 func (p *parser) skip(b []byte, i, depth int) int {
-	sk := skipper{max: p.max}
-	return sk.skip(b, i, depth)
+	sk := skipper{max: p.max, deep: p.deep}
+	e := sk.skip(b, i, depth)
+	p.deep = sk.deep
+	return e
 }
 
 // PeekWith validates msg and fills env in one pass, without allocating.

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/mcpwire/mcpwire/codec"
 )
 
 // Batch is one read's worth of requests on a transport that handles many
@@ -39,14 +37,8 @@ import (
 type Batch struct {
 	sc  *Scope
 	at  Stamp
-	rep BatchReplier // SetReplier: where the answers given on the batch's goroutine go
-	// cur is the Call of the batch's latest admitted request, for
-	// tracker.refs: running, or ended and kept as the batch's spare (a
-	// spare's generation is the next request's). It is stored once per
-	// request, at admission, and cleared (forget) before a Call it names
-	// leaves the batch's hands, so that it never names a Call another
-	// goroutine or batch may be using.
-	cur atomic.Pointer[Call]
+	cur atomic.Pointer[Call] // the request of the batch running, for tracker.refs
+	rep BatchReplier         // SetReplier: where the answers given on the batch's goroutine go
 	// mark is the batch's entry in the tracker (a Call used as a list
 	// node only: it serves no request), listed from the first admitted
 	// request to End.
@@ -105,53 +97,17 @@ func (b *Batch) SetReplier(rep BatchReplier) { b.rep = rep }
 
 // Prepare is Scope.Prepare for a request of b, on b's goroutine: it
 // reuses the Call of a request of b that has ended, when there is one.
-// Begin it with BeginInBatch, or give it back with Discard.
 func (b *Batch) Prepare() *Request {
 	if c := b.spare; c != nil {
 		b.spare = nil
-		c.lentBy = b
 		return c.req()
 	}
 	return b.sc.Prepare()
 }
 
-// Discard gives back a request from Prepare that was not begun: the
-// batch keeps its Call for its next Prepare.
-func (b *Batch) Discard(r *Request) {
-	c := r.c
-	c.lentBy = nil
-	c.env = codec.Envelope{} // no hold on the transport's buffer
-	if b.spare == nil {
-		b.spare = c
-		return
-	}
-	b.toPool(c)
-}
-
-// toPool puts an idle Call of b (not running, not lent) back in the pool.
-func (b *Batch) toPool(c *Call) {
-	b.forget(c)
-	callPool.Put(c)
-}
-
-// forget clears cur if it names c, an idle Call about to leave the batch's
-// hands, and moves c to a new generation: a reference that tracker.refs
-// took to c's idle generation (the one its next request would have had)
-// is dead, whoever uses c next.
-func (b *Batch) forget(c *Call) {
-	if b.cur.Load() != c {
-		return
-	}
-	b.cur.Store(nil)
-	c.mu.Lock()
-	c.gen++
-	c.mu.Unlock()
-}
-
 // BeginInBatch is BeginPrepared for a request of b: r, from Prepare, holds
 // msg's peek in its Envelope; its arrival is b's start.
 func (sc *Scope) BeginInBatch(r *Request, b *Batch, parent context.Context, msg []byte, rep Replier, principal any) *Request {
-	r.c.lentBy = nil
 	sc.BeginPrepared(r, parent, msg, rep, principal, b.at)
 	r.c.batch = b
 	return r
@@ -185,11 +141,9 @@ func (b *Batch) End() {
 	b.mark.scope = nil
 	b.toolIn, b.tool = nil, nil // nothing of the registry held in the pool
 	if b.spare != nil {
-		b.toPool(b.spare)
+		callPool.Put(b.spare)
 		b.spare = nil
 	}
-	// Nothing else can be cur here: a Call leaves the batch's hands only
-	// through forget or as its spare.
 	b.rep = nil
 	b.refused = false
 	b.sc = nil
@@ -241,19 +195,12 @@ func (b *Batch) admit(c *Call) bool {
 }
 
 // leaveBatch makes c a request on its own: it is going to end on another
-// goroutine. Its arrival stays the batch's start. It is no longer the
-// batch's cur (its generation stays: the transport may hold a reference).
-func (c *Call) leaveBatch() {
-	if b := c.batch; b != nil && b.cur.Load() == c {
-		b.cur.Store(nil)
-	}
-	c.batch = nil
-}
+// goroutine. Its arrival stays the batch's start.
+func (c *Call) leaveBatch() { c.batch = nil }
 
 // endInBatch is end's part for a request of a batch, before its Call is
-// recycled: its duration is counted for End. It stays the batch's cur:
-// release moves it to its next generation, and it either stays in the
-// batch as its spare or leaves through forget (release).
+// recycled: its duration is counted for End, and it is no longer the
+// batch's running request.
 func (c *Call) endInBatch(b *Batch) {
 	if c.t0 != 0 {
 		var m uint8
@@ -264,7 +211,10 @@ func (c *Call) endInBatch(b *Batch) {
 		b.recorded = true
 		c.t0 = 0
 	}
-	c.inBatch = false
+	if c.inBatch {
+		b.cur.Store(nil)
+		c.inBatch = false
+	}
 	c.batch = nil
 	c.recycleTo = b
 }
@@ -272,12 +222,8 @@ func (c *Call) endInBatch(b *Batch) {
 // batchRef is tracker.refs' reference for the batch whose tracker entry is
 // mark: its running request, if any. The request may end meanwhile (then
 // the reference names a generation that no longer runs, and using it does
-// nothing), or have ended already: cur still names its Call, whose
-// generation is then that of the batch's next request on it, which the
-// reference cancels if it starts running — a request of the same batch
-// and scope, admitted before the flags it checks were seen. One that it
-// misses because the batch has already moved on to another Call ends on
-// its own shortly, as inline requests do.
+// nothing); one that it misses because the batch has already moved on to
+// its next request ends on its own shortly, as inline requests do.
 func batchRef(mark *Call) (RequestRef, bool) {
 	b := mark.markOf
 	c := b.cur.Load()

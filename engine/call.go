@@ -95,7 +95,6 @@ type Call struct {
 	inBatch    bool   // admitted through batch: registered by it, not on its own
 	markOf     *Batch // set on a Batch's tracker entry only, which serves no request
 	recycleTo  *Batch // release keeps the Call for this batch's next request (batch.go)
-	lentBy     *Batch // Batch.Prepare handed out this spare; not begun yet (batch.go)
 
 	// Callbacks of contexts derived from the Call (afterfunc.go), guarded
 	// by mu; afterWG holds the Call back from recycling while they run.
@@ -131,9 +130,12 @@ func (c *Call) own() {
 	c.msg = nil
 }
 
-// recycleLocked is release's part under c.mu: the Call moves to its next
-// generation.
-func (c *Call) recycleLocked() {
+func (c *Call) release() {
+	if c.stopParent != nil {
+		c.stopParent()
+		c.stopParent = nil
+	}
+	c.mu.Lock()
 	c.gen++
 	c.sub = nil // read under c.mu by hub deliveries racing with the end
 	// Under c.mu: a progress timer that fired before complete stopped it
@@ -141,20 +143,7 @@ func (c *Call) recycleLocked() {
 	// state under c.mu (a data race the race detector found in
 	// streamhttp's TestDialConcurrent).
 	c.prog.reset()
-}
-
-func (c *Call) release() {
-	if c.stopParent != nil {
-		c.stopParent()
-		c.stopParent = nil
-	}
-	if c.recycleTo == nil {
-		// (A request that ended on its batch's goroutine did this in
-		// complete.)
-		c.mu.Lock()
-		c.recycleLocked()
-		c.mu.Unlock()
-	}
+	c.mu.Unlock()
 	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 	if c.msg != nil && cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
 		// The envelope's spans hold a large buffer (the transport's, or
@@ -204,8 +193,6 @@ func (c *Call) release() {
 			b.spare = c
 			return
 		}
-		b.toPool(c)
-		return
 	}
 	callPool.Put(c)
 }
@@ -564,15 +551,6 @@ func (c *Call) complete() {
 	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
-	if c.batch != nil {
-		// It ends on its batch's goroutine, which recycles it (endInBatch):
-		// release's part under c.mu is done here, in the same critical
-		// section. From here a reference names a generation that no longer
-		// runs, as after release; nothing that follows takes one (the
-		// BatchReplier, Done and the CallEnd hook see the request, not a
-		// RequestRef).
-		c.recycleLocked()
-	}
 	c.mu.Unlock()
 	c.runAfters(afters)
 	if send {

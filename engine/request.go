@@ -320,24 +320,14 @@ func (sc *Scope) Prepare() *Request { return callPool.Get().(*Call).req() }
 // BeginPrepared is BeginBorrowedAt for r, a request from Prepare whose
 // Envelope holds msg's peek. It returns r.
 func (sc *Scope) BeginPrepared(r *Request, parent context.Context, msg []byte, rep Replier, principal any, at Stamp) *Request {
-	if b := r.c.lentBy; b != nil {
-		// From Batch.Prepare but begun outside the batch: it leaves it.
-		r.c.lentBy = nil
-		b.forget(r.c)
-	}
 	sc.beginCall(r.c, parent, rep, principal, at)
 	r.c.msg = msg
 	return r
 }
 
-// Discard gives back a request from Prepare (or Batch.Prepare, on the
-// batch's goroutine) that was not begun.
+// Discard gives back a request from Prepare that was not begun.
 func (r *Request) Discard() {
 	r.c.env = codec.Envelope{} // no hold on the transport's buffer
-	if b := r.c.lentBy; b != nil {
-		r.c.lentBy = nil
-		b.forget(r.c)
-	}
 	callPool.Put(r.c)
 }
 

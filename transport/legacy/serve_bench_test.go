@@ -63,6 +63,9 @@ func BenchmarkServeCall(b *testing.B) {
 			if !bytes.HasPrefix(rc.first, []byte("HTTP/1.1 200")) || !bytes.Contains(rc.first, []byte("hello world")) {
 				b.Fatalf("response %q", rc.first)
 			}
+			if rc.done != b.N+100 {
+				b.Fatalf("%d responses to %d requests", rc.done, b.N+100)
+			}
 		})
 	}
 }

@@ -396,7 +396,7 @@ func (c *Conn) pump() {
 	b.SetReplier(c) // answers given here go to c.stage (ReplyInBatch)
 	defer func() {
 		if pre != nil {
-			b.Discard(pre)
+			pre.Discard()
 		}
 		b.End()
 	}()
