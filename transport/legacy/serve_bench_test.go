@@ -3,14 +3,13 @@ package legacy_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/mcpwire/mcpwire/internal/cputime"
+	"github.com/mcpwire/mcpwire/internal/replayconn"
 	"github.com/mcpwire/mcpwire/transport/legacy"
 	"github.com/mcpwire/mcpwire/transport/streamhttp"
 )
@@ -42,10 +41,10 @@ func BenchmarkServeCall(b *testing.B) {
 	})
 	var rig wireRig // only its request builder
 	init := ln.serve(rig.request(legacyPath, "", initBody), 1)
-	_, rest, _ := bytes.Cut(init.first, []byte("\r\n"+legacy.HeaderSession+": "))
+	_, rest, _ := bytes.Cut(init.First, []byte("\r\n"+legacy.HeaderSession+": "))
 	sid, _, _ := bytes.Cut(rest, []byte("\r\n"))
 	if len(sid) == 0 {
-		b.Fatalf("initialize: %q", init.first)
+		b.Fatalf("initialize: %q", init.First)
 	}
 	for _, tc := range []struct{ name, path, body string }{
 		{"modern", "/mcp", fixtureModern},
@@ -60,11 +59,11 @@ func BenchmarkServeCall(b *testing.B) {
 			cpu = cputime.Process() - cpu
 			b.StopTimer()
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N+100), "cpu-ns/op")
-			if !bytes.HasPrefix(rc.first, []byte("HTTP/1.1 200")) || !bytes.Contains(rc.first, []byte("hello world")) {
-				b.Fatalf("response %q", rc.first)
+			if !bytes.HasPrefix(rc.First, []byte("HTTP/1.1 200")) || !bytes.Contains(rc.First, []byte("hello world")) {
+				b.Fatalf("response %q", rc.First)
 			}
-			if rc.done != b.N+100 {
-				b.Fatalf("%d responses to %d requests", rc.done, b.N+100)
+			if rc.Done != b.N+100 {
+				b.Fatalf("%d responses to %d requests", rc.Done, b.N+100)
 			}
 		})
 	}
@@ -85,59 +84,13 @@ func (l *chanListener) Accept() (net.Conn, error) {
 	}
 }
 func (l *chanListener) Close() error   { return nil }
-func (l *chanListener) Addr() net.Addr { return replayAddr }
+func (l *chanListener) Addr() net.Addr { return replayconn.Addr }
 
 // serve has the server read req n times from one in-memory connection
 // and returns the connection once the server has closed it.
-func (l *chanListener) serve(req []byte, n int) *replayConn {
-	c := &replayConn{req: req, n: n, finished: make(chan struct{})}
+func (l *chanListener) serve(req []byte, n int) *replayconn.Conn {
+	c := replayconn.New(req, n)
 	l.ch <- c
-	<-c.finished
+	<-c.Finished
 	return c
 }
-
-var replayAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
-
-// replayConn hands out req on each Read, n times (then io.EOF), one
-// response (Write) in between; it keeps the first response.
-type replayConn struct {
-	req      []byte
-	n, done  int
-	pending  bool
-	first    []byte
-	finished chan struct{}
-}
-
-func (c *replayConn) Read(p []byte) (int, error) {
-	switch {
-	case c.done >= c.n:
-		return 0, io.EOF
-	case c.pending:
-		return 0, errors.New("replayConn: read before the response was written")
-	}
-	c.pending = true
-	return copy(p, c.req), nil
-}
-
-func (c *replayConn) Write(p []byte) (int, error) {
-	c.pending = false
-	c.done++
-	if c.done == 1 {
-		c.first = append(c.first[:0], p...)
-	}
-	return len(p), nil
-}
-
-func (c *replayConn) Close() error {
-	select {
-	case <-c.finished:
-	default:
-		close(c.finished)
-	}
-	return nil
-}
-func (c *replayConn) LocalAddr() net.Addr              { return replayAddr }
-func (c *replayConn) RemoteAddr() net.Addr             { return replayAddr }
-func (c *replayConn) SetDeadline(time.Time) error      { return nil }
-func (c *replayConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *replayConn) SetWriteDeadline(time.Time) error { return nil }

@@ -3,19 +3,17 @@ package streamhttp
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"net"
 	"runtime"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/internal/cputime"
+	"github.com/mcpwire/mcpwire/internal/replayconn"
 )
 
 // The request `make compare`'s wrk rows send (bench/wrk/fixture.lua): the
@@ -53,50 +51,6 @@ func typedEchoEngine(tb testing.TB) *engine.Server {
 
 // wrkEchoReply is what the typed echo answers to the wrk request.
 const wrkEchoReply = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpwire-refserver","title":"mcpwire reference server","version":"devel"}}}}`
-
-// replayConn serves one request over and over to a fasthttp server: each
-// Read hands out the whole request, each Write (the response) counts one
-// round, and after n rounds Read reports io.EOF.
-type replayConn struct {
-	req      []byte
-	n, done  int
-	pending  bool
-	lastResp []byte
-	finished chan struct{}
-}
-
-func (c *replayConn) Read(p []byte) (int, error) {
-	switch {
-	case c.done >= c.n:
-		return 0, io.EOF
-	case c.pending:
-		return 0, errors.New("replayConn: read before the response was written")
-	}
-	c.pending = true
-	return copy(p, c.req), nil
-}
-
-func (c *replayConn) Write(p []byte) (int, error) {
-	c.pending = false
-	c.done++
-	if c.done == 1 {
-		c.lastResp = append(c.lastResp[:0], p...)
-	}
-	return len(p), nil
-}
-func (c *replayConn) Close() error {
-	select {
-	case <-c.finished:
-	default:
-		close(c.finished)
-	}
-	return nil
-}
-func (c *replayConn) LocalAddr() net.Addr              { return benchAddr }
-func (c *replayConn) RemoteAddr() net.Addr             { return benchAddr }
-func (c *replayConn) SetDeadline(time.Time) error      { return nil }
-func (c *replayConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *replayConn) SetWriteDeadline(time.Time) error { return nil }
 
 // BenchmarkWrkEcho: the server side of one request of the HTTP wrk row
 // (64×1, the standard fixture) without the network: fasthttp's connection
@@ -164,10 +118,10 @@ func BenchmarkWrkEchoParallel(b *testing.B) { wrkEchoRows(b, runtime.GOMAXPROCS(
 func wrkEchoRows(b *testing.B, conns int) {
 	run := func(b *testing.B, serve func(net.Listener) error, stop func()) {
 		per := b.N/conns + 100
-		rcs := make([]*replayConn, conns)
+		rcs := make([]*replayconn.Conn, conns)
 		ln := &connsListener{closed: make(chan struct{})}
 		for i := range rcs {
-			rcs[i] = &replayConn{req: wrkRequest, n: per, finished: make(chan struct{})}
+			rcs[i] = replayconn.New(wrkRequest, per)
 			ln.cs = append(ln.cs, rcs[i])
 		}
 		done := make(chan error, 1)
@@ -176,7 +130,7 @@ func wrkEchoRows(b *testing.B, conns int) {
 		cpu0 := cputime.Process()
 		go func() { done <- serve(ln) }()
 		for _, rc := range rcs {
-			<-rc.finished
+			<-rc.Finished
 		}
 		cpu := cputime.Process() - cpu0
 		b.StopTimer()
@@ -185,11 +139,11 @@ func wrkEchoRows(b *testing.B, conns int) {
 		stop()
 		<-done
 		for _, rc := range rcs {
-			if rc.done != rc.n {
-				b.Fatalf("%d responses, want %d", rc.done, rc.n)
+			if rc.Done != rc.N {
+				b.Fatalf("%d responses, want %d", rc.Done, rc.N)
 			}
-			if !bytes.HasSuffix(rc.lastResp, []byte("\r\n\r\n"+wrkEchoReply)) {
-				b.Fatalf("response %q", rc.lastResp)
+			if !bytes.HasSuffix(rc.First, []byte("\r\n\r\n"+wrkEchoReply)) {
+				b.Fatalf("response %q", rc.First)
 			}
 		}
 	}
