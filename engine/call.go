@@ -400,10 +400,14 @@ func (c *Call) ParamRaw(key string) ([]byte, bool) {
 // results -----------------------------------------------------------------
 
 // startResult writes the response head into out.
-func (c *Call) startResult() {
+func (c *Call) startResult() { c.openResult(`,"result":`) }
+
+// openResult starts the response with its id and then head, which begins
+// with `,"result":` (and may go on into the result, to save an append).
+func (c *Call) openResult(head string) {
 	c.out = append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
 	c.out = append(c.out, c.env.ID...)
-	c.out = append(c.out, `,"result":`...)
+	c.out = append(c.out, head...)
 	c.result, c.open = true, true
 }
 

@@ -210,13 +210,10 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 			}
 		}
 	}
-	// startResult's head and the result's opening in two appends, the
-	// tail in one: each append is a memmove call, which for these few
-	// bytes costs more than the copy.
-	c.out = append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
-	c.out = append(c.out, c.env.ID...)
-	c.out = append(c.out, `,"result":{"resultType":"complete","content":[{"type":"text","text":`...)
-	c.result, c.open = true, true
+	// The result's opening joined to the head, the tail in one append:
+	// each append is a memmove call, which for these few bytes costs more
+	// than the copy.
+	c.openResult(`,"result":{"resultType":"complete","content":[{"type":"text","text":`)
 	c.rkind = kindComplete
 	c.out = codec.AppendStringBytes(c.out, text)
 	c.out = append(c.out, `}],"structuredContent":`...)
