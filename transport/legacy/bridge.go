@@ -492,12 +492,13 @@ func appendLegacyResult(dst, raw, metaTail []byte) ([]byte, bool) {
 // result); here each pattern is found from a byte that is rare in JSON
 // ('M', '_') and compared around it.
 func mayDropMembers(body []byte) bool {
-	return holdsAround(body, 'M', `"ttlMs":`, 4) || holdsAround(body, '_', `"_meta":`, 1)
+	return holdsAround(body, `"ttlMs":`, 4) || holdsAround(body, `"_meta":`, 1)
 }
 
-// holdsAround reports whether b holds pat, looked for from each c in b,
-// which is pat[at].
-func holdsAround(b []byte, c byte, pat string, at int) bool {
+// holdsAround reports whether b holds pat, looked for from each byte of b
+// equal to pat[at].
+func holdsAround(b []byte, pat string, at int) bool {
+	c := pat[at]
 	for i := 0; i < len(b); {
 		j := bytes.IndexByte(b[i:], c)
 		if j < 0 {

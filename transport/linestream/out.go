@@ -44,6 +44,15 @@ const maxHint = 64 << 10
 // took notes the size of a batch taken for writing.
 func (q *outQueue) took(n int) { q.last = uint32(min(n, maxHint)) }
 
+// growLocked moves what waits to a pooled buffer with room for need
+// bytes in all, at least twice the old size (or the last batch's); the
+// callers check need > cap(q.buf) first. Called with q.mu held.
+func (q *outQueue) growLocked(need int) {
+	nb := append(framing.AcquireBuf(max(2*cap(q.buf), need, minOut, int(q.last))), q.buf...)
+	framing.ReleaseBuf(q.buf)
+	q.buf = nb
+}
+
 // appendFrame queues frame and a '\n'. It reports whether the driver's
 // output side must be woken, and an error when the frame was refused: it
 // contains a newline (nothing queued), the connection has failed, or the
@@ -65,9 +74,7 @@ func (q *outQueue) appendFrame(frame []byte) (wake bool, err error) {
 		return false, ErrSlowConsumer
 	}
 	if need > cap(q.buf) {
-		nb := append(framing.AcquireBuf(max(2*cap(q.buf), need, minOut, int(q.last))), q.buf...)
-		framing.ReleaseBuf(q.buf)
-		q.buf = nb
+		q.growLocked(need)
 	}
 	q.buf = append(q.buf, frame...)
 	q.buf = append(q.buf, '\n')
@@ -100,9 +107,7 @@ func (q *outQueue) put(stage []byte) error {
 		q.buf, stage = stage, nil
 	default:
 		if need > cap(q.buf) {
-			nb := append(framing.AcquireBuf(max(2*cap(q.buf), need, minOut, int(q.last))), q.buf...)
-			framing.ReleaseBuf(q.buf)
-			q.buf = nb
+			q.growLocked(need)
 		}
 		q.buf = append(q.buf, stage...)
 	}
