@@ -442,6 +442,12 @@ func legacyResult(raw json.RawMessage, metaTail []byte) (json.RawMessage, error)
 	if out, ok := appendLegacyResult(nil, raw, metaTail); ok {
 		return out, nil
 	}
+	return legacyResultDecoded(raw)
+}
+
+// legacyResultDecoded is legacyResult's general way: the result decoded,
+// the members dropped, encoded again.
+func legacyResultDecoded(raw json.RawMessage) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := codec.Unmarshal(raw, &obj); err != nil {
 		return nil, err
@@ -465,8 +471,9 @@ func legacyResult(raw json.RawMessage, metaTail []byte) (json.RawMessage, error)
 
 // appendLegacyResult appends to dst the rewrite of the shape the engine
 // writes for handler results: {"resultType":"complete",MEMBERS,"_meta":
-// SERVERMETA}. Anything else (cache hints, other _meta members) it
-// declines (ok false), for legacyResult's map way.
+// SERVERMETA}. Anything else (cache hints, other _meta members, a
+// handler's own resultType or cacheScope) it declines (ok false), for
+// legacyResult's map way.
 func appendLegacyResult(dst, raw, metaTail []byte) ([]byte, bool) {
 	const head = `{"resultType":"complete",`
 	if !bytes.HasPrefix(raw, []byte(head)) || !bytes.HasSuffix(raw, []byte("}")) {
@@ -485,14 +492,16 @@ func appendLegacyResult(dst, raw, metaTail []byte) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
-// mayDropMembers reports whether body holds `"ttlMs":` or `"_meta":`
-// anywhere, as bytes.Contains would for each, in one cheaper pass:
-// bytes.Index looks for a pattern from its first byte, a quote, which a
-// JSON result is full of (each one a compare, ~150 ns for the echo
-// result); here each pattern is found from a byte that is rare in JSON
-// ('M', '_') and compared around it.
+// mayDropMembers reports whether body holds the name of a member the
+// rewrite drops (modernOnly's, or `"_meta":`) anywhere, as bytes.Contains
+// would for each, more cheaply: bytes.Index looks for a pattern from its
+// first byte, a quote, which a JSON result is full of (each one a
+// compare, ~150 ns for the echo result); here each pattern is found from
+// a byte that is rare in JSON ('M', '_', 'T', 'S') and compared around
+// it.
 func mayDropMembers(body []byte) bool {
-	return holdsAround(body, `"ttlMs":`, 4) || holdsAround(body, `"_meta":`, 1)
+	return holdsAround(body, `"ttlMs":`, 4) || holdsAround(body, `"_meta":`, 1) ||
+		holdsAround(body, `"resultType":`, 7) || holdsAround(body, `"cacheScope":`, 6)
 }
 
 // holdsAround reports whether b holds pat, looked for from each byte of b

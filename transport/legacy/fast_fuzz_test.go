@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/textproto"
 	"reflect"
@@ -298,19 +299,117 @@ func TestDeriveEnvelopeFixture(t *testing.T) {
 }
 
 // FuzzMayDropMembers: the result rewrite's look for members it must not
-// copy (`"ttlMs":`, `"_meta":`) agrees with bytes.Contains of each.
+// copy (`"ttlMs":`, `"_meta":`, `"resultType":`, `"cacheScope":`) agrees
+// with bytes.Contains of each.
 func FuzzMayDropMembers(f *testing.F) {
 	for _, s := range []string{
 		`"content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false`,
 		`"content":[],"ttlMs":5`, `"_meta":{}`, `"x":"M_"`, `"ttlMs"`, `_meta":`, `""ttlMs":"`, `M`, `_`, ``,
-		`"a":"ttlMs":"_meta":`, `ttlMs":"ttlMs":`,
+		`"a":"ttlMs":"_meta":`, `ttlMs":"ttlMs":`, `"content":[],"cacheScope":"x"`, `"resultType":"complete"`,
+		`"TS":"resultType""cacheScope"`, `T`, `S`,
 	} {
 		f.Add([]byte(s))
 	}
+	pats := [][]byte{[]byte(`"ttlMs":`), []byte(`"_meta":`), []byte(`"resultType":`), []byte(`"cacheScope":`)}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		want := bytes.Contains(body, []byte(`"ttlMs":`)) || bytes.Contains(body, []byte(`"_meta":`))
+		want := false
+		for _, p := range pats {
+			want = want || bytes.Contains(body, p)
+		}
 		if got := mayDropMembers(body); got != want {
 			t.Fatalf("mayDropMembers(%q) = %v, bytes.Contains says %v", body, got, want)
 		}
 	})
+}
+
+// legacyServerMeta is a server _meta as the engine writes it, and
+// legacyMetaTail the tail of a result that carries it (Server.metaTail).
+const legacyServerMeta = `{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}`
+
+var legacyMetaTail = []byte(`,"_meta":` + legacyServerMeta)
+
+// FuzzLegacyResultFastAgrees (COMPAT): for any handler result members, the
+// rewrite's fast way (appendLegacyResult), when it takes the result, gives
+// what the decoding way gives: the same members, the modern ones dropped.
+func FuzzLegacyResultFastAgrees(f *testing.F) {
+	for _, s := range []string{
+		`"content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false`,
+		`"content":[],"cacheScope":"private"`, `"content":[],"resultType":"complete"`, `"content":[],"ttlMs":5`,
+		`"content":[{"type":"text","text":"\"cacheScope\":"}]`, `"a":{"cacheScope":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, members []byte) {
+		raw := append([]byte(`{"resultType":"complete",`), members...)
+		raw = append(append(raw, legacyMetaTail...), '}')
+		if !json.Valid(raw) {
+			return // the engine writes valid results only
+		}
+		fast, ok := appendLegacyResult(nil, raw, legacyMetaTail)
+		if !ok {
+			return
+		}
+		slow, err := legacyResultDecoded(raw)
+		if err != nil {
+			t.Fatalf("decoded way failed on %s: %v", raw, err)
+		}
+		a, err := decodeUseNumber(fast)
+		if err != nil {
+			t.Fatalf("fast way wrote %s: %v", fast, err)
+		}
+		b, err := decodeUseNumber(slow)
+		if err != nil {
+			t.Fatalf("decoded way wrote %s: %v", slow, err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("of %s\nfast    %s\ndecoded %s", raw, fast, slow)
+		}
+	})
+}
+
+func decodeUseNumber(b []byte) (map[string]any, error) {
+	var m map[string]any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return m, d.Decode(&m)
+}
+
+// TestLegacyResultDropsHandlersModernMembers (COMPAT): a handler's own
+// top-level resultType or cacheScope is dropped for a 2025 client on the
+// fast way too (it copied them through: mayDropMembers looked only for
+// ttlMs and _meta), and the same names inside a value are kept.
+func TestLegacyResultDropsHandlersModernMembers(t *testing.T) {
+	for _, members := range []string{
+		`"content":[],"cacheScope":"private"`,
+		`"content":[],"resultType":"complete"`,
+	} {
+		raw := []byte(`{"resultType":"complete",` + members + string(legacyMetaTail) + `}`)
+		out, err := legacyResult(raw, legacyMetaTail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := decodeUseNumber(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m["cacheScope"]; ok {
+			t.Errorf("%s: cacheScope reached the 2025 client: %s", members, out)
+		}
+		if _, ok := m["resultType"]; ok {
+			t.Errorf("%s: resultType reached the 2025 client: %s", members, out)
+		}
+	}
+	raw := []byte(`{"resultType":"complete","content":[],"structuredContent":{"cacheScope":"x"}` + string(legacyMetaTail) + `}`)
+	out, err := legacyResult(raw, legacyMetaTail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeUseNumber(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := decodeUseNumber([]byte(`{"content":[],"structuredContent":{"cacheScope":"x"}}`))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("nested member: got %s, want content and structuredContent.cacheScope", out)
+	}
 }
