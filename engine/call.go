@@ -52,6 +52,12 @@ type Call struct {
 	status   int
 	result   bool // a response was set in out
 	open     bool // out holds a result that still needs its closing brace
+	// esc is len(out) while everything in out was written by the engine's
+	// own escaping encoders (Text and its kin, a typed tool's flat result):
+	// out then holds no raw newline (Request.ReplyEscaped). Any other write
+	// changes len(out) or restarts the response (openResult, setError
+	// clear it).
+	esc int
 
 	// Extension points (hooks.go); all zero unless used.
 	rkind       resultKind      // what out holds, for Outcome
@@ -409,6 +415,7 @@ func (c *Call) openResult(head string) {
 	c.out = append(c.out, c.env.ID...)
 	c.out = append(c.out, head...)
 	c.result, c.open = true, true
+	c.esc = 0
 }
 
 // Text sets a text tool result (no reflection, no allocation).
@@ -416,6 +423,7 @@ func (c *Call) Text(s string) {
 	c.startResult()
 	c.rkind = kindComplete
 	c.out = codec.AppendTextResult(c.out, []byte(s), false, c.srv.serverMeta)
+	c.esc = len(c.out) // the id (peeked: no raw control byte), the text escaped
 }
 
 // TextBytes is Text for a byte slice.
@@ -423,6 +431,7 @@ func (c *Call) TextBytes(b []byte) {
 	c.startResult()
 	c.rkind = kindComplete
 	c.out = codec.AppendTextResult(c.out, b, false, c.srv.serverMeta)
+	c.esc = len(c.out) // the id (peeked: no raw control byte), the text escaped
 }
 
 // ErrorText sets a tool result with isError true.
@@ -430,6 +439,7 @@ func (c *Call) ErrorText(s string) {
 	c.startResult()
 	c.rkind = kindToolError
 	c.out = codec.AppendTextResult(c.out, []byte(s), true, c.srv.serverMeta)
+	c.esc = len(c.out) // the id (peeked: no raw control byte), the text escaped
 }
 
 // Return sets the result to v (a ToolResult, PromptResult,
@@ -528,6 +538,7 @@ func (c *Call) setError(e *codec.Error) {
 		id = c.env.ID
 	}
 	c.out = codec.AppendErrorResponse(c.out[:0], id, e)
+	c.esc = 0
 	c.status = e.HTTPStatus()
 	c.result, c.open = true, false
 	c.rkind, c.code = kindError, e.Code
@@ -541,6 +552,9 @@ func (c *Call) complete() {
 		c.setError(errNoResult)
 	}
 	if c.open {
+		if c.esc == len(c.out) {
+			c.esc++ // the closing brace is the engine's too
+		}
 		c.out = append(c.out, '}')
 		c.open = false
 	}

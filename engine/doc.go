@@ -181,7 +181,8 @@
 // the batch's end too, and one registration for Shutdown. A transport
 // that implements BatchReplier (Batch.SetReplier) also gets those
 // requests' responses on the batch's goroutine, so it can keep them
-// without a lock and queue the read's answers at once.
+// without a lock and queue the read's answers at once; Request.ReplyEscaped
+// tells it which of them need no newline scan.
 //
 // Lock order is documented in LOCKS.md.
 package engine

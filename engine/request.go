@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/mcpwire/mcpwire/codec"
 )
@@ -136,6 +137,18 @@ func (r *Request) HasTimeout() bool { return r.c.hasTimeout() }
 // SetRawResult sets an already encoded result object, which must carry
 // resultType (and should carry _meta serverInfo, see Scope.ServerMeta).
 func (r *Request) SetRawResult(obj []byte) { r.c.setRawResult(obj) }
+
+// ReplyEscaped reports whether frame, the response handed to
+// BatchReplier.ReplyInBatch, was written entirely by the engine's own
+// encoders from values they escaped (Call.Text and its kin, a typed tool's
+// result in its flat form): such a frame holds no raw newline, and a line
+// transport need not look for one. False means it may (a raw result,
+// Return's or a cache's encoding): look. Call it only from ReplyInBatch,
+// with the frame given there.
+func (r *Request) ReplyEscaped(frame []byte) bool {
+	c := r.c
+	return c.esc == len(frame) && len(frame) > 0 && unsafe.SliceData(frame) == unsafe.SliceData(c.out)
+}
 
 // SetTransportData keeps the transport's per-request state with the
 // request (cleared when it is recycled).

@@ -135,7 +135,11 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			txt = text(out, c.textBuf[:0])
 			c.textBuf = txt
 		}
-		return c.structured(tt, enc, txt)
+		if err := c.structured(tt, enc, txt); err != nil || !ok {
+			return err
+		}
+		c.esc = len(c.out) // the flat codec's encoding: escaped, as the rest
+		return nil
 	}
 	return s.AddTool(t)
 }

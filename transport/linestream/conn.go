@@ -546,7 +546,11 @@ func (c *Conn) countReject(e *codec.Error) {
 // replyError answers a message that never became a request, in the
 // stage with the read's other answers (input side only).
 func (c *Conn) replyError(id []byte, e *codec.Error) {
-	c.stageFrame(codec.AppendErrorResponse(c.stageBuf(256), id, e))
+	b := codec.AppendErrorResponse(c.stageBuf(256), id, e)
+	if bytes.IndexByte(b[len(c.stage):], '\n') >= 0 {
+		return // as stageFrame's callers: a frame with a raw newline is dropped
+	}
+	c.stageFrame(b)
 }
 
 // stageBuf returns the stage, with room for at least n more bytes.
@@ -558,15 +562,10 @@ func (c *Conn) stageBuf(n int) []byte {
 }
 
 // stageFrame takes b, the stage with one frame appended, as the new
-// stage, ending the frame with '\n'. A frame with a raw newline is
-// dropped (framing.ErrNewlineInFrame); past MaxPending the connection
-// fails (ErrSlowConsumer).
+// stage, ending the frame with '\n'. The caller has made sure the frame
+// holds no raw newline (dropping one that does: framing.ErrNewlineInFrame);
+// past MaxPending the connection fails (ErrSlowConsumer).
 func (c *Conn) stageFrame(b []byte) error {
-	start := len(c.stage)
-	frame := b[start:]
-	if bytes.IndexByte(frame, '\n') >= 0 {
-		return framing.ErrNewlineInFrame
-	}
 	if len(b) >= c.out.max {
 		// As appendFrame: the queue fails, and what waits is dropped
 		// (the stage too, when inputFlush puts it).
@@ -736,6 +735,11 @@ func (c *Conn) Reply(r *engine.Request, frame []byte, status int) error { return
 func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
 	if c.closed.Load() {
 		return ErrClosed
+	}
+	// Only a frame with bytes the engine did not escape itself (a raw
+	// result, an encoding it was handed) can hold a raw newline.
+	if !r.ReplyEscaped(frame) && bytes.IndexByte(frame, '\n') >= 0 {
+		return framing.ErrNewlineInFrame
 	}
 	return c.stageFrame(append(c.stageBuf(len(frame)), frame...))
 }

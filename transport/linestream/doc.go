@@ -30,6 +30,12 @@
 //     feeding, or before the driver flushes, leaves in one write. At most
 //     Config.MaxPending bytes wait for a peer that does not read; past
 //     that the connection ends as a slow consumer (A18).
+//   - No frame written holds a raw newline (STD-02): an answer that would
+//     is dropped (framing.ErrNewlineInFrame, logged by the engine at debug
+//     level) and the connection goes on. Only answers with bytes the
+//     engine did not escape itself are looked at: a response it wrote
+//     entirely with its own encoders (engine.Request.ReplyEscaped: a text
+//     result, a typed tool's flat result) is written as it is.
 //   - Drain (EOF on stdio, a transport shutdown) completes listen streams
 //     with their final result at once (SUB-10), lets the other requests
 //     finish until its context ends, then cancels them.
