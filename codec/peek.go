@@ -150,6 +150,29 @@ func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
 	return n, nil
 }
 
+// PlainArguments returns the number of members of e.Arguments that Peek
+// recorded, or -1 when it recorded none (ScanArguments then scans them).
+// Recorded members are plain: every name, and every string value, is
+// ASCII from 0x20 to 0x7f without a quote or a backslash (its body is the
+// decoded string, and encodes back unchanged); every other value is a
+// non-negative integer without fraction or exponent, true, false or null.
+// PlainArgument gives them; ScanArguments reads the same
+// (FuzzPlainArguments).
+func (e *Envelope) PlainArguments() int {
+	if e.argN == 0 || len(e.Arguments) != int(e.argLen) || addrOf(e.Arguments) != e.argAt {
+		return -1
+	}
+	return int(e.argN) - 1
+}
+
+// PlainArgument returns the name (between its quotes) and the value of
+// the recorded member j of e.Arguments, 0 <= j < e.PlainArguments(), in
+// the order they appear; both alias e.Arguments.
+func (e *Envelope) PlainArgument(j int) (name, value []byte) {
+	m, a := e.args[j&(maxArgMembers-1)], e.Arguments
+	return a[uint16(m):uint16(m>>16)], a[uint16(m>>32):uint16(m>>48)]
+}
+
 // KeepArguments gives e the members Peek recorded for src's arguments,
 // when e.Arguments holds the same bytes as src.Arguments (the offsets are
 // relative to the span), so that ScanArguments on an envelope built from
