@@ -12,7 +12,8 @@ import (
 // plainOpen is an open flat schema with a property of every type the
 // flat check knows, and one of any type.
 const plainOpen = `{"type":"object","properties":{"s":{"type":"string"},"n":{"type":"number"},"i":{"type":"integer"},` +
-	`"b":{"type":"boolean"},"z":{"type":"null"},"a":{},"o":{"type":"object"},"l":{"type":"array"}},"required":["s","i"]}`
+	`"b":{"type":"boolean"},"z":{"type":"null"},"a":{},"o":{"type":"object"},"l":{"type":"array"},` +
+	`"middle":{"type":"integer"},"eight_ch":{"type":"string"},"a_longer_name":{"type":"boolean"}},"required":["s","i"]}`
 
 // plainSeeds are arguments objects for FuzzFlatPlain: recorded by Peek
 // (flat, compact, plain) or not, passing or failing, open or closed.
@@ -23,6 +24,8 @@ var plainSeeds = []string{
 	`{}`, `{"a":null,"b":false,"n":0,"z":1}`, `{"s":"x","i":1,"n":2,"b":true,"z":null}`, `{"t":"y","s":"x"}`,
 	`{"b":true,"f":1.5,"i":3,"j":4,"s":"x","t":"y"}`, `{"s":"x","t":"y","i":3,"b":false}`, `{"s":"\u0078","i":1}`,
 	`{"S":"x","i":1}`, `{"s":"x","i":01}`, `{"s":"tab\tx","i":1}`, `{"s":"x\u007f","i":1}`,
+	`{"s":"x","i":1,"middle":2,"eight_ch":"y","a_longer_name":true}`, `{"middle":"2","eight_ch":1,"a_longer_name":0}`,
+	`{"s":"x","i":1,"middl":2,"eight_c":"y","a_longer_nam":true}`, `{"":1,"s":"","i":0}`,
 }
 
 // FuzzFlatPlain: the flat check on the members Peek recorded
