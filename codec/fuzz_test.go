@@ -405,6 +405,9 @@ func FuzzPlainArguments(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":-1,"b":1.5,"c":"\u0041","d":"\u00e9"}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":"\u007f~ ","b":"é","c":0,"d":false}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"text":"x"},"arguments":{"n":1}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"n":1,"text":"hello w"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"n":1,"text":"a\"b"}}}`,
 	} {
 		f.Add([]byte(s))
 	}
