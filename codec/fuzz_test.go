@@ -353,6 +353,8 @@ func FuzzScanArguments(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"text":"x"},"arguments":{"n":1}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":"text"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"text":"x"}},"params":{"arguments":{"n":1}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"n":1,"text":"hello w"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1,"b":2,"c":3,"d":4,"e":"x"}}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -55,35 +55,46 @@ func FuzzFlatPlain(f *testing.F) {
 	}
 	m := fc.mapFrom(closed.flat)
 	f.Fuzz(func(t *testing.T, args string) {
-		msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":` + args + `,"_meta":{"progressToken":1}}}`)
-		var env codec.Envelope
-		if codec.Peek(msg, &env) != nil || !argsObject(env.Arguments) {
-			return
-		}
-		for _, a := range []*argSchema{open, closed} {
-			var got, want [maxFlat][]byte
-			ge, gok := a.flat.checkFrom(env.Arguments, &env, &got)
-			we, wok := a.flat.checkFrom(env.Arguments, nil, &want)
-			if gok != wok || (ge == nil) != (we == nil) || (ge != nil && ge.Error() != we.Error()) {
-				t.Fatalf("%s: from the envelope %v %v, scanned %v %v", args, gok, ge, wok, we)
-			}
-			if !gok {
-				continue
-			}
-			for i := range a.flat.names {
-				if (got[i] == nil) != (want[i] == nil) || !bytes.Equal(got[i], want[i]) {
-					t.Fatalf("%s: %q from the envelope %q, scanned %q", args, a.flat.names[i], got[i], want[i])
-				}
-			}
-			if a != closed || ge != nil {
-				continue
-			}
-			var fast, slow identityArgs
-			fok := fc.decodeScanned(m, &got, unsafe.Pointer(&fast), &strChunk{}, env.PlainArguments() >= 0)
-			sok := fc.decodeScanned(m, &want, unsafe.Pointer(&slow), &strChunk{}, false)
-			if fok != sok || (fok && fast != slow) {
-				t.Fatalf("%s: trusting the recorded strings %v %+v, checking them %v %+v", args, fok, fast, sok, slow)
-			}
+		// _meta after the arguments (the fixture's order), and the
+		// arguments ending the message (Peek's recordTail).
+		for _, msg := range [][]byte{
+			[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":` + args + `,"_meta":{"progressToken":1}}}`),
+			[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"t","arguments":` + args + `}}`),
+		} {
+			plainChecks(t, msg, args, open, closed, fc, m)
 		}
 	})
+}
+
+// plainChecks is FuzzFlatPlain's comparison on one message.
+func plainChecks(t *testing.T, msg []byte, args string, open, closed *argSchema, fc *flatCodec, m *flatMap) {
+	var env codec.Envelope
+	if codec.Peek(msg, &env) != nil || !argsObject(env.Arguments) {
+		return
+	}
+	for _, a := range []*argSchema{open, closed} {
+		var got, want [maxFlat][]byte
+		ge, gok := a.flat.checkFrom(env.Arguments, &env, &got)
+		we, wok := a.flat.checkFrom(env.Arguments, nil, &want)
+		if gok != wok || (ge == nil) != (we == nil) || (ge != nil && ge.Error() != we.Error()) {
+			t.Fatalf("%s: from the envelope %v %v, scanned %v %v", args, gok, ge, wok, we)
+		}
+		if !gok {
+			continue
+		}
+		for i := range a.flat.names {
+			if (got[i] == nil) != (want[i] == nil) || !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("%s: %q from the envelope %q, scanned %q", args, a.flat.names[i], got[i], want[i])
+			}
+		}
+		if a != closed || ge != nil {
+			continue
+		}
+		var fast, slow identityArgs
+		fok := fc.decodeScanned(m, &got, unsafe.Pointer(&fast), &strChunk{}, env.PlainArguments() >= 0)
+		sok := fc.decodeScanned(m, &want, unsafe.Pointer(&slow), &strChunk{}, false)
+		if fok != sok || (fok && fast != slow) {
+			t.Fatalf("%s: trusting the recorded strings %v %+v, checking them %v %+v", args, fok, fast, sok, slow)
+		}
+	}
 }
