@@ -127,3 +127,56 @@ func TestScanArgumentsReplaced(t *testing.T) {
 		t.Error("KeepArguments carried the table to other bytes")
 	}
 }
+
+// TestArgumentsRecordedAtEnd: arguments that end the message (params last,
+// arguments last in it: `…"text":"hello world"}}}`), whose last string or
+// name lies within the final 8 bytes where the word-at-a-time string scan
+// gives up, are recorded too when plain, whatever that string's length,
+// and still not when it holds an escape or a non-ASCII byte; ScanArguments
+// gives what ScanMembers gives either way.
+func TestArgumentsRecordedAtEnd(t *testing.T) {
+	for _, c := range []struct {
+		last     string
+		recorded bool
+	}{
+		{``, true}, {`a`, true}, {`hello`, true}, {`hello w`, true}, {`hello world`, true}, {`hello world, again`, true},
+		{`caf\u00e9`, false}, {"café", false}, {`a\"b`, false}, {`x\\`, false},
+	} {
+		for _, key := range []string{"t", "text", "a_longer_key"} {
+			args := `{"n":1,"` + key + `":"` + c.last + `"}`
+			msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":` + args + `}}`)
+			var env Envelope
+			if err := Peek(msg, &env); err != nil {
+				t.Fatalf("%s: %v", msg, err)
+			}
+			if got := env.PlainArguments() == 2; got != c.recorded {
+				t.Errorf("%s: recorded %v (%d), want %v", args, got, env.PlainArguments(), c.recorded)
+			}
+			names := []string{key, "n"}
+			got, want := make([][]byte, 2), make([][]byte, 2)
+			gn, gerr := env.ScanArguments(names, got)
+			wn, werr := ScanMembers(env.Arguments, names, want)
+			if gn != wn || gerr != werr || !bytes.Equal(got[0], want[0]) || !bytes.Equal(got[1], want[1]) {
+				t.Errorf("%s: ScanArguments %d %v %q, ScanMembers %d %v %q", args, gn, gerr, got, wn, werr, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		args string
+		n    int
+	}{
+		{`{"a":1}`, 1},             // a name within the final 8 bytes: `a":1}}}` is 7
+		{`{"a":true,"b":null}`, 2}, // literals at the end
+		{`{"a":1,"b":2,"c":3,"d":"x"}`, 4},
+		{`{"a":1,"b":2,"c":3,"d":4,"e":"x"}`, -1}, // more than maxArgMembers
+		{`{"a":[1],"b":"x"}`, -1},                 // a nested value
+		{`{"a" :"x"}`, 1},                         // whitespace before ':', as skipArgs takes it
+		{`{"a": "x"}`, -1},                        // whitespace after ':', as skipArgs refuses it
+	} {
+		msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":` + c.args + `}}`)
+		var env Envelope
+		if err := Peek(msg, &env); err != nil || env.PlainArguments() != c.n {
+			t.Errorf("%s: %v, %d recorded, want %d", c.args, err, env.PlainArguments(), c.n)
+		}
+	}
+}

@@ -25,8 +25,50 @@ func AppendString(dst []byte, s string) []byte {
 
 // AppendStringBytes is AppendString for a byte slice.
 func AppendStringBytes(dst, s []byte) []byte {
+	// The usual string needs no escape: found a word at a time (the last
+	// word overlapping the one before), then copied with one capacity
+	// check.
+	i := 0
+	for i+8 <= len(s) {
+		if m := specialMask(word(s, i)); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			goto escape
+		}
+		i += 8
+	}
+	if i < len(s) {
+		if len(s) >= 8 {
+			if specialMask(word(s, len(s)-8)) != 0 {
+				goto escape
+			}
+		} else {
+			for i < len(s) && strPlain[s[i]] {
+				i++
+			}
+			if i < len(s) {
+				goto escape
+			}
+		}
+	}
+	if n := len(dst); cap(dst)-n >= len(s)+2 {
+		dst = dst[:n+len(s)+2]
+		dst[n] = '"'
+		copy(dst[n+1:], s)
+		dst[n+1+len(s)] = '"'
+		return dst
+	}
 	dst = append(dst, '"')
-	start, i := 0, 0
+	dst = append(dst, s...)
+	return append(dst, '"')
+escape:
+	return appendEscaped(dst, s, i)
+}
+
+// appendEscaped is AppendStringBytes for an s whose bytes before i need
+// no escape.
+func appendEscaped(dst, s []byte, i int) []byte {
+	dst = append(dst, '"')
+	start := 0
 	for {
 		for i+8 <= len(s) {
 			m := specialMask(word(s, i))

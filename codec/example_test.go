@@ -72,3 +72,26 @@ func ExampleUnmarshal() {
 	fmt.Printf("%q %v\n", req.Method, codec.UsingFallback())
 	// Output: "" false
 }
+
+func ExampleEnvelope_PlainArguments() {
+	var env codec.Envelope
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world","n":2},"_meta":{"progressToken":1}}}`)
+	if err := codec.Peek(msg, &env); err != nil {
+		panic(err)
+	}
+	// Recorded: each value is used as it is, no unescaping needed.
+	for j := range env.PlainArguments() {
+		name, value := env.PlainArgument(j)
+		fmt.Printf("%s=%s\n", name, value)
+	}
+	// An escape: not recorded, the arguments are read by ScanArguments' scan.
+	msg = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"caf\u00e9"},"_meta":{"progressToken":1}}}`)
+	if err := codec.Peek(msg, &env); err != nil {
+		panic(err)
+	}
+	fmt.Println(env.PlainArguments())
+	// Output:
+	// text="hello world"
+	// n=2
+	// -1
+}

@@ -228,7 +228,11 @@ func FuzzDecodeHeaderValue(f *testing.F) {
 // each invalid byte replaced by U+FFFD (A17).
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", "Zürich 世界 😀", "\xff\xfe", "\xed\xa0\x80", "a\"b\\c\n\t\x00\x1f\x7f",
-		"\u2028\u2029", "<script>&", "12345678\xe4\xb8", strings.Repeat("x", 70) + "\xc3"} {
+		"\u2028\u2029", "<script>&", "12345678\xe4\xb8", strings.Repeat("x", 70) + "\xc3",
+		// Around the plain fast path's overlapping last word: a byte to
+		// escape in it, or just before it.
+		"1234567\"", "12345678\n", "123456789\\", "1234567\"9", "123456789012345\x01", "hello world\u2028",
+		"abcdefghij\x7f", "abcdefgh\xc3\xa9", "abcdefghi\xff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -349,6 +353,8 @@ func FuzzScanArguments(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"text":"x"},"arguments":{"n":1}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":"text"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"text":"x"}},"params":{"arguments":{"n":1}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"n":1,"text":"hello w"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1,"b":2,"c":3,"d":4,"e":"x"}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -383,6 +389,83 @@ func FuzzScanArguments(f *testing.F) {
 			if (got[i] == nil) != (want[i] == nil) || !bytes.Equal(got[i], want[i]) ||
 				(got[i] != nil && &got[i][0] != &want[i][0]) {
 				t.Fatalf("%q: %q = %q, ScanMembers %q", env.Arguments, names[i], got[i], want[i])
+			}
+		}
+	})
+}
+
+// FuzzPlainArguments: when Peek recorded the members of params.arguments
+// (PlainArguments >= 0), PlainArgument gives each member's name and value
+// in order, as encoding/json reads them, and they are as plain as
+// PlainArguments says: names and string values ASCII 0x20-0x7f without
+// quote or backslash, other values digits (no sign, fraction or exponent),
+// true, false or null. The engine's typed decode trusts this.
+func FuzzPlainArguments(f *testing.F) {
+	for _, s := range []string{fixture, vecToolsCall, vecToolsCallZurich,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1,"b":"x","c":true,"d":null}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":-1,"b":1.5,"c":"\u0041","d":"\u00e9"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":"\u007f~ ","b":"é","c":0,"d":false}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"text":"x"},"arguments":{"n":1}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"n":1,"text":"hello w"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"a":1}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"n":1,"text":"a\"b"}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		var env Envelope
+		Peek(msg, &env)
+		n := env.PlainArguments()
+		if n < 0 {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(env.Arguments))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			t.Fatalf("%q: recorded, not an object", env.Arguments)
+		}
+		plain := func(b []byte) bool {
+			for _, c := range b {
+				if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+					return false
+				}
+			}
+			return true
+		}
+		for j := 0; ; j++ {
+			if !dec.More() {
+				if j != n {
+					t.Fatalf("%q: %d members recorded, %d there", env.Arguments, n, j)
+				}
+				return
+			}
+			if j >= n {
+				t.Fatalf("%q: %d members recorded, more there", env.Arguments, n)
+			}
+			tok, err := dec.Token()
+			if err != nil {
+				t.Fatalf("%q: %v", env.Arguments, err)
+			}
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				t.Fatalf("%q: %v", env.Arguments, err)
+			}
+			name, value := env.PlainArgument(j)
+			if string(name) != tok.(string) || !bytes.Equal(value, raw) || !plain(name) {
+				t.Fatalf("%q: member %d %q: %q, encoding/json %q: %q", env.Arguments, j, name, value, tok, raw)
+			}
+			switch c := value[0]; {
+			case c == '"':
+				if !plain(value[1 : len(value)-1]) {
+					t.Fatalf("%q: member %d's string %q is not plain", env.Arguments, j, value)
+				}
+			case c == 't' || c == 'f' || c == 'n':
+			default:
+				for _, d := range value {
+					if d < '0' || d > '9' {
+						t.Fatalf("%q: member %d's number %q is not a plain integer", env.Arguments, j, value)
+					}
+				}
 			}
 		}
 	})

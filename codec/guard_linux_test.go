@@ -37,7 +37,9 @@ func TestPeekReadsInsideBuffer(t *testing.T) {
 		// 2-byte loads of `,"` in the object loop, skipFlat and skipArgs.
 		`{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v","x":1}}}`, `{"id":"x","uri":1,"i":2}`,
 		`{"params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1","x":null},"progressToken":7}}}`,
-		`{"params":{"arguments":{"a":"b","c":1,"d":true,"e":false,"f":null}},"id":1}`}
+		`{"params":{"arguments":{"a":"b","c":1,"d":true,"e":false,"f":null}},"id":1}`,
+		// Arguments ending the message (recordTail).
+		`{"params":{"arguments":{"a":1,"text":"hello w"}}}`, `{"params":{"arguments":{"b":"x","a":true}}}`}
 	var env Envelope
 	vals := make([][]byte, 2)
 	for _, m := range msgs {

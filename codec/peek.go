@@ -150,6 +150,29 @@ func (e *Envelope) ScanArguments(names []string, vals [][]byte) (int, error) {
 	return n, nil
 }
 
+// PlainArguments returns the number of members of e.Arguments that Peek
+// recorded, or -1 when it recorded none (ScanArguments then scans them).
+// Recorded members are plain: every name, and every string value, is
+// ASCII from 0x20 to 0x7f without a quote or a backslash (its body is the
+// decoded string, and encodes back unchanged); every other value is a
+// non-negative integer without fraction or exponent, true, false or null.
+// PlainArgument gives them; ScanArguments reads the same
+// (FuzzPlainArguments).
+func (e *Envelope) PlainArguments() int {
+	if e.argN == 0 || len(e.Arguments) != int(e.argLen) || addrOf(e.Arguments) != e.argAt {
+		return -1
+	}
+	return int(e.argN) - 1
+}
+
+// PlainArgument returns the name (between its quotes) and the value of
+// the recorded member j of e.Arguments, 0 <= j < e.PlainArguments(), in
+// the order they appear; both alias e.Arguments.
+func (e *Envelope) PlainArgument(j int) (name, value []byte) {
+	m, a := e.args[j&(maxArgMembers-1)], e.Arguments
+	return a[uint16(m):uint16(m>>16)], a[uint16(m>>32):uint16(m>>48)]
+}
+
 // KeepArguments gives e the members Peek recorded for src's arguments,
 // when e.Arguments holds the same bytes as src.Arguments (the offsets are
 // relative to the span), so that ScanArguments on an envelope built from
@@ -486,6 +509,11 @@ func (p *parser) object(i int, level int) int {
 						if e = p.skip(b, i, level); e < 0 {
 							return e
 						}
+						if k == keyArguments && len(b)-e < 8 {
+							// Arguments that end the message: skipArgs'
+							// word-at-a-time strings give up there.
+							p.recordTail(b, i, e)
+						}
 					}
 				}
 				switch k {
@@ -691,6 +719,69 @@ func skipFlat(b []byte, i int) int {
 		}
 		if sc != ',' || uint(i) >= uint(len(b)) || b[i] != '"' {
 			return -1
+		}
+		i++
+	}
+}
+
+// recordTail records the members of the arguments object b[o:end] as
+// skipArgs would, for arguments that skipArgs gave up on because they end
+// within 8 bytes of the message's end (a plain string's word-at-a-time
+// scan needs 8 bytes): the same shapes (flat, compact, plain), read by the
+// string rule, which needs no word past the end. The skipper has already
+// validated the object. Off the usual path: it runs only then.
+//
+//go:noinline
+func (p *parser) recordTail(b []byte, o, end int) {
+	env := p.env
+	a := b[:end]
+	n := 0
+	i := o + 1
+	if i >= len(a) || a[i] != '"' {
+		return
+	}
+	i++
+	for {
+		k := i
+		e, fl := scanString(a, k)
+		if e < 0 || fl != 0 {
+			return
+		}
+		ke := e - 1
+		if i = colon(a, e); uint(i) >= uint(len(a)) {
+			return
+		}
+		v := i
+		switch c := a[i]; {
+		case c == '"':
+			if i, fl = scanString(a, i+1); fl != 0 {
+				return
+			}
+		case c-'0' <= 9:
+			i = plainNumber(a, i)
+		case c == 't' || c == 'f' || c == 'n':
+			i = scanLiteral(a, i)
+		default:
+			return
+		}
+		if i < 0 || n >= maxArgMembers {
+			return
+		}
+		env.args[n] = newArgMember(k-o, ke-o, v-o, i-o)
+		n++
+		if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
+			i += 2
+			continue
+		}
+		var sc byte
+		if i, sc = sep(a, i); sc == '}' {
+			if i == end && i-o <= 0xffff {
+				env.argN, env.argLen = uint8(n+1), uint16(i-o)
+			}
+			return
+		}
+		if sc != ',' || uint(i) >= uint(len(a)) || a[i] != '"' {
+			return
 		}
 		i++
 	}

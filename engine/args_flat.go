@@ -27,6 +27,10 @@ type flatSchema struct {
 	kinds    []uint8  // per name: its declared type's kind (kindAny: any type)
 	required []bool   // per name
 	closed   bool     // additionalProperties false: only names may appear
+	// For checkPlain: the required names as bits (name i: bit i), and per
+	// name the classes of plain values (plainClass) its type accepts.
+	reqBits uint32
+	accepts []uint8
 }
 
 // maxFlat bounds the names a flat schema may check (a stack array holds
@@ -121,11 +125,53 @@ func flatten(doc any) *flatSchema {
 	}
 	// The compiled check's order (describe), so both list alike.
 	sort.Slice(f.names, func(i, j int) bool { return lessSegment(f.names[i], f.names[j]) })
-	for _, name := range f.names {
-		f.kinds = append(f.kinds, kindOf(types[name]))
+	for i, name := range f.names {
+		k := kindOf(types[name])
+		f.kinds = append(f.kinds, k)
 		f.required = append(f.required, req[name])
+		if req[name] {
+			f.reqBits |= 1 << i
+		}
+		f.accepts = append(f.accepts, plainAccepts(k))
 	}
 	return f
+}
+
+// The classes of the values Peek records (codec.Envelope.PlainArguments),
+// by first byte: a number there is always a non-negative integer.
+const (
+	plainString uint8 = 1 << iota
+	plainInteger
+	plainBoolean
+	plainNull
+)
+
+// plainClass is the class of a plain value by its first byte (0: not one).
+var plainClass = func() (t [256]uint8) {
+	t['"'] = plainString
+	for c := '0'; c <= '9'; c++ {
+		t[c] = plainInteger
+	}
+	t['t'], t['f'] = plainBoolean, plainBoolean
+	t['n'] = plainNull
+	return
+}()
+
+// plainAccepts is the set of plain classes whose values are of kind k.
+func plainAccepts(k uint8) uint8 {
+	switch k {
+	case kindAny:
+		return plainString | plainInteger | plainBoolean | plainNull
+	case kindString:
+		return plainString
+	case kindNumber, kindInteger:
+		return plainInteger
+	case kindBoolean:
+		return plainBoolean
+	case kindNull:
+		return plainNull
+	}
+	return 0 // object, array: never plain
 }
 
 // check reports the verdict on args (nil: absent, an empty object; else a
@@ -147,6 +193,17 @@ func (f *flatSchema) checkInto(args []byte, arr *[maxFlat][]byte) (e *ArgumentsE
 // ScanMembers) replaces the scan.
 func (f *flatSchema) checkFrom(args []byte, env *codec.Envelope, arr *[maxFlat][]byte) (e *ArgumentsError, ok bool) {
 	vals := arr[:len(f.names)]
+	if env != nil {
+		if n := env.PlainArguments(); n >= 0 {
+			if pass, decided := f.checkPlain(env, n, vals); decided {
+				if pass {
+					return nil, true
+				}
+				return f.verdict(vals), true
+			}
+			return nil, false
+		}
+	}
 	if args == nil {
 		for i := range vals { // ScanMembers clears them otherwise
 			vals[i] = nil
@@ -174,6 +231,49 @@ func (f *flatSchema) checkFrom(args []byte, env *codec.Envelope, arr *[maxFlat][
 			}
 		}
 	}
+	return f.verdict(vals), true
+}
+
+// checkPlain is checkFrom on the n members Peek recorded of env's
+// arguments (codec.Envelope.PlainArguments), in one pass over them: it
+// fills vals as ScanMembers would and reports whether they pass; decided
+// is false when the compiled schema must decide (a repeated name of f, a
+// member a closed f does not name), as in checkFrom. When they fail,
+// verdict(vals) says why.
+func (f *flatSchema) checkPlain(env *codec.Envelope, n int, vals [][]byte) (pass, decided bool) {
+	for i := 0; i < len(vals); i++ { // not the clear idiom: no call for a few names
+		vals[i] = nil
+	}
+	var seen uint32
+	good := true
+	for j := range n {
+		name, v := env.PlainArgument(j)
+		x := -1
+		for i, fn := range f.names {
+			if len(fn) == len(name) && fn == string(name) {
+				x = i
+				break
+			}
+		}
+		if x < 0 {
+			if f.closed {
+				return false, false
+			}
+			continue
+		}
+		if seen&(1<<x) != 0 {
+			return false, false
+		}
+		seen |= 1 << x
+		vals[x] = v
+		good = good && f.accepts[x]&plainClass[v[0]] != 0
+	}
+	return good && seen&f.reqBits == f.reqBits, true
+}
+
+// verdict lists what fails in vals, the raw values of f.names (nil:
+// absent); nil when nothing does.
+func (f *flatSchema) verdict(vals [][]byte) (e *ArgumentsError) {
 	for i, name := range f.names {
 		v := vals[i]
 		switch {
@@ -184,7 +284,7 @@ func (f *flatSchema) checkFrom(args []byte, env *codec.Envelope, arr *[maxFlat][
 			e = f.fail(e, name, ": expected "+kindNames[f.kinds[i]]+", got "+rawKind(v))
 		}
 	}
-	return e, true
+	return e
 }
 
 // fail adds the failure of the top-level member name to e.

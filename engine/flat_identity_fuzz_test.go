@@ -53,7 +53,7 @@ func FuzzFlatIdentity(f *testing.F) {
 			return
 		}
 		var fast identityArgs
-		if !fc.decodeScanned(m, &vals, unsafe.Pointer(&fast), &strChunk{}) {
+		if !fc.decodeScanned(m, &vals, unsafe.Pointer(&fast), &strChunk{}, false) {
 			return
 		}
 		var slow identityArgs

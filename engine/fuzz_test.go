@@ -335,7 +335,7 @@ func FuzzFlatCodec(f *testing.F) {
 			var vals [maxFlat][]byte
 			if e, scanned := a.checkScan([]byte(args), &vals); scanned && e == nil {
 				var from, again flatPlain
-				ok := plain.decodeScanned(m, &vals, unsafe.Pointer(&from), &strChunk{})
+				ok := plain.decodeScanned(m, &vals, unsafe.Pointer(&from), &strChunk{}, false)
 				if want := plain.decode([]byte(args), unsafe.Pointer(&again), nil); ok != want || (ok && from != again) {
 					t.Fatalf("%s: from the check's scan %v %+v, scanning again %v %+v", args, ok, from, want, again)
 				}

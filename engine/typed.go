@@ -95,6 +95,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 		out:    newFlatCodec(outType),
 		schema: outSchema,
 	}
+	tt.direct = tt.out != nil && tt.schema == nil
 	text := resultTextFunc[Out]()
 	// The closure keeps in and out on its stack: the flat codec reads and
 	// writes them in place, and the sonic fallbacks work on copies, so
@@ -116,6 +117,16 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 		if err != nil || c.result {
 			return err
 		}
+		var txt []byte
+		if text != nil {
+			// Into a buffer of the Call's own, kept for the next call (Out
+			// may still hold bytes of the ArgBytes buffer).
+			txt = text(out, c.textBuf[:0])
+			c.textBuf = txt
+			if tt.direct && c.structuredFlat(tt, txt, unsafe.Pointer(&out)) {
+				return nil
+			}
+		}
 		var enc []byte
 		ok := false
 		if tt.out != nil {
@@ -128,12 +139,8 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			}
 		}
 		c.scratch = enc
-		txt := enc
-		if text != nil {
-			// Into a buffer of the Call's own, kept for the next call (Out
-			// may still hold bytes of the ArgBytes buffer).
-			txt = text(out, c.textBuf[:0])
-			c.textBuf = txt
+		if text == nil {
+			txt = enc
 		}
 		if err := c.structured(tt, enc, txt); err != nil || !ok {
 			return err
@@ -149,7 +156,11 @@ type typedTool struct {
 	name    string
 	in, out *flatCodec         // nil when the type is not flat
 	schema  *jsonschema.Schema // the compiled outputSchema, with ValidateOutput
-	inMap   atomic.Pointer[flatMap]
+	// direct: Out is flat and no output schema checks it, so with a
+	// ResultText its encoding goes straight into the response
+	// (structuredFlat), not through a scratch buffer and a copy.
+	direct bool
+	inMap  atomic.Pointer[flatMap]
 }
 
 // decodeIn decodes c's arguments into the zeroed In at p with the flat
@@ -163,7 +174,7 @@ func (tt *typedTool) decodeIn(c *Call, p unsafe.Pointer) bool {
 			tt.inMap.Store(m)
 		}
 		if m.idx != nil {
-			return tt.in.decodeScanned(m, &c.flatVals, p, &c.strs)
+			return tt.in.decodeScanned(m, &c.flatVals, p, &c.strs, c.env.PlainArguments() >= 0)
 		}
 	}
 	return tt.in.decode(c.env.Arguments, p, &c.strs)
@@ -224,6 +235,25 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 	c.out = append(c.out, enc...)
 	c.out = append(c.out, c.srv.structTail...)
 	return nil
+}
+
+// structuredFlat is structured for a tool whose Out the flat codec
+// encodes (tt.direct) and whose text is already known: Out at p is encoded
+// in place in the response. It reports false when the flat codec declines
+// Out (a float JSON cannot hold); the response is then half written, and
+// the caller takes the general path, which starts it again (openResult)
+// or answers an error (setError), both from the start of c.out.
+func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool {
+	c.openResult(`,"result":{"resultType":"complete","content":[{"type":"text","text":`)
+	c.rkind = kindComplete
+	c.out = codec.AppendStringBytes(c.out, text)
+	c.out = append(c.out, `}],"structuredContent":`...)
+	enc, ok := tt.out.encode(c.out, p)
+	if !ok {
+		return false
+	}
+	c.out = append(enc, c.srv.structTail...)
+	return true
 }
 
 // AddPrompt registers a typed prompt: h receives prompts/get's arguments

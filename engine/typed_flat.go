@@ -28,7 +28,7 @@ type flatCodec struct {
 }
 
 type flatField struct {
-	key  []byte // `"name":`, for the encoder
+	key  []byte // `,"name":`, for the encoder (the first one's ',' becomes the '{')
 	off  uintptr
 	kind reflect.Kind
 	omit bool // omitempty or omitzero: the zero value is left out
@@ -60,7 +60,7 @@ func newFlatCodec(t reflect.Type) *flatCodec {
 			ft.Implements(typeTextMarsh) || reflect.PointerTo(ft).Implements(typeTextMarsh) {
 			return nil // its own JSON form
 		}
-		key := append(codec.AppendString(nil, f.name), ':')
+		key := append(codec.AppendString([]byte{','}, f.name), ':')
 		c.names = append(c.names, f.name)
 		c.fields = append(c.fields, flatField{key: key, off: f.field.Offset, kind: ft.Kind(), omit: f.nilOmit})
 	}
@@ -79,7 +79,7 @@ func (c *flatCodec) decode(args []byte, p unsafe.Pointer, ch *strChunk) bool {
 	if _, err := codec.ScanMembers(args, c.names, vals); err != nil {
 		return false
 	}
-	return c.decodeVals(vals, p, ch)
+	return c.decodeVals(vals, p, ch, false)
 }
 
 // flatMap says where each of a flatCodec's names sits in a flatSchema's
@@ -118,23 +118,25 @@ func (c *flatCodec) mapFrom(f *flatSchema) *flatMap {
 // scanned (scanned holds m.by.names' values) and reports whether it could,
 // as decode does. The check has seen every member once (a repeated one
 // leaves the flat check undecided), so the values are those ScanMembers
-// would give c's names.
-func (c *flatCodec) decodeScanned(m *flatMap, scanned *[maxFlat][]byte, p unsafe.Pointer, ch *strChunk) bool {
+// would give c's names. plain says the values are the members Peek
+// recorded (codec.Envelope.PlainArguments): their strings need no check.
+func (c *flatCodec) decodeScanned(m *flatMap, scanned *[maxFlat][]byte, p unsafe.Pointer, ch *strChunk, plain bool) bool {
 	if m.identity {
-		return c.decodeVals(scanned[:len(c.names)], p, ch)
+		return c.decodeVals(scanned[:len(c.names)], p, ch, plain)
 	}
 	var arr [maxFlat][]byte
 	vals := arr[:len(c.names)]
 	for i, j := range m.idx {
 		vals[i] = scanned[j]
 	}
-	return c.decodeVals(vals, p, ch)
+	return c.decodeVals(vals, p, ch, plain)
 }
 
 // decodeVals fills the zeroed struct at p from vals, the raw values of
 // c.names (nil: absent); its strings come from ch (nil: each its own
-// allocation).
-func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer, ch *strChunk) bool {
+// allocation). plain: every string value is known to be ASCII without
+// escapes (codec.Envelope.PlainArguments), so its body is used as it is.
+func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer, ch *strChunk, plain bool) bool {
 	for i, v := range vals {
 		if v == nil || v[0] == 'n' { // absent or null: left zero, as sonic does
 			continue
@@ -147,7 +149,7 @@ func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer, ch *strChunk) bo
 				return false
 			}
 			body := v[1 : len(v)-1]
-			if !plainUTF8(body) {
+			if !plain && !plainUTF8(body) {
 				return false
 			}
 			*(*string)(at) = ch.string(body)
@@ -293,18 +295,15 @@ func parseInt(v []byte, bits int) (int64, bool) {
 // whether it could (false for a float that JSON cannot hold: sonic
 // decides what then happens).
 func (c *flatCodec) encode(dst []byte, p unsafe.Pointer) ([]byte, bool) {
-	dst = append(dst, '{')
-	first := true
+	// Every member goes in with its ',' (one append, no test of whether it
+	// is the first); the first one's becomes the '{' at the end.
+	start := len(dst)
 	for i := range c.fields {
 		f := &c.fields[i]
 		at := unsafe.Add(p, f.off)
 		if f.omit && isZero(f.kind, at) {
 			continue
 		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
 		dst = append(dst, f.key...)
 		switch f.kind {
 		case reflect.String:
@@ -341,6 +340,10 @@ func (c *flatCodec) encode(dst []byte, p unsafe.Pointer) ([]byte, bool) {
 			dst = strconv.AppendUint(dst, *(*uint64)(at), 10)
 		}
 	}
+	if len(dst) == start {
+		return append(dst, '{', '}'), true
+	}
+	dst[start] = '{'
 	return append(dst, '}'), true
 }
 

@@ -498,7 +498,7 @@ func TestFlatMapIdentity(t *testing.T) {
 			t.Fatalf("%s: check %v scanned %v", tc.typ, e, scanned)
 		}
 		from, again := reflect.New(tc.typ), reflect.New(tc.typ)
-		if !fc.decodeScanned(m, &vals, from.UnsafePointer(), nil) || !fc.decode(args, again.UnsafePointer(), nil) {
+		if !fc.decodeScanned(m, &vals, from.UnsafePointer(), nil, false) || !fc.decode(args, again.UnsafePointer(), nil) {
 			t.Fatalf("%s: not decoded", tc.typ)
 		}
 		if !reflect.DeepEqual(from.Interface(), again.Interface()) {
