@@ -35,6 +35,14 @@ type escFlatOut struct {
 	N    int    `json:"n"`
 }
 
+// escDirectOut is flat with a text of its own: encoded straight into
+// the response (Call.structuredFlat).
+type escDirectOut struct {
+	Text string `json:"text"`
+}
+
+func (o escDirectOut) AppendResultText(dst []byte) []byte { return append(dst, o.Text...) }
+
 type escRawOut struct {
 	Raw json.RawMessage `json:"raw"`
 }
@@ -105,6 +113,11 @@ func TestReplyEscaped(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if err := AddTool(s, Tool{Name: "typedDirect", Inline: true}, func(c *Call, in struct{}) (escDirectOut, error) {
+		return escDirectOut{Text: "a\nb"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := AddTool(s, Tool{Name: "typedRaw", Inline: true}, func(c *Call, in struct{}) (escRawOut, error) {
 		return escRawOut{Raw: rawWithNewline}, nil
 	}); err != nil {
@@ -119,6 +132,7 @@ func TestReplyEscaped(t *testing.T) {
 		{"textBytes", true, false},
 		{"errorText", true, false},
 		{"typedFlat", true, false},
+		{"typedDirect", true, false},
 		{"return", false, true},
 		{"textThenReturn", false, true},
 		{"textThenError", false, true},

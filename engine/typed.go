@@ -253,6 +253,7 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 		return false
 	}
 	c.out = append(enc, c.srv.structTail...)
+	c.esc = len(c.out) // every part the engine's own escaping encoders' (Request.ReplyEscaped)
 	return true
 }
 
