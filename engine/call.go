@@ -87,10 +87,10 @@ type Call struct {
 	tnext      *Call
 	shard      uint8 // tracker shard, fixed for the Call's life
 	tracked    bool
-	tdata      any // the transport's per-request state (Request.SetTransportData)
+	ended      bool // complete bumped gen (a request not in a Batch): release need not take mu
+	tdata      any  // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
 	gen        uint64 // bumped once per request, in complete (ended) or release; guarded by mu
-	ended      bool   // complete bumped gen (a request not in a Batch): release need not take mu
 	t0         int64  // monotonic start, for the duration histograms (metrics.go)
 	batch      *Batch // the read this request came with, while it ends on its goroutine (batch.go)
 	inBatch    bool   // admitted through batch: registered by it, not on its own
@@ -603,14 +603,16 @@ var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the h
 
 func (c *Call) end() {
 	b := c.batch
+	var d time.Duration
+	var rec bool
 	if b == nil {
-		c.observeEnd()
+		d, rec = c.endDuration() // recorded by remove (a Batch's at its End)
 	}
 	c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
 	if h := c.srv.hooks; h != nil && c.hooked {
 		c.hookEnd(h)
 	}
-	c.srv.tracker.remove(c)
+	c.srv.tracker.remove(c, c.srv.durs, d, rec)
 	if c.lim != nil {
 		c.srv.lim.release(c)
 	}

@@ -305,3 +305,66 @@ func TestReleaseAgainstDelivery(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 }
+
+// TestDurationsUnderShardLock: the request-duration histograms are plain
+// counters written under the tracker shard's lock (metrics.go). Requests on
+// their own, refused ones and a Batch's end on several goroutines while
+// scrapes read the histograms: every request is counted exactly once, and
+// -race reports a write outside the lock.
+func TestDurationsUnderShardLock(t *testing.T) {
+	s, release := fastSlowServer()
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	defer close(release)
+	sc := NewScope(s, "http")
+	lines := NewScope(s, "tcp")
+	var stop atomic.Bool
+	scraped := make(chan struct{})
+	go func() {
+		defer close(scraped)
+		for !stop.Load() {
+			s.RequestDurations(func(*DurationHistogram) {})
+			_ = s.Load()
+		}
+	}()
+	const workers, per = 4, 2000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep := &countReply{}
+			ok, bad := batchMsg("1", "fast"), batchMsg("2", "nosuch")
+			for i := range per {
+				msg := ok
+				if i%4 == 3 {
+					msg = bad // answered by validation: never admitted
+				}
+				if w%2 == 0 {
+					r := sc.Prepare()
+					if err := codec.Peek(msg, r.Envelope()); err != nil {
+						t.Error(err)
+						return
+					}
+					r = sc.BeginPrepared(r, context.Background(), msg, rep, nil, 0)
+					if e := r.Check(); e != nil {
+						r.Fail(e)
+					} else {
+						r.Run()
+					}
+					continue
+				}
+				b := lines.StartBatch()
+				startInBatch(t, lines, b, msg, rep)
+				b.End()
+			}
+		}()
+	}
+	wg.Wait()
+	stop.Store(true)
+	<-scraped
+	var n uint64
+	s.RequestDurations(func(h *DurationHistogram) { n += h.Count })
+	if n != workers*per {
+		t.Fatalf("%d requests recorded, want %d", n, workers*per)
+	}
+}
