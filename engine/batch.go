@@ -117,26 +117,14 @@ func (sc *Scope) BeginInBatch(r *Request, b *Batch, parent context.Context, msg 
 // clock reading, and ends the batch's registration. It must be called on
 // the batch's goroutine once none of its requests runs there any more.
 func (b *Batch) End() {
-	t := &b.sc.srv.tracker
 	if b.recorded {
 		if durs := b.sc.srv.durs; durs != nil && b.at != 0 {
 			d := time.Duration(monoNow() - int64(b.at))
-			// Under the shard lock the mark's removal takes (metrics.go).
-			sh := &t.shards[b.mark.shard]
-			sh.mu.Lock()
-			row := durs.rowLocked(b.mark.shard, b.sc.slot)
+			row := durs.row(b.mark.shard, b.sc.slot)
 			for m, n := range b.n {
 				if n != 0 {
 					row[m].observeN(d, uint64(n))
 				}
-			}
-			if b.listed {
-				t.unlinkLocked(sh, b.mark)
-			}
-			sh.mu.Unlock()
-			if b.listed {
-				t.woke()
-				b.listed = false
 			}
 		}
 		b.n = [nMethodSlots]uint32{}
@@ -147,7 +135,7 @@ func (b *Batch) End() {
 		b.requests = 0
 	}
 	if b.listed {
-		t.remove(b.mark, nil, 0, false)
+		b.sc.srv.tracker.remove(b.mark)
 		b.listed = false
 	}
 	b.mark.scope = nil

@@ -603,16 +603,14 @@ var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the h
 
 func (c *Call) end() {
 	b := c.batch
-	var d time.Duration
-	var rec bool
 	if b == nil {
-		d, rec = c.endDuration() // recorded by remove (a Batch's at its End)
+		c.observeEnd()
 	}
 	c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
 	if h := c.srv.hooks; h != nil && c.hooked {
 		c.hookEnd(h)
 	}
-	c.srv.tracker.remove(c, c.srv.durs, d, rec)
+	c.srv.tracker.remove(c)
 	if c.lim != nil {
 		c.srv.lim.release(c)
 	}

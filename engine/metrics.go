@@ -3,23 +3,23 @@ package engine
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // This file keeps the engine's request-duration histograms and the
 // per-transport view of the requests in flight, for exporters such as
-// observe/metrics. Recording costs two clock reads per request and
-// allocates nothing once a shard's row of a transport exists: the
-// histograms are fixed arrays indexed by the method's slot (assigned once,
-// at init) and the transport's slot (assigned once per Scope). Everything
-// else is read at scrape time.
+// observe/metrics. Recording costs two clock reads and two atomic adds per
+// request and allocates nothing: the histograms are fixed arrays indexed by
+// the method's slot (assigned once, at init) and the transport's slot
+// (assigned once per Scope). Everything else is read at scrape time.
 //
-// Each histogram is kept in one copy per tracker shard (track.go), written
-// under that shard's lock, which the request takes anyway to leave the
-// requests in flight: plain adds instead of atomic ones, and requests
-// ending on different cores at once mostly write different shards (the
-// Calls a goroutine uses come from its processor's part of the pool). A
-// snapshot sums the copies, taking each shard's lock in turn.
+// Each histogram is kept in durStripes copies, a request adding to the
+// copy of its Call's tracker shard, and a snapshot sums them: requests
+// ending on different cores at once then write different cache lines
+// instead of taking turns on one (the Calls a goroutine uses come from
+// its processor's part of the pool, so the cores' requests mostly have
+// different shards).
 
 // MaxTransports bounds the distinct transport labels (NewScope names);
 // names beyond it share the "other" label.
@@ -106,10 +106,10 @@ func transportName(slot uint8) string {
 func (sc *Scope) Transport() string { return transportName(sc.slot) }
 
 // durHist is one histogram: counts per bucket (not cumulative) and the sum
-// of the durations in nanoseconds. Guarded by its tracker shard's lock.
+// of the durations in nanoseconds. Updated with atomics only.
 type durHist struct {
-	counts [len(durBounds) + 1]uint64
-	sum    uint64
+	counts [len(durBounds) + 1]atomic.Uint64
+	sum    atomic.Uint64
 }
 
 func (h *durHist) observe(d time.Duration) {
@@ -117,8 +117,8 @@ func (h *durHist) observe(d time.Duration) {
 	for i < len(durBounds) && d > durBounds[i] {
 		i++
 	}
-	h.counts[i]++
-	h.sum += uint64(d)
+	h.counts[i].Add(1)
+	h.sum.Add(uint64(d))
 }
 
 // observeN records n requests of duration d each.
@@ -127,29 +127,26 @@ func (h *durHist) observeN(d time.Duration, n uint64) {
 	for i < len(durBounds) && d > durBounds[i] {
 		i++
 	}
-	h.counts[i] += n
-	h.sum += n * uint64(d)
+	h.counts[i].Add(n)
+	h.sum.Add(n * uint64(d))
 }
 
-// durRow is the histograms of one transport in one tracker shard.
-type durRow [nMethodSlots]durHist
+// durStripes is how many copies of each histogram a Server keeps (a
+// power of two, at most trackShards): ~22 KiB each.
+const durStripes = 4
 
-// durations holds a Server's histograms: rows[shard][transport], each
-// guarded by the lock of its tracker shard and made on first use (~2.7
-// KiB each).
+// durations holds a Server's histograms, one per transport × method, in
+// durStripes copies that a snapshot sums.
 type durations struct {
-	rows [trackShards][MaxTransports]*durRow
+	s [durStripes]struct {
+		h [MaxTransports][nMethodSlots]durHist
+	}
 }
 
-// rowLocked returns the histograms of transport slot t in tracker shard
-// shard, whose lock the caller holds.
-func (d *durations) rowLocked(shard, t uint8) *durRow {
-	r := d.rows[shard][t]
-	if r == nil {
-		r = new(durRow)
-		d.rows[shard][t] = r
-	}
-	return r
+// row returns the histograms of transport slot t in the copy of the
+// tracker shard shard.
+func (d *durations) row(shard, t uint8) *[nMethodSlots]durHist {
+	return &d.s[shard&(durStripes-1)].h[t]
 }
 
 // epoch anchors the monotonic clock: time.Since on a time with a monotonic
@@ -176,23 +173,13 @@ type Stamp int64
 // returns 0, and reads no clock, when the server records no durations.
 func (sc *Scope) Now() Stamp { return Stamp(sc.srv.durStart()) }
 
-// endDuration is the request's duration, from Scope.Begin (or the Stamp
-// given to BeginBorrowedAt) to its end (the response handed to the
-// transport, or the stream completed), for its histogram: read now,
-// recorded by tracker.remove under the shard lock it takes anyway. ok is
-// false when it is not recorded.
-func (c *Call) endDuration() (d time.Duration, ok bool) {
+// observeEnd records the request's duration, from Scope.Begin (or the
+// Stamp given to BeginBorrowedAt) to its end (the response handed to the
+// transport, or the stream completed).
+func (c *Call) observeEnd() {
 	if c.t0 == 0 || c.srv.durs == nil {
-		return 0, false
+		return
 	}
-	d = time.Duration(monoNow() - c.t0)
-	c.t0 = 0
-	return d, true
-}
-
-// observeLocked records d for c's transport and method in shard sh's copy;
-// the caller holds sh's lock.
-func (d *durations) observeLocked(c *Call, dur time.Duration) {
 	var m uint8
 	if c.method != nil {
 		m = c.method.slot
@@ -201,7 +188,8 @@ func (d *durations) observeLocked(c *Call, dur time.Duration) {
 	if c.scope != nil {
 		t = c.scope.slot
 	}
-	d.rowLocked(c.shard, t)[m].observe(dur)
+	c.srv.durs.row(c.shard, t)[m].observe(time.Duration(monoNow() - c.t0))
+	c.t0 = 0
 }
 
 // DurationHistogram is a snapshot of one request-duration histogram.
@@ -217,49 +205,30 @@ type DurationHistogram struct {
 
 // RequestDurations calls fn with a snapshot of every request-duration
 // histogram that has recorded at least one request. h is reused between
-// calls. Each tracker shard's copies are read under its lock, one shard
-// after the other while requests go on.
+// calls. The counts are read one by one while requests go on, so Count and
+// Sum may differ by the requests that ended meanwhile.
 func (s *Server) RequestDurations(fn func(h *DurationHistogram)) {
 	if s.durs == nil {
-		return
-	}
-	var sums *[MaxTransports]durRow // made when a row is found
-	for i := range s.tracker.shards {
-		sh := &s.tracker.shards[i]
-		sh.mu.Lock()
-		for t, r := range s.durs.rows[i] {
-			if r == nil {
-				continue
-			}
-			if sums == nil {
-				sums = new([MaxTransports]durRow)
-			}
-			for m := range r {
-				d, to := &r[m], &sums[t][m]
-				for k, c := range d.counts {
-					to.counts[k] += c
-				}
-				to.sum += d.sum
-			}
-		}
-		sh.mu.Unlock()
-	}
-	if sums == nil {
 		return
 	}
 	h := &DurationHistogram{Counts: make([]uint64, len(durBounds)+1)}
 	for t := range MaxTransports {
 		for m := range nMethodSlots {
-			d := &sums[t][m]
-			var n uint64
-			for k, c := range d.counts {
-				h.Counts[k] = c
-				n += c
+			clear(h.Counts)
+			var n, sum uint64
+			for k := range s.durs.s {
+				d := &s.durs.s[k].h[t][m]
+				for i := range d.counts {
+					c := d.counts[i].Load()
+					h.Counts[i] += c
+					n += c
+				}
+				sum += d.sum.Load()
 			}
 			if n == 0 {
 				continue
 			}
-			h.Count, h.Sum = n, time.Duration(d.sum)
+			h.Count, h.Sum = n, time.Duration(sum)
 			h.Method, h.Transport = methodNames[m], transportName(uint8(t))
 			fn(h)
 		}

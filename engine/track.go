@@ -65,31 +65,12 @@ func (t *tracker) add(c *Call) bool {
 	return true
 }
 
-// remove ends c's registration and, when rec, records its duration d in
-// durs under the same lock (metrics.go). A request that was never admitted
-// (answered by validation) takes the lock for the record alone.
-func (t *tracker) remove(c *Call, durs *durations, d time.Duration, rec bool) {
+func (t *tracker) remove(c *Call) {
 	if !c.tracked {
-		if rec {
-			sh := &t.shards[c.shard]
-			sh.mu.Lock()
-			durs.observeLocked(c, d)
-			sh.mu.Unlock()
-		}
 		return
 	}
 	sh := &t.shards[c.shard]
 	sh.mu.Lock()
-	if rec {
-		durs.observeLocked(c, d)
-	}
-	t.unlinkLocked(sh, c)
-	sh.mu.Unlock()
-	t.woke()
-}
-
-// unlinkLocked takes c, listed, out of sh, whose lock the caller holds.
-func (t *tracker) unlinkLocked(sh *trackShard, c *Call) {
 	if c.tprev != nil {
 		c.tprev.tnext = c.tnext
 	} else {
@@ -101,10 +82,7 @@ func (t *tracker) unlinkLocked(sh *trackShard, c *Call) {
 	c.tprev, c.tnext = nil, nil
 	c.tracked = false
 	sh.n--
-}
-
-// woke tells a waiter (wait) that a request has ended.
-func (t *tracker) woke() {
+	sh.mu.Unlock()
 	if t.waiters.Load() > 0 {
 		select {
 		case t.wake <- struct{}{}:

@@ -306,12 +306,11 @@ func TestReleaseAgainstDelivery(t *testing.T) {
 	wg.Wait()
 }
 
-// TestDurationsUnderShardLock: the request-duration histograms are plain
-// counters written under the tracker shard's lock (metrics.go). Requests on
-// their own, refused ones and a Batch's end on several goroutines while
-// scrapes read the histograms: every request is counted exactly once, and
-// -race reports a write outside the lock.
-func TestDurationsUnderShardLock(t *testing.T) {
+// TestDurationsAgainstScrapes: requests on their own, ones answered by
+// validation and a Batch's requests end on several goroutines while scrapes
+// read the histograms and the in-flight table: every request is counted
+// exactly once (and -race finds no unsynchronized record).
+func TestDurationsAgainstScrapes(t *testing.T) {
 	s, release := fastSlowServer()
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	defer close(release)
