@@ -93,9 +93,10 @@ type Call struct {
 	tnext      *Call
 	shard      uint8 // tracker shard, fixed for the Call's life
 	tracked    bool
-	tdata      any // the transport's per-request state (Request.SetTransportData)
+	ended      bool // complete bumped gen (a request not in a Batch): release need not take mu
+	tdata      any  // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
-	gen        uint64 // bumped on every reuse; guarded by mu
+	gen        uint64 // bumped once per request, in complete (ended) or release; guarded by mu
 	t0         int64  // monotonic start, for the duration histograms (metrics.go)
 	batch      *Batch // the read this request came with, while it ends on its goroutine (batch.go)
 	inBatch    bool   // admitted through batch: registered by it, not on its own
@@ -141,15 +142,27 @@ func (c *Call) release() {
 		c.stopParent()
 		c.stopParent = nil
 	}
-	c.mu.Lock()
-	c.gen++
-	c.sub = nil // read under c.mu by hub deliveries racing with the end
-	// Under c.mu: a progress timer that fired before complete stopped it
-	// may still be running progressTimer, which writes the limiter's
-	// state under c.mu (a data race the race detector found in
-	// streamhttp's TestDialConcurrent).
-	c.prog.reset()
-	c.mu.Unlock()
+	if !c.ended || c.sub != nil {
+		c.mu.Lock()
+		if !c.ended {
+			c.gen++
+		}
+		c.sub = nil // read under c.mu by hub deliveries racing with the end
+		// Under c.mu: a progress timer that fired before complete stopped it
+		// may still be running progressTimer, which writes the limiter's
+		// state under c.mu (a data race the race detector found in
+		// streamhttp's TestDialConcurrent) unless the generation moved on.
+		c.prog.reset()
+		c.mu.Unlock()
+	} else {
+		// complete moved gen on under mu: whoever takes mu from then on
+		// with a reference to this request (a RequestRef, the timeout's
+		// and the progress limiter's timers, AfterFunc's stop) finds
+		// another generation and touches nothing else, and no hub delivery
+		// can reach the Call (no subscription).
+		c.prog.reset()
+	}
+	c.ended = false
 	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 	if c.msg != nil && cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
 		// The envelope's spans hold a large buffer (the transport's, or
@@ -569,6 +582,19 @@ func (c *Call) complete() {
 	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
+	if c.batch == nil {
+		// A request on its own: its generation ends here, with its state,
+		// under the one lock pair complete takes anyway, so that release
+		// need not take mu again. References taken from now on name the
+		// next generation, so tracker.refs skips a Call that is no longer
+		// running (it is listed until end removes it). A request of a Batch
+		// keeps its generation until release: batchRef reads the batch's
+		// running request without the tracker's lock, and a generation
+		// moved on while it is still cur would name the batch's next
+		// request on the same Call (TestCancelPassSparesNextRequest).
+		c.gen++
+		c.ended = true
+	}
 	c.mu.Unlock()
 	c.runAfters(afters)
 	if send {

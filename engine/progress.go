@@ -21,6 +21,7 @@ type progress struct {
 	pmsg    string
 
 	timer *time.Timer
+	gen   uint64 // the Call's generation timer was made for
 	armed bool
 	buf   []byte
 }
@@ -72,8 +73,12 @@ func (c *Call) Progress(value, total float64, message string) {
 	p.pending, p.pv, p.pt, p.pmsg = true, value, total, message
 	if !p.armed {
 		d := iv - now.Sub(p.lastAt)
-		if p.timer == nil {
-			p.timer = time.AfterFunc(d, c.progressTimer)
+		if gen := c.gen; p.timer == nil || p.gen != gen {
+			// A fresh timer per reuse generation (as the timeout's): one
+			// that fired for the Call's previous request and runs late
+			// finds another generation and touches nothing.
+			p.timer = time.AfterFunc(d, func() { c.progressTimer(gen) })
+			p.gen = gen
 		} else {
 			p.timer.Reset(d)
 		}
@@ -82,9 +87,12 @@ func (c *Call) Progress(value, total float64, message string) {
 }
 
 // progressTimer sends the coalesced value when the interval has passed.
-func (c *Call) progressTimer() {
+func (c *Call) progressTimer(gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gen != gen {
+		return // the request it was armed for has completed
+	}
 	c.prog.armed = false
 	if c.state == stateRunning && c.prog.pending {
 		c.prog.flushLocked(c)

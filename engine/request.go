@@ -159,12 +159,14 @@ func (r *Request) TransportData() any { return r.c.tdata }
 
 // Ref returns a reference to this request that stays safe to use after the
 // request has ended. Like every method of Request, call it while the
-// request has not ended (it is recycled after its Replier's Done).
+// request has not ended (it is recycled after its Replier's Done), and
+// before it may complete: not from its Replier's Reply or Done.
 func (r *Request) Ref() RequestRef {
-	// No lock: the generation changes only when the Call is recycled,
-	// after the request has ended, and the caller holds a request that has
-	// not (the pool's Get and Put order the previous request's change
-	// before this read). Others read it under c.mu; reads do not race.
+	// No lock: the generation changes only when the request completes
+	// (under c.mu, before its Reply) or when the Call is recycled, and the
+	// caller holds a request that has not completed (the pool's Get and
+	// Put order the previous request's change before this read). Others
+	// read it under c.mu; reads do not race.
 	c := r.c
 	return RequestRef{c, c.gen}
 }

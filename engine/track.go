@@ -159,7 +159,12 @@ func (t *tracker) refs(sc *Scope) []RequestRef {
 				continue
 			}
 			c.mu.Lock()
-			out = append(out, RequestRef{c, c.gen})
+			if c.state == stateRunning {
+				// One that completed is still listed until its end
+				// removes it, and its gen may already name its Call's
+				// next request (complete): nothing of it to cancel.
+				out = append(out, RequestRef{c, c.gen})
+			}
 			c.mu.Unlock()
 		}
 		sh.mu.Unlock()
