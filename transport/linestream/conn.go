@@ -341,14 +341,7 @@ func (c *Conn) End() {
 // answers, then writes what was queued, or with HandOffOutput wakes the
 // output side to do it.
 func (c *Conn) inputFlush() {
-	if c.stage != nil {
-		c.stageHint = min(len(c.stage), maxHint)
-		err := c.out.put(c.stage)
-		c.stage = nil
-		if err != nil {
-			c.fail(err)
-		}
-	}
+	c.queueStage()
 	if !c.cfg.HandOffOutput {
 		c.Flush()
 		return
@@ -528,6 +521,9 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch) bool {
 	e.r, e.ref, e.hash = r, r.Ref(), h
 	r.SetTransportData(e)
 	c.insert(e)
+	// Its answer (or its refusal) goes to the queue from any goroutine:
+	// the answers to the read's earlier lines go first.
+	c.queueStage()
 	r.Start()
 	return true
 }
@@ -551,6 +547,22 @@ func (c *Conn) replyError(id []byte, e *codec.Error) {
 		return // as stageFrame's callers: a frame with a raw newline is dropped
 	}
 	c.stageFrame(b)
+}
+
+// queueStage moves the read's staged answers to the output queue (input
+// side only): at the end of the read, and before a request of the read
+// leaves for a worker, whose answer goes to the queue directly and must
+// not pass the answers to the lines before it.
+func (c *Conn) queueStage() {
+	if c.stage == nil {
+		return
+	}
+	c.stageHint = min(len(c.stage), maxHint)
+	err := c.out.put(c.stage)
+	c.stage = nil
+	if err != nil {
+		c.fail(err)
+	}
 }
 
 // stageBuf returns the stage, with room for at least n more bytes.

@@ -193,3 +193,67 @@ func TestStagedAnswersBoundedByMaxPending(t *testing.T) { // A18
 		t.Fatalf("%d answers written past the bound", len(out.all()))
 	}
 }
+
+// TestStagedAnswersBeforeALaterWorkersAnswer: the answers to a read's
+// lines before a request that leaves for a worker are queued before that
+// request's answer, however soon the worker answers (STD-03: the parse
+// error of a line was written after the answer to a later line when the
+// worker replied before the read ended; socket's golden parse_errors.txtar
+// caught it once under load).
+func TestStagedAnswersBeforeALaterWorkersAnswer(t *testing.T) {
+	leakCheck(t)
+	s := engine.New(engine.Config{ProgressInterval: -1})
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	started, answered := make(chan struct{}), make(chan struct{})
+	for _, tool := range []engine.Tool{
+		{Name: "worker", Handler: func(c *engine.Call) error { close(started); c.Text("worker"); return nil }},
+		// Holds the read until the worker's request has ended (its
+		// answer queued), then a little longer.
+		{Name: "hold", Inline: true, Handler: func(c *engine.Call) error {
+			select {
+			case <-answered:
+			case <-time.After(5 * time.Second):
+			}
+			c.Text("hold")
+			return nil
+		}},
+	} {
+		if err := s.AddTool(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := newSink()
+	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, Config{}, nil)
+	defer m.Close()
+	go func() {
+		defer close(answered)
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			return
+		}
+		// Its answer is queued before Done takes it off the table.
+		for deadline := time.Now().Add(5 * time.Second); m.Conn().InFlight() > 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	read := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,`, // a parse error
+		callLine("2", "nosuch"),    // a validation failure
+		callLine("3", "worker"),
+		callLine("4", "hold"),
+	}, "\n")
+	if err := m.Send([]byte(read)); err != nil {
+		t.Fatal(err)
+	}
+	got := out.all()
+	want := []string{`"code":-32700`, `"id":2,`, `"id":3,`, `"id":4,`}
+	if len(got) != len(want) {
+		t.Fatalf("%d answers, want %d: %q", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Fatalf("answer %d is %s, want one with %s; all: %q", i, got[i], w, got)
+		}
+	}
+}
