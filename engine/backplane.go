@@ -331,7 +331,9 @@ func (h *hub) interrupt(match func(*subscription) bool) int {
 // response. Only while the call still serves sub.
 func (c *Call) interrupt(sub *subscription) bool {
 	c.mu.Lock()
-	if !c.detached || c.detachDone || c.sub != sub || c.state != stateRunning {
+	// c.sub first: it is only written under c.mu, while the Call's next
+	// request may be released (detached cleared without the lock).
+	if c.sub != sub || !c.detached || c.detachDone || c.state != stateRunning {
 		c.mu.Unlock()
 		return false
 	}

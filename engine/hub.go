@@ -276,7 +276,12 @@ func listen(c *Call) error {
 		return nil
 	}
 	c.sub = sub
-	joined := c.srv.hub.add(sub)
+	// A scope shutting down (Scope.Shutdown) ends its listen streams from
+	// a list taken once: one that detaches after that pass is ended here,
+	// as when the hub is closed. Checked under c.mu, where detached is
+	// set, so the pass either finds the stream detached or it is ended
+	// here.
+	joined := (c.scope == nil || !c.scope.shut.Load()) && c.srv.hub.add(sub)
 	// The backplane may have been lost between the check above and the
 	// join: the loss marks the state before it snapshots the hub, so a
 	// stream that joined after the snapshot sees it here (backplane.go).
@@ -310,7 +315,8 @@ func listen(c *Call) error {
 // another goroutine may name a stream that has ended meanwhile).
 func (c *Call) finishDetached(withResult bool, sub *subscription) {
 	c.mu.Lock()
-	if !c.detached || c.detachDone || (sub != nil && c.sub != sub) {
+	// c.sub first, as in interrupt (backplane.go).
+	if (sub != nil && c.sub != sub) || !c.detached || c.detachDone {
 		c.mu.Unlock()
 		return
 	}

@@ -159,16 +159,22 @@ func (r *Request) TransportData() any { return r.c.tdata }
 
 // Ref returns a reference to this request that stays safe to use after the
 // request has ended. Like every method of Request, call it while the
-// request has not ended (it is recycled after its Replier's Done), and
-// before it may complete: not from its Replier's Reply or Done.
+// request has not ended (it is recycled after its Replier's Done); taken
+// in its Replier's Reply or Done, it names the request that has just
+// completed, so it acts on nothing.
 func (r *Request) Ref() RequestRef {
 	// No lock: the generation changes only when the request completes
-	// (under c.mu, before its Reply) or when the Call is recycled, and the
-	// caller holds a request that has not completed (the pool's Get and
-	// Put order the previous request's change before this read). Others
-	// read it under c.mu; reads do not race.
+	// (under c.mu, before its Reply, on the goroutine that then runs Reply
+	// and Done) or when the Call is recycled, and the caller holds a
+	// request that has not been recycled (the pool's Get and Put order the
+	// previous request's change before this read). Others read it under
+	// c.mu; reads do not race.
 	c := r.c
-	return RequestRef{c, c.gen}
+	gen := c.gen
+	if c.ended {
+		gen-- // completed: gen already names the Call's next request
+	}
+	return RequestRef{c, gen}
 }
 
 // RequestRef names one request: it stays safe to use after the Request has

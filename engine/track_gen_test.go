@@ -211,9 +211,10 @@ func TestBatchCancelPassInReply(t *testing.T) {
 // TestReleaseAgainstProgressTimer (PROG-07): a coalesced progress value
 // arms a timer; when it fires as the request completes, progressTimer
 // runs under Call.mu after complete has let the lock go, while the ending
-// goroutine releases the Call. release must then take Call.mu for the
-// progress state even though complete already moved the generation on
-// (-race reports the lock-free variant).
+// goroutine releases the Call. The timer belongs to its generation and
+// returns at once when complete has moved it on, so release may reset the
+// progress state without the lock (-race reports a timer that reads the
+// state before comparing the generation).
 func TestReleaseAgainstProgressTimer(t *testing.T) {
 	s := New(Config{ProgressInterval: 20 * time.Microsecond})
 	defer func() { _ = s.Shutdown(context.Background()) }()

@@ -257,3 +257,33 @@ func TestStagedAnswersBeforeALaterWorkersAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestStagedAnswersBeforeAnInlineTimeout: an inline request with a
+// timeout has its timeout's answer queued from the timer while the read
+// goes on; the answers to the read's earlier lines still go first.
+func TestStagedAnswersBeforeAnInlineTimeout(t *testing.T) {
+	leakCheck(t)
+	s, release := stageServer(t)
+	close(release)
+	out := newSink()
+	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, Config{}, nil)
+	defer m.Close()
+	read := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,`, // a parse error
+		callLine("2", "fast"),
+		callLine("3", "late"),
+	}, "\n")
+	if err := m.Send([]byte(read)); err != nil {
+		t.Fatal(err)
+	}
+	got := out.all()
+	want := []string{`"code":-32700`, `"id":2,`, `"id":3,`}
+	if len(got) != len(want) {
+		t.Fatalf("%d answers, want %d: %q", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Fatalf("answer %d is %s, want one with %s; all: %q", i, got[i], w, got)
+		}
+	}
+}
