@@ -250,6 +250,11 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 	c.out = append(c.out, `}],"structuredContent":`...)
 	enc, ok := tt.out.encode(c.out, p)
 	if !ok {
+		// Undo the opening: the general way encodes the result again, and
+		// a failure there must leave no half result set (middleware sees
+		// ResultType; a swallowed error would send the half as it is).
+		c.out = c.out[:0]
+		c.result, c.open, c.rkind, c.esc = false, false, kindNone, 0
 		return false
 	}
 	c.out = append(enc, c.srv.structTail...)

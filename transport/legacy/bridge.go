@@ -492,16 +492,19 @@ func appendLegacyResult(dst, raw, metaTail []byte) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
-// mayDropMembers reports whether body holds the name of a member the
-// rewrite drops (modernOnly's, or `"_meta":`) anywhere, as bytes.Contains
-// would for each, more cheaply: bytes.Index looks for a pattern from its
-// first byte, a quote, which a JSON result is full of (each one a
-// compare, ~150 ns for the echo result); here each pattern is found from
-// a byte that is rare in JSON ('M', '_', 'T', 'S') and compared around
-// it.
+// mayDropMembers reports whether body may hold a member the rewrite
+// drops (modernOnly's, or _meta): whether it holds one of their names in
+// quotes (the colon may follow after whitespace, so it is not looked for)
+// or a \u escape (a name may be spelled with one). It answers as
+// bytes.Contains would for each, more cheaply: bytes.Index looks for a
+// pattern from its first byte, a quote, which a JSON result is full of
+// (each one a compare, ~150 ns for the echo result); here each pattern is
+// found from a byte that is rare in JSON ('M', '_', 'T', 'S', the backslash) and
+// compared around it.
 func mayDropMembers(body []byte) bool {
-	return holdsAround(body, `"ttlMs":`, 4) || holdsAround(body, `"_meta":`, 1) ||
-		holdsAround(body, `"resultType":`, 7) || holdsAround(body, `"cacheScope":`, 6)
+	return holdsAround(body, `"ttlMs"`, 4) || holdsAround(body, `"_meta"`, 1) ||
+		holdsAround(body, `"resultType"`, 7) || holdsAround(body, `"cacheScope"`, 6) ||
+		holdsAround(body, `\u`, 0)
 }
 
 // holdsAround reports whether b holds pat, looked for from each byte of b

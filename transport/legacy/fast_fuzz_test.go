@@ -299,18 +299,18 @@ func TestDeriveEnvelopeFixture(t *testing.T) {
 }
 
 // FuzzMayDropMembers: the result rewrite's look for members it must not
-// copy (`"ttlMs":`, `"_meta":`, `"resultType":`, `"cacheScope":`) agrees
-// with bytes.Contains of each.
+// copy (`"ttlMs"`, `"_meta"`, `"resultType"`, `"cacheScope"`, or a `\u`
+// escape that may spell one) agrees with bytes.Contains of each.
 func FuzzMayDropMembers(f *testing.F) {
 	for _, s := range []string{
 		`"content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false`,
 		`"content":[],"ttlMs":5`, `"_meta":{}`, `"x":"M_"`, `"ttlMs"`, `_meta":`, `""ttlMs":"`, `M`, `_`, ``,
 		`"a":"ttlMs":"_meta":`, `ttlMs":"ttlMs":`, `"content":[],"cacheScope":"x"`, `"resultType":"complete"`,
-		`"TS":"resultType""cacheScope"`, `T`, `S`,
+		`"TS":"resultType""cacheScope"`, `T`, `S`, `"cacheScope" :1`, `"\u0074tlMs":5`, `\\u`, `\`, `a\u`,
 	} {
 		f.Add([]byte(s))
 	}
-	pats := [][]byte{[]byte(`"ttlMs":`), []byte(`"_meta":`), []byte(`"resultType":`), []byte(`"cacheScope":`)}
+	pats := [][]byte{[]byte(`"ttlMs"`), []byte(`"_meta"`), []byte(`"resultType"`), []byte(`"cacheScope"`), []byte(`\u`)}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		want := false
 		for _, p := range pats {
@@ -336,6 +336,8 @@ func FuzzLegacyResultFastAgrees(f *testing.F) {
 		`"content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false`,
 		`"content":[],"cacheScope":"private"`, `"content":[],"resultType":"complete"`, `"content":[],"ttlMs":5`,
 		`"content":[{"type":"text","text":"\"cacheScope\":"}]`, `"a":{"cacheScope":1}`,
+		`"content":[],"cacheScope" :"private"`, `"content":[],"resultType"  :"complete"`, `"content":[],"\u0074tlMs":5`,
+		`"content":[],"cache\u0053cope":"private"`, `"content":[],"_meta" : {"x":1}`, `"t":"a\nb"`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -382,6 +384,10 @@ func TestLegacyResultDropsHandlersModernMembers(t *testing.T) {
 	for _, members := range []string{
 		`"content":[],"cacheScope":"private"`,
 		`"content":[],"resultType":"complete"`,
+		`"content":[],"cacheScope" :"private"`,     // a handler's own encoding (Return of a RawMessage)
+		`"content":[],"resultType"  :"complete"`,   // is copied as it is
+		`"content":[],"cache\u0053cope":"private"`, // a name may be escaped
+		`"content":[],"\u0072esultType":"complete"`,
 	} {
 		raw := []byte(`{"resultType":"complete",` + members + string(legacyMetaTail) + `}`)
 		out, err := legacyResult(raw, legacyMetaTail)
