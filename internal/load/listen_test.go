@@ -48,11 +48,16 @@ func startListenFake(t *testing.T) (*httpFake, *sseHub) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(200)
 			ch := make(chan []byte, 4096)
-			sseEvent(w, fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"notifications":{"resourceSubscriptions":["test://load"]}}}`, m.ID))
-			fmt.Fprint(w, ": keep-alive\n\n")
+			// Subscribed before the acknowledgement is written (SUB-03, as
+			// the engine does): a touch answered after the client read the
+			// ack is delivered on this stream. (Subscribed after it, a
+			// touch in between was missed and the run reported a delivery
+			// lost, once in a while on a loaded machine.)
 			h.mu.Lock()
 			h.subs[ch] = string(m.ID)
 			h.mu.Unlock()
+			sseEvent(w, fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%s},"notifications":{"resourceSubscriptions":["test://load"]}}}`, m.ID))
+			fmt.Fprint(w, ": keep-alive\n\n")
 			defer func() {
 				h.mu.Lock()
 				delete(h.subs, ch)
