@@ -239,10 +239,9 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 
 // structuredFlat is structured for a tool whose Out the flat codec
 // encodes (tt.direct) and whose text is already known: Out at p is encoded
-// in place in the response. It reports false when the flat codec declines
-// Out (a float JSON cannot hold); the response is then half written, and
-// the caller takes the general path, which starts it again (openResult)
-// or answers an error (setError), both from the start of c.out.
+// in place in the response. It reports false, with no result set, when
+// the flat codec declines Out (a float JSON cannot hold): the caller then
+// takes the general path, which encodes it again or answers an error.
 func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	c.openResult(`,"result":{"resultType":"complete","content":[{"type":"text","text":`)
 	c.rkind = kindComplete

@@ -558,8 +558,9 @@ func (c *Conn) replyError(id []byte, e *codec.Error) {
 
 // queueStage moves the read's staged answers to the output queue (input
 // side only): at the end of the read, and before a request of the read
-// leaves for a worker, whose answer goes to the queue directly and must
-// not pass the answers to the lines before it.
+// leaves for a worker or starts inline with a timeout, whose answer may
+// go to the queue directly and must not pass the answers to the lines
+// before it.
 func (c *Conn) queueStage() {
 	if c.stage == nil {
 		return
