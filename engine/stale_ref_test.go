@@ -32,38 +32,13 @@ func TestRefInDoneNamesItsOwnRequest(t *testing.T) {
 	sc := NewScope(s, "http")
 	for attempt := 0; attempt < 50; attempt++ {
 		first := &refInDone{}
-		r := sc.Prepare()
-		msg := batchMsg("1", "fast")
-		if err := codec.Peek(msg, r.Envelope()); err != nil {
-			t.Fatal(err)
-		}
-		r = sc.BeginPrepared(r, context.Background(), msg, first, nil, 0)
-		if e := r.Check(); e != nil {
-			t.Fatal(e)
-		}
-		r.Run()
-		var r2 *Request
-		var aside []*Request
-		for range 64 {
-			q := sc.Prepare()
-			if q.c == first.c {
-				r2 = q
-				break
-			}
-			aside = append(aside, q)
-		}
-		for _, q := range aside {
-			q.Discard()
-		}
+		runChecked(t, sc, sc.Prepare(), batchMsg("1", "fast"), first)
+		r2 := prepareOn(sc, first.c)
 		if r2 == nil {
 			continue
 		}
 		second := &keepReply{}
-		msg2 := batchMsg("2", "fast")
-		if err := codec.Peek(msg2, r2.Envelope()); err != nil {
-			t.Fatal(err)
-		}
-		r2 = sc.BeginPrepared(r2, context.Background(), msg2, second, nil, 0)
+		r2 = beginOn(t, sc, r2, batchMsg("2", "fast"), second)
 		if first.ref.Cancel(errShutdown) {
 			t.Errorf("a reference taken in request 1's Done cancelled request 2")
 		}
@@ -131,15 +106,7 @@ func TestStaleInterruptAgainstRelease(t *testing.T) {
 			}
 		}
 		for j := 0; j < 4; j++ {
-			q := sc.Prepare()
-			if err := codec.Peek(fmsg, q.Envelope()); err != nil {
-				t.Fatal(err)
-			}
-			q = sc.BeginPrepared(q, context.Background(), fmsg, rep, nil, 0)
-			if e := q.Check(); e != nil {
-				t.Fatal(e)
-			}
-			q.Run()
+			runChecked(t, sc, sc.Prepare(), fmsg, rep)
 		}
 	}
 	close(done)

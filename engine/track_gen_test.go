@@ -46,42 +46,17 @@ func TestCancelPassSparesNextOwnRequest(t *testing.T) {
 	// the same Call back most of the time; try until it does.
 	for attempt := 0; attempt < 50; attempt++ {
 		first := &refsInReply{s: s}
-		r := sc.Prepare()
-		msg := batchMsg("1", "fast")
-		if err := codec.Peek(msg, r.Envelope()); err != nil {
-			t.Fatal(err)
-		}
-		r = sc.BeginPrepared(r, context.Background(), msg, first, nil, 0)
-		if e := r.Check(); e != nil {
-			t.Fatal(e)
-		}
-		r.Run()
+		runChecked(t, sc, sc.Prepare(), batchMsg("1", "fast"), first)
 		if first.c == nil || len(first.got) != 1 {
 			t.Fatalf("first request: %q", first.got)
 		}
-		var r2 *Request
-		var aside []*Request
-		for range 64 {
-			q := sc.Prepare()
-			if q.c == first.c {
-				r2 = q
-				break
-			}
-			aside = append(aside, q)
-		}
-		for _, q := range aside {
-			q.Discard()
-		}
+		r2 := prepareOn(sc, first.c)
 		if r2 == nil {
 			continue
 		}
 		// The Call serves request 2; the pass aborts what it collected.
 		second := &keepReply{}
-		msg2 := batchMsg("2", "fast")
-		if err := codec.Peek(msg2, r2.Envelope()); err != nil {
-			t.Fatal(err)
-		}
-		r2 = sc.BeginPrepared(r2, context.Background(), msg2, second, nil, 0)
+		r2 = beginOn(t, sc, r2, batchMsg("2", "fast"), second)
 		for _, ref := range first.refs {
 			ref.Abort(errShutdown)
 		}
@@ -133,11 +108,7 @@ func TestStaleRefsAgainstReuse(t *testing.T) {
 	rep := &countReply{}
 	msg := batchMsg("7", "fast")
 	for i := 0; i < n; i++ {
-		r := sc.Prepare()
-		if err := codec.Peek(msg, r.Envelope()); err != nil {
-			t.Fatal(err)
-		}
-		r = sc.BeginPrepared(r, context.Background(), msg, rep, nil, 0)
+		r := beginOn(t, sc, sc.Prepare(), msg, rep)
 		ref := r.Ref()
 		if e := r.Check(); e != nil {
 			t.Fatal(e)
@@ -237,15 +208,7 @@ func TestReleaseAgainstProgressTimer(t *testing.T) {
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"prog","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}`)
 	const n = 3000
 	for i := 0; i < n; i++ {
-		r := sc.Prepare()
-		if err := codec.Peek(msg, r.Envelope()); err != nil {
-			t.Fatal(err)
-		}
-		r = sc.BeginPrepared(r, context.Background(), msg, rep, nil, 0)
-		if e := r.Check(); e != nil {
-			t.Fatal(e)
-		}
-		r.Run()
+		runChecked(t, sc, sc.Prepare(), msg, rep)
 	}
 	if got := rep.n.Load(); got != n {
 		t.Fatalf("%d answers of %d requests", got, n)
@@ -367,4 +330,43 @@ func TestDurationsAgainstScrapes(t *testing.T) {
 	if n != workers*per {
 		t.Fatalf("%d requests recorded, want %d", n, workers*per)
 	}
+}
+
+// prepareOn takes prepared requests from the pool until one is on Call c
+// (nil after 64 others, which go back): the next request on the Call of
+// one that has just ended.
+func prepareOn(sc *Scope, c *Call) *Request {
+	var aside []*Request
+	defer func() {
+		for _, q := range aside {
+			q.Discard()
+		}
+	}()
+	for range 64 {
+		q := sc.Prepare()
+		if q.c == c {
+			return q
+		}
+		aside = append(aside, q)
+	}
+	return nil
+}
+
+// beginOn peeks msg into r, a prepared request, and begins it for rep.
+func beginOn(t *testing.T, sc *Scope, r *Request, msg []byte, rep Replier) *Request {
+	t.Helper()
+	if err := codec.Peek(msg, r.Envelope()); err != nil {
+		t.Fatal(err)
+	}
+	return sc.BeginPrepared(r, context.Background(), msg, rep, nil, 0)
+}
+
+// runChecked begins msg on r for rep and runs it; it must pass its checks.
+func runChecked(t *testing.T, sc *Scope, r *Request, msg []byte, rep Replier) {
+	t.Helper()
+	r = beginOn(t, sc, r, msg, rep)
+	if e := r.Check(); e != nil {
+		t.Fatal(e)
+	}
+	r.Run()
 }

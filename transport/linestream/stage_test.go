@@ -60,9 +60,7 @@ func TestStagedAnswersKeepReadOrder(t *testing.T) {
 	leakCheck(t)
 	s, release := stageServer(t)
 	close(release)
-	out := newSink()
-	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, Config{}, nil)
-	defer m.Close()
+	out, m := memOn(t, s, Config{})
 	read := strings.Join([]string{
 		callLine("1", "fast"),
 		`{"jsonrpc":"2.0","id":2,`, // a parse error
@@ -74,16 +72,7 @@ func TestStagedAnswersKeepReadOrder(t *testing.T) {
 	if err := m.Send([]byte(read)); err != nil {
 		t.Fatal(err)
 	}
-	got := out.all()
-	if len(got) != 5 {
-		t.Fatalf("%d answers, want 5: %q", len(got), got)
-	}
-	want := []string{`"id":1,`, `"code":-32700`, `"id":3,`, `"id":4,`, `"id":5,`}
-	for i, w := range want {
-		if !strings.Contains(got[i], w) {
-			t.Fatalf("answer %d is %s, want one with %s; all: %q", i, got[i], w, got)
-		}
-	}
+	wantAnswersInOrder(t, out.all(), []string{`"id":1,`, `"code":-32700`, `"id":3,`, `"id":4,`, `"id":5,`})
 }
 
 // TestStagedAnswersExactlyOnce: a read whose requests end in every way —
@@ -95,9 +84,7 @@ func TestStagedAnswersKeepReadOrder(t *testing.T) {
 func TestStagedAnswersExactlyOnce(t *testing.T) { // TMO-01, GEN-04
 	leakCheck(t)
 	s, release := stageServer(t)
-	out := newSink()
-	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, Config{}, nil)
-	defer m.Close()
+	out, m := memOn(t, s, Config{})
 	read := strings.Join([]string{callLine("1", "fast"), callLine("2", "slow"), callLine("3", "late"), callLine("4", "fast")}, "\n")
 	if err := m.Send([]byte(read)); err != nil {
 		t.Fatal(err)
@@ -133,9 +120,7 @@ func TestStagedResponseAfterItsProgress(t *testing.T) {
 	leakCheck(t)
 	s, release := stageServer(t)
 	close(release)
-	out := newSink()
-	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, Config{}, nil)
-	defer m.Close()
+	out, m := memOn(t, s, Config{})
 	read := strings.Join([]string{callLine("1", "chatty"), callLine("2", "fast"), callLine("3", "chatty")}, "\n")
 	if err := m.Send([]byte(read)); err != nil {
 		t.Fatal(err)
@@ -170,9 +155,7 @@ func TestStagedAnswersBoundedByMaxPending(t *testing.T) { // A18
 	leakCheck(t)
 	s, release := stageServer(t)
 	close(release)
-	out := newSink()
-	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, Config{MaxPending: 1000}, nil)
-	defer m.Close()
+	out, m := memOn(t, s, Config{MaxPending: 1000})
 	lines := make([]string, 20) // ~20 answers of ~200 bytes
 	for i := range lines {
 		lines[i] = callLine("1", "fast")
@@ -222,9 +205,7 @@ func TestStagedAnswersBeforeALaterWorkersAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out := newSink()
-	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, Config{}, nil)
-	defer m.Close()
+	out, m := memOn(t, s, Config{})
 	go func() {
 		defer close(answered)
 		select {
@@ -246,8 +227,32 @@ func TestStagedAnswersBeforeALaterWorkersAnswer(t *testing.T) {
 	if err := m.Send([]byte(read)); err != nil {
 		t.Fatal(err)
 	}
-	got := out.all()
-	want := []string{`"code":-32700`, `"id":2,`, `"id":3,`, `"id":4,`}
+	wantAnswersInOrder(t, out.all(), []string{`"code":-32700`, `"id":2,`, `"id":3,`, `"id":4,`})
+}
+
+// TestStagedAnswersBeforeAnInlineTimeout: an inline request with a
+// timeout has its timeout's answer queued from the timer while the read
+// goes on; the answers to the read's earlier lines still go first.
+func TestStagedAnswersBeforeAnInlineTimeout(t *testing.T) {
+	leakCheck(t)
+	s, release := stageServer(t)
+	close(release)
+	out, m := memOn(t, s, Config{})
+	read := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,`, // a parse error
+		callLine("2", "fast"),
+		callLine("3", "late"),
+	}, "\n")
+	if err := m.Send([]byte(read)); err != nil {
+		t.Fatal(err)
+	}
+	wantAnswersInOrder(t, out.all(), []string{`"code":-32700`, `"id":2,`, `"id":3,`})
+}
+
+// wantAnswersInOrder fails unless got has one answer per want, the i-th
+// holding want[i].
+func wantAnswersInOrder(t *testing.T, got, want []string) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d answers, want %d: %q", len(got), len(want), got)
 	}
@@ -258,32 +263,12 @@ func TestStagedAnswersBeforeALaterWorkersAnswer(t *testing.T) {
 	}
 }
 
-// TestStagedAnswersBeforeAnInlineTimeout: an inline request with a
-// timeout has its timeout's answer queued from the timer while the read
-// goes on; the answers to the read's earlier lines still go first.
-func TestStagedAnswersBeforeAnInlineTimeout(t *testing.T) {
-	leakCheck(t)
-	s, release := stageServer(t)
-	close(release)
+// memOn connects a Mem connection with cfg to s; its answers go to out.
+// It is closed when the test ends.
+func memOn(t *testing.T, s *engine.Server, cfg Config) (*sink, *MemConn) {
+	t.Helper()
 	out := newSink()
-	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, Config{}, nil)
-	defer m.Close()
-	read := strings.Join([]string{
-		`{"jsonrpc":"2.0","id":1,`, // a parse error
-		callLine("2", "fast"),
-		callLine("3", "late"),
-	}, "\n")
-	if err := m.Send([]byte(read)); err != nil {
-		t.Fatal(err)
-	}
-	got := out.all()
-	want := []string{`"code":-32700`, `"id":2,`, `"id":3,`}
-	if len(got) != len(want) {
-		t.Fatalf("%d answers, want %d: %q", len(got), len(want), got)
-	}
-	for i, w := range want {
-		if !strings.Contains(got[i], w) {
-			t.Fatalf("answer %d is %s, want one with %s; all: %q", i, got[i], w, got)
-		}
-	}
+	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, cfg, nil)
+	t.Cleanup(func() { m.Close() })
+	return out, m
 }
