@@ -234,6 +234,11 @@ type PeekConfig struct {
 	// 0 => DefaultMaxDepth (128). Negative or above MaxDepthLimit =>
 	// MaxDepthLimit (4096); levels beyond 256 may cost an allocation when reached.
 	MaxDepth int
+
+	// generic turns the usual-shape readers (shape.go) off: Peek then
+	// reads every object with the object loop alone. For tests, which
+	// compare both ways of reading (FuzzPeekShape).
+	generic bool
 }
 
 // Peek is PeekWith(msg, env, PeekConfig{}).
@@ -256,6 +261,8 @@ type parser struct {
 	env *Envelope
 	max int // the depth limit (PeekConfig.MaxDepth, resolved)
 	bad uint8
+	// generic is PeekConfig.generic: no usual-shape readers.
+	generic bool
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
 	deep []uint64
@@ -307,7 +314,7 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
-	p := parser{b: msg, env: env}
+	p := parser{b: msg, env: env, generic: o.generic}
 	p.max = o.MaxDepth
 	if p.max == 0 {
 		p.max = DefaultMaxDepth
@@ -322,7 +329,11 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	var end int
 	c := msg[i]
 	if c == '{' {
-		end = p.object(i+1, levelTop)
+		if i == 0 && !o.generic {
+			end = p.top()
+		} else {
+			end = p.object(i+1, levelTop)
+		}
 	} else {
 		end = p.skip(msg, i, 0)
 	}
@@ -391,17 +402,24 @@ func (p *parser) finish() error {
 // colon, a value, sep); a recognised name is matched by knownKey without
 // scanning it, and values Peek does not inspect go through the skipper.
 func (p *parser) object(i int, level int) int {
-	b, env := p.b, p.env
-	// A key whose bit is set has been seen: a second one is a duplicate
-	// (A10). keyFold's bit starts set, so a case variant always is one.
-	seen := uint32(1) << keyFold
-	guess := keyLead[level&3]
+	b := p.b
 	if i = skipWS(b, i); uint(i) < uint(len(b)) && b[i] == '}' {
 		return i + 1
 	}
 	if uint(i) >= uint(len(b)) || b[i] != '"' {
 		return scanErrParse
 	}
+	// A key whose bit is set has been seen: a second one is a duplicate
+	// (A10). keyFold's bit starts set, so a case variant always is one.
+	return p.members(i, level, uint32(1)<<keyFold, keyLead[level&3])
+}
+
+// members is object's loop from the member whose name's opening quote is
+// at b[i], with the keys already seen at this level and the key guessed
+// next: object starts it at the first member, the usual-shape readers
+// (shape.go) where the message leaves the shape they expect.
+func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
+	b, env := p.b, p.env
 	for {
 		// Member name, its opening quote at b[i]: a recognised one
 		// without a scan, else the string rule and classify.
@@ -550,7 +568,14 @@ func (p *parser) object(i int, level int) int {
 				if p.max <= level {
 					return scanErrDeep
 				}
-				e := p.object(i+1, level+1)
+				var e int
+				if p.generic {
+					e = p.object(i+1, level+1)
+				} else if k == keyParams {
+					e = p.params(i + 1)
+				} else {
+					e = p.meta(i + 1)
+				}
 				if e < 0 {
 					return e
 				}

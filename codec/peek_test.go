@@ -562,3 +562,17 @@ func TestPeekFlatArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekShape: on the standard fixture and on variants that leave its
+// shape at each member, Peek reads the same with the usual-shape readers
+// as with the object loop alone (FuzzPeekShape's seeds, at each depth
+// limit that stops one of the fixture's levels).
+func TestPeekShape(t *testing.T) {
+	for _, s := range shapeSeeds() {
+		for _, depth := range []int{0, 1, 2, 3, 4, 5} {
+			for n := 0; n <= len(s); n++ {
+				comparePeekShape(t, []byte(s[:n]), PeekConfig{MaxDepth: depth})
+			}
+		}
+	}
+}
