@@ -517,18 +517,25 @@ func FuzzKnownKey(f *testing.F) {
 	})
 }
 
-// FuzzPeekShape: the usual-shape readers (shape.go) change nothing Peek
-// gives. On any message and depth limit, PeekWith with them and without
-// them (the object loop alone) return the same error and the same
-// envelope, every span at the same place in the message.
+// FuzzPeekShape: the usual-shape readers (shape.go) and the memo change
+// nothing Peek gives. On any message and depth limit, PeekWith with them
+// and without them (the object loop alone) return the same error and the
+// same envelope, every span at the same place in the message; with a memo
+// of the message itself (its second read) and of prev.
 func FuzzPeekShape(f *testing.F) {
-	for _, s := range shapeSeeds() {
+	seeds := shapeSeeds()
+	for j, s := range seeds {
 		for _, depth := range []int{0, 2, 3, 4} {
-			f.Add([]byte(s), depth)
+			f.Add([]byte(s), []byte(seeds[(j+depth)%len(seeds)]), depth)
 		}
 	}
-	f.Fuzz(func(t *testing.T, msg []byte, depth int) {
-		comparePeekShape(t, msg, PeekConfig{MaxDepth: depth % 8})
+	f.Fuzz(func(t *testing.T, msg, prev []byte, depth int) {
+		o := PeekConfig{MaxDepth: depth % 8}
+		comparePeekShape(t, msg, o)
+		var env Envelope
+		o.Memo = new(PeekMemo)
+		PeekWith(prev, &env, o)
+		comparePeekShape(t, msg, o)
 	})
 }
 
@@ -568,15 +575,20 @@ func shapeSeeds() []string {
 // usual-shape readers and without them.
 func comparePeekShape(t *testing.T, msg []byte, o PeekConfig) {
 	t.Helper()
-	var got, want Envelope
-	g := o
-	g.generic = true
-	errGot, errWant := PeekWith(msg, &got, o), PeekWith(msg, &want, g)
-	if errGot != errWant {
-		t.Fatalf("%q (depth %d): error %v, the object loop alone %v", msg, o.MaxDepth, errGot, errWant)
-	}
-	if a, b := spansOf(msg, &got), spansOf(msg, &want); a != b {
-		t.Fatalf("%q (depth %d):\n got %+v\nwant %+v", msg, o.MaxDepth, a, b)
+	var want Envelope
+	g := PeekConfig{MaxDepth: o.MaxDepth, generic: true}
+	errWant := PeekWith(msg, &want, g)
+	// Read twice: with a memo, the second read may use what the first
+	// remembered.
+	for range 2 {
+		var got Envelope
+		errGot := PeekWith(msg, &got, o)
+		if errGot != errWant {
+			t.Fatalf("%q (depth %d, memo %v): error %v, the object loop alone %v", msg, o.MaxDepth, o.Memo != nil, errGot, errWant)
+		}
+		if a, b := spansOf(msg, &got), spansOf(msg, &want); a != b {
+			t.Fatalf("%q (depth %d, memo %v):\n got %+v\nwant %+v", msg, o.MaxDepth, o.Memo != nil, a, b)
+		}
 	}
 }
 

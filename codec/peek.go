@@ -235,6 +235,11 @@ type PeekConfig struct {
 	// MaxDepthLimit (4096); levels beyond 256 may cost an allocation when reached.
 	MaxDepth int
 
+	// Memo, when not nil, lets PeekWith skip the part of params._meta the
+	// previous message had too (PeekMemo). It is written by each call:
+	// calls that share a Memo must not run at the same time.
+	Memo *PeekMemo
+
 	// generic turns the usual-shape readers (shape.go) off: Peek then
 	// reads every object with the object loop alone. For tests, which
 	// compare both ways of reading (FuzzPeekShape).
@@ -263,6 +268,7 @@ type parser struct {
 	bad uint8
 	// generic is PeekConfig.generic: no usual-shape readers.
 	generic bool
+	memo    *PeekMemo // PeekConfig.Memo
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
 	deep []uint64
@@ -314,7 +320,7 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
-	p := parser{b: msg, env: env, generic: o.generic}
+	p := parser{b: msg, env: env, generic: o.generic, memo: o.Memo}
 	p.max = o.MaxDepth
 	if p.max == 0 {
 		p.max = DefaultMaxDepth

@@ -121,6 +121,21 @@ func BenchmarkPeekFixture(b *testing.B) {
 	}
 }
 
+// BenchmarkPeekFixtureMemo: PeekWith on the standard fixture with a memo
+// (PeekConfig.Memo), as a line connection reads its client's requests.
+func BenchmarkPeekFixtureMemo(b *testing.B) {
+	msg := []byte(fixture)
+	var env Envelope
+	o := PeekConfig{Memo: new(PeekMemo)}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := PeekWith(msg, &env, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkScanMembersFixture: the engine's flat check's scan of the
 // fixture's arguments ({"text":"hello world"}).
 func BenchmarkScanMembersFixture(b *testing.B) {

@@ -191,15 +191,25 @@ func (p *parser) params(i int) int {
 }
 
 // meta reads the params._meta object whose '{' is at b[i-1], as object
-// does.
+// does. With a memo (PeekConfig.Memo) whose bytes the message repeats
+// there, the first three members are taken from it without reading them.
 func (p *parser) meta(i int) int {
 	b, env := p.b, p.env
 	seen := uint32(1) << keyFold
+	start, e, o := i, 0, 0
+	if m := p.memo; m != nil && m.n != 0 && p.max > levelMeta && i+m.n <= len(b) && string(b[i:i+m.n]) == string(m.b[:m.n]) {
+		env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
+		env.ClientInfo = b[i+int(m.at[2]) : i+int(m.at[3])]
+		env.ClientCapabilities = b[i+int(m.at[4]) : i+m.n]
+		seen |= 1<<keyProtocolVersion | 1<<keyClientInfo | 1<<keyClientCapabilities
+		e = i + m.n
+		goto progress
+	}
 	if !shapeVersion.at(b, i) {
 		return p.object(i, levelMeta)
 	}
 	// protocolVersion: a plain string.
-	e := plainString(b, i+shapeVersion.n)
+	e = plainString(b, i+shapeVersion.n)
 	if e < 0 {
 		return p.members(i, levelMeta, seen, keyProtocolVersion)
 	}
@@ -209,7 +219,7 @@ func (p *parser) meta(i int) int {
 	if i = e; !shapeClientInfo.at(b, i) || p.max <= levelMeta {
 		return p.after(i, levelMeta, seen, keyClientInfo)
 	}
-	o := i + shapeClientInfo.n - 1
+	o = i + shapeClientInfo.n - 1
 	if e = skipFlat(b, o+1); e < 0 {
 		return p.members(i+1, levelMeta, seen, keyClientInfo)
 	}
@@ -227,6 +237,10 @@ func (p *parser) meta(i int) int {
 	}
 	env.ClientCapabilities = b[o:e]
 	seen |= 1 << keyClientCapabilities
+	if p.memo != nil {
+		p.remember(b[start:e])
+	}
+progress:
 	// progressToken: a non-negative integer or a plain string.
 	if i = e; !shapeProgress.medium(b, i) {
 		return p.after(i, levelMeta, seen, keyProgressToken)
@@ -266,4 +280,46 @@ func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 		return i
 	}
 	return scanErrParse
+}
+
+// PeekMemo remembers the start of the last params._meta PeekWith read, so
+// that the next message that repeats it byte for byte is not read there
+// again. A client sends the same protocolVersion, clientInfo and
+// clientCapabilities in every request of a connection: with a memo,
+// PeekWith compares those bytes with the remembered ones (one memory
+// compare) instead of reading three members, two of them long names and
+// one an object. What it records is the same either way (FuzzPeekShape).
+//
+// A PeekMemo belongs to one sequence of PeekWith calls, such as one
+// connection's: it is written by the calls that use it, so it must not be
+// shared by calls that may run at the same time. Its zero value is empty;
+// it keeps no reference to any message.
+type PeekMemo struct {
+	n  int       // len of the remembered bytes; 0: none
+	at [5]uint16 // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
+	b  [memoSize]byte
+}
+
+// memoSize bounds the start of a params._meta a PeekMemo keeps (the
+// fixture's is 180 bytes, EXAMPLES.md's 190).
+const memoSize = 512
+
+// remember keeps meta, the start of a params._meta just read by meta (from
+// just past its '{' to the end of its clientCapabilities), with the spans
+// meta recorded in it.
+//
+//go:noinline
+func (p *parser) remember(meta []byte) {
+	m, env := p.memo, p.env
+	if len(meta) > len(m.b) {
+		m.n = 0
+		return
+	}
+	base := addrOf(meta)
+	m.at[0] = uint16(addrOf(env.ProtocolVersion.Raw) - base)
+	m.at[1] = m.at[0] + uint16(len(env.ProtocolVersion.Raw))
+	m.at[2] = uint16(addrOf(env.ClientInfo) - base)
+	m.at[3] = m.at[2] + uint16(len(env.ClientInfo))
+	m.at[4] = uint16(addrOf(env.ClientCapabilities) - base)
+	m.n = copy(m.b[:], meta)
 }

@@ -241,7 +241,7 @@ func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, princip
 		ctx:       ctx,
 		principal: principal,
 		cfg:       shared,
-		peek:      codec.PeekConfig{MaxDepth: opt.MaxDepth},
+		peek:      codec.PeekConfig{MaxDepth: opt.MaxDepth, Memo: new(codec.PeekMemo)}, // one client's repeated _meta
 		maxFlight: maxInFlight(opt.MaxInFlight),
 		dec:       framing.NewDecoder(framing.ReaderConfig{MaxLine: shared.MaxLine, ReadSize: 1}),
 		budget:    shared.CancelBudget,
