@@ -576,7 +576,7 @@ func shapeSeeds() []string {
 func comparePeekShape(t *testing.T, msg []byte, o PeekConfig) {
 	t.Helper()
 	var want Envelope
-	g := PeekConfig{MaxDepth: o.MaxDepth, generic: true}
+	g := PeekConfig{MaxDepth: o.MaxDepth, Memo: genericPeek}
 	errWant := PeekWith(msg, &want, g)
 	// Read twice: with a memo, the second read may use what the first
 	// remembered.

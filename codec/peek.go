@@ -239,12 +239,13 @@ type PeekConfig struct {
 	// previous message had too (PeekMemo). It is written by each call:
 	// calls that share a Memo must not run at the same time.
 	Memo *PeekMemo
-
-	// generic turns the usual-shape readers (shape.go) off: Peek then
-	// reads every object with the object loop alone. For tests, which
-	// compare both ways of reading (FuzzPeekShape).
-	generic bool
 }
+
+// genericPeek, as PeekConfig.Memo, turns the usual-shape readers
+// (shape.go) off: PeekWith then reads every object with the object loop
+// alone. For tests, which compare both ways of reading (FuzzPeekShape); a
+// sentinel rather than a field, so that PeekConfig stays two words.
+var genericPeek = new(PeekMemo)
 
 // Peek is PeekWith(msg, env, PeekConfig{}).
 func Peek(msg []byte, env *Envelope) error {
@@ -266,7 +267,7 @@ type parser struct {
 	env *Envelope
 	max int // the depth limit (PeekConfig.MaxDepth, resolved)
 	bad uint8
-	// generic is PeekConfig.generic: no usual-shape readers.
+	// generic: no usual-shape readers (genericPeek).
 	generic bool
 	memo    *PeekMemo // PeekConfig.Memo
 	// deep is the skippers' bit stack past their inline words, kept across
@@ -320,7 +321,7 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
-	p := parser{b: msg, env: env, generic: o.generic, memo: o.Memo}
+	p := parser{b: msg, env: env, generic: o.Memo == genericPeek, memo: o.Memo}
 	p.max = o.MaxDepth
 	if p.max == 0 {
 		p.max = DefaultMaxDepth
@@ -335,7 +336,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	var end int
 	c := msg[i]
 	if c == '{' {
-		if i == 0 && !o.generic {
+		if i == 0 && !p.generic {
 			end = p.top()
 		} else {
 			end = p.object(i+1, levelTop)
