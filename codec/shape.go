@@ -197,13 +197,11 @@ func (p *parser) meta(i int) int {
 	b, env := p.b, p.env
 	seen := uint32(1) << keyFold
 	start, e, o := i, 0, 0
-	if m := p.memo; m != nil && m.n != 0 && p.max > levelMeta && i+m.n <= len(b) && string(b[i:i+m.n]) == string(m.b[:m.n]) {
-		env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
-		env.ClientInfo = b[i+int(m.at[2]) : i+int(m.at[3])]
-		env.ClientCapabilities = b[i+int(m.at[4]) : i+m.n]
-		seen |= 1<<keyProtocolVersion | 1<<keyClientInfo | 1<<keyClientCapabilities
-		e = i + m.n
-		goto progress
+	if p.memo != nil {
+		if e = p.recall(i); e >= 0 {
+			seen |= 1<<keyProtocolVersion | 1<<keyClientInfo | 1<<keyClientCapabilities
+			goto progress
+		}
 	}
 	if !shapeVersion.at(b, i) {
 		return p.object(i, levelMeta)
@@ -303,6 +301,22 @@ type PeekMemo struct {
 // memoSize bounds the start of a params._meta a PeekMemo keeps (the
 // fixture's is 180 bytes, EXAMPLES.md's 190).
 const memoSize = 512
+
+// recall is meta's use of the memo at b[i], just past the '{' of
+// params._meta: when the message repeats the remembered bytes there, it
+// records their members as meta would and returns the index past them;
+// otherwise -1.
+func (p *parser) recall(i int) int {
+	b, env, m := p.b, p.env, p.memo
+	n := m.n
+	if n == 0 || p.max <= levelMeta || i+n > len(b) || string(b[i:i+n]) != string(m.b[:n]) {
+		return -1
+	}
+	env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
+	env.ClientInfo = b[i+int(m.at[2]) : i+int(m.at[3])]
+	env.ClientCapabilities = b[i+int(m.at[4]) : i+n]
+	return i + n
+}
 
 // remember keeps meta, the start of a params._meta just read by meta (from
 // just past its '{' to the end of its clientCapabilities), with the spans
