@@ -50,6 +50,11 @@ func TestPeekReadsInsideBuffer(t *testing.T) {
 				copy(b, m[:n])
 				PeekWith(b, &env, PeekConfig{})
 				env.ScanArguments([]string{"a", "text"}, vals)
+				// With a memo of the whole message, and of the prefix.
+				o := PeekConfig{Memo: new(PeekMemo)}
+				PeekWith([]byte(m), &env, o)
+				PeekWith(b, &env, o)
+				PeekWith(b, &env, o)
 			}
 		}
 	}
