@@ -336,7 +336,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	var end int
 	c := msg[i]
 	if c == '{' {
-		if i == 0 && !p.generic {
+		if i == 0 && !p.generic && shapeVersion20.short(msg, 0) {
 			end = p.top()
 		} else {
 			end = p.object(i+1, levelTop)
@@ -409,24 +409,24 @@ func (p *parser) finish() error {
 // colon, a value, sep); a recognised name is matched by knownKey without
 // scanning it, and values Peek does not inspect go through the skipper.
 func (p *parser) object(i int, level int) int {
-	b := p.b
+	// A key whose bit is set has been seen: a second one is a duplicate
+	// (A10). keyFold's bit starts set, so a case variant always is one.
+	return p.members(i, level, uint32(1)<<keyFold, keyLead[level&3])
+}
+
+// members is object's loop from b[i], just past the '{' or at the opening
+// quote of a member's name, with the keys already seen at this level and
+// the key guessed next: object starts it at the first member, the
+// usual-shape readers (shape.go) where the message leaves the shape they
+// expect.
+func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
+	b, env := p.b, p.env
 	if i = skipWS(b, i); uint(i) < uint(len(b)) && b[i] == '}' {
 		return i + 1
 	}
 	if uint(i) >= uint(len(b)) || b[i] != '"' {
 		return scanErrParse
 	}
-	// A key whose bit is set has been seen: a second one is a duplicate
-	// (A10). keyFold's bit starts set, so a case variant always is one.
-	return p.members(i, level, uint32(1)<<keyFold, keyLead[level&3])
-}
-
-// members is object's loop from the member whose name's opening quote is
-// at b[i], with the keys already seen at this level and the key guessed
-// next: object starts it at the first member, the usual-shape readers
-// (shape.go) where the message leaves the shape they expect.
-func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
-	b, env := p.b, p.env
 	for {
 		// Member name, its opening quote at b[i]: a recognised one
 		// without a scan, else the string rule and classify.
@@ -575,13 +575,18 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 				if p.max <= level {
 					return scanErrDeep
 				}
+				// The usual-shape readers take the object when it
+				// starts as they expect.
 				var e int
-				if p.generic {
+				switch {
+				case p.generic:
 					e = p.object(i+1, level+1)
-				} else if k == keyParams {
+				case k == keyParams && shapeName.short(b, i+1):
 					e = p.params(i + 1)
-				} else {
+				case k == keyMeta && (p.memo != nil || shapeVersion.lead(b, i+1)):
 					e = p.meta(i + 1)
+				default:
+					e = p.object(i+1, level+1)
 				}
 				if e < 0 {
 					return e

@@ -153,3 +153,23 @@ func BenchmarkScanMembersFixture(b *testing.B) {
 		}
 	}
 }
+
+// reordered is the standard fixture with its members in another order at
+// every level (as a client that writes method and params before jsonrpc
+// and id, and _meta first, sends it): the usual-shape readers decline it
+// at each level, and the object loop reads it.
+const reordered = `{"method":"tools/call","params":{"_meta":{"progressToken":1,"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"text":"hello world"}},"jsonrpc":"2.0","id":1}`
+
+// BenchmarkPeekReordered: PeekWith on reordered, what a message outside
+// the usual shape costs.
+func BenchmarkPeekReordered(b *testing.B) {
+	msg := []byte(reordered)
+	var env Envelope
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := PeekWith(msg, &env, PeekConfig{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -62,6 +62,12 @@ func (q *pattern) medium(b []byte, i int) bool {
 	return n <= 24 && i+n <= len(b) && word(b, i) == q.w[0] && word(b, i+8) == q.w[1] && word(b, i+n-8) == q.last
 }
 
+// lead reports whether b[i:] starts with q's first word (0 <= i): a
+// first test, inline, before a call that compares the rest.
+func (q *pattern) lead(b []byte, i int) bool {
+	return i+8 <= len(b) && word(b, i) == q.w[0]
+}
+
 // at reports whether b[i:] starts with q (0 <= i), for any q.
 func (q *pattern) at(b []byte, i int) bool {
 	n := q.n
@@ -90,8 +96,8 @@ var (
 	shapeProgress   = newPattern(`,"` + MetaProgressToken + `":`)
 )
 
-// top reads the message object, which starts at b[0] == '{', and returns
-// the index just past its '}' as object does.
+// top reads the message object, which starts at b[0] as shapeVersion20
+// does, and returns the index just past its '}' as object does.
 func (p *parser) top() int {
 	b, env := p.b, p.env
 	seen := uint32(1)<<keyFold | 1<<keyJSONRPC
@@ -112,10 +118,8 @@ func (p *parser) top() int {
 		}
 		seen |= 1 << keyID
 		i = e
-	} else if shapeVersion20.short(b, 0) {
-		p.bad |= sawVersion // a notification, or "id" later
 	} else {
-		return p.object(1, levelTop)
+		p.bad |= sawVersion // a notification, or "id" later
 	}
 	// "method": a plain string.
 	if !shapeMethod.short(b, i) {
@@ -133,7 +137,12 @@ func (p *parser) top() int {
 		return p.after(i, levelTop, seen, keyParams)
 	}
 	o := i + shapeParams.n - 1
-	if e = p.params(o + 1); e < 0 {
+	if shapeName.short(b, o+1) {
+		e = p.params(o + 1)
+	} else {
+		e = p.object(o+1, levelParams)
+	}
+	if e < 0 {
 		return e
 	}
 	env.Params = b[o:e]
@@ -144,13 +153,11 @@ func (p *parser) top() int {
 	return p.after(e, levelTop, seen, keys[keyParams].after)
 }
 
-// params reads the params object whose '{' is at b[i-1], as object does.
+// params reads the params object whose '{' is at b[i-1] and which starts
+// as shapeName does, as object does.
 func (p *parser) params(i int) int {
 	b, env := p.b, p.env
 	seen := uint32(1) << keyFold
-	if !shapeName.short(b, i) {
-		return p.object(i, levelParams)
-	}
 	// "name": a plain string.
 	e := plainString(b, i+shapeName.n)
 	if e < 0 {
@@ -179,7 +186,12 @@ func (p *parser) params(i int) int {
 		return p.after(i, levelParams, seen, keyMeta)
 	}
 	o = i + shapeMeta.n - 1
-	if e = p.meta(o + 1); e < 0 {
+	if p.memo != nil || shapeVersion.lead(b, o+1) {
+		e = p.meta(o + 1)
+	} else {
+		e = p.object(o+1, levelMeta)
+	}
+	if e < 0 {
 		return e
 	}
 	env.Meta = b[o:e]
