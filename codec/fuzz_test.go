@@ -567,6 +567,14 @@ func shapeSeeds() []string {
 		}
 		seeds = append(seeds, strings.Replace(fixture, r[0], r[1], 1))
 	}
+	// params with _meta first (paramsShape's other order), and its own
+	// ways out.
+	mf := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"echo","arguments":{"a":1}}}`
+	for _, r := range [][2]string{{``, ``}, {`"progressToken":1`, `"io.modelcontextprotocol/protocolVersion":"v"`},
+		{`,"name":"echo"`, `,"uri":"u"`}, {`,"arguments":{"a":1}`, ``}, {`{"a":1}`, `{"a":{}}`}, {`{"a":1}}`, `{"a":1},"uri":"u"}`},
+		{`{"a":1}}`, `{"a":1},"_meta":{}}`}, {`"name":"echo"`, `"name":"echo"`}, {`"_meta":{"progressToken":1},`, `"_meta":{},`}} {
+		seeds = append(seeds, strings.Replace(mf, r[0], r[1], 1))
+	}
 	return append(seeds, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":3,"result":{}}`,
 		`{"jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","id":`, `{"jsonrpc":"2.0","id":"`, `{"jsonrpc":"2.0","id":7`)
 }

@@ -581,9 +581,9 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 				switch {
 				case p.generic:
 					e = p.object(i+1, level+1)
-				case k == keyParams && shapeName.short(b, i+1):
+				case k == keyParams && paramsShape(b, i+1):
 					e = p.params(i + 1)
-				case k == keyMeta && (p.memo != nil || shapeVersion.lead(b, i+1)):
+				case k == keyMeta && p.metaShape(i):
 					e = p.meta(i + 1)
 				default:
 					e = p.object(i+1, level+1)

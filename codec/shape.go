@@ -90,6 +90,7 @@ var (
 	shapeName       = newPattern(`"name":"`)
 	shapeArguments  = newPattern(`,"arguments":{`)
 	shapeMeta       = newPattern(`,"_meta":{`)
+	shapeMetaFirst  = newPattern(`"_meta":{`)
 	shapeVersion    = newPattern(`"` + MetaProtocolVersion + `":"`)
 	shapeClientInfo = newPattern(`,"` + MetaClientInfo + `":{`)
 	shapeCaps       = newPattern(`,"` + MetaClientCapabilities + `":{`)
@@ -137,7 +138,7 @@ func (p *parser) top() int {
 		return p.after(i, levelTop, seen, keyParams)
 	}
 	o := i + shapeParams.n - 1
-	if shapeName.short(b, o+1) {
+	if paramsShape(b, o+1) {
 		e = p.params(o + 1)
 	} else {
 		e = p.object(o+1, levelParams)
@@ -154,12 +155,31 @@ func (p *parser) top() int {
 }
 
 // params reads the params object whose '{' is at b[i-1] and which starts
-// as shapeName does, as object does.
+// as paramsShape accepts, as object does: name, arguments and _meta, or
+// _meta first (as the Python and Go SDKs order a tools/call's params).
 func (p *parser) params(i int) int {
 	b, env := p.b, p.env
 	seen := uint32(1) << keyFold
+	metaFirst := false
+	var e, o int
+	if !shapeName.short(b, i) {
+		// "_meta" first (paramsShape): then "name" and "arguments".
+		o = i + shapeMetaFirst.n - 1
+		if !shapeMetaFirst.short(b, i) || p.max <= levelParams {
+			return p.members(i, levelParams, seen, keyMeta)
+		}
+		if e = p.metaValue(o); e < 0 {
+			return e
+		}
+		env.Meta = b[o:e]
+		seen |= 1 << keyMeta
+		if e >= len(b) || b[e] != ',' || !shapeName.short(b, e+1) {
+			return p.after(e, levelParams, seen, keyName)
+		}
+		i, metaFirst = e+1, true
+	}
 	// "name": a plain string.
-	e := plainString(b, i+shapeName.n)
+	e = plainString(b, i+shapeName.n)
 	if e < 0 {
 		return p.members(i, levelParams, seen, keyName)
 	}
@@ -169,7 +189,7 @@ func (p *parser) params(i int) int {
 	if i = e; !shapeArguments.short(b, i) || p.max <= levelParams {
 		return p.after(i, levelParams, seen, keyArguments)
 	}
-	o := i + shapeArguments.n - 1
+	o = i + shapeArguments.n - 1
 	if o+1 < len(b) && b[o+1] == '}' {
 		e = o + 2
 		env.argN, env.argLen = 1, 2 // {}: recorded, no members
@@ -181,12 +201,18 @@ func (p *parser) params(i int) int {
 		env.argAt = addrOf(env.Arguments)
 	}
 	seen |= 1 << keyArguments
+	if metaFirst {
+		if e < len(b) && b[e] == '}' {
+			return e + 1
+		}
+		return p.after(e, levelParams, seen, keys[keyArguments].after)
+	}
 	// "_meta": an object, read by meta.
 	if i = e; !shapeMeta.short(b, i) || p.max <= levelParams {
 		return p.after(i, levelParams, seen, keyMeta)
 	}
 	o = i + shapeMeta.n - 1
-	if p.memo != nil || shapeVersion.lead(b, o+1) {
+	if p.metaShape(o) {
 		e = p.meta(o + 1)
 	} else {
 		e = p.object(o+1, levelMeta)
@@ -200,6 +226,29 @@ func (p *parser) params(i int) int {
 		return e + 1
 	}
 	return p.after(e, levelParams, seen, keys[keyMeta].after)
+}
+
+// paramsShape reports whether the params object whose '{' is at b[i-1]
+// starts as params expects: with "name" or "_meta", compact.
+func paramsShape(b []byte, i int) bool {
+	// shapeName is one word; params checks shapeMetaFirst's '{'.
+	return i+8 <= len(b) && (word(b, i) == shapeName.w[0] || word(b, i) == shapeMetaFirst.w[0])
+}
+
+// metaValue reads the params._meta object whose '{' is at b[o]: by meta
+// when it starts as meta expects (or a memo may hold it), else by the
+// object loop. The caller has checked the depth limit.
+func (p *parser) metaValue(o int) int {
+	if p.memo != nil || shapeVersion.lead(p.b, o+1) {
+		return p.meta(o + 1)
+	}
+	return p.object(o+1, levelMeta)
+}
+
+// metaShape reports whether metaValue would take the params._meta object
+// whose '{' is at b[o] to meta: the test written out where it inlines.
+func (p *parser) metaShape(o int) bool {
+	return p.memo != nil || shapeVersion.lead(p.b, o+1)
 }
 
 // meta reads the params._meta object whose '{' is at b[i-1], as object
