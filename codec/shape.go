@@ -11,6 +11,8 @@ package codec
 //	"io.modelcontextprotocol/clientInfo":{…},
 //	"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}
 //
+// (a notification has no "id"; params may also start with "_meta", then
+// "name" and "arguments", as the Python and Go SDKs write a tools/call's).
 // The readers below expect that order at each of the three levels Peek
 // inspects, and compare each member's separator, name and colon (and the
 // opening byte of its value where it is fixed) as a few whole words against
