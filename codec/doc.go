@@ -4,7 +4,8 @@
 // message the server writes, the mirrored header value codec
 // (=?base64?…?=), and the one sonic configuration used for everything that
 // is decoded into or encoded from Go values. It does no I/O and starts no
-// goroutines; every function is safe for concurrent use on distinct buffers.
+// goroutines; every function is safe for concurrent use on distinct buffers
+// (and distinct PeekMemos).
 //
 // Spec references are the requirement IDs of /work/shared/spec/TRANSPORTS.md
 // (GEN-*, ERR-*, META-*, B64-*, HDR-*) and RELIABILITY.md group A (A7–A13,
@@ -16,6 +17,11 @@
 //     of every string: GEN-02, A8) before it reports any structural error,
 //     so a -32600 is never returned for bytes that are not JSON, and a
 //     prefix of a valid message is never accepted (A7).
+//   - How Peek reads a message changes nothing it reports: the readers of
+//     the usual shape of a request (shape.go: each object's members in the
+//     usual order, compact, compared as whole words) and a PeekMemo give
+//     exactly the error and the envelope the general object loop gives,
+//     every span at the same place (FuzzPeekShape).
 //   - Peek, LookupPath, DecodeHeaderValue and the Append* encoders other
 //     than AppendMarshal do not allocate (given a dst with room, and
 //     nesting <= 256 levels), and never recurse on input nesting: 10,000

@@ -95,3 +95,23 @@ func ExampleEnvelope_PlainArguments() {
 	// n=2
 	// -1
 }
+
+// A connection's reader keeps one PeekMemo (or takes one from a pool per
+// read): the client's requests repeat the start of their _meta, which
+// PeekWith then compares instead of reading again. What it records is
+// the same with or without the memo.
+func ExamplePeekMemo() {
+	cfg := codec.PeekConfig{Memo: new(codec.PeekMemo)} // one reader at a time
+	var env codec.Envelope
+	for i, token := range []string{"1", `"two"`} {
+		msg := []byte(`{"jsonrpc":"2.0","id":` + fmt.Sprint(i+1) + `,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"ex","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":` + token + `}}}`)
+		if err := codec.PeekWith(msg, &env, cfg); err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(string(env.ID), env.ProtocolVersion.String(), string(env.ClientInfo), string(env.ProgressToken))
+	}
+	// Output:
+	// 1 2026-07-28 {"name":"ex","version":"1"} 1
+	// 2 2026-07-28 {"name":"ex","version":"1"} "two"
+}

@@ -516,3 +516,129 @@ func FuzzKnownKey(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPeekShape: the usual-shape readers (shape.go) and the memo change
+// nothing Peek gives. On any message and depth limit, PeekWith with them
+// and without them (the object loop alone) return the same error and the
+// same envelope, every span at the same place in the message; with a memo
+// of the message itself (its second read) and of prev.
+func FuzzPeekShape(f *testing.F) {
+	seeds := shapeSeeds()
+	for j, s := range seeds {
+		for _, depth := range []int{0, 2, 3, 4} {
+			f.Add([]byte(s), []byte(seeds[(j+depth)%len(seeds)]), depth)
+		}
+	}
+	f.Fuzz(func(t *testing.T, msg, prev []byte, depth int) {
+		o := PeekConfig{MaxDepth: depth % 8}
+		comparePeekShape(t, msg, o)
+		var env Envelope
+		o.Memo = new(PeekMemo)
+		PeekWith(prev, &env, o)
+		comparePeekShape(t, msg, o)
+	})
+}
+
+// shapeSeeds are the standard fixture and variants that leave its shape
+// at each of its members, in each way the readers decline.
+func shapeSeeds() []string {
+	seeds := []string{fixture, vecToolsCall, vecCancelled, vecResourcesRead, vecMismatchReq, vecDiscover}
+	for _, r := range [][2]string{
+		{`"id":1,`, `"id":"a1",`}, {`"id":1,`, `"id":-1,`}, {`"id":1,`, `"id":01,`}, {`"id":1,`, `"id":1.5,`},
+		{`"id":1,`, `"id":null,`}, {`"id":1,`, `"id":"a\u0031",`}, {`"id":1,`, ``}, {`"id":1,`, `"id":1 ,`},
+		{`"tools/call"`, `"tools\/call"`}, {`"tools/call"`, `7`}, {`"method":"tools/call",`, ``},
+		{`"params":{`, `"params" : {`}, {`"params":{`, `"params":{"x":1,`}, {`}}}`, `}},"id":2}`},
+		{`"name":"echo"`, `"name":"éc"`}, {`"name":"echo"`, `"name":1`}, {`"name":"echo",`, ``},
+		{`{"text":"hello world"}`, `{}`}, {`{"text":"hello world"}`, `{"text":{"a":1}}`}, {`{"text":"hello world"}`, `[1]`},
+		{`{"text":"hello world"}`, `{"a":1,"b":2,"c":3,"d":4,"e":5}`}, {`{"text":"hello world"}`, `{"text":"hello\nworld"}`},
+		{`{"text":"hello world"}`, `{"text":"x","text":"y"}`}, {`"arguments":{"text":"hello world"},`, ``},
+		{`"_meta":{`, `"_meta":{"x":1,`}, {`"_meta":{`, `"_meta" :{`}, {`"2026-07-28"`, `"2026\u002d07"`}, {`"2026-07-28"`, `20260728`},
+		{`{"name":"wrk","version":"1"}`, `{}`}, {`{"name":"wrk","version":"1"}`, `{"name":{"a":"wrk"}}`}, {`{"name":"wrk","version":"1"}`, `"wrk"`},
+		{`clientCapabilities":{}`, `clientCapabilities":{"roots":{"listChanged":true}}`}, {`clientCapabilities":{}`, `clientCapabilities":{"a":1}`},
+		{`clientCapabilities":{}`, `clientCapabilities":[]`}, {`"progressToken":1`, `"progressToken":"p1"`}, {`"progressToken":1`, `"progressToken":-1`},
+		{`"progressToken":1`, `"progressToken":{}`}, {`"progressToken":1}`, `"progressToken":1,"progressToken":2}`},
+		{`"progressToken":1}`, `"progressToken":1,"io.modelcontextprotocol/logLevel":"info"}`}, {`,"progressToken":1`, ``},
+		{`1}}}`, `1},"uri":"u","name":"x"},"method":"m"}`}, {`1}}}`, `1}} , "Method":"x"}`}, {`1}}}`, `1}}}}`}, {`1}}}`, `1}}`},
+		{`{"jsonrpc":"2.0",`, `{"jsonrpc":"2.0" ,`}, {`{"jsonrpc":"2.0",`, `{"jsonrpc":"1.0",`}, {`{"jsonrpc":"2.0",`, `{"id":0,"jsonrpc":"2.0",`},
+		{`/clientInfo"`, `/clientinfo"`},
+	} {
+		if !strings.Contains(fixture, r[0]) {
+			panic("shapeSeeds: " + r[0])
+		}
+		seeds = append(seeds, strings.Replace(fixture, r[0], r[1], 1))
+	}
+	// params with _meta first (paramsShape's other order), and its own
+	// ways out.
+	mf := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"echo","arguments":{"a":1}}}`
+	for _, r := range [][2]string{{``, ``}, {`"progressToken":1`, `"io.modelcontextprotocol/protocolVersion":"v"`},
+		{`,"name":"echo"`, `,"uri":"u"`}, {`,"arguments":{"a":1}`, ``}, {`{"a":1}`, `{"a":{}}`}, {`{"a":1}}`, `{"a":1},"uri":"u"}`},
+		{`{"a":1}}`, `{"a":1},"_meta":{}}`}, {`"name":"echo"`, `"name":"echo"`}, {`"_meta":{"progressToken":1},`, `"_meta":{},`}} {
+		seeds = append(seeds, strings.Replace(mf, r[0], r[1], 1))
+	}
+	return append(seeds, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":3,"result":{}}`,
+		`{"jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","id":`, `{"jsonrpc":"2.0","id":"`, `{"jsonrpc":"2.0","id":7`)
+}
+
+// comparePeekShape fails t when PeekWith reads msg differently with the
+// usual-shape readers and without them.
+func comparePeekShape(t *testing.T, msg []byte, o PeekConfig) {
+	t.Helper()
+	var want Envelope
+	g := PeekConfig{MaxDepth: o.MaxDepth, Memo: genericPeek}
+	errWant := PeekWith(msg, &want, g)
+	// Read twice: with a memo, the second read may use what the first
+	// remembered.
+	for range 2 {
+		var got Envelope
+		errGot := PeekWith(msg, &got, o)
+		if errGot != errWant {
+			t.Fatalf("%q (depth %d, memo %v): error %v, the object loop alone %v", msg, o.MaxDepth, o.Memo != nil, errGot, errWant)
+		}
+		if a, b := spansOf(msg, &got), spansOf(msg, &want); a != b {
+			t.Fatalf("%q (depth %d, memo %v):\n got %+v\nwant %+v", msg, o.MaxDepth, o.Memo != nil, a, b)
+		}
+	}
+}
+
+// envSpans is an Envelope with every span as its place in the message.
+type envSpans struct {
+	Kind                                                      Kind
+	IDKind                                                    IDKind
+	ID, Params, Arguments, Meta, RequestID, Caps, Token, Info [2]int
+	Method, Name, URI, Version, LogLevel                      [4]int
+	NonStringVersion, HasResult, HasError                     bool
+	ArgN                                                      uint8
+	ArgLen                                                    uint16
+	ArgAt                                                     bool
+	Args                                                      [maxArgMembers]argMember
+}
+
+func spansOf(msg []byte, e *Envelope) envSpans {
+	at := func(p []byte) [2]int {
+		if p == nil {
+			return [2]int{-1, -1}
+		}
+		return [2]int{int(addrOf(p) - addrOf(msg)), len(p)}
+	}
+	str := func(s Str) [4]int {
+		a := at(s.Raw)
+		esc, pr := 0, 0
+		if s.Escaped {
+			esc = 1
+		}
+		if s.Present {
+			pr = 1
+		}
+		return [4]int{a[0], a[1], esc, pr}
+	}
+	v := envSpans{Kind: e.Kind, IDKind: e.IDKind,
+		ID: at(e.ID), Params: at(e.Params), Arguments: at(e.Arguments), Meta: at(e.Meta), RequestID: at(e.RequestID),
+		Caps: at(e.ClientCapabilities), Token: at(e.ProgressToken), Info: at(e.ClientInfo),
+		Method: str(e.Method), Name: str(e.Name), URI: str(e.URI), Version: str(e.ProtocolVersion), LogLevel: str(e.LogLevel),
+		NonStringVersion: e.NonStringVersion, HasResult: e.HasResult, HasError: e.HasError,
+		ArgN: e.argN, ArgLen: e.argLen, ArgAt: e.argAt == addrOf(e.Arguments) && e.argN != 0}
+	if e.argN > 0 {
+		copy(v.Args[:], e.args[:e.argN-1])
+	}
+	return v
+}

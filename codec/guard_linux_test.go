@@ -40,6 +40,7 @@ func TestPeekReadsInsideBuffer(t *testing.T) {
 		`{"params":{"arguments":{"a":"b","c":1,"d":true,"e":false,"f":null}},"id":1}`,
 		// Arguments ending the message (recordTail).
 		`{"params":{"arguments":{"a":1,"text":"hello w"}}}`, `{"params":{"arguments":{"b":"x","a":true}}}`}
+	msgs = append(msgs, shapeSeeds()...) // the usual-shape readers' patterns (shape.go)
 	var env Envelope
 	vals := make([][]byte, 2)
 	for _, m := range msgs {
@@ -49,6 +50,11 @@ func TestPeekReadsInsideBuffer(t *testing.T) {
 				copy(b, m[:n])
 				PeekWith(b, &env, PeekConfig{})
 				env.ScanArguments([]string{"a", "text"}, vals)
+				// With a memo of the whole message, and of the prefix.
+				o := PeekConfig{Memo: new(PeekMemo)}
+				PeekWith([]byte(m), &env, o)
+				PeekWith(b, &env, o)
+				PeekWith(b, &env, o)
 			}
 		}
 	}

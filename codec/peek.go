@@ -234,7 +234,18 @@ type PeekConfig struct {
 	// 0 => DefaultMaxDepth (128). Negative or above MaxDepthLimit =>
 	// MaxDepthLimit (4096); levels beyond 256 may cost an allocation when reached.
 	MaxDepth int
+
+	// Memo, when not nil, lets PeekWith skip the part of params._meta the
+	// previous message had too (PeekMemo). It is written by each call:
+	// calls that share a Memo must not run at the same time.
+	Memo *PeekMemo
 }
+
+// genericPeek, as PeekConfig.Memo, turns the usual-shape readers
+// (shape.go) off: PeekWith then reads every object with the object loop
+// alone. For tests, which compare both ways of reading (FuzzPeekShape); a
+// sentinel rather than a field, so that PeekConfig stays two words.
+var genericPeek = new(PeekMemo)
 
 // Peek is PeekWith(msg, env, PeekConfig{}).
 func Peek(msg []byte, env *Envelope) error {
@@ -256,6 +267,9 @@ type parser struct {
 	env *Envelope
 	max int // the depth limit (PeekConfig.MaxDepth, resolved)
 	bad uint8
+	// generic: no usual-shape readers (genericPeek).
+	generic bool
+	memo    *PeekMemo // PeekConfig.Memo
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
 	deep []uint64
@@ -307,7 +321,7 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
-	p := parser{b: msg, env: env}
+	p := parser{b: msg, env: env, generic: o.Memo == genericPeek, memo: o.Memo}
 	p.max = o.MaxDepth
 	if p.max == 0 {
 		p.max = DefaultMaxDepth
@@ -322,7 +336,11 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	var end int
 	c := msg[i]
 	if c == '{' {
-		end = p.object(i+1, levelTop)
+		if i == 0 && !p.generic && shapeVersion20.short(msg, 0) {
+			end = p.top()
+		} else {
+			end = p.object(i+1, levelTop)
+		}
 	} else {
 		end = p.skip(msg, i, 0)
 	}
@@ -391,11 +409,18 @@ func (p *parser) finish() error {
 // colon, a value, sep); a recognised name is matched by knownKey without
 // scanning it, and values Peek does not inspect go through the skipper.
 func (p *parser) object(i int, level int) int {
-	b, env := p.b, p.env
 	// A key whose bit is set has been seen: a second one is a duplicate
 	// (A10). keyFold's bit starts set, so a case variant always is one.
-	seen := uint32(1) << keyFold
-	guess := keyLead[level&3]
+	return p.members(i, level, uint32(1)<<keyFold, keyLead[level&3])
+}
+
+// members is object's loop from b[i], just past the '{' or at the opening
+// quote of a member's name, with the keys already seen at this level and
+// the key guessed next: object starts it at the first member, the
+// usual-shape readers (shape.go) where the message leaves the shape they
+// expect.
+func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
+	b, env := p.b, p.env
 	if i = skipWS(b, i); uint(i) < uint(len(b)) && b[i] == '}' {
 		return i + 1
 	}
@@ -550,7 +575,19 @@ func (p *parser) object(i int, level int) int {
 				if p.max <= level {
 					return scanErrDeep
 				}
-				e := p.object(i+1, level+1)
+				// The usual-shape readers take the object when it
+				// starts as they expect.
+				var e int
+				switch {
+				case p.generic:
+					e = p.object(i+1, level+1)
+				case k == keyParams && paramsShape(b, i+1):
+					e = p.params(i + 1)
+				case k == keyMeta && p.metaShape(i):
+					e = p.meta(i + 1)
+				default:
+					e = p.object(i+1, level+1)
+				}
 				if e < 0 {
 					return e
 				}

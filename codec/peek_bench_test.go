@@ -121,6 +121,21 @@ func BenchmarkPeekFixture(b *testing.B) {
 	}
 }
 
+// BenchmarkPeekFixtureMemo: PeekWith on the standard fixture with a memo
+// (PeekConfig.Memo), as a line connection reads its client's requests.
+func BenchmarkPeekFixtureMemo(b *testing.B) {
+	msg := []byte(fixture)
+	var env Envelope
+	o := PeekConfig{Memo: new(PeekMemo)}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := PeekWith(msg, &env, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkScanMembersFixture: the engine's flat check's scan of the
 // fixture's arguments ({"text":"hello world"}).
 func BenchmarkScanMembersFixture(b *testing.B) {
@@ -135,6 +150,26 @@ func BenchmarkScanMembersFixture(b *testing.B) {
 	for b.Loop() {
 		if n, err := ScanMembers(env.Arguments, names, vals); err != nil || n != 1 {
 			b.Fatal(n, err)
+		}
+	}
+}
+
+// reordered is the standard fixture with its members in another order at
+// every level (as a client that writes method and params before jsonrpc
+// and id, and _meta first, sends it): the usual-shape readers decline it
+// at each level, and the object loop reads it.
+const reordered = `{"method":"tools/call","params":{"_meta":{"progressToken":1,"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"echo","arguments":{"text":"hello world"}},"jsonrpc":"2.0","id":1}`
+
+// BenchmarkPeekReordered: PeekWith on reordered, what a message outside
+// the usual shape costs.
+func BenchmarkPeekReordered(b *testing.B) {
+	msg := []byte(reordered)
+	var env Envelope
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := PeekWith(msg, &env, PeekConfig{}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

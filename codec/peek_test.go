@@ -562,3 +562,67 @@ func TestPeekFlatArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekShape: on the standard fixture and on variants that leave its
+// shape at each member, Peek reads the same with the usual-shape readers
+// as with the object loop alone (FuzzPeekShape's seeds, at each depth
+// limit that stops one of the fixture's levels).
+func TestPeekShape(t *testing.T) {
+	seeds := shapeSeeds()
+	for _, s := range seeds {
+		for _, depth := range []int{0, 1, 2, 3, 4, 5} {
+			for n := 0; n <= len(s); n++ {
+				comparePeekShape(t, []byte(s[:n]), PeekConfig{MaxDepth: depth})
+			}
+		}
+	}
+	// With a memo (PeekConfig.Memo), of the message itself and of each
+	// other seed, and with what one seed left in it for the next.
+	var env Envelope
+	for _, depth := range []int{0, 3, 4} {
+		chain := PeekConfig{MaxDepth: depth, Memo: new(PeekMemo)}
+		for _, s := range seeds {
+			for _, prev := range seeds {
+				o := PeekConfig{MaxDepth: depth, Memo: new(PeekMemo)}
+				PeekWith([]byte(prev), &env, o)
+				comparePeekShape(t, []byte(s), o)
+			}
+			for n := 0; n <= len(s); n++ {
+				comparePeekShape(t, []byte(s[:n]), chain)
+			}
+		}
+	}
+}
+
+// TestPeekMemoUsed: a memo is filled by the usual shape and used by the
+// next message that repeats it; a message whose _meta starts differently
+// is read, and replaces it.
+func TestPeekMemoUsed(t *testing.T) {
+	var env Envelope
+	memo := new(PeekMemo)
+	o := PeekConfig{Memo: memo}
+	if err := PeekWith([]byte(fixture), &env, o); err != nil || memo.n == 0 {
+		t.Fatalf("fixture: %v, memo of %d bytes", err, memo.n)
+	}
+	want := string(memo.b[:memo.n])
+	if !strings.HasPrefix(want, `"io.modelcontextprotocol/protocolVersion":"2026-07-28",`) || !strings.HasSuffix(want, `"io.modelcontextprotocol/clientCapabilities":{}`) {
+		t.Fatalf("memo %q", want)
+	}
+	// A hit takes the spans from the memo: one moved by hand shows.
+	other := strings.Replace(fixture, `"progressToken":1`, `"progressToken":"t"`, 1)
+	memo.at[1]--
+	if err := PeekWith([]byte(other), &env, o); err != nil || string(env.ProgressToken) != `"t"` || env.ProtocolVersion.String() != "2026-07-2" {
+		t.Fatalf("hit: %v %q %q", err, env.ProgressToken, env.ProtocolVersion.Raw)
+	}
+	memo.at[1]++
+	if err := PeekWith([]byte(other), &env, o); err != nil || env.ProtocolVersion.String() != "2026-07-28" || string(env.ClientInfo) != `{"name":"wrk","version":"1"}` {
+		t.Fatalf("hit: %v %q %q", err, env.ProtocolVersion.Raw, env.ClientInfo)
+	}
+	changed := strings.Replace(fixture, `"wrk"`, `"curl"`, 1)
+	if err := PeekWith([]byte(changed), &env, o); err != nil || string(env.ClientInfo) != `{"name":"curl","version":"1"}` {
+		t.Fatalf("miss: %v %q", err, env.ClientInfo)
+	}
+	if got := string(memo.b[:memo.n]); !strings.Contains(got, `"curl"`) {
+		t.Fatalf("memo not replaced: %q", got)
+	}
+}

@@ -175,6 +175,9 @@ type entry struct {
 
 var entryPool = sync.Pool{New: func() any { return new(entry) }}
 
+// memoPool holds the peek's memos (codec.PeekMemo), one taken per read.
+var memoPool = sync.Pool{New: func() any { return new(codec.PeekMemo) }}
+
 // Conn is one line-framed connection bound to the engine. Its input side
 // (Feed, Resume, End, Close) is driven by one goroutine at a time: the
 // driver's reader or event loop. Flush may be called from the input side
@@ -188,7 +191,7 @@ type Conn struct {
 	ctx       context.Context
 	principal any
 	cfg       *Config // with defaults applied; shared by the connections of one Config (sharedConfig)
-	peek      codec.PeekConfig
+	maxDepth  int     // codec.PeekConfig.MaxDepth
 	maxFlight int32
 	try       TryWriter // the driver, when it can write without blocking
 
@@ -241,7 +244,7 @@ func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, princip
 		ctx:       ctx,
 		principal: principal,
 		cfg:       shared,
-		peek:      codec.PeekConfig{MaxDepth: opt.MaxDepth},
+		maxDepth:  opt.MaxDepth,
 		maxFlight: maxInFlight(opt.MaxInFlight),
 		dec:       framing.NewDecoder(framing.ReaderConfig{MaxLine: shared.MaxLine, ReadSize: 1}),
 		budget:    shared.CancelBudget,
@@ -387,11 +390,17 @@ func (c *Conn) pump() {
 	// once, as the batch (engine.Batch).
 	b := c.scope.StartBatch()
 	b.SetReplier(c) // answers given here go to c.stage (ReplyInBatch)
+	// The peek's memo of the last params._meta, from a pool rather than
+	// one per connection (an idle connection keeps no 0.5 KiB for it):
+	// what it holds is checked byte for byte before it is used, so one
+	// left by another connection is as good as this one's own.
+	o := codec.PeekConfig{MaxDepth: c.maxDepth, Memo: memoPool.Get().(*codec.PeekMemo)}
 	defer func() {
 		if pre != nil {
 			pre.Discard()
 		}
 		b.End()
+		memoPool.Put(o.Memo)
 	}()
 	for !c.stopped.Load() {
 		if c.held.Load() || c.inflight.Load() >= c.maxFlight {
@@ -420,7 +429,7 @@ func (c *Conn) pump() {
 		if pre == nil {
 			pre = b.Prepare()
 		}
-		if c.handle(frame, pre, b) {
+		if c.handle(frame, pre, b, &o) {
 			pre = nil
 		}
 	}
@@ -459,9 +468,9 @@ func (c *Conn) abort(why error) bool {
 
 // handle processes one message, peeked into pre's envelope. It reports
 // whether the message was a request that took pre.
-func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch) bool {
+func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *codec.PeekConfig) bool {
 	env := pre.Envelope()
-	if err := codec.PeekWith(frame, env, c.peek); err != nil {
+	if err := codec.PeekWith(frame, env, *o); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
 			ce = codec.ErrParse

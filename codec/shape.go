@@ -1,0 +1,402 @@
+package codec
+
+// The usual shape of a request, read straight through.
+//
+// Most requests a server gets come from one client library, which writes
+// the members of each object in one order, compact: the standard fixture
+// (bench/wrk/fixture.lua) is
+//
+//	{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",
+//	"arguments":{…},"_meta":{"io.modelcontextprotocol/protocolVersion":"…",
+//	"io.modelcontextprotocol/clientInfo":{…},
+//	"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}
+//
+// (a notification has no "id"; params may also start with "_meta", then
+// "name" and "arguments", as the Python and Go SDKs write a tools/call's).
+// The readers below expect that order at each of the three levels Peek
+// inspects, and compare each member's separator, name and colon (and the
+// opening byte of its value where it is fixed) as a few whole words against
+// a pattern, then read the value with the shared rules and record it as
+// the object loop would: no key table, no guess, no dispatch on the key.
+// Where the message leaves the shape (another order, whitespace, an escape,
+// a value of another type, a depth limit) they hand the rest of the level
+// to the object loop (members), with the keys already read marked seen, at
+// the member they could not read; the loop then reads the message exactly
+// as it would have from the start (FuzzPeekShape compares both on any
+// input). Each level is tried on its own: params in another order still
+// gets the _meta reader.
+
+// pattern is a byte string compared at an index a word at a time: its
+// words at 0, 8, 16, 24 and 32 (those that start before the last word),
+// then the word that ends it, overlapping the one before. 8 to 48 bytes.
+type pattern struct {
+	w    [5]uint64
+	last uint64
+	n    int
+}
+
+func newPattern(s string) pattern {
+	if len(s) < 8 || len(s) > 48 {
+		panic("codec: pattern of 8 to 48 bytes: " + s)
+	}
+	var q pattern
+	q.n = len(s)
+	var buf [48]byte
+	copy(buf[:], s)
+	for j := range q.w {
+		q.w[j] = word(buf[:], 8*j)
+	}
+	q.last = word([]byte(s), len(s)-8)
+	return q
+}
+
+// short reports whether b[i:] starts with q (0 <= i) for a q of at most
+// 16 bytes, by its first and last words; false for a longer q (so a wrong
+// choice of reader only costs the usual shape). It inlines, as medium does.
+func (q *pattern) short(b []byte, i int) bool {
+	n := q.n
+	return n <= 16 && i+n <= len(b) && word(b, i) == q.w[0] && word(b, i+n-8) == q.last
+}
+
+// medium is short for a q of 17 to 24 bytes (false for a longer q).
+func (q *pattern) medium(b []byte, i int) bool {
+	n := q.n
+	return n <= 24 && i+n <= len(b) && word(b, i) == q.w[0] && word(b, i+8) == q.w[1] && word(b, i+n-8) == q.last
+}
+
+// lead reports whether b[i:] starts with q's first word (0 <= i): a
+// first test, inline, before a call that compares the rest.
+func (q *pattern) lead(b []byte, i int) bool {
+	return i+8 <= len(b) && word(b, i) == q.w[0]
+}
+
+// at reports whether b[i:] starts with q (0 <= i), for any q.
+func (q *pattern) at(b []byte, i int) bool {
+	n := q.n
+	return i+n <= len(b) && word(b, i+n-8) == q.last && word(b, i) == q.w[0] &&
+		(n <= 16 || word(b, i+8) == q.w[1] && (n <= 24 || word(b, i+16) == q.w[2] &&
+			(n <= 32 || word(b, i+24) == q.w[3] && (n <= 40 || word(b, i+32) == q.w[4]))))
+}
+
+// shapeJSONRPC is how the usual message starts.
+const shapeJSONRPC = `{"jsonrpc":"2.0"`
+
+// The patterns of the usual shape. Each but a level's first starts with
+// the ',' after the previous value; each ends with the colon, or with the
+// value's first byte where the shape fixes it.
+var (
+	shapeHead       = newPattern(shapeJSONRPC + `,"id":`)
+	shapeVersion20  = newPattern(shapeJSONRPC)
+	shapeMethod     = newPattern(`,"method":"`)
+	shapeParams     = newPattern(`,"params":{`)
+	shapeName       = newPattern(`"name":"`)
+	shapeArguments  = newPattern(`,"arguments":{`)
+	shapeMeta       = newPattern(`,"_meta":{`)
+	shapeMetaFirst  = newPattern(`"_meta":{`)
+	shapeVersion    = newPattern(`"` + MetaProtocolVersion + `":"`)
+	shapeClientInfo = newPattern(`,"` + MetaClientInfo + `":{`)
+	shapeCaps       = newPattern(`,"` + MetaClientCapabilities + `":{`)
+	shapeProgress   = newPattern(`,"` + MetaProgressToken + `":`)
+)
+
+// top reads the message object, which starts at b[0] as shapeVersion20
+// does, and returns the index just past its '}' as object does.
+func (p *parser) top() int {
+	b, env := p.b, p.env
+	seen := uint32(1)<<keyFold | 1<<keyJSONRPC
+	i, e := len(shapeJSONRPC), 0
+	if shapeHead.medium(b, 0) {
+		p.bad |= sawVersion
+		// "id": a non-negative integer or a plain string.
+		i = shapeHead.n
+		if e = plainNumber(b, i); e >= 0 {
+			env.ID, env.IDKind = b[i:e], IDNumber
+		} else if i < len(b) && b[i] == '"' {
+			if e = plainString(b, i+1); e < 0 {
+				return p.members(i-5, levelTop, seen, keyID)
+			}
+			env.ID, env.IDKind = b[i:e], IDString
+		} else {
+			return p.members(i-5, levelTop, seen, keyID)
+		}
+		seen |= 1 << keyID
+		i = e
+	} else {
+		p.bad |= sawVersion // a notification, or "id" later
+	}
+	// "method": a plain string.
+	if !shapeMethod.short(b, i) {
+		return p.after(i, levelTop, seen, keyMethod)
+	}
+	e = plainString(b, i+shapeMethod.n)
+	if e < 0 {
+		return p.members(i+1, levelTop, seen, keyMethod)
+	}
+	p.bad |= sawMethod
+	env.Method = Str{Raw: b[i+shapeMethod.n : e-1], Present: true}
+	seen |= 1 << keyMethod
+	// "params": an object, read by params.
+	if i = e; !shapeParams.short(b, i) || p.max <= levelTop {
+		return p.after(i, levelTop, seen, keyParams)
+	}
+	o := i + shapeParams.n - 1
+	if paramsShape(b, o+1) {
+		e = p.params(o + 1)
+	} else {
+		e = p.object(o+1, levelParams)
+	}
+	if e < 0 {
+		return e
+	}
+	env.Params = b[o:e]
+	seen |= 1 << keyParams
+	if e < len(b) && b[e] == '}' {
+		return e + 1
+	}
+	return p.after(e, levelTop, seen, keys[keyParams].after)
+}
+
+// params reads the params object whose '{' is at b[i-1] and which starts
+// as paramsShape accepts, as object does: name, arguments and _meta, or
+// _meta first (as the Python and Go SDKs order a tools/call's params).
+func (p *parser) params(i int) int {
+	b, env := p.b, p.env
+	seen := uint32(1) << keyFold
+	metaFirst := false
+	var e, o int
+	if !shapeName.short(b, i) {
+		// "_meta" first (paramsShape): then "name" and "arguments".
+		o = i + shapeMetaFirst.n - 1
+		if !shapeMetaFirst.short(b, i) || p.max <= levelParams {
+			return p.members(i, levelParams, seen, keyMeta)
+		}
+		if e = p.metaValue(o); e < 0 {
+			return e
+		}
+		env.Meta = b[o:e]
+		seen |= 1 << keyMeta
+		if e >= len(b) || b[e] != ',' || !shapeName.short(b, e+1) {
+			return p.after(e, levelParams, seen, keyName)
+		}
+		i, metaFirst = e+1, true
+	}
+	// "name": a plain string.
+	e = plainString(b, i+shapeName.n)
+	if e < 0 {
+		return p.members(i, levelParams, seen, keyName)
+	}
+	env.Name = Str{Raw: b[i+shapeName.n : e-1], Present: true}
+	seen |= 1 << keyName
+	// "arguments": an object, empty or flat (skipArgs records its members).
+	if i = e; !shapeArguments.short(b, i) || p.max <= levelParams {
+		return p.after(i, levelParams, seen, keyArguments)
+	}
+	o = i + shapeArguments.n - 1
+	if o+1 < len(b) && b[o+1] == '}' {
+		e = o + 2
+		env.argN, env.argLen = 1, 2 // {}: recorded, no members
+	} else if e = p.skipArgs(b, o); e < 0 {
+		return p.members(i+1, levelParams, seen, keyArguments)
+	}
+	env.Arguments = b[o:e]
+	if env.argN != 0 {
+		env.argAt = addrOf(env.Arguments)
+	}
+	seen |= 1 << keyArguments
+	if metaFirst {
+		if e < len(b) && b[e] == '}' {
+			return e + 1
+		}
+		return p.after(e, levelParams, seen, keys[keyArguments].after)
+	}
+	// "_meta": an object, read by meta.
+	if i = e; !shapeMeta.short(b, i) || p.max <= levelParams {
+		return p.after(i, levelParams, seen, keyMeta)
+	}
+	o = i + shapeMeta.n - 1
+	if p.metaShape(o) {
+		e = p.meta(o + 1)
+	} else {
+		e = p.object(o+1, levelMeta)
+	}
+	if e < 0 {
+		return e
+	}
+	env.Meta = b[o:e]
+	seen |= 1 << keyMeta
+	if e < len(b) && b[e] == '}' {
+		return e + 1
+	}
+	return p.after(e, levelParams, seen, keys[keyMeta].after)
+}
+
+// paramsShape reports whether the params object whose '{' is at b[i-1]
+// starts as params expects: with "name" or "_meta", compact.
+func paramsShape(b []byte, i int) bool {
+	// shapeName is one word; params checks shapeMetaFirst's '{'.
+	return i+8 <= len(b) && (word(b, i) == shapeName.w[0] || word(b, i) == shapeMetaFirst.w[0])
+}
+
+// metaValue reads the params._meta object whose '{' is at b[o]: by meta
+// when it starts as meta expects (or a memo may hold it), else by the
+// object loop. The caller has checked the depth limit.
+func (p *parser) metaValue(o int) int {
+	if p.memo != nil || shapeVersion.lead(p.b, o+1) {
+		return p.meta(o + 1)
+	}
+	return p.object(o+1, levelMeta)
+}
+
+// metaShape reports whether metaValue would take the params._meta object
+// whose '{' is at b[o] to meta: the test written out where it inlines.
+func (p *parser) metaShape(o int) bool {
+	return p.memo != nil || shapeVersion.lead(p.b, o+1)
+}
+
+// meta reads the params._meta object whose '{' is at b[i-1], as object
+// does. With a memo (PeekConfig.Memo) whose bytes the message repeats
+// there, the first three members are taken from it without reading them.
+func (p *parser) meta(i int) int {
+	b, env := p.b, p.env
+	seen := uint32(1) << keyFold
+	start, e, o := i, 0, 0
+	if p.memo != nil {
+		if e = p.recall(i); e >= 0 {
+			seen |= 1<<keyProtocolVersion | 1<<keyClientInfo | 1<<keyClientCapabilities
+			goto progress
+		}
+	}
+	if !shapeVersion.at(b, i) {
+		return p.object(i, levelMeta)
+	}
+	// protocolVersion: a plain string.
+	e = plainString(b, i+shapeVersion.n)
+	if e < 0 {
+		return p.members(i, levelMeta, seen, keyProtocolVersion)
+	}
+	env.ProtocolVersion = Str{Raw: b[i+shapeVersion.n : e-1], Present: true}
+	seen |= 1 << keyProtocolVersion
+	// clientInfo: a flat object.
+	if i = e; !shapeClientInfo.at(b, i) || p.max <= levelMeta {
+		return p.after(i, levelMeta, seen, keyClientInfo)
+	}
+	o = i + shapeClientInfo.n - 1
+	if e = skipFlat(b, o+1); e < 0 {
+		return p.members(i+1, levelMeta, seen, keyClientInfo)
+	}
+	env.ClientInfo = b[o:e]
+	seen |= 1 << keyClientInfo
+	// clientCapabilities: an object, empty or flat.
+	if i = e; !shapeCaps.at(b, i) || p.max <= levelMeta {
+		return p.after(i, levelMeta, seen, keyClientCapabilities)
+	}
+	o = i + shapeCaps.n - 1
+	if o+1 < len(b) && b[o+1] == '}' {
+		e = o + 2
+	} else if e = skipFlat(b, o+1); e < 0 {
+		return p.members(i+1, levelMeta, seen, keyClientCapabilities)
+	}
+	env.ClientCapabilities = b[o:e]
+	seen |= 1 << keyClientCapabilities
+	if p.memo != nil {
+		p.remember(b[start:e])
+	}
+progress:
+	// progressToken: a non-negative integer or a plain string.
+	if i = e; !shapeProgress.medium(b, i) {
+		return p.after(i, levelMeta, seen, keyProgressToken)
+	}
+	v := i + shapeProgress.n
+	if e = plainNumber(b, v); e < 0 {
+		if v >= len(b) || b[v] != '"' {
+			return p.members(i+1, levelMeta, seen, keyProgressToken)
+		}
+		if e = plainString(b, v+1); e < 0 {
+			return p.members(i+1, levelMeta, seen, keyProgressToken)
+		}
+	}
+	env.ProgressToken = b[v:e]
+	seen |= 1 << keyProgressToken
+	if e < len(b) && b[e] == '}' {
+		return e + 1
+	}
+	return p.after(e, levelMeta, seen, keys[keyProgressToken].after)
+}
+
+// after goes on with the object loop after a member value that ends just
+// before b[i]: the separator, then the loop from the next member's name,
+// or the object's end. guess is the key the loop should try first.
+//
+//go:noinline
+func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
+	b := p.b
+	c := byte(0)
+	if i, c = sep(b, i); c == ',' {
+		if i = skipWS(b, i); uint(i) >= uint(len(b)) || b[i] != '"' {
+			return scanErrParse
+		}
+		return p.members(i, level, seen, guess)
+	}
+	if c == '}' {
+		return i
+	}
+	return scanErrParse
+}
+
+// PeekMemo remembers the start of the last params._meta PeekWith read, so
+// that the next message that repeats it byte for byte is not read there
+// again. A client sends the same protocolVersion, clientInfo and
+// clientCapabilities in every request of a connection: with a memo,
+// PeekWith compares those bytes with the remembered ones (one memory
+// compare) instead of reading three members, two of them long names and
+// one an object. What it records is the same either way (FuzzPeekShape).
+//
+// A PeekMemo belongs to one sequence of PeekWith calls, such as one
+// connection's: it is written by the calls that use it, so it must not be
+// shared by calls that may run at the same time. Its zero value is empty;
+// it keeps no reference to any message.
+type PeekMemo struct {
+	n  int       // len of the remembered bytes; 0: none
+	at [5]uint16 // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
+	b  [memoSize]byte
+}
+
+// memoSize bounds the start of a params._meta a PeekMemo keeps (the
+// fixture's is 180 bytes, EXAMPLES.md's 190).
+const memoSize = 512
+
+// recall is meta's use of the memo at b[i], just past the '{' of
+// params._meta: when the message repeats the remembered bytes there, it
+// records their members as meta would and returns the index past them;
+// otherwise -1.
+func (p *parser) recall(i int) int {
+	b, env, m := p.b, p.env, p.memo
+	n := m.n
+	if n == 0 || p.max <= levelMeta || i+n > len(b) || string(b[i:i+n]) != string(m.b[:n]) {
+		return -1
+	}
+	env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
+	env.ClientInfo = b[i+int(m.at[2]) : i+int(m.at[3])]
+	env.ClientCapabilities = b[i+int(m.at[4]) : i+n]
+	return i + n
+}
+
+// remember keeps meta, the start of a params._meta just read by meta (from
+// just past its '{' to the end of its clientCapabilities), with the spans
+// meta recorded in it.
+//
+//go:noinline
+func (p *parser) remember(meta []byte) {
+	m, env := p.memo, p.env
+	if len(meta) > len(m.b) {
+		m.n = 0
+		return
+	}
+	base := addrOf(meta)
+	m.at[0] = uint16(addrOf(env.ProtocolVersion.Raw) - base)
+	m.at[1] = m.at[0] + uint16(len(env.ProtocolVersion.Raw))
+	m.at[2] = uint16(addrOf(env.ClientInfo) - base)
+	m.at[3] = m.at[2] + uint16(len(env.ClientInfo))
+	m.at[4] = uint16(addrOf(env.ClientCapabilities) - base)
+	m.n = copy(m.b[:], meta)
+}
