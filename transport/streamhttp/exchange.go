@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
 )
 
@@ -112,6 +113,13 @@ type work struct {
 	scratch []byte // header decoding space
 	hdr     mirrored
 	vals    [maxFlatBindings][]byte
+	// The peek's memo of the last params._meta read with this work
+	// (codec.PeekMemo): a client repeats its protocolVersion, clientInfo
+	// and clientCapabilities in every request, and the memo takes a repeat
+	// with one memory compare. What it holds is compared byte for byte
+	// before it is used, so one left by another client's request is as
+	// good as none.
+	memo codec.PeekMemo
 }
 
 var workPool = sync.Pool{New: func() any { return &work{scratch: make([]byte, 0, 256)} }}

@@ -271,7 +271,9 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	// Begin would otherwise copy from one of ours).
 	pre := s.scope.Prepare()
 	env := pre.Envelope()
-	if err := codec.PeekWith(body, env, s.peek); err != nil {
+	o := s.peek
+	o.Memo = &x.memo
+	if err := codec.PeekWith(body, env, o); err != nil {
 		var ce *codec.Error
 		if !errors.As(err, &ce) {
 			ce = codec.ErrParse
