@@ -234,6 +234,9 @@ func (m *mirrored) checkParams(env *codec.Envelope, t *engine.Tool, scratch *[]b
 	if m.tooMany {
 		return errTooManyParams
 	}
+	if len(t.HeaderBindings()) == 0 {
+		return nil // nothing to mirror; Mcp-Param-* headers are ignored
+	}
 	names, flat := t.HeaderBindingNames()
 	flat = flat && len(names) <= maxFlatBindings
 	if !flat || len(names) == 0 {
