@@ -58,19 +58,26 @@ func (c *Call) AfterFunc(f func()) (stop func() bool) {
 // runs them with runAfters once c.mu is released. Called with c.mu held,
 // where Done is closed.
 func (c *Call) takeAftersLocked() []afterFunc {
-	a := c.afters
-	if len(a) == 0 {
+	if len(c.afters) == 0 { // inlined: most requests have none
 		return nil
 	}
+	return c.takeAfters()
+}
+
+func (c *Call) takeAfters() []afterFunc {
+	a := c.afters
 	c.afters = nil
 	c.afterWG.Add(1)
 	return a
 }
 
 func (c *Call) runAfters(a []afterFunc) {
-	if len(a) == 0 {
-		return
+	if len(a) != 0 { // inlined: most requests have none
+		c.runTaken(a)
 	}
+}
+
+func (c *Call) runTaken(a []afterFunc) {
 	defer c.afterWG.Done()
 	for _, x := range a {
 		x.f()

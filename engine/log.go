@@ -59,9 +59,12 @@ func (l *logLimit) take(now time.Time, interval time.Duration, burst int) bool {
 // "mcpwire" whose data is {"droppedLogMessages":N}, when the request's
 // logLevel lets warnings through.
 func (l *logLimit) flushLocked(c *Call) {
-	if l.dropped == 0 {
-		return
+	if l.dropped != 0 { // inlined: most requests dropped nothing
+		l.flush(c)
 	}
+}
+
+func (l *logLimit) flush(c *Call) {
 	n := l.dropped
 	l.dropped = 0
 	if c.logWanted("warning") < 0 {

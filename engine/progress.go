@@ -26,7 +26,16 @@ type progress struct {
 	buf   []byte
 }
 
+// reset clears the limiter for the Call's next request; most requests
+// never touched it (no progress sent, nothing pending or armed), and the
+// check is inlined where the Call is released.
 func (p *progress) reset() {
+	if p.sent || p.armed || p.pending || p.pmsg != "" {
+		p.clear()
+	}
+}
+
+func (p *progress) clear() {
 	p.stopLocked()
 	p.sent, p.pending = false, false
 	p.last, p.pv, p.pt, p.pmsg = 0, 0, 0, ""
@@ -38,10 +47,14 @@ func (p *progress) reset() {
 
 func (p *progress) stopLocked() {
 	if p.armed {
-		p.timer.Stop()
-		p.armed = false
+		p.stopTimer()
 	}
 	p.pending = false
+}
+
+func (p *progress) stopTimer() {
+	p.timer.Stop()
+	p.armed = false
 }
 
 // Progress reports progress of the request (PROG-02): value, total (<= 0
@@ -101,9 +114,12 @@ func (c *Call) progressTimer(gen uint64) {
 
 // flushLocked sends a pending value now (before the final response).
 func (p *progress) flushLocked(c *Call) {
-	if !p.pending {
-		return
+	if p.pending { // inlined: most requests have nothing pending
+		p.flush(c)
 	}
+}
+
+func (p *progress) flush(c *Call) {
 	p.pending = false
 	c.sendProgressLocked(p.pv, p.pt, p.pmsg, time.Now())
 }

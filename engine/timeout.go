@@ -86,10 +86,14 @@ func (c *Call) extendTimeoutLocked(now time.Time) {
 }
 
 func (c *Call) stopTimeoutLocked() {
-	if c.dl.armed {
-		c.dl.timer.Stop()
-		c.dl.armed = false
+	if c.dl.armed { // inlined: most requests have no timeout
+		c.stopTimeout()
 	}
+}
+
+func (c *Call) stopTimeout() {
+	c.dl.timer.Stop()
+	c.dl.armed = false
 }
 
 // expire answers a request whose timeout passed.
