@@ -521,21 +521,29 @@ func FuzzKnownKey(f *testing.F) {
 // nothing Peek gives. On any message and depth limit, PeekWith with them
 // and without them (the object loop alone) return the same error and the
 // same envelope, every span at the same place in the message; with a memo
-// of the message itself (its second read) and of prev.
+// of the message itself (its second read) and of prev, read with another
+// depth limit (depth/8); the message read with prev's bytes after it in
+// the buffer.
 func FuzzPeekShape(f *testing.F) {
 	seeds := shapeSeeds()
 	for j, s := range seeds {
-		for _, depth := range []int{0, 2, 3, 4} {
+		for _, depth := range []int{0, 2, 3, 4, 2 + 8*5, 5 + 8*2} {
 			f.Add([]byte(s), []byte(seeds[(j+depth)%len(seeds)]), depth)
 		}
 	}
 	f.Fuzz(func(t *testing.T, msg, prev []byte, depth int) {
 		o := PeekConfig{MaxDepth: depth % 8}
-		comparePeekShape(t, msg, o)
+		// msg is read where prev's bytes follow it in the buffer, as a
+		// line is with the next line behind it: no reader may look past
+		// the message's end.
+		buf := append(append(make([]byte, 0, len(msg)+len(prev)), msg...), prev...)
+		b := buf[:len(msg):len(buf)]
+		comparePeekShape(t, b, o)
 		var env Envelope
 		o.Memo = new(PeekMemo)
-		PeekWith(prev, &env, o)
-		comparePeekShape(t, msg, o)
+		// The memo is filled by prev read with another depth limit.
+		PeekWith(prev, &env, PeekConfig{MaxDepth: depth / 8 % 8, Memo: o.Memo})
+		comparePeekShape(t, b, o)
 	})
 }
 

@@ -238,10 +238,11 @@ func paramsShape(b []byte, i int) bool {
 }
 
 // metaValue reads the params._meta object whose '{' is at b[o]: by meta
-// when it starts as meta expects (or a memo may hold it), else by the
+// when it starts as meta expects (a memo only ever holds such a start),
+// else by the
 // object loop. The caller has checked the depth limit.
 func (p *parser) metaValue(o int) int {
-	if p.memo != nil || shapeVersion.lead(p.b, o+1) {
+	if shapeVersion.lead(p.b, o+1) { // a memo holds only a _meta that starts so
 		return p.meta(o + 1)
 	}
 	return p.object(o+1, levelMeta)
@@ -250,7 +251,7 @@ func (p *parser) metaValue(o int) int {
 // metaShape reports whether metaValue would take the params._meta object
 // whose '{' is at b[o] to meta: the test written out where it inlines.
 func (p *parser) metaShape(o int) bool {
-	return p.memo != nil || shapeVersion.lead(p.b, o+1)
+	return shapeVersion.lead(p.b, o+1)
 }
 
 // meta reads the params._meta object whose '{' is at b[i-1], as object
