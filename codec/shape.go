@@ -239,8 +239,7 @@ func paramsShape(b []byte, i int) bool {
 
 // metaValue reads the params._meta object whose '{' is at b[o]: by meta
 // when it starts as meta expects (a memo only ever holds such a start),
-// else by the
-// object loop. The caller has checked the depth limit.
+// else by the object loop. The caller has checked the depth limit.
 func (p *parser) metaValue(o int) int {
 	if shapeVersion.lead(p.b, o+1) { // a memo holds only a _meta that starts so
 		return p.meta(o + 1)
