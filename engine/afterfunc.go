@@ -64,6 +64,10 @@ func (c *Call) takeAftersLocked() []afterFunc {
 	return c.takeAfters()
 }
 
+// takeAfters is takeAftersLocked's work, out of line so that the check
+// inlines.
+//
+//go:noinline
 func (c *Call) takeAfters() []afterFunc {
 	a := c.afters
 	c.afters = nil

@@ -579,20 +579,9 @@ func (c *Call) complete() {
 		c.state = stateFinished
 	}
 	c.closeDoneLocked()
-	// takeAftersLocked, prog.stopLocked and stopTimeoutLocked, with their
-	// checks here (each is a call otherwise, and most requests have
-	// nothing for them to do).
-	var afters []afterFunc
-	if len(c.afters) != 0 {
-		afters = c.takeAfters()
-	}
-	if c.prog.armed {
-		c.prog.stopTimer()
-	}
-	c.prog.pending = false
-	if c.dl.armed {
-		c.stopTimeout()
-	}
+	afters := c.takeAftersLocked()
+	c.prog.stopLocked()
+	c.stopTimeoutLocked()
 	if c.batch == nil {
 		// A request on its own: its generation ends here, with its state,
 		// under the one lock pair complete takes anyway, so that release

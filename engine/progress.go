@@ -52,6 +52,9 @@ func (p *progress) stopLocked() {
 	p.pending = false
 }
 
+// stopTimer is stopLocked's work, out of line so that the check inlines.
+//
+//go:noinline
 func (p *progress) stopTimer() {
 	p.timer.Stop()
 	p.armed = false

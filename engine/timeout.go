@@ -91,6 +91,10 @@ func (c *Call) stopTimeoutLocked() {
 	}
 }
 
+// stopTimeout is stopTimeoutLocked's work, out of line so that the check
+// inlines.
+//
+//go:noinline
 func (c *Call) stopTimeout() {
 	c.dl.timer.Stop()
 	c.dl.armed = false
