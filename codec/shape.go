@@ -351,10 +351,12 @@ func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 // compare) instead of reading three members, two of them long names and
 // one an object. What it records is the same either way (FuzzPeekShape).
 //
-// A PeekMemo belongs to one sequence of PeekWith calls, such as one
-// connection's: it is written by the calls that use it, so it must not be
-// shared by calls that may run at the same time. Its zero value is empty;
-// it keeps no reference to any message.
+// A PeekMemo may serve any sequence of PeekWith calls (one connection's,
+// or whoever takes it from a pool: the line transports take one per read,
+// HTTP one per request), since what it holds is compared byte for byte
+// before it is used; but each call writes it, so calls that may run at
+// the same time must not share one. Its zero value is empty; it keeps no
+// reference to any message.
 type PeekMemo struct {
 	n  int       // len of the remembered bytes; 0: none
 	at [5]uint16 // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
