@@ -35,6 +35,31 @@ func echoServerSchema(tb testing.TB, inline bool, schema string, skip bool) *eng
 	return echoServerFull(tb, inline, engine.Config{}, schema, skip)
 }
 
+// typedEchoArgs and typedEchoResult mirror the reference server's echo
+// (internal/refserver: engine.AddTool with a derived schema, a decode into
+// the arguments, structuredContent and the text): the handler the live
+// stdio, TCP and Unix rows of make compare run.
+type typedEchoArgs struct {
+	Text string `json:"text"`
+}
+
+type typedEchoResult struct {
+	Text string `json:"text"`
+}
+
+func (r typedEchoResult) AppendResultText(dst []byte) []byte { return append(dst, r.Text...) }
+
+// typedEchoServer registers echo as the reference server does.
+func typedEchoServer(tb testing.TB) *engine.Server {
+	s := engine.New(engine.Config{})
+	if err := engine.AddTool(s, engine.Tool{Name: "echo", Inline: true}, func(_ *engine.Call, in typedEchoArgs) (typedEchoResult, error) {
+		return typedEchoResult(in), nil
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
 func echoServerWith(tb testing.TB, inline bool, opt engine.Config) *engine.Server {
 	return echoServerFull(tb, inline, opt, "", false)
 }
@@ -172,9 +197,16 @@ func BenchmarkStreamEcho(b *testing.B) {
 		{"Inline/echoSchema", true, echoTail, echoSchema, false},
 		{"Inline/echoSchemaLibrary", true, echoTail, strings.Replace(echoSchema, `"string"`, `"string","minLength":1`, 1), false},
 		{"Inline/echoSchemaSkip", true, echoTail, echoSchema, true},
+		// The reference server's typed echo (what the live rows run).
+		{"Inline/typed", true, echoTail, "typed", false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			s := echoServerSchema(b, bc.inline, bc.schema, bc.skip)
+			var s *engine.Server
+			if bc.schema == "typed" {
+				s = typedEchoServer(b)
+			} else {
+				s = echoServerSchema(b, bc.inline, bc.schema, bc.skip)
+			}
 			defer func() { _ = s.Shutdown(context.Background()) }()
 			d, stop := newBenchConn(s)
 			defer stop()
