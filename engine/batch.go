@@ -199,8 +199,8 @@ func (b *Batch) admit(c *Call) bool {
 func (c *Call) leaveBatch() { c.batch = nil }
 
 // endInBatch is end's part for a request of a batch, before its Call is
-// recycled: its duration is counted for End, and it is no longer the
-// batch's running request.
+// recycled: its duration is counted for End (complete has already made it
+// no longer the batch's running request).
 func (c *Call) endInBatch(b *Batch) {
 	if c.t0 != 0 {
 		var m uint8
@@ -210,10 +210,6 @@ func (c *Call) endInBatch(b *Batch) {
 		b.n[m]++
 		b.recorded = true
 		c.t0 = 0
-	}
-	if c.inBatch {
-		b.cur.Store(nil)
-		c.inBatch = false
 	}
 	c.batch = nil
 	c.recycleTo = b

@@ -93,7 +93,7 @@ type Call struct {
 	tnext      *Call
 	shard      uint8 // tracker shard, fixed for the Call's life
 	tracked    bool
-	ended      bool // complete bumped gen (a request not in a Batch): release need not take mu
+	ended      bool // complete bumped gen: release need not take mu
 	tdata      any  // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
 	gen        uint64 // bumped once per request, in complete (ended) or release; guarded by mu
@@ -582,19 +582,23 @@ func (c *Call) complete() {
 	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
-	if c.batch == nil {
-		// A request on its own: its generation ends here, with its state,
-		// under the one lock pair complete takes anyway, so that release
-		// need not take mu again. References taken from now on name the
-		// next generation, so tracker.refs skips a Call that is no longer
-		// running (it is listed until end removes it). A request of a Batch
-		// keeps its generation until release: batchRef reads the batch's
-		// running request without the tracker's lock, and a generation
-		// moved on while it is still cur would name the batch's next
-		// request on the same Call (TestCancelPassSparesNextRequest).
-		c.gen++
-		c.ended = true
+	// The request's generation ends here, with its state, under the one
+	// lock pair complete takes anyway, so that release need not take mu
+	// again. References taken from now on name the next generation, so
+	// tracker.refs skips a Call that is no longer running (one on its own
+	// is listed until end removes it). A request of a Batch stops being
+	// the batch's running request in the same section: batchRef reads
+	// Batch.cur without the tracker's lock, then the generation under mu,
+	// then cur again, so a generation it reads after this one has moved
+	// on is never paired with this request still named by cur — which
+	// would name the batch's next request on the same Call before its
+	// admission (TestCancelPassSparesNextRequest).
+	if c.inBatch {
+		c.batch.cur.Store(nil)
+		c.inBatch = false
 	}
+	c.gen++
+	c.ended = true
 	c.mu.Unlock()
 	c.runAfters(afters)
 	if send {
