@@ -12,13 +12,51 @@ import (
 type method struct {
 	name      string
 	handle    func(c *Call) error
-	gate      func(capabilities) bool // nil: always available
-	cacheable bool                    // Return adds ttlMs/cacheScope (resources/read)
-	mrtr      bool                    // may answer input_required (MRTR-02)
-	inline    bool                    // cheap: run on the transport's goroutine
-	slot      uint8                   // histogram index (metrics.go)
-	list      listKind                // the catalogue a list method pages through (catalog.go)
+	gate      gateKind   // the capability that makes it available (gateNone: always)
+	cacheable bool       // Return adds ttlMs/cacheScope (resources/read)
+	mrtr      bool       // may answer input_required (MRTR-02)
+	inline    bool       // cheap: run on the transport's goroutine
+	slot      uint8      // histogram index (metrics.go)
+	list      listKind   // the catalogue a list method pages through (catalog.go)
+	target    targetKind // what checkTarget checks (set by init from name)
 }
+
+// gateKind names the server capability a method needs (checkMethod).
+type gateKind uint8
+
+const (
+	gateNone gateKind = iota
+	gateTools
+	gateResources
+	gatePrompts
+	gateCompletions
+)
+
+// allows reports whether caps make a method gated by g available.
+func (g gateKind) allows(caps *capabilities) bool {
+	switch g {
+	case gateTools:
+		return caps.tools
+	case gateResources:
+		return caps.resources
+	case gatePrompts:
+		return caps.prompts
+	case gateCompletions:
+		return caps.completions
+	}
+	return true
+}
+
+// targetKind is what checkTarget checks of a method's params.
+type targetKind uint8
+
+const (
+	targetNone   targetKind = iota
+	targetTool              // tools/call: params.name names a tool
+	targetPrompt            // prompts/get: params.name is present
+	targetURI               // resources/read: params.uri is present
+	targetCursor            // a list method: its cursor is one of its list's
+)
 
 var methods map[string]*method
 
@@ -26,9 +64,7 @@ var methods map[string]*method
 var listenMethod *method
 
 func init() {
-	tools := func(c capabilities) bool { return c.tools }
-	res := func(c capabilities) bool { return c.resources }
-	prompts := func(c capabilities) bool { return c.prompts }
+	const tools, res, prompts = gateTools, gateResources, gatePrompts
 	ms := []*method{
 		{name: "server/discover", handle: discover, inline: true},
 		{name: "tools/list", handle: listPage, list: listTools, gate: tools, inline: true},
@@ -38,11 +74,21 @@ func init() {
 		{name: "resources/list", handle: listPage, list: listResources, gate: res, inline: true},
 		{name: "resources/templates/list", handle: listPage, list: listTemplates, gate: res, inline: true},
 		{name: "resources/read", handle: readResource, gate: res, mrtr: true, cacheable: true},
-		{name: "completion/complete", handle: complete, gate: func(c capabilities) bool { return c.completions }},
+		{name: "completion/complete", handle: complete, gate: gateCompletions},
 		{name: "subscriptions/listen", handle: listen},
 	}
 	methods = make(map[string]*method, len(ms))
 	for _, m := range ms {
+		switch m.name {
+		case "tools/call":
+			m.target = targetTool
+		case "prompts/get":
+			m.target = targetPrompt
+		case "resources/read":
+			m.target = targetURI
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			m.target = targetCursor
+		}
 		methods[m.name] = m
 	}
 	listenMethod = methods["subscriptions/listen"]
@@ -152,7 +198,17 @@ func knownLogLevel(s codec.Str) bool {
 
 // CheckVersion enforces DISC-04.
 func (c *Call) checkVersion() *codec.Error {
-	if c.srv.supports(c.env.ProtocolVersion) {
+	if v := &c.env.ProtocolVersion; !v.Escaped {
+		// supports, written out for the usual unescaped value: no call,
+		// no copy of the Str.
+		if v.Present {
+			for _, sv := range c.srv.opt.SupportedVersions {
+				if string(v.Raw) == sv {
+					return nil
+				}
+			}
+		}
+	} else if c.srv.supports(*v) {
 		return nil
 	}
 	c.srv.stats.BadVersion.Add(1)
@@ -192,7 +248,7 @@ func (c *Call) checkMethod() *codec.Error {
 	} else {
 		m = methods[c.env.Method.String()]
 	}
-	if m != nil && m.gate != nil && !m.gate(c.srv.cache.Load().caps) {
+	if m != nil && m.gate != gateNone && !m.gate.allows(&c.srv.cache.Load().caps) {
 		m = nil
 	}
 	if m == nil {
@@ -207,8 +263,8 @@ func (c *Call) checkMethod() *codec.Error {
 // exists, prompts/get has a name, resources/read has a uri, a list
 // method's cursor is one of its list's (cursor.go).
 func (c *Call) checkTarget() *codec.Error {
-	switch c.method.name {
-	case "tools/call":
+	switch c.method.target { // a byte, not the name: a string switch compares
+	case targetTool:
 		if !c.env.Name.Present {
 			c.srv.stats.InvalidParams.Add(1)
 			return errNoName
@@ -224,17 +280,17 @@ func (c *Call) checkTarget() *codec.Error {
 			return c.errUnknownTool()
 		}
 		c.tool = t
-	case "prompts/get":
+	case targetPrompt:
 		if !c.env.Name.Present {
 			c.srv.stats.InvalidParams.Add(1)
 			return errNoName
 		}
-	case "resources/read":
+	case targetURI:
 		if !c.env.URI.Present {
 			c.srv.stats.InvalidParams.Add(1)
 			return errNoURI
 		}
-	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+	case targetCursor:
 		if e := c.readCursor(); e != nil {
 			c.srv.stats.InvalidParams.Add(1)
 			c.srv.stats.InvalidCursors.Add(1)
@@ -327,9 +383,13 @@ func (c *Call) admit() bool {
 	if h := c.srv.hooks; h != nil {
 		c.hookStart(h)
 	}
-	if e := c.srv.lim.acquire(c); e != nil {
-		c.fail(e)
-		return false
+	// The limiter only when it may count the request: acquire is a call
+	// that returns at once for most requests.
+	if l := c.srv.lim; l.on || c.tool != nil && c.tool.RatePerPrincipal > 0 {
+		if e := l.acquire(c); e != nil {
+			c.fail(e)
+			return false
+		}
 	}
 	var ok bool
 	if b := c.batch; b != nil {

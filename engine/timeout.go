@@ -47,7 +47,16 @@ func (c *Call) hasTimeout() bool {
 	return idle > 0
 }
 
+// armTimeout arms the request's timeout, if it has one. The check inlines
+// (most requests have none); timeouts decides.
 func (c *Call) armTimeout() {
+	if c.srv.opt.Timeout > 0 || c.tool != nil && c.tool.Timeout > 0 {
+		c.armTimeoutSlow()
+	}
+}
+
+// armTimeoutSlow is armTimeout's work, out of line.
+func (c *Call) armTimeoutSlow() {
 	idle, max := c.timeouts()
 	if idle <= 0 {
 		return
