@@ -383,10 +383,11 @@ func (c *Call) admit() bool {
 	if h := c.srv.hooks; h != nil {
 		c.hookStart(h)
 	}
-	// The limiter only when it may count the request: acquire is a call
-	// that returns at once for most requests.
-	if l := c.srv.lim; l.on || c.tool != nil && c.tool.RatePerPrincipal > 0 {
-		if e := l.acquire(c); e != nil {
+	// The limiter only for a request it can count: a caller it can name
+	// (acquire returns nil at once for an anonymous request without a
+	// limit key, whatever the limits).
+	if c.principal != nil || c.limKey != "" {
+		if e := c.srv.lim.acquire(c); e != nil {
 			c.fail(e)
 			return false
 		}

@@ -137,13 +137,10 @@ type limitShard struct {
 type limiter struct {
 	maxListens, maxInFlight int     // noLimitCount: off
 	rate, burst             float64 // tokens per second (0: off), bucket size
-	// on: one of the limits above is set; without it (and without a
-	// tool's own rate) acquire has nothing to count (admit's check).
-	on     bool
-	now    func() int64
-	stats  *LimitStats
-	seed   maphash.Seed
-	shards [limitShards]limitShard
+	now                     func() int64
+	stats                   *LimitStats
+	seed                    maphash.Seed
+	shards                  [limitShards]limitShard
 }
 
 const noLimitCount = math.MaxInt32
@@ -161,7 +158,6 @@ func newLimiter(o *Config, stats *LimitStats) *limiter {
 		l.rate = o.RatePerPrincipal
 		l.burst = float64(o.RateBurst)
 	}
-	l.on = l.maxListens != noLimitCount || l.maxInFlight != noLimitCount || l.rate != 0
 	for i := range l.shards {
 		l.shards[i].m = map[limitKey]*limitEntry{}
 		l.shards[i].sweepAt = 64
