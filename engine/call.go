@@ -96,7 +96,7 @@ type Call struct {
 	ended      bool // complete bumped gen: release need not take mu
 	tdata      any  // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
-	gen        uint64 // bumped once per request, in complete (ended) or release; guarded by mu
+	gen        uint64 // bumped once per request, in complete (ended); guarded by mu
 	t0         int64  // monotonic start, for the duration histograms (metrics.go)
 	batch      *Batch // the read this request came with, while it ends on its goroutine (batch.go)
 	inBatch    bool   // admitted through batch: registered by it, not on its own
@@ -142,26 +142,20 @@ func (c *Call) release() {
 		c.stopParent()
 		c.stopParent = nil
 	}
-	if !c.ended || c.sub != nil {
+	if c.sub != nil {
+		// A listen stream: hub deliveries racing with its end read c.sub
+		// under c.mu.
 		c.mu.Lock()
-		if !c.ended {
-			c.gen++
-		}
-		c.sub = nil // read under c.mu by hub deliveries racing with the end
-		// Under c.mu: a progress timer that fired before complete stopped it
-		// may still be running progressTimer, which writes the limiter's
-		// state under c.mu (a data race the race detector found in
-		// streamhttp's TestDialConcurrent) unless the generation moved on.
-		c.prog.reset()
+		c.sub = nil
 		c.mu.Unlock()
-	} else {
-		// complete moved gen on under mu: whoever takes mu from then on
-		// with a reference to this request (a RequestRef, the timeout's
-		// and the progress limiter's timers, AfterFunc's stop) finds
-		// another generation and touches nothing else, and no hub delivery
-		// can reach the Call (no subscription).
-		c.prog.reset()
 	}
+	// complete moved gen on under mu (every request ends through it):
+	// whoever takes mu from then on with a reference to this request (a
+	// RequestRef, the timeout's and the progress limiter's timers — a
+	// progress timer that fired before complete stopped it may still be
+	// running progressTimer —, AfterFunc's stop) finds another generation
+	// and touches nothing else.
+	c.prog.reset()
 	c.ended = false
 	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 	if c.msg != nil && cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
