@@ -66,9 +66,13 @@ func (t *tracker) add(c *Call) bool {
 }
 
 func (t *tracker) remove(c *Call) {
-	if !c.tracked {
-		return
+	if c.tracked { // inlined: a request of a Batch is not listed on its own
+		t.unlist(c)
 	}
+}
+
+// unlist is remove's work, out of line so that the check inlines.
+func (t *tracker) unlist(c *Call) {
 	sh := &t.shards[c.shard]
 	sh.mu.Lock()
 	if c.tprev != nil {
