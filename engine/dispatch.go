@@ -120,8 +120,13 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 // CheckMethod, CheckTarget, CheckCapabilities. The HTTP binding interleaves its header checks
 // between the steps (HVAL-02).
 func (c *Call) check() *codec.Error {
-	if e := c.checkMeta(); e != nil {
-		return e
+	// checkMeta's and checkCapabilities' usual outcome is decided here,
+	// without their calls: both _meta keys present and no logLevel; a tool
+	// that requires no client capability.
+	if env := &c.env; !env.ProtocolVersion.Present || env.ClientCapabilities == nil || env.LogLevel.Present {
+		if e := c.checkMeta(); e != nil {
+			return e
+		}
 	}
 	if e := c.checkVersion(); e != nil {
 		return e
@@ -131,6 +136,9 @@ func (c *Call) check() *codec.Error {
 	}
 	if e := c.checkTarget(); e != nil {
 		return e
+	}
+	if t := c.tool; t != nil && len(t.RequiredClientCapabilities) == 0 {
+		return nil
 	}
 	return c.checkCapabilities()
 }
