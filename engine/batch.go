@@ -49,10 +49,12 @@ type Batch struct {
 	requests uint64 // admitted, for Stats.Requests at End
 	n        [nMethodSlots]uint32
 	// The tool the batch's last tools/call named, and the registry
-	// snapshot it was found in: the calls of one read often name the same
-	// tool, and a string comparison is cheaper than the map lookup. A
-	// registry change publishes a new snapshot, so a stale entry is never
-	// used.
+	// snapshot it was found in: the calls of one read, and of the reads
+	// that follow (End keeps them: the pool mostly gives a goroutine back
+	// the Batch it put), often name the same tool, and a string comparison
+	// is cheaper than the map lookup. A registry change publishes a new
+	// snapshot, and another server's snapshot is another pointer (the
+	// entry keeps it alive), so a stale entry is never used.
 	toolIn *resultCache
 	tool   *Tool
 	// spare is the Call of a request that ended here, kept for the next
@@ -139,7 +141,6 @@ func (b *Batch) End() {
 		b.listed = false
 	}
 	b.mark.scope = nil
-	b.toolIn, b.tool = nil, nil // nothing of the registry held in the pool
 	if b.spare != nil {
 		callPool.Put(b.spare)
 		b.spare = nil

@@ -340,3 +340,42 @@ func TestListenMayNotify(t *testing.T) {
 	}
 	r.Fail(codec.ErrBadParams) // ends it without running it
 }
+
+// TestBatchToolKeptAcrossEnd: End keeps the batch's last tool for the
+// reads that follow (the pool mostly hands the same Batch back), and a
+// kept entry is never used for another registry: after the tool is
+// replaced, or with another server whose tool has the same name, the
+// lookup finds the current one.
+func TestBatchToolKeptAcrossEnd(t *testing.T) {
+	s, release := fastSlowServer()
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	defer close(release)
+	sc := NewScope(s, "tcp")
+	b := sc.StartBatch()
+	startInBatch(t, sc, b, batchMsg("1", "fast"), &keepReply{})
+	old := s.cache.Load().toolsByName["fast"]
+	b.End()
+	if b.tool != old || b.toolIn != s.cache.Load() {
+		t.Fatalf("End dropped the batch's last tool (%p, want %p)", b.tool, old)
+	}
+
+	other := New(Config{})
+	defer func() { _ = other.Shutdown(context.Background()) }()
+	_ = other.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("other"); return nil }})
+	if got, want := b.lookupTool(other, []byte("fast")), other.cache.Load().toolsByName["fast"]; got != want || got == old {
+		t.Fatalf("another server's lookup: %p, want its own tool %p", got, want)
+	}
+	if got := b.lookupTool(s, []byte("fast")); got != old {
+		t.Fatalf("back on the first server: %p, want %p", got, old)
+	}
+	s.RemoveTool("fast")
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("new"); return nil }})
+	rep := &keepReply{}
+	b2 := sc.StartBatch()
+	b2.toolIn, b2.tool = b.toolIn, b.tool // as if the pool gave b back
+	startInBatch(t, sc, b2, batchMsg("2", "fast"), rep)
+	b2.End()
+	if got := rep.all(); len(got) != 1 || !strings.Contains(got[0], `"new"`) {
+		t.Fatalf("after the tool was replaced: %q, want the new tool's answer", got)
+	}
+}
