@@ -650,3 +650,27 @@ func spansOf(msg []byte, e *Envelope) envSpans {
 	}
 	return v
 }
+
+// FuzzArgString: Envelope.ArgString, which reads the members Peek recorded
+// when it did, gives what LookupString gives on the same arguments.
+func FuzzArgString(f *testing.F) {
+	const head = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":`
+	for _, s := range []struct{ args, key string }{
+		{`{"text":"hello world"}`, "text"},
+		{`{"k":"a","k":"b"}`, "k"},
+		{`{"k":"a","k":2}`, "k"},
+		{`{"abcdefgh":"x","abcdefghi":"y"}`, "abcdefgh"},
+		{`{"ab":"x","s":"a\"b"}`, "s"},
+	} {
+		f.Add([]byte(head+s.args+"}}"), s.key)
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, key string) {
+		var env Envelope
+		Peek(msg, &env)
+		got, ok := env.ArgString(key)
+		want, wok := LookupString(env.Arguments, key)
+		if ok != wok || !bytes.Equal(got.Raw, want.Raw) || got.Escaped != want.Escaped || got.Present != want.Present {
+			t.Fatalf("%q key %q: ArgString %q %+v %v, LookupString %q %+v %v", env.Arguments, key, got.Raw, got, ok, want.Raw, want, wok)
+		}
+	})
+}

@@ -390,7 +390,7 @@ func (c *Call) Bind(v any) error {
 // until the next ArgBytes call or the handler's return, and may be passed
 // to TextBytes or Return.
 func (c *Call) ArgBytes(key string) ([]byte, bool) {
-	s, ok := codec.LookupString(c.env.Arguments, key)
+	s, ok := c.env.ArgString(key)
 	if !ok {
 		return nil, false
 	}
@@ -403,7 +403,7 @@ func (c *Call) ArgBytes(key string) ([]byte, bool) {
 
 // ArgString returns the string argument key.
 func (c *Call) ArgString(key string) (string, bool) {
-	s, ok := codec.LookupString(c.env.Arguments, key)
+	s, ok := c.env.ArgString(key)
 	if !ok {
 		return "", false
 	}
@@ -432,27 +432,30 @@ func (c *Call) openResult(head string) {
 }
 
 // Text sets a text tool result (no reflection, no allocation).
-func (c *Call) Text(s string) {
-	c.startResult()
-	c.rkind = kindComplete
-	c.out = codec.AppendTextResult(c.out, []byte(s), false, c.srv.serverMeta)
-	c.esc = len(c.out) // the id (peeked: no raw control byte), the text escaped
-}
+func (c *Call) Text(s string) { c.textResult([]byte(s), c.srv.textTail, kindComplete) }
 
 // TextBytes is Text for a byte slice.
-func (c *Call) TextBytes(b []byte) {
-	c.startResult()
-	c.rkind = kindComplete
-	c.out = codec.AppendTextResult(c.out, b, false, c.srv.serverMeta)
-	c.esc = len(c.out) // the id (peeked: no raw control byte), the text escaped
-}
+func (c *Call) TextBytes(b []byte) { c.textResult(b, c.srv.textTail, kindComplete) }
 
 // ErrorText sets a tool result with isError true.
-func (c *Call) ErrorText(s string) {
-	c.startResult()
-	c.rkind = kindToolError
-	c.out = codec.AppendTextResult(c.out, []byte(s), true, c.srv.serverMeta)
-	c.esc = len(c.out) // the id (peeked: no raw control byte), the text escaped
+func (c *Call) ErrorText(s string) { c.textResult([]byte(s), c.srv.errTextTail, kindToolError) }
+
+// textHead follows the id of a text result: the result up to its text.
+const textHead = `,"result":{"resultType":"complete","content":[{"type":"text","text":`
+
+// textResult writes the response of a text tool result: the head, text
+// escaped, and tail (Server.textTail or errTextTail, the rest of the
+// result), with five appends to a local slice, stored once.
+func (c *Call) textResult(text []byte, tail []byte, kind resultKind) {
+	out := append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
+	out = append(out, c.env.ID...)
+	out = append(out, textHead...)
+	out = codec.AppendStringBytes(out, text)
+	out = append(out, tail...)
+	c.out = out
+	c.result, c.open = true, true
+	c.rkind = kind
+	c.esc = len(out) // the id (peeked: no raw control byte), the text escaped
 }
 
 // Return sets the result to v (a ToolResult, PromptResult,

@@ -64,6 +64,10 @@ type Server struct {
 	// structTail ends a typed tool's result (Call.structured) in one
 	// append: `,"isError":false,"_meta":` serverMeta `}`.
 	structTail []byte
+	// textTail and errTextTail end a text tool result (Call.TextBytes,
+	// ErrorText) after its text: `}],"isError":false,"_meta":` serverMeta
+	// `}`, and the same with true.
+	textTail, errTextTail []byte
 	supported  []byte // `["2026-07-28"]`
 
 	tracker  tracker // every request in flight
@@ -141,6 +145,8 @@ func New(opt Config) *Server {
 	}
 	s.serverMeta = append(append([]byte(`{"io.modelcontextprotocol/serverInfo":`), im...), '}')
 	s.structTail = append(append([]byte(`,"isError":false,"_meta":`), s.serverMeta...), '}')
+	s.textTail = append([]byte(`}]`), s.structTail...)
+	s.errTextTail = append(append([]byte(`}],"isError":true,"_meta":`), s.serverMeta...), '}')
 	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
 	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)
