@@ -68,7 +68,7 @@ type Server struct {
 	// ErrorText) after its text: `}],"isError":false,"_meta":` serverMeta
 	// `}`, and the same with true.
 	textTail, errTextTail []byte
-	supported  []byte // `["2026-07-28"]`
+	supported             []byte // `["2026-07-28"]`
 
 	tracker  tracker // every request in flight
 	closing  atomic.Bool
