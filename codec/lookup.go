@@ -48,6 +48,8 @@ func LookupString(obj []byte, key string) (Str, bool) {
 // ArgString is LookupString(e.Arguments, key), from the members Peek
 // recorded (Envelope.PlainArguments) when it did: no scan of the
 // arguments, and no escape to look for (a recorded string is plain).
+// (Comparing short names without the runtime's memequal measured no
+// better: profiles/README.handler9.md.)
 // Otherwise it scans them as LookupString does. Same results either way
 // (TestArgStringRecorded, FuzzArgString): a repeated name's last member
 // wins, and a member that is not a string is not found.
@@ -61,7 +63,7 @@ func (e *Envelope) ArgString(key string) (Str, bool) {
 	for j := range n {
 		m := e.args[j&(maxArgMembers-1)]
 		k, ke := int(uint16(m)), int(uint16(m>>16))
-		if ke-k == len(key) && sameKey(a[k:ke], key) {
+		if ke-k == len(key) && string(a[k:ke]) == key {
 			hit = j // the last one wins
 		}
 	}
@@ -74,35 +76,6 @@ func (e *Envelope) ArgString(key string) (Str, bool) {
 		return Str{}, false
 	}
 	return Str{Raw: a[v+1 : ve-1], Present: true}, true
-}
-
-// sameKey is string(b) == s for a b as long as s, without a call to the
-// runtime's memequal for the usual short member name: 4 to 8 bytes are
-// compared as two overlapping 4-byte loads, fewer byte by byte.
-func sameKey(b []byte, s string) bool {
-	n := len(s)
-	switch {
-	case n > 8:
-		return string(b) == s
-	case n >= 4:
-		return le32(b[:4]) == le32s(s[:4]) && le32(b[len(b)-4:]) == le32s(s[n-4:])
-	}
-	for i := range b {
-		if b[i] != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func le32(b []byte) uint32 {
-	_ = b[3]
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-}
-
-func le32s(s string) uint32 {
-	_ = s[3]
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // lookup walks path. code is 0 or the scanErr* that stopped it. The
