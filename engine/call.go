@@ -443,14 +443,21 @@ func (c *Call) ErrorText(s string) { c.textResult([]byte(s), c.srv.errTextTail, 
 // textHead follows the id of a text result: the result up to its text.
 const textHead = `,"result":{"resultType":"complete","content":[{"type":"text","text":`
 
-// textResult writes the response of a text tool result: the head, text
-// escaped, and tail (Server.textTail or errTextTail, the rest of the
-// result), with five appends to a local slice, stored once.
-func (c *Call) textResult(text []byte, tail []byte, kind resultKind) {
+// openText returns c.out restarted with the response up to the string of
+// a text content: its id, then textHead. The caller appends to the slice
+// and stores it in c.out once, with c.result, c.open, c.rkind and c.esc.
+func (c *Call) openText() []byte {
 	out := append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
 	out = append(out, c.env.ID...)
-	out = append(out, textHead...)
-	out = codec.AppendStringBytes(out, text)
+	return append(out, textHead...)
+}
+
+// textResult writes the response of a text tool result: the head, text
+// escaped, and tail (Server.textTail or errTextTail, the rest of the
+// result), with five appends to a local slice, stored once (each append to
+// c.out is a store to the Call, with its write barrier check).
+func (c *Call) textResult(text []byte, tail []byte, kind resultKind) {
+	out := codec.AppendStringBytes(c.openText(), text)
 	out = append(out, tail...)
 	c.out = out
 	c.result, c.open = true, true
