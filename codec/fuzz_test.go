@@ -232,7 +232,7 @@ func FuzzAppendString(f *testing.F) {
 		// Around the plain fast path's overlapping last word: a byte to
 		// escape in it, or just before it.
 		"1234567\"", "12345678\n", "123456789\\", "1234567\"9", "123456789012345\x01", "hello world\u2028",
-		"abcdefghij\x7f", "abcdefgh\xc3\xa9", "abcdefghi\xff"} {
+		"abcdefghij\x7f", "abcdefgh\xc3\xa9", "abcdefghi\xff", "hello world", "12345678", "1234567890123456", "12345678901234567"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -258,6 +258,12 @@ func FuzzAppendString(f *testing.F) {
 		}
 		if b := AppendStringBytes(nil, []byte(s)); !bytes.Equal(b, out) {
 			t.Fatalf("AppendStringBytes differs: %q vs %q", b, out)
+		}
+		// Into a dst with room (the copy without a grow: words for 8 to 16
+		// bytes), whose bytes past the string must stay as they were.
+		room := bytes.Repeat([]byte{'#'}, 2*len(s)+40)
+		if b := AppendString(room[:3], s); !bytes.Equal(b[3:], out) || !bytes.Equal(room[len(b):], bytes.Repeat([]byte{'#'}, len(room)-len(b))) {
+			t.Fatalf("into room: %q vs %q (room after %q)", b[3:], out, room[len(b):])
 		}
 	})
 }
