@@ -261,7 +261,7 @@ func FuzzAppendString(f *testing.F) {
 		}
 		// Into a dst with room (the copy without a grow: words for 8 to 16
 		// bytes), whose bytes past the string must stay as they were.
-		room := bytes.Repeat([]byte{'#'}, 2*len(s)+40)
+		room := bytes.Repeat([]byte{'#'}, 6*len(s)+40) // \ufffd per invalid byte at most
 		if b := AppendString(room[:3], s); !bytes.Equal(b[3:], out) || !bytes.Equal(room[len(b):], bytes.Repeat([]byte{'#'}, len(room)-len(b))) {
 			t.Fatalf("into room: %q vs %q (room after %q)", b[3:], out, room[len(b):])
 		}
