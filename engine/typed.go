@@ -229,7 +229,7 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 	// append: each append is a memmove call, which for these few bytes
 	// costs more than the copy.
 	out := codec.AppendStringBytes(c.openText(), text)
-	out = append(out, `}],"structuredContent":`...)
+	out = append(out, structuredHead...)
 	out = append(out, enc...)
 	c.out = append(out, c.srv.structTail...)
 	c.result, c.open = true, true
@@ -244,9 +244,7 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 // the flat codec declines Out (a float JSON cannot hold): the caller then
 // takes the general path, which encodes it again or answers an error.
 func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool {
-	out := codec.AppendStringBytes(c.openText(), text)
-	out = append(out, `}],"structuredContent":`...)
-	out, ok := tt.out.encode(out, p)
+	out, ok := tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p)
 	if !ok {
 		// No result set: the general way encodes the result again, and a
 		// failure there must leave no half result (middleware sees
