@@ -432,13 +432,13 @@ func (c *Call) openResult(head string) {
 }
 
 // Text sets a text tool result (no reflection, no allocation).
-func (c *Call) Text(s string) { c.textResult([]byte(s), c.srv.textTail, kindComplete) }
+func (c *Call) Text(s string) { c.textResult([]byte(s), kindComplete) }
 
 // TextBytes is Text for a byte slice.
-func (c *Call) TextBytes(b []byte) { c.textResult(b, c.srv.textTail, kindComplete) }
+func (c *Call) TextBytes(b []byte) { c.textResult(b, kindComplete) }
 
 // ErrorText sets a tool result with isError true.
-func (c *Call) ErrorText(s string) { c.textResult([]byte(s), c.srv.errTextTail, kindToolError) }
+func (c *Call) ErrorText(s string) { c.textResult([]byte(s), kindToolError) }
 
 // textHead follows the id of a text result: the result up to its text.
 const textHead = `,"result":{"resultType":"complete","content":[{"type":"text","text":`
@@ -453,12 +453,18 @@ func (c *Call) openText() []byte {
 }
 
 // textResult writes the response of a text tool result: the head, text
-// escaped, and tail (Server.textTail or errTextTail, the rest of the
-// result), with five appends to a local slice, stored once (each append to
-// c.out is a store to the Call, with its write barrier check).
-func (c *Call) textResult(text []byte, tail []byte, kind resultKind) {
+// escaped, and the rest of the result (Server.textTail, or with isError
+// true for kindToolError), appended to a local slice stored once (each
+// append to c.out is a store to the Call, with its write barrier check).
+func (c *Call) textResult(text []byte, kind resultKind) {
 	out := codec.AppendStringBytes(c.openText(), text)
-	out = append(out, tail...)
+	if kind == kindToolError {
+		out = append(out, `}],"isError":true,"_meta":`...)
+		out = append(out, c.srv.serverMeta...)
+		out = append(out, '}')
+	} else {
+		out = append(out, c.srv.textTail...)
+	}
 	c.out = out
 	c.result, c.open = true, true
 	c.rkind = kind

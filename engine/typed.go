@@ -231,7 +231,7 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 	out := codec.AppendStringBytes(c.openText(), text)
 	out = append(out, structuredHead...)
 	out = append(out, enc...)
-	c.out = append(out, c.srv.structTail...)
+	c.out = append(out, c.srv.textTail[2:]...)
 	c.result, c.open = true, true
 	c.rkind = kindComplete
 	c.esc = 0
@@ -252,7 +252,7 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 		c.out = out[:0]
 		return false
 	}
-	c.out = append(out, c.srv.structTail...)
+	c.out = append(out, c.srv.textTail[2:]...)
 	c.result, c.open = true, true
 	c.rkind = kindComplete
 	c.esc = len(c.out) // every part the engine's own escaping encoders' (Request.ReplyEscaped)
