@@ -64,8 +64,8 @@ type Server struct {
 	// textTail ends a text tool result (Call.TextBytes) after its text in
 	// one append: `}],"isError":false,"_meta":` serverMeta `}`; without
 	// its first two bytes it ends a typed tool's (Call.structured).
-	textTail []byte
-	supported             []byte // `["2026-07-28"]`
+	textTail  []byte
+	supported []byte // `["2026-07-28"]`
 
 	tracker  tracker // every request in flight
 	closing  atomic.Bool
