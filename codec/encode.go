@@ -53,7 +53,14 @@ func AppendStringBytes(dst, s []byte) []byte {
 	if n := len(dst); cap(dst)-n >= len(s)+2 {
 		dst = dst[:n+len(s)+2]
 		dst[n] = '"'
-		copy(dst[n+1:], s)
+		if l := len(s); l >= 8 && l <= 16 {
+			// Two overlapping words instead of a call to memmove, for the
+			// usual short string (a name, a short argument).
+			putWord(dst, n+1, word(s, 0))
+			putWord(dst, n+l-7, word(s, l-8))
+		} else {
+			copy(dst[n+1:], s)
+		}
 		dst[n+1+len(s)] = '"'
 		return dst
 	}

@@ -178,3 +178,20 @@ func TestEncodedErrorsPeekBack(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendStringRoom: a plain string of every length around the
+// two-word copy (8 to 16 bytes), appended into a dst with room, comes out
+// quoted and whole, and the bytes past it are untouched.
+func TestAppendStringRoom(t *testing.T) {
+	const src = "abcdefghijklmnopqrstuvwxyz"
+	for n := 0; n <= len(src); n++ {
+		room := bytes.Repeat([]byte{'#'}, 64)
+		got := AppendStringBytes(room[:5], []byte(src[:n]))
+		if want := "#####\"" + src[:n] + "\""; string(got) != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+		if rest := room[len(got):]; !bytes.Equal(rest, bytes.Repeat([]byte{'#'}, len(rest))) {
+			t.Errorf("%d: wrote past the string: %q", n, rest)
+		}
+	}
+}

@@ -232,7 +232,7 @@ func FuzzAppendString(f *testing.F) {
 		// Around the plain fast path's overlapping last word: a byte to
 		// escape in it, or just before it.
 		"1234567\"", "12345678\n", "123456789\\", "1234567\"9", "123456789012345\x01", "hello world\u2028",
-		"abcdefghij\x7f", "abcdefgh\xc3\xa9", "abcdefghi\xff"} {
+		"abcdefghij\x7f", "abcdefgh\xc3\xa9", "abcdefghi\xff", "hello world", "12345678", "1234567890123456", "12345678901234567"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -258,6 +258,12 @@ func FuzzAppendString(f *testing.F) {
 		}
 		if b := AppendStringBytes(nil, []byte(s)); !bytes.Equal(b, out) {
 			t.Fatalf("AppendStringBytes differs: %q vs %q", b, out)
+		}
+		// Into a dst with room (the copy without a grow: words for 8 to 16
+		// bytes), whose bytes past the string must stay as they were.
+		room := bytes.Repeat([]byte{'#'}, 6*len(s)+40) // \ufffd per invalid byte at most
+		if b := AppendString(room[:3], s); !bytes.Equal(b[3:], out) || !bytes.Equal(room[len(b):], bytes.Repeat([]byte{'#'}, len(room)-len(b))) {
+			t.Fatalf("into room: %q vs %q (room after %q)", b[3:], out, room[len(b):])
 		}
 	})
 }
@@ -649,4 +655,28 @@ func spansOf(msg []byte, e *Envelope) envSpans {
 		copy(v.Args[:], e.args[:e.argN-1])
 	}
 	return v
+}
+
+// FuzzArgString: Envelope.ArgString, which reads the members Peek recorded
+// when it did, gives what LookupString gives on the same arguments.
+func FuzzArgString(f *testing.F) {
+	const head = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":`
+	for _, s := range []struct{ args, key string }{
+		{`{"text":"hello world"}`, "text"},
+		{`{"k":"a","k":"b"}`, "k"},
+		{`{"k":"a","k":2}`, "k"},
+		{`{"abcdefgh":"x","abcdefghi":"y"}`, "abcdefgh"},
+		{`{"ab":"x","s":"a\"b"}`, "s"},
+	} {
+		f.Add([]byte(head+s.args+"}}"), s.key)
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, key string) {
+		var env Envelope
+		Peek(msg, &env)
+		got, ok := env.ArgString(key)
+		want, wok := LookupString(env.Arguments, key)
+		if ok != wok || !bytes.Equal(got.Raw, want.Raw) || got.Escaped != want.Escaped || got.Present != want.Present {
+			t.Fatalf("%q key %q: ArgString %q %+v %v, LookupString %q %+v %v", env.Arguments, key, got.Raw, got, ok, want.Raw, want, wok)
+		}
+	})
 }

@@ -45,6 +45,39 @@ func LookupString(obj []byte, key string) (Str, bool) {
 	return Str{Raw: raw[1 : len(raw)-1], Escaped: bytes.IndexByte(raw, '\\') >= 0, Present: true}, true
 }
 
+// ArgString is LookupString(e.Arguments, key), from the members Peek
+// recorded (Envelope.PlainArguments) when it did: no scan of the
+// arguments, and no escape to look for (a recorded string is plain).
+// (Comparing short names without the runtime's memequal measured no
+// better: profiles/README.handler9.md.)
+// Otherwise it scans them as LookupString does. Same results either way
+// (TestArgStringRecorded, FuzzArgString): a repeated name's last member
+// wins, and a member that is not a string is not found.
+func (e *Envelope) ArgString(key string) (Str, bool) {
+	n := e.PlainArguments()
+	if n < 0 {
+		return LookupString(e.Arguments, key)
+	}
+	a := e.Arguments
+	hit := -1
+	for j := range n {
+		m := e.args[j&(maxArgMembers-1)]
+		k, ke := int(uint16(m)), int(uint16(m>>16))
+		if ke-k == len(key) && string(a[k:ke]) == key {
+			hit = j // the last one wins
+		}
+	}
+	if hit < 0 {
+		return Str{}, false
+	}
+	m := e.args[hit&(maxArgMembers-1)]
+	v, ve := int(uint16(m>>32)), int(uint16(m>>48))
+	if a[v] != '"' {
+		return Str{}, false
+	}
+	return Str{Raw: a[v+1 : ve-1], Present: true}, true
+}
+
 // lookup walks path. code is 0 or the scanErr* that stopped it. The
 // outermost value is always scanned to its end (and checked for trailing
 // bytes), so a truncated or malformed obj is never reported as found; each

@@ -97,3 +97,65 @@ func TestLookupPathMalformed(t *testing.T) {
 		_, _ = LookupPath(bytes.Clone(whole[n:]), "region")
 	}
 }
+
+// TestArgStringRecorded: Envelope.ArgString reads the members Peek
+// recorded (no scan) and gives what LookupString gives on the same
+// arguments: names of every length around the 4- and 8-byte compares,
+// differing in their first, middle or last byte, a repeated name (the
+// last wins), a value that is not a string, and arguments Peek did not
+// record (scanned, escapes unescaped by the caller).
+func TestArgStringRecorded(t *testing.T) {
+	const head = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":`
+	cases := []struct {
+		args     string
+		key      string
+		want     string // the body; "" with !ok
+		ok       bool
+		recorded bool
+	}{
+		0:  {`{"text":"hello world"}`, "text", "hello world", true, true},
+		1:  {`{"text":"hello world"}`, "texT", "", false, true},
+		2:  {`{"text":"hello world"}`, "Text", "", false, true},
+		3:  {`{"text":"hello world"}`, "tExt", "", false, true},
+		4:  {`{"text":"hello world"}`, "tex", "", false, true},
+		5:  {`{"text":"hello world"}`, "texts", "", false, true},
+		6:  {`{"a":"1","ab":"2","abc":"3"}`, "a", "1", true, true},
+		7:  {`{"a":"1","ab":"2","abc":"3"}`, "ab", "2", true, true},
+		8:  {`{"a":"1","ab":"2","abc":"3"}`, "abc", "3", true, true},
+		9:  {`{"a":"1","ab":"2","abc":"3"}`, "abd", "", false, true},
+		10: {`{"abcde":"5","abcdefg":"7","abcdefgh":"8"}`, "abcde", "5", true, true},
+		11: {`{"abcde":"5","abcdefg":"7","abcdefgh":"8"}`, "abcdefg", "7", true, true},
+		12: {`{"abcde":"5","abcdefg":"7","abcdefgh":"8"}`, "abcdefgh", "8", true, true},
+		13: {`{"abcde":"5","abcdefg":"7","abcdefgh":"8"}`, "abcdefgX", "", false, true},
+		14: {`{"abcde":"5","abcdefg":"7","abcdefgh":"8"}`, "abXdefgh", "", false, true},
+		15: {`{"abcdefghi":"9","abcdefghijklm":"13"}`, "abcdefghi", "9", true, true},
+		16: {`{"abcdefghi":"9","abcdefghijklm":"13"}`, "abcdefghijklm", "13", true, true},
+		17: {`{"abcdefghi":"9","abcdefghijklm":"13"}`, "abcdefghijklX", "", false, true},
+		18: {`{"k":"first","k":"last"}`, "k", "last", true, true},
+		19: {`{"k":"first","k":1}`, "k", "", false, true},
+		20: {`{"k":1,"k":"last"}`, "k", "last", true, true},
+		21: {`{"n":12,"b":true,"z":null}`, "n", "", false, true},
+		22: {`{"n":12,"b":true,"z":null}`, "z", "", false, true},
+		23: {`{"s":""}`, "s", "", true, true},
+		24: {`{}`, "s", "", false, true},
+		25: {`{"s":"a\"b"}`, "s", `a\"b`, true, false},
+		26: {`{ "s":"x"}`, "s", "x", true, false},
+		27: {`{"a":"1","b":"2","c":"3","d":"4","s":"5"}`, "s", "5", true, false},
+		28: {`{"":"empty"}`, "", "empty", true, true},
+	}
+	for i, c := range cases {
+		var env Envelope
+		msg := []byte(head + c.args + "}}")
+		if err := Peek(msg, &env); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		if rec := env.PlainArguments() >= 0; rec != c.recorded {
+			t.Fatalf("%d: recorded %v, want %v", i, rec, c.recorded)
+		}
+		got, ok := env.ArgString(c.key)
+		want, wok := LookupString(env.Arguments, c.key)
+		if ok != c.ok || string(got.Raw) != c.want || ok != wok || !bytes.Equal(got.Raw, want.Raw) || got.Escaped != want.Escaped || got.Present != want.Present {
+			t.Errorf("%d: ArgString(%q) = %q %+v %v, LookupString %q %+v %v, want %q %v", i, c.key, got.Raw, got, ok, want.Raw, want, wok, c.want, c.ok)
+		}
+	}
+}

@@ -76,6 +76,12 @@ func word(b []byte, i int) uint64 {
 	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:])
 }
 
+// putWord stores x at b[i:i+8], little-endian, without a bounds check,
+// under word's rule (0 <= i && i+8 <= len(b)).
+func putWord(b []byte, i int, x uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:], x)
+}
+
 // half loads the 2 bytes at b[i:i+2] as a little-endian uint16 without a
 // bounds check, under word's rule (0 <= i && i+2 <= len(b)).
 func half(b []byte, i int) uint16 {

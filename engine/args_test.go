@@ -311,3 +311,48 @@ func TestIntegral(t *testing.T) {
 		}
 	}
 }
+
+// TestTextResultBytes: Text, TextBytes and ErrorText write, with their
+// precomputed tails, the bytes of the codec's own encoders (AppendResponse
+// around AppendTextResult), escapes included, and ArgBytes reads the
+// arguments Peek recorded (plain) as it reads those it scans (an escape,
+// a repeated name: the last wins, a value that is not a string).
+func TestTextResultBytes(t *testing.T) {
+	s := New(Config{Name: "srv", Version: "9"})
+	for i, tc := range []struct {
+		args, want string
+		isError    bool
+	}{
+		0: {`{"text":"hello world"}`, "hello world", false},
+		1: {`{"text":"a\"b\n\u00e9\u2028"}`, "a\"b\n\u00e9\u2028", false},
+		2: {`{"text":"x","text":"last"}`, "last", false},
+		3: {`{"text":"x","text":1}`, "", false},
+		4: {`{"text":"oops"}`, "oops", true},
+		5: {`{"mode":"bytes","text":"via TextBytes"}`, "via TextBytes", false},
+	} {
+		name := "text" + strconv.Itoa(i)
+		if err := s.AddTool(Tool{Name: name, Handler: func(c *Call) error {
+			b, _ := c.ArgBytes("text")
+			str, _ := c.ArgString("text")
+			if string(b) != str {
+				t.Errorf("ArgBytes %q, ArgString %q", b, str)
+			}
+			switch {
+			case tc.isError:
+				c.ErrorText(str)
+			case strings.Contains(tc.args, "mode"):
+				c.TextBytes(b)
+			default:
+				c.Text(str)
+			}
+			return nil
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		got := runToolCall(t, s, name, tc.args)
+		want := codec.AppendResponse(nil, []byte("1"), codec.AppendTextResult(nil, []byte(tc.want), tc.isError, s.serverMeta))
+		if string(got) != string(want) {
+			t.Errorf("%s:\n got %s\nwant %s", tc.args, got, want)
+		}
+	}
+}

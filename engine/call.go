@@ -384,7 +384,7 @@ func (c *Call) Bind(v any) error {
 // until the next ArgBytes call or the handler's return, and may be passed
 // to TextBytes or Return.
 func (c *Call) ArgBytes(key string) ([]byte, bool) {
-	s, ok := codec.LookupString(c.env.Arguments, key)
+	s, ok := c.env.ArgString(key)
 	if !ok {
 		return nil, false
 	}
@@ -397,7 +397,7 @@ func (c *Call) ArgBytes(key string) ([]byte, bool) {
 
 // ArgString returns the string argument key.
 func (c *Call) ArgString(key string) (string, bool) {
-	s, ok := codec.LookupString(c.env.Arguments, key)
+	s, ok := c.env.ArgString(key)
 	if !ok {
 		return "", false
 	}
@@ -426,27 +426,43 @@ func (c *Call) openResult(head string) {
 }
 
 // Text sets a text tool result (no reflection, no allocation).
-func (c *Call) Text(s string) {
-	c.startResult()
-	c.rkind = kindComplete
-	c.out = codec.AppendTextResult(c.out, []byte(s), false, c.srv.serverMeta)
-	c.esc = len(c.out) // the id (peeked: no raw control byte), the text escaped
-}
+func (c *Call) Text(s string) { c.textResult([]byte(s), kindComplete) }
 
 // TextBytes is Text for a byte slice.
-func (c *Call) TextBytes(b []byte) {
-	c.startResult()
-	c.rkind = kindComplete
-	c.out = codec.AppendTextResult(c.out, b, false, c.srv.serverMeta)
-	c.esc = len(c.out) // the id (peeked: no raw control byte), the text escaped
-}
+func (c *Call) TextBytes(b []byte) { c.textResult(b, kindComplete) }
 
 // ErrorText sets a tool result with isError true.
-func (c *Call) ErrorText(s string) {
-	c.startResult()
-	c.rkind = kindToolError
-	c.out = codec.AppendTextResult(c.out, []byte(s), true, c.srv.serverMeta)
-	c.esc = len(c.out) // the id (peeked: no raw control byte), the text escaped
+func (c *Call) ErrorText(s string) { c.textResult([]byte(s), kindToolError) }
+
+// textHead follows the id of a text result: the result up to its text.
+const textHead = `,"result":{"resultType":"complete","content":[{"type":"text","text":`
+
+// openText returns c.out restarted with the response up to the string of
+// a text content: its id, then textHead. The caller appends to the slice
+// and stores it in c.out once, with c.result, c.open, c.rkind and c.esc.
+func (c *Call) openText() []byte {
+	out := append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
+	out = append(out, c.env.ID...)
+	return append(out, textHead...)
+}
+
+// textResult writes the response of a text tool result: the head, text
+// escaped, and the rest of the result (Server.textTail, or with isError
+// true for kindToolError), appended to a local slice stored once (each
+// append to c.out is a store to the Call, with its write barrier check).
+func (c *Call) textResult(text []byte, kind resultKind) {
+	out := codec.AppendStringBytes(c.openText(), text)
+	if kind == kindToolError {
+		out = append(out, `}],"isError":true,"_meta":`...)
+		out = append(out, c.srv.serverMeta...)
+		out = append(out, '}')
+	} else {
+		out = append(out, c.srv.textTail...)
+	}
+	c.out = out
+	c.result, c.open = true, true
+	c.rkind = kind
+	c.esc = len(out) // the id (peeked: no raw control byte), the text escaped
 }
 
 // Return sets the result to v (a ToolResult, PromptResult,

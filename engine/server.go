@@ -61,10 +61,11 @@ type Server struct {
 	chain HandlerFunc // Config.Middleware around dispatch; nil without
 
 	serverMeta []byte // `{"io.modelcontextprotocol/serverInfo":{...}}`
-	// structTail ends a typed tool's result (Call.structured) in one
-	// append: `,"isError":false,"_meta":` serverMeta `}`.
-	structTail []byte
-	supported  []byte // `["2026-07-28"]`
+	// textTail ends a text tool result (Call.TextBytes) after its text in
+	// one append: `}],"isError":false,"_meta":` serverMeta `}`; without
+	// its first two bytes it ends a typed tool's (Call.structured).
+	textTail  []byte
+	supported []byte // `["2026-07-28"]`
 
 	tracker  tracker // every request in flight
 	closing  atomic.Bool
@@ -140,7 +141,7 @@ func New(opt Config) *Server {
 		panic("engine: cannot encode serverInfo: " + err.Error())
 	}
 	s.serverMeta = append(append([]byte(`{"io.modelcontextprotocol/serverInfo":`), im...), '}')
-	s.structTail = append(append([]byte(`,"isError":false,"_meta":`), s.serverMeta...), '}')
+	s.textTail = append(append([]byte(`}],"isError":false,"_meta":`), s.serverMeta...), '}')
 	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
 	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)

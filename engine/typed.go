@@ -225,15 +225,16 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 			}
 		}
 	}
-	// The result's opening joined to the head, the tail in one append:
-	// each append is a memmove call, which for these few bytes costs more
-	// than the copy.
-	c.openResult(`,"result":{"resultType":"complete","content":[{"type":"text","text":`)
+	// The result's opening joined to the head (openText), the tail in one
+	// append: each append is a memmove call, which for these few bytes
+	// costs more than the copy.
+	out := codec.AppendStringBytes(c.openText(), text)
+	out = append(out, structuredHead...)
+	out = append(out, enc...)
+	c.out = append(out, c.srv.textTail[2:]...)
+	c.result, c.open = true, true
 	c.rkind = kindComplete
-	c.out = codec.AppendStringBytes(c.out, text)
-	c.out = append(c.out, `}],"structuredContent":`...)
-	c.out = append(c.out, enc...)
-	c.out = append(c.out, c.srv.structTail...)
+	c.esc = 0
 	return nil
 }
 
@@ -243,20 +244,17 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 // the flat codec declines Out (a float JSON cannot hold): the caller then
 // takes the general path, which encodes it again or answers an error.
 func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool {
-	c.openResult(`,"result":{"resultType":"complete","content":[{"type":"text","text":`)
-	c.rkind = kindComplete
-	c.out = codec.AppendStringBytes(c.out, text)
-	c.out = append(c.out, `}],"structuredContent":`...)
-	enc, ok := tt.out.encode(c.out, p)
+	out, ok := tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p)
 	if !ok {
-		// Undo the opening: the general way encodes the result again, and
-		// a failure there must leave no half result set (middleware sees
+		// No result set: the general way encodes the result again, and a
+		// failure there must leave no half result (middleware sees
 		// ResultType; a swallowed error would send the half as it is).
-		c.out = c.out[:0]
-		c.result, c.open, c.rkind, c.esc = false, false, kindNone, 0
+		c.out = out[:0]
 		return false
 	}
-	c.out = append(enc, c.srv.structTail...)
+	c.out = append(out, c.srv.textTail[2:]...)
+	c.result, c.open = true, true
+	c.rkind = kindComplete
 	c.esc = len(c.out) // every part the engine's own escaping encoders' (Request.ReplyEscaped)
 	return true
 }

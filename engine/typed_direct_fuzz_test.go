@@ -101,3 +101,33 @@ func TestFlatEncodeOmitted(t *testing.T) {
 		}
 	}
 }
+
+// TestFlatEncodeStructured: encodeStructured is structuredHead then
+// encode, whether the first field's key joins the head (c.lead: a first
+// field always written) or not (omitempty first), and declines what encode
+// declines.
+func TestFlatEncodeStructured(t *testing.T) {
+	type omitted struct {
+		A string `json:"a,omitempty"`
+		B int    `json:"b,omitempty"`
+	}
+	fo := newFlatCodec(reflect.TypeFor[omitted]())
+	fd := newFlatCodec(reflect.TypeFor[directOut]())
+	if fo == nil || fd == nil || fo.lead != nil || fd.lead == nil {
+		t.Fatalf("codecs %v %v", fo, fd)
+	}
+	check := func(name string, fc *flatCodec, p unsafe.Pointer) {
+		t.Helper()
+		want, wok := fc.encode([]byte("prefix"+structuredHead), p)
+		got, ok := fc.encodeStructured([]byte("prefix"), p)
+		if ok != wok || (ok && !bytes.Equal(got, want)) {
+			t.Errorf("%s: %q %v, want %q %v", name, got, ok, want, wok)
+		}
+	}
+	for _, v := range []omitted{{}, {A: "x"}, {B: 2}, {"x", 2}} {
+		check("omitted", fo, unsafe.Pointer(&v))
+	}
+	for _, v := range []directOut{{}, {S: "hello world", T: "t", N: 3, X: 1.5, B: true}, {X: math.NaN()}, {S: "a\"b", X: math.Copysign(0, -1)}} {
+		check("direct", fd, unsafe.Pointer(&v))
+	}
+}

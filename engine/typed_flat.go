@@ -25,6 +25,9 @@ import (
 type flatCodec struct {
 	names  []string    // json names, in field order (ScanMembers' names)
 	fields []flatField // per name
+	// lead is structuredHead, '{' and the first field's `"name":`, when
+	// that field is always written (not omitempty): encodeStructured.
+	lead []byte
 }
 
 type flatField struct {
@@ -63,6 +66,9 @@ func newFlatCodec(t reflect.Type) *flatCodec {
 		key := append(codec.AppendString([]byte{','}, f.name), ':')
 		c.names = append(c.names, f.name)
 		c.fields = append(c.fields, flatField{key: key, off: f.field.Offset, kind: ft.Kind(), omit: f.nilOmit})
+	}
+	if !c.fields[0].omit {
+		c.lead = append([]byte(structuredHead+"{"), c.fields[0].key[1:]...)
 	}
 	return c
 }
@@ -298,53 +304,91 @@ func (c *flatCodec) encode(dst []byte, p unsafe.Pointer) ([]byte, bool) {
 	// Every member goes in with its ',' (one append, no test of whether it
 	// is the first); the first one's becomes the '{' at the end.
 	start := len(dst)
-	for i := range c.fields {
-		f := &c.fields[i]
-		at := unsafe.Add(p, f.off)
-		if f.omit && isZero(f.kind, at) {
-			continue
-		}
-		dst = append(dst, f.key...)
-		switch f.kind {
-		case reflect.String:
-			dst = codec.AppendString(dst, *(*string)(at))
-		case reflect.Bool:
-			dst = strconv.AppendBool(dst, *(*bool)(at))
-		case reflect.Float64:
-			x := *(*float64)(at)
-			if math.IsNaN(x) || math.IsInf(x, 0) || (f.omit && x == 0) {
-				// Not JSON, or a -0 that omitempty and omitzero treat
-				// differently: sonic's call.
-				return dst, false
-			}
-			dst = codec.AppendFloat(dst, x)
-		case reflect.Int:
-			dst = strconv.AppendInt(dst, int64(*(*int)(at)), 10)
-		case reflect.Int8:
-			dst = strconv.AppendInt(dst, int64(*(*int8)(at)), 10)
-		case reflect.Int16:
-			dst = strconv.AppendInt(dst, int64(*(*int16)(at)), 10)
-		case reflect.Int32:
-			dst = strconv.AppendInt(dst, int64(*(*int32)(at)), 10)
-		case reflect.Int64:
-			dst = strconv.AppendInt(dst, *(*int64)(at), 10)
-		case reflect.Uint:
-			dst = strconv.AppendUint(dst, uint64(*(*uint)(at)), 10)
-		case reflect.Uint8:
-			dst = strconv.AppendUint(dst, uint64(*(*uint8)(at)), 10)
-		case reflect.Uint16:
-			dst = strconv.AppendUint(dst, uint64(*(*uint16)(at)), 10)
-		case reflect.Uint32:
-			dst = strconv.AppendUint(dst, uint64(*(*uint32)(at)), 10)
-		case reflect.Uint64:
-			dst = strconv.AppendUint(dst, *(*uint64)(at), 10)
-		}
+	dst, ok := c.encodeFields(dst, p, 0)
+	if !ok {
+		return dst, false
 	}
 	if len(dst) == start {
 		return append(dst, '{', '}'), true
 	}
 	dst[start] = '{'
 	return append(dst, '}'), true
+}
+
+// structuredHead goes before a typed tool's structuredContent, after its
+// text content (Call.structured).
+const structuredHead = `}],"structuredContent":`
+
+// encodeStructured is structuredHead, then encode: when the first field is
+// always written, its key is joined to structuredHead (c.lead), one
+// append fewer.
+func (c *flatCodec) encodeStructured(dst []byte, p unsafe.Pointer) ([]byte, bool) {
+	if c.lead == nil {
+		return c.encode(append(dst, structuredHead...), p)
+	}
+	dst = append(dst, c.lead...)
+	dst, ok := appendField(dst, &c.fields[0], p)
+	if ok {
+		dst, ok = c.encodeFields(dst, p, 1)
+	}
+	return append(dst, '}'), ok
+}
+
+// encodeFields appends the members of the fields from the index from on,
+// each with its leading ','.
+func (c *flatCodec) encodeFields(dst []byte, p unsafe.Pointer, from int) ([]byte, bool) {
+	for i := from; i < len(c.fields); i++ {
+		f := &c.fields[i]
+		if f.omit && isZero(f.kind, unsafe.Add(p, f.off)) {
+			continue
+		}
+		dst = append(dst, f.key...)
+		var ok bool
+		if dst, ok = appendField(dst, f, p); !ok {
+			return dst, false
+		}
+	}
+	return dst, true
+}
+
+// appendField appends the value of f in the struct at p; false for a
+// float JSON cannot hold, or a -0 omitempty and omitzero treat
+// differently (sonic's call).
+func appendField(dst []byte, f *flatField, p unsafe.Pointer) ([]byte, bool) {
+	at := unsafe.Add(p, f.off)
+	switch f.kind {
+	case reflect.String:
+		dst = codec.AppendString(dst, *(*string)(at))
+	case reflect.Bool:
+		dst = strconv.AppendBool(dst, *(*bool)(at))
+	case reflect.Float64:
+		x := *(*float64)(at)
+		if math.IsNaN(x) || math.IsInf(x, 0) || (f.omit && x == 0) {
+			return dst, false
+		}
+		dst = codec.AppendFloat(dst, x)
+	case reflect.Int:
+		dst = strconv.AppendInt(dst, int64(*(*int)(at)), 10)
+	case reflect.Int8:
+		dst = strconv.AppendInt(dst, int64(*(*int8)(at)), 10)
+	case reflect.Int16:
+		dst = strconv.AppendInt(dst, int64(*(*int16)(at)), 10)
+	case reflect.Int32:
+		dst = strconv.AppendInt(dst, int64(*(*int32)(at)), 10)
+	case reflect.Int64:
+		dst = strconv.AppendInt(dst, *(*int64)(at), 10)
+	case reflect.Uint:
+		dst = strconv.AppendUint(dst, uint64(*(*uint)(at)), 10)
+	case reflect.Uint8:
+		dst = strconv.AppendUint(dst, uint64(*(*uint8)(at)), 10)
+	case reflect.Uint16:
+		dst = strconv.AppendUint(dst, uint64(*(*uint16)(at)), 10)
+	case reflect.Uint32:
+		dst = strconv.AppendUint(dst, uint64(*(*uint32)(at)), 10)
+	case reflect.Uint64:
+		dst = strconv.AppendUint(dst, *(*uint64)(at), 10)
+	}
+	return dst, true
 }
 
 // isZero reports whether the field of kind k at p holds its zero value.
