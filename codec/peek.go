@@ -269,7 +269,12 @@ type parser struct {
 	bad uint8
 	// generic: no usual-shape readers (genericPeek).
 	generic bool
-	memo    *PeekMemo // PeekConfig.Memo
+	// line: PeekLine's walk, which takes no whitespace and no object loop
+	// (both could step over a '\n'): members, object and after decline
+	// with scanErrLine instead, and the skippers of flat objects take
+	// their compact form only.
+	line bool
+	memo *PeekMemo // PeekConfig.Memo
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
 	deep []uint64
@@ -321,13 +326,7 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
-	p := parser{b: msg, env: env, generic: o.Memo == genericPeek, memo: o.Memo}
-	p.max = o.MaxDepth
-	if p.max == 0 {
-		p.max = DefaultMaxDepth
-	} else if p.max < 0 || p.max > MaxDepthLimit {
-		p.max = MaxDepthLimit
-	}
+	p := parser{b: msg, env: env, generic: o.Memo == genericPeek, memo: o.Memo, max: o.maxDepth()}
 
 	i := skipWS(msg, 0)
 	if i >= len(msg) {
@@ -359,6 +358,53 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 		return ErrNotObject
 	}
 	return p.finish()
+}
+
+// maxDepth is o.MaxDepth resolved: the default for 0, the hard cap for a
+// negative or larger one.
+func (o PeekConfig) maxDepth() int {
+	switch m := o.MaxDepth; {
+	case m == 0:
+		return DefaultMaxDepth
+	case m < 0 || m > MaxDepthLimit:
+		return MaxDepthLimit
+	default:
+		return m
+	}
+}
+
+// PeekLine is PeekWith for the line transports, which frame each message
+// as one line: buf holds the input from the start of a line on. When that
+// line is a message in the usual shape (shape.go) read straight through,
+// compact, without an error, and ends at its final '}' (then "\n" or
+// "\r\n"), PeekLine fills env as PeekWith(line) would, line being buf
+// up to that '}', and returns n, the index of the '\n': buf[:n] holds no
+// other, since nothing the walk took can be one (no whitespace, no control
+// byte in a string). So the line's end is found by the walk that reads it,
+// not by a search of its own. For anything else (another order,
+// whitespace, an escape, any error, no '\n' yet) it returns -1 early and
+// env holds nothing of use: the caller then finds the line's end and
+// calls PeekWith, which decides (and reports any error) as always.
+// FuzzPeekLine checks both agree.
+func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
+	if !shapeVersion20.short(buf, 0) || o.Memo == genericPeek {
+		return -1
+	}
+	*env = Envelope{}
+	p := parser{b: buf, env: env, memo: o.Memo, line: true, max: o.maxDepth()}
+	n := p.top()
+	if uint(n) >= uint(len(buf)) {
+		return -1 // also n < 0
+	}
+	if buf[n] == '\r' {
+		if n++; n >= len(buf) {
+			return -1
+		}
+	}
+	if buf[n] != '\n' || p.finish() != nil {
+		return -1
+	}
+	return n
 }
 
 func (p *parser) fail(code int) error {
@@ -409,6 +455,9 @@ func (p *parser) finish() error {
 // colon, a value, sep); a recognised name is matched by knownKey without
 // scanning it, and values Peek does not inspect go through the skipper.
 func (p *parser) object(i int, level int) int {
+	if p.line {
+		return scanErrLine
+	}
 	// A key whose bit is set has been seen: a second one is a duplicate
 	// (A10). keyFold's bit starts set, so a case variant always is one.
 	return p.members(i, level, uint32(1)<<keyFold, keyLead[level&3])
@@ -420,6 +469,9 @@ func (p *parser) object(i int, level int) int {
 // usual-shape readers (shape.go) where the message leaves the shape they
 // expect.
 func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
+	if p.line {
+		return scanErrLine
+	}
 	b, env := p.b, p.env
 	if i = skipWS(b, i); uint(i) < uint(len(b)) && b[i] == '}' {
 		return i + 1
@@ -527,7 +579,7 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 						if k == keyArguments {
 							e = p.skipArgs(b, i)
 						} else {
-							e = skipFlat(b, i+1)
+							e = skipFlat(b, i+1, false)
 						}
 					}
 					if e < 0 {
@@ -719,8 +771,9 @@ const quoted20 = '"' | '2'<<8 | '.'<<16 | '0'<<24 | '"'<<32
 // value, an escape, a syntax error...): the caller then runs the skipper,
 // which decides. Nothing it accepts is refused by the skipper, and it
 // opens no container, so the depth limit is the caller's check for the
-// object itself.
-func skipFlat(b []byte, i int) int {
+// object itself. With compact set it takes no whitespace at all
+// (PeekLine).
+func skipFlat(b []byte, i int, compact bool) int {
 	if uint(i) >= uint(len(b)) || b[i] != '"' {
 		return -1
 	}
@@ -730,7 +783,7 @@ func skipFlat(b []byte, i int) int {
 		if i = plainString(b, i); i < 0 {
 			return -1
 		}
-		if i = colon(b, i); uint(i) >= uint(len(b)) {
+		if i = colonIn(b, i, compact); uint(i) >= uint(len(b)) {
 			return -1 // also when colon failed (i < 0)
 		}
 		switch c := b[i]; {
@@ -751,6 +804,9 @@ func skipFlat(b []byte, i int) int {
 			continue
 		}
 		var sc byte
+		if compact && (uint(i) >= uint(len(b)) || b[i] <= ' ') {
+			return -1 // sep would take whitespace
+		}
 		if i, sc = sep(b, i); sc == '}' {
 			return i
 		}
@@ -843,7 +899,7 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			return -1
 		}
 		ke := i - 1
-		if i = colon(b, i); uint(i) >= uint(len(b)) {
+		if i = colonIn(b, i, p.line); uint(i) >= uint(len(b)) {
 			return -1 // also when colon failed (i < 0)
 		}
 		v := i
@@ -869,6 +925,9 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			continue
 		}
 		var sc byte
+		if p.line && (uint(i) >= uint(len(b)) || b[i] <= ' ') {
+			return -1 // sep would take whitespace
+		}
 		if i, sc = sep(b, i); sc == '}' {
 			if n <= maxArgMembers && i-o <= 0xffff {
 				env.argN, env.argLen = uint8(n+1), uint16(i-o)

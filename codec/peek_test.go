@@ -626,3 +626,72 @@ func TestPeekMemoUsed(t *testing.T) {
 		t.Fatalf("memo not replaced: %q", got)
 	}
 }
+
+// TestPeekLine: PeekLine takes a compact message in the usual shape that
+// ends at a "\n" or "\r\n", and declines (-1) anything whose line end it
+// cannot prove from its walk: whitespace anywhere (a '\n' may hide in
+// it), another shape, an error, no '\n' yet.
+func TestPeekLine(t *testing.T) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}`
+	for i, tc := range []struct {
+		buf  string
+		want int // -1: declined
+	}{
+		{fixture + "\n", len(fixture)},
+		{fixture + "\r\n", len(fixture) + 1},
+		{fixture + "\n" + fixture + "\n", len(fixture)},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + fixture, 54},
+		// The same alone: its last string ends within 8 bytes of the
+		// buffer's end, where plainString gives up; declined, not wrong.
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n", -1},
+		{fixture, -1},             // no '\n' yet
+		{fixture + "\r", -1},      // nor here
+		{fixture + " \n", -1},     // whitespace after the message
+		{fixture[:40] + "\n", -1}, // a truncated line
+		{`{"id":1,"jsonrpc":"2.0","method":"m"}` + "\n", -1}, // another order
+		{strings.Replace(fixture, `"2.0"`, `"1.0"`, 1) + "\n", -1},
+		{strings.Replace(fixture, `"jsonrpc":"2.0","id":1,`, `"jsonrpc":"2.0","id":null,`, 1) + "\n", -1},
+		{strings.Replace(fixture, `}}}`, `}}}}`, 1) + "\n", -1},
+		// A '\n' as whitespace inside the flat objects the walk skips: the
+		// line ends there, so it must not be taken as one message.
+		{strings.Replace(fixture, `{"text":"hello world"}`, "{\"text\"\n:\"hello world\"}", 1) + "\n", -1},
+		{strings.Replace(fixture, `{"text":"hello world"}`, "{\"text\":\"hello world\"\n}", 1) + "\n", -1},
+		{strings.Replace(fixture, `{"name":"wrk","version":"1"}`, "{\"name\":\"wrk\"\n,\"version\":\"1\"}", 1) + "\n", -1},
+		{strings.Replace(fixture, `{"name":"wrk","version":"1"}`, "{\"name\"\n:\"wrk\",\"version\":\"1\"}", 1) + "\n", -1},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `,"name":"echo","arguments":{"a":1}}}` + "\n", 288},
+	} {
+		var env Envelope
+		if got := PeekLine([]byte(tc.buf), &env, PeekConfig{}); got != tc.want {
+			t.Errorf("%d: PeekLine(%q) = %d, want %d", i, tc.buf, got, tc.want)
+		}
+	}
+}
+
+// TestPeekLineMemo: a memo that PeekWith filled from a message with a
+// '\n' in its clientInfo's whitespace is not taken by PeekLine, even on
+// the same bytes (they hold the line's end); PeekLine fills one of its
+// own that the next line then uses.
+func TestPeekLineMemo(t *testing.T) {
+	msg := strings.Replace(fixture, `{"name":"wrk","version":"1"}`, "{\"name\":\"wrk\"\n,\"version\":\"1\"}", 1)
+	var m PeekMemo
+	var env Envelope
+	if err := PeekWith([]byte(msg), &env, PeekConfig{Memo: &m}); err != nil || m.n == 0 {
+		t.Fatalf("PeekWith: %v, memo of %d bytes", err, m.n)
+	}
+	buf := []byte(msg + "\n")
+	if n := PeekLine(buf, &env, PeekConfig{Memo: &m}); n != -1 {
+		t.Fatalf("PeekLine took %d bytes through a remembered '\\n'", n)
+	}
+	line := []byte(fixture + "\n")
+	for j := range 2 {
+		if n := PeekLine(line, &env, PeekConfig{Memo: &m}); n != len(fixture) {
+			t.Fatalf("read %d: PeekLine = %d, want %d", j, n, len(fixture))
+		}
+		if !m.compact || m.n == 0 {
+			t.Fatalf("read %d: the memo is not PeekLine's", j)
+		}
+		if string(env.ProgressToken) != "1" || string(env.ClientInfo) != `{"name":"wrk","version":"1"}` {
+			t.Fatalf("read %d: %+v", j, env)
+		}
+	}
+}

@@ -17,6 +17,7 @@ const (
 	scanErrParse = -1 // RFC 8259 syntax error, truncation included
 	scanErrUTF8  = -2 // invalid UTF-8 inside a string (GEN-02)
 	scanErrDeep  = -3 // nesting deeper than the configured limit (A9)
+	scanErrLine  = -4 // PeekLine declines: the message leaves the usual shape
 )
 
 // String scan flags.
@@ -332,6 +333,15 @@ func colon(b []byte, i int) int {
 		}
 	}
 	return scanErrParse
+}
+
+// colonIn is colon, or with compact set only its compact form (a ':'
+// right at b[i]: no whitespace, which could hold a '\n'; PeekLine).
+func colonIn(b []byte, i int, compact bool) int {
+	if compact && (uint(i) >= uint(len(b)) || b[i] != ':') {
+		return scanErrParse
+	}
+	return colon(b, i)
 }
 
 // sep reads the separator rule after a member or element value ending at
