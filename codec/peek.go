@@ -247,6 +247,13 @@ type PeekConfig struct {
 // sentinel rather than a field, so that PeekConfig stays two words.
 var genericPeek = new(PeekMemo)
 
+// parser.generic's values but 0 (the usual-shape readers, then the object
+// loop where they stop).
+const (
+	genericLoop uint8 = 1 + iota // the object loop alone (genericPeek)
+	lineWalk                     // PeekLine: the readers alone
+)
+
 // Peek is PeekWith(msg, env, PeekConfig{}).
 func Peek(msg []byte, env *Envelope) error {
 	return PeekWith(msg, env, PeekConfig{})
@@ -267,13 +274,14 @@ type parser struct {
 	env *Envelope
 	max int // the depth limit (PeekConfig.MaxDepth, resolved)
 	bad uint8
-	// generic: no usual-shape readers (genericPeek).
-	generic bool
-	// line: PeekLine's walk, which takes no whitespace and no object loop
-	// (both could step over a '\n'): members, object and after decline
-	// with scanErrLine instead, and the skippers of flat objects take
-	// their compact form only.
-	line bool
+	// generic: no usual-shape readers (genericPeek), or, as lineWalk,
+	// PeekLine's walk: the usual-shape readers without the object loop
+	// (which could step over a '\n' as whitespace), so members, object
+	// and after decline with scanErrLine instead. One field for both, so
+	// that PeekWith sets up its parser as before.
+	generic uint8
+	// hit: meta took params._meta's start from the memo.
+	hit  bool
 	memo *PeekMemo // PeekConfig.Memo
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
@@ -326,7 +334,16 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
-	p := parser{b: msg, env: env, generic: o.Memo == genericPeek, memo: o.Memo, max: o.maxDepth()}
+	p := parser{b: msg, env: env, memo: o.Memo}
+	if o.Memo == genericPeek {
+		p.generic = genericLoop
+	}
+	p.max = o.MaxDepth
+	if p.max == 0 {
+		p.max = DefaultMaxDepth
+	} else if p.max < 0 || p.max > MaxDepthLimit {
+		p.max = MaxDepthLimit
+	}
 
 	i := skipWS(msg, 0)
 	if i >= len(msg) {
@@ -335,7 +352,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	var end int
 	c := msg[i]
 	if c == '{' {
-		if i == 0 && !p.generic && shapeVersion20.short(msg, 0) {
+		if i == 0 && p.generic == 0 && shapeVersion20.short(msg, 0) {
 			end = p.top()
 		} else {
 			end = p.object(i+1, levelTop)
@@ -391,7 +408,7 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 		return -1
 	}
 	*env = Envelope{}
-	p := parser{b: buf, env: env, memo: o.Memo, line: true, max: o.maxDepth()}
+	p := parser{b: buf, env: env, memo: o.Memo, generic: lineWalk, max: o.maxDepth()}
 	n := p.top()
 	if uint(n) >= uint(len(buf)) {
 		return -1 // also n < 0
@@ -455,9 +472,6 @@ func (p *parser) finish() error {
 // colon, a value, sep); a recognised name is matched by knownKey without
 // scanning it, and values Peek does not inspect go through the skipper.
 func (p *parser) object(i int, level int) int {
-	if p.line {
-		return scanErrLine
-	}
 	// A key whose bit is set has been seen: a second one is a duplicate
 	// (A10). keyFold's bit starts set, so a case variant always is one.
 	return p.members(i, level, uint32(1)<<keyFold, keyLead[level&3])
@@ -469,7 +483,7 @@ func (p *parser) object(i int, level int) int {
 // usual-shape readers (shape.go) where the message leaves the shape they
 // expect.
 func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
-	if p.line {
+	if p.generic == lineWalk {
 		return scanErrLine
 	}
 	b, env := p.b, p.env
@@ -579,7 +593,7 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 						if k == keyArguments {
 							e = p.skipArgs(b, i)
 						} else {
-							e = skipFlat(b, i+1, false)
+							e = p.skipFlat(b, i+1)
 						}
 					}
 					if e < 0 {
@@ -631,7 +645,7 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 				// starts as they expect.
 				var e int
 				switch {
-				case p.generic:
+				case p.generic != 0:
 					e = p.object(i+1, level+1)
 				case k == keyParams && paramsShape(b, i+1):
 					e = p.params(i + 1)
@@ -771,9 +785,8 @@ const quoted20 = '"' | '2'<<8 | '.'<<16 | '0'<<24 | '"'<<32
 // value, an escape, a syntax error...): the caller then runs the skipper,
 // which decides. Nothing it accepts is refused by the skipper, and it
 // opens no container, so the depth limit is the caller's check for the
-// object itself. With compact set it takes no whitespace at all
-// (PeekLine).
-func skipFlat(b []byte, i int, compact bool) int {
+// object itself.
+func (p *parser) skipFlat(b []byte, i int) int {
 	if uint(i) >= uint(len(b)) || b[i] != '"' {
 		return -1
 	}
@@ -783,7 +796,14 @@ func skipFlat(b []byte, i int, compact bool) int {
 		if i = plainString(b, i); i < 0 {
 			return -1
 		}
-		if i = colonIn(b, i, compact); uint(i) >= uint(len(b)) {
+		if uint(i) < uint(len(b)) && b[i] == ':' {
+			i++ // compact
+		} else if p.generic == lineWalk {
+			return -1 // colon would take whitespace
+		} else {
+			i = colon(b, i)
+		}
+		if uint(i) >= uint(len(b)) {
 			return -1 // also when colon failed (i < 0)
 		}
 		switch c := b[i]; {
@@ -804,10 +824,14 @@ func skipFlat(b []byte, i int, compact bool) int {
 			continue
 		}
 		var sc byte
-		if compact && (uint(i) >= uint(len(b)) || b[i] <= ' ') {
+		if uint(i) < uint(len(b)) && b[i] > ' ' {
+			i, sc = i+1, b[i] // compact
+		} else if p.generic == lineWalk {
 			return -1 // sep would take whitespace
+		} else {
+			i, sc = sep(b, i)
 		}
-		if i, sc = sep(b, i); sc == '}' {
+		if sc == '}' {
 			return i
 		}
 		if sc != ',' || uint(i) >= uint(len(b)) || b[i] != '"' {
@@ -899,7 +923,14 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			return -1
 		}
 		ke := i - 1
-		if i = colonIn(b, i, p.line); uint(i) >= uint(len(b)) {
+		if uint(i) < uint(len(b)) && b[i] == ':' {
+			i++ // compact
+		} else if p.generic == lineWalk {
+			return -1 // colon would take whitespace
+		} else {
+			i = colon(b, i)
+		}
+		if uint(i) >= uint(len(b)) {
 			return -1 // also when colon failed (i < 0)
 		}
 		v := i
@@ -925,10 +956,14 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			continue
 		}
 		var sc byte
-		if p.line && (uint(i) >= uint(len(b)) || b[i] <= ' ') {
+		if uint(i) < uint(len(b)) && b[i] > ' ' {
+			i, sc = i+1, b[i] // compact
+		} else if p.generic == lineWalk {
 			return -1 // sep would take whitespace
+		} else {
+			i, sc = sep(b, i)
 		}
-		if i, sc = sep(b, i); sc == '}' {
+		if sc == '}' {
 			if n <= maxArgMembers && i-o <= 0xffff {
 				env.argN, env.argLen = uint8(n+1), uint16(i-o)
 			}

@@ -639,6 +639,12 @@ func TestPeekLine(t *testing.T) {
 	}{
 		{fixture + "\n", len(fixture)},
 		{fixture + "\r\n", len(fixture) + 1},
+		{strings.Replace(fixture, `{"text":"hello world"}`, `{}`, 1) + "\n", len(fixture) - 20},
+		{strings.Replace(fixture, `{"text":"hello world"}`, `{"a":1,"b":true,"c":"x","d":null}`, 1) + "\n", len(fixture) + 11},
+		{strings.Replace(fixture, `{"text":"hello world"}`, `{"a":1,"b":true,"c":"x","d":null,"e":2}`, 1) + "\n", len(fixture) + 17},
+		{strings.Replace(fixture, `{"text":"hello world"}`, "{\"a\":1,\"b\":true,\"c\":\"x\",\"d\":null,\"e\":2\n}", 1) + "\n", -1},
+		{strings.Replace(fixture, `{"text":"hello world"}`, "{\"a\":1,\"b\":true\n,\"c\":\"x\"}", 1) + "\n", -1},
+		{strings.Replace(fixture, `clientCapabilities":{}`, "clientCapabilities\":{\"a\":1\n}", 1) + "\n", -1},
 		{fixture + "\n" + fixture + "\n", len(fixture)},
 		{`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + fixture, 54},
 		// The same alone: its last string ends within 8 bytes of the

@@ -335,15 +335,6 @@ func colon(b []byte, i int) int {
 	return scanErrParse
 }
 
-// colonIn is colon, or with compact set only its compact form (a ':'
-// right at b[i]: no whitespace, which could hold a '\n'; PeekLine).
-func colonIn(b []byte, i int, compact bool) int {
-	if compact && (uint(i) >= uint(len(b)) || b[i] != ':') {
-		return scanErrParse
-	}
-	return colon(b, i)
-}
-
 // sep reads the separator rule after a member or element value ending at
 // b[i-1]: `ws ,` before the next one, or `ws` and the closing bracket. It
 // returns the index just past the byte it found and that byte: ',' or

@@ -281,7 +281,7 @@ func (p *parser) meta(i int) int {
 		return p.after(i, levelMeta, seen, keyClientInfo)
 	}
 	o = i + shapeClientInfo.n - 1
-	if e = skipFlat(b, o+1, p.line); e < 0 {
+	if e = p.skipFlat(b, o+1); e < 0 {
 		return p.members(i+1, levelMeta, seen, keyClientInfo)
 	}
 	env.ClientInfo = b[o:e]
@@ -293,7 +293,7 @@ func (p *parser) meta(i int) int {
 	o = i + shapeCaps.n - 1
 	if o+1 < len(b) && b[o+1] == '}' {
 		e = o + 2
-	} else if e = skipFlat(b, o+1, p.line); e < 0 {
+	} else if e = p.skipFlat(b, o+1); e < 0 {
 		return p.members(i+1, levelMeta, seen, keyClientCapabilities)
 	}
 	env.ClientCapabilities = b[o:e]
@@ -330,7 +330,7 @@ progress:
 //go:noinline
 func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 	b := p.b
-	if p.line {
+	if p.generic == lineWalk {
 		// Only the object's end, compact: sep would take whitespace.
 		if uint(i) < uint(len(b)) && b[i] == '}' {
 			return i + 1
@@ -384,7 +384,7 @@ const memoSize = 512
 func (p *parser) recall(i int) int {
 	b, env, m := p.b, p.env, p.memo
 	n := m.n
-	if n == 0 || p.max <= levelMeta || i+n > len(b) || p.line && !m.compact || string(b[i:i+n]) != string(m.b[:n]) {
+	if n == 0 || p.max <= levelMeta || i+n > len(b) || p.generic == lineWalk && !m.compact || string(b[i:i+n]) != string(m.b[:n]) {
 		return -1
 	}
 	env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
@@ -410,6 +410,6 @@ func (p *parser) remember(meta []byte) {
 	m.at[2] = uint16(addrOf(env.ClientInfo) - base)
 	m.at[3] = m.at[2] + uint16(len(env.ClientInfo))
 	m.at[4] = uint16(addrOf(env.ClientCapabilities) - base)
-	m.compact = p.line
+	m.compact = p.generic == lineWalk
 	m.n = copy(m.b[:], meta)
 }
