@@ -418,10 +418,38 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 			return -1
 		}
 	}
-	if buf[n] != '\n' || p.finish() != nil {
+	if buf[n] != '\n' || p.finish() != nil || !compactArgs(env) {
 		return -1
 	}
 	return n
+}
+
+// compactArgs reports whether env.Arguments, as skipArgs read it in
+// PeekLine's walk, holds no whitespace: skipArgs, which PeekWith shares,
+// takes it before a ':' or a separator (it is checked here, once, rather
+// than there per member). Its recorded members are compact when each
+// sits right after the one before; more than it records are looked at.
+// The rest of the walk takes whitespace nowhere (skipFlat refuses it in
+// PeekLine's, a PeekMemo never holds a '\n').
+func compactArgs(env *Envelope) bool {
+	a := env.Arguments
+	switch {
+	case a == nil || env.argN == 1: // none, or `{}`
+		return true
+	case env.argN == 0:
+		return bytes.IndexByte(a, '\n') < 0
+	}
+	// Name at [k:ke], value at [v:ve]: `{"` before the first, `":`
+	// between, `,"` after each but the last, `}` after that.
+	next := 2
+	for j := range int(env.argN) - 1 {
+		m := env.args[j&(maxArgMembers-1)]
+		if int(uint16(m)) != next || int(uint16(m>>32)) != int(uint16(m>>16))+2 {
+			return false
+		}
+		next = int(uint16(m>>48)) + 2
+	}
+	return next-1 == len(a)
 }
 
 func (p *parser) fail(code int) error {
@@ -923,14 +951,7 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			return -1
 		}
 		ke := i - 1
-		if uint(i) < uint(len(b)) && b[i] == ':' {
-			i++ // compact
-		} else if p.generic == lineWalk {
-			return -1 // colon would take whitespace
-		} else {
-			i = colon(b, i)
-		}
-		if uint(i) >= uint(len(b)) {
+		if i = colon(b, i); uint(i) >= uint(len(b)) {
 			return -1 // also when colon failed (i < 0)
 		}
 		v := i
@@ -956,14 +977,7 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			continue
 		}
 		var sc byte
-		if uint(i) < uint(len(b)) && b[i] > ' ' {
-			i, sc = i+1, b[i] // compact
-		} else if p.generic == lineWalk {
-			return -1 // sep would take whitespace
-		} else {
-			i, sc = sep(b, i)
-		}
-		if sc == '}' {
+		if i, sc = sep(b, i); sc == '}' {
 			if n <= maxArgMembers && i-o <= 0xffff {
 				env.argN, env.argLen = uint8(n+1), uint16(i-o)
 			}

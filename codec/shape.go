@@ -1,5 +1,7 @@
 package codec
 
+import "bytes"
+
 // The usual shape of a request, read straight through.
 //
 // Most requests a server gets come from one client library, which writes
@@ -365,12 +367,9 @@ func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 // the same time must not share one. Its zero value is empty; it keeps no
 // reference to any message.
 type PeekMemo struct {
-	n  int       // len of the remembered bytes; 0: none
-	at [5]uint16 // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
-	// compact: remembered by PeekLine, so b[:n] holds no whitespace (no
-	// '\n'), which PeekLine needs of what it takes without reading.
-	compact bool
-	b       [memoSize]byte
+	n  int            // len of the remembered bytes; 0: none
+	at [5]uint16      // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
+	b  [memoSize]byte // never holds a '\n' (PeekLine takes it without reading)
 }
 
 // memoSize bounds the start of a params._meta a PeekMemo keeps (the
@@ -384,7 +383,7 @@ const memoSize = 512
 func (p *parser) recall(i int) int {
 	b, env, m := p.b, p.env, p.memo
 	n := m.n
-	if n == 0 || p.max <= levelMeta || i+n > len(b) || p.generic == lineWalk && !m.compact || string(b[i:i+n]) != string(m.b[:n]) {
+	if n == 0 || p.max <= levelMeta || i+n > len(b) || string(b[i:i+n]) != string(m.b[:n]) {
 		return -1
 	}
 	env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
@@ -400,7 +399,9 @@ func (p *parser) recall(i int) int {
 //go:noinline
 func (p *parser) remember(meta []byte) {
 	m, env := p.memo, p.env
-	if len(meta) > len(m.b) {
+	if len(meta) > len(m.b) || bytes.IndexByte(meta, '\n') >= 0 {
+		// Too long, or a '\n' (as whitespace inside clientInfo or
+		// clientCapabilities) that PeekLine must not take unread.
 		m.n = 0
 		return
 	}
@@ -410,6 +411,5 @@ func (p *parser) remember(meta []byte) {
 	m.at[2] = uint16(addrOf(env.ClientInfo) - base)
 	m.at[3] = m.at[2] + uint16(len(env.ClientInfo))
 	m.at[4] = uint16(addrOf(env.ClientCapabilities) - base)
-	m.compact = p.generic == lineWalk
 	m.n = copy(m.b[:], meta)
 }
