@@ -274,15 +274,14 @@ type parser struct {
 	env *Envelope
 	max int // the depth limit (PeekConfig.MaxDepth, resolved)
 	bad uint8
-	// generic: no usual-shape readers (genericPeek), or, as lineWalk,
-	// PeekLine's walk: the usual-shape readers without the object loop
-	// (which could step over a '\n' as whitespace), so members, object
-	// and after decline with scanErrLine instead. One field for both, so
-	// that PeekWith sets up its parser as before.
+	// generic: no usual-shape readers (genericLoop, genericPeek's), or,
+	// as lineWalk, PeekLine's walk: the usual-shape readers without the
+	// object loop (which could step over a '\n' as whitespace), so members
+	// and after decline with scanErrLine instead, and skipFlat takes no
+	// whitespace. One field for both, so that PeekWith sets up its parser
+	// as before.
 	generic uint8
-	// hit: meta took params._meta's start from the memo.
-	hit  bool
-	memo *PeekMemo // PeekConfig.Memo
+	memo    *PeekMemo // PeekConfig.Memo
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
 	deep []uint64
