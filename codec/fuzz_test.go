@@ -664,6 +664,9 @@ func FuzzPeekLine(f *testing.F) {
 			f.Add([]byte(s), []byte(tail), []byte(fixture), j%6)
 		}
 	}
+	// _meta first, cut there, then a '\n' that skipArgs would step over.
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"x":1},"name":"echo","arguments":{"a"`),
+		[]byte("\n:1}}}\n"), []byte(fixture), 1)
 	f.Fuzz(func(t *testing.T, msg, tail, prev []byte, depth int) {
 		buf := append(append(make([]byte, 0, len(msg)+len(tail)), msg...), tail...)
 		memo := new(PeekMemo)

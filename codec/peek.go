@@ -409,6 +409,14 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 	*env = Envelope{}
 	p := parser{b: buf, env: env, memo: o.Memo, generic: lineWalk, max: o.maxDepth()}
 	n := p.top()
+	if p.generic != lineWalk {
+		// Cut (p.cut): the line is p.b, and the message must end there
+		// but for whitespace, as PeekWith's on the line.
+		if n < 0 || skipWS(p.b, n) != len(p.b) || p.finish() != nil {
+			return -1
+		}
+		return len(p.b)
+	}
 	if uint(n) >= uint(len(buf)) {
 		return -1 // also n < 0
 	}
@@ -421,6 +429,31 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 		return -1
 	}
 	return n
+}
+
+// cut ends PeekLine's walk where the message leaves the usual shape, at
+// b[i], every byte before it read: from there the object loop goes on as
+// PeekWith's would on the line, p.b cut to it. The line ends at the first
+// '\n' of b, searched for here (as the framing would have); it must not
+// lie before i (the arguments, read by skipArgs, may hold one). What was
+// read so far is what PeekWith reads on the line: a compare or a scan that
+// succeeded took no '\n' (none matches one), so it lies inside the line,
+// and one that failed on b fails on the shorter line too. The readers
+// that called the loop go on in their own b, the whole buffer: none of
+// them can take the '\n' but skipArgs and skipFlat, and those only by
+// stepping past it, so that the end PeekLine checks is past the line's
+// (FuzzPeekLine compares with PeekWith on the line). It reports false,
+// for PeekLine to decline, when there is no such line end.
+//
+//go:noinline
+func (p *parser) cut(i int) bool {
+	n := bytes.IndexByte(p.b, '\n')
+	if n < i {
+		return false // also n < 0: no line end yet
+	}
+	p.b = p.b[:n]
+	p.generic = 0
+	return true
 }
 
 // compactArgs reports whether env.Arguments, as skipArgs read it in
@@ -510,7 +543,7 @@ func (p *parser) object(i int, level int) int {
 // usual-shape readers (shape.go) where the message leaves the shape they
 // expect.
 func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
-	if p.generic == lineWalk {
+	if p.generic == lineWalk && !p.cut(i) {
 		return scanErrLine
 	}
 	b, env := p.b, p.env

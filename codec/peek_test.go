@@ -648,8 +648,23 @@ func TestPeekLine(t *testing.T) {
 		{fixture + "\n" + fixture + "\n", len(fixture)},
 		{`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + fixture, 54},
 		// The same alone: its last string ends within 8 bytes of the
-		// buffer's end, where plainString gives up; declined, not wrong.
-		{`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n", -1},
+		// buffer's end, where plainString gives up; the object loop reads
+		// it on the line.
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n", 54},
+		// Leaving the shape (nested arguments, _meta in another order,
+		// whitespace between members): the object loop goes on on the line.
+		{strings.Replace(fixture, `{"text":"hello world"}`, `{"text":"hello world","o":{"a":[1]}}`, 1) + "\n" + fixture, len(fixture) + 14},
+		{strings.Replace(fixture, `"io.modelcontextprotocol/protocolVersion":"2026-07-28",`, ``, 1) + "\n" + fixture, len(fixture) - 55},
+		{fixture + `,"x":1}` + "\n", -1}, // more after the message
+		// _meta first, left to the object loop (cut at its start), then the
+		// readers go on in the whole buffer, where skipArgs steps over the
+		// '\n': the end is past the line's, declined.
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"x":1},"name":"echo","arguments":{"a"` + "\n" + `:1}}}` + "\n", -1},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"x":1},"name":"echo","arguments":{"a":1}}}` + "\n" + fixture, 107},
+		{strings.Replace(fixture, `"method":"tools/call",`, `"method":"tools/call" ,`, 1) + " \r\n", len(fixture) + 3},
+		{strings.Replace(fixture, `"method":"tools/call",`, `"method":"tools/call" ,`, 1) + "\n" + fixture, len(fixture) + 1},
+		{strings.Replace(fixture, `"method":"tools/call",`, `"method":"tools/call" ,`, 1), -1}, // no '\n' yet
+		{strings.Replace(fixture, `"method":"tools/call",`, "\"method\":\"tools/call\"\n,", 1) + "\n", -1},
 		{fixture, -1},             // no '\n' yet
 		{fixture + "\r", -1},      // nor here
 		{fixture + " \n", -1},     // whitespace after the message

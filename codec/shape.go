@@ -333,11 +333,15 @@ progress:
 func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 	b := p.b
 	if p.generic == lineWalk {
-		// Only the object's end, compact: sep would take whitespace.
+		// The object's end, compact, or the object loop on the line
+		// (sep takes whitespace).
 		if uint(i) < uint(len(b)) && b[i] == '}' {
 			return i + 1
 		}
-		return scanErrLine
+		if !p.cut(i) {
+			return scanErrLine
+		}
+		b = p.b
 	}
 	c := byte(0)
 	if i, c = sep(b, i); c == ',' {

@@ -402,7 +402,6 @@ func (c *Conn) pump() {
 		b.End()
 		memoPool.Put(o.Memo)
 	}()
-	lines := true // codec.PeekLine until it declines a line (below)
 	for !c.stopped.Load() {
 		if c.held.Load() || c.inflight.Load() >= c.maxFlight {
 			if c.dec.Unread() == 0 {
@@ -413,15 +412,12 @@ func (c *Conn) pump() {
 			}
 			return
 		}
-		// The usual line is read and framed by one walk (codec.PeekLine
-		// finds its end); any other goes to Next, then PeekWith. A line
-		// PeekLine declines may have cost it most of a walk (arguments
-		// nested, say, which it leaves to PeekWith): the rest of the read
-		// goes straight to Next, so that a client whose lines are not in
-		// the usual shape pays for one such walk per read at most.
-		// (Rest is nil while a line that straddles reads is held: Next
-		// completes it, and Rest has the next line.)
-		if rest := c.dec.Rest(); lines && rest != nil {
+		// A line that starts in the usual shape is read and framed by
+		// one walk (codec.PeekLine finds its end); any other, and any
+		// line PeekLine declines, goes to Next, then PeekWith. (Rest is
+		// nil while a line that straddles reads is held: Next completes
+		// it, and Rest has the next line.)
+		if rest := c.dec.Rest(); rest != nil {
 			if pre == nil {
 				pre = b.Prepare()
 			}
@@ -433,7 +429,6 @@ func (c *Conn) pump() {
 					continue
 				}
 			}
-			lines = false
 		}
 		frame, err := c.dec.Next()
 		if err == framing.ErrLineTooLong {
