@@ -139,10 +139,10 @@ func TestPeekLineRawNewline(t *testing.T) {
 	m.Conn().Feed([]byte(line("1", `{"text":"x"}`, info) + line("2", `{"text":"x"}`, info)))
 	m.Conn().Feed([]byte(line("3", "{\"text\"\n:\"x\"}", info) + line("4", "{\"text\":\"x\"\n}", info) +
 		line("5", `{"text":"x"}`, "{\"name\":\"a\"\n,\"version\":\"1\"}") + line("6", `{"text":"x"}`, "{\"name\"\n:\"a\",\"version\":\"1\"}") +
-		line("7", `{"text":"x"}`, info)))
+		line("7", `{"text":"x"}`, info) + line("8", `{"text":"x","o":{"a":[1]}}`, info) + line("9", `{"text":"x"}`, info)))
 	mu.Lock()
 	defer mu.Unlock()
-	want := "1 2" + strings.Repeat(" null -32700", 8) + " 7"
+	want := "1 2" + strings.Repeat(" null -32700", 8) + " 7 8 9"
 	if got := strings.Join(answers, " "); got != want {
 		t.Fatalf("answers %q\nwant      %q", got, want)
 	}
