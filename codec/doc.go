@@ -21,7 +21,11 @@
 //     the usual shape of a request (shape.go: each object's members in the
 //     usual order, compact, compared as whole words) and a PeekMemo give
 //     exactly the error and the envelope the general object loop gives,
-//     every span at the same place (FuzzPeekShape).
+//     every span at the same place (FuzzPeekShape). PeekLine, for the
+//     line transports, takes only a compact message in that shape that ends
+//     at a '\n', which its walk then proves to be the line's first: it
+//     records what PeekWith does on the line (FuzzPeekLine) and declines
+//     anything else, PeekWith then deciding.
 //   - Peek, LookupPath, DecodeHeaderValue and the Append* encoders other
 //     than AppendMarshal do not allocate (given a dst with room, and
 //     nesting <= 256 levels), and never recurse on input nesting: 10,000

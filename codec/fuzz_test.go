@@ -680,3 +680,53 @@ func FuzzArgString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPeekLine checks PeekLine against what a line transport did before
+// it: find the line's end, then PeekWith. On any input (a message, then
+// what follows it in the buffer), depth limit and memo (filled by prev,
+// read by PeekWith or by PeekLine): when PeekLine takes the line, buf[:n]
+// holds no '\n' and buf[n] is one, and PeekWith on the line (without one
+// '\r' before the '\n') reads it without an error and records the same
+// envelope, every span at the same offset, as the object loop alone does.
+func FuzzPeekLine(f *testing.F) {
+	for j, s := range shapeSeeds() {
+		for _, tail := range []string{"\n", "\r\n", "\n" + fixture, "\r", " \n", "\n\n", ""} {
+			f.Add([]byte(s), []byte(tail), []byte(fixture), j%6)
+		}
+	}
+	// _meta first, cut there, then a '\n' that skipArgs would step over.
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"x":1},"name":"echo","arguments":{"a"`),
+		[]byte("\n:1}}}\n"), []byte(fixture), 1)
+	f.Fuzz(func(t *testing.T, msg, tail, prev []byte, depth int) {
+		buf := append(append(make([]byte, 0, len(msg)+len(tail)), msg...), tail...)
+		memo := new(PeekMemo)
+		o := PeekConfig{MaxDepth: depth % 8, Memo: memo}
+		var env Envelope
+		if depth&8 != 0 {
+			PeekLine(prev, &env, o)
+		} else {
+			PeekWith(prev, &env, o)
+		}
+		for range 2 { // the second read may use what the first remembered
+			var got Envelope
+			n := PeekLine(buf, &got, o)
+			if n < 0 {
+				continue
+			}
+			if n >= len(buf) || buf[n] != '\n' || bytes.IndexByte(buf[:n], '\n') >= 0 {
+				t.Fatalf("%q: PeekLine took %d bytes, not a line", buf, n)
+			}
+			line := buf[:n]
+			if n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			var want Envelope
+			if err := PeekWith(line, &want, PeekConfig{MaxDepth: o.MaxDepth, Memo: genericPeek}); err != nil {
+				t.Fatalf("%q: PeekLine took the line, PeekWith: %v", line, err)
+			}
+			if a, b := spansOf(line, &got), spansOf(line, &want); a != b {
+				t.Fatalf("%q (depth %d):\n got %+v\nwant %+v", buf, o.MaxDepth, a, b)
+			}
+		}
+	})
+}

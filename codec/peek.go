@@ -247,6 +247,13 @@ type PeekConfig struct {
 // sentinel rather than a field, so that PeekConfig stays two words.
 var genericPeek = new(PeekMemo)
 
+// parser.generic's values but 0 (the usual-shape readers, then the object
+// loop where they stop).
+const (
+	genericLoop uint8 = 1 + iota // the object loop alone (genericPeek)
+	lineWalk                     // PeekLine: the readers alone
+)
+
 // Peek is PeekWith(msg, env, PeekConfig{}).
 func Peek(msg []byte, env *Envelope) error {
 	return PeekWith(msg, env, PeekConfig{})
@@ -267,8 +274,13 @@ type parser struct {
 	env *Envelope
 	max int // the depth limit (PeekConfig.MaxDepth, resolved)
 	bad uint8
-	// generic: no usual-shape readers (genericPeek).
-	generic bool
+	// generic: no usual-shape readers (genericLoop, genericPeek's), or,
+	// as lineWalk, PeekLine's walk: the usual-shape readers without the
+	// object loop (which could step over a '\n' as whitespace), so members
+	// and after decline with scanErrLine instead, and skipFlat takes no
+	// whitespace. One field for both, so that PeekWith sets up its parser
+	// as before.
+	generic uint8
 	memo    *PeekMemo // PeekConfig.Memo
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
@@ -321,7 +333,10 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
-	p := parser{b: msg, env: env, generic: o.Memo == genericPeek, memo: o.Memo}
+	p := parser{b: msg, env: env, memo: o.Memo}
+	if o.Memo == genericPeek {
+		p.generic = genericLoop
+	}
 	p.max = o.MaxDepth
 	if p.max == 0 {
 		p.max = DefaultMaxDepth
@@ -336,7 +351,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	var end int
 	c := msg[i]
 	if c == '{' {
-		if i == 0 && !p.generic && shapeVersion20.short(msg, 0) {
+		if i == 0 && p.generic == 0 && shapeVersion20.short(msg, 0) {
 			end = p.top()
 		} else {
 			end = p.object(i+1, levelTop)
@@ -359,6 +374,114 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 		return ErrNotObject
 	}
 	return p.finish()
+}
+
+// maxDepth is o.MaxDepth resolved: the default for 0, the hard cap for a
+// negative or larger one.
+func (o PeekConfig) maxDepth() int {
+	switch m := o.MaxDepth; {
+	case m == 0:
+		return DefaultMaxDepth
+	case m < 0 || m > MaxDepthLimit:
+		return MaxDepthLimit
+	default:
+		return m
+	}
+}
+
+// PeekLine is PeekWith for the line transports, which frame each message
+// as one line: buf holds the input from the start of a line on. When that
+// line is a message in the usual shape (shape.go) read straight through,
+// compact, without an error, and ends at its final '}' (then "\n" or
+// "\r\n"), PeekLine fills env as PeekWith(line) would, line being buf
+// up to that '}', and returns n, the index of the '\n': buf[:n] holds no
+// other, since nothing the walk took can be one (no whitespace, no control
+// byte in a string). So the line's end is found by the walk that reads it,
+// not by a search of its own. For anything else (another order,
+// whitespace, an escape, any error, no '\n' yet) it returns -1 early and
+// env holds nothing of use: the caller then finds the line's end and
+// calls PeekWith, which decides (and reports any error) as always.
+// FuzzPeekLine checks both agree.
+func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
+	if !shapeVersion20.short(buf, 0) || o.Memo == genericPeek {
+		return -1
+	}
+	*env = Envelope{}
+	p := parser{b: buf, env: env, memo: o.Memo, generic: lineWalk, max: o.maxDepth()}
+	n := p.top()
+	if p.generic != lineWalk {
+		// Cut (p.cut): the line is p.b, and the message must end there
+		// but for whitespace, as PeekWith's on the line.
+		if n < 0 || skipWS(p.b, n) != len(p.b) || p.finish() != nil {
+			return -1
+		}
+		return len(p.b)
+	}
+	if uint(n) >= uint(len(buf)) {
+		return -1 // also n < 0
+	}
+	if buf[n] == '\r' {
+		if n++; n >= len(buf) {
+			return -1
+		}
+	}
+	if buf[n] != '\n' || p.finish() != nil || !compactArgs(env) {
+		return -1
+	}
+	return n
+}
+
+// cut ends PeekLine's walk where the message leaves the usual shape, at
+// b[i], every byte before it read: from there the object loop goes on as
+// PeekWith's would on the line, p.b cut to it. The line ends at the first
+// '\n' of b, searched for here (as the framing would have); it must not
+// lie before i (the arguments, read by skipArgs, may hold one). What was
+// read so far is what PeekWith reads on the line: a compare or a scan that
+// succeeded took no '\n' (none matches one), so it lies inside the line,
+// and one that failed on b fails on the shorter line too. The readers
+// that called the loop go on in their own b, the whole buffer: none of
+// them can take the '\n' but skipArgs and skipFlat, and those only by
+// stepping past it, so that the end PeekLine checks is past the line's
+// (FuzzPeekLine compares with PeekWith on the line). It reports false,
+// for PeekLine to decline, when there is no such line end.
+//
+//go:noinline
+func (p *parser) cut(i int) bool {
+	n := bytes.IndexByte(p.b, '\n')
+	if n < i {
+		return false // also n < 0: no line end yet
+	}
+	p.b = p.b[:n]
+	p.generic = 0
+	return true
+}
+
+// compactArgs reports whether env.Arguments, as skipArgs read it in
+// PeekLine's walk, holds no whitespace: skipArgs, which PeekWith shares,
+// takes it before a ':' or a separator (it is checked here, once, rather
+// than there per member). Its recorded members are compact when each
+// sits right after the one before; more than it records are looked at.
+// The rest of the walk takes whitespace nowhere (skipFlat refuses it in
+// PeekLine's, a PeekMemo never holds a '\n').
+func compactArgs(env *Envelope) bool {
+	a := env.Arguments
+	switch {
+	case a == nil || env.argN == 1: // none, or `{}`
+		return true
+	case env.argN == 0:
+		return bytes.IndexByte(a, '\n') < 0
+	}
+	// Name at [k:ke], value at [v:ve]: `{"` before the first, `":`
+	// between, `,"` after each but the last, `}` after that.
+	next := 2
+	for j := range int(env.argN) - 1 {
+		m := env.args[j&(maxArgMembers-1)]
+		if int(uint16(m)) != next || int(uint16(m>>32)) != int(uint16(m>>16))+2 {
+			return false
+		}
+		next = int(uint16(m>>48)) + 2
+	}
+	return next-1 == len(a)
 }
 
 func (p *parser) fail(code int) error {
@@ -420,6 +543,9 @@ func (p *parser) object(i int, level int) int {
 // usual-shape readers (shape.go) where the message leaves the shape they
 // expect.
 func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
+	if p.generic == lineWalk && !p.cut(i) {
+		return scanErrLine
+	}
 	b, env := p.b, p.env
 	if i = skipWS(b, i); uint(i) < uint(len(b)) && b[i] == '}' {
 		return i + 1
@@ -527,7 +653,7 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 						if k == keyArguments {
 							e = p.skipArgs(b, i)
 						} else {
-							e = skipFlat(b, i+1)
+							e = p.skipFlat(b, i+1)
 						}
 					}
 					if e < 0 {
@@ -579,7 +705,7 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 				// starts as they expect.
 				var e int
 				switch {
-				case p.generic:
+				case p.generic != 0:
 					e = p.object(i+1, level+1)
 				case k == keyParams && paramsShape(b, i+1):
 					e = p.params(i + 1)
@@ -720,7 +846,7 @@ const quoted20 = '"' | '2'<<8 | '.'<<16 | '0'<<24 | '"'<<32
 // which decides. Nothing it accepts is refused by the skipper, and it
 // opens no container, so the depth limit is the caller's check for the
 // object itself.
-func skipFlat(b []byte, i int) int {
+func (p *parser) skipFlat(b []byte, i int) int {
 	if uint(i) >= uint(len(b)) || b[i] != '"' {
 		return -1
 	}
@@ -730,7 +856,14 @@ func skipFlat(b []byte, i int) int {
 		if i = plainString(b, i); i < 0 {
 			return -1
 		}
-		if i = colon(b, i); uint(i) >= uint(len(b)) {
+		if uint(i) < uint(len(b)) && b[i] == ':' {
+			i++ // compact
+		} else if p.generic == lineWalk {
+			return -1 // colon would take whitespace
+		} else {
+			i = colon(b, i)
+		}
+		if uint(i) >= uint(len(b)) {
 			return -1 // also when colon failed (i < 0)
 		}
 		switch c := b[i]; {
@@ -751,7 +884,14 @@ func skipFlat(b []byte, i int) int {
 			continue
 		}
 		var sc byte
-		if i, sc = sep(b, i); sc == '}' {
+		if uint(i) < uint(len(b)) && b[i] > ' ' {
+			i, sc = i+1, b[i] // compact
+		} else if p.generic == lineWalk {
+			return -1 // sep would take whitespace
+		} else {
+			i, sc = sep(b, i)
+		}
+		if sc == '}' {
 			return i
 		}
 		if sc != ',' || uint(i) >= uint(len(b)) || b[i] != '"' {

@@ -626,3 +626,92 @@ func TestPeekMemoUsed(t *testing.T) {
 		t.Fatalf("memo not replaced: %q", got)
 	}
 }
+
+// TestPeekLine: PeekLine takes a compact message in the usual shape that
+// ends at a "\n" or "\r\n", and declines (-1) anything whose line end it
+// cannot prove from its walk: whitespace anywhere (a '\n' may hide in
+// it), another shape, an error, no '\n' yet.
+func TestPeekLine(t *testing.T) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}`
+	for i, tc := range []struct {
+		buf  string
+		want int // -1: declined
+	}{
+		{fixture + "\n", len(fixture)},
+		{fixture + "\r\n", len(fixture) + 1},
+		{strings.Replace(fixture, `{"text":"hello world"}`, `{}`, 1) + "\n", len(fixture) - 20},
+		{strings.Replace(fixture, `{"text":"hello world"}`, `{"a":1,"b":true,"c":"x","d":null}`, 1) + "\n", len(fixture) + 11},
+		{strings.Replace(fixture, `{"text":"hello world"}`, `{"a":1,"b":true,"c":"x","d":null,"e":2}`, 1) + "\n", len(fixture) + 17},
+		{strings.Replace(fixture, `{"text":"hello world"}`, "{\"a\":1,\"b\":true,\"c\":\"x\",\"d\":null,\"e\":2\n}", 1) + "\n", -1},
+		{strings.Replace(fixture, `{"text":"hello world"}`, "{\"a\":1,\"b\":true\n,\"c\":\"x\"}", 1) + "\n", -1},
+		{strings.Replace(fixture, `clientCapabilities":{}`, "clientCapabilities\":{\"a\":1\n}", 1) + "\n", -1},
+		{fixture + "\n" + fixture + "\n", len(fixture)},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + fixture, 54},
+		// The same alone: its last string ends within 8 bytes of the
+		// buffer's end, where plainString gives up; the object loop reads
+		// it on the line.
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n", 54},
+		// Leaving the shape (nested arguments, _meta in another order,
+		// whitespace between members): the object loop goes on on the line.
+		{strings.Replace(fixture, `{"text":"hello world"}`, `{"text":"hello world","o":{"a":[1]}}`, 1) + "\n" + fixture, len(fixture) + 14},
+		{strings.Replace(fixture, `"io.modelcontextprotocol/protocolVersion":"2026-07-28",`, ``, 1) + "\n" + fixture, len(fixture) - 55},
+		{fixture + `,"x":1}` + "\n", -1}, // more after the message
+		// _meta first, left to the object loop (cut at its start), then the
+		// readers go on in the whole buffer, where skipArgs steps over the
+		// '\n': the end is past the line's, declined.
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"x":1},"name":"echo","arguments":{"a"` + "\n" + `:1}}}` + "\n", -1},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"x":1},"name":"echo","arguments":{"a":1}}}` + "\n" + fixture, 107},
+		{strings.Replace(fixture, `"method":"tools/call",`, `"method":"tools/call" ,`, 1) + " \r\n", len(fixture) + 3},
+		{strings.Replace(fixture, `"method":"tools/call",`, `"method":"tools/call" ,`, 1) + "\n" + fixture, len(fixture) + 1},
+		{strings.Replace(fixture, `"method":"tools/call",`, `"method":"tools/call" ,`, 1), -1}, // no '\n' yet
+		{strings.Replace(fixture, `"method":"tools/call",`, "\"method\":\"tools/call\"\n,", 1) + "\n", -1},
+		{fixture, -1},             // no '\n' yet
+		{fixture + "\r", -1},      // nor here
+		{fixture + " \n", -1},     // whitespace after the message
+		{fixture[:40] + "\n", -1}, // a truncated line
+		{`{"id":1,"jsonrpc":"2.0","method":"m"}` + "\n", -1}, // another order
+		{strings.Replace(fixture, `"2.0"`, `"1.0"`, 1) + "\n", -1},
+		{strings.Replace(fixture, `"jsonrpc":"2.0","id":1,`, `"jsonrpc":"2.0","id":null,`, 1) + "\n", -1},
+		{strings.Replace(fixture, `}}}`, `}}}}`, 1) + "\n", -1},
+		// A '\n' as whitespace inside the flat objects the walk skips: the
+		// line ends there, so it must not be taken as one message.
+		{strings.Replace(fixture, `{"text":"hello world"}`, "{\"text\"\n:\"hello world\"}", 1) + "\n", -1},
+		{strings.Replace(fixture, `{"text":"hello world"}`, "{\"text\":\"hello world\"\n}", 1) + "\n", -1},
+		{strings.Replace(fixture, `{"name":"wrk","version":"1"}`, "{\"name\":\"wrk\"\n,\"version\":\"1\"}", 1) + "\n", -1},
+		{strings.Replace(fixture, `{"name":"wrk","version":"1"}`, "{\"name\"\n:\"wrk\",\"version\":\"1\"}", 1) + "\n", -1},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `,"name":"echo","arguments":{"a":1}}}` + "\n", 288},
+	} {
+		var env Envelope
+		if got := PeekLine([]byte(tc.buf), &env, PeekConfig{}); got != tc.want {
+			t.Errorf("%d: PeekLine(%q) = %d, want %d", i, tc.buf, got, tc.want)
+		}
+	}
+}
+
+// TestPeekLineMemo: a PeekMemo keeps no params._meta with a '\n' in it
+// (as whitespace in clientInfo), which PeekLine would take unread through
+// the line's end; PeekLine fills one that the next line then uses.
+func TestPeekLineMemo(t *testing.T) {
+	msg := strings.Replace(fixture, `{"name":"wrk","version":"1"}`, "{\"name\":\"wrk\"\n,\"version\":\"1\"}", 1)
+	var m PeekMemo
+	var env Envelope
+	if err := PeekWith([]byte(msg), &env, PeekConfig{Memo: &m}); err != nil || m.n != 0 {
+		t.Fatalf("PeekWith: %v, memo of %d bytes", err, m.n)
+	}
+	buf := []byte(msg + "\n")
+	if n := PeekLine(buf, &env, PeekConfig{Memo: &m}); n != -1 {
+		t.Fatalf("PeekLine took %d bytes through a remembered '\\n'", n)
+	}
+	line := []byte(fixture + "\n")
+	for j := range 2 {
+		if n := PeekLine(line, &env, PeekConfig{Memo: &m}); n != len(fixture) {
+			t.Fatalf("read %d: PeekLine = %d, want %d", j, n, len(fixture))
+		}
+		if m.n == 0 {
+			t.Fatalf("read %d: no memo", j)
+		}
+		if string(env.ProgressToken) != "1" || string(env.ClientInfo) != `{"name":"wrk","version":"1"}` {
+			t.Fatalf("read %d: %+v", j, env)
+		}
+	}
+}

@@ -17,6 +17,7 @@ const (
 	scanErrParse = -1 // RFC 8259 syntax error, truncation included
 	scanErrUTF8  = -2 // invalid UTF-8 inside a string (GEN-02)
 	scanErrDeep  = -3 // nesting deeper than the configured limit (A9)
+	scanErrLine  = -4 // PeekLine declines: the message leaves the usual shape
 )
 
 // String scan flags.

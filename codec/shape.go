@@ -1,5 +1,7 @@
 package codec
 
+import "bytes"
+
 // The usual shape of a request, read straight through.
 //
 // Most requests a server gets come from one client library, which writes
@@ -281,7 +283,7 @@ func (p *parser) meta(i int) int {
 		return p.after(i, levelMeta, seen, keyClientInfo)
 	}
 	o = i + shapeClientInfo.n - 1
-	if e = skipFlat(b, o+1); e < 0 {
+	if e = p.skipFlat(b, o+1); e < 0 {
 		return p.members(i+1, levelMeta, seen, keyClientInfo)
 	}
 	env.ClientInfo = b[o:e]
@@ -293,7 +295,7 @@ func (p *parser) meta(i int) int {
 	o = i + shapeCaps.n - 1
 	if o+1 < len(b) && b[o+1] == '}' {
 		e = o + 2
-	} else if e = skipFlat(b, o+1); e < 0 {
+	} else if e = p.skipFlat(b, o+1); e < 0 {
 		return p.members(i+1, levelMeta, seen, keyClientCapabilities)
 	}
 	env.ClientCapabilities = b[o:e]
@@ -330,6 +332,17 @@ progress:
 //go:noinline
 func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 	b := p.b
+	if p.generic == lineWalk {
+		// The object's end, compact, or the object loop on the line
+		// (sep takes whitespace).
+		if uint(i) < uint(len(b)) && b[i] == '}' {
+			return i + 1
+		}
+		if !p.cut(i) {
+			return scanErrLine
+		}
+		b = p.b
+	}
 	c := byte(0)
 	if i, c = sep(b, i); c == ',' {
 		if i = skipWS(b, i); uint(i) >= uint(len(b)) || b[i] != '"' {
@@ -358,9 +371,9 @@ func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 // the same time must not share one. Its zero value is empty; it keeps no
 // reference to any message.
 type PeekMemo struct {
-	n  int       // len of the remembered bytes; 0: none
-	at [5]uint16 // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
-	b  [memoSize]byte
+	n  int            // len of the remembered bytes; 0: none
+	at [5]uint16      // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
+	b  [memoSize]byte // never holds a '\n' (PeekLine takes it without reading)
 }
 
 // memoSize bounds the start of a params._meta a PeekMemo keeps (the
@@ -390,7 +403,9 @@ func (p *parser) recall(i int) int {
 //go:noinline
 func (p *parser) remember(meta []byte) {
 	m, env := p.memo, p.env
-	if len(meta) > len(m.b) {
+	if len(meta) > len(m.b) || bytes.IndexByte(meta, '\n') >= 0 {
+		// Too long, or a '\n' (as whitespace inside clientInfo or
+		// clientCapabilities) that PeekLine must not take unread.
 		m.n = 0
 		return
 	}

@@ -28,6 +28,11 @@
 //   - The limit can be disabled with a negative MaxLine; memory then follows
 //     the longest line a peer sends, which is unsafe on untrusted input.
 //
+// A Decoder's caller that finds where a line ends while it reads it (the
+// line transports, with codec.PeekLine) may take the line with Rest and
+// TakeLine instead of Next: the same frame under the same rules, without
+// a search of its own; any line TakeLine refuses is left to Next.
+//
 // A returned frame aliases internal or caller memory: a sub-slice of the
 // read buffer or of the chunk given to Decoder.Feed when the line lies
 // wholly inside it (zero copy), otherwise a scratch buffer holding a line

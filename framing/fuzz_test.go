@@ -1,6 +1,7 @@
 package framing
 
 import (
+	"bytes"
 	"io"
 	"testing"
 )
@@ -29,6 +30,8 @@ func addFuzzSeeds(f *testing.F) {
 	f.Add([]byte("12345678\r\n1234567\r\r\n"+"xxxxxxxxxxxxxxxxxxxxxxxx"), uint16(0x0101), uint8(8), uint8(3))
 	f.Add([]byte("héllo 世界 🎉\n\xff\xfe\n"), uint16(0x0200), uint8(255), uint8(4))
 	f.Add([]byte("\n\n\n\r\r\n \n"), uint16(1), uint8(1), uint8(6))
+	f.Add([]byte("{\"a\":1}\r\n\n  \n{\"b\":2}\n123456789\nok"), uint16(0x0305), uint8(8), uint8(16))
+	f.Add([]byte("12345678\r\n1234567\r\r\n"+"xxxxxxxxxxxxxxxxxxxxxxxx\nyy\n"), uint16(0x4040), uint8(8), uint8(16+2))
 }
 
 // FuzzReader checks Reader, over arbitrarily chunked reads, against the
@@ -61,7 +64,8 @@ func FuzzReader(f *testing.F) {
 // FuzzDecoder checks Decoder against the reference splitter. Chunks are fed
 // in the cycling sizes; flags>>1&7, when not 0, caps how many frames are
 // pulled before the next Feed, which exercises the copy-on-undrained-Feed
-// path. Each chunk is scribbled over as soon as the decoder no longer needs
+// path; flags&16 takes each line Rest and TakeLine will take with them.
+// Each chunk is scribbled over as soon as the decoder no longer needs
 // it, to catch frames that alias released input.
 func FuzzDecoder(f *testing.F) {
 	addFuzzSeeds(f)
@@ -78,6 +82,18 @@ func FuzzDecoder(f *testing.F) {
 		// pull returns true if the decoder asked for more input.
 		pull := func(n int) bool {
 			for i := 0; n == 0 || i < n; i++ {
+				if flags&16 != 0 {
+					// Take the line by Rest and TakeLine when it can be,
+					// as linestream does after codec.PeekLine.
+					if r := d.Rest(); r != nil {
+						if k := bytes.IndexByte(r, '\n'); k >= 0 {
+							if fr := d.TakeLine(k); fr != nil {
+								got = append(got, string(fr))
+								continue
+							}
+						}
+					}
+				}
 				fr, err := d.Next()
 				switch {
 				case err == ErrLineTooLong:

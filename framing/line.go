@@ -203,6 +203,56 @@ func (d *Decoder) Next() ([]byte, error) {
 	}
 }
 
+// Rest returns the unconsumed part of the chunk given to Feed when the
+// next line starts there: the decoder holds no partial line or backlog of
+// its own and is not discarding a line; nil otherwise, or when the chunk
+// is consumed. It is for a caller that finds where a line ends while it
+// reads it (codec.PeekLine) and then takes it with TakeLine instead of
+// Next. Like Next, it invalidates the frame returned last; the slice is
+// valid as Next's frames are.
+func (d *Decoder) Rest() []byte {
+	if len(d.own) == 0 && !d.discarding && d.cp < len(d.chunk) {
+		return d.chunk[d.cp:]
+	}
+	return d.restSlow()
+}
+
+// restSlow is Rest when own holds bytes, a line is being discarded, or
+// the chunk is consumed.
+func (d *Decoder) restSlow() []byte {
+	if len(d.own) != 0 {
+		if d.op != len(d.own) || d.discarding {
+			return nil
+		}
+		d.dropOwn() // all consumed; the frame returned last may alias it
+	}
+	if d.discarding || d.cp == len(d.chunk) {
+		return nil
+	}
+	return d.chunk[d.cp:]
+}
+
+// TakeLine consumes the line Rest()[:n] and the '\n' at Rest()[n], which
+// the caller has found to be the first '\n' there, and returns its frame
+// as Next would have. It consumes nothing and returns nil when Next would
+// not return that line as a frame (it is blank or longer than MaxLine:
+// Next then skips or rejects it), or when Rest()[n] is not a '\n'.
+func (d *Decoder) TakeLine(n int) []byte {
+	if len(d.own) != 0 || d.discarding {
+		return nil // Rest was not called, or returned nil
+	}
+	rest := d.chunk[d.cp:]
+	if uint(n) >= uint(len(rest)) || rest[n] != '\n' {
+		return nil
+	}
+	frame, kind := classify(rest[:n], d.maxLine)
+	if kind != lineFrame {
+		return nil
+	}
+	d.cp += n + 1
+	return frame
+}
+
 // holdFirst keeps rest, the start of a line with no '\n' yet, while own is
 // empty. It returns (nil, nil), or ErrLineTooLong when rest alone already
 // exceeds the limit (then nothing is copied and the line is discarded).

@@ -371,3 +371,56 @@ func TestDecoderReleaseAndReuse(t *testing.T) {
 		t.Fatalf("Next after Release = %q, %v", f, err)
 	}
 }
+
+// TestDecoderTakeLine: Rest is the chunk from the next line's start only
+// while the decoder holds nothing of its own, and TakeLine takes a line
+// there as Next would, or nothing when Next would skip or reject it.
+func TestDecoderTakeLine(t *testing.T) {
+	d := NewDecoder(ReaderConfig{MaxLine: 8})
+	defer d.Release()
+	d.Feed([]byte("{\"a\":1}\r\n123456789\n\nab"))
+	for i, want := range []struct {
+		n     int    // the '\n' in Rest
+		frame string // "": TakeLine declines
+	}{
+		{8, `{"a":1}`}, {9, ""}, {0, ""},
+	} {
+		r := d.Rest()
+		if k := bytes.IndexByte(r, '\n'); k != want.n {
+			t.Fatalf("%d: Rest %q: '\\n' at %d, want %d", i, r, k, want.n)
+		}
+		if fr := d.TakeLine(want.n + 1); fr != nil {
+			t.Fatalf("%d: TakeLine past the '\\n': %q", i, fr)
+		}
+		fr := d.TakeLine(want.n)
+		if string(fr) != want.frame {
+			t.Fatalf("%d: TakeLine = %q, want %q", i, fr, want.frame)
+		}
+		if i == 1 {
+			// Next rejects the long line.
+			if fr, err := d.Next(); fr != nil || err != ErrLineTooLong {
+				t.Fatalf("%d: Next = %q, %v", i, fr, err)
+			}
+		}
+	}
+	// Next skips the blank line; "ab" is a partial line: Next keeps it,
+	// and Rest, which would start
+	// in the middle of the line once more input comes, is nil.
+	if fr, err := d.Next(); fr != nil || err != nil {
+		t.Fatalf("Next = %q, %v", fr, err)
+	}
+	d.Feed([]byte("c\n{}\n"))
+	if r := d.Rest(); r != nil {
+		t.Fatalf("Rest = %q while a partial line is held", r)
+	}
+	if fr, _ := d.Next(); string(fr) != "abc" {
+		t.Fatalf("Next = %q", fr)
+	}
+	// The line held is consumed: the chunk's next line is at Rest again.
+	if r := d.Rest(); string(r) != "{}\n" {
+		t.Fatalf("Rest = %q", r)
+	}
+	if fr := d.TakeLine(2); string(fr) != "{}" || d.Rest() != nil || d.Unread() != 0 {
+		t.Fatalf("TakeLine = %q, then Rest %q, Unread %d", fr, d.Rest(), d.Unread())
+	}
+}

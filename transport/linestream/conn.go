@@ -412,6 +412,24 @@ func (c *Conn) pump() {
 			}
 			return
 		}
+		// A line that starts in the usual shape is read and framed by
+		// one walk (codec.PeekLine finds its end); any other, and any
+		// line PeekLine declines, goes to Next, then PeekWith. (Rest is
+		// nil while a line that straddles reads is held: Next completes
+		// it, and Rest has the next line.)
+		if rest := c.dec.Rest(); rest != nil {
+			if pre == nil {
+				pre = b.Prepare()
+			}
+			if n := codec.PeekLine(rest, pre.Envelope(), o); n >= 0 {
+				if frame := c.dec.TakeLine(n); frame != nil {
+					if c.handle(frame, pre, b, nil) {
+						pre = nil
+					}
+					continue
+				}
+			}
+		}
 		frame, err := c.dec.Next()
 		if err == framing.ErrLineTooLong {
 			c.stats.LinesTooLong.Add(1)
@@ -466,22 +484,27 @@ func (c *Conn) abort(why error) bool {
 	return false
 }
 
-// handle processes one message, peeked into pre's envelope. It reports
+// handle processes one message, peeked into pre's envelope with o, or
+// already peeked there (by codec.PeekLine) when o is nil. It reports
 // whether the message was a request that took pre.
 func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *codec.PeekConfig) bool {
 	env := pre.Envelope()
-	if err := codec.PeekWith(frame, env, *o); err != nil {
-		var ce *codec.Error
-		if !errors.As(err, &ce) {
-			ce = codec.ErrParse
+	// o is nil when PeekLine has peeked it: it takes only messages that
+	// PeekWith reads without an error.
+	if o != nil {
+		if err := codec.PeekWith(frame, env, *o); err != nil {
+			var ce *codec.Error
+			if !errors.As(err, &ce) {
+				ce = codec.ErrParse
+			}
+			c.countReject(ce)
+			var id []byte
+			if env.IDKind == codec.IDString || env.IDKind == codec.IDNumber {
+				id = env.ID
+			}
+			c.replyError(id, ce)
+			return false
 		}
-		c.countReject(ce)
-		var id []byte
-		if env.IDKind == codec.IDString || env.IDKind == codec.IDNumber {
-			id = env.ID
-		}
-		c.replyError(id, ce)
-		return false
 	}
 	switch env.Kind {
 	case codec.KindNotification:

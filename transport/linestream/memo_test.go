@@ -88,3 +88,62 @@ func TestPeekMemoPerMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekLineRawNewline: a raw '\n' ends a line wherever it stands, also
+// as whitespace inside the flat objects codec.PeekLine reads (a tool's
+// arguments, clientInfo), where JSON would allow it: each part is its own
+// line and gets -32700 with a null id, as before PeekLine, and the usual
+// line after them is answered. It fails when PeekLine's walk takes
+// whitespace, with the remembered _meta of an earlier read too.
+func TestPeekLineRawNewline(t *testing.T) {
+	leakCheck(t)
+	s := engine.New(engine.Config{})
+	t.Cleanup(func() { _ = s.Shutdown(t.Context()) })
+	if err := s.AddTool(engine.Tool{Name: "who", Inline: true, Handler: func(c *engine.Call) error {
+		c.Text(string(c.ClientInfo()))
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	line := func(id, args, info string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"who","arguments":` + args +
+			`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":` + info +
+			`,"io.modelcontextprotocol/clientCapabilities":{},"progressToken":` + id + `}}}` + "\n"
+	}
+	info := `{"name":"a","version":"1"}`
+	var mu sync.Mutex
+	var answers []string
+	m := NewMem(engine.NewScope(s, ""), func(f []byte) error {
+		var msg struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct{ Code int }
+		}
+		if err := json.Unmarshal(f, &msg); err != nil {
+			t.Errorf("answer %q: %v", f, err)
+		}
+		a := string(msg.ID)
+		if a == "" {
+			a = "null" // json.RawMessage takes null as nothing
+		}
+		if msg.Error != nil {
+			a += " " + strconv.Itoa(msg.Error.Code)
+		}
+		mu.Lock()
+		answers = append(answers, a)
+		mu.Unlock()
+		return nil
+	}, Config{}, nil)
+	defer m.Close()
+	// The first read leaves its clientInfo in the memo; the second sends
+	// the same bytes with a '\n' in them.
+	m.Conn().Feed([]byte(line("1", `{"text":"x"}`, info) + line("2", `{"text":"x"}`, info)))
+	m.Conn().Feed([]byte(line("3", "{\"text\"\n:\"x\"}", info) + line("4", "{\"text\":\"x\"\n}", info) +
+		line("5", `{"text":"x"}`, "{\"name\":\"a\"\n,\"version\":\"1\"}") + line("6", `{"text":"x"}`, "{\"name\"\n:\"a\",\"version\":\"1\"}") +
+		line("7", `{"text":"x"}`, info) + line("8", `{"text":"x","o":{"a":[1]}}`, info) + line("9", `{"text":"x"}`, info)))
+	mu.Lock()
+	defer mu.Unlock()
+	want := "1 2" + strings.Repeat(" null -32700", 8) + " 7 8 9"
+	if got := strings.Join(answers, " "); got != want {
+		t.Fatalf("answers %q\nwant      %q", got, want)
+	}
+}
