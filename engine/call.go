@@ -306,11 +306,19 @@ func (c *Call) closeDoneLocked() {
 
 // request accessors --------------------------------------------------------
 
+// The raw slices below alias the request as read. Each is cut at its own
+// end (no room past it), so a handler's append copies instead of writing
+// over the bytes that follow: the rest of the message and, on the line
+// transports, the next requests of the same read (round 9's review).
+
+// span returns b without room past its end.
+func span(b []byte) []byte { return b[:len(b):len(b)] }
+
 // Server returns the server serving the call.
 func (c *Call) Server() *Server { return c.srv }
 
 // ID returns the raw JSON id of the request.
-func (c *Call) ID() []byte { return c.env.ID }
+func (c *Call) ID() []byte { return span(c.env.ID) }
 
 // Method returns the method name.
 func (c *Call) Method() string {
@@ -325,13 +333,13 @@ func (c *Call) Method() string {
 func (c *Call) Principal() any { return c.principal }
 
 // Params returns the raw params object.
-func (c *Call) Params() []byte { return c.env.Params }
+func (c *Call) Params() []byte { return span(c.env.Params) }
 
 // Arguments returns the raw params.arguments (tools/call, prompts/get) or nil.
-func (c *Call) Arguments() []byte { return c.env.Arguments }
+func (c *Call) Arguments() []byte { return span(c.env.Arguments) }
 
 // Meta returns the raw params._meta object.
-func (c *Call) Meta() []byte { return c.env.Meta }
+func (c *Call) Meta() []byte { return span(c.env.Meta) }
 
 // Name returns params.name (tools/call, prompts/get).
 func (c *Call) Name() string { return c.env.Name.String() }
@@ -354,11 +362,11 @@ func (c *Call) HasClientCapability(name string) bool {
 // ClientInfo returns the raw io.modelcontextprotocol/clientInfo object of
 // the request's _meta, or nil. It is what the client says of itself, for
 // logs and metrics only: never trust it for a decision (META-05).
-func (c *Call) ClientInfo() []byte { return c.env.ClientInfo }
+func (c *Call) ClientInfo() []byte { return span(c.env.ClientInfo) }
 
 // ProgressToken returns the raw progressToken of the request (nil when the
 // client did not opt into progress).
-func (c *Call) ProgressToken() []byte { return c.env.ProgressToken }
+func (c *Call) ProgressToken() []byte { return span(c.env.ProgressToken) }
 
 // Bind decodes the arguments (params.arguments) into v, a pointer. Missing
 // arguments decode as an empty object. Member names match json tags (or
@@ -389,7 +397,7 @@ func (c *Call) ArgBytes(key string) ([]byte, bool) {
 		return nil, false
 	}
 	if !s.Escaped {
-		return s.Raw, true
+		return span(s.Raw), true
 	}
 	c.argBuf = s.AppendUnescaped(c.argBuf[:0])
 	return c.argBuf, true
@@ -407,7 +415,8 @@ func (c *Call) ArgString(key string) (string, bool) {
 // ParamRaw returns the raw value of the params member key (for example
 // "requestState" or "inputResponses", MRTR-06).
 func (c *Call) ParamRaw(key string) ([]byte, bool) {
-	return codec.LookupPath(c.env.Params, key)
+	v, ok := codec.LookupPath(c.env.Params, key)
+	return span(v), ok
 }
 
 // results -----------------------------------------------------------------

@@ -57,7 +57,9 @@ type Request struct {
 func (r *Request) Call() *Call { return r.c }
 
 // Envelope returns the peeked request. Its slices alias the request's own
-// copy of the message.
+// copy of the message, and may have room past their ends (on the line
+// transports, over the next requests of the same read): read them, never
+// append to them. The Call's accessors hand out slices without that room.
 func (r *Request) Envelope() *codec.Envelope { return &r.c.env }
 
 // Server returns the engine serving the request.
@@ -165,10 +167,10 @@ func (r *Request) TransportData() any { return r.c.tdata }
 func (r *Request) Ref() RequestRef {
 	// No lock: the generation changes only when the request completes
 	// (under c.mu, before its Reply, on the goroutine that then runs Reply
-	// and Done) or when the Call is recycled, and the caller holds a
-	// request that has not been recycled (the pool's Get and Put order the
-	// previous request's change before this read). Others read it under
-	// c.mu; reads do not race.
+	// and Done), and the caller holds a request that has not been recycled
+	// (the pool's Get and Put, or the batch's spare, order the previous
+	// request's change before this read). Others read it under c.mu; reads
+	// do not race.
 	c := r.c
 	gen := c.gen
 	if c.ended {
