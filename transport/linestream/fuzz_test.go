@@ -3,6 +3,7 @@ package linestream
 import (
 	"github.com/mcpwire/mcpwire/engine"
 
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -68,18 +69,55 @@ func FuzzHandleFrame(f *testing.F) {
 // point: the answers are the same bytes as when it arrives whole (inline
 // handlers only, so the output depends on the bytes alone), and never
 // contain a raw newline inside a frame.
+//
+// The harness keeps an input's coverage a function of the input, and its
+// seeds small, because the fuzzing engine minimizes every input that
+// brings new coverage, and its minimizer makes O(n²) attempts on an n-byte
+// input whose new coverage no shorter input keeps — during which the
+// coordinator reports 0 execs/sec. Hence:
+//   - the seeds are splitInput's lines one by one, not splitInput whole
+//     (TestFeedEverySplit tries it at every split point): minimizing a
+//     2 KB seed whose new coverage was a count (of a loop's turns, of
+//     requests) took the whole -fuzzminimizetime (60 s), so that a 20 s run
+//     fuzzed nothing and reported 0 execs/sec for all but its first seconds;
+//   - MaxLine is fuzzMaxLine (300), just over the longest seed line, so
+//     that an input reaching the over-the-limit paths need not be 600
+//     bytes long;
+//   - the server records no request durations
+//     (engine.Config.NoRequestDurations): the histogram's bucket search
+//     loops as many times as the request took microseconds to answer,
+//     coverage that depends on the clock;
+//   - the seeds are fed once before fuzzing, so that the baseline runs of
+//     the corpus meet the state the fuzzing runs meet (the tools/list
+//     catalog built, the pooled peek memo and batch warm) instead of
+//     counting what a first request does as new coverage later.
 func FuzzFeedSplit(f *testing.F) {
-	f.Add([]byte(splitInput()), uint16(17))
-	f.Add([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\r\n\n  \n"), uint16(3))
-	f.Add([]byte("\xe2\x82\xac\n{}\n[]\n"), uint16(1))
-	s := splitServer(f)
+	type seed struct {
+		in []byte
+		at uint16
+	}
+	var seeds []seed
+	for _, l := range strings.SplitAfter(splitInput(), "\n") {
+		if l != "" {
+			seeds = append(seeds, seed{[]byte(l), uint16(len(l) / 2)})
+		}
+	}
+	seeds = append(seeds,
+		seed{[]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\r\n\n  \n"), 3},
+		seed{[]byte("\xe2\x82\xac\n{}\n[]\n"), 1})
+	s := splitServerWith(engine.Config{NoRequestDurations: true})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	for _, sd := range seeds {
+		f.Add(sd.in, sd.at)
+		feedChunksMax(s, fuzzMaxLine, [][]byte{sd.in})
+	}
 	f.Fuzz(func(t *testing.T, in []byte, at uint16) {
 		if len(in) > 1<<16 {
 			return
 		}
 		i := int(at) % (len(in) + 1)
-		want := feedChunks(s, [][]byte{in})
-		if got := feedChunks(s, [][]byte{in[:i], in[i:]}); got != want {
+		want := feedChunksMax(s, fuzzMaxLine, [][]byte{in})
+		if got := feedChunksMax(s, fuzzMaxLine, [][]byte{in[:i], in[i:]}); got != want {
 			t.Fatalf("split at %d:\n got  %q\n want %q", i, got, want)
 		}
 		for _, l := range strings.SplitAfter(want, "\n") {
@@ -89,3 +127,7 @@ func FuzzFeedSplit(f *testing.F) {
 		}
 	})
 }
+
+// fuzzMaxLine is FuzzFeedSplit's MaxLine: over every line of splitInput
+// but the one meant to be over the limit.
+const fuzzMaxLine = 300

@@ -41,8 +41,11 @@ func splitInput() string {
 	}, "\n") + "\n"
 }
 
-func splitServer(t testing.TB) *engine.Server {
-	s := engine.New(engine.Config{})
+func splitServer(t testing.TB) *engine.Server { return splitServerWith(engine.Config{}) }
+
+// splitServerWith is splitServer's server with cfg.
+func splitServerWith(cfg engine.Config) *engine.Server {
+	s := engine.New(cfg)
 	_ = s.AddTool(engine.Tool{Name: "echo", Inline: true, Handler: func(c *engine.Call) error {
 		b, _ := c.ArgBytes("text")
 		c.TextBytes(b)
@@ -53,8 +56,13 @@ func splitServer(t testing.TB) *engine.Server {
 
 // feedChunks feeds input in the given chunks and returns the output.
 func feedChunks(s *engine.Server, chunks [][]byte) string {
+	return feedChunksMax(s, 600, chunks)
+}
+
+// feedChunksMax is feedChunks with a MaxLine of maxLine.
+func feedChunksMax(s *engine.Server, maxLine int, chunks [][]byte) string {
 	d := &collectDriver{}
-	c := New(engine.NewScope(s, ""), d, Config{MaxLine: 600}, context.Background(), nil)
+	c := New(engine.NewScope(s, ""), d, Config{MaxLine: maxLine}, context.Background(), nil)
 	for _, ch := range chunks {
 		// The caller reuses its buffer after Feed, as a reader does.
 		buf := append([]byte(nil), ch...)
@@ -92,6 +100,19 @@ func TestFeedEverySplit(t *testing.T) {
 	}
 	if got := feedChunks(s, bytesOneByOne); got != want {
 		t.Fatalf("one byte at a time:\n got  %s\n want %s", got, want)
+	}
+}
+
+// TestFuzzMaxLineFitsSeeds: FuzzFeedSplit's seeds (splitInput's lines)
+// are all under fuzzMaxLine but the one meant to be over it, so that a
+// longer _meta in req, say, does not turn every seed request into a line
+// over the limit without anyone noticing.
+func TestFuzzMaxLineFitsSeeds(t *testing.T) {
+	for _, l := range strings.Split(strings.TrimSuffix(splitInput(), "\n"), "\n") {
+		over := strings.Contains(l, strings.Repeat("z", 700))
+		if (len(l) > fuzzMaxLine) != over {
+			t.Errorf("line of %d bytes (over the limit: %v, want %v) with fuzzMaxLine %d: %.60q", len(l), len(l) > fuzzMaxLine, over, fuzzMaxLine, l)
+		}
 	}
 }
 
