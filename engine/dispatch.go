@@ -18,7 +18,7 @@ type method struct {
 	inline    bool       // cheap: run on the transport's goroutine
 	slot      uint8      // histogram index (metrics.go)
 	list      listKind   // the catalogue a list method pages through (catalog.go)
-	target    targetKind // what checkTarget checks (set by init from name)
+	target    targetKind // what checkTarget checks (a list method: targetCursor, set by init)
 }
 
 // gateKind names the server capability a method needs (checkMethod).
@@ -68,26 +68,19 @@ func init() {
 	ms := []*method{
 		{name: "server/discover", handle: discover, inline: true},
 		{name: "tools/list", handle: listPage, list: listTools, gate: tools, inline: true},
-		{name: "tools/call", handle: callTool, gate: tools, mrtr: true},
+		{name: "tools/call", handle: callTool, gate: tools, mrtr: true, target: targetTool},
 		{name: "prompts/list", handle: listPage, list: listPrompts, gate: prompts, inline: true},
-		{name: "prompts/get", handle: getPrompt, gate: prompts, mrtr: true},
+		{name: "prompts/get", handle: getPrompt, gate: prompts, mrtr: true, target: targetPrompt},
 		{name: "resources/list", handle: listPage, list: listResources, gate: res, inline: true},
 		{name: "resources/templates/list", handle: listPage, list: listTemplates, gate: res, inline: true},
-		{name: "resources/read", handle: readResource, gate: res, mrtr: true, cacheable: true},
+		{name: "resources/read", handle: readResource, gate: res, mrtr: true, cacheable: true, target: targetURI},
 		{name: "completion/complete", handle: complete, gate: gateCompletions},
 		{name: "subscriptions/listen", handle: listen},
 	}
 	methods = make(map[string]*method, len(ms))
 	for _, m := range ms {
-		switch m.name {
-		case "tools/call":
-			m.target = targetTool
-		case "prompts/get":
-			m.target = targetPrompt
-		case "resources/read":
-			m.target = targetURI
-		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			m.target = targetCursor
+		if m.list != listNone {
+			m.target = targetCursor // a list method's cursor is checked
 		}
 		methods[m.name] = m
 	}
