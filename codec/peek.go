@@ -333,15 +333,9 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
-	p := parser{b: msg, env: env, memo: o.Memo}
+	p := parser{b: msg, env: env, memo: o.Memo, max: o.maxDepth()}
 	if o.Memo == genericPeek {
 		p.generic = genericLoop
-	}
-	p.max = o.MaxDepth
-	if p.max == 0 {
-		p.max = DefaultMaxDepth
-	} else if p.max < 0 || p.max > MaxDepthLimit {
-		p.max = MaxDepthLimit
 	}
 
 	i := skipWS(msg, 0)
@@ -397,11 +391,14 @@ func (o PeekConfig) maxDepth() int {
 // up to that '}', and returns n, the index of the '\n': buf[:n] holds no
 // other, since nothing the walk took can be one (no whitespace, no control
 // byte in a string). So the line's end is found by the walk that reads it,
-// not by a search of its own. For anything else (another order,
-// whitespace, an escape, any error, no '\n' yet) it returns -1 early and
-// env holds nothing of use: the caller then finds the line's end and
-// calls PeekWith, which decides (and reports any error) as always.
-// FuzzPeekLine checks both agree.
+// not by a search of its own. Where the message leaves the usual shape
+// (another order, whitespace, nested arguments), the walk cuts its buffer
+// at the first '\n' and the object loop reads the rest of the line, as
+// PeekWith would (cut); the index returned is then that '\n'. For
+// anything else (a line that does not start as the usual shape does, any
+// error, no '\n' yet) it returns -1 and env holds nothing of use: the
+// caller then finds the line's end and calls PeekWith, which decides (and
+// reports any error) as always. FuzzPeekLine checks both agree.
 func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 	if !shapeVersion20.short(buf, 0) || o.Memo == genericPeek {
 		return -1
