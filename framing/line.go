@@ -238,12 +238,15 @@ func (d *Decoder) restSlow() []byte {
 // not return that line as a frame (it is blank or longer than MaxLine:
 // Next then skips or rejects it), or when Rest()[n] is not a '\n'.
 func (d *Decoder) TakeLine(n int) []byte {
-	if len(d.own) != 0 || d.discarding {
-		return nil // Rest was not called, or returned nil
-	}
 	rest := d.chunk[d.cp:]
-	if uint(n) >= uint(len(rest)) || rest[n] != '\n' {
-		return nil
+	if uint(n) >= uint(len(rest)) || rest[n] != '\n' || len(d.own) != 0 || d.discarding {
+		return nil // not a '\n', or Rest was not called or returned nil
+	}
+	// The usual line ends with a byte above ' ': it is not blank and has
+	// no '\r' to strip, so classify would return it as it is.
+	if n > 0 && rest[n-1] > ' ' && n <= d.maxLine {
+		d.cp += n + 1
+		return rest[:n:n]
 	}
 	frame, kind := classify(rest[:n], d.maxLine)
 	if kind != lineFrame {
