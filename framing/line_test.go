@@ -420,7 +420,7 @@ func TestDecoderTakeLine(t *testing.T) {
 	if r := d.Rest(); string(r) != "{}\n" {
 		t.Fatalf("Rest = %q", r)
 	}
-	if fr := d.TakeLine(2); string(fr) != "{}" || d.Rest() != nil || d.Unread() != 0 {
+	if fr := d.TakeLine(2); string(fr) != "{}" || len(d.Rest()) != 0 || d.Unread() != 0 {
 		t.Fatalf("TakeLine = %q, then Rest %q, Unread %d", fr, d.Rest(), d.Unread())
 	}
 }

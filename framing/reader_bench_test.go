@@ -145,7 +145,7 @@ func BenchmarkDecoderTakeLine(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r := d.Rest()
-		if r == nil {
+		if len(r) == 0 {
 			if f, err := d.Next(); f != nil || err != nil {
 				b.Fatalf("Next = %q, %v", f, err)
 			}
