@@ -479,7 +479,6 @@ func compactArgs(env *Envelope) bool {
 	// between, `,"` after each but the last, `}` after that.
 	next := 2
 	for _, m := range env.args[:min(n, maxArgMembers)] { // n is at most that
-
 		if int(uint16(m)) != next || int(uint16(m>>32)) != int(uint16(m>>16))+2 {
 			return false
 		}
