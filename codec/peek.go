@@ -333,7 +333,8 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	*env = Envelope{}
-	p := parser{b: msg, env: env, memo: o.Memo, max: o.maxDepth()}
+	var p parser // set field by field: a composite literal is built, then copied
+	p.b, p.env, p.memo, p.max = msg, env, o.Memo, o.maxDepth()
 	if o.Memo == genericPeek {
 		p.generic = genericLoop
 	}
@@ -404,7 +405,8 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 		return -1
 	}
 	*env = Envelope{}
-	p := parser{b: buf, env: env, memo: o.Memo, generic: lineWalk, max: o.maxDepth()}
+	var p parser // set field by field: a composite literal is built, then copied
+	p.b, p.env, p.memo, p.generic, p.max = buf, env, o.Memo, lineWalk, o.maxDepth()
 	n := p.top()
 	if p.generic != lineWalk {
 		// Cut (p.cut): the line is p.b, and the message must end there
@@ -422,7 +424,14 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 			return -1
 		}
 	}
-	if buf[n] != '\n' || p.finish() != nil || !compactArgs(env) {
+	if buf[n] != '\n' || !compactArgs(env) {
+		return -1
+	}
+	// A request with its "jsonrpc", "method" and a valid id, and nothing
+	// wrong: finish's answer, without its checks.
+	if p.bad == sawVersion|sawMethod && (env.IDKind == IDNumber || env.IDKind == IDString) {
+		env.Kind = KindRequest
+	} else if p.finish() != nil {
 		return -1
 	}
 	return n
@@ -461,18 +470,15 @@ func (p *parser) cut(i int) bool {
 // The rest of the walk takes whitespace nowhere (skipFlat refuses it in
 // PeekLine's, a PeekMemo never holds a '\n').
 func compactArgs(env *Envelope) bool {
-	a := env.Arguments
-	switch {
-	case a == nil || env.argN == 1: // none, or `{}`
-		return true
-	case env.argN == 0:
-		return bytes.IndexByte(a, '\n') < 0
+	a, n := env.Arguments, int(env.argN)-1
+	if n <= 0 {
+		// `{}` (n 0), none, or not recorded.
+		return n == 0 || a == nil || bytes.IndexByte(a, '\n') < 0
 	}
 	// Name at [k:ke], value at [v:ve]: `{"` before the first, `":`
 	// between, `,"` after each but the last, `}` after that.
 	next := 2
-	for j := range int(env.argN) - 1 {
-		m := env.args[j&(maxArgMembers-1)]
+	for _, m := range env.args[:min(n, maxArgMembers)] { // n is at most that
 		if int(uint16(m)) != next || int(uint16(m>>32)) != int(uint16(m>>16))+2 {
 			return false
 		}

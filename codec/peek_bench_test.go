@@ -173,3 +173,19 @@ func BenchmarkPeekReordered(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPeekLineFixture: PeekLine on the standard fixture followed by
+// its '\n' and the next line, with a memo, as a line connection reads its
+// client's requests (transport/linestream's pump).
+func BenchmarkPeekLineFixture(b *testing.B) {
+	buf := []byte(fixture + "\n" + fixture + "\n")
+	var env Envelope
+	o := PeekConfig{Memo: new(PeekMemo)}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(fixture) + 1))
+	for b.Loop() {
+		if n := PeekLine(buf, &env, o); n != len(fixture) {
+			b.Fatal(n)
+		}
+	}
+}

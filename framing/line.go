@@ -205,20 +205,20 @@ func (d *Decoder) Next() ([]byte, error) {
 
 // Rest returns the unconsumed part of the chunk given to Feed when the
 // next line starts there: the decoder holds no partial line or backlog of
-// its own and is not discarding a line; nil otherwise, or when the chunk
-// is consumed. It is for a caller that finds where a line ends while it
-// reads it (codec.PeekLine) and then takes it with TakeLine instead of
-// Next. Like Next, it invalidates the frame returned last; the slice is
-// valid as Next's frames are.
+// its own and is not discarding a line; nil otherwise. It is empty when
+// the chunk is consumed (callers test its length: so that Rest inlines).
+// It is for a caller that finds where a line ends while it reads it
+// (codec.PeekLine) and then takes it with TakeLine instead of Next. Like
+// Next, it invalidates the frame returned last; the slice is valid as
+// Next's frames are.
 func (d *Decoder) Rest() []byte {
-	if len(d.own) == 0 && !d.discarding && d.cp < len(d.chunk) {
-		return d.chunk[d.cp:]
+	if len(d.own) != 0 || d.discarding {
+		return d.restSlow()
 	}
-	return d.restSlow()
+	return d.chunk[d.cp:]
 }
 
-// restSlow is Rest when own holds bytes, a line is being discarded, or
-// the chunk is consumed.
+// restSlow is Rest when own holds bytes or a line is being discarded.
 func (d *Decoder) restSlow() []byte {
 	if len(d.own) != 0 {
 		if d.op != len(d.own) || d.discarding {
@@ -226,7 +226,7 @@ func (d *Decoder) restSlow() []byte {
 		}
 		d.dropOwn() // all consumed; the frame returned last may alias it
 	}
-	if d.discarding || d.cp == len(d.chunk) {
+	if d.discarding {
 		return nil
 	}
 	return d.chunk[d.cp:]
@@ -238,12 +238,15 @@ func (d *Decoder) restSlow() []byte {
 // not return that line as a frame (it is blank or longer than MaxLine:
 // Next then skips or rejects it), or when Rest()[n] is not a '\n'.
 func (d *Decoder) TakeLine(n int) []byte {
-	if len(d.own) != 0 || d.discarding {
-		return nil // Rest was not called, or returned nil
-	}
 	rest := d.chunk[d.cp:]
-	if uint(n) >= uint(len(rest)) || rest[n] != '\n' {
-		return nil
+	if uint(n) >= uint(len(rest)) || rest[n] != '\n' || len(d.own) != 0 || d.discarding {
+		return nil // not a '\n', or Rest was not called or returned nil
+	}
+	// The usual line ends with a byte above ' ': it is not blank and has
+	// no '\r' to strip, so classify would return it as it is.
+	if n > 0 && rest[n-1] > ' ' && n <= d.maxLine {
+		d.cp += n + 1
+		return rest[:n:n]
 	}
 	frame, kind := classify(rest[:n], d.maxLine)
 	if kind != lineFrame {

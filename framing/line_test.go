@@ -378,12 +378,12 @@ func TestDecoderReleaseAndReuse(t *testing.T) {
 func TestDecoderTakeLine(t *testing.T) {
 	d := NewDecoder(ReaderConfig{MaxLine: 8})
 	defer d.Release()
-	d.Feed([]byte("{\"a\":1}\r\n123456789\n\nab"))
+	d.Feed([]byte("{\"a\":1}\r\n123456789\n{\"b\":22}\n\n \t\r\nab"))
 	for i, want := range []struct {
 		n     int    // the '\n' in Rest
 		frame string // "": TakeLine declines
 	}{
-		{8, `{"a":1}`}, {9, ""}, {0, ""},
+		{8, `{"a":1}`}, {9, ""}, {8, `{"b":22}`}, {0, ""}, // MaxLine: taken
 	} {
 		r := d.Rest()
 		if k := bytes.IndexByte(r, '\n'); k != want.n {
@@ -403,7 +403,7 @@ func TestDecoderTakeLine(t *testing.T) {
 			}
 		}
 	}
-	// Next skips the blank line; "ab" is a partial line: Next keeps it,
+	// Next skips the blank lines; "ab" is a partial line: Next keeps it,
 	// and Rest, which would start
 	// in the middle of the line once more input comes, is nil.
 	if fr, err := d.Next(); fr != nil || err != nil {
@@ -420,7 +420,7 @@ func TestDecoderTakeLine(t *testing.T) {
 	if r := d.Rest(); string(r) != "{}\n" {
 		t.Fatalf("Rest = %q", r)
 	}
-	if fr := d.TakeLine(2); string(fr) != "{}" || d.Rest() != nil || d.Unread() != 0 {
+	if fr := d.TakeLine(2); string(fr) != "{}" || len(d.Rest()) != 0 || d.Unread() != 0 {
 		t.Fatalf("TakeLine = %q, then Rest %q, Unread %d", fr, d.Rest(), d.Unread())
 	}
 }

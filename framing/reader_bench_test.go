@@ -133,3 +133,27 @@ func itoa(n int) string {
 }
 
 var _ io.Reader = (*repeatReader)(nil)
+
+// BenchmarkDecoderTakeLine: the line transports' fast path, Rest and then
+// TakeLine at the '\n' their parser found (codec.PeekLine; here the
+// line's length stands in for it), over chunks of 256 whole lines.
+func BenchmarkDecoderTakeLine(b *testing.B) {
+	chunk := linesBlock(benchLine, 256*(len(benchLine)+1))
+	d := NewDecoder(ReaderConfig{})
+	defer d.Release()
+	b.SetBytes(int64(len(benchLine) + 1))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := d.Rest()
+		if len(r) == 0 {
+			if f, err := d.Next(); f != nil || err != nil {
+				b.Fatalf("Next = %q, %v", f, err)
+			}
+			d.Feed(chunk)
+			r = d.Rest()
+		}
+		if f := d.TakeLine(len(benchLine)); len(f) != len(benchLine) || len(r) < len(f) {
+			b.Fatalf("TakeLine = %d bytes", len(f))
+		}
+	}
+}

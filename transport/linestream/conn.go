@@ -416,8 +416,8 @@ func (c *Conn) pump() {
 		// one walk (codec.PeekLine finds its end); any other, and any
 		// line PeekLine declines, goes to Next, then PeekWith. (Rest is
 		// nil while a line that straddles reads is held: Next completes
-		// it, and Rest has the next line.)
-		if rest := c.dec.Rest(); rest != nil {
+		// it, and Rest has the next line; empty once the read is taken.)
+		if rest := c.dec.Rest(); len(rest) != 0 {
 			if pre == nil {
 				pre = b.Prepare()
 			}
