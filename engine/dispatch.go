@@ -522,19 +522,33 @@ func callTool(c *Call) error {
 			c.srv.stats.InvalidArguments.Add(1)
 			return errArgsNotObject
 		}
-		e, scanned := a.checkPeeked(c.env.Arguments, &c.env, &c.flatVals)
-		if a.flat != nil {
-			c.flatN = len(a.flat.names) // what release clears, decided or not
+		if a.typed != nil && c.env.PlainArguments() >= 0 {
+			// The typed tool's handler checks and decodes them in one
+			// pass (typedTool.checkDecode), or calls checkArgs.
+			return c.tool.Handler(c)
 		}
-		if e != nil {
-			c.argumentsRefused(e)
+		if !c.checkArgs(a) {
 			return nil
-		}
-		if scanned {
-			c.flatBy = a.flat // a typed tool decodes from c.flatVals
 		}
 	}
 	return c.tool.Handler(c)
+}
+
+// checkArgs checks c's arguments, an object, against a; when they fail it
+// answers the call (argumentsRefused) and reports false.
+func (c *Call) checkArgs(a *argSchema) bool {
+	e, scanned := a.checkPeeked(c.env.Arguments, &c.env, &c.flatVals)
+	if a.flat != nil {
+		c.flatN = len(a.flat.names) // what release clears, decided or not
+	}
+	if e != nil {
+		c.argumentsRefused(e)
+		return false
+	}
+	if scanned {
+		c.flatBy = a.flat // a typed tool decodes from c.flatVals
+	}
+	return true
 }
 
 // argumentsRefused answers a tools/call whose arguments e refuses: a tool

@@ -102,8 +102,18 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	// neither escapes (TestTypedEchoAllocs).
 	t.Handler = func(c *Call) error {
 		var in In
-		args := c.env.Arguments
-		if tt.in == nil || !tt.decodeIn(c, unsafe.Pointer(&in)) {
+		if a := c.tool.args; a != nil && a.typed == tt && c.env.PlainArguments() >= 0 {
+			// callTool left the check to this handler (argSchema.typed).
+			if !tt.checkDecode(&c.env, unsafe.Pointer(&in), &c.strs) {
+				in = *new(In) // what checkDecode may have filled
+				if !c.checkArgs(a) {
+					return nil
+				}
+			} else {
+				goto decoded
+			}
+		}
+		if args := c.env.Arguments; tt.in == nil || !tt.decodeIn(c, unsafe.Pointer(&in)) {
 			if args == nil {
 				args = emptyObject
 			}
@@ -113,6 +123,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			}
 			in = *p
 		}
+	decoded:
 		out, err := h(c, in)
 		if err != nil || c.result {
 			return err
@@ -148,7 +159,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 		c.esc = len(c.out) // the flat codec's encoding: escaped, as the rest
 		return nil
 	}
-	return s.AddTool(t)
+	return s.addTool(t, tt)
 }
 
 // typedTool is what a typed tool's handler keeps besides h.
@@ -161,6 +172,81 @@ type typedTool struct {
 	// (structuredFlat), not through a scratch buffer and a copy.
 	direct bool
 	inMap  atomic.Pointer[flatMap]
+	// With a flat input schema that names every field of In (fuse):
+	// flat is that schema and fieldOf[x] the index in in.fields of its
+	// name x (-1: not a field of In).
+	flat    *flatSchema
+	fieldOf []int8
+}
+
+// fuse reports whether tt can check arguments against f and decode them
+// in the same pass (checkDecode), and prepares it: In is flat and f names
+// each of its fields, so no member checkDecode passes over is one In
+// wants.
+func (tt *typedTool) fuse(f *flatSchema) bool {
+	if f == nil || tt.in == nil {
+		return false
+	}
+	fieldOf := make([]int8, len(f.names))
+	for x := range fieldOf {
+		fieldOf[x] = -1
+	}
+	for i, name := range tt.in.names {
+		x := -1
+		for j, fn := range f.names {
+			if fn == name {
+				x = j
+			}
+		}
+		if x < 0 {
+			return false
+		}
+		fieldOf[x] = int8(i)
+	}
+	tt.flat, tt.fieldOf = f, fieldOf
+	return true
+}
+
+// checkDecode is flatSchema.checkPlain and the flat decode of In in one
+// pass over the members Peek recorded of env's arguments
+// (PlainArguments() >= 0), without the values' slice between them: each
+// member is found in the schema, its value's class checked, and the value
+// stored in its field of the zeroed In at p. It reports true when the
+// arguments pass and In is complete; false leaves In partly filled and
+// the verdict to checkArgs (a member that fails, a repeated or unknown
+// one the plain check leaves undecided, a value the flat decode declines).
+func (tt *typedTool) checkDecode(env *codec.Envelope, p unsafe.Pointer, ch *strChunk) bool {
+	f := tt.flat
+	var seen uint32
+	for j := range env.PlainArguments() {
+		name, v := env.PlainArgument(j)
+		x := -1
+		for i, fn := range f.names {
+			if len(fn) == len(name) && fn == string(name) {
+				x = i
+				break
+			}
+		}
+		if x < 0 {
+			if f.closed {
+				return false
+			}
+			continue
+		}
+		if seen&(1<<x) != 0 || f.accepts[x]&plainClass[v[0]] == 0 {
+			return false
+		}
+		seen |= 1 << x
+		if i := tt.fieldOf[x]; i >= 0 && v[0] != 'n' { // null: left zero
+			fd := &tt.in.fields[i]
+			if fd.kind == reflect.String && v[0] == '"' {
+				*(*string)(unsafe.Add(p, fd.off)) = ch.string(v[1 : len(v)-1])
+			} else if !decodeValue(fd, v, unsafe.Add(p, fd.off), ch, true) {
+				return false
+			}
+		}
+	}
+	return seen&f.reqBits == f.reqBits
 }
 
 // decodeIn decodes c's arguments into the zeroed In at p with the flat

@@ -148,71 +148,79 @@ func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer, ch *strChunk, pl
 			continue
 		}
 		f := &c.fields[i]
-		at := unsafe.Add(p, f.off)
+		if !decodeValue(f, v, unsafe.Add(p, f.off), ch, plain) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeValue stores v, a raw value other than null, in the field f at at,
+// as decodeVals does, and reports whether it could.
+func decodeValue(f *flatField, v []byte, at unsafe.Pointer, ch *strChunk, plain bool) bool {
+	switch f.kind {
+	case reflect.String:
+		if v[0] != '"' {
+			return false
+		}
+		body := v[1 : len(v)-1]
+		if !plain && !plainUTF8(body) {
+			return false
+		}
+		*(*string)(at) = ch.string(body)
+	case reflect.Bool:
+		switch v[0] {
+		case 't':
+			*(*bool)(at) = true
+		case 'f':
+		default:
+			return false
+		}
+	case reflect.Float64:
+		if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+			return false
+		}
+		x, err := strconv.ParseFloat(unsafe.String(&v[0], len(v)), 64)
+		if err != nil {
+			return false
+		}
+		*(*float64)(at) = x
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		x, ok := parseInt(v, bitsOf(f.kind))
+		if !ok {
+			return false
+		}
 		switch f.kind {
-		case reflect.String:
-			if v[0] != '"' {
-				return false
-			}
-			body := v[1 : len(v)-1]
-			if !plain && !plainUTF8(body) {
-				return false
-			}
-			*(*string)(at) = ch.string(body)
-		case reflect.Bool:
-			switch v[0] {
-			case 't':
-				*(*bool)(at) = true
-			case 'f':
-			default:
-				return false
-			}
-		case reflect.Float64:
-			if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
-				return false
-			}
-			x, err := strconv.ParseFloat(unsafe.String(&v[0], len(v)), 64)
-			if err != nil {
-				return false
-			}
-			*(*float64)(at) = x
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			x, ok := parseInt(v, bitsOf(f.kind))
-			if !ok {
-				return false
-			}
-			switch f.kind {
-			case reflect.Int:
-				*(*int)(at) = int(x)
-			case reflect.Int8:
-				*(*int8)(at) = int8(x)
-			case reflect.Int16:
-				*(*int16)(at) = int16(x)
-			case reflect.Int32:
-				*(*int32)(at) = int32(x)
-			default:
-				*(*int64)(at) = x
-			}
-		default: // unsigned
-			if v[0] == '-' {
-				return false
-			}
-			x, ok := parseInt(v, 64)
-			if !ok || x < 0 || (bitsOf(f.kind) < 64 && x >= 1<<bitsOf(f.kind)) {
-				return false
-			}
-			switch f.kind {
-			case reflect.Uint:
-				*(*uint)(at) = uint(x)
-			case reflect.Uint8:
-				*(*uint8)(at) = uint8(x)
-			case reflect.Uint16:
-				*(*uint16)(at) = uint16(x)
-			case reflect.Uint32:
-				*(*uint32)(at) = uint32(x)
-			default:
-				*(*uint64)(at) = uint64(x)
-			}
+		case reflect.Int:
+			*(*int)(at) = int(x)
+		case reflect.Int8:
+			*(*int8)(at) = int8(x)
+		case reflect.Int16:
+			*(*int16)(at) = int16(x)
+		case reflect.Int32:
+			*(*int32)(at) = int32(x)
+		default:
+			*(*int64)(at) = x
+		}
+	default: // unsigned
+		if v[0] == '-' {
+			return false
+		}
+		x, ok := parseInt(v, 64)
+		if !ok || x < 0 || (bitsOf(f.kind) < 64 && x >= 1<<bitsOf(f.kind)) {
+			return false
+		}
+		switch f.kind {
+		case reflect.Uint:
+			*(*uint)(at) = uint(x)
+		case reflect.Uint8:
+			*(*uint8)(at) = uint8(x)
+		case reflect.Uint16:
+			*(*uint16)(at) = uint16(x)
+		case reflect.Uint32:
+			*(*uint32)(at) = uint32(x)
+		default:
+			*(*uint64)(at) = uint64(x)
 		}
 	}
 	return true
