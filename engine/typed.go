@@ -218,6 +218,7 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 func (tt *typedTool) checkDecode(env *codec.Envelope, p unsafe.Pointer, ch *strChunk) bool {
 	f := tt.flat
 	var seen uint32
+	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
 	for j := range env.PlainArguments() {
 		name, v := env.PlainArgument(j)
 		x := -1
@@ -246,6 +247,7 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, p unsafe.Pointer, ch *strC
 			}
 		}
 	}
+	ch.hi = len(ch.b)
 	return seen&f.reqBits == f.reqBits
 }
 
@@ -330,7 +332,7 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 // the flat codec declines Out (a float JSON cannot hold): the caller then
 // takes the general path, which encodes it again or answers an error.
 func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool {
-	out, ok := tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p)
+	out, ok := tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p, &c.strs)
 	if !ok {
 		// No result set: the general way encodes the result again, and a
 		// failure there must leave no half result (middleware sees

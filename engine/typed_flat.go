@@ -236,7 +236,17 @@ func decodeValue(f *flatField, v []byte, at unsafe.Pointer, ch *strChunk, plain 
 // 256 times the string's own size for a 1-byte one; the chunk is small so
 // that a handler keeping a few of many strings (a cache's keys) holds
 // little. Each Call has one, used by one request at a time.
-type strChunk struct{ b []byte }
+//
+// b[lo:hi] holds only strings a typed tool's one-pass decode copied from
+// members Peek recorded (typedTool.checkDecode), which are plain: printable
+// ASCII without a quote or a backslash, written by codec.AppendString as
+// they are. A result string that lies there (an echo of an argument) is
+// copied without that scan (plain). b's bytes never change once written,
+// and a new b empties the range.
+type strChunk struct {
+	b      []byte
+	lo, hi int
+}
 
 const (
 	strChunkSize = 256
@@ -250,10 +260,21 @@ func (ch *strChunk) string(body []byte) string {
 	}
 	if cap(ch.b)-len(ch.b) < len(body) {
 		ch.b = make([]byte, 0, strChunkSize)
+		ch.lo, ch.hi = 0, 0
 	}
 	n := len(ch.b)
 	ch.b = append(ch.b, body...)
 	return unsafe.String(&ch.b[n], len(body))
+}
+
+// plain reports whether s lies in b[lo:hi] (the strings there need no
+// escape). False for a nil ch.
+func (ch *strChunk) plain(s string) bool {
+	if ch == nil || len(s) == 0 {
+		return false
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.SliceData(ch.b)))
+	return off >= uintptr(ch.lo) && off+uintptr(len(s)) <= uintptr(ch.hi)
 }
 
 // plainUTF8 reports whether the body of a JSON string is valid UTF-8
@@ -309,10 +330,16 @@ func parseInt(v []byte, bits int) (int64, bool) {
 // whether it could (false for a float that JSON cannot hold: sonic
 // decides what then happens).
 func (c *flatCodec) encode(dst []byte, p unsafe.Pointer) ([]byte, bool) {
+	return c.encodePlain(dst, p, nil)
+}
+
+// encodePlain is encode; a string field in ch's plain range (strChunk.plain)
+// is copied without the escape scan.
+func (c *flatCodec) encodePlain(dst []byte, p unsafe.Pointer, ch *strChunk) ([]byte, bool) {
 	// Every member goes in with its ',' (one append, no test of whether it
 	// is the first); the first one's becomes the '{' at the end.
 	start := len(dst)
-	dst, ok := c.encodeFields(dst, p, 0)
+	dst, ok := c.encodeFields(dst, p, 0, ch)
 	if !ok {
 		return dst, false
 	}
@@ -329,22 +356,22 @@ const structuredHead = `}],"structuredContent":`
 
 // encodeStructured is structuredHead, then encode: when the first field is
 // always written, its key is joined to structuredHead (c.lead), one
-// append fewer.
-func (c *flatCodec) encodeStructured(dst []byte, p unsafe.Pointer) ([]byte, bool) {
+// append fewer. ch is as for encodePlain.
+func (c *flatCodec) encodeStructured(dst []byte, p unsafe.Pointer, ch *strChunk) ([]byte, bool) {
 	if c.lead == nil {
-		return c.encode(append(dst, structuredHead...), p)
+		return c.encodePlain(append(dst, structuredHead...), p, ch)
 	}
 	dst = append(dst, c.lead...)
-	dst, ok := appendField(dst, &c.fields[0], p)
+	dst, ok := appendField(dst, &c.fields[0], p, ch)
 	if ok {
-		dst, ok = c.encodeFields(dst, p, 1)
+		dst, ok = c.encodeFields(dst, p, 1, ch)
 	}
 	return append(dst, '}'), ok
 }
 
 // encodeFields appends the members of the fields from the index from on,
 // each with its leading ','.
-func (c *flatCodec) encodeFields(dst []byte, p unsafe.Pointer, from int) ([]byte, bool) {
+func (c *flatCodec) encodeFields(dst []byte, p unsafe.Pointer, from int, ch *strChunk) ([]byte, bool) {
 	for i := from; i < len(c.fields); i++ {
 		f := &c.fields[i]
 		if f.omit && isZero(f.kind, unsafe.Add(p, f.off)) {
@@ -352,7 +379,7 @@ func (c *flatCodec) encodeFields(dst []byte, p unsafe.Pointer, from int) ([]byte
 		}
 		dst = append(dst, f.key...)
 		var ok bool
-		if dst, ok = appendField(dst, f, p); !ok {
+		if dst, ok = appendField(dst, f, p, ch); !ok {
 			return dst, false
 		}
 	}
@@ -361,12 +388,19 @@ func (c *flatCodec) encodeFields(dst []byte, p unsafe.Pointer, from int) ([]byte
 
 // appendField appends the value of f in the struct at p; false for a
 // float JSON cannot hold, or a -0 omitempty and omitzero treat
-// differently (sonic's call).
-func appendField(dst []byte, f *flatField, p unsafe.Pointer) ([]byte, bool) {
+// differently (sonic's call). A string in ch's plain range is copied as it
+// is (strChunk.plain).
+func appendField(dst []byte, f *flatField, p unsafe.Pointer, ch *strChunk) ([]byte, bool) {
 	at := unsafe.Add(p, f.off)
 	switch f.kind {
 	case reflect.String:
-		dst = codec.AppendString(dst, *(*string)(at))
+		if s := *(*string)(at); ch.plain(s) {
+			dst = append(dst, '"')
+			dst = append(dst, s...)
+			dst = append(dst, '"')
+		} else {
+			dst = codec.AppendString(dst, s)
+		}
 	case reflect.Bool:
 		dst = strconv.AppendBool(dst, *(*bool)(at))
 	case reflect.Float64:

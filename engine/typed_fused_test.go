@@ -177,3 +177,35 @@ func validArgs(args string) bool {
 	var env codec.Envelope
 	return codec.Peek([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"id","arguments":`+args+`,`+testMeta+`}}`), &env) == nil
 }
+
+// TestStrChunkPlain: only the strings the one-pass decode copied from
+// recorded members count as plain (written without the escape scan); the
+// strings a decode that checks them made do not, nor any after a new
+// chunk replaced the one they are in, nor strings elsewhere.
+func TestStrChunkPlain(t *testing.T) {
+	var ch strChunk
+	a := ch.string([]byte("before")) // not from checkDecode
+	ch.lo = len(ch.b)
+	b := ch.string([]byte("plain one"))
+	ch.hi = len(ch.b)
+	c := ch.string([]byte("after\u2028")) // a checked decode's, after the range
+	for i, x := range []struct {
+		s    string
+		want bool
+	}{{a, false}, {b, true}, {b[2:5], true}, {c, false}, {"plain one", false}, {"", false}, {b + "x", false}} {
+		if got := ch.plain(x.s); got != x.want {
+			t.Errorf("%d: plain(%q) = %v", i, x.s, got)
+		}
+	}
+	for len(ch.b)+strChunkMax <= cap(ch.b) {
+		ch.string([]byte("filler: more than thirty bytes."))
+	}
+	ch.string([]byte("filler: more than thirty bytes.")) // a new chunk
+	if ch.plain(b) || ch.lo != 0 || ch.hi != 0 {
+		t.Errorf("after a new chunk: plain(b) %v, lo %d, hi %d", ch.plain(b), ch.lo, ch.hi)
+	}
+	var nilch *strChunk
+	if nilch.plain(b) {
+		t.Error("nil chunk: plain")
+	}
+}
