@@ -173,10 +173,18 @@ type typedTool struct {
 	direct bool
 	inMap  atomic.Pointer[flatMap]
 	// With a flat input schema that names every field of In (fuse):
-	// flat is that schema and fieldOf[x] the index in in.fields of its
-	// name x (-1: not a field of In).
-	flat    *flatSchema
-	fieldOf []int8
+	// flat is that schema and slots its names, in its order, as
+	// checkDecode reads them.
+	flat  *flatSchema
+	slots []fusedSlot
+}
+
+// fusedSlot is a name of a typed tool's flat input schema with what
+// checkDecode needs of it in one place.
+type fusedSlot struct {
+	name    string
+	accepts uint8      // the plain classes its type accepts (flatSchema.accepts)
+	field   *flatField // its field in In; nil: none
 }
 
 // fuse reports whether tt can check arguments against f and decode them
@@ -187,9 +195,9 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 	if f == nil || tt.in == nil {
 		return false
 	}
-	fieldOf := make([]int8, len(f.names))
-	for x := range fieldOf {
-		fieldOf[x] = -1
+	slots := make([]fusedSlot, len(f.names))
+	for x, name := range f.names {
+		slots[x] = fusedSlot{name: name, accepts: f.accepts[x]}
 	}
 	for i, name := range tt.in.names {
 		x := -1
@@ -201,9 +209,9 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 		if x < 0 {
 			return false
 		}
-		fieldOf[x] = int8(i)
+		slots[x].field = &tt.in.fields[i]
 	}
-	tt.flat, tt.fieldOf = f, fieldOf
+	tt.flat, tt.slots = f, slots
 	return true
 }
 
@@ -221,25 +229,25 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, p unsafe.Pointer, ch *strC
 	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
 	for j := range env.PlainArguments() {
 		name, v := env.PlainArgument(j)
-		x := -1
-		for i, fn := range f.names {
-			if len(fn) == len(name) && fn == string(name) {
-				x = i
+		var sl *fusedSlot
+		x := 0
+		for i := range tt.slots {
+			if s := &tt.slots[i]; len(s.name) == len(name) && s.name == string(name) {
+				sl, x = s, i
 				break
 			}
 		}
-		if x < 0 {
+		if sl == nil {
 			if f.closed {
 				return false
 			}
 			continue
 		}
-		if seen&(1<<x) != 0 || f.accepts[x]&plainClass[v[0]] == 0 {
+		if seen&(1<<x) != 0 || sl.accepts&plainClass[v[0]] == 0 {
 			return false
 		}
 		seen |= 1 << x
-		if i := tt.fieldOf[x]; i >= 0 && v[0] != 'n' { // null: left zero
-			fd := &tt.in.fields[i]
+		if fd := sl.field; fd != nil && v[0] != 'n' { // null: left zero
 			if fd.kind == reflect.String && v[0] == '"' {
 				*(*string)(unsafe.Add(p, fd.off)) = ch.string(v[1 : len(v)-1])
 			} else if !decodeValue(fd, v, unsafe.Add(p, fd.off), ch, true) {

@@ -9,7 +9,7 @@ import (
 )
 
 // zorderArgs has its fields out of the schema's (sorted) order, so the
-// one-pass check and decode maps schema names to fields (fieldOf).
+// one-pass check and decode maps schema names to fields (fusedSlot.field).
 type zorderArgs struct {
 	Z string  `json:"z"`
 	A int     `json:"a,omitempty"`
