@@ -42,7 +42,9 @@ type ResultText interface {
 // arguments are checked against the inputSchema (tools/call's rules: a
 // failure is the tool's error result, and h never runs), decoded into In
 // with the same exact-case rules as Call.Bind (a failure the schema did
-// not catch is the same kind of error), and Out is encoded once for both
+// not catch is the same kind of error; with a flat schema that names each
+// field of In, and arguments the transport's parser recorded, the check
+// and the decode are one pass), and Out is encoded once for both
 // places. In's short strings (up to 32 bytes) are copied into a 256-byte
 // chunk that serves several calls, so a typed call need not allocate: a
 // string h keeps after it returns keeps that chunk in memory (a handler
