@@ -145,6 +145,11 @@ type argSchema struct {
 	// whatever flat leaves undecided.
 	flat *flatSchema
 	sch  *jsonschema.Schema
+	// typed, set only by AddTool's registration of its own handler (never
+	// for a Tool registered by Server.AddTool, which compiles a new
+	// argSchema), is the typed tool whose handler checks arguments Peek
+	// recorded itself, decoding them in the same pass (callTool).
+	typed *typedTool
 }
 
 // noLoader refuses every external reference.

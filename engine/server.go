@@ -159,8 +159,18 @@ func (s *Server) Stats() *Stats { return &s.stats }
 // AddTool registers (or replaces) a tool and notifies tools/list_changed
 // listeners.
 func (s *Server) AddTool(t Tool) error {
+	return s.addTool(t, nil)
+}
+
+// addTool is AddTool; tt, when not nil, is the typed tool whose handler
+// t.Handler is (AddTool[In, Out]): when it can check the arguments Peek
+// recorded itself (typedTool.fuse), its argSchema says so.
+func (s *Server) addTool(t Tool, tt *typedTool) error {
 	if err := t.validate(); err != nil {
 		return err
+	}
+	if tt != nil && t.args != nil && tt.fuse(t.args.flat) {
+		t.args.typed = tt
 	}
 	s.regMu.Lock()
 	s.tools[t.Name] = &t

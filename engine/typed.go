@@ -42,7 +42,9 @@ type ResultText interface {
 // arguments are checked against the inputSchema (tools/call's rules: a
 // failure is the tool's error result, and h never runs), decoded into In
 // with the same exact-case rules as Call.Bind (a failure the schema did
-// not catch is the same kind of error), and Out is encoded once for both
+// not catch is the same kind of error; with a flat schema that names each
+// field of In, and arguments the transport's parser recorded, the check
+// and the decode are one pass), and Out is encoded once for both
 // places. In's short strings (up to 32 bytes) are copied into a 256-byte
 // chunk that serves several calls, so a typed call need not allocate: a
 // string h keeps after it returns keeps that chunk in memory (a handler
@@ -102,8 +104,18 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	// neither escapes (TestTypedEchoAllocs).
 	t.Handler = func(c *Call) error {
 		var in In
-		args := c.env.Arguments
-		if tt.in == nil || !tt.decodeIn(c, unsafe.Pointer(&in)) {
+		if a := c.tool.args; a != nil && a.typed == tt && c.env.PlainArguments() >= 0 {
+			// callTool left the check to this handler (argSchema.typed).
+			if !tt.checkDecode(&c.env, unsafe.Pointer(&in), &c.strs) {
+				in = *new(In) // what checkDecode may have filled
+				if !c.checkArgs(a) {
+					return nil
+				}
+			} else {
+				goto decoded
+			}
+		}
+		if args := c.env.Arguments; tt.in == nil || !tt.decodeIn(c, unsafe.Pointer(&in)) {
 			if args == nil {
 				args = emptyObject
 			}
@@ -113,6 +125,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			}
 			in = *p
 		}
+	decoded:
 		out, err := h(c, in)
 		if err != nil || c.result {
 			return err
@@ -148,7 +161,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 		c.esc = len(c.out) // the flat codec's encoding: escaped, as the rest
 		return nil
 	}
-	return s.AddTool(t)
+	return s.addTool(t, tt)
 }
 
 // typedTool is what a typed tool's handler keeps besides h.
@@ -161,6 +174,91 @@ type typedTool struct {
 	// (structuredFlat), not through a scratch buffer and a copy.
 	direct bool
 	inMap  atomic.Pointer[flatMap]
+	// With a flat input schema that names every field of In (fuse):
+	// flat is that schema and slots its names, in its order, as
+	// checkDecode reads them.
+	flat  *flatSchema
+	slots []fusedSlot
+}
+
+// fusedSlot is a name of a typed tool's flat input schema with what
+// checkDecode needs of it in one place.
+type fusedSlot struct {
+	name    string
+	accepts uint8      // the plain classes its type accepts (flatSchema.accepts)
+	field   *flatField // its field in In; nil: none
+}
+
+// fuse reports whether tt can check arguments against f and decode them
+// in the same pass (checkDecode), and prepares it: In is flat and f names
+// each of its fields, so no member checkDecode passes over is one In
+// wants.
+func (tt *typedTool) fuse(f *flatSchema) bool {
+	if f == nil || tt.in == nil {
+		return false
+	}
+	slots := make([]fusedSlot, len(f.names))
+	for x, name := range f.names {
+		slots[x] = fusedSlot{name: name, accepts: f.accepts[x]}
+	}
+	for i, name := range tt.in.names {
+		x := -1
+		for j, fn := range f.names {
+			if fn == name {
+				x = j
+			}
+		}
+		if x < 0 {
+			return false
+		}
+		slots[x].field = &tt.in.fields[i]
+	}
+	tt.flat, tt.slots = f, slots
+	return true
+}
+
+// checkDecode is flatSchema.checkPlain and the flat decode of In in one
+// pass over the members Peek recorded of env's arguments
+// (PlainArguments() >= 0), without the values' slice between them: each
+// member is found in the schema, its value's class checked, and the value
+// stored in its field of the zeroed In at p. It reports true when the
+// arguments pass and In is complete; false leaves In partly filled and
+// the verdict to checkArgs (a member that fails, a repeated or unknown
+// one the plain check leaves undecided, a value the flat decode declines).
+func (tt *typedTool) checkDecode(env *codec.Envelope, p unsafe.Pointer, ch *strChunk) bool {
+	f := tt.flat
+	var seen uint32
+	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
+	for j := range env.PlainArguments() {
+		name, v := env.PlainArgument(j)
+		var sl *fusedSlot
+		x := 0
+		for i := range tt.slots {
+			if s := &tt.slots[i]; len(s.name) == len(name) && s.name == string(name) {
+				sl, x = s, i
+				break
+			}
+		}
+		if sl == nil {
+			if f.closed {
+				return false
+			}
+			continue
+		}
+		if seen&(1<<x) != 0 || sl.accepts&plainClass[v[0]] == 0 {
+			return false
+		}
+		seen |= 1 << x
+		if fd := sl.field; fd != nil && v[0] != 'n' { // null: left zero
+			if fd.kind == reflect.String && v[0] == '"' {
+				*(*string)(unsafe.Add(p, fd.off)) = ch.string(v[1 : len(v)-1])
+			} else if !decodeValue(fd, v, unsafe.Add(p, fd.off), ch, true) {
+				return false
+			}
+		}
+	}
+	ch.hi = len(ch.b)
+	return seen&f.reqBits == f.reqBits
 }
 
 // decodeIn decodes c's arguments into the zeroed In at p with the flat
@@ -244,7 +342,7 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 // the flat codec declines Out (a float JSON cannot hold): the caller then
 // takes the general path, which encodes it again or answers an error.
 func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool {
-	out, ok := tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p)
+	out, ok := tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p, &c.strs)
 	if !ok {
 		// No result set: the general way encodes the result again, and a
 		// failure there must leave no half result (middleware sees

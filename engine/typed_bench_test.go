@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/internal/cputime"
@@ -128,4 +130,51 @@ func BenchmarkRequestRef(b *testing.B) {
 	if !ref.Valid() {
 		b.Fatal("no reference")
 	}
+}
+
+// BenchmarkTypedArgs compares, in one binary, the two ways a typed echo's
+// recorded arguments reach In: onePass is typedTool.checkDecode, twoStep
+// the flat check into a Call's values (flatSchema.checkFrom with the
+// envelope) and then the decode from them (decodeScanned), as before
+// typed10. A time comparison across binaries moves with code layout
+// (profiles/README.typed10.md); this one does not.
+func BenchmarkTypedArgs(b *testing.B) {
+	var env codec.Envelope
+	if err := codec.Peek([]byte(echoFixture), &env); err != nil || env.PlainArguments() < 0 {
+		b.Fatal("not recorded", err)
+	}
+	typ := reflect.TypeFor[benchEchoIn]()
+	sch, err := schemaFor(typ, schemaInput)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := compileArgSchema(sch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tt := &typedTool{in: newFlatCodec(typ)}
+	if !tt.fuse(a.flat) {
+		b.Fatal("not fused")
+	}
+	m := tt.in.mapFrom(a.flat)
+	c := new(Call) // the values live in the Call, as in callTool
+	b.Run("onePass", func(b *testing.B) {
+		for b.Loop() {
+			var in benchEchoIn
+			if !tt.checkDecode(&env, unsafe.Pointer(&in), &c.strs) || in.Text != "hello world" {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("twoStep", func(b *testing.B) {
+		for b.Loop() {
+			var in benchEchoIn
+			if e, ok := a.flat.checkFrom(env.Arguments, &env, &c.flatVals); e != nil || !ok {
+				b.Fatal("refused")
+			}
+			if !tt.in.decodeScanned(m, &c.flatVals, unsafe.Pointer(&in), &c.strs, true) || in.Text != "hello world" {
+				b.Fatal("declined")
+			}
+		}
+	})
 }

@@ -119,7 +119,7 @@ func TestFlatEncodeStructured(t *testing.T) {
 	check := func(name string, fc *flatCodec, p unsafe.Pointer) {
 		t.Helper()
 		want, wok := fc.encode([]byte("prefix"+structuredHead), p)
-		got, ok := fc.encodeStructured([]byte("prefix"), p)
+		got, ok := fc.encodeStructured([]byte("prefix"), p, nil)
 		if ok != wok || (ok && !bytes.Equal(got, want)) {
 			t.Errorf("%s: %q %v, want %q %v", name, got, ok, want, wok)
 		}

@@ -148,71 +148,79 @@ func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer, ch *strChunk, pl
 			continue
 		}
 		f := &c.fields[i]
-		at := unsafe.Add(p, f.off)
+		if !decodeValue(f, v, unsafe.Add(p, f.off), ch, plain) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeValue stores v, a raw value other than null, in the field f at at,
+// as decodeVals does, and reports whether it could.
+func decodeValue(f *flatField, v []byte, at unsafe.Pointer, ch *strChunk, plain bool) bool {
+	switch f.kind {
+	case reflect.String:
+		if v[0] != '"' {
+			return false
+		}
+		body := v[1 : len(v)-1]
+		if !plain && !plainUTF8(body) {
+			return false
+		}
+		*(*string)(at) = ch.string(body)
+	case reflect.Bool:
+		switch v[0] {
+		case 't':
+			*(*bool)(at) = true
+		case 'f':
+		default:
+			return false
+		}
+	case reflect.Float64:
+		if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+			return false
+		}
+		x, err := strconv.ParseFloat(unsafe.String(&v[0], len(v)), 64)
+		if err != nil {
+			return false
+		}
+		*(*float64)(at) = x
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		x, ok := parseInt(v, bitsOf(f.kind))
+		if !ok {
+			return false
+		}
 		switch f.kind {
-		case reflect.String:
-			if v[0] != '"' {
-				return false
-			}
-			body := v[1 : len(v)-1]
-			if !plain && !plainUTF8(body) {
-				return false
-			}
-			*(*string)(at) = ch.string(body)
-		case reflect.Bool:
-			switch v[0] {
-			case 't':
-				*(*bool)(at) = true
-			case 'f':
-			default:
-				return false
-			}
-		case reflect.Float64:
-			if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
-				return false
-			}
-			x, err := strconv.ParseFloat(unsafe.String(&v[0], len(v)), 64)
-			if err != nil {
-				return false
-			}
-			*(*float64)(at) = x
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			x, ok := parseInt(v, bitsOf(f.kind))
-			if !ok {
-				return false
-			}
-			switch f.kind {
-			case reflect.Int:
-				*(*int)(at) = int(x)
-			case reflect.Int8:
-				*(*int8)(at) = int8(x)
-			case reflect.Int16:
-				*(*int16)(at) = int16(x)
-			case reflect.Int32:
-				*(*int32)(at) = int32(x)
-			default:
-				*(*int64)(at) = x
-			}
-		default: // unsigned
-			if v[0] == '-' {
-				return false
-			}
-			x, ok := parseInt(v, 64)
-			if !ok || x < 0 || (bitsOf(f.kind) < 64 && x >= 1<<bitsOf(f.kind)) {
-				return false
-			}
-			switch f.kind {
-			case reflect.Uint:
-				*(*uint)(at) = uint(x)
-			case reflect.Uint8:
-				*(*uint8)(at) = uint8(x)
-			case reflect.Uint16:
-				*(*uint16)(at) = uint16(x)
-			case reflect.Uint32:
-				*(*uint32)(at) = uint32(x)
-			default:
-				*(*uint64)(at) = uint64(x)
-			}
+		case reflect.Int:
+			*(*int)(at) = int(x)
+		case reflect.Int8:
+			*(*int8)(at) = int8(x)
+		case reflect.Int16:
+			*(*int16)(at) = int16(x)
+		case reflect.Int32:
+			*(*int32)(at) = int32(x)
+		default:
+			*(*int64)(at) = x
+		}
+	default: // unsigned
+		if v[0] == '-' {
+			return false
+		}
+		x, ok := parseInt(v, 64)
+		if !ok || x < 0 || (bitsOf(f.kind) < 64 && x >= 1<<bitsOf(f.kind)) {
+			return false
+		}
+		switch f.kind {
+		case reflect.Uint:
+			*(*uint)(at) = uint(x)
+		case reflect.Uint8:
+			*(*uint8)(at) = uint8(x)
+		case reflect.Uint16:
+			*(*uint16)(at) = uint16(x)
+		case reflect.Uint32:
+			*(*uint32)(at) = uint32(x)
+		default:
+			*(*uint64)(at) = uint64(x)
 		}
 	}
 	return true
@@ -228,7 +236,17 @@ func (c *flatCodec) decodeVals(vals [][]byte, p unsafe.Pointer, ch *strChunk, pl
 // 256 times the string's own size for a 1-byte one; the chunk is small so
 // that a handler keeping a few of many strings (a cache's keys) holds
 // little. Each Call has one, used by one request at a time.
-type strChunk struct{ b []byte }
+//
+// b[lo:hi] holds only strings a typed tool's one-pass decode copied from
+// members Peek recorded (typedTool.checkDecode), which are plain: printable
+// ASCII without a quote or a backslash, written by codec.AppendString as
+// they are. A result string that lies there (an echo of an argument) is
+// copied without that scan (plain). b's bytes never change once written,
+// and a new b empties the range.
+type strChunk struct {
+	b      []byte
+	lo, hi int
+}
 
 const (
 	strChunkSize = 256
@@ -242,10 +260,21 @@ func (ch *strChunk) string(body []byte) string {
 	}
 	if cap(ch.b)-len(ch.b) < len(body) {
 		ch.b = make([]byte, 0, strChunkSize)
+		ch.lo, ch.hi = 0, 0
 	}
 	n := len(ch.b)
 	ch.b = append(ch.b, body...)
 	return unsafe.String(&ch.b[n], len(body))
+}
+
+// plain reports whether s lies in b[lo:hi] (the strings there need no
+// escape). False for a nil ch.
+func (ch *strChunk) plain(s string) bool {
+	if ch == nil || len(s) == 0 {
+		return false
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.SliceData(ch.b)))
+	return off >= uintptr(ch.lo) && off+uintptr(len(s)) <= uintptr(ch.hi)
 }
 
 // plainUTF8 reports whether the body of a JSON string is valid UTF-8
@@ -301,10 +330,16 @@ func parseInt(v []byte, bits int) (int64, bool) {
 // whether it could (false for a float that JSON cannot hold: sonic
 // decides what then happens).
 func (c *flatCodec) encode(dst []byte, p unsafe.Pointer) ([]byte, bool) {
+	return c.encodePlain(dst, p, nil)
+}
+
+// encodePlain is encode; a string field in ch's plain range (strChunk.plain)
+// is copied without the escape scan.
+func (c *flatCodec) encodePlain(dst []byte, p unsafe.Pointer, ch *strChunk) ([]byte, bool) {
 	// Every member goes in with its ',' (one append, no test of whether it
 	// is the first); the first one's becomes the '{' at the end.
 	start := len(dst)
-	dst, ok := c.encodeFields(dst, p, 0)
+	dst, ok := c.encodeFields(dst, p, 0, ch)
 	if !ok {
 		return dst, false
 	}
@@ -321,22 +356,22 @@ const structuredHead = `}],"structuredContent":`
 
 // encodeStructured is structuredHead, then encode: when the first field is
 // always written, its key is joined to structuredHead (c.lead), one
-// append fewer.
-func (c *flatCodec) encodeStructured(dst []byte, p unsafe.Pointer) ([]byte, bool) {
+// append fewer. ch is as for encodePlain.
+func (c *flatCodec) encodeStructured(dst []byte, p unsafe.Pointer, ch *strChunk) ([]byte, bool) {
 	if c.lead == nil {
-		return c.encode(append(dst, structuredHead...), p)
+		return c.encodePlain(append(dst, structuredHead...), p, ch)
 	}
 	dst = append(dst, c.lead...)
-	dst, ok := appendField(dst, &c.fields[0], p)
+	dst, ok := appendField(dst, &c.fields[0], p, ch)
 	if ok {
-		dst, ok = c.encodeFields(dst, p, 1)
+		dst, ok = c.encodeFields(dst, p, 1, ch)
 	}
 	return append(dst, '}'), ok
 }
 
 // encodeFields appends the members of the fields from the index from on,
 // each with its leading ','.
-func (c *flatCodec) encodeFields(dst []byte, p unsafe.Pointer, from int) ([]byte, bool) {
+func (c *flatCodec) encodeFields(dst []byte, p unsafe.Pointer, from int, ch *strChunk) ([]byte, bool) {
 	for i := from; i < len(c.fields); i++ {
 		f := &c.fields[i]
 		if f.omit && isZero(f.kind, unsafe.Add(p, f.off)) {
@@ -344,7 +379,7 @@ func (c *flatCodec) encodeFields(dst []byte, p unsafe.Pointer, from int) ([]byte
 		}
 		dst = append(dst, f.key...)
 		var ok bool
-		if dst, ok = appendField(dst, f, p); !ok {
+		if dst, ok = appendField(dst, f, p, ch); !ok {
 			return dst, false
 		}
 	}
@@ -353,12 +388,19 @@ func (c *flatCodec) encodeFields(dst []byte, p unsafe.Pointer, from int) ([]byte
 
 // appendField appends the value of f in the struct at p; false for a
 // float JSON cannot hold, or a -0 omitempty and omitzero treat
-// differently (sonic's call).
-func appendField(dst []byte, f *flatField, p unsafe.Pointer) ([]byte, bool) {
+// differently (sonic's call). A string in ch's plain range is copied as it
+// is (strChunk.plain).
+func appendField(dst []byte, f *flatField, p unsafe.Pointer, ch *strChunk) ([]byte, bool) {
 	at := unsafe.Add(p, f.off)
 	switch f.kind {
 	case reflect.String:
-		dst = codec.AppendString(dst, *(*string)(at))
+		if s := *(*string)(at); ch.plain(s) {
+			dst = append(dst, '"')
+			dst = append(dst, s...)
+			dst = append(dst, '"')
+		} else {
+			dst = codec.AppendString(dst, s)
+		}
 	case reflect.Bool:
 		dst = strconv.AppendBool(dst, *(*bool)(at))
 	case reflect.Float64:

@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// zorderArgs has its fields out of the schema's (sorted) order, so the
+// one-pass check and decode maps schema names to fields (fusedSlot.field).
+type zorderArgs struct {
+	Z string  `json:"z"`
+	A int     `json:"a,omitempty"`
+	M bool    `json:"m"`
+	U float64 `json:"u,omitzero"`
+}
+
+// openArgs is decoded against plainOpen, an open schema given by the
+// tool, which names each of its fields ("a" of any type).
+type openArgs struct {
+	S string  `json:"s"`
+	I int     `json:"i"`
+	N float64 `json:"n"`
+	B bool    `json:"b"`
+	A string  `json:"a"`
+}
+
+// fusedPairs registers each typed tool twice: "<name>", whose handler
+// checks and decodes the arguments Peek recorded in one pass
+// (typedTool.checkDecode), and "<name>-checked", the same tool with that
+// pass turned off (callTool checks, then the handler decodes), so that
+// both must answer alike.
+func fusedPairs(tb testing.TB) *Server {
+	s := New(Config{})
+	echo := func(_ *Call, in identityArgs) (identityArgs, error) { return in, nil }
+	zecho := func(_ *Call, in zorderArgs) (zorderArgs, error) { return in, nil }
+	oecho := func(_ *Call, in openArgs) (openArgs, error) { return in, nil }
+	for _, name := range []string{"id", "id-checked"} {
+		if err := AddTool(s, Tool{Name: name, Inline: true}, echo); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, name := range []string{"z", "z-checked"} {
+		if err := AddTool(s, Tool{Name: name, Inline: true}, zecho); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, name := range []string{"open", "open-checked"} {
+		if err := AddTool(s, Tool{Name: name, Inline: true, InputSchema: []byte(plainOpen)}, oecho); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, name := range []string{"id", "z", "open"} {
+		if s.tools[name].args.typed == nil {
+			tb.Fatalf("%s: not fused", name)
+		}
+		s.tools[name+"-checked"].args.typed = nil
+	}
+	return s
+}
+
+// fusedSame runs args through each pair of fusedPairs and fails when
+// the two answer differently, or count refused arguments differently.
+func fusedSame(t *testing.T, s *Server, args string) {
+	t.Helper()
+	for _, name := range []string{"id", "z", "open"} {
+		n0 := s.stats.InvalidArguments.Load()
+		got := runToolCall(t, s, name, args)
+		n1 := s.stats.InvalidArguments.Load()
+		want := runToolCall(t, s, name+"-checked", args)
+		n2 := s.stats.InvalidArguments.Load()
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s %s:\none pass %s\nchecked  %s", name, args, got, want)
+		}
+		if n1-n0 != n2-n1 {
+			t.Fatalf("%s %s: InvalidArguments +%d in one pass, +%d checked", name, args, n1-n0, n2-n1)
+		}
+	}
+}
+
+// fusedSeeds add to plainSeeds arguments for zorderArgs: in range or not,
+// repeated, failing, null.
+var fusedSeeds = []string{
+	`{"z":"x","m":true}`, `{"m":false,"z":"","a":-128,"u":65535}`, `{"z":"x","m":true,"a":99999999999999999999}`,
+	`{"z":"x","m":true,"u":1e400}`, `{"z":"x","m":true,"a":1,"a":2}`, `{"z":null,"m":true}`, `{"z":"x"}`,
+	`{"z":"x","m":1}`, `{"z":"x","m":true,"q":1}`, `{"z":"x","m":true,"u":"1"}`, `{"s":"x","i":99999999999999999999}`,
+	`{"s":"x","i":1,"a":5}`, `{"s":"x","i":1,"n":1}`, `{"s":"x","i":1,"b":null}`, `{"j":0,"s":"x"}`,
+}
+
+// TestTypedFused: a typed tool whose arguments Peek recorded checks and
+// decodes them in one pass, and answers every case as the check and
+// decode one after the other do: passing (every field kind, fields out
+// of the schema's order, an open schema), refused by the schema (SEP-1303:
+// a tool error result, counted), left to the compiled schema (a repeated
+// or unknown member), declined by the flat decode (out of range, or a
+// number for a string of an any-type property: sonic's verdict, also a
+// tool error result).
+func TestTypedFused(t *testing.T) {
+	s := fusedPairs(t)
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	for _, args := range append(append([]string{}, plainSeeds...), fusedSeeds...) {
+		if validArgs(args) {
+			fusedSame(t, s, args)
+		}
+	}
+	// The answers are the ones expected, not only the same.
+	for i, c := range []struct{ tool, args, want string }{
+		{"id", `{"s":"hello world","i":3,"b":true,"f":0,"t":"x"}`, `"structuredContent":{"b":true,"f":0,"i":3,"s":"hello world","t":"x"}`},
+		{"z", `{"u":7,"m":true,"z":"q","a":-3}`, `"structuredContent":{"z":"q","a":-3,"m":true,"u":7}`},
+		{"z", `{"m":true}`, `"isError":true`},
+		{"z", `{"z":"q","m":"yes"}`, `"isError":true`},
+		{"z", `{"z":"q","m":true,"a":99999999999999999999}`, `arguments.a: expected integer, got number"}],"isError":true`},
+		{"open", `{"s":"x","i":1,"a":5}`, `arguments.a: expected string, got number"}],"isError":true`},
+		{"open", `{"s":"x","i":1,"zz":[1]}`, `"structuredContent":{"s":"x","i":1,"n":0,"b":false,"a":""}`},
+	} {
+		if got := runToolCall(t, s, c.tool, c.args); !bytes.Contains(got, []byte(c.want)) {
+			t.Errorf("%d: %s %s: %s, want %s in it", i, c.tool, c.args, got, c.want)
+		}
+	}
+}
+
+// TestTypedFuseOnlyOwn: only AddTool's own registration of its handler
+// checks in the handler; the same Tool registered again by Server.AddTool
+// (its handler could be anything) is checked by callTool, as is a typed
+// tool whose schema does not name every field of In, or has no flat form.
+func TestTypedFuseOnlyOwn(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	h := func(_ *Call, in identityArgs) (identityArgs, error) { return in, nil }
+	if err := AddTool(s, Tool{Name: "typed"}, h); err != nil {
+		t.Fatal(err)
+	}
+	if s.tools["typed"].args.typed == nil {
+		t.Fatal("AddTool: not fused")
+	}
+	again := *s.tools["typed"]
+	again.Name = "again"
+	if err := s.AddTool(again); err != nil {
+		t.Fatal(err)
+	}
+	if s.tools["again"].args.typed != nil {
+		t.Fatal("Server.AddTool of a typed tool's Tool: fused")
+	}
+	for i, schema := range []string{
+		`{"type":"object","properties":{"s":{"type":"string"}}}`,               // b, f, i, j, t not named
+		`{"type":"object","properties":{"s":{"type":"string","minLength":1}}}`, // not flat
+	} {
+		if err := AddTool(s, Tool{Name: "own", InputSchema: []byte(schema)}, h); err != nil {
+			t.Fatal(err)
+		}
+		if s.tools["own"].args.typed != nil {
+			t.Errorf("%d: %s: fused", i, schema)
+		}
+	}
+}
+
+// FuzzTypedFused: TestTypedFused's comparison on any arguments.
+func FuzzTypedFused(f *testing.F) {
+	for _, args := range append(append([]string{}, plainSeeds...), fusedSeeds...) {
+		f.Add(args)
+	}
+	s := fusedPairs(f)
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	f.Fuzz(func(t *testing.T, args string) {
+		if !validArgs(args) {
+			return
+		}
+		fusedSame(t, s, args)
+	})
+}
+
+// validArgs reports whether runToolCall can send args (Peek reads the
+// message it makes).
+func validArgs(args string) bool {
+	var env codec.Envelope
+	return codec.Peek([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"id","arguments":`+args+`,`+testMeta+`}}`), &env) == nil
+}
+
+// TestStrChunkPlain: only the strings the one-pass decode copied from
+// recorded members count as plain (written without the escape scan); the
+// strings a decode that checks them made do not, nor any after a new
+// chunk replaced the one they are in, nor strings elsewhere.
+func TestStrChunkPlain(t *testing.T) {
+	var ch strChunk
+	a := ch.string([]byte("before")) // not from checkDecode
+	ch.lo = len(ch.b)
+	b := ch.string([]byte("plain one"))
+	ch.hi = len(ch.b)
+	c := ch.string([]byte("after\u2028")) // a checked decode's, after the range
+	for i, x := range []struct {
+		s    string
+		want bool
+	}{{a, false}, {b, true}, {b[2:5], true}, {c, false}, {"plain one", false}, {"", false}, {b + "x", false}} {
+		if got := ch.plain(x.s); got != x.want {
+			t.Errorf("%d: plain(%q) = %v", i, x.s, got)
+		}
+	}
+	for len(ch.b)+strChunkMax <= cap(ch.b) {
+		ch.string([]byte("filler: more than thirty bytes."))
+	}
+	ch.string([]byte("filler: more than thirty bytes.")) // a new chunk
+	if ch.plain(b) || ch.lo != 0 || ch.hi != 0 {
+		t.Errorf("after a new chunk: plain(b) %v, lo %d, hi %d", ch.plain(b), ch.lo, ch.hi)
+	}
+	var nilch *strChunk
+	if nilch.plain(b) {
+		t.Error("nil chunk: plain")
+	}
+}
