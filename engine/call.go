@@ -118,6 +118,10 @@ type Call struct {
 	afters   []afterFunc
 	afterSeq uint64
 	afterWG  sync.WaitGroup
+	// afterUsed: afterWG has been added to at some time in the Call's
+	// life (markAfters); never cleared, so that a callback started for an
+	// earlier request is still waited for.
+	afterUsed atomic.Bool
 
 	self Request // the transports' handle on this request, self.c == the Call
 
@@ -666,7 +670,9 @@ func (c *Call) end() {
 	if b == nil {
 		c.observeEnd()
 	}
-	c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
+	if c.afterUsed.Load() {
+		c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
+	}
 	if h := c.srv.hooks; h != nil && c.hooked {
 		c.hookEnd(h)
 	}
