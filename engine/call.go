@@ -40,8 +40,6 @@ type Call struct {
 	msg     []byte // the transport's message while borrowed (BeginBorrowed), else nil
 	buf     []byte // private copy of the request message
 	out     []byte // the encoded response
-	ownOut  []byte // the Call's own out buffer while out is a transport's (lent)
-	lentCap int    // cap(out) while out is a transport's buffer (Request.ReplyInto), else 0
 	scratch []byte
 	argBuf  []byte // ArgBytes' unescaped values
 	cursor  []byte // a list request's cursor: kind, then key (readCursor); empty: first page
@@ -641,26 +639,7 @@ func (c *Call) complete() {
 			c.srv.log.l.Debug("reply not delivered", "err", err)
 		}
 	}
-	if c.lentCap != 0 {
-		c.takeBackOut()
-	}
 	c.end()
-}
-
-// takeBackOut ends the loan of Request.ReplyInto once the response has
-// been handed over: out is the Call's own buffer again, or the one the
-// response grew into when it did not fit the loan (then not the
-// transport's: a larger buffer for the next response).
-func (c *Call) takeBackOut() {
-	// A response that did not fit grew out into a new buffer, whose
-	// capacity is a size class of the allocator (only the transport's
-	// buffer, which append never shrinks, has lentCap; a coincidence only
-	// drops the new buffer).
-	if cap(c.out) != c.lentCap && cap(c.out) > cap(c.ownOut) && cap(c.out) <= maxKeep {
-		c.ownOut = c.out
-	}
-	c.out = c.ownOut[:0]
-	c.lentCap = 0
 }
 
 var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")

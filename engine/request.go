@@ -152,31 +152,6 @@ func (r *Request) ReplyEscaped(frame []byte) bool {
 	return c.esc == len(frame) && len(frame) > 0 && unsafe.SliceData(frame) == unsafe.SliceData(c.out)
 }
 
-// ReplyInto lends buf's spare capacity, buf[len(buf):cap(buf)], for r's
-// final response, to a transport that collects the answers of a read in
-// a buffer of its own (BatchReplier): the response is encoded there when
-// it fits, and the frame ReplyInBatch is then given starts at the first
-// byte past len(buf), so that the transport keeps it by extending buf
-// instead of copying it. A response that does not fit is encoded in a
-// buffer of the engine's (the frame does not start there); a request
-// that sends no response leaves the spare capacity with any contents.
-// The loan ends when ReplyInBatch returns, or when the request ends
-// without a response; until then the transport must not touch buf's spare
-// capacity. Call it only for a request of a Batch that runs to its end on
-// the batch's goroutine (Inline and not HasTimeout), right before Start.
-// The engine takes the loan only when the spare capacity is at least its
-// own buffer's (it reports whether it took it).
-func (r *Request) ReplyInto(buf []byte) bool {
-	c := r.c
-	n := cap(buf) - len(buf)
-	if n == 0 || n < cap(c.out) {
-		return false
-	}
-	c.ownOut, c.out = c.out, buf[len(buf):len(buf)]
-	c.lentCap = n
-	return true
-}
-
 // SetTransportData keeps the transport's per-request state with the
 // request (cleared when it is recycled).
 func (r *Request) SetTransportData(v any) { r.c.tdata = v }

@@ -9,7 +9,6 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
@@ -550,10 +549,6 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *cod
 			// and log notifications may still pass them: they answer
 			// nothing, and a line's order binds answers only.)
 			c.queueStage()
-		} else if cap(c.stage)-len(c.stage) >= minLend {
-			// Its answer is encoded in the stage's room, where
-			// ReplyInBatch keeps it without a copy.
-			r.ReplyInto(c.stage)
 		}
 		r.Start()
 		return true
@@ -617,11 +612,6 @@ func (c *Conn) stageBuf(n int) []byte {
 	}
 	return c.stage
 }
-
-// minLend is the least room in the stage lent to an inline request for
-// its answer (ReplyInto); with less, or no stage yet (the read's first
-// answer), the answer is copied, as one larger than the room is.
-const minLend = 512
 
 // stageFrame takes b, the stage with one frame appended, as the new
 // stage, ending the frame with '\n'. The caller has made sure the frame
@@ -802,13 +792,6 @@ func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
 	// result, an encoding it was handed) can hold a raw newline.
 	if !r.ReplyEscaped(frame) && bytes.IndexByte(frame, '\n') >= 0 {
 		return framing.ErrNewlineInFrame
-	}
-	st := c.stage
-	if n := len(st); len(frame) < cap(st)-n && unsafe.SliceData(frame) == (*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(st)), n)) {
-		// Encoded in the stage's room (ReplyInto), with room for its
-		// newline: kept where it is. (n < cap(st): the address is
-		// inside the stage's buffer.)
-		return c.stageFrame(st[:n+len(frame)])
 	}
 	return c.stageFrame(append(c.stageBuf(len(frame)), frame...))
 }

@@ -2,8 +2,6 @@ package linestream
 
 import (
 	"context"
-	"encoding/json"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -273,86 +271,4 @@ func memOn(t *testing.T, s *engine.Server, cfg Config) (*sink, *MemConn) {
 	m := NewMem(engine.NewScope(s, ""), out.WriteFrame, cfg, nil)
 	t.Cleanup(func() { m.Close() })
 	return out, m
-}
-
-// TestStagedAnswersEncodedInPlace (reply10): an inline request's answer
-// is encoded in the stage's room (engine.Request.ReplyInto) and kept
-// there. Answers of every size in one read — small ones that fit, ones
-// larger than what room is left (encoded elsewhere and copied, the stage
-// then grows), ones larger than the pool's top class — leave whole, once
-// each and in the order of their lines, interleaved with answers to lines
-// that are no request and with validation failures, which are copied in.
-func TestStagedAnswersEncodedInPlace(t *testing.T) {
-	leakCheck(t)
-	s := engine.New(engine.Config{})
-	t.Cleanup(func() { _ = s.Shutdown(t.Context()) })
-	sizes := map[string]int{"small": 1, "mid": 3000, "large": 70 << 10}
-	for name, n := range sizes {
-		text := strings.Repeat("t", n)
-		if err := s.AddTool(engine.Tool{Name: name, Inline: true, Handler: func(c *engine.Call) error { c.Text(text); return nil }}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var frames []string
-	m := NewMem(engine.NewScope(s, ""), func(f []byte) error {
-		frames = append(frames, string(f))
-		return nil
-	}, Config{}, nil)
-	defer m.Close()
-	var in strings.Builder
-	var want []string // per line: the tool, or "" for an error answer
-	for i := range 400 {
-		id := strconv.Itoa(i + 1)
-		switch {
-		case i%37 == 5:
-			in.WriteString("{not json\n")
-			want = append(want, "")
-		case i%41 == 7:
-			in.WriteString(callLine(id, "nosuch") + "\n")
-			want = append(want, "")
-		default:
-			tool := []string{"small", "small", "mid", "small", "large", "mid"}[i%6]
-			if i%100 > 60 {
-				tool = "small" // runs of small answers that fill the stage's room
-			}
-			in.WriteString(callLine(id, tool) + "\n")
-			want = append(want, tool)
-		}
-	}
-	m.Conn().Feed([]byte(in.String()))
-	var got []string
-	for _, f := range frames {
-		for line := range strings.SplitSeq(strings.TrimSuffix(f, "\n"), "\n") {
-			got = append(got, line)
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d answers, want %d", len(got), len(want))
-	}
-	for i, line := range got {
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Error  json.RawMessage `json:"error"`
-			Result struct {
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal([]byte(line), &msg); err != nil {
-			t.Fatalf("answer %d is no JSON message: %v: %.200q", i+1, err, line)
-		}
-		if want[i] == "" {
-			if msg.Error == nil {
-				t.Fatalf("answer %d: want an error, got %.200q", i+1, line)
-			}
-			continue
-		}
-		if string(msg.ID) != strconv.Itoa(i+1) || len(msg.Result.Content) != 1 || len(msg.Result.Content[0].Text) != sizes[want[i]] {
-			t.Fatalf("answer %d (%s): %.200q", i+1, want[i], line)
-		}
-	}
-	if err := m.Conn().Err(); err != nil {
-		t.Fatalf("connection failed: %v", err)
-	}
 }
