@@ -27,6 +27,7 @@ func (c *Call) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	if c.state != stateRunning {
 		c.afterWG.Add(1) // the Call is not recycled until f has run
+		c.markAfters()
 		c.mu.Unlock()
 		go func() {
 			defer c.afterWG.Done()
@@ -72,7 +73,19 @@ func (c *Call) takeAfters() []afterFunc {
 	a := c.afters
 	c.afters = nil
 	c.afterWG.Add(1)
+	c.markAfters()
 	return a
+}
+
+// markAfters notes, once in the Call's life, that callbacks of derived
+// contexts have run on it or are running (afterWG has been added to), so
+// that end waits for them; a Call that never had one skips the wait (a
+// call). Called with c.mu held, right after afterWG.Add: end, which runs
+// after complete has taken c.mu, sees it.
+func (c *Call) markAfters() {
+	if !c.afterUsed.Load() {
+		c.afterUsed.Store(true)
+	}
 }
 
 func (c *Call) runAfters(a []afterFunc) {

@@ -95,3 +95,63 @@ func TestAfterFuncStop(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 }
+
+// TestEndWaitsForCallbacksRunElsewhere (reply10): a callback of a context
+// derived from the Call that a cancellation runs on the canceller's
+// goroutine holds the Call back: the request's end (its Replier's Done,
+// then its recycling) waits until the callback has returned, even though
+// the handler returned long before. end skips that wait only for a Call on
+// which no callback ever ran; this fails if the cancellation's callbacks
+// leave no mark of it.
+func TestEndWaitsForCallbacksRunElsewhere(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	started, unblock := make(chan struct{}), make(chan struct{})
+	var finished sync.WaitGroup
+	finished.Add(1)
+	_ = s.AddTool(Tool{Name: "held", Handler: func(c *Call) error {
+		c.AfterFunc(func() {
+			close(started)
+			<-unblock
+			finished.Done()
+		})
+		<-c.Done() // the test cancels it
+		return c.Err()
+	}})
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"held","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	var env codec.Envelope
+	if err := codec.Peek(msg, &env); err != nil {
+		t.Fatal(err)
+	}
+	rep := &capture{done: make(chan struct{})}
+	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
+	if e := r.Check(); e != nil {
+		t.Fatal(e.Message)
+	}
+	ref := r.Ref()
+	r.Start()
+	// Wait until the handler has registered its callback.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c := ref.c
+		c.mu.Lock()
+		n := len(c.afters)
+		c.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the handler registered no callback")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	go ref.Cancel(context.Canceled) // runs the callback here, where it blocks
+	<-started
+	select {
+	case <-rep.done:
+		t.Fatal("the request ended (Done) while a callback of a derived context was still running")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(unblock)
+	<-rep.done
+	finished.Wait()
+}

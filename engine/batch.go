@@ -35,10 +35,15 @@ import (
 // and call End on the same goroutine after the last of them has been
 // started; a Batch is recycled by End.
 type Batch struct {
-	sc  *Scope
-	at  Stamp
-	cur atomic.Pointer[Call] // the request of the batch running, for tracker.refs
-	rep BatchReplier         // SetReplier: where the answers given on the batch's goroutine go
+	sc *Scope
+	at Stamp
+	// cur is the Call of the batch's last admitted request, for
+	// tracker.refs (batchRef): kept across the batch's requests on it (the
+	// spare), written on the batch's goroutine only, and cleared when the
+	// Call leaves the batch (forget). Whether a request of it runs is its
+	// admission mark (Call.admitted) against its generation.
+	cur atomic.Pointer[Call]
+	rep BatchReplier // SetReplier: where the answers given on the batch's goroutine go
 	// mark is the batch's entry in the tracker (a Call used as a list
 	// node only: it serves no request), listed from the first admitted
 	// request to End.
@@ -141,8 +146,12 @@ func (b *Batch) End() {
 		b.listed = false
 	}
 	b.mark.scope = nil
-	if b.spare != nil {
-		callPool.Put(b.spare)
+	if b.cur.Load() != nil {
+		b.cur.Store(nil) // its Call goes to the pool (or has gone there)
+	}
+	if c := b.spare; c != nil {
+		c.recycleTo = nil
+		callPool.Put(c)
 		b.spare = nil
 	}
 	b.rep = nil
@@ -180,28 +189,57 @@ func (b *Batch) admit(c *Call) bool {
 		}
 		b.listed = true
 	}
-	c.inBatch = true
-	b.cur.Store(c)
+	// cur names the batch's Call, which usually serves the batch's next
+	// request too (its spare): stored only when it changes, and kept when
+	// the request ends. What tells batchRef that this request runs is its
+	// admission mark, stored once per request (an atomic store of a
+	// number: no write barrier, no call), and its generation, which
+	// complete moves on under c.mu.
+	if b.cur.Load() != c {
+		b.cur.Store(c)
+	}
+	c.admitted.Store(c.gen + 1)
 	// A shutdown that began after the batch was listed refuses the rest of
 	// its read, as it refuses a request on its own (tracker.add checked the
-	// first). cur is stored before the flags are read, and closeAll
-	// (closeScope) sets its flag before tracker.refs reads cur: either this
-	// sees the flag, or the shutdown's cancel pass sees c.
+	// first). The mark is stored before the flags are read, and closeAll
+	// (closeScope) sets its flag before tracker.refs reads cur and the
+	// mark: either this sees the flag, or the shutdown's cancel pass sees
+	// c admitted.
 	if !first && (b.sc.srv.tracker.shut.Load() || b.sc.shut.Load()) {
-		b.cur.Store(nil)
-		c.inBatch = false
+		c.admitted.Store(0) // refused: the pass must not cancel it, which would lose its answer
 		return false
 	}
 	return true
 }
 
 // leaveBatch makes c a request on its own: it is going to end on another
-// goroutine. Its arrival stays the batch's start.
-func (c *Call) leaveBatch() { c.batch = nil }
+// goroutine. Its arrival stays the batch's start. The batch no longer
+// names its Call (cur), which another goroutine recycles.
+func (c *Call) leaveBatch() {
+	if b := c.batch; b != nil {
+		b.forget(c)
+		c.batch = nil
+	}
+	c.recycleTo = nil // its release is on another goroutine: not b's spare
+}
+
+// forget clears cur when it names c, a Call leaving the batch (to a
+// worker, to the pool): batchRef reads only Calls that the batch owns, so
+// that a mark stored for another batch's request is never taken for one
+// of b's. On b's goroutine.
+func (b *Batch) forget(c *Call) {
+	if b.cur.Load() == c {
+		b.cur.Store(nil)
+	}
+	if b.spare == c {
+		b.spare = nil
+	}
+}
 
 // endInBatch is end's part for a request of a batch, before its Call is
-// recycled: its duration is counted for End (complete has already made it
-// no longer the batch's running request).
+// recycled: its duration is counted for End, and its Call goes back to the
+// batch (release). The batch's cur still names the Call: batchRef finds
+// the request ended by its generation, which complete moved on.
 func (c *Call) endInBatch(b *Batch) {
 	if c.t0 != 0 {
 		var m uint8
@@ -217,10 +255,18 @@ func (c *Call) endInBatch(b *Batch) {
 }
 
 // batchRef is tracker.refs' reference for the batch whose tracker entry is
-// mark: its running request, if any. The request may end meanwhile (then
-// the reference names a generation that no longer runs, and using it does
-// nothing); one that it misses because the batch has already moved on to
-// its next request ends on its own shortly, as inline requests do.
+// mark: its running request, if any. cur names a Call that only the batch
+// uses (forget clears it when the Call leaves), and that Call runs an
+// admitted request when its admission mark names its generation: complete
+// moves the generation on under c.mu, and the batch's next request on the
+// Call stores its mark only when admitted, after its validation — a
+// request that has ended, or one that has begun and is not admitted (it is
+// going to be refused or answered by validation), is never named. Seeing
+// the mark orders the request's beginning (beginCall's writes without the
+// lock) before what the reference's user reads under c.mu. The request may
+// end meanwhile (then the reference names a generation that no longer
+// runs, and using it does nothing); one that begins after the shutdown
+// flag was set is refused by admit.
 func batchRef(mark *Call) (RequestRef, bool) {
 	b := mark.markOf
 	c := b.cur.Load()
@@ -228,10 +274,12 @@ func batchRef(mark *Call) (RequestRef, bool) {
 		return RequestRef{}, false
 	}
 	c.mu.Lock()
-	r := RequestRef{c, c.gen}
+	gen := c.gen
 	c.mu.Unlock()
-	if b.cur.Load() != c {
+	if c.admitted.Load() != gen+1 || b.cur.Load() != c {
+		// Not admitted at gen, or c left the batch meanwhile (the mark and
+		// the generation may then be another batch's request's).
 		return RequestRef{}, false
 	}
-	return r, true
+	return RequestRef{c, gen}, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -99,15 +100,26 @@ type Call struct {
 	gen        uint64 // bumped once per request, in complete (ended); guarded by mu
 	t0         int64  // monotonic start, for the duration histograms (metrics.go)
 	batch      *Batch // the read this request came with, while it ends on its goroutine (batch.go)
-	inBatch    bool   // admitted through batch: registered by it, not on its own
 	markOf     *Batch // set on a Batch's tracker entry only, which serves no request
-	recycleTo  *Batch // release keeps the Call for this batch's next request (batch.go)
+	// recycleTo is the batch that owns the Call after its request ended
+	// there (release keeps it as the batch's spare, Prepare hands it out
+	// again) until it leaves the batch; set and read on the batch's
+	// goroutine (batch.go).
+	recycleTo *Batch
+	// admitted is gen+1 of the request a Batch admitted on this Call
+	// (Batch.admit), for batchRef: stored before admit reads the shutdown
+	// flags.
+	admitted atomic.Uint64
 
 	// Callbacks of contexts derived from the Call (afterfunc.go), guarded
 	// by mu; afterWG holds the Call back from recycling while they run.
 	afters   []afterFunc
 	afterSeq uint64
 	afterWG  sync.WaitGroup
+	// afterUsed: afterWG has been added to at some time in the Call's
+	// life (markAfters); never cleared, so that a callback started for an
+	// earlier request is still waited for.
+	afterUsed atomic.Bool
 
 	self Request // the transports' handle on this request, self.c == the Call
 
@@ -176,7 +188,7 @@ func (c *Call) release() {
 	c.conn, c.hdrs, c.values = nil, nil, nil
 	c.limKey, c.limRetry = "", 0
 	c.tdata = nil
-	c.batch, c.inBatch = nil, false
+	c.batch = nil
 	c.logs.reset()
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
@@ -200,12 +212,14 @@ func (c *Call) release() {
 	}
 	if b := c.recycleTo; b != nil {
 		// Ended on its batch's goroutine (endInBatch), which prepares the
-		// batch's next request: no pool round trip.
-		c.recycleTo = nil
+		// batch's next request: no pool round trip. recycleTo stays set
+		// while the batch owns the Call (Discard).
 		if b.spare == nil {
 			b.spare = c
 			return
 		}
+		c.recycleTo = nil
+		b.forget(c)
 	}
 	callPool.Put(c)
 }
@@ -605,17 +619,9 @@ func (c *Call) complete() {
 	// lock pair complete takes anyway, so that release need not take mu
 	// again. References taken from now on name the next generation, so
 	// tracker.refs skips a Call that is no longer running (one on its own
-	// is listed until end removes it). A request of a Batch stops being
-	// the batch's running request in the same section: batchRef reads
-	// Batch.cur without the tracker's lock, then the generation under mu,
-	// then cur again, so a generation it reads after this one has moved
-	// on is never paired with this request still named by cur — which
-	// would name the batch's next request on the same Call before its
-	// admission (TestCancelPassSparesNextRequest).
-	if c.inBatch {
-		c.batch.cur.Store(nil)
-		c.inBatch = false
-	}
+	// is listed until end removes it), and batchRef one whose admission
+	// mark names an older generation (the batch's next request on the
+	// Call is marked only when admitted: TestCancelPassSparesNextRequest).
 	c.gen++
 	c.ended = true
 	c.mu.Unlock()
@@ -643,7 +649,9 @@ func (c *Call) end() {
 	if b == nil {
 		c.observeEnd()
 	}
-	c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
+	if c.afterUsed.Load() {
+		c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
+	}
 	if h := c.srv.hooks; h != nil && c.hooked {
 		c.hookEnd(h)
 	}

@@ -348,10 +348,17 @@ func (sc *Scope) BeginPrepared(r *Request, parent context.Context, msg []byte, r
 	return r
 }
 
-// Discard gives back a request from Prepare that was not begun.
+// Discard gives back a request from Prepare that was not begun (one from
+// Batch.Prepare on the batch's goroutine, before its End).
 func (r *Request) Discard() {
-	r.c.env = codec.Envelope{} // no hold on the transport's buffer
-	callPool.Put(r.c)
+	c := r.c
+	c.env = codec.Envelope{} // no hold on the transport's buffer
+	if b := c.recycleTo; b != nil {
+		// The batch's spare (Batch.Prepare): the batch no longer owns it.
+		c.recycleTo = nil
+		b.forget(c)
+	}
+	callPool.Put(c)
 }
 
 // Shutdown stops the scope only: requests it begins from now on are

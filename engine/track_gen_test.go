@@ -132,12 +132,13 @@ func (r *countReply) Done(*Request)                     {}
 // TestBatchCancelPassInReply (RELIABILITY C13): the cancel pass runs
 // while a Batch's request is being answered; the batch's next request runs
 // on the same Call (the batch's spare). complete ends the request's
-// generation and takes it out of Batch.cur in one section under Call.mu,
-// so the pass finds no running request of the batch (there is nothing
-// left to cancel), and it can never take a reference that names the next
-// request: aborting what it took leaves that request answered. Before,
-// cur kept naming the answered request until end, and its generation moved
-// on only in release, under a second lock pair.
+// generation under Call.mu, and Batch.cur keeps naming the Call, whose
+// admission mark then names an older generation (reply10), so the pass
+// finds no running request of the batch (there is nothing left to
+// cancel), and it can never take a reference that names the next request:
+// aborting what it took leaves that request answered. Before engine9, cur
+// kept naming the answered request until end, and its generation moved on
+// only in release, under a second lock pair.
 func TestBatchCancelPassInReply(t *testing.T) {
 	s, release := fastSlowServer()
 	defer func() { _ = s.Shutdown(context.Background()) }()

@@ -793,6 +793,16 @@ func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
 	if !r.ReplyEscaped(frame) && bytes.IndexByte(frame, '\n') >= 0 {
 		return framing.ErrNewlineInFrame
 	}
+	st := c.stage
+	if n, end := len(st), len(st)+len(frame); end < cap(st) && end < c.out.max {
+		// The usual case, stageFrame's in place: the frame and its
+		// newline fit the stage, under MaxPending.
+		st = st[:end+1]
+		copy(st[n:], frame)
+		st[end] = '\n'
+		c.stage = st
+		return nil
+	}
 	return c.stageFrame(append(c.stageBuf(len(frame)), frame...))
 }
 
