@@ -26,8 +26,8 @@ type afterFunc struct {
 func (c *Call) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	if c.state != stateRunning {
-		c.afterWG.Add(1) // the Call is not recycled until f has run
 		c.markAfters()
+		c.afterWG.Add(1) // the Call is not recycled until f has run
 		c.mu.Unlock()
 		go func() {
 			defer c.afterWG.Done()
@@ -72,16 +72,18 @@ func (c *Call) takeAftersLocked() []afterFunc {
 func (c *Call) takeAfters() []afterFunc {
 	a := c.afters
 	c.afters = nil
-	c.afterWG.Add(1)
 	c.markAfters()
+	c.afterWG.Add(1)
 	return a
 }
 
 // markAfters notes, once in the Call's life, that callbacks of derived
 // contexts have run on it or are running (afterWG has been added to), so
 // that end waits for them; a Call that never had one skips the wait (a
-// call). Called with c.mu held, right after afterWG.Add: end, which runs
-// after complete has taken c.mu, sees it.
+// call). Called with c.mu held, just before afterWG.Add: end, which runs
+// after complete has taken c.mu, sees it, and an end that reads it
+// while the count goes up (AfterFunc on a done Call) never sees the
+// count up with the flag still clear.
 func (c *Call) markAfters() {
 	if !c.afterUsed.Load() {
 		c.afterUsed.Store(true)

@@ -206,7 +206,9 @@ func (b *Batch) admit(c *Call) bool {
 	// mark: either this sees the flag, or the shutdown's cancel pass sees
 	// c admitted.
 	if !first && (b.sc.srv.tracker.shut.Load() || b.sc.shut.Load()) {
-		c.admitted.Store(0) // refused: the pass must not cancel it, which would lose its answer
+		// Refused: later passes skip it. One that read the mark before
+		// this store cancels it, and complete still sends its refusal.
+		c.admitted.Store(0)
 		return false
 	}
 	return true

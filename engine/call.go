@@ -605,7 +605,12 @@ func (c *Call) complete() {
 		c.open = false
 	}
 	c.mu.Lock()
-	send := c.state == stateRunning
+	// A request admit refused is answered even when a shutdown's cancel
+	// pass named it: Batch.admit stores the mark before it reads the
+	// shutdown flags, and a pass between the two cancels a request whose
+	// handler never runs. Its refusal is its answer
+	// (TestBatchRefusedKeepsAnswer).
+	send := c.state == stateRunning || c.refused && c.state == stateCancelled
 	if send {
 		c.prog.flushLocked(c)
 		c.logs.flushLocked(c)
