@@ -273,8 +273,11 @@ func (ch *strChunk) plain(s string) bool {
 	if ch == nil || len(s) == 0 {
 		return false
 	}
-	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.SliceData(ch.b)))
-	return off >= uintptr(ch.lo) && off+uintptr(len(s)) <= uintptr(ch.hi)
+	// Compared as addresses, not as an offset from b's start: that
+	// difference wraps around for a string below b, and one that ends
+	// exactly at b's start would pass (TestStrChunkPlainBelow).
+	at, base := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.SliceData(ch.b)))
+	return at >= base+uintptr(ch.lo) && at+uintptr(len(s)) <= base+uintptr(ch.hi)
 }
 
 // plainUTF8 reports whether the body of a JSON string is valid UTF-8

@@ -3,7 +3,10 @@ package engine
 import (
 	"bytes"
 	"context"
+	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/mcpwire/mcpwire/codec"
 )
@@ -207,5 +210,29 @@ func TestStrChunkPlain(t *testing.T) {
 	var nilch *strChunk
 	if nilch.plain(b) {
 		t.Error("nil chunk: plain")
+	}
+}
+
+// TestStrChunkPlainBelow: a string that ends exactly where the chunk
+// begins (the previous object of the same size class, say) is not in the
+// plain range. An offset taken as the difference of the two addresses
+// wraps around for it, to exactly the string's length, and read as plain
+// it would be written into the response without its escapes.
+func TestStrChunkPlainBelow(t *testing.T) {
+	mem := make([]byte, 2*strChunkSize)
+	copy(mem, strings.Repeat(`"\`, strChunkSize/2))
+	ch := strChunk{b: mem[strChunkSize:strChunkSize:len(mem)]}
+	ch.lo = 0
+	ch.string([]byte("plain one"))
+	ch.hi = len(ch.b)
+	below := unsafe.String(&mem[strChunkSize-8], 8) // ends at &ch.b[0]
+	if ch.plain(below) {
+		t.Fatalf("plain(%q) for a string just below the chunk", below)
+	}
+	var f flatField
+	f.kind = reflect.String
+	want := codec.AppendString(nil, below)
+	if got, _ := appendField(nil, &f, unsafe.Pointer(&below), &ch); !bytes.Equal(got, want) {
+		t.Errorf("appendField wrote %s, want %s", got, want)
 	}
 }
