@@ -206,6 +206,14 @@ func FuzzDeriveEnvelope(f *testing.F) {
 			src.Method.Escaped || !plainID(&src) || internMethod(src.Method.Raw) == "" {
 			return
 		}
+		// A record holds what a decoder has checked: an initialize's
+		// capabilities and clientInfo through codec.Unmarshal, the store's
+		// record through json.Unmarshal, both of which refuse invalid JSON.
+		// Bytes such as `{}},"x":{` cannot be in one, and spliced raw they
+		// would close _meta early.
+		if len(caps) > 0 && !json.Valid(caps) || len(info) > 0 && !json.Valid(info) {
+			return
+		}
 		ss := &session{s: s, local: true, rec: record{Version: ProtocolVersion, Caps: caps, Info: info, Level: level}}
 		var sp splice
 		msg, err := ss.modern(nil, nil, src.ID, internMethod(src.Method.Raw), src.Params, nil, &src, &sp)
