@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
@@ -127,11 +126,11 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	// the end of the grace period), not by ctx: ctx ending starts the
 	// graceful stop below.
 	var ld linestream.Driver = d
-	if rc := nonBlockingOut(out); rc != nil {
+	if w := nonBlockingOut(out); w != nil {
 		// The output can be written without blocking: the reader writes
 		// what it produced itself, and wakes the writer only for what the
 		// peer did not take at once.
-		ld = &tryDriver{driver: d, rc: rc}
+		ld = &tryDriver{driver: d, w: w}
 	}
 	sc := engine.NewScope(srv, "stdio")
 	c := linestream.New(sc, ld, linestream.Config{
@@ -277,10 +276,10 @@ func (d *driver) Write(b []byte) (int, error) { return d.out.Write(b) }
 // blocking (linestream.TryWriter).
 type tryDriver struct {
 	*driver
-	rc syscall.RawConn
+	w *rawWriter
 }
 
-func (t *tryDriver) TryWrite(b []byte) (int, error) { return tryWrite(t.rc, b) }
+func (t *tryDriver) TryWrite(b []byte) (int, error) { return t.w.tryWrite(b) }
 
 func (d *driver) writeLoop(c *linestream.Conn, stop, done chan struct{}) {
 	defer close(done)
