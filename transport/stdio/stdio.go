@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mcpwire/mcpwire/engine"
@@ -127,11 +127,11 @@ func ServeConn(ctx context.Context, srv *engine.Server, in io.Reader, out io.Wri
 	// the end of the grace period), not by ctx: ctx ending starts the
 	// graceful stop below.
 	var ld linestream.Driver = d
-	if rc := nonBlockingOut(out); rc != nil {
+	if w := nonBlockingOut(out); w != nil {
 		// The output can be written without blocking: the reader writes
 		// what it produced itself, and wakes the writer only for what the
 		// peer did not take at once.
-		ld = &tryDriver{driver: d, rc: rc}
+		ld = &tryDriver{driver: d, w: w}
 	}
 	sc := engine.NewScope(srv, "stdio")
 	c := linestream.New(sc, ld, linestream.Config{
@@ -277,10 +277,10 @@ func (d *driver) Write(b []byte) (int, error) { return d.out.Write(b) }
 // blocking (linestream.TryWriter).
 type tryDriver struct {
 	*driver
-	rc syscall.RawConn
+	w *rawWriter
 }
 
-func (t *tryDriver) TryWrite(b []byte) (int, error) { return tryWrite(t.rc, b) }
+func (t *tryDriver) TryWrite(b []byte) (int, error) { return t.w.tryWrite(b) }
 
 func (d *driver) writeLoop(c *linestream.Conn, stop, done chan struct{}) {
 	defer close(done)
@@ -294,13 +294,32 @@ func (d *driver) writeLoop(c *linestream.Conn, stop, done chan struct{}) {
 	}
 }
 
+// yieldEvery is how often a busy reader yields (runtime.Gosched) between
+// reads. A goroutine that loops on blocking reads is never rescheduled, so
+// the runtime's monitor thread (sysmon) finds the same goroutine on its P
+// at every check: past 10 ms it preempts it, takes the P back from the
+// read system call, and then polls every 20 µs for a millisecond before
+// backing off again — about 2 wake-ups of that thread per 1000 messages
+// under mcpwire load 1x64 (profiles/README.stdio11.md). A yield well
+// within the 10 ms lets it back off to its 10 ms period; it costs one
+// wake-up of an idle thread per yield.
+const yieldEvery = 5 * time.Millisecond
+
+// yield is runtime.Gosched; tests count its calls.
+var yield = runtime.Gosched
+
 func (d *driver) readLoop(in io.Reader, c *linestream.Conn) error {
 	buf := framing.AcquireBuf(framing.DefaultReadSize)[:framing.DefaultReadSize]
 	defer func() {
 		framing.ReleaseBuf(buf)
 		c.ReleaseInput()
 	}()
+	yielded := time.Now()
 	for {
+		if now := time.Now(); now.Sub(yielded) >= yieldEvery {
+			yielded = now
+			yield()
+		}
 		n, err := in.Read(buf)
 		if n > 0 {
 			paused := c.Feed(buf[:n])
