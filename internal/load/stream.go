@@ -263,12 +263,16 @@ func (c *streamConn) readLoop() {
 	var env codec.Envelope
 	buf := framing.AcquireBuf(framing.DefaultReadSize)
 	buf = buf[:cap(buf)]
+	var yieldAt int64
 	for {
 		n, err := c.rd.Read(buf)
 		if n > 0 {
 			c.r.bytesIn.Add(int64(n))
 			c.dec.Feed(buf[:n])
-			c.frames(&env)
+			if now := c.frames(&env); now >= yieldAt {
+				gosched() // see yieldEvery
+				yieldAt = now + yieldEvery
+			}
 		}
 		if err != nil {
 			c.ended.Store(true) // nothing more is sent on it
@@ -283,10 +287,24 @@ func (c *streamConn) readLoop() {
 	framing.ReleaseBuf(buf)
 }
 
+// yieldEvery is how often (ns) a reader goroutine blocked in read(2)
+// between batches goes through the scheduler. Such a goroutine keeps its P
+// through its system calls and is never descheduled; once sysmon sees the P
+// on the same scheduling tick for 10 ms it signals the thread (SIGURG)
+// and takes the P away, and it does so again every 20 µs, because getting
+// the P back at the end of a system call does not advance the tick. A
+// Gosched every few milliseconds advances it: no signal, no hand-off, and
+// sysmon backs off to its 10 ms sleep.
+const yieldEvery = int64(4 * time.Millisecond)
+
+// gosched is runtime.Gosched (a variable so that a test can count calls).
+var gosched = runtime.Gosched
+
 // frames handles every complete line the decoder holds, all received by
 // one read (one clock reading for all of them), then sends the requests
-// that replace the answered ones, in one write.
-func (c *streamConn) frames(env *codec.Envelope) {
+// that replace the answered ones, in one write. It returns its clock
+// reading.
+func (c *streamConn) frames(env *codec.Envelope) int64 {
 	now := c.r.now()
 	for {
 		frame, err := c.dec.Next()
@@ -302,6 +320,7 @@ func (c *streamConn) frames(env *codec.Envelope) {
 	if len(c.ready) > 0 {
 		c.refill()
 	}
+	return now
 }
 
 // refill sends a request in every slot answered in this batch (inline),
