@@ -187,3 +187,28 @@ func TestReadLoopYields(t *testing.T) {
 		}
 	})
 }
+
+// TestGenLoopSplitReads: a batch of replies cut by the end of a read at
+// any byte (the line cut in two is split off by the decoder and matched as
+// a whole, the others are taken where they stand) is answered in full.
+func TestGenLoopSplitReads(t *testing.T) {
+	g := newGenLoop(t, false)
+	g.step() // the first reply is checked in full and learnt
+	size := len(g.srv.out)
+	for i := 0; i <= size; i++ {
+		g.chunk, g.srv.out = g.srv.out, g.chunk[:0]
+		cut := min(i, len(g.chunk)) // the batch grows as the ids gain digits
+		g.c.dec.Feed(g.chunk[:cut])
+		g.c.frames(&g.env)
+		g.c.dec.Feed(g.chunk[cut:])
+		g.c.frames(&g.env)
+	}
+	rec := g.c.rec
+	want := int64(size+2) * g.c.win
+	if rec.requests != want || rec.answered != want || rec.live.errs.Load() != 0 {
+		t.Fatalf("requests %d answered %d errors %d, want %d %d 0", rec.requests, rec.answered, rec.live.errs.Load(), want, want)
+	}
+	if g.c.shape.n != 1 {
+		t.Errorf("%d reply shapes learnt, want 1", g.c.shape.n)
+	}
+}

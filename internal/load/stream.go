@@ -84,6 +84,9 @@ type streamConn struct {
 	inline bool
 	snd    sendState // the sender goroutine's
 	rsnd   sendState // the reader's (inline)
+	// lines, when the requests are built in place (inlineLines): each
+	// slot's last line, owned like the slot's gen by whoever holds it.
+	lines []slotLine
 }
 
 // sendState is what one goroutine sending on a stream connection owns: the
@@ -126,6 +129,9 @@ func (r *run) newStreamConn(i int) *streamConn {
 	if c.inline {
 		c.rsnd = newSendState(i*7+3, c.win, r.maxRequestLen())
 		c.ready = make([]int32, 0, c.win)
+	}
+	if c.inlineLines() {
+		c.lines = make([]slotLine, c.win)
 	}
 	c.slots = make([]slot, c.win)
 	c.free = make(chan int32, c.win)
@@ -307,6 +313,15 @@ var gosched = runtime.Gosched
 func (c *streamConn) frames(env *codec.Envelope) int64 {
 	now := c.r.now()
 	for {
+		if c.shape.n > 0 {
+			// The usual reply: one of a known shape, taken where it stands.
+			if rest := c.dec.Rest(); len(rest) > 0 {
+				if sh, id, n := c.shape.matchLine(rest); sh != nil && c.dec.TakeLine(n) != nil {
+					c.shaped(sh, id, now)
+					continue
+				}
+			}
+		}
 		frame, err := c.dec.Next()
 		if err == framing.ErrLineTooLong {
 			continue
@@ -343,15 +358,7 @@ func (c *streamConn) refill() {
 func (c *streamConn) onFrame(frame []byte, env *codec.Envelope, now int64) {
 	r := c.r
 	if sh, id := c.shape.match(frame); sh != nil {
-		// The same text as a response checked in full, but for the id.
-		if id >= c.win {
-			k := int32(id % c.win)
-			sl := &c.slots[k]
-			if sl.id.CompareAndSwap(id, 0) {
-				out, code := sh.outcome(r.tpls[sl.tpl].isCall)
-				c.answered(k, sl, now, out, code)
-			}
-		}
+		c.shaped(sh, id, now)
 		return
 	}
 	if codec.Peek(frame, env) != nil {
@@ -393,6 +400,20 @@ func (c *streamConn) onFrame(frame []byte, env *codec.Envelope, now int64) {
 			return
 		}
 		r.streamNote(nil, env, frame, now, c)
+	}
+}
+
+// shaped handles a reply of shape sh with id (the same text as a response
+// checked in full, but for the id), received at now.
+func (c *streamConn) shaped(sh *replyShape, id, now int64) {
+	if id < c.win {
+		return
+	}
+	k := int32(id % c.win)
+	sl := &c.slots[k]
+	if sl.id.CompareAndSwap(id, 0) {
+		out, code := sh.outcome(c.r.tpls[sl.tpl].isCall)
+		c.answered(k, sl, now, out, code)
 	}
 }
 
@@ -573,6 +594,11 @@ func (c *streamConn) queue(ss *sendState, k int32, start, now int64, meas bool) 
 	if c.pub != nil {
 		sl.pubK = c.pub.n.Load() // before the id: a reader claims the slot by it
 	}
+	if c.lines != nil {
+		// Before the id too: the slot's next holder (the reader, or the
+		// sweeper and then the sender) gets the line with the slot.
+		ss.wbuf = append(ss.wbuf, c.lines[k].line(r.tpls, ti, id, c.win)...)
+	}
 	sl.id.Store(id)
 	if c.pub != nil {
 		if r.tpls[ti].seqGap > 0 {
@@ -581,8 +607,10 @@ func (c *streamConn) queue(ss *sendState, k int32, start, now int64, meas bool) 
 		}
 		c.pub.add(now, meas)
 	}
-	ss.idBuf = strconv.AppendInt(ss.idBuf[:0], id, 10)
-	ss.wbuf = append(r.tpls[ti].appendBodySeq(ss.wbuf, ss.idBuf, ss.seqBuf), '\n') // seqBuf: unused without a sequence gap
+	if c.lines == nil {
+		ss.idBuf = strconv.AppendInt(ss.idBuf[:0], id, 10)
+		ss.wbuf = append(r.tpls[ti].appendBodySeq(ss.wbuf, ss.idBuf, ss.seqBuf), '\n') // seqBuf: unused without a sequence gap
+	}
 	ss.batch = append(ss.batch, queued{k: k, id: id, meas: meas})
 }
 
