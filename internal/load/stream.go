@@ -312,14 +312,18 @@ var gosched = runtime.Gosched
 // reading.
 func (c *streamConn) frames(env *codec.Envelope) int64 {
 	now := c.r.now()
+	// Replies of a known shape are taken where they stand, until one line
+	// is not: the rest of the batch is split into lines first (a server
+	// whose replies all differ would pay for both).
+	inPlace := c.shape.n > 0
 	for {
-		if c.shape.n > 0 {
-			// The usual reply: one of a known shape, taken where it stands.
+		if inPlace {
 			if rest := c.dec.Rest(); len(rest) > 0 {
 				if sh, id, n := c.shape.matchLine(rest); sh != nil && c.dec.TakeLine(n) != nil {
 					c.shaped(sh, id, now)
 					continue
 				}
+				inPlace = false
 			}
 		}
 		frame, err := c.dec.Next()
