@@ -41,10 +41,12 @@
 //     windows, the listen publisher) it queues every request it can start
 //     and writes them in one batch. On Linux inline connections stay out
 //     of Go's network poller: with fewer connections than Ps each has a
-//     reader goroutine blocked in read(2) on its own socket (poll(2) then
-//     read(2) on a stdio pipe, so that a pipe a grandchild holds open
-//     cannot stall the shutdown); with more, a few pollers read the sockets
-//     (epoll on sockets dialled outside Go's network poller, see
+//     reader goroutine blocked in read(2) on its own socket or stdio pipe
+//     (a pipe a grandchild holds open cannot stall the shutdown: Close
+//     wakes the read through a write end opened on /proc/self/fd, see
+//     pipe_linux.go), going through the scheduler every few milliseconds
+//     so that sysmon does not keep taking its P; with more, a few pollers
+//     read the sockets (epoll on sockets dialled outside Go's network poller, see
 //     poll_linux.go): no goroutine parked or woken through the network
 //     poller per batch. A poller with nothing ready parks on its epoll
 //     descriptor through Go's network poller rather than blocking in
@@ -53,7 +55,10 @@
 //     classify; a later reply that is byte for byte the same text but for
 //     its integer id is the same JSON with another id, so it gets the same
 //     verdict from two byte comparisons (reply.go; up to four shapes per
-//     connection, any other line is parsed in full).
+//     connection, any other line is parsed in full). Such a reply is
+//     matched where it stands in the read buffer: finding its tail finds
+//     its end. Each slot of an inline connection keeps its last request
+//     line and writes the next id into it in place (slotline.go).
 //   - Latencies go to one HDR histogram per goroutine (1 µs .. 60 s, 3
 //     significant digits), merged at the end.
 //

@@ -2,7 +2,9 @@ package load
 
 import (
 	"bytes"
+	"io"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -140,5 +142,73 @@ func TestStreamGeneratorAllocs(t *testing.T) {
 	}
 	if g.c.rec.live.errs.Load() != 0 {
 		t.Errorf("%d errors", g.c.rec.live.errs.Load())
+	}
+}
+
+// sleepyReader hands a genLoop's reader the fake's pending replies, one
+// batch per Read after a millisecond's wait, then io.EOF.
+type sleepyReader struct {
+	g     *genLoop
+	reads int
+}
+
+func (s *sleepyReader) Read(b []byte) (int, error) {
+	if s.reads == 0 {
+		return 0, io.EOF
+	}
+	s.reads--
+	time.Sleep(time.Millisecond)
+	n := copy(b, s.g.srv.out)
+	s.g.srv.out = s.g.srv.out[:copy(s.g.srv.out, s.g.srv.out[n:])]
+	return n, nil
+}
+
+// TestReadLoopYields: a reader goroutine that only ever blocks in reads
+// goes through the scheduler about every yieldEvery (so that sysmon never
+// finds its P on the same tick for 10 ms and takes it away), not once per
+// batch.
+func TestReadLoopYields(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		yields := 0
+		old := gosched
+		gosched = func() { yields++ }
+		defer func() { gosched = old }()
+		g := newGenLoop(t, false)
+		const batches = 40 // one per millisecond
+		g.c.rd = &sleepyReader{g: g, reads: batches}
+		g.c.readLoop()
+		want := batches * int(time.Millisecond) / int(yieldEvery)
+		if yields < want-1 || yields > want+1 {
+			t.Errorf("%d yields over %d batches %v apart, want about %d", yields, batches, time.Millisecond, want)
+		}
+		// The window in flight at the end of the input is lost (outIO).
+		if g.c.rec.live.errs.Load() != g.c.win || g.c.rec.answered != batches*g.c.win {
+			t.Errorf("answered %d, errors %d; want %d, %d", g.c.rec.answered, g.c.rec.live.errs.Load(), batches*g.c.win, g.c.win)
+		}
+	})
+}
+
+// TestGenLoopSplitReads: a batch of replies cut by the end of a read at
+// any byte (the line cut in two is split off by the decoder and matched as
+// a whole, the others are taken where they stand) is answered in full.
+func TestGenLoopSplitReads(t *testing.T) {
+	g := newGenLoop(t, false)
+	g.step() // the first reply is checked in full and learnt
+	size := len(g.srv.out)
+	for i := 0; i <= size; i++ {
+		g.chunk, g.srv.out = g.srv.out, g.chunk[:0]
+		cut := min(i, len(g.chunk)) // the batch grows as the ids gain digits
+		g.c.dec.Feed(g.chunk[:cut])
+		g.c.frames(&g.env)
+		g.c.dec.Feed(g.chunk[cut:])
+		g.c.frames(&g.env)
+	}
+	rec := g.c.rec
+	want := int64(size+2) * g.c.win
+	if rec.requests != want || rec.answered != want || rec.live.errs.Load() != 0 {
+		t.Fatalf("requests %d answered %d errors %d, want %d %d 0", rec.requests, rec.answered, rec.live.errs.Load(), want, want)
+	}
+	if g.c.shape.n != 1 {
+		t.Errorf("%d reply shapes learnt, want 1", g.c.shape.n)
 	}
 }

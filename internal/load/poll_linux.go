@@ -7,10 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -361,88 +359,4 @@ func (r fdReader) Read(b []byte) (int, error) {
 		}
 		return max(n, 0), err
 	}
-}
-
-// blockingPipes connects cmd's stdin and stdout to pipes outside Go's
-// network poller (os.Pipe's are non-blocking and polled), so that the
-// reader goroutine waits for the server in poll(2) and reads in read(2)
-// itself: no wake-up through the network poller per batch. Writes to the
-// child's stdin block in write(2). childEnds closes the parent's copies of
-// the child's ends (after Start).
-func blockingPipes(cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser, childEnds func(), err error) {
-	var in, out [2]int
-	if err := unix.Pipe2(in[:], unix.O_CLOEXEC); err != nil {
-		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
-	}
-	if err := unix.Pipe2(out[:], unix.O_CLOEXEC); err != nil {
-		unix.Close(in[0])
-		unix.Close(in[1])
-		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
-	}
-	if err := unix.SetNonblock(out[0], true); err != nil {
-		for _, fd := range []int{in[0], in[1], out[0], out[1]} {
-			unix.Close(fd)
-		}
-		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
-	}
-	// A descriptor in blocking mode gives a file outside the network poller.
-	childIn, childOut := os.NewFile(uintptr(in[0]), "|0"), os.NewFile(uintptr(out[1]), "|1")
-	cmd.Stdin, cmd.Stdout = childIn, childOut
-	return os.NewFile(uintptr(in[1]), "|1"), &pipeReader{fd: out[0]},
-		func() { childIn.Close(); childOut.Close() }, nil
-}
-
-// pipeReader reads a non-blocking pipe for one goroutine, waiting in
-// poll(2) when it is empty. Close may be called from another goroutine: a
-// waiting Read then returns os.ErrClosed within pipeWait. The descriptor
-// is closed by the Read that returns the end (EOF, an error or Close).
-type pipeReader struct {
-	fd      int
-	closing atomic.Bool
-	done    bool
-}
-
-// pipeWait bounds how long a Read waits before it looks at closing.
-const pipeWait = 100 // ms
-
-func (p *pipeReader) Read(b []byte) (int, error) {
-	if p.done {
-		return 0, os.ErrClosed
-	}
-	for {
-		n, err := unix.Read(p.fd, b)
-		switch {
-		case n > 0:
-			return n, nil
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
-			if p.closing.Load() {
-				return 0, p.end(os.ErrClosed)
-			}
-			pfd := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
-			_, _ = unix.Poll(pfd, pipeWait)
-			continue
-		case err == nil:
-			return 0, p.end(io.EOF)
-		default:
-			return 0, p.end(err)
-		}
-	}
-}
-
-func (p *pipeReader) end(err error) error {
-	p.done = true
-	unix.Close(p.fd)
-	return err
-}
-
-// closeUnread closes a pipeReader nothing has read or will read.
-func (p *pipeReader) closeUnread() { _ = p.end(nil) }
-
-// Close makes a Read waiting for input return (the descriptor is closed by
-// that Read).
-func (p *pipeReader) Close() error {
-	p.closing.Store(true)
-	return nil
 }

@@ -47,6 +47,38 @@ func (rs *replyShapes) match(frame []byte) (*replyShape, int64) {
 	return nil, 0
 }
 
+// matchLine finds the shape that the line at the start of rest (input not
+// yet split into lines) is an instance of, followed by its '\n': the shape,
+// the id and the line's length without the '\n'. It is match for a line
+// whose end is not known yet; finding the tail right after the id finds
+// the end, so the line is not scanned for its '\n' first. A line it does
+// not take (a shape that ends in "\r\n", a line cut by the end of rest)
+// is left to match after the line has been split off.
+func (rs *replyShapes) matchLine(rest []byte) (*replyShape, int64, int) {
+	for i := range rs.n {
+		sh := &rs.s[i]
+		h := len(sh.head)
+		if len(rest) <= h+len(sh.tail) || string(rest[:h]) != string(sh.head) || rest[h] == '0' {
+			continue
+		}
+		var id int64
+		j := h
+		for ; j < len(rest) && j-h < 18; j++ {
+			c := rest[j]
+			if c < '0' || c > '9' {
+				break
+			}
+			id = id*10 + int64(c-'0')
+		}
+		end := j + len(sh.tail)
+		if j == h || end >= len(rest) || rest[end] != '\n' || string(rest[j:end]) != string(sh.tail) {
+			continue
+		}
+		return sh, id, end
+	}
+	return nil, 0, 0
+}
+
 // plainID parses a positive JSON integer token without leading zeros and
 // of at most 18 digits: the only id tokens the generator sends.
 func plainID(b []byte) (int64, bool) {

@@ -54,6 +54,11 @@ func TestReplyShapeMatch(t *testing.T) {
 	} {
 		rs := learnShape(t, tc.learnt)
 		sh, id := rs.match([]byte(tc.line))
+		// matchLine on the line still joined to the next one says the same.
+		lsh, lid, n := rs.matchLine([]byte(tc.line + "\n{\"jsonrpc\""))
+		if lsh != sh || lid != id || sh != nil && n != len(tc.line) {
+			t.Errorf("%d: matchLine %v %d %d, match %v %d (line length %d)", i, lsh != nil, lid, n, sh != nil, id, len(tc.line))
+		}
 		if tc.wantID == 0 {
 			if sh != nil {
 				t.Errorf("%d: %q matched (id %d), want no match", i, tc.line, id)
@@ -68,6 +73,39 @@ func TestReplyShapeMatch(t *testing.T) {
 			if out, code := sh.outcome(isCall); out != tc.out[k] || code != tc.code {
 				t.Errorf("%d: isCall %v: outcome %d %d, want %d %d", i, isCall, out, code, tc.out[k], tc.code)
 			}
+		}
+	}
+}
+
+// TestReplyShapeMatchLine: matchLine takes a line only with its '\n' in
+// rest right after the shape's tail; the rest is left to match.
+func TestReplyShapeMatchLine(t *testing.T) {
+	rs := learnShape(t, shapeEcho)
+	line := strings.Replace(shapeEcho, "65", "129", 1)
+	for i, tc := range []struct {
+		rest  string
+		wantN int // 0: not taken
+	}{
+		0: {line + "\n", len(line)},
+		1: {line + "\n" + line + "\n", len(line)},
+		2: {line + "\r\n", 0},         // Next strips the '\r'; match takes it then
+		3: {line, 0},                  // the '\n' is in the next read
+		4: {line[:len(line)-1], 0},    // cut inside the tail
+		5: {line[:30], 0},             // cut inside the id
+		6: {line + " \n", 0},          // trailing blank: not the shape's text
+		7: {"\n" + line + "\n", 0},    // a blank line first
+		8: {line + "x\n", 0},          // more than the shape
+		9: {shapeEcho[:22] + "\n", 0}, // the head alone
+	} {
+		sh, id, n := rs.matchLine([]byte(tc.rest))
+		if tc.wantN == 0 {
+			if sh != nil {
+				t.Errorf("%d: %q taken (id %d, n %d)", i, tc.rest, id, n)
+			}
+			continue
+		}
+		if sh == nil || id != 129 || n != tc.wantN {
+			t.Errorf("%d: %v id %d n %d, want id 129 n %d", i, sh != nil, id, n, tc.wantN)
 		}
 	}
 }
@@ -102,6 +140,7 @@ func FuzzReplyShape(f *testing.F) {
 	for _, s := range []string{shapeEcho, shapeToolError, shapeRPCError} {
 		f.Add([]byte(s), []byte(strings.Replace(s, "65", "4097", 1)))
 		f.Add([]byte(s), []byte(strings.Replace(s, "65", "65 ", 1)))
+		f.Add([]byte(s), []byte(strings.Replace(s, "65", "4097", 1)+"\n"+s))
 	}
 	f.Add([]byte(`{"id":1,"jsonrpc":"2.0","result":{}}`), []byte(`{"id":12,"jsonrpc":"2.0","result":{}}`))
 	f.Fuzz(func(t *testing.T, learnt, line []byte) {
@@ -111,6 +150,15 @@ func FuzzReplyShape(f *testing.F) {
 		}
 		var rs replyShapes
 		rs.learn(learnt, &env)
+		// matchLine takes a line only as match takes it once split off.
+		if lsh, lid, n := rs.matchLine(line); lsh != nil {
+			if n >= len(line) || line[n] != '\n' {
+				t.Fatalf("matchLine took %d bytes of %q, not up to a newline", n, line)
+			}
+			if sh, id := rs.match(line[:n]); sh != lsh || id != lid {
+				t.Fatalf("matchLine took %q as id %d, match says %v %d", line[:n], lid, sh != nil, id)
+			}
+		}
 		sh, id := rs.match(line)
 		if sh == nil {
 			return

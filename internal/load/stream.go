@@ -84,6 +84,9 @@ type streamConn struct {
 	inline bool
 	snd    sendState // the sender goroutine's
 	rsnd   sendState // the reader's (inline)
+	// lines, when the requests are built in place (inlineLines): each
+	// slot's last line, owned like the slot's gen by whoever holds it.
+	lines []slotLine
 }
 
 // sendState is what one goroutine sending on a stream connection owns: the
@@ -126,6 +129,9 @@ func (r *run) newStreamConn(i int) *streamConn {
 	if c.inline {
 		c.rsnd = newSendState(i*7+3, c.win, r.maxRequestLen())
 		c.ready = make([]int32, 0, c.win)
+	}
+	if c.inlineLines() {
+		c.lines = make([]slotLine, c.win)
 	}
 	c.slots = make([]slot, c.win)
 	c.free = make(chan int32, c.win)
@@ -263,12 +269,16 @@ func (c *streamConn) readLoop() {
 	var env codec.Envelope
 	buf := framing.AcquireBuf(framing.DefaultReadSize)
 	buf = buf[:cap(buf)]
+	var yieldAt int64
 	for {
 		n, err := c.rd.Read(buf)
 		if n > 0 {
 			c.r.bytesIn.Add(int64(n))
 			c.dec.Feed(buf[:n])
-			c.frames(&env)
+			if now := c.frames(&env); now >= yieldAt {
+				gosched() // see yieldEvery
+				yieldAt = now + yieldEvery
+			}
 		}
 		if err != nil {
 			c.ended.Store(true) // nothing more is sent on it
@@ -283,12 +293,40 @@ func (c *streamConn) readLoop() {
 	framing.ReleaseBuf(buf)
 }
 
+// yieldEvery is how often (ns) a reader goroutine blocked in read(2)
+// between batches goes through the scheduler. Such a goroutine keeps its P
+// through its system calls and is never descheduled; once sysmon sees the P
+// on the same scheduling tick for 10 ms it asks for a preemption (SIGURG to
+// the thread) and takes the P away, and as getting the P back at the end of
+// a system call does not advance the tick, it keeps doing so with its sleep
+// held at 20 µs (4,200–5,900 nanosleeps per 2 s of a 1×64 run). A Gosched
+// every few milliseconds advances the tick: no signal, no hand-off, and
+// sysmon backs off to its 10 ms sleep (about 190 per 2 s).
+const yieldEvery = int64(4 * time.Millisecond)
+
+// gosched is runtime.Gosched (a variable so that a test can count calls).
+var gosched = runtime.Gosched
+
 // frames handles every complete line the decoder holds, all received by
 // one read (one clock reading for all of them), then sends the requests
-// that replace the answered ones, in one write.
-func (c *streamConn) frames(env *codec.Envelope) {
+// that replace the answered ones, in one write. It returns its clock
+// reading.
+func (c *streamConn) frames(env *codec.Envelope) int64 {
 	now := c.r.now()
+	// Replies of a known shape are taken where they stand, until one line
+	// is not: the rest of the batch is split into lines first (a server
+	// whose replies all differ would pay for both).
+	inPlace := c.shape.n > 0
 	for {
+		if inPlace {
+			if rest := c.dec.Rest(); len(rest) > 0 {
+				if sh, id, n := c.shape.matchLine(rest); sh != nil && c.dec.TakeLine(n) != nil {
+					c.shaped(sh, id, now)
+					continue
+				}
+				inPlace = false
+			}
+		}
 		frame, err := c.dec.Next()
 		if err == framing.ErrLineTooLong {
 			continue
@@ -302,6 +340,7 @@ func (c *streamConn) frames(env *codec.Envelope) {
 	if len(c.ready) > 0 {
 		c.refill()
 	}
+	return now
 }
 
 // refill sends a request in every slot answered in this batch (inline),
@@ -324,15 +363,7 @@ func (c *streamConn) refill() {
 func (c *streamConn) onFrame(frame []byte, env *codec.Envelope, now int64) {
 	r := c.r
 	if sh, id := c.shape.match(frame); sh != nil {
-		// The same text as a response checked in full, but for the id.
-		if id >= c.win {
-			k := int32(id % c.win)
-			sl := &c.slots[k]
-			if sl.id.CompareAndSwap(id, 0) {
-				out, code := sh.outcome(r.tpls[sl.tpl].isCall)
-				c.answered(k, sl, now, out, code)
-			}
-		}
+		c.shaped(sh, id, now)
 		return
 	}
 	if codec.Peek(frame, env) != nil {
@@ -374,6 +405,20 @@ func (c *streamConn) onFrame(frame []byte, env *codec.Envelope, now int64) {
 			return
 		}
 		r.streamNote(nil, env, frame, now, c)
+	}
+}
+
+// shaped handles a reply of shape sh with id (the same text as a response
+// checked in full, but for the id), received at now.
+func (c *streamConn) shaped(sh *replyShape, id, now int64) {
+	if id < c.win {
+		return
+	}
+	k := int32(id % c.win)
+	sl := &c.slots[k]
+	if sl.id.CompareAndSwap(id, 0) {
+		out, code := sh.outcome(c.r.tpls[sl.tpl].isCall)
+		c.answered(k, sl, now, out, code)
 	}
 }
 
@@ -554,6 +599,11 @@ func (c *streamConn) queue(ss *sendState, k int32, start, now int64, meas bool) 
 	if c.pub != nil {
 		sl.pubK = c.pub.n.Load() // before the id: a reader claims the slot by it
 	}
+	if c.lines != nil {
+		// Before the id too: the slot's next holder (the reader, or the
+		// sweeper and then the sender) gets the line with the slot.
+		ss.wbuf = append(ss.wbuf, c.lines[k].line(r.tpls, ti, id, c.win)...)
+	}
 	sl.id.Store(id)
 	if c.pub != nil {
 		if r.tpls[ti].seqGap > 0 {
@@ -562,8 +612,10 @@ func (c *streamConn) queue(ss *sendState, k int32, start, now int64, meas bool) 
 		}
 		c.pub.add(now, meas)
 	}
-	ss.idBuf = strconv.AppendInt(ss.idBuf[:0], id, 10)
-	ss.wbuf = append(r.tpls[ti].appendBodySeq(ss.wbuf, ss.idBuf, ss.seqBuf), '\n') // seqBuf: unused without a sequence gap
+	if c.lines == nil {
+		ss.idBuf = strconv.AppendInt(ss.idBuf[:0], id, 10)
+		ss.wbuf = append(r.tpls[ti].appendBodySeq(ss.wbuf, ss.idBuf, ss.seqBuf), '\n') // seqBuf: unused without a sequence gap
+	}
 	ss.batch = append(ss.batch, queued{k: k, id: id, meas: meas})
 }
 
