@@ -37,10 +37,12 @@ func TestReaderYields(t *testing.T) {
 
 	const n = 64
 	br := bufio.NewReader(outR)
-	const busy = 30 * time.Millisecond // several yieldEvery
-	deadline := time.Now().Add(busy)
+	// Busy for several yieldEvery, and on a slow machine (-race, load)
+	// until the reader has yielded twice or 5 s have passed.
+	const busy = 30 * time.Millisecond
+	start := time.Now()
 	sent := 0
-	for id := 1; time.Now().Before(deadline); id += n {
+	for id := 1; time.Since(start) < busy || yields.Load() < 2 && time.Since(start) < 5*time.Second; id += n {
 		var batch []byte
 		for i := id; i < id+n; i++ {
 			batch = append(batch, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"ping"}`+"\n"...)
@@ -67,7 +69,7 @@ func TestReaderYields(t *testing.T) {
 	}
 	outR.Close()
 	if got := yields.Load(); got < 2 {
-		t.Errorf("reader yielded %d times in %d round trips over %v, want at least 2", got, sent/n, busy)
+		t.Errorf("reader yielded %d times in %d round trips over %v, want at least 2", got, sent/n, time.Since(start).Round(time.Millisecond))
 	}
 	goleak.VerifyNone(t, base)
 }

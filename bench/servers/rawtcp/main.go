@@ -25,6 +25,8 @@ import (
 	"log"
 	"net"
 	"os"
+	"runtime"
+	"time"
 
 	"github.com/mcpwire/mcpwire/bench/internal/procstats"
 	"github.com/mcpwire/mcpwire/bench/internal/rawreply"
@@ -64,12 +66,21 @@ func main() {
 	}
 }
 
+// yieldEvery is how often a busy serve loop yields before its next blocking
+// read. A goroutine that only ever blocks in read(2) is never rescheduled,
+// so Go's monitor thread finds it on its P at every check, preempts it past
+// 10 ms and then polls every 20 µs for a while. mcpwire's stdio reader and
+// its load generator yield the same way (transport/stdio, internal/load);
+// the ceiling gets the same remedy, so that it stays the ceiling.
+const yieldEvery = 5 * time.Millisecond
+
 // serve answers every line read from r with the reply on w until EOF. Output
 // is flushed whenever no further input is already buffered.
 func serve(r io.Reader, w io.Writer) error {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriterSize(w, 64<<10)
 	fixed := []byte(rawreply.Line)
+	yielded := time.Now()
 	for {
 		line, err := in.ReadSlice('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' {
@@ -98,6 +109,10 @@ func serve(r io.Reader, w io.Writer) error {
 		if in.Buffered() == 0 {
 			if err := out.Flush(); err != nil {
 				return err
+			}
+			if now := time.Now(); now.Sub(yielded) >= yieldEvery {
+				yielded = now
+				runtime.Gosched()
 			}
 		}
 	}
