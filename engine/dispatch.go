@@ -446,7 +446,13 @@ func (c *Call) run() {
 }
 
 func (c *Call) invoke() (err error) {
+	// recover is called only when the handler did not return: a call of
+	// it (gorecover) on every request costs more than the flag.
+	returned := false
 	defer func() {
+		if returned {
+			return
+		}
 		if v := recover(); v != nil {
 			c.srv.stats.Panics.Add(1)
 			c.srv.log.panic(c.method.name, v)
@@ -454,9 +460,12 @@ func (c *Call) invoke() (err error) {
 		}
 	}()
 	if h := c.srv.chain; h != nil {
-		return h(c)
+		err = h(c)
+	} else {
+		err = c.method.handle(c)
 	}
-	return c.method.handle(c)
+	returned = true
+	return err
 }
 
 func (c *Call) handleError(err error) {
