@@ -64,8 +64,11 @@ type Server struct {
 	// textTail ends a text tool result (Call.TextBytes) after its text in
 	// one append: `}],"isError":false,"_meta":` serverMeta `}`; without
 	// its first two bytes it ends a typed tool's (Call.structured).
-	textTail  []byte
-	supported []byte // `["2026-07-28"]`
+	textTail []byte
+	// structTail is '}' (closing a typed tool's structuredContent) and
+	// textTail without its first two bytes: structuredFlat's last append.
+	structTail []byte
+	supported  []byte // `["2026-07-28"]`
 
 	tracker  tracker // every request in flight
 	closing  atomic.Bool
@@ -142,6 +145,7 @@ func New(opt Config) *Server {
 	}
 	s.serverMeta = append(append([]byte(`{"io.modelcontextprotocol/serverInfo":`), im...), '}')
 	s.textTail = append(append([]byte(`}],"isError":false,"_meta":`), s.serverMeta...), '}')
+	s.structTail = append([]byte{'}'}, s.textTail[2:]...)
 	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
 	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)

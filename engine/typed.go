@@ -350,7 +350,7 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 		c.out = out[:0]
 		return false
 	}
-	c.out = append(out, c.srv.textTail[2:]...)
+	c.out = append(out, c.srv.structTail...)
 	c.result, c.open = true, true
 	c.rkind = kindComplete
 	c.esc = len(c.out) // every part the engine's own escaping encoders' (Request.ReplyEscaped)

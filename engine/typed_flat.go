@@ -263,7 +263,14 @@ func (ch *strChunk) string(body []byte) string {
 		ch.lo, ch.hi = 0, 0
 	}
 	n := len(ch.b)
-	ch.b = append(ch.b, body...)
+	if l := len(body); l >= 8 && l <= 16 {
+		// The usual short string: two overlapping words instead of
+		// append's memmove call (room was made above).
+		ch.b = ch.b[:n+l]
+		copyWords(ch.b[n:], unsafe.Pointer(unsafe.SliceData(body)), l)
+	} else {
+		ch.b = append(ch.b, body...)
+	}
 	return unsafe.String(&ch.b[n], len(body))
 }
 
@@ -357,19 +364,51 @@ func (c *flatCodec) encodePlain(dst []byte, p unsafe.Pointer, ch *strChunk) ([]b
 // text content (Call.structured).
 const structuredHead = `}],"structuredContent":`
 
-// encodeStructured is structuredHead, then encode: when the first field is
-// always written, its key is joined to structuredHead (c.lead), one
-// append fewer. ch is as for encodePlain.
+// encodeStructured is structuredHead, then encode without the object's
+// closing brace (the caller appends it joined to what follows): when the
+// first field is always written, its key is joined to structuredHead
+// (c.lead), one append fewer. ch is as for encodePlain.
 func (c *flatCodec) encodeStructured(dst []byte, p unsafe.Pointer, ch *strChunk) ([]byte, bool) {
 	if c.lead == nil {
-		return c.encodePlain(append(dst, structuredHead...), p, ch)
+		dst, ok := c.encodePlain(append(dst, structuredHead...), p, ch)
+		if ok {
+			dst = dst[:len(dst)-1] // encodePlain's closing brace
+		}
+		return dst, ok
 	}
 	dst = append(dst, c.lead...)
 	dst, ok := appendField(dst, &c.fields[0], p, ch)
 	if ok {
 		dst, ok = c.encodeFields(dst, p, 1, ch)
 	}
-	return append(dst, '}'), ok
+	return dst, ok
+}
+
+// appendQuoted appends s, which needs no escape, between quotes: for the
+// usual short string with room in dst, as two overlapping words instead
+// of three appends and a memmove call.
+func appendQuoted(dst []byte, s string) []byte {
+	n, l := len(dst), len(s)
+	if l >= 8 && l <= 16 && cap(dst)-n >= l+2 {
+		dst = dst[:n+l+2]
+		dst[n] = '"'
+		copyWords(dst[n+1:], unsafe.Pointer(unsafe.StringData(s)), l)
+		dst[n+1+l] = '"'
+		return dst
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// copyWords copies the l bytes at src (8 <= l <= 16) to dst[:l] as two
+// overlapping 8-byte words. len(dst) >= l.
+func copyWords(dst []byte, src unsafe.Pointer, l int) {
+	_ = dst[l-1]
+	lo := binary.LittleEndian.Uint64((*[8]byte)(src)[:])
+	hi := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(src, l-8))[:])
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Pointer(unsafe.SliceData(dst)))[:], lo)
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(dst)), l-8))[:], hi)
 }
 
 // encodeFields appends the members of the fields from the index from on,
@@ -398,9 +437,7 @@ func appendField(dst []byte, f *flatField, p unsafe.Pointer, ch *strChunk) ([]by
 	switch f.kind {
 	case reflect.String:
 		if s := *(*string)(at); ch.plain(s) {
-			dst = append(dst, '"')
-			dst = append(dst, s...)
-			dst = append(dst, '"')
+			dst = appendQuoted(dst, s)
 		} else {
 			dst = codec.AppendString(dst, s)
 		}
