@@ -254,7 +254,23 @@ const (
 )
 
 // string returns body as a string (ch may be nil: a plain conversion).
+// Small enough to inline: the usual short string is copied as two words
+// into the chunk's room; the rest goes to stringSlow.
 func (ch *strChunk) string(body []byte) string {
+	l := len(body)
+	if ch == nil || l < 8 || l > 16 || cap(ch.b)-len(ch.b) < l {
+		return ch.stringSlow(body)
+	}
+	n := len(ch.b)
+	ch.b = ch.b[:n+l]
+	copyWords(ch.b[n:], unsafe.Pointer(unsafe.SliceData(body)), l)
+	return unsafe.String(&ch.b[n], l)
+}
+
+// stringSlow is string for the other lengths, a full chunk or a nil ch.
+//
+//go:noinline
+func (ch *strChunk) stringSlow(body []byte) string {
 	if ch == nil || len(body) > strChunkMax || len(body) == 0 {
 		return string(body)
 	}
@@ -263,14 +279,7 @@ func (ch *strChunk) string(body []byte) string {
 		ch.lo, ch.hi = 0, 0
 	}
 	n := len(ch.b)
-	if l := len(body); l >= 8 && l <= 16 {
-		// The usual short string: two overlapping words instead of
-		// append's memmove call (room was made above).
-		ch.b = ch.b[:n+l]
-		copyWords(ch.b[n:], unsafe.Pointer(unsafe.SliceData(body)), l)
-	} else {
-		ch.b = append(ch.b, body...)
-	}
+	ch.b = append(ch.b, body...)
 	return unsafe.String(&ch.b[n], len(body))
 }
 
