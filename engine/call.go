@@ -476,11 +476,8 @@ func (c *Call) openText() []byte {
 	}
 	out = out[:n]
 	*(*[len(responseHead)]byte)(out) = responseHeadBytes
-	if len(id) <= 8 {
-		o := out[len(responseHead):]
-		for i, b := range id {
-			o[i] = b
-		}
+	if len(id) <= 16 {
+		copyShort(out[len(responseHead):], id)
 	} else {
 		copy(out[len(responseHead):], id)
 	}
@@ -509,10 +506,14 @@ func (c *Call) textResult(text []byte, kind resultKind) {
 		out = append(out, c.srv.serverMeta...)
 		out = append(out, '}')
 	} else {
-		out = append(out, c.srv.textTail...)
+		out = append(out, c.srv.textEnd...)
 	}
+	if kind == kindToolError {
+		out = append(out, '}')
+	}
+	// Closed here (textEnd's last brace), not by complete.
 	c.out = out
-	c.result, c.open = true, true
+	c.result, c.open = true, false
 	c.rkind = kind
 	c.esc = len(out) // the id (peeked: no raw control byte), the text escaped
 }

@@ -65,8 +65,12 @@ type Server struct {
 	// one append: `}],"isError":false,"_meta":` serverMeta `}`; without
 	// its first two bytes it ends a typed tool's (Call.structured).
 	textTail []byte
-	// structTail is '}' (closing a typed tool's structuredContent) and
-	// textTail without its first two bytes: structuredFlat's last append.
+	// textEnd is textTail and the response's closing brace: the last
+	// append of a text result (Call.TextBytes), which closes it.
+	textEnd []byte
+	// structTail is '}' (closing a typed tool's structuredContent),
+	// textTail without its first two bytes and the response's closing
+	// brace: structuredFlat's last append.
 	structTail []byte
 	supported  []byte // `["2026-07-28"]`
 
@@ -145,7 +149,8 @@ func New(opt Config) *Server {
 	}
 	s.serverMeta = append(append([]byte(`{"io.modelcontextprotocol/serverInfo":`), im...), '}')
 	s.textTail = append(append([]byte(`}],"isError":false,"_meta":`), s.serverMeta...), '}')
-	s.structTail = append([]byte{'}'}, s.textTail[2:]...)
+	s.textEnd = append(append([]byte(nil), s.textTail...), '}')
+	s.structTail = append(append([]byte{'}'}, s.textTail[2:]...), '}')
 	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
 	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)

@@ -410,6 +410,28 @@ func appendQuoted(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// copyShort copies src (at most 16 bytes) to dst[:len(src)] by two
+// overlapping loads and stores of the widest size that fits, instead of
+// a memmove call or a loop. len(dst) >= len(src).
+func copyShort(dst, src []byte) {
+	switch l := len(src); {
+	case l >= 8:
+		copyWords(dst, unsafe.Pointer(unsafe.SliceData(src)), l)
+	case l >= 4:
+		_ = dst[l-1]
+		a, b := binary.LittleEndian.Uint32(src), binary.LittleEndian.Uint32(src[l-4:])
+		binary.LittleEndian.PutUint32(dst, a)
+		binary.LittleEndian.PutUint32(dst[l-4:], b)
+	case l >= 2:
+		_ = dst[l-1]
+		a, b := binary.LittleEndian.Uint16(src), binary.LittleEndian.Uint16(src[l-2:])
+		binary.LittleEndian.PutUint16(dst, a)
+		binary.LittleEndian.PutUint16(dst[l-2:], b)
+	case l == 1:
+		dst[0] = src[0]
+	}
+}
+
 // copyWords copies the l bytes at src (8 <= l <= 16) to dst[:l] as two
 // overlapping 8-byte words. len(dst) >= l.
 func copyWords(dst []byte, src unsafe.Pointer, l int) {

@@ -262,7 +262,7 @@ func TestShortCopies(t *testing.T) {
 			t.Fatalf("strChunk %d holds %q", l, ch.b)
 		}
 	}
-	for _, id := range []string{`1`, `1234567`, `12345678`, `123456789`, `"a-uuid-7b0e6c1e-4a9c-4b59-8c1e-2d4b9a0f5e11"`, ``} {
+	for _, id := range []string{`1`, `12`, `123`, `1234`, `12345`, `1234567`, `12345678`, `123456789`, `"0123456789abcd"`, `"0123456789abcde"`, `"a-uuid-7b0e6c1e-4a9c-4b59-8c1e-2d4b9a0f5e11"`, ``} {
 		for _, keep := range []int{0, 8, 200} {
 			c := &Call{out: make([]byte, 0, keep)}
 			c.env.ID = []byte(id)
