@@ -272,3 +272,48 @@ func TestShortCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestWideCopies: a constant tail (constTail) and a flat codec's lead are
+// copied as a fixed array when they fit it and dst has room, else
+// appended; either way dst gets exactly their bytes (a lead too long for
+// the array, a tail of exactly tailMax bytes and one byte more).
+func TestWideCopies(t *testing.T) {
+	for _, l := range []int{0, 1, 97, tailMax - 1, tailMax, tailMax + 1, 300} {
+		var ct constTail
+		ct.set(bytes.Repeat([]byte{'t'}, l))
+		if ct.fits != (l <= tailMax) {
+			t.Fatalf("tail %d: fits %v", l, ct.fits)
+		}
+		for _, room := range []int{0, l, tailMax, tailMax + 10} {
+			dst := append(make([]byte, 0, 3+room), "abc"...)
+			if got, want := string(ct.appendTo(dst)), "abc"+strings.Repeat("t", l); got != want {
+				t.Fatalf("tail %d room %d: %q", l, room, got)
+			}
+		}
+	}
+	type longLead struct {
+		S string `json:"a_first_field_name_long_enough_to_leave_the_array"`
+		N int    `json:"n"`
+	}
+	type shortLead struct {
+		S string `json:"s"`
+		N int    `json:"n"`
+	}
+	fl, fs := newFlatCodec(reflect.TypeFor[longLead]()), newFlatCodec(reflect.TypeFor[shortLead]())
+	if fl == nil || fs == nil || fl.leadFits || !fs.leadFits {
+		t.Fatalf("codecs %v %v", fl, fs)
+	}
+	for _, room := range []int{0, 200} {
+		vl, vs := longLead{"x", 1}, shortLead{"x", 1}
+		for _, c := range []struct {
+			fc *flatCodec
+			p  unsafe.Pointer
+		}{{fl, unsafe.Pointer(&vl)}, {fs, unsafe.Pointer(&vs)}} {
+			want, _ := c.fc.encode([]byte("pre"+structuredHead), c.p)
+			got, ok := c.fc.encodeStructured(append(make([]byte, 0, 3+room), "pre"...), c.p, nil)
+			if got = append(got, '}'); !ok || !bytes.Equal(got, want) {
+				t.Fatalf("room %d: %q, want %q", room, got, want)
+			}
+		}
+	}
+}
