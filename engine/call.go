@@ -506,7 +506,7 @@ func (c *Call) textResult(text []byte, kind resultKind) {
 		out = append(out, c.srv.serverMeta...)
 		out = append(out, '}')
 	} else {
-		out = c.srv.textEnd.appendTo(out)
+		out = append(out, c.srv.textEnd...)
 	}
 	if kind == kindToolError {
 		out = append(out, '}')

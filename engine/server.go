@@ -67,11 +67,11 @@ type Server struct {
 	textTail []byte
 	// textEnd is textTail and the response's closing brace: the last
 	// append of a text result (Call.TextBytes), which closes it.
-	textEnd constTail
+	textEnd []byte
 	// structTail is '}' (closing a typed tool's structuredContent),
 	// textTail without its first two bytes and the response's closing
 	// brace: structuredFlat's last append.
-	structTail constTail
+	structTail []byte
 	supported  []byte // `["2026-07-28"]`
 
 	tracker  tracker // every request in flight
@@ -149,8 +149,8 @@ func New(opt Config) *Server {
 	}
 	s.serverMeta = append(append([]byte(`{"io.modelcontextprotocol/serverInfo":`), im...), '}')
 	s.textTail = append(append([]byte(`}],"isError":false,"_meta":`), s.serverMeta...), '}')
-	s.textEnd.set(append(append([]byte(nil), s.textTail...), '}'))
-	s.structTail.set(append(append([]byte{'}'}, s.textTail[2:]...), '}'))
+	s.textEnd = append(append([]byte(nil), s.textTail...), '}')
+	s.structTail = append(append([]byte{'}'}, s.textTail[2:]...), '}')
 	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
 	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)
@@ -602,30 +602,4 @@ type Stats struct {
 	MissedSent        atomic.Uint64 // CueMissed published for a publish of this replica that failed or was refused (backplane not connected)
 	MissedCues        atomic.Uint64 // CueMissed received from another replica (its publish failed): affected listen streams ended; this replica's own echo is not counted
 	Unavailable       atomic.Uint64 // requests answered 503 because shared state was unreachable
-}
-
-// constTail is a constant end of responses (Server.textEnd, structTail),
-// kept also in a fixed array when it fits one.
-type constTail struct {
-	b    []byte
-	wide [tailMax]byte
-	fits bool
-}
-
-const tailMax = 128
-
-func (t *constTail) set(b []byte) {
-	t.b = b
-	t.fits = copy(t.wide[:], b) == len(b)
-}
-
-// appendTo appends t to dst: with room past dst's end, the whole array is
-// copied there and dst resliced to t's length (moves the compiler writes
-// out, where an append is a memmove call).
-func (t *constTail) appendTo(dst []byte) []byte {
-	if n := len(dst); t.fits && cap(dst)-n >= tailMax {
-		*(*[tailMax]byte)(dst[n : n+tailMax]) = t.wide
-		return dst[:n+len(t.b)]
-	}
-	return append(dst, t.b...)
 }

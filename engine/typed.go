@@ -351,7 +351,7 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 		c.out = out[:0]
 		return false
 	}
-	c.out = c.srv.structTail.appendTo(out) // closes the response: complete need not
+	c.out = append(out, c.srv.structTail...) // closes the response: complete need not
 	c.result, c.open = true, false
 	c.rkind = kindComplete
 	c.esc = len(c.out) // every part the engine's own escaping encoders' (Request.ReplyEscaped)

@@ -28,15 +28,7 @@ type flatCodec struct {
 	// lead is structuredHead, '{' and the first field's `"name":`, when
 	// that field is always written (not omitempty): encodeStructured.
 	lead []byte
-	// leadWide is lead in a fixed array when it fits one (leadFits):
-	// copied as a whole into room past dst's end, then dst resliced to
-	// lead's length, moves the compiler writes out instead of a memmove
-	// call.
-	leadWide [leadMax]byte
-	leadFits bool
 }
-
-const leadMax = 48
 
 type flatField struct {
 	key  []byte // `,"name":`, for the encoder (the first one's ',' becomes the '{')
@@ -77,7 +69,6 @@ func newFlatCodec(t reflect.Type) *flatCodec {
 	}
 	if !c.fields[0].omit {
 		c.lead = append([]byte(structuredHead+"{"), c.fields[0].key[1:]...)
-		c.leadFits = copy(c.leadWide[:], c.lead) == len(c.lead)
 	}
 	return c
 }
@@ -394,12 +385,7 @@ func (c *flatCodec) encodeStructured(dst []byte, p unsafe.Pointer, ch *strChunk)
 		}
 		return dst, ok
 	}
-	if n := len(dst); c.leadFits && cap(dst)-n >= leadMax {
-		*(*[leadMax]byte)(dst[n : n+leadMax]) = c.leadWide
-		dst = dst[:n+len(c.lead)]
-	} else {
-		dst = append(dst, c.lead...)
-	}
+	dst = append(dst, c.lead...)
 	dst, ok := appendField(dst, &c.fields[0], p, ch)
 	if ok {
 		dst, ok = c.encodeFields(dst, p, 1, ch)
