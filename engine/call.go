@@ -464,10 +464,36 @@ const textHead = `,"result":{"resultType":"complete","content":[{"type":"text","
 // a text content: its id, then textHead. The caller appends to the slice
 // and stores it in c.out once, with c.result, c.open, c.rkind and c.esc.
 func (c *Call) openText() []byte {
-	out := append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
-	out = append(out, c.env.ID...)
-	return append(out, textHead...)
+	// One capacity check, and the two constant parts copied as arrays
+	// (moves the compiler writes out, where an append of a string is a
+	// memmove call); the id, a few bytes, by a loop for the usual short
+	// one.
+	id := c.env.ID
+	n := len(responseHead) + len(id) + len(textHead)
+	out := c.out
+	if cap(out) < n {
+		out = make([]byte, 0, max(n+n, 512))
+	}
+	out = out[:n]
+	*(*[len(responseHead)]byte)(out) = responseHeadBytes
+	if len(id) <= 16 {
+		copyShort(out[len(responseHead):], id)
+	} else {
+		copy(out[len(responseHead):], id)
+	}
+	*(*[len(textHead)]byte)(out[n-len(textHead):]) = textHeadBytes
+	return out
 }
+
+// responseHead begins every response, up to its id.
+const responseHead = `{"jsonrpc":"2.0","id":`
+
+// responseHeadBytes and textHeadBytes are responseHead and textHead as
+// arrays, for openText's fixed-size copies.
+var (
+	responseHeadBytes = [len(responseHead)]byte([]byte(responseHead))
+	textHeadBytes     = [len(textHead)]byte([]byte(textHead))
+)
 
 // textResult writes the response of a text tool result: the head, text
 // escaped, and the rest of the result (Server.textTail, or with isError
@@ -480,10 +506,14 @@ func (c *Call) textResult(text []byte, kind resultKind) {
 		out = append(out, c.srv.serverMeta...)
 		out = append(out, '}')
 	} else {
-		out = append(out, c.srv.textTail...)
+		out = append(out, c.srv.textEnd...)
 	}
+	if kind == kindToolError {
+		out = append(out, '}')
+	}
+	// Closed here (textEnd's last brace), not by complete.
 	c.out = out
-	c.result, c.open = true, true
+	c.result, c.open = true, false
 	c.rkind = kind
 	c.esc = len(out) // the id (peeked: no raw control byte), the text escaped
 }

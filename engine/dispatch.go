@@ -121,8 +121,12 @@ func (c *Call) check() *codec.Error {
 			return e
 		}
 	}
-	if e := c.checkVersion(); e != nil {
-		return e
+	// checkVersion's usual outcome without its call: an unescaped
+	// version the server supports.
+	if v := &c.env.ProtocolVersion; v.Escaped || !c.srv.supportsRaw(v.Raw) {
+		if e := c.checkVersion(); e != nil {
+			return e
+		}
 	}
 	if e := c.checkMethod(); e != nil {
 		return e
@@ -214,6 +218,17 @@ func (c *Call) checkVersion() *codec.Error {
 	}
 	c.srv.stats.BadVersion.Add(1)
 	return c.srv.unsupportedVersion(c.env.ProtocolVersion.String(), "Unsupported protocol version")
+}
+
+// supportsRaw reports whether raw, an unescaped version, is one s
+// supports.
+func (s *Server) supportsRaw(raw []byte) bool {
+	for _, sv := range s.opt.SupportedVersions {
+		if string(raw) == sv {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) supports(v codec.Str) bool {
@@ -358,7 +373,14 @@ func (c *Call) start() {
 		return
 	}
 	if inline {
-		c.run()
+		// run, written out: one call less for every inline request.
+		if err := c.invoke(); err != nil {
+			if err == errDetached {
+				return // the call lives on; it may already be recycled
+			}
+			c.handleError(err)
+		}
+		c.complete()
 		return
 	}
 	c.srv.pool.submit(c)
@@ -446,7 +468,13 @@ func (c *Call) run() {
 }
 
 func (c *Call) invoke() (err error) {
+	// recover is called only when the handler did not return: a call of
+	// it (gorecover) on every request costs more than the flag.
+	returned := false
 	defer func() {
+		if returned {
+			return
+		}
 		if v := recover(); v != nil {
 			c.srv.stats.Panics.Add(1)
 			c.srv.log.panic(c.method.name, v)
@@ -454,9 +482,12 @@ func (c *Call) invoke() (err error) {
 		}
 	}()
 	if h := c.srv.chain; h != nil {
-		return h(c)
+		err = h(c)
+	} else {
+		err = c.method.handle(c)
 	}
-	return c.method.handle(c)
+	returned = true
+	return err
 }
 
 func (c *Call) handleError(err error) {
@@ -518,14 +549,15 @@ func discover(c *Call) error {
 // never runs.
 func callTool(c *Call) error {
 	if a := c.tool.args; a != nil {
+		if a.typed != nil && c.env.PlainArguments() >= 0 {
+			// Recorded members are an object's (PlainArguments): the
+			// typed tool's handler checks and decodes them in one pass
+			// (typedTool.checkDecode), or calls checkArgs.
+			return c.tool.Handler(c)
+		}
 		if !argsObject(c.env.Arguments) {
 			c.srv.stats.InvalidArguments.Add(1)
 			return errArgsNotObject
-		}
-		if a.typed != nil && c.env.PlainArguments() >= 0 {
-			// The typed tool's handler checks and decodes them in one
-			// pass (typedTool.checkDecode), or calls checkArgs.
-			return c.tool.Handler(c)
 		}
 		// checkArgs, written out: a call costs 20 instructions here.
 		e, scanned := a.checkPeeked(c.env.Arguments, &c.env, &c.flatVals)

@@ -64,8 +64,15 @@ type Server struct {
 	// textTail ends a text tool result (Call.TextBytes) after its text in
 	// one append: `}],"isError":false,"_meta":` serverMeta `}`; without
 	// its first two bytes it ends a typed tool's (Call.structured).
-	textTail  []byte
-	supported []byte // `["2026-07-28"]`
+	textTail []byte
+	// textEnd is textTail and the response's closing brace: the last
+	// append of a text result (Call.TextBytes), which closes it.
+	textEnd []byte
+	// structTail is '}' (closing a typed tool's structuredContent),
+	// textTail without its first two bytes and the response's closing
+	// brace: structuredFlat's last append.
+	structTail []byte
+	supported  []byte // `["2026-07-28"]`
 
 	tracker  tracker // every request in flight
 	closing  atomic.Bool
@@ -142,6 +149,8 @@ func New(opt Config) *Server {
 	}
 	s.serverMeta = append(append([]byte(`{"io.modelcontextprotocol/serverInfo":`), im...), '}')
 	s.textTail = append(append([]byte(`}],"isError":false,"_meta":`), s.serverMeta...), '}')
+	s.textEnd = append(append([]byte(nil), s.textTail...), '}')
+	s.structTail = append(append([]byte{'}'}, s.textTail[2:]...), '}')
 	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
 	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)

@@ -104,15 +104,16 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	// neither escapes (TestTypedEchoAllocs).
 	t.Handler = func(c *Call) error {
 		var in In
-		if a := c.tool.args; a != nil && a.typed == tt && c.env.PlainArguments() >= 0 {
-			// callTool left the check to this handler (argSchema.typed).
-			if !tt.checkDecode(&c.env, unsafe.Pointer(&in), &c.strs) {
+		if a := c.tool.args; a != nil && a.typed == tt {
+			if n := c.env.PlainArguments(); n >= 0 {
+				// callTool left the check to this handler (argSchema.typed).
+				if tt.checkDecode(&c.env, n, unsafe.Pointer(&in), &c.strs) {
+					goto decoded
+				}
 				in = *new(In) // what checkDecode may have filled
 				if !c.checkArgs(a) {
 					return nil
 				}
-			} else {
-				goto decoded
 			}
 		}
 		if args := c.env.Arguments; tt.in == nil || !tt.decodeIn(c, unsafe.Pointer(&in)) {
@@ -225,11 +226,11 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 // arguments pass and In is complete; false leaves In partly filled and
 // the verdict to checkArgs (a member that fails, a repeated or unknown
 // one the plain check leaves undecided, a value the flat decode declines).
-func (tt *typedTool) checkDecode(env *codec.Envelope, p unsafe.Pointer, ch *strChunk) bool {
+func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, ch *strChunk) bool {
 	f := tt.flat
 	var seen uint32
 	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
-	for j := range env.PlainArguments() {
+	for j := range n {
 		name, v := env.PlainArgument(j)
 		var sl *fusedSlot
 		x := 0
@@ -350,8 +351,8 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 		c.out = out[:0]
 		return false
 	}
-	c.out = append(out, c.srv.textTail[2:]...)
-	c.result, c.open = true, true
+	c.out = append(out, c.srv.structTail...) // closes the response: complete need not
+	c.result, c.open = true, false
 	c.rkind = kindComplete
 	c.esc = len(c.out) // every part the engine's own escaping encoders' (Request.ReplyEscaped)
 	return true

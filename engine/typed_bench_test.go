@@ -161,7 +161,7 @@ func BenchmarkTypedArgs(b *testing.B) {
 	b.Run("onePass", func(b *testing.B) {
 		for b.Loop() {
 			var in benchEchoIn
-			if !tt.checkDecode(&env, unsafe.Pointer(&in), &c.strs) || in.Text != "hello world" {
+			if !tt.checkDecode(&env, env.PlainArguments(), unsafe.Pointer(&in), &c.strs) || in.Text != "hello world" {
 				b.Fatal("declined")
 			}
 		}

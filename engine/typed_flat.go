@@ -254,7 +254,23 @@ const (
 )
 
 // string returns body as a string (ch may be nil: a plain conversion).
+// Small enough to inline: the usual short string is copied as two words
+// into the chunk's room; the rest goes to stringSlow.
 func (ch *strChunk) string(body []byte) string {
+	l := len(body)
+	if ch == nil || l < 8 || l > 16 || cap(ch.b)-len(ch.b) < l {
+		return ch.stringSlow(body)
+	}
+	n := len(ch.b)
+	ch.b = ch.b[:n+l]
+	copyWords(ch.b[n:], unsafe.Pointer(unsafe.SliceData(body)), l)
+	return unsafe.String(&ch.b[n], l)
+}
+
+// stringSlow is string for the other lengths, a full chunk or a nil ch.
+//
+//go:noinline
+func (ch *strChunk) stringSlow(body []byte) string {
 	if ch == nil || len(body) > strChunkMax || len(body) == 0 {
 		return string(body)
 	}
@@ -357,19 +373,73 @@ func (c *flatCodec) encodePlain(dst []byte, p unsafe.Pointer, ch *strChunk) ([]b
 // text content (Call.structured).
 const structuredHead = `}],"structuredContent":`
 
-// encodeStructured is structuredHead, then encode: when the first field is
-// always written, its key is joined to structuredHead (c.lead), one
-// append fewer. ch is as for encodePlain.
+// encodeStructured is structuredHead, then encode without the object's
+// closing brace (the caller appends it joined to what follows): when the
+// first field is always written, its key is joined to structuredHead
+// (c.lead), one append fewer. ch is as for encodePlain.
 func (c *flatCodec) encodeStructured(dst []byte, p unsafe.Pointer, ch *strChunk) ([]byte, bool) {
 	if c.lead == nil {
-		return c.encodePlain(append(dst, structuredHead...), p, ch)
+		dst, ok := c.encodePlain(append(dst, structuredHead...), p, ch)
+		if ok {
+			dst = dst[:len(dst)-1] // encodePlain's closing brace
+		}
+		return dst, ok
 	}
 	dst = append(dst, c.lead...)
 	dst, ok := appendField(dst, &c.fields[0], p, ch)
 	if ok {
 		dst, ok = c.encodeFields(dst, p, 1, ch)
 	}
-	return append(dst, '}'), ok
+	return dst, ok
+}
+
+// appendQuoted appends s, which needs no escape, between quotes: for the
+// usual short string with room in dst, as two overlapping words instead
+// of three appends and a memmove call.
+func appendQuoted(dst []byte, s string) []byte {
+	n, l := len(dst), len(s)
+	if l >= 8 && l <= 16 && cap(dst)-n >= l+2 {
+		dst = dst[:n+l+2]
+		dst[n] = '"'
+		copyWords(dst[n+1:], unsafe.Pointer(unsafe.StringData(s)), l)
+		dst[n+1+l] = '"'
+		return dst
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// copyShort copies src (at most 16 bytes) to dst[:len(src)] by two
+// overlapping loads and stores of the widest size that fits, instead of
+// a memmove call or a loop. len(dst) >= len(src).
+func copyShort(dst, src []byte) {
+	switch l := len(src); {
+	case l >= 8:
+		copyWords(dst, unsafe.Pointer(unsafe.SliceData(src)), l)
+	case l >= 4:
+		_ = dst[l-1]
+		a, b := binary.LittleEndian.Uint32(src), binary.LittleEndian.Uint32(src[l-4:])
+		binary.LittleEndian.PutUint32(dst, a)
+		binary.LittleEndian.PutUint32(dst[l-4:], b)
+	case l >= 2:
+		_ = dst[l-1]
+		a, b := binary.LittleEndian.Uint16(src), binary.LittleEndian.Uint16(src[l-2:])
+		binary.LittleEndian.PutUint16(dst, a)
+		binary.LittleEndian.PutUint16(dst[l-2:], b)
+	case l == 1:
+		dst[0] = src[0]
+	}
+}
+
+// copyWords copies the l bytes at src (8 <= l <= 16) to dst[:l] as two
+// overlapping 8-byte words. len(dst) >= l.
+func copyWords(dst []byte, src unsafe.Pointer, l int) {
+	_ = dst[l-1]
+	lo := binary.LittleEndian.Uint64((*[8]byte)(src)[:])
+	hi := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(src, l-8))[:])
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Pointer(unsafe.SliceData(dst)))[:], lo)
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(dst)), l-8))[:], hi)
 }
 
 // encodeFields appends the members of the fields from the index from on,
@@ -398,9 +468,7 @@ func appendField(dst []byte, f *flatField, p unsafe.Pointer, ch *strChunk) ([]by
 	switch f.kind {
 	case reflect.String:
 		if s := *(*string)(at); ch.plain(s) {
-			dst = append(dst, '"')
-			dst = append(dst, s...)
-			dst = append(dst, '"')
+			dst = appendQuoted(dst, s)
 		} else {
 			dst = codec.AppendString(dst, s)
 		}

@@ -236,3 +236,39 @@ func TestStrChunkPlainBelow(t *testing.T) {
 		t.Errorf("appendField wrote %s, want %s", got, want)
 	}
 }
+
+// TestShortCopies: appendQuoted, strChunk.string and openText copy the
+// usual short string by words (8 to 16 bytes) and everything else as
+// before; every length around those bounds, with and without room in dst,
+// gives the same bytes as the appends.
+func TestShortCopies(t *testing.T) {
+	src := "abcdefghijklmnopqrstuvwxyz0123456789"
+	for l := 0; l <= len(src); l++ {
+		s := src[:l]
+		for _, room := range []int{0, 1, l + 1, l + 2, l + 40} {
+			dst := make([]byte, 3, 3+room)
+			copy(dst, "x,y")
+			got := appendQuoted(dst, s)
+			if want := `x,y"` + s + `"`; string(got) != want {
+				t.Fatalf("appendQuoted %d room %d: %q, want %q", l, room, got, want)
+			}
+		}
+		var ch strChunk
+		_ = ch.string([]byte("ahead"))
+		if got := ch.string([]byte(s)); got != s {
+			t.Fatalf("strChunk.string %d: %q", l, got)
+		}
+		if l > 0 && string(ch.b) != "ahead"+s && l <= strChunkMax {
+			t.Fatalf("strChunk %d holds %q", l, ch.b)
+		}
+	}
+	for _, id := range []string{`1`, `12`, `123`, `1234`, `12345`, `1234567`, `12345678`, `123456789`, `"0123456789abcd"`, `"0123456789abcde"`, `"a-uuid-7b0e6c1e-4a9c-4b59-8c1e-2d4b9a0f5e11"`, ``} {
+		for _, keep := range []int{0, 8, 200} {
+			c := &Call{out: make([]byte, 0, keep)}
+			c.env.ID = []byte(id)
+			if got, want := string(c.openText()), responseHead+id+textHead; got != want {
+				t.Fatalf("openText id %q cap %d: %q, want %q", id, keep, got, want)
+			}
+		}
+	}
+}
