@@ -504,14 +504,11 @@ func (c *Call) textResult(text []byte, kind resultKind) {
 	if kind == kindToolError {
 		out = append(out, `}],"isError":true,"_meta":`...)
 		out = append(out, c.srv.serverMeta...)
-		out = append(out, '}')
+		out = append(out, '}', '}')
 	} else {
 		out = append(out, c.srv.textEnd...)
 	}
-	if kind == kindToolError {
-		out = append(out, '}')
-	}
-	// Closed here (textEnd's last brace), not by complete.
+	// Closed here (the last brace), not by complete.
 	c.out = out
 	c.result, c.open = true, false
 	c.rkind = kind
