@@ -125,3 +125,85 @@ func TestStdioWithoutProcFD(t *testing.T) {
 		t.Errorf("log: %s", log)
 	}
 }
+
+// TestWakeReaderBounded: when the blocked reader cannot be woken (no
+// descriptor to open a write end with: Close fails), wakeReader retries
+// for a bounded time and returns the error instead of waiting for the
+// read forever; a failure that passes (a descriptor freed meanwhile)
+// wakes the reader after all.
+func TestWakeReaderBounded(t *testing.T) {
+	oldFD, oldTries, oldWait := procFD, wakeTries, wakeWait
+	defer func() { procFD, wakeTries, wakeWait = oldFD, oldTries, oldWait }()
+	wakeTries, wakeWait = 3, 10*time.Millisecond
+
+	read := func(p *pipeReader) chan struct{} {
+		dead := make(chan struct{})
+		go func() {
+			_, _ = p.Read(make([]byte, 64))
+			close(dead)
+		}()
+		return dead
+	}
+
+	t.Run("close_reports", func(t *testing.T) {
+		// pipeReader.Close returns the error when it cannot open the
+		// write end, so that wakeReader knows the read was not woken.
+		p, w := blockingPipe(t)
+		defer unix.Close(w)
+		procFD = "/nonexistent/fd/"
+		err := p.Close()
+		procFD = oldFD
+		if err == nil {
+			t.Fatal("Close = nil without a write end to wake the reader with")
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Read(make([]byte, 8)); !errors.Is(err, os.ErrClosed) {
+			t.Fatalf("Read after Close = %v, want os.ErrClosed", err)
+		}
+	})
+	t.Run("gives_up", func(t *testing.T) {
+		res := make(chan error, 1)
+		go func() { res <- wakeReader(&failingCloser{fails: 1 << 30}, make(chan struct{})) }()
+		select {
+		case err := <-res:
+			if err == nil {
+				t.Fatal("wakeReader = nil with the reader never woken")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("wakeReader still waiting after 5 s for a reader it could not wake")
+		}
+	})
+	t.Run("retry_wakes", func(t *testing.T) {
+		p, w := blockingPipe(t)
+		defer unix.Close(w)
+		dead := read(p)
+		c := &failingCloser{fails: 2, c: p}
+		if err := wakeReader(c, dead); err != nil {
+			t.Fatalf("wakeReader = %v once the reader could be woken", err)
+		}
+		select {
+		case <-dead:
+		default:
+			t.Fatal("wakeReader returned with the reader still blocked")
+		}
+		if c.calls != 3 {
+			t.Fatalf("Close called %d times, want 3 (two failures, then the wake)", c.calls)
+		}
+	})
+}
+
+// failingCloser fails its first fails calls, then closes c.
+type failingCloser struct {
+	fails, calls int
+	c            io.Closer
+}
+
+func (f *failingCloser) Close() error {
+	f.calls++
+	if f.calls <= f.fails {
+		return errors.New("too many open files")
+	}
+	return f.c.Close()
+}

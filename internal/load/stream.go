@@ -671,7 +671,7 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 	close(c.stopSweep)
 	<-c.sweepDone
 	c.out.close()
-	var err error
+	var err, stuck error
 	if c.cmd != nil {
 		c.stdin.Close()
 		if !waitClosed(c.dead, grace) {
@@ -679,8 +679,8 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 			if c.cmd.Process.Signal(syscall.SIGTERM) != nil || !waitClosed(c.dead, 2*time.Second) {
 				_ = c.cmd.Process.Kill()
 				if !waitClosed(c.dead, 2*time.Second) {
-					c.stdout.Close() // a grandchild holds the pipe
-					<-c.dead
+					// A grandchild holds the pipe.
+					stuck = wakeReader(c.stdout, c.dead)
 				}
 			}
 		}
@@ -693,6 +693,9 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 			err = fmt.Errorf("server process %d: %v", c.idx, ee)
 		} else if err != nil {
 			err = fmt.Errorf("server process %d: %w", c.idx, err)
+		}
+		if stuck != nil {
+			err = errors.Join(fmt.Errorf("server process %d: another process holds its stdout open, and the reader could not be woken (it is left blocked): %w", c.idx, stuck), err)
 		}
 	} else if c.fd != nil {
 		_ = c.fd.closeWrite()
@@ -711,6 +714,33 @@ func (c *streamConn) shutdown(grace time.Duration) error {
 	}
 	return err
 }
+
+// wakeReader closes rd, the stdout of a server process whose pipe another
+// process still holds, so that the reader blocked on it returns, and waits
+// for dead (the reader's end). Closing can fail (pipeReader opens a write
+// end of the pipe to wake the read, which needs a free descriptor): it is
+// tried again for wakeTries × wakeWait, then wakeReader gives up and
+// returns the error rather than wait for a read nothing will end.
+func wakeReader(rd io.Closer, dead chan struct{}) error {
+	err := rd.Close()
+	for i := 0; err != nil && i < wakeTries; i++ {
+		if waitClosed(dead, wakeWait) {
+			return nil
+		}
+		err = rd.Close()
+	}
+	if err != nil {
+		return err
+	}
+	<-dead
+	return nil
+}
+
+// wakeTries and wakeWait bound wakeReader's retries (variables for a test).
+var (
+	wakeTries = 20
+	wakeWait  = 100 * time.Millisecond
+)
 
 func waitClosed(ch chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
