@@ -39,15 +39,7 @@ func TestDerivedContextsOutliveNoCall(t *testing.T) {
 	}})
 	for i := range 200 {
 		msg := []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"derive","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
-		var env codec.Envelope
-		if err := codec.Peek(msg, &env); err != nil {
-			t.Fatal(err)
-		}
-		rep := &capture{done: make(chan struct{})}
-		r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
-		if e := r.Check(); e != nil {
-			t.Fatal(e.Message)
-		}
+		r, rep := beginChecked(t, s, msg)
 		r.Start()
 		<-rep.done
 	}
@@ -119,15 +111,7 @@ func TestEndWaitsForCallbacksRunElsewhere(t *testing.T) {
 		return c.Err()
 	}})
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"held","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
-	var env codec.Envelope
-	if err := codec.Peek(msg, &env); err != nil {
-		t.Fatal(err)
-	}
-	rep := &capture{done: make(chan struct{})}
-	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
-	if e := r.Check(); e != nil {
-		t.Fatal(e.Message)
-	}
+	r, rep := beginChecked(t, s, msg)
 	ref := r.Ref()
 	r.Start()
 	// Wait until the handler has registered its callback.

@@ -12,6 +12,22 @@ import (
 )
 
 // capture is a Replier that keeps the last reply.
+// beginChecked peeks msg, begins it on a new scope of s with a capture
+// for its answer, and checks it (the test fails on an error of either).
+func beginChecked(t *testing.T, s *Server, msg []byte) (*Request, *capture) {
+	t.Helper()
+	var env codec.Envelope
+	if err := codec.Peek(msg, &env); err != nil {
+		t.Fatal(err)
+	}
+	rep := &capture{done: make(chan struct{})}
+	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
+	if e := r.Check(); e != nil {
+		t.Fatal(e.Message)
+	}
+	return r, rep
+}
+
 type capture struct {
 	mu    sync.Mutex
 	reply []byte
@@ -43,15 +59,7 @@ func TestBeginOwnsTheMessage(t *testing.T) {
 		return nil
 	}})
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"who","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"first","version":"1"},"progressToken":"tok"}}}`)
-	var env codec.Envelope
-	if err := codec.Peek(msg, &env); err != nil {
-		t.Fatal(err)
-	}
-	rep := &capture{done: make(chan struct{})}
-	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
-	if e := r.Check(); e != nil {
-		t.Fatal(e.Message)
-	}
+	r, rep := beginChecked(t, s, msg)
 	r.Start() // on a worker: it waits for the gate
 	copy(msg, bytes.Repeat([]byte{'#'}, len(msg)))
 	close(gate)

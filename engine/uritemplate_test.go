@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/mcp"
 )
 
@@ -137,15 +136,7 @@ func TestReadThroughLevel3Template(t *testing.T) {
 		t.Fatal("a malformed template was accepted")
 	}
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///docs/a%20b.txt",` + testMeta + `}}`)
-	var env codec.Envelope
-	if err := codec.Peek(msg, &env); err != nil {
-		t.Fatal(err)
-	}
-	rep := &capture{done: make(chan struct{})}
-	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
-	if e := r.Check(); e != nil {
-		t.Fatal(e.Message)
-	}
+	r, rep := beginChecked(t, s, msg)
 	r.Run()
 	<-rep.done
 	if !strings.Contains(string(rep.reply), `"text":"path=docs/a b.txt"`) {

@@ -4,23 +4,13 @@ package stdio
 
 import (
 	"io"
-	"os"
 	"testing"
 )
 
 // TestTryWriteAllocs: the reader's write to a non-blocking pipe allocates
 // nothing (it allocated a closure and its two results on every batch).
 func TestTryWriteAllocs(t *testing.T) {
-	r, w, err := os.Pipe() // non-blocking descriptors
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	rw := nonBlockingOut(w)
-	if rw == nil {
-		t.Fatal("os.Pipe's write end not taken as non-blocking")
-	}
+	r, _, rw := rawPipe(t)
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n")
 	buf := make([]byte, 4096)
 	allocs := testing.AllocsPerRun(100, func() {

@@ -5,7 +5,6 @@ package stdio
 import (
 	"bytes"
 	"io"
-	"os"
 	"testing"
 )
 
@@ -13,13 +12,7 @@ import (
 // about 54 echo answers) to a non-blocking pipe, read back by the same
 // goroutine.
 func BenchmarkTryWrite(b *testing.B) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	rw := nonBlockingOut(w)
+	r, _, rw := rawPipe(b)
 	batch := bytes.Repeat([]byte("x"), 16<<10)
 	buf := make([]byte, len(batch))
 	b.ReportAllocs()

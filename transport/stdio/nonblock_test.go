@@ -8,19 +8,26 @@ import (
 	"testing"
 )
 
+// rawPipe returns a new os.Pipe (non-blocking descriptors) and the
+// rawWriter of its write end; both ends are closed when the test ends.
+func rawPipe(tb testing.TB) (r, w *os.File, rw *rawWriter) {
+	tb.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close(); w.Close() })
+	if rw = nonBlockingOut(w); rw == nil {
+		tb.Fatal("os.Pipe's write end not taken as non-blocking")
+	}
+	return r, w, rw
+}
+
 // TestTryWriteFull: a pipe that is full takes part of a write, then
 // nothing, without an error and without blocking; what it took arrives
 // in order.
 func TestTryWriteFull(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	rw := nonBlockingOut(w)
-	if rw == nil {
-		t.Fatal("os.Pipe's write end not taken as non-blocking")
-	}
+	r, w, rw := rawPipe(t)
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB, more than a pipe holds
 	n, err := rw.tryWrite(big)
 	if err != nil || n <= 0 || n >= len(big) {
