@@ -1,0 +1,218 @@
+package socket
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/cputime"
+)
+
+// The live socket rows' fixture (bench/compare.sh "TCP 1×64"): tools/call
+// echo with the _meta real clients send, a progressToken included.
+const (
+	benchHead = `{"jsonrpc":"2.0","id":`
+	benchTail = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}`
+)
+
+// benchEchoArgs and benchEchoResult mirror the reference server's typed
+// echo (internal/refserver), which the live rows run inline.
+type benchEchoArgs struct {
+	Text string `json:"text"`
+}
+
+type benchEchoResult struct {
+	Text string `json:"text"`
+}
+
+func (r benchEchoResult) AppendResultText(dst []byte) []byte { return append(dst, r.Text...) }
+
+func benchEngine(b *testing.B) *engine.Server {
+	s := engine.New(engine.Config{})
+	if err := engine.AddTool(s, engine.Tool{Name: "echo", Inline: true}, func(_ *engine.Call, in benchEchoArgs) (benchEchoResult, error) {
+		return benchEchoResult(in), nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// bareReply is what the bare gnet server answers every line with: the
+// length of the engine's typed echo reply, the request's id spliced in.
+var (
+	bareHead = []byte(`{"jsonrpc":"2.0","id":`)
+	bareTail = []byte(`,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false}}` + "\n")
+)
+
+// bareGnet is the ceiling in the benchmark's own harness: a gnet line
+// server that splices each request's id into a fixed reply, as
+// bench/servers/rawgnet does, with no parsing or dispatch.
+type bareGnet struct {
+	gnet.BuiltinEventEngine
+	booted chan gnet.Engine
+	out    []byte // one event loop: OnTraffic calls do not overlap
+}
+
+func (s *bareGnet) OnBoot(e gnet.Engine) gnet.Action {
+	s.booted <- e
+	return gnet.None
+}
+
+func (s *bareGnet) OnTraffic(c gnet.Conn) gnet.Action {
+	in, _ := c.Peek(-1)
+	out := s.out[:0]
+	done := 0
+	for {
+		i := bytes.IndexByte(in[done:], '\n')
+		if i < 0 {
+			break
+		}
+		line := in[done : done+i]
+		done += i + 1
+		id := line[len(bareHead):]
+		id = id[:bytes.IndexByte(id, ',')]
+		out = append(append(append(out, bareHead...), id...), bareTail...)
+	}
+	if done > 0 {
+		_, _ = c.Discard(done)
+	}
+	s.out = out
+	if len(out) > 0 {
+		_, _ = c.Write(out)
+	}
+	return gnet.None
+}
+
+// BenchmarkSocketEcho is the live socket rows in one process: one
+// connection, 64 requests in flight (written in one chunk, as a pipelining
+// client does), each answered by the typed inline echo through gnet, the
+// socket driver and linestream. bare is the same round trip against a gnet
+// server that only splices the id into a fixed reply (rawgnet's work), so
+// mcpwire minus bare is what serving costs above gnet and the client.
+// ns/op is per message; cpu-ns/msg is the process's CPU time per message,
+// the client's included. Under cachegrind (profiles/round8.ir.sh) it gives
+// the load-independent instructions per message.
+func BenchmarkSocketEcho(b *testing.B) {
+	for _, network := range []string{"tcp", "unix"} {
+		for _, srv := range []string{"mcpwire", "bare"} {
+			b.Run(network+"/"+srv, func(b *testing.B) {
+				addr := benchServe(b, network, srv)
+				benchRoundTrips(b, network, addr)
+			})
+		}
+	}
+}
+
+// benchServe starts srv ("mcpwire" or "bare") on network with one event
+// loop and returns its address; cleanup stops it.
+func benchServe(b *testing.B, network, srv string) string {
+	addr := "127.0.0.1:0"
+	if network == "unix" {
+		addr = filepath.Join(b.TempDir(), "b.sock")
+	}
+	if srv == "bare" {
+		if network == "tcp" {
+			ln, err := net.Listen("tcp", addr) // pick a free port
+			if err != nil {
+				b.Fatal(err)
+			}
+			addr = ln.Addr().String()
+			ln.Close()
+		}
+		s := &bareGnet{booted: make(chan gnet.Engine, 1)}
+		done := make(chan error, 1)
+		go func() {
+			done <- gnet.Run(s, network+"://"+addr, gnet.WithNumEventLoop(1), gnet.WithTCPNoDelay(gnet.TCPNoDelay), gnet.WithLogger(gnetLogger{slog.New(slog.DiscardHandler)}))
+		}()
+		var e gnet.Engine
+		select {
+		case e = <-s.booted:
+		case err := <-done:
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			_ = e.Stop(ctx)
+			<-done
+		})
+		return addr
+	}
+	eng := benchEngine(b)
+	s := New(eng, Config{EventLoops: 1})
+	if err := s.Listen(network, addr); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		_ = eng.Shutdown(ctx)
+	})
+	return s.Addrs()[0].String()
+}
+
+func benchRoundTrips(b *testing.B, network, addr string) {
+	const window = 64
+	c, err := net.Dial(network, addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	var chunk []byte
+	buf := make([]byte, 256<<10)
+	checked := false
+	round := func(r int) {
+		chunk = chunk[:0]
+		for i := range window {
+			chunk = append(chunk, benchHead...)
+			chunk = strconv.AppendInt(chunk, int64((r*window+i)&0xffff), 10)
+			chunk = append(chunk, benchTail...)
+			chunk = append(chunk, '\n')
+		}
+		if _, err := c.Write(chunk); err != nil {
+			b.Fatal(err)
+		}
+		for lines := 0; lines < window; {
+			n, err := c.Read(buf)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !checked {
+				// Both servers must answer with the echo's result, not
+				// an error (a fixture the engine refuses would measure
+				// the refusal).
+				checked = true
+				if !bytes.Contains(buf[:n], []byte(`"structuredContent":{"text":"hello world"}`)) {
+					b.Fatalf("not the echo's result: %.300s", buf[:n])
+				}
+			}
+			lines += bytes.Count(buf[:n], []byte{'\n'})
+		}
+	}
+	for r := range 20 { // warm the pools
+		round(r)
+	}
+	rounds := (b.N + window - 1) / window
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchHead) + len(benchTail) + 4))
+	b.ResetTimer()
+	cpu0 := cputime.Process()
+	for r := range rounds {
+		round(r)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rounds*window), "ns/msg")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(rounds*window), "cpu-ns/msg")
+}
