@@ -780,10 +780,10 @@ func checkPeekLineReused(t *testing.T, buf, prev []byte, depth int, dirty bool) 
 	}
 }
 
-// TestPeekLineReused: PeekLine clears only the fields its walk did not
-// record (clearUnwritten), so what it leaves in a reused envelope must be
+// TestPeekLineReused: what PeekLine leaves in a reused envelope must be
 // what it gives a fresh one, for every shape seed after every other one
-// and after junk in every field.
+// and after junk in every field: the guard for any PeekLine that clears
+// less than the whole envelope (profiles/README.engine12.md tried one).
 func TestPeekLineReused(t *testing.T) {
 	seeds := shapeSeeds()
 	for _, s := range seeds {

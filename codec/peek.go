@@ -285,11 +285,6 @@ type parser struct {
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
 	deep []uint64
-	// walked[level]: the keys the usual-shape readers recorded at level
-	// (their seen), stored where the reader leaves the level or enters
-	// the one below, for PeekLine, which clears only the fields of the
-	// others (clearUnwritten). 0 for a level no reader entered.
-	walked [4]uint32
 }
 
 // skip runs the skipper on the value at b[i], inside containers nested
@@ -409,20 +404,10 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 	if !shapeVersion20.short(buf, 0) || o.Memo == genericPeek {
 		return -1
 	}
-	// Not *env = Envelope{} (~50 instructions for its 424 bytes): the
-	// fields no usual-shape reader records are cleared here, the ones
-	// they record where the walk left any unrecorded (p.walked), by
-	// clearUnwritten: at the cut, before the object loop reads on, or
-	// after the walk. A reused envelope then holds what a fresh one
-	// would (TestPeekLineReused, FuzzPeekLineReused).
-	env.Kind, env.URI, env.RequestID, env.NonStringVersion, env.LogLevel = 0, Str{}, nil, false, Str{}
-	env.HasResult, env.HasError, env.argN, env.argLen = false, false, 0, 0
+	*env = Envelope{}
 	var p parser // set field by field: a composite literal is built, then copied
 	p.b, p.env, p.memo, p.generic, p.max = buf, env, o.Memo, lineWalk, o.maxDepth()
 	n := p.top()
-	if w := p.walkedKeys(); w&walkedAll != walkedAll && p.generic == lineWalk {
-		clearUnwritten(env, w) // the cut cleared them otherwise
-	}
 	if p.generic != lineWalk {
 		// Cut (p.cut): the line is p.b, and the message must end there
 		// but for whitespace, as PeekWith's on the line.
@@ -474,59 +459,7 @@ func (p *parser) cut(i int) bool {
 	}
 	p.b = p.b[:n]
 	p.generic = 0
-	clearUnwritten(p.env, p.walkedKeys()) // the object loop expects them zero
 	return true
-}
-
-// walkedKeys is the keys PeekLine's walk recorded so far at every level:
-// one set, since each key has its own bit.
-func (p *parser) walkedKeys() uint32 {
-	return p.walked[levelTop] | p.walked[levelParams] | p.walked[levelMeta]
-}
-
-// walkedAll is the keys whose fields the usual-shape readers record: all
-// of them are, on the standard fixture.
-const walkedAll = 1<<keyID | 1<<keyMethod | 1<<keyParams | 1<<keyName | 1<<keyArguments | 1<<keyMeta |
-	1<<keyProtocolVersion | 1<<keyClientInfo | 1<<keyClientCapabilities | 1<<keyProgressToken
-
-// clearUnwritten clears the fields of env that the usual-shape readers
-// record and that PeekLine's walk did not (their keys are not in w):
-// PeekLine leaves them as they were, and a fresh envelope holds them
-// zero. argAt needs no clearing: it is read only with argN, which
-// PeekLine clears, as it does the fields no reader records.
-//
-//go:noinline
-func clearUnwritten(env *Envelope, w uint32) {
-	if w&(1<<keyID) == 0 {
-		env.ID, env.IDKind = nil, IDNone
-	}
-	if w&(1<<keyMethod) == 0 {
-		env.Method = Str{}
-	}
-	if w&(1<<keyParams) == 0 {
-		env.Params = nil
-	}
-	if w&(1<<keyName) == 0 {
-		env.Name = Str{}
-	}
-	if w&(1<<keyArguments) == 0 {
-		env.Arguments = nil
-	}
-	if w&(1<<keyMeta) == 0 {
-		env.Meta = nil
-	}
-	if w&(1<<keyProtocolVersion) == 0 {
-		env.ProtocolVersion = Str{}
-	}
-	if w&(1<<keyClientInfo) == 0 {
-		env.ClientInfo = nil
-	}
-	if w&(1<<keyClientCapabilities) == 0 {
-		env.ClientCapabilities = nil
-	}
-	if w&(1<<keyProgressToken) == 0 {
-		env.ProgressToken = nil
-	}
 }
 
 // compactArgs reports whether env.Arguments, as skipArgs read it in
@@ -613,11 +546,8 @@ func (p *parser) object(i int, level int) int {
 // usual-shape readers (shape.go) where the message leaves the shape they
 // expect.
 func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
-	if p.generic == lineWalk {
-		p.walked[level&3] = seen // the walk's levels are 1 to 3
-		if !p.cut(i) {
-			return scanErrLine
-		}
+	if p.generic == lineWalk && !p.cut(i) {
+		return scanErrLine
 	}
 	b, env := p.b, p.env
 	if i = skipWS(b, i); uint(i) < uint(len(b)) && b[i] == '}' {

@@ -142,7 +142,6 @@ func (p *parser) top() int {
 		return p.after(i, levelTop, seen, keyParams)
 	}
 	o := i + shapeParams.n - 1
-	p.walked[levelTop] = seen
 	if paramsShape(b, o+1) {
 		e = p.params(o + 1)
 	} else {
@@ -154,7 +153,6 @@ func (p *parser) top() int {
 	env.Params = b[o:e]
 	seen |= 1 << keyParams
 	if e < len(b) && b[e] == '}' {
-		p.walked[levelTop] = seen
 		return e + 1
 	}
 	return p.after(e, levelTop, seen, keys[keyParams].after)
@@ -209,7 +207,6 @@ func (p *parser) params(i int) int {
 	seen |= 1 << keyArguments
 	if metaFirst {
 		if e < len(b) && b[e] == '}' {
-			p.walked[levelParams] = seen
 			return e + 1
 		}
 		return p.after(e, levelParams, seen, keys[keyArguments].after)
@@ -219,7 +216,6 @@ func (p *parser) params(i int) int {
 		return p.after(i, levelParams, seen, keyMeta)
 	}
 	o = i + shapeMeta.n - 1
-	p.walked[levelParams] = seen
 	if p.metaShape(o) {
 		e = p.meta(o + 1)
 	} else {
@@ -231,7 +227,6 @@ func (p *parser) params(i int) int {
 	env.Meta = b[o:e]
 	seen |= 1 << keyMeta
 	if e < len(b) && b[e] == '}' {
-		p.walked[levelParams] = seen
 		return e + 1
 	}
 	return p.after(e, levelParams, seen, keys[keyMeta].after)
@@ -325,7 +320,6 @@ progress:
 	env.ProgressToken = b[v:e]
 	seen |= 1 << keyProgressToken
 	if e < len(b) && b[e] == '}' {
-		p.walked[levelMeta] = seen
 		return e + 1
 	}
 	return p.after(e, levelMeta, seen, keys[keyProgressToken].after)
@@ -339,7 +333,6 @@ progress:
 func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 	b := p.b
 	if p.generic == lineWalk {
-		p.walked[level&3] = seen // the walk's levels are 1 to 3
 		// The object's end, compact, or the object loop on the line
 		// (sep takes whitespace).
 		if uint(i) < uint(len(b)) && b[i] == '}' {
