@@ -730,3 +730,82 @@ func FuzzPeekLine(f *testing.F) {
 		}
 	})
 }
+
+// dirtyEnvelope sets every field of env, exported or not, to a value no
+// Peek of another buffer gives: what a reused envelope may hold.
+func dirtyEnvelope(env *Envelope) {
+	junk := []byte(`{"junk":"junk","more":[1,2,3]}`)
+	s := Str{Raw: junk[2:6], Escaped: true, Present: true}
+	*env = Envelope{Kind: KindResponse, ID: junk[1:7], IDKind: IDInvalid, Method: s, Params: junk,
+		Name: s, URI: s, Arguments: junk, Meta: junk, RequestID: junk[9:15],
+		ProtocolVersion: s, NonStringVersion: true, ClientCapabilities: junk, ProgressToken: junk[:3],
+		LogLevel: s, ClientInfo: junk, HasResult: true, HasError: true,
+		argN: 3, argLen: uint16(len(junk)), argAt: addrOf(junk)}
+	for j := range env.args {
+		env.args[j] = newArgMember(1, 5, 7, 13)
+	}
+}
+
+// checkPeekLineReused fails t when PeekLine into an envelope that holds
+// another message's peek (or junk: dirty) records msg+tail differently
+// from PeekLine into a fresh one: the same n and, when taken, the same
+// envelope (spansOf: every span, flag and recorded member). Both use a
+// memo filled by prev alike.
+func checkPeekLineReused(t *testing.T, buf, prev []byte, depth int, dirty bool) {
+	t.Helper()
+	var mFresh, mReused PeekMemo
+	o := PeekConfig{MaxDepth: depth % 8, Memo: &mFresh}
+	r := PeekConfig{MaxDepth: depth % 8, Memo: &mReused}
+	var scratch, reused Envelope
+	PeekWith(prev, &scratch, o)
+	PeekWith(prev, &reused, r)
+	if dirty {
+		dirtyEnvelope(&reused)
+	} else {
+		PeekLine(prev, &reused, r) // what the walk leaves of prev, taken or not
+	}
+	for k := range 2 { // the second read may use what the first remembered
+		var fresh Envelope
+		n := PeekLine(buf, &fresh, o)
+		m := PeekLine(buf, &reused, r)
+		if n != m {
+			t.Fatalf("%q after %q (read %d, dirty %v): PeekLine %d into a fresh envelope, %d into a reused one", buf, prev, k, dirty, n, m)
+		}
+		if n < 0 {
+			continue
+		}
+		if a, b := spansOf(buf, &reused), spansOf(buf, &fresh); a != b {
+			t.Fatalf("%q after %q (read %d, dirty %v):\nreused %+v\n fresh %+v", buf, prev, k, dirty, a, b)
+		}
+	}
+}
+
+// TestPeekLineReused: what PeekLine leaves in a reused envelope must be
+// what it gives a fresh one, for every shape seed after every other one
+// and after junk in every field: the guard for any PeekLine that clears
+// less than the whole envelope (profiles/README.engine12.md tried one).
+func TestPeekLineReused(t *testing.T) {
+	seeds := shapeSeeds()
+	for _, s := range seeds {
+		for _, tail := range []string{"\n", "\r\n", " \n"} {
+			buf := []byte(s + tail)
+			checkPeekLineReused(t, buf, []byte(fixture), 0, true)
+			for _, prev := range seeds {
+				checkPeekLineReused(t, buf, []byte(prev+"\n"), 0, false)
+			}
+		}
+	}
+}
+
+// FuzzPeekLineReused is TestPeekLineReused on any message, tail, earlier
+// message and depth limit.
+func FuzzPeekLineReused(f *testing.F) {
+	seeds := shapeSeeds()
+	for j, s := range seeds {
+		f.Add([]byte(s), []byte("\n"), []byte(seeds[(j*7+3)%len(seeds)]+"\n"), j%10)
+	}
+	f.Fuzz(func(t *testing.T, msg, tail, prev []byte, depth int) {
+		buf := append(append(make([]byte, 0, len(msg)+len(tail)), msg...), tail...)
+		checkPeekLineReused(t, buf, prev, depth, depth&8 != 0)
+	})
+}

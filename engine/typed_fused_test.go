@@ -30,6 +30,21 @@ type openArgs struct {
 	A string  `json:"a"`
 }
 
+// prefixArgs has names of 1 to 9 bytes, each the one before and a byte,
+// so that checkDecode's name words (nameWord) must tell each length and
+// each last byte apart.
+type prefixArgs struct {
+	T1 string `json:"t,omitempty"`
+	T2 int    `json:"te,omitempty"`
+	T3 string `json:"tex,omitempty"`
+	T4 string `json:"text,omitempty"`
+	T5 bool   `json:"textu,omitempty"`
+	T6 string `json:"textua,omitempty"`
+	T7 int    `json:"textual,omitempty"`
+	T8 string `json:"textuals,omitempty"`
+	T9 string `json:"textualsx,omitempty"`
+}
+
 // fusedPairs registers each typed tool twice: "<name>", whose handler
 // checks and decodes the arguments Peek recorded in one pass
 // (typedTool.checkDecode), and "<name>-checked", the same tool with that
@@ -40,6 +55,12 @@ func fusedPairs(tb testing.TB) *Server {
 	echo := func(_ *Call, in identityArgs) (identityArgs, error) { return in, nil }
 	zecho := func(_ *Call, in zorderArgs) (zorderArgs, error) { return in, nil }
 	oecho := func(_ *Call, in openArgs) (openArgs, error) { return in, nil }
+	pecho := func(_ *Call, in prefixArgs) (prefixArgs, error) { return in, nil }
+	for _, name := range []string{"pre", "pre-checked"} {
+		if err := AddTool(s, Tool{Name: name, Inline: true}, pecho); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	for _, name := range []string{"id", "id-checked"} {
 		if err := AddTool(s, Tool{Name: name, Inline: true}, echo); err != nil {
 			tb.Fatal(err)
@@ -55,7 +76,7 @@ func fusedPairs(tb testing.TB) *Server {
 			tb.Fatal(err)
 		}
 	}
-	for _, name := range []string{"id", "z", "open"} {
+	for _, name := range []string{"id", "z", "open", "pre"} {
 		if s.tools[name].args.typed == nil {
 			tb.Fatalf("%s: not fused", name)
 		}
@@ -68,7 +89,7 @@ func fusedPairs(tb testing.TB) *Server {
 // the two answer differently, or count refused arguments differently.
 func fusedSame(t *testing.T, s *Server, args string) {
 	t.Helper()
-	for _, name := range []string{"id", "z", "open"} {
+	for _, name := range []string{"id", "z", "open", "pre"} {
 		n0 := s.stats.InvalidArguments.Load()
 		got := runToolCall(t, s, name, args)
 		n1 := s.stats.InvalidArguments.Load()
@@ -90,6 +111,12 @@ var fusedSeeds = []string{
 	`{"z":"x","m":true,"u":1e400}`, `{"z":"x","m":true,"a":1,"a":2}`, `{"z":null,"m":true}`, `{"z":"x"}`,
 	`{"z":"x","m":1}`, `{"z":"x","m":true,"q":1}`, `{"z":"x","m":true,"u":"1"}`, `{"s":"x","i":99999999999999999999}`,
 	`{"s":"x","i":1,"a":5}`, `{"s":"x","i":1,"n":1}`, `{"s":"x","i":1,"b":null}`, `{"j":0,"s":"x"}`,
+	// prefixArgs' names: each length, in and out of order, one a byte
+	// longer or shorter or another last byte, a short one last.
+	`{"t":"a","te":2,"tex":"c","text":"d","textu":true,"textua":"f","textual":7,"textuals":"h","textualsx":"i"}`,
+	`{"textualsx":"i","textuals":"h","textual":7,"textua":"f","textu":false,"text":"d","tex":"c","te":2,"t":"a"}`,
+	`{"text":"hello world","t":"x"}`, `{"tex":"x"}`, `{"texs":"x"}`, `{"textuals":"x","textualz":"y"}`, `{"textualsxy":"x"}`,
+	`{"t":1}`, `{"te":"x"}`, `{"textu":1}`, `{"u":"x","t":"y"}`, `{"":"x","t":"y"}`, `{"a":1,"t":"y"}`,
 }
 
 // TestTypedFused: a typed tool whose arguments Peek recorded checks and
@@ -117,6 +144,8 @@ func TestTypedFused(t *testing.T) {
 		{"z", `{"z":"q","m":true,"a":99999999999999999999}`, `arguments.a: expected integer, got number"}],"isError":true`},
 		{"open", `{"s":"x","i":1,"a":5}`, `arguments.a: expected string, got number"}],"isError":true`},
 		{"open", `{"s":"x","i":1,"zz":[1]}`, `"structuredContent":{"s":"x","i":1,"n":0,"b":false,"a":""}`},
+		{"pre", `{"textuals":"h","te":2,"t":"a","textual":7}`, `"structuredContent":{"t":"a","te":2,"textual":7,"textuals":"h"}`},
+		{"pre", `{"tex":"c","textualsx":"i","textua":"f","t":"a"}`, `"structuredContent":{"t":"a","tex":"c","textua":"f","textualsx":"i"}`},
 	} {
 		if got := runToolCall(t, s, c.tool, c.args); !bytes.Contains(got, []byte(c.want)) {
 			t.Errorf("%d: %s %s: %s, want %s in it", i, c.tool, c.args, got, c.want)
@@ -269,6 +298,56 @@ func TestShortCopies(t *testing.T) {
 			if got, want := string(c.openText()), responseHead+id+textHead; got != want {
 				t.Fatalf("openText id %q cap %d: %q, want %q", id, keep, got, want)
 			}
+		}
+	}
+}
+
+// TestFusedNameWords: checkDecode finds each recorded name of 1 to 9
+// bytes in its slot by the name's word (nameWord) and decodes it, whatever
+// the member's position (a short name last has only `":`, a value and
+// '}' after it); a name one byte longer or shorter than a slot's, or
+// with another last byte, is in none (the closed schema then leaves the
+// verdict to checkArgs).
+func TestFusedNameWords(t *testing.T) {
+	typ := reflect.TypeFor[prefixArgs]()
+	sch, err := schemaFor(typ, schemaInput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := compileArgSchema(sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := &typedTool{in: newFlatCodec(typ)}
+	if !tt.fuse(a.flat) {
+		t.Fatal("not fused")
+	}
+	for i, c := range []struct {
+		args string
+		ok   bool
+		want prefixArgs
+	}{
+		{`{"t":"a","te":2,"tex":"c","text":"d"}`, true, prefixArgs{T1: "a", T2: 2, T3: "c", T4: "d"}},
+		{`{"textu":true,"textua":"f","textual":7,"textuals":"h"}`, true, prefixArgs{T5: true, T6: "f", T7: 7, T8: "h"}},
+		{`{"textualsx":"i","text":"d","te":2,"t":"a"}`, true, prefixArgs{T9: "i", T4: "d", T2: 2, T1: "a"}},
+		{`{"textuals":"h","tex":"c","textu":true,"t":"a"}`, true, prefixArgs{T8: "h", T3: "c", T5: true, T1: "a"}},
+		{`{"t":"a"}`, true, prefixArgs{T1: "a"}},
+		{`{}`, true, prefixArgs{}},
+		{`{"text":"d","texs":"x"}`, false, prefixArgs{}},
+		{`{"textualsxy":"x"}`, false, prefixArgs{}},
+		{`{"textualz":"x","t":"a"}`, false, prefixArgs{}},
+		{`{"t":"a","u":1}`, false, prefixArgs{}},
+		{`{"t":"a","":1}`, false, prefixArgs{}},
+	} {
+		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pre","arguments":` + c.args + `}}`
+		var env codec.Envelope
+		if err := codec.Peek([]byte(msg), &env); err != nil || env.PlainArguments() < 0 {
+			t.Fatalf("%d: not recorded (%v)", i, err)
+		}
+		var in prefixArgs
+		var ch strChunk
+		if ok := tt.checkDecode(&env, env.PlainArguments(), unsafe.Pointer(&in), &ch); ok != c.ok || ok && in != c.want {
+			t.Errorf("%d: %s: checkDecode %v %+v, want %v %+v", i, c.args, ok, in, c.ok, c.want)
 		}
 	}
 }
