@@ -126,11 +126,6 @@ type Call struct {
 	// A typed tool's decoded strings (typed_flat.go), kept across requests;
 	// last, so as not to move the fields every request reads.
 	strs strChunk
-	// The last tool lookupTool found and the registry it was found in,
-	// kept across requests (the pool mostly hands a Call back to the
-	// same P, whose requests mostly name the same tool).
-	toolHit *Tool
-	toolIn  *resultCache
 }
 
 var callPool = sync.Pool{New: func() any {

@@ -289,7 +289,7 @@ func (c *Call) checkTarget() *codec.Error {
 		if b := c.batch; b != nil {
 			t = b.lookupTool(c.srv, c.nameBytes())
 		} else {
-			t = c.lookupTool(c.nameBytes())
+			t = c.srv.lookupTool(c.nameBytes())
 		}
 		if t == nil || (c.srv.opt.ToolFilter != nil && !c.srv.opt.ToolFilter(c, t)) {
 			c.srv.stats.InvalidParams.Add(1)
@@ -314,22 +314,6 @@ func (c *Call) checkTarget() *codec.Error {
 		}
 	}
 	return nil
-}
-
-// lookupTool is Server.lookupTool with the Call's last hit, which it
-// answers without the map when the registry is the one that hit was
-// found in (so never another server's, nor a replaced tool) and the name
-// is its name, as Batch.lookupTool does for a read's requests.
-func (c *Call) lookupTool(name []byte) *Tool {
-	rc := c.srv.cache.Load()
-	if t := c.toolHit; t != nil && c.toolIn == rc && t.Name == string(name) {
-		return t
-	}
-	t := rc.toolsByName[string(name)]
-	if t != nil {
-		c.toolIn, c.toolHit = rc, t
-	}
-	return t
 }
 
 // nameBytes returns the unescaped params.name.

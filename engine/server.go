@@ -453,6 +453,10 @@ func (c capabilities) append(b []byte) []byte {
 	return append(b, '}')
 }
 
+func (s *Server) lookupTool(name []byte) *Tool {
+	return s.cache.Load().toolsByName[string(name)]
+}
+
 func (s *Server) lookupPrompt(name []byte) *Prompt {
 	return s.cache.Load().promptsByName[string(name)]
 }

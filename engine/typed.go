@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -189,21 +188,6 @@ type fusedSlot struct {
 	name    string
 	accepts uint8      // the plain classes its type accepts (flatSchema.accepts)
 	field   *flatField // its field in In; nil: none
-	// word is name as a little-endian word when it has at most 8 bytes
-	// (nameWord): checkDecode compares a member's name so, without a
-	// call.
-	word uint64
-}
-
-// nameWord is the name at b[:n], n <= 8, as a little-endian word with its
-// other bytes masked off: read as 4 bytes when n <= 4, else as 8, so b
-// must hold that many (checkDecode's recorded names are followed by at
-// least four bytes of their member: `":`, a value, a ',' or '}').
-func nameWord(b []byte, n int) uint64 {
-	if n <= 4 {
-		return uint64(binary.LittleEndian.Uint32(b[:4])) & (1<<(8*n) - 1)
-	}
-	return binary.LittleEndian.Uint64(b[:8]) & (1<<(8*n) - 1) // 1<<64 is 0: all of it for 8
 }
 
 // fuse reports whether tt can check arguments against f and decode them
@@ -217,11 +201,6 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 	slots := make([]fusedSlot, len(f.names))
 	for x, name := range f.names {
 		slots[x] = fusedSlot{name: name, accepts: f.accepts[x]}
-		if n := len(name); n <= 8 {
-			var b [8]byte
-			copy(b[:], name)
-			slots[x].word = nameWord(b[:], n)
-		}
 	}
 	for i, name := range tt.in.names {
 		x := -1
@@ -255,22 +234,10 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 		name, v := env.PlainArgument(j)
 		var sl *fusedSlot
 		x := 0
-		if l := len(name); l <= 8 {
-			// The name and the 4 bytes after it lie in the arguments
-			// (nameWord): one load, no memequal call.
-			w := nameWord(name[:cap(name)], l)
-			for i := range tt.slots {
-				if s := &tt.slots[i]; len(s.name) == l && w == s.word {
-					sl, x = s, i
-					break
-				}
-			}
-		} else {
-			for i := range tt.slots {
-				if s := &tt.slots[i]; len(s.name) == l && s.name == string(name) {
-					sl, x = s, i
-					break
-				}
+		for i := range tt.slots {
+			if s := &tt.slots[i]; len(s.name) == len(name) && s.name == string(name) {
+				sl, x = s, i
+				break
 			}
 		}
 		if sl == nil {
@@ -279,11 +246,10 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 			}
 			continue
 		}
-		bit := uint32(1) << (x & (maxFlat - 1)) // x < maxFlat: no shift past the width to handle
-		if seen&bit != 0 || sl.accepts&plainClass[v[0]] == 0 {
+		if seen&(1<<x) != 0 || sl.accepts&plainClass[v[0]] == 0 {
 			return false
 		}
-		seen |= bit
+		seen |= 1 << x
 		if fd := sl.field; fd != nil && v[0] != 'n' { // null: left zero
 			if fd.kind == reflect.String && v[0] == '"' {
 				*(*string)(unsafe.Add(p, fd.off)) = ch.string(v[1 : len(v)-1])

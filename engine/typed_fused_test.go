@@ -31,8 +31,8 @@ type openArgs struct {
 }
 
 // prefixArgs has names of 1 to 9 bytes, each the one before and a byte,
-// so that checkDecode's name words (nameWord) must tell each length and
-// each last byte apart.
+// so that checkDecode's slot lookup must tell each length and each last
+// byte apart.
 type prefixArgs struct {
 	T1 string `json:"t,omitempty"`
 	T2 int    `json:"te,omitempty"`
@@ -303,7 +303,7 @@ func TestShortCopies(t *testing.T) {
 }
 
 // TestFusedNameWords: checkDecode finds each recorded name of 1 to 9
-// bytes in its slot by the name's word (nameWord) and decodes it, whatever
+// bytes in its own slot and decodes it, whatever
 // the member's position (a short name last has only `":`, a value and
 // '}' after it); a name one byte longer or shorter than a slot's, or
 // with another last byte, is in none (the closed schema then leaves the
