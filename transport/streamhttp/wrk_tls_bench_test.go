@@ -160,6 +160,9 @@ func firstReply(b *testing.B, conn net.Conn, br *bufio.Reader) int {
 			n, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
 		}
 	}
+	if n < 0 {
+		b.Fatal("reply without a Content-Length")
+	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(br, body); err != nil {
 		b.Fatal(err)
