@@ -144,14 +144,7 @@ func BenchmarkTypedArgs(b *testing.B) {
 		b.Fatal("not recorded", err)
 	}
 	typ := reflect.TypeFor[benchEchoIn]()
-	sch, err := schemaFor(typ, schemaInput)
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, err := compileArgSchema(sch)
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := inputSchema(b, typ)
 	tt := &typedTool{in: newFlatCodec(typ)}
 	if !tt.fuse(a.flat) {
 		b.Fatal("not fused")

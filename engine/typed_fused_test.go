@@ -310,14 +310,7 @@ func TestShortCopies(t *testing.T) {
 // verdict to checkArgs).
 func TestFusedNameWords(t *testing.T) {
 	typ := reflect.TypeFor[prefixArgs]()
-	sch, err := schemaFor(typ, schemaInput)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := compileArgSchema(sch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := inputSchema(t, typ)
 	tt := &typedTool{in: newFlatCodec(typ)}
 	if !tt.fuse(a.flat) {
 		t.Fatal("not fused")
@@ -350,4 +343,19 @@ func TestFusedNameWords(t *testing.T) {
 			t.Errorf("%d: %s: checkDecode %v %+v, want %v %+v", i, c.args, ok, in, c.ok, c.want)
 		}
 	}
+}
+
+// inputSchema is the compiled input schema the engine derives for typ, as
+// AddTool derives it; tb fails when there is none.
+func inputSchema(tb testing.TB, typ reflect.Type) *argSchema {
+	tb.Helper()
+	sch, err := schemaFor(typ, schemaInput)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a, err := compileArgSchema(sch)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
 }

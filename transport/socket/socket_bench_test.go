@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/internal/cputime"
+	"github.com/mcpwire/mcpwire/internal/refserver"
 )
 
 // The live socket rows' fixture (bench/compare.sh "TCP 1×64"): tools/call
@@ -23,22 +24,12 @@ const (
 	benchTail = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}`
 )
 
-// benchEchoArgs and benchEchoResult mirror the reference server's typed
-// echo (internal/refserver), which the live rows run inline.
-type benchEchoArgs struct {
-	Text string `json:"text"`
-}
-
-type benchEchoResult struct {
-	Text string `json:"text"`
-}
-
-func (r benchEchoResult) AppendResultText(dst []byte) []byte { return append(dst, r.Text...) }
-
+// benchEngine serves the reference server's echo as the live rows run it:
+// typed, with its argument and result types, Inline.
 func benchEngine(b *testing.B) *engine.Server {
 	s := engine.New(engine.Config{})
-	if err := engine.AddTool(s, engine.Tool{Name: "echo", Inline: true}, func(_ *engine.Call, in benchEchoArgs) (benchEchoResult, error) {
-		return benchEchoResult(in), nil
+	if err := engine.AddTool(s, engine.Tool{Name: "echo", Inline: true}, func(_ *engine.Call, in refserver.EchoArgs) (refserver.EchoResult, error) {
+		return refserver.EchoResult(in), nil
 	}); err != nil {
 		b.Fatal(err)
 	}
