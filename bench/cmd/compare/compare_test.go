@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -341,5 +342,36 @@ func TestCPUAbove(t *testing.T) {
 	}
 	if _, _, _, n = cpuAbove(rows, results, 2); n != 0 {
 		t.Errorf("a row without a ceiling reported %d rounds", n)
+	}
+}
+
+// TestRoundOrder: every round runs each row once, and over a pair of
+// rounds (an even one and the next) every two rows run in both orders.
+func TestRoundOrder(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		for r := range 6 {
+			o := roundOrder(n, r)
+			seen := make([]bool, n)
+			for _, i := range o {
+				if i < 0 || i >= n || seen[i] {
+					t.Fatalf("n=%d round %d: %v is not an order of the rows", n, r, o)
+				}
+				seen[i] = true
+			}
+			if len(o) != n {
+				t.Fatalf("n=%d round %d: %v", n, r, o)
+			}
+			if r%2 == 1 {
+				prev := roundOrder(n, r-1)
+				before := func(o []int, a, b int) bool { return slices.Index(o, a) < slices.Index(o, b) }
+				for a := range n {
+					for b := range n {
+						if a != b && before(o, a, b) == before(prev, a, b) {
+							t.Errorf("n=%d rounds %d and %d: rows %d and %d run in the same order in both (%v, %v)", n, r-1, r, a, b, prev, o)
+						}
+					}
+				}
+			}
+		}
 	}
 }

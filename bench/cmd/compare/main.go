@@ -5,8 +5,8 @@
 // tsung.go), samples the server's counters over SIGUSR1 (or /proc when the
 // binary has no such hook) and prints one table.
 //
-// Rounds are interleaved: every round runs every row once (the row order
-// rotates from round to round), and each row's ratio to its raw ceiling is
+// Rounds are interleaved: every round runs every row once (roundOrder: the
+// row order reversed every other round and rotated), and each row's ratio to its raw ceiling is
 // taken against the ceiling's run of the same round, so slow drift of the
 // machine hits all rows alike. The table reports medians over rounds.
 package main
@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1013,8 +1014,7 @@ func runCompare(cfg config) bool {
 		results[i] = make([]runResult, cfg.rounds)
 	}
 	for round := 0; round < cfg.rounds; round++ {
-		for k := range rows {
-			i := (k + round) % len(rows) // rotate the order each round
+		for _, i := range roundOrder(len(rows), round) {
 			fmt.Fprintf(os.Stderr, "round %d/%d: %-30s ", round+1, cfg.rounds, rows[i].name)
 			t0 := time.Now()
 			res := runRow(cfg, rows[i], i, round+1)
@@ -1032,6 +1032,25 @@ func runCompare(cfg config) bool {
 		}
 	}
 	return printTable(cfg, rows, results, fixture, skipNotes)
+}
+
+// roundOrder is the order in which round r (from 0) runs n rows: the list
+// rotated by r/2, read forwards in even rounds and backwards in odd ones.
+// Over two rounds every row runs once before and once after each other
+// row. Rotation alone kept neighbours in one order in every round, so a
+// row's place could bias it; round 12 ran one binary as both "mcpwire" and
+// "@base" and read them 2-5 % apart on the line rows with that order, and
+// still apart on two of three rows with this one (profiles/README.md,
+// round 12): the order is one confound fewer, not the whole cause.
+func roundOrder(n, r int) []int {
+	o := make([]int, n)
+	for k := range o {
+		o[k] = (k + r/2) % n
+	}
+	if r%2 == 1 {
+		slices.Reverse(o)
+	}
+	return o
 }
 
 // selectRows keeps, when only is set, the rows whose name matches it and
