@@ -11,7 +11,6 @@ import (
 	"github.com/mcpwire/mcpwire/codec"
 )
 
-// capture is a Replier that keeps the last reply.
 // beginChecked peeks msg, begins it on a new scope of s with a capture
 // for its answer, and checks it (the test fails on an error of either).
 func beginChecked(t *testing.T, s *Server, msg []byte) (*Request, *capture) {
@@ -28,6 +27,7 @@ func beginChecked(t *testing.T, s *Server, msg []byte) (*Request, *capture) {
 	return r, rep
 }
 
+// capture is a Replier that keeps the last reply.
 type capture struct {
 	mu    sync.Mutex
 	reply []byte
