@@ -323,16 +323,28 @@ type failure struct {
 // anyOf, oneOf or not is one line: the alternatives' own errors would
 // mislead.
 func describe(ve *jsonschema.ValidationError, instance any) *ArgumentsError {
-	// Every failure is counted; the first few (in the library's order)
-	// are kept and sorted, which is all the answer can list anyway.
+	// Every failure is counted; only the first few in describe's order
+	// are kept, which is all the answer can list anyway. They are the
+	// first by that order, not the first the library reported: it
+	// reports an object's members in map order, and an input with more
+	// failures than are kept must get the same answer every time. Memory
+	// stays bounded at twice keep.
 	const keep = 8 * maxArgPaths
 	var fs []failure
 	total := 0
+	trim := func() {
+		sort.SliceStable(fs, func(i, j int) bool { return lessFailure(fs[i], fs[j]) })
+		if len(fs) > keep {
+			clear(fs[keep:])
+			fs = fs[:keep]
+		}
+	}
 	emit := func(loc []string, kw, msg string) {
 		total++
-		if len(fs) < keep {
-			fs = append(fs, failure{loc, kw, msg})
+		if len(fs) == 2*keep {
+			trim()
 		}
+		fs = append(fs, failure{loc, kw, msg})
 	}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
@@ -362,7 +374,7 @@ func describe(ve *jsonschema.ValidationError, instance any) *ArgumentsError {
 		}
 	}
 	walk(ve)
-	sort.SliceStable(fs, func(i, j int) bool { return lessFailure(fs[i], fs[j]) })
+	trim()
 	out := &ArgumentsError{}
 	for i, f := range fs {
 		if i > 0 && f.msg == fs[i-1].msg && f.kw == fs[i-1].kw && slices.Equal(f.loc, fs[i-1].loc) {
@@ -395,15 +407,39 @@ func lessFailure(a, b failure) bool {
 	return a.msg < b.msg
 }
 
-// lessSegment orders two path segments: numbers (array indexes) by value,
-// items[2] before items[10], anything else as strings.
+// lessSegment orders two path segments: array indexes (canonical
+// non-negative integers) first, by value, so items[2] comes before
+// items[10]; anything else after them, as strings. It must be a total
+// order: describe and flatSchema sort with it, their inputs come in map
+// order, and both must list alike whatever that order was. (Comparing
+// "1" and "02" as numbers but "02" and "0A" and "0A" and "1" as strings
+// went round in a circle.)
 func lessSegment(a, b string) bool {
-	x, ex := strconv.Atoi(a)
-	y, ey := strconv.Atoi(b)
-	if ex == nil && ey == nil && x != y {
-		return x < y
+	na, nb := isIndex(a), isIndex(b)
+	switch {
+	case na && nb:
+		if len(a) != len(b) {
+			return len(a) < len(b) // no leading zeros: shorter is smaller
+		}
+		return a < b
+	case na != nb:
+		return na
 	}
 	return a < b
+}
+
+// isIndex reports whether seg is written as an array index is in an
+// instance location: 0, or a digit 1-9 followed by digits.
+func isIndex(seg string) bool {
+	if seg == "" || seg[0] == '0' && len(seg) > 1 {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // path renders an instance location as arguments.a.b[2], walking instance

@@ -356,3 +356,67 @@ func TestTextResultBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestLessSegmentTotal: the order describe and flatSchema sort path
+// segments with is a strict total order on names that look like indexes
+// or nearly (a repeated FuzzTypedFused input once listed "1", "02" and
+// "0A" in a circle, so two equal inputs in different map orders got
+// different answers), and it still puts items[2] before items[10].
+func TestLessSegmentTotal(t *testing.T) {
+	segs := []string{"", "0", "00", "01", "02", "0A", "1", "10", "2", "9", "-1", "+1", "1e1", " 1", "1 ",
+		"99999999999999999999", "100000000000000000000", "a", "A", "m", "x0000 ", "é"}
+	for _, a := range segs {
+		if lessSegment(a, a) {
+			t.Errorf("%q < itself", a)
+		}
+		for _, b := range segs {
+			if a != b && lessSegment(a, b) == lessSegment(b, a) {
+				t.Errorf("%q and %q: neither or both before the other", a, b)
+			}
+			for _, c := range segs {
+				if lessSegment(a, b) && lessSegment(b, c) && !lessSegment(a, c) {
+					t.Errorf("%q < %q < %q but not %q < %q", a, b, c, a, c)
+				}
+			}
+		}
+	}
+	for _, p := range [][2]string{{"2", "10"}, {"9", "99999999999999999999"}, {"99999999999999999999", "100000000000000000000"}, {"10", "01"}, {"a", "b"}} {
+		if !lessSegment(p[0], p[1]) {
+			t.Errorf("%q not before %q", p[0], p[1])
+		}
+	}
+}
+
+// TestArgumentsManyFailuresSame: with more failures than describe keeps,
+// the answer is still the same every time (the validator reports an
+// object's unknown members in map order) and lists the first by path.
+func TestArgumentsManyFailuresSame(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	if err := s.AddTool(Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","properties":{"d":{"type":"integer"}},"additionalProperties":false}`),
+		Handler: func(c *Call) error { c.Text("x"); return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	wide := `{`
+	for i := 299; i >= 0; i-- {
+		wide += `"k` + strconv.Itoa(i) + `":1,`
+	}
+	wide += `"d":1}`
+	var first string
+	for i := range 20 {
+		r := decodeReply(t, runToolCall(t, s, "t", wide))
+		if r.Result == nil || !r.Result.IsError {
+			t.Fatalf("got %+v", r.Error)
+		}
+		text := r.Result.Content[0].Text
+		if i == 0 {
+			first = text
+			want := "Invalid arguments: arguments.k0: not allowed\narguments.k1: not allowed\narguments.k10: not allowed\n"
+			if !strings.HasPrefix(text, want) || !strings.HasSuffix(text, "… and 292 more") {
+				t.Fatalf("got %q", text)
+			}
+		} else if text != first {
+			t.Fatalf("call %d: %q, first %q", i, text, first)
+		}
+	}
+}
