@@ -46,6 +46,14 @@ if [[ "${NOBUILD:-}" != 1 ]]; then
 	)
 fi
 
+# The load generator runs from its own copy of the binary, so that no server
+# row shares its executable file with the generator: only the plain mcpwire
+# rows would, never the @base or raw ones (profiles/README.md, round 13). A
+# -gen given to this script comes later on the command line and wins.
+if ! cmp -s bin/mcpwire bin/mcpwire-load 2>/dev/null; then
+	cp bin/mcpwire bin/mcpwire-load.tmp && mv bin/mcpwire-load.tmp bin/mcpwire-load
+fi
+
 if ! bin/mcpwire load --help >/dev/null 2>&1; then
 	echo "compare.sh: bin/mcpwire has no 'load' subcommand (the load generator); cannot run" >&2
 	exit 2
@@ -87,7 +95,7 @@ pgrep -x epmd >/dev/null 2>&1 && EPMD_BEFORE=1
 status=0
 bin/bench-compare -bin bin -out bench/out -rounds "$ROUNDS" -d "$DURATION" -warmup "$WARMUP" \
 	-port "$PORT" -listeners "$LISTENERS" -publish-rate "$PUBLISH_RATE" -only "$ONLY" -wait-quiet "$WAIT_QUIET" \
-	-tsung "$TSUNG_BIN" -wrk "$WRK_BIN" -wrk-scripts bench/wrk -base "${BASE:-}" "$@" || status=$?
+	-tsung "$TSUNG_BIN" -wrk "$WRK_BIN" -wrk-scripts bench/wrk -base "${BASE:-}" -gen bin/mcpwire-load "$@" || status=$?
 if [[ $EPMD_BEFORE == 0 ]] && command -v epmd >/dev/null 2>&1 && pgrep -x epmd >/dev/null 2>&1; then
 	epmd -kill >/dev/null 2>&1 || true
 fi
