@@ -416,14 +416,11 @@ func lessFailure(a, b failure) bool {
 // went round in a circle.)
 func lessSegment(a, b string) bool {
 	na, nb := isIndex(a), isIndex(b)
-	switch {
-	case na && nb:
-		if len(a) != len(b) {
-			return len(a) < len(b) // no leading zeros: shorter is smaller
-		}
-		return a < b
-	case na != nb:
+	if na != nb {
 		return na
+	}
+	if na && len(a) != len(b) {
+		return len(a) < len(b) // no leading zeros: shorter is smaller
 	}
 	return a < b
 }
