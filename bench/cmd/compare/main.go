@@ -8,7 +8,8 @@
 // Rounds are interleaved: every round runs every row once (roundOrder: the
 // row order reversed every other round and rotated), and each row's ratio
 // to its raw ceiling is taken against the ceiling's run of the same round,
-// so slow drift of the machine hits all rows alike. The table reports medians over rounds.
+// so slow drift of the machine hits all rows alike. The table reports
+// medians over rounds.
 package main
 
 import (
