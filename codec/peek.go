@@ -282,6 +282,11 @@ type parser struct {
 	// as before.
 	generic uint8
 	memo    *PeekMemo // PeekConfig.Memo
+	// tm and tv, when not 0, are where params read straight from its
+	// start reached the '{' of _meta, and where meta read straight from
+	// its start reached the end of clientCapabilities: top's learn
+	// takes a template only from a message read so.
+	tm, tv int
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
 	deep []uint64

@@ -715,3 +715,69 @@ func TestPeekLineMemo(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekTemplateUsed: a memo learns the template of a message read
+// straight through (learn) and replays it on the next that repeats its
+// stretches with another id, arguments and progressToken; a message that
+// does not repeat them is read in full, and replaces the template when
+// it is read straight through.
+func TestPeekTemplateUsed(t *testing.T) {
+	memo := new(PeekMemo)
+	o := PeekConfig{Memo: memo}
+	var env Envelope
+	if err := PeekWith([]byte(fixture), &env, o); err != nil || memo.an == 0 {
+		t.Fatalf("fixture: %v, template of %d+%d bytes", err, memo.an, memo.bn)
+	}
+	if a := string(memo.t[:memo.an]); a != `,"method":"tools/call","params":{"name":"echo","arguments":{` {
+		t.Fatalf("first stretch %q", a)
+	}
+	if b := string(memo.t[memo.an : memo.an+memo.bn]); !strings.HasPrefix(b, `,"_meta":{"io.`) || !strings.HasSuffix(b, `{},"progressToken":`) || !memo.tok {
+		t.Fatalf("second stretch %q (token %v)", b, memo.tok)
+	}
+	// Another id, arguments and token: replayed. An offset moved by
+	// hand shows in what is recorded.
+	next := strings.NewReplacer(`"id":1`, `"id":"r-42"`, `{"text":"hello world"}`, `{"text":"x","n":7}`, `"progressToken":1`, `"progressToken":42`).Replace(fixture)
+	memo.tat[2]--
+	if err := PeekWith([]byte(next), &env, o); err != nil || string(env.Name.Raw) != "ech" {
+		t.Fatalf("replay with a moved offset: %v, name %q", err, env.Name.Raw)
+	}
+	memo.tat[2]++
+	for _, line := range []bool{false, true} {
+		msg := []byte(next + "\n")
+		var got, want Envelope
+		if line {
+			if n := PeekLine(msg, &got, o); n != len(next) || memo.an == 0 {
+				t.Fatalf("PeekLine: %d, template %d", n, memo.an)
+			}
+		} else if err := PeekWith(msg[:len(next)], &got, o); err != nil || memo.an == 0 {
+			t.Fatalf("PeekWith: %v, template %d", err, memo.an)
+		}
+		if err := PeekWith(msg[:len(next)], &want, PeekConfig{Memo: genericPeek}); err != nil {
+			t.Fatal(err)
+		}
+		if a, b := spansOf(msg, &got), spansOf(msg, &want); a != b {
+			t.Fatalf("line %v:\n got %+v\nwant %+v", line, a, b)
+		}
+	}
+	// Another tool: a miss, read in full, and the template replaced.
+	other := strings.Replace(fixture, `"echo"`, `"add"`, 1)
+	if err := PeekWith([]byte(other), &env, o); err != nil || string(env.Name.Raw) != "add" {
+		t.Fatalf("other tool: %v, %q", err, env.Name.Raw)
+	}
+	if a := string(memo.t[:memo.an]); !strings.Contains(a, `"add"`) {
+		t.Fatalf("template not replaced: %q", a)
+	}
+	// Nested arguments: a miss after the first stretch; the template
+	// is forgotten, and not learned from a message the readers leave.
+	nested := strings.Replace(other, `{"text":"hello world"}`, `{"text":{"a":1}}`, 1)
+	if err := PeekWith([]byte(nested), &env, o); err != nil || string(env.Arguments) != `{"text":{"a":1}}` || memo.an != 0 {
+		t.Fatalf("nested: %v, %q, template %d", err, env.Arguments, memo.an)
+	}
+	// Without a progressToken: a template that ends at clientCapabilities.
+	noTok := strings.Replace(fixture, `,"progressToken":1`, ``, 1)
+	for range 2 {
+		if err := PeekWith([]byte(noTok), &env, o); err != nil || memo.an == 0 || memo.tok || env.ProgressToken != nil {
+			t.Fatalf("no token: %v, template %d (token %v), %q", err, memo.an, memo.tok, env.ProgressToken)
+		}
+	}
+}

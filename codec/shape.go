@@ -123,6 +123,12 @@ func (p *parser) top() int {
 		}
 		seen |= 1 << keyID
 		i = e
+		if m := p.memo; m != nil && m.an != 0 {
+			// The rest of the message as the memo's template has it.
+			if e = p.replay(i); e >= 0 {
+				return e
+			}
+		}
 	} else {
 		p.bad |= sawVersion // a notification, or "id" later
 	}
@@ -153,6 +159,9 @@ func (p *parser) top() int {
 	env.Params = b[o:e]
 	seen |= 1 << keyParams
 	if e < len(b) && b[e] == '}' {
+		if p.memo != nil && p.tv != 0 {
+			p.learn(e + 1)
+		}
 		return e + 1
 	}
 	return p.after(e, levelTop, seen, keys[keyParams].after)
@@ -217,6 +226,7 @@ func (p *parser) params(i int) int {
 	}
 	o = i + shapeMeta.n - 1
 	if p.metaShape(o) {
+		p.tm = o // read straight to here (learn)
 		e = p.meta(o + 1)
 	} else {
 		e = p.object(o+1, levelMeta)
@@ -304,6 +314,7 @@ func (p *parser) meta(i int) int {
 		p.remember(b[start:e])
 	}
 progress:
+	p.tv = e // read straight to here (learn)
 	// progressToken: a non-negative integer or a plain string.
 	if i = e; !shapeProgress.medium(b, i) {
 		return p.after(i, levelMeta, seen, keyProgressToken)
@@ -374,6 +385,19 @@ type PeekMemo struct {
 	n  int            // len of the remembered bytes; 0: none
 	at [5]uint16      // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
 	b  [memoSize]byte // never holds a '\n' (PeekLine takes it without reading)
+
+	// The template (learn, replay): the two stretches of the last
+	// message read straight through that every request of a client
+	// repeats, t[:an] from just past the id to the '{' of the
+	// arguments, t[an:an+bn] from just past the arguments to the
+	// progressToken's value (tok) or to the end of clientCapabilities.
+	an, bn uint16 // an 0: none
+	tok    bool
+	// Offsets of what the stretches hold: method's body end, name's
+	// body start and end, the params '{' in the first; protocolVersion's
+	// body, clientInfo's and clientCapabilities' spans in the second.
+	tat [10]uint16
+	t   [memoSize]byte // never holds a '\n', as b
 }
 
 // memoSize bounds the start of a params._meta a PeekMemo keeps (the
@@ -416,4 +440,126 @@ func (p *parser) remember(meta []byte) {
 	m.at[3] = m.at[2] + uint16(len(env.ClientInfo))
 	m.at[4] = uint16(addrOf(env.ClientCapabilities) - base)
 	m.n = copy(m.b[:], meta)
+}
+
+// replay is top's use of the memo's template at b[s], just past the id:
+// when the message goes on with the first stretch, arguments skipArgs
+// reads, the second stretch, a progressToken's value as meta reads it
+// (when the template has one) and "}}}", it records all of it as the
+// readers would and returns the index past the message's '}'.
+// Otherwise -1, having recorded nothing the readers would not record
+// the same way from b[s] on (skipArgs' members, written again by the
+// same call), and the memo forgets its template.
+//
+// A hit is exact: learn keeps only stretches the readers read straight
+// through, whose reading depends on their own bytes alone (each string
+// the readers scan ends inside its stretch, 7 bytes or more before its
+// end; each name is one the level expects once, none folds to another),
+// and replay checks the depth limit those reads need.
+func (p *parser) replay(s int) int {
+	b, env, m := p.b, p.env, p.memo
+	an, bn := int(m.an), int(m.bn)
+	if p.max <= levelMeta || s+an > len(b) || string(b[s:s+an]) != string(m.t[:an]) {
+		m.an = 0
+		return -1
+	}
+	o := s + an - 1 // the arguments' '{'
+	e := o + 2
+	if e <= len(b) && b[o+1] == '}' {
+		env.argN, env.argLen = 1, 2 // {}: recorded, no members
+	} else if e = p.skipArgs(b, o); e < 0 {
+		m.an = 0
+		return -1
+	}
+	v := e + bn
+	if v > len(b) || string(b[e:v]) != string(m.t[an:an+bn]) {
+		m.an = 0
+		return -1
+	}
+	t := v
+	if m.tok {
+		if t = plainNumber(b, v); t < 0 {
+			if v >= len(b) || b[v] != '"' {
+				m.an = 0
+				return -1
+			}
+			if t = plainString(b, v+1); t < 0 {
+				m.an = 0
+				return -1
+			}
+		}
+		env.ProgressToken = b[v:t]
+	}
+	if t+3 > len(b) || b[t] != '}' || b[t+1] != '}' || b[t+2] != '}' {
+		env.ProgressToken = nil
+		m.an = 0
+		return -1
+	}
+	p.bad |= sawMethod
+	at := &m.tat
+	env.Method = Str{Raw: b[s+shapeMethod.n : s+int(at[0])], Present: true}
+	env.Name = Str{Raw: b[s+int(at[1]) : s+int(at[2])], Present: true}
+	env.Params = b[s+int(at[3]) : t+2]
+	env.Arguments = b[o:e]
+	if env.argN != 0 {
+		env.argAt = addrOf(env.Arguments)
+	}
+	env.Meta = b[e+shapeMeta.n-1 : t+1]
+	env.ProtocolVersion = Str{Raw: b[e+int(at[4]) : e+int(at[5])], Present: true}
+	env.ClientInfo = b[e+int(at[6]) : e+int(at[7])]
+	env.ClientCapabilities = b[e+int(at[8]) : e+int(at[9])]
+	return t + 3
+}
+
+// learn is top's, with a memo, at the end of a message read straight
+// through to end, just past its '}': when it was read from its start
+// with an id (so from s, just past the id), params and meta read theirs
+// straight too (p.tm, p.tv), the memo's _meta holds what meta read (so
+// no '\n'), and the message ends with the progressToken (a value meta
+// reads) or clientCapabilities, then "}}}", it keeps the template replay
+// uses. Otherwise the memo has none.
+//
+//go:noinline
+func (p *parser) learn(end int) {
+	b, env, m := p.b, p.env, p.memo
+	m.an = 0
+	// top read an id only where shapeHead ends (a message without one
+	// at its start leaves top's straight path to the object loop).
+	s := shapeHead.n + len(env.ID)
+	tm, tv := p.tm, p.tv
+	if len(env.ID) == 0 || tm <= s || tv <= tm || m.n != tv-tm-1 || p.max <= levelMeta {
+		return
+	}
+	base := addrOf(b)
+	o := int(addrOf(env.Arguments) - base) // the arguments' '{'
+	ae := tm - (shapeMeta.n - 1)           // just past the arguments
+	v, t := tv, tv
+	tok := shapeProgress.medium(b, tv)
+	if tok {
+		v = tv + shapeProgress.n
+		if t = plainNumber(b, v); t < 0 {
+			if v >= len(b) || b[v] != '"' {
+				return
+			}
+			if t = plainString(b, v+1); t < 0 {
+				return
+			}
+		}
+	}
+	an, bn := o+1-s, v-ae
+	if t+3 != end || b[t] != '}' || b[t+1] != '}' || an <= 0 || an+bn > len(m.t) {
+		return
+	}
+	rel := func(x []byte, from int) uint16 { return uint16(int(addrOf(x)-base) - from) }
+	m.tat = [10]uint16{
+		rel(env.Method.Raw, s) + uint16(len(env.Method.Raw)),
+		rel(env.Name.Raw, s), rel(env.Name.Raw, s) + uint16(len(env.Name.Raw)),
+		rel(env.Params, s),
+		rel(env.ProtocolVersion.Raw, ae), rel(env.ProtocolVersion.Raw, ae) + uint16(len(env.ProtocolVersion.Raw)),
+		rel(env.ClientInfo, ae), rel(env.ClientInfo, ae) + uint16(len(env.ClientInfo)),
+		rel(env.ClientCapabilities, ae), rel(env.ClientCapabilities, ae) + uint16(len(env.ClientCapabilities)),
+	}
+	copy(m.t[:], b[s:o+1])
+	copy(m.t[an:], b[ae:v])
+	m.an, m.bn, m.tok = uint16(an), uint16(bn), tok
 }
