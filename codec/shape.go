@@ -35,6 +35,7 @@ type pattern struct {
 	w    [5]uint64
 	last uint64
 	n    int
+	s    string
 }
 
 func newPattern(s string) pattern {
@@ -42,7 +43,7 @@ func newPattern(s string) pattern {
 		panic("codec: pattern of 8 to 48 bytes: " + s)
 	}
 	var q pattern
-	q.n = len(s)
+	q.n, q.s = len(s), s
 	var buf [48]byte
 	copy(buf[:], s)
 	for j := range q.w {
@@ -159,8 +160,13 @@ func (p *parser) top() int {
 	env.Params = b[o:e]
 	seen |= 1 << keyParams
 	if e < len(b) && b[e] == '}' {
-		if p.memo != nil && p.tv != 0 {
-			p.learn(e + 1)
+		if m := p.memo; m != nil && p.tv != 0 && m.an == 0 {
+			// A template to learn (none kept, none to skip).
+			if m.skip == 0 {
+				p.learn(e + 1)
+			} else {
+				m.skip--
+			}
 		}
 		return e + 1
 	}
@@ -382,27 +388,48 @@ func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 // the same time must not share one. Its zero value is empty; it keeps no
 // reference to any message.
 type PeekMemo struct {
-	n  int            // len of the remembered bytes; 0: none
-	at [5]uint16      // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
-	b  [memoSize]byte // never holds a '\n' (PeekLine takes it without reading)
+	n  int       // len of the remembered bytes, b[metaAt:metaAt+n]; 0: none
+	at [5]uint16 // offsets there of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
+	// b holds no '\n' (PeekLine takes it without reading): the bytes
+	// remembered at metaAt, and, once learn kept a template, `,"_meta":{`
+	// before them and `,"progressToken":` after them when tok, so that
+	// replay compares what follows a request's arguments at once.
+	b [memoSize]byte
 
-	// The template (learn, replay): the two stretches of the last
-	// message read straight through that every request of a client
-	// repeats, t[:an] from just past the id to the '{' of the
-	// arguments, t[an:an+bn] from just past the arguments to the
-	// progressToken's value (tok) or to the end of clientCapabilities.
-	an, bn uint16 // an 0: none
-	tok    bool
-	// Offsets of what the stretches hold: method's body end, name's
-	// body start and end, the params '{' in the first; protocolVersion's
-	// body, clientInfo's and clientCapabilities' spans in the second.
-	tat [10]uint16
-	t   [memoSize]byte // never holds a '\n', as b
+	// The template (learn, replay): the stretch of the last message
+	// read straight through that every request of a client repeats from
+	// just past the id to the '{' of the arguments, t[:an] (0: none),
+	// and what followed the arguments: b's stretch (`,"_meta":{`, the
+	// _meta's start remembered, `,"progressToken":` when tok), then the
+	// progressToken's value when tok, then "}}}".
+	an  uint8
+	tok bool
+	// How a template is kept (miss): a first miss keeps it (strike), a
+	// second in a row forgets it; one forgotten without a hit (hit: one
+	// since it was learned) makes learn pass over the next wait
+	// messages it could learn from (skip), wait doubling each time, so
+	// that a client whose requests seldom repeat does not pay for
+	// learning each.
+	strike, hit bool
+	wait, skip  uint8
+	// Where the method's body ends, where the name's body starts and
+	// ends, and where the params '{' is, in t.
+	tat [4]uint8
+	t   [templateSize]byte
 }
 
-// memoSize bounds the start of a params._meta a PeekMemo keeps (the
-// fixture's is 180 bytes, EXAMPLES.md's 190).
+// templateSize bounds the first stretch of a template (the fixture's is
+// 60 bytes; a method and a tool name of 100 bytes together fit).
+const templateSize = 160
+
+// memoSize bounds the start of a params._meta a PeekMemo keeps, with
+// what a template puts around it (the fixture's is 180 bytes,
+// EXAMPLES.md's 190).
 const memoSize = 512
+
+// metaAt is where a PeekMemo keeps the start of a params._meta, after
+// `,"_meta":{` (shapeMeta).
+const metaAt = len(`,"_meta":{`)
 
 // recall is meta's use of the memo at b[i], just past the '{' of
 // params._meta: when the message repeats the remembered bytes there, it
@@ -411,7 +438,7 @@ const memoSize = 512
 func (p *parser) recall(i int) int {
 	b, env, m := p.b, p.env, p.memo
 	n := m.n
-	if n == 0 || p.max <= levelMeta || i+n > len(b) || string(b[i:i+n]) != string(m.b[:n]) {
+	if n == 0 || p.max <= levelMeta || i+n > len(b) || string(b[i:i+n]) != string(m.b[metaAt:metaAt+n]) {
 		return -1
 	}
 	env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
@@ -427,7 +454,8 @@ func (p *parser) recall(i int) int {
 //go:noinline
 func (p *parser) remember(meta []byte) {
 	m, env := p.memo, p.env
-	if len(meta) > len(m.b) || bytes.IndexByte(meta, '\n') >= 0 {
+	m.an = 0 // the template's second stretch changes
+	if len(meta) > len(m.b)-metaAt-shapeProgress.n || bytes.IndexByte(meta, '\n') >= 0 {
 		// Too long, or a '\n' (as whitespace inside clientInfo or
 		// clientCapabilities) that PeekLine must not take unread.
 		m.n = 0
@@ -439,28 +467,30 @@ func (p *parser) remember(meta []byte) {
 	m.at[2] = uint16(addrOf(env.ClientInfo) - base)
 	m.at[3] = m.at[2] + uint16(len(env.ClientInfo))
 	m.at[4] = uint16(addrOf(env.ClientCapabilities) - base)
-	m.n = copy(m.b[:], meta)
+	m.n = copy(m.b[metaAt:], meta)
 }
 
 // replay is top's use of the memo's template at b[s], just past the id:
-// when the message goes on with the first stretch, arguments skipArgs
-// reads, the second stretch, a progressToken's value as meta reads it
-// (when the template has one) and "}}}", it records all of it as the
-// readers would and returns the index past the message's '}'.
-// Otherwise -1, having recorded nothing the readers would not record
-// the same way from b[s] on (skipArgs' members, written again by the
-// same call), and the memo forgets its template.
+// when the message goes on with its stretch, arguments skipArgs reads,
+// `,"_meta":{` and the _meta's start the memo holds (recall's), a
+// progressToken's value as meta reads it when the template has one, and
+// "}}}", it records all of it as the readers would and returns the index
+// past the message's '}'. Otherwise -1, having recorded nothing the
+// readers would not record the same way from b[s] on (skipArgs' members,
+// written again by the same call), and the memo forgets its template.
 //
-// A hit is exact: learn keeps only stretches the readers read straight
-// through, whose reading depends on their own bytes alone (each string
-// the readers scan ends inside its stretch, 7 bytes or more before its
-// end; each name is one the level expects once, none folds to another),
-// and replay checks the depth limit those reads need.
+// A hit is exact: learn keeps only a stretch the readers read straight
+// through, as the memo's _meta start is (remember), whose reading
+// depends on its own bytes alone (each string the readers scan ends
+// inside it, 7 bytes or more before its end; each name is one the level
+// expects once, none folds to another), and replay checks the depth
+// limit those reads need. Neither holds a '\n' (PeekLine takes them
+// unread).
 func (p *parser) replay(s int) int {
 	b, env, m := p.b, p.env, p.memo
-	an, bn := int(m.an), int(m.bn)
+	an, n := int(m.an), m.n
 	if p.max <= levelMeta || s+an > len(b) || string(b[s:s+an]) != string(m.t[:an]) {
-		m.an = 0
+		m.miss()
 		return -1
 	}
 	o := s + an - 1 // the arguments' '{'
@@ -468,33 +498,37 @@ func (p *parser) replay(s int) int {
 	if e <= len(b) && b[o+1] == '}' {
 		env.argN, env.argLen = 1, 2 // {}: recorded, no members
 	} else if e = p.skipArgs(b, o); e < 0 {
-		m.an = 0
+		m.miss()
 		return -1
 	}
+	i := e + metaAt // just past the _meta's '{'
+	bn := metaAt + n
+	if m.tok {
+		bn += shapeProgress.n
+	}
 	v := e + bn
-	if v > len(b) || string(b[e:v]) != string(m.t[an:an+bn]) {
-		m.an = 0
+	if v > len(b) || string(b[e:v]) != string(m.b[:bn]) {
+		m.miss()
 		return -1
 	}
 	t := v
 	if m.tok {
 		if t = plainNumber(b, v); t < 0 {
 			if v >= len(b) || b[v] != '"' {
-				m.an = 0
+				m.miss()
 				return -1
 			}
 			if t = plainString(b, v+1); t < 0 {
-				m.an = 0
+				m.miss()
 				return -1
 			}
 		}
-		env.ProgressToken = b[v:t]
 	}
 	if t+3 > len(b) || b[t] != '}' || b[t+1] != '}' || b[t+2] != '}' {
-		env.ProgressToken = nil
-		m.an = 0
+		m.miss()
 		return -1
 	}
+	m.strike, m.hit = false, true
 	p.bad |= sawMethod
 	at := &m.tat
 	env.Method = Str{Raw: b[s+shapeMethod.n : s+int(at[0])], Present: true}
@@ -504,39 +538,44 @@ func (p *parser) replay(s int) int {
 	if env.argN != 0 {
 		env.argAt = addrOf(env.Arguments)
 	}
-	env.Meta = b[e+shapeMeta.n-1 : t+1]
-	env.ProtocolVersion = Str{Raw: b[e+int(at[4]) : e+int(at[5])], Present: true}
-	env.ClientInfo = b[e+int(at[6]) : e+int(at[7])]
-	env.ClientCapabilities = b[e+int(at[8]) : e+int(at[9])]
+	env.Meta = b[i-1 : t+1]
+	env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
+	env.ClientInfo = b[i+int(m.at[2]) : i+int(m.at[3])]
+	env.ClientCapabilities = b[i+int(m.at[4]) : i+n]
+	if m.tok {
+		env.ProgressToken = b[v:t]
+	}
 	return t + 3
 }
 
-// learn is top's, with a memo, at the end of a message read straight
-// through to end, just past its '}': when it was read from its start
-// with an id (so from s, just past the id), params and meta read theirs
-// straight too (p.tm, p.tv), the memo's _meta holds what meta read (so
-// no '\n'), and the message ends with the progressToken (a value meta
-// reads) or clientCapabilities, then "}}}", it keeps the template replay
-// uses. Otherwise the memo has none.
+// learn is top's, with a memo that has no template and none to skip
+// (miss), at the end of a message read straight through to end, just
+// past its '}': when it was read from its start
+// with an id (so from s, just past the id), params read its members
+// straight to the '{' of _meta (p.tm) and meta its own to the end of
+// clientCapabilities (p.tv), which the memo holds (remember, recall),
+// and the message ends there, or with a progressToken meta reads, then
+// "}}}", the memo keeps the stretch from s to the arguments as the
+// template replay uses. Otherwise the memo has none. (What it checks
+// past the arguments is what replay checks: a template learned without
+// it would only miss.)
 //
 //go:noinline
 func (p *parser) learn(end int) {
 	b, env, m := p.b, p.env, p.memo
-	m.an = 0
 	// top read an id only where shapeHead ends (a message without one
 	// at its start leaves top's straight path to the object loop).
 	s := shapeHead.n + len(env.ID)
 	tm, tv := p.tm, p.tv
-	if len(env.ID) == 0 || tm <= s || tv <= tm || m.n != tv-tm-1 || p.max <= levelMeta {
+	if len(env.ID) == 0 || tm <= s || m.n == 0 || tv != tm+1+m.n || p.max <= levelMeta {
 		return
 	}
-	base := addrOf(b)
-	o := int(addrOf(env.Arguments) - base) // the arguments' '{'
-	ae := tm - (shapeMeta.n - 1)           // just past the arguments
-	v, t := tv, tv
+	base := int(addrOf(b))
+	o := int(addrOf(env.Arguments)) - base // the arguments' '{'
+	t := tv
 	tok := shapeProgress.medium(b, tv)
 	if tok {
-		v = tv + shapeProgress.n
+		v := tv + shapeProgress.n
 		if t = plainNumber(b, v); t < 0 {
 			if v >= len(b) || b[v] != '"' {
 				return
@@ -546,20 +585,40 @@ func (p *parser) learn(end int) {
 			}
 		}
 	}
-	an, bn := o+1-s, v-ae
-	if t+3 != end || b[t] != '}' || b[t+1] != '}' || an <= 0 || an+bn > len(m.t) {
+	an := o + 1 - s
+	if t+3 != end || b[t] != '}' || b[t+1] != '}' || an > len(m.t) {
 		return
 	}
-	rel := func(x []byte, from int) uint16 { return uint16(int(addrOf(x)-base) - from) }
-	m.tat = [10]uint16{
-		rel(env.Method.Raw, s) + uint16(len(env.Method.Raw)),
-		rel(env.Name.Raw, s), rel(env.Name.Raw, s) + uint16(len(env.Name.Raw)),
-		rel(env.Params, s),
-		rel(env.ProtocolVersion.Raw, ae), rel(env.ProtocolVersion.Raw, ae) + uint16(len(env.ProtocolVersion.Raw)),
-		rel(env.ClientInfo, ae), rel(env.ClientInfo, ae) + uint16(len(env.ClientInfo)),
-		rel(env.ClientCapabilities, ae), rel(env.ClientCapabilities, ae) + uint16(len(env.ClientCapabilities)),
+	name := int(addrOf(env.Name.Raw)) - base - s
+	m.tat = [4]uint8{
+		uint8(int(addrOf(env.Method.Raw)) - base - s + len(env.Method.Raw)),
+		uint8(name), uint8(name + len(env.Name.Raw)),
+		uint8(int(addrOf(env.Params)) - base - s),
 	}
 	copy(m.t[:], b[s:o+1])
-	copy(m.t[an:], b[ae:v])
-	m.an, m.bn, m.tok = uint16(an), uint16(bn), tok
+	copy(m.b[:], shapeMeta.s)
+	if tok {
+		copy(m.b[metaAt+m.n:], shapeProgress.s)
+	}
+	m.an, m.tok = uint8(an), tok
+	m.strike, m.hit = false, false
+}
+
+// miss is replay's when the message does not follow the template: the
+// first keeps it, the second in a row forgets it (and, when it never
+// hit, makes learn wait).
+//
+//go:noinline
+func (m *PeekMemo) miss() {
+	if !m.strike {
+		m.strike = true
+		return
+	}
+	m.an, m.strike = 0, false
+	if m.hit {
+		m.wait = 0
+	} else {
+		m.wait = min(2*m.wait+1, 63)
+	}
+	m.skip = m.wait
 }
