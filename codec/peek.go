@@ -235,8 +235,9 @@ type PeekConfig struct {
 	// MaxDepthLimit (4096); levels beyond 256 may cost an allocation when reached.
 	MaxDepth int
 
-	// Memo, when not nil, lets PeekWith skip the part of params._meta the
-	// previous message had too (PeekMemo). It is written by each call:
+	// Memo, when not nil, lets PeekWith skip the part of params._meta,
+	// and of the request around its arguments, the previous message had
+	// too (PeekMemo). It is written by each call:
 	// calls that share a Memo must not run at the same time.
 	Memo *PeekMemo
 }

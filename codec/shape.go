@@ -379,7 +379,15 @@ func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 // clientCapabilities in every request of a connection: with a memo,
 // PeekWith compares those bytes with the remembered ones (one memory
 // compare) instead of reading three members, two of them long names and
-// one an object. What it records is the same either way (FuzzPeekShape).
+// one an object. It also keeps a template of the last request read
+// straight through (learn): the stretch from just past its id to its
+// arguments ("method", "params" and its "name": the same in each call of
+// one tool), and what follows the arguments up to the progressToken's
+// value (_meta, as above). A request that repeats both around other
+// arguments, id and token is taken with two memory compares (replay);
+// one that does not is read in full, and replaces the template after a
+// second miss in a row. What it records is the same either way
+// (FuzzPeekShape, FuzzPeekTemplate).
 //
 // A PeekMemo may serve any sequence of PeekWith calls (one connection's,
 // or whoever takes it from a pool: the line transports take one per read,
@@ -489,7 +497,7 @@ func (p *parser) remember(meta []byte) {
 func (p *parser) replay(s int) int {
 	b, env, m := p.b, p.env, p.memo
 	an, n := int(m.an), m.n
-	if p.max <= levelMeta || s+an > len(b) || string(b[s:s+an]) != string(m.t[:an]) {
+	if p.max <= levelMeta || s+an > len(b) || !sameWords(b, s, m.t[:an]) {
 		m.miss()
 		return -1
 	}
@@ -586,7 +594,7 @@ func (p *parser) learn(end int) {
 		}
 	}
 	an := o + 1 - s
-	if t+3 != end || b[t] != '}' || b[t+1] != '}' || an > len(m.t) {
+	if t+3 != end || b[t] != '}' || b[t+1] != '}' || an < 8 || an > len(m.t) { // an < 8: never (sameWords needs 8)
 		return
 	}
 	name := int(addrOf(env.Name.Raw)) - base - s
@@ -621,4 +629,17 @@ func (m *PeekMemo) miss() {
 		m.wait = min(2*m.wait+1, 63)
 	}
 	m.skip = m.wait
+}
+
+// sameWords reports whether b[i:] starts with t, 8 <= len(t) and
+// i+len(t) <= len(b), a word at a time: for the template's first
+// stretch, shorter than memequal's set-up pays for.
+func sameWords(b []byte, i int, t []byte) bool {
+	n := len(t) - 8
+	for j := 0; j < n; j += 8 {
+		if word(b, i+j) != word(t, j) {
+			return false
+		}
+	}
+	return word(b, i+n) == word(t, n)
 }
