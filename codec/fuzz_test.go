@@ -856,6 +856,11 @@ func FuzzPeekTemplate(f *testing.F) {
 	for _, ws := range []string{" ", "\n"} {
 		f.Add(head, a, strings.Replace(bp, `"1"}`, `"1"`+ws+`}`, 1), `1`, `{}`, `1`, end, `2`, `{}`, `1`, end, `3`, `{}`, `1`, end, 1<<3|1<<6)
 	}
+	// A _meta the memo does not keep (a '\n' in clientInfo), then a line
+	// whose _meta is empty but for the token: a template must not stand
+	// for a _meta the memo does not hold.
+	f.Add(head, a, strings.Replace(bp, `"1"}`, "\"1\"\n}", 1), `1`, `{}`, `1`, end,
+		`2`, `{},"_meta":{,"progressToken":1}}}`+"\n", `1`, end, `3`, `{}`, `1`, end, 1<<3)
 	f.Add(`{"jsonrpc":"2.0","id" :`, a, bp, `1`, `{}`, `1`, end, `2`, `{}`, `1`, end, `3`, `{}`, `1`, end, 4)
 	f.Fuzz(func(t *testing.T, head, a, bp, id1, args1, tok1, tail1, id2, args2, tok2, tail2, id3, args3, tok3, tail3 string, flags int) {
 		memo := new(PeekMemo)
