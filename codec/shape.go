@@ -485,7 +485,7 @@ func (p *parser) remember(meta []byte) {
 // "}}}", it records all of it as the readers would and returns the index
 // past the message's '}'. Otherwise -1, having recorded nothing the
 // readers would not record the same way from b[s] on (skipArgs' members,
-// written again by the same call), and the memo forgets its template.
+// written again by the same call), and the memo counts a miss (miss).
 //
 // A hit is exact: learn keeps only a stretch the readers read straight
 // through, as the memo's _meta start is (remember), whose reading
@@ -558,15 +558,15 @@ func (p *parser) replay(s int) int {
 
 // learn is top's, with a memo that has no template and none to skip
 // (miss), at the end of a message read straight through to end, just
-// past its '}': when it was read from its start
-// with an id (so from s, just past the id), params read its members
-// straight to the '{' of _meta (p.tm) and meta its own to the end of
-// clientCapabilities (p.tv), which the memo holds (remember, recall),
-// and the message ends there, or with a progressToken meta reads, then
-// "}}}", the memo keeps the stretch from s to the arguments as the
-// template replay uses. Otherwise the memo has none. (What it checks
-// past the arguments is what replay checks: a template learned without
-// it would only miss.)
+// past its '}'. When the message was read from its start with an id (so
+// from s, just past the id), params read its members straight to the '{'
+// of _meta (p.tm) and meta its own to the end of clientCapabilities
+// (p.tv), which the memo holds (remember, recall: so no '\n'), and the
+// message ends there, or with a progressToken meta reads, then "}}}",
+// the memo keeps the stretch from s to the arguments as the template
+// replay uses. Otherwise the memo has none. (What it checks past the
+// _meta is what replay checks again: a template learned without it
+// would only miss.)
 //
 //go:noinline
 func (p *parser) learn(end int) {
@@ -631,9 +631,10 @@ func (m *PeekMemo) miss() {
 	m.skip = m.wait
 }
 
-// sameWords reports whether b[i:] starts with t, 8 <= len(t) and
-// i+len(t) <= len(b), a word at a time: for the template's first
-// stretch, shorter than memequal's set-up pays for.
+// sameWords reports whether b[i:] starts with t, a word at a time (for
+// the template's first stretch, shorter than memequal's set-up pays
+// for). The caller ensures 8 <= len(t) and 0 <= i, i+len(t) <= len(b):
+// word reads unchecked.
 func sameWords(b []byte, i int, t []byte) bool {
 	n := len(t) - 8
 	for j := 0; j < n; j += 8 {
