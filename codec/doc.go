@@ -19,9 +19,11 @@
 //     prefix of a valid message is never accepted (A7).
 //   - How Peek reads a message changes nothing it reports: the readers of
 //     the usual shape of a request (shape.go: each object's members in the
-//     usual order, compact, compared as whole words) and a PeekMemo give
-//     exactly the error and the envelope the general object loop gives,
-//     every span at the same place (FuzzPeekShape). PeekLine, for the
+//     usual order, compact, compared as whole words) and a PeekMemo (of
+//     the last _meta, and of the last request's stretches around its
+//     arguments) give exactly the error and the envelope the general
+//     object loop gives, every span at the same place (FuzzPeekShape,
+//     FuzzPeekTemplate over sequences of messages). PeekLine, for the
 //     line transports, takes only a compact message in that shape that ends
 //     at a '\n', which its walk then proves to be the line's first: it
 //     records what PeekWith does on the line (FuzzPeekLine) and declines

@@ -597,12 +597,20 @@ func shapeSeeds() []string {
 // usual-shape readers and without them.
 func comparePeekShape(t *testing.T, msg []byte, o PeekConfig) {
 	t.Helper()
-	var want Envelope
-	g := PeekConfig{MaxDepth: o.MaxDepth, Memo: genericPeek}
-	errWant := PeekWith(msg, &want, g)
 	// Read twice: with a memo, the second read may use what the first
 	// remembered.
 	for range 2 {
+		comparePeekShapeOnce(t, msg, o)
+	}
+}
+
+// comparePeekShapeOnce is one read of comparePeekShape's.
+func comparePeekShapeOnce(t *testing.T, msg []byte, o PeekConfig) {
+	t.Helper()
+	var want Envelope
+	g := PeekConfig{MaxDepth: o.MaxDepth, Memo: genericPeek}
+	errWant := PeekWith(msg, &want, g)
+	{
 		var got Envelope
 		errGot := PeekWith(msg, &got, o)
 		if errGot != errWant {
@@ -807,5 +815,87 @@ func FuzzPeekLineReused(f *testing.F) {
 	f.Fuzz(func(t *testing.T, msg, tail, prev []byte, depth int) {
 		buf := append(append(make([]byte, 0, len(msg)+len(tail)), msg...), tail...)
 		checkPeekLineReused(t, buf, prev, depth, depth&8 != 0)
+	})
+}
+
+// FuzzPeekTemplate: a memo's template (learn, replay) gives what the
+// object loop alone gives, on messages that share the stretches a
+// template keeps and differ anywhere else. Three messages are built
+// from the same pieces — head, the id, a, the arguments, bp, the
+// progressToken, the tail — each with its own id, arguments, token and
+// tail (the parts a client changes, and what may follow), the shared
+// pieces fuzzed too; they are read in turn through one memo, each by
+// PeekWith or PeekLine and with its own depth limit (flags), and each
+// read is compared with the object loop's on the same bytes.
+func FuzzPeekTemplate(f *testing.F) {
+	const (
+		a    = `,"method":"tools/call","params":{"name":"echo","arguments":`
+		bp   = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":`
+		head = `{"jsonrpc":"2.0","id":`
+		end  = "}}}\n"
+	)
+	for j, r := range [][]string{
+		{`1`, `{"text":"hello world"}`, `1`, end, `22`, `{"text":"x"}`, `"p"`, end, `333`, `{}`, `7`, end},
+		{`1`, `{"text":"hello world"}`, `1`, end, `2`, `{"text":{"a":1}}`, `1`, end, `3`, `{"text":"y"}`, `1`, `}}}`},
+		{`1`, `{}`, `1`, end, `"a"`, `{"a":1,"b":true}`, `-1`, end, `"b"`, `{"a" :1}`, `1.5`, end},
+		{`1`, `{"a":"b"}`, `1`, end, `2`, `{"a":"b","a":"c"}`, `1`, end, `3`, "{\"a\":\n1}", `1`, end},
+		{`1`, `{"a":"b"}`, `"x"`, end, `2`, `{"a":"b"}`, `"y`, end, `01`, `{"a":"b"}`, `1`, end},
+		{`1`, `{}`, `1`, end, `2`, `{}`, `1`, `}},"x":1}` + "\n", `3`, `{}`, `1`, `},"x":1}}` + "\n"},
+		{`1`, `{}`, `1`, end, `2`, `{}`, `1`, `}}}}` + "\n", `3`, `{}`, `1`, `}}` + "\n"},
+		{`1`, `{}`, `1`, "}}}\r\n", `2`, `{}`, `1`, "}}} \n", `3`, `{}`, `1`, "}}}"},
+	} {
+		for _, flags := range []int{0, 4 << 3, 5 << 3, 7 << 3, 2 << 3, 3 | 3<<6 | 4<<9 | 5<<12, 4 | 2<<6 | 7<<12} {
+			f.Add(head, a, bp, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], flags+j)
+		}
+	}
+	// Without the progressToken, and with other shared pieces.
+	noTok := strings.TrimSuffix(bp, `,"progressToken":`)
+	f.Add(head, a, noTok, `1`, `{"a":1}`, ``, end, `2`, `{"a":2}`, ``, end, `3`, `{"a":3}`, `,"progressToken":1`, end, 2<<3)
+	f.Add(head, a, bp, `1`, `{"a":1}`, `1`, end, `2`, `{"a":2}`, `1}`, end, `3`, `{"a":3}`, `1`, end, 5<<3)
+	f.Add(head, strings.Replace(a, "echo", `e\"cho`, 1), bp, `1`, `{}`, `1`, end, `2`, `{}`, `1`, end, `3`, `{}`, `1`, end, 3)
+	for _, ws := range []string{" ", "\n"} {
+		f.Add(head, a, strings.Replace(bp, `"1"}`, `"1"`+ws+`}`, 1), `1`, `{}`, `1`, end, `2`, `{}`, `1`, end, `3`, `{}`, `1`, end, 1<<3|1<<6)
+	}
+	// A _meta the memo does not keep (a '\n' in clientInfo), then a line
+	// whose _meta is empty but for the token: a template must not stand
+	// for a _meta the memo does not hold.
+	f.Add(head, a, strings.Replace(bp, `"1"}`, "\"1\"\n}", 1), `1`, `{}`, `1`, end,
+		`2`, `{},"_meta":{,"progressToken":1}}}`+"\n", `1`, end, `3`, `{}`, `1`, end, 1<<3)
+	f.Add(`{"jsonrpc":"2.0","id" :`, a, bp, `1`, `{}`, `1`, end, `2`, `{}`, `1`, end, `3`, `{}`, `1`, end, 4)
+	f.Fuzz(func(t *testing.T, head, a, bp, id1, args1, tok1, tail1, id2, args2, tok2, tail2, id3, args3, tok3, tail3 string, flags int) {
+		memo := new(PeekMemo)
+		for j, part := range [][4]string{{id1, args1, tok1, tail1}, {id2, args2, tok2, tail2}, {id3, args3, tok3, tail3}, {id3, args3, tok3, tail3}} {
+			// Per read: PeekLine or PeekWith (bit 0 of its three bits),
+			// and its depth limit (0: the default; 2 to 4).
+			g := flags >> (3 * j) & 7
+			o := PeekConfig{Memo: memo}
+			if g>>1 != 0 {
+				o.MaxDepth = g>>1 + 1
+			}
+			msg := []byte(head + part[0] + a + part[1] + bp + part[2] + part[3])
+			if g&1 == 0 {
+				comparePeekShapeOnce(t, msg, o)
+				continue
+			}
+			var got Envelope
+			n := PeekLine(msg, &got, o)
+			if n < 0 {
+				continue
+			}
+			if n >= len(msg) || msg[n] != '\n' || bytes.IndexByte(msg[:n], '\n') >= 0 {
+				t.Fatalf("%q: PeekLine took %d bytes, not a line", msg, n)
+			}
+			line := msg[:n]
+			if n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			var want Envelope
+			if err := PeekWith(line, &want, PeekConfig{MaxDepth: o.MaxDepth, Memo: genericPeek}); err != nil {
+				t.Fatalf("%q: PeekLine took the line, PeekWith: %v", line, err)
+			}
+			if x, y := spansOf(line, &got), spansOf(line, &want); x != y {
+				t.Fatalf("%q (read %d, depth %d):\n got %+v\nwant %+v", msg, j, o.MaxDepth, x, y)
+			}
+		}
 	})
 }

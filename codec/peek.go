@@ -235,8 +235,9 @@ type PeekConfig struct {
 	// MaxDepthLimit (4096); levels beyond 256 may cost an allocation when reached.
 	MaxDepth int
 
-	// Memo, when not nil, lets PeekWith skip the part of params._meta the
-	// previous message had too (PeekMemo). It is written by each call:
+	// Memo, when not nil, lets PeekWith skip the part of params._meta,
+	// and of the request around its arguments, the previous message had
+	// too (PeekMemo). It is written by each call:
 	// calls that share a Memo must not run at the same time.
 	Memo *PeekMemo
 }
@@ -282,6 +283,11 @@ type parser struct {
 	// as before.
 	generic uint8
 	memo    *PeekMemo // PeekConfig.Memo
+	// tm and tv, when not 0, are where params read straight from its
+	// start reached the '{' of _meta, and where meta read straight from
+	// its start reached the end of clientCapabilities: top's learn
+	// takes a template only from a message read so.
+	tm, tv int
 	// deep is the skippers' bit stack past their inline words, kept across
 	// the skips of one Peek so that it grows once a message (MaxDepth > 256).
 	deep []uint64

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -187,5 +188,36 @@ func BenchmarkPeekLineFixture(b *testing.B) {
 		if n := PeekLine(buf, &env, o); n != len(fixture) {
 			b.Fatal(n)
 		}
+	}
+}
+
+// BenchmarkPeekLineTools: PeekLine with a memo on requests for 2 or 5
+// tools in turn (a client calling one tool, then another): each misses
+// the template the one before left, and is read in full. The figure to
+// compare with BenchmarkPeekLineFixture, where every request repeats
+// the one before.
+func BenchmarkPeekLineTools(b *testing.B) {
+	for _, tools := range []int{2, 5} {
+		b.Run(strconv.Itoa(tools), func(b *testing.B) {
+			bufs := make([][]byte, tools)
+			for j := range bufs {
+				msg := strings.Replace(fixture, `"name":"echo"`, `"name":"tool`+strconv.Itoa(j)+`"`, 1)
+				bufs[j] = []byte(msg + "\n" + fixture + "\n")
+			}
+			var env Envelope
+			o := PeekConfig{Memo: new(PeekMemo)}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(fixture) + 1))
+			j := 0
+			for b.Loop() {
+				buf := bufs[j]
+				if n := PeekLine(buf, &env, o); n < 0 || buf[n] != '\n' {
+					b.Fatal(n)
+				}
+				if j++; j == tools {
+					j = 0
+				}
+			}
+		})
 	}
 }

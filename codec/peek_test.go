@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -604,7 +605,7 @@ func TestPeekMemoUsed(t *testing.T) {
 	if err := PeekWith([]byte(fixture), &env, o); err != nil || memo.n == 0 {
 		t.Fatalf("fixture: %v, memo of %d bytes", err, memo.n)
 	}
-	want := string(memo.b[:memo.n])
+	want := string(memo.b[metaAt : metaAt+memo.n])
 	if !strings.HasPrefix(want, `"io.modelcontextprotocol/protocolVersion":"2026-07-28",`) || !strings.HasSuffix(want, `"io.modelcontextprotocol/clientCapabilities":{}`) {
 		t.Fatalf("memo %q", want)
 	}
@@ -622,7 +623,7 @@ func TestPeekMemoUsed(t *testing.T) {
 	if err := PeekWith([]byte(changed), &env, o); err != nil || string(env.ClientInfo) != `{"name":"curl","version":"1"}` {
 		t.Fatalf("miss: %v %q", err, env.ClientInfo)
 	}
-	if got := string(memo.b[:memo.n]); !strings.Contains(got, `"curl"`) {
+	if got := string(memo.b[metaAt : metaAt+memo.n]); !strings.Contains(got, `"curl"`) {
 		t.Fatalf("memo not replaced: %q", got)
 	}
 }
@@ -712,6 +713,94 @@ func TestPeekLineMemo(t *testing.T) {
 		}
 		if string(env.ProgressToken) != "1" || string(env.ClientInfo) != `{"name":"wrk","version":"1"}` {
 			t.Fatalf("read %d: %+v", j, env)
+		}
+	}
+}
+
+// TestPeekTemplateUsed: a memo learns the template of a message read
+// straight through (learn) and replays it on the next that repeats its
+// stretches with another id, arguments and progressToken; a message that
+// does not repeat them is read in full, and replaces the template when
+// it is read straight through.
+func TestPeekTemplateUsed(t *testing.T) {
+	memo := new(PeekMemo)
+	o := PeekConfig{Memo: memo}
+	var env Envelope
+	if err := PeekWith([]byte(fixture), &env, o); err != nil || memo.an == 0 || !memo.tok {
+		t.Fatalf("fixture: %v, template of %d bytes (token %v)", err, memo.an, memo.tok)
+	}
+	if a := string(memo.t[:memo.an]); a != `,"method":"tools/call","params":{"name":"echo","arguments":{` {
+		t.Fatalf("stretch %q", a)
+	}
+	// Another id, arguments and token: replayed. An offset moved by
+	// hand shows in what is recorded.
+	next := strings.NewReplacer(`"id":1`, `"id":"r-42"`, `{"text":"hello world"}`, `{"text":"x","n":7}`, `"progressToken":1`, `"progressToken":42`).Replace(fixture)
+	memo.tat[2]--
+	if err := PeekWith([]byte(next), &env, o); err != nil || string(env.Name.Raw) != "ech" {
+		t.Fatalf("replay with a moved offset: %v, name %q", err, env.Name.Raw)
+	}
+	memo.tat[2]++
+	for _, line := range []bool{false, true} {
+		msg := []byte(next + "\n")
+		var got, want Envelope
+		if line {
+			if n := PeekLine(msg, &got, o); n != len(next) || memo.an == 0 {
+				t.Fatalf("PeekLine: %d, template %d", n, memo.an)
+			}
+		} else if err := PeekWith(msg[:len(next)], &got, o); err != nil || memo.an == 0 {
+			t.Fatalf("PeekWith: %v, template %d", err, memo.an)
+		}
+		if err := PeekWith(msg[:len(next)], &want, PeekConfig{Memo: genericPeek}); err != nil {
+			t.Fatal(err)
+		}
+		if a, b := spansOf(msg, &got), spansOf(msg, &want); a != b {
+			t.Fatalf("line %v:\n got %+v\nwant %+v", line, a, b)
+		}
+	}
+	// Another tool: a miss, read in full; the template is kept after
+	// one miss, replaced after a second in a row.
+	other := strings.Replace(fixture, `"echo"`, `"add"`, 1)
+	for j, want := range []string{`"echo"`, `"add"`} {
+		if err := PeekWith([]byte(other), &env, o); err != nil || string(env.Name.Raw) != "add" {
+			t.Fatalf("other tool: %v, %q", err, env.Name.Raw)
+		}
+		if a := string(memo.t[:memo.an]); !strings.Contains(a, want) {
+			t.Fatalf("after %d misses: template %q", j+1, a)
+		}
+	}
+	// Nested arguments: misses after the first stretch; the template is
+	// forgotten after two, and not learned from a message the readers
+	// leave.
+	nested := strings.Replace(other, `{"text":"hello world"}`, `{"text":{"a":1}}`, 1)
+	for j := range 2 {
+		if err := PeekWith([]byte(nested), &env, o); err != nil || string(env.Arguments) != `{"text":{"a":1}}` || (memo.an != 0) != (j == 0) {
+			t.Fatalf("nested, read %d: %v, %q, template %d", j, err, env.Arguments, memo.an)
+		}
+	}
+	// A client whose requests do not repeat: a template forgotten
+	// without a hit makes learn pass over the next messages, a number
+	// that doubles each time.
+	memo.an, memo.wait, memo.skip = 0, 0, 0
+	var learned []int
+	for j := range 40 {
+		msg := strings.Replace(fixture, `"echo"`, fmt.Sprintf(`"t%d"`, j), 1)
+		if err := PeekWith([]byte(msg), &env, o); err != nil {
+			t.Fatal(err)
+		}
+		if memo.an != 0 && strings.Contains(string(memo.t[:memo.an]), fmt.Sprintf(`"t%d"`, j)) {
+			learned = append(learned, j)
+		}
+	}
+	if fmt.Sprint(learned) != "[0 3 8 17 34]" {
+		t.Fatalf("learned from %v", learned)
+	}
+	memo.an = 0
+	memo.wait, memo.skip = 0, 0
+	// Without a progressToken: a template that ends at clientCapabilities.
+	noTok := strings.Replace(fixture, `,"progressToken":1`, ``, 1)
+	for range 2 {
+		if err := PeekWith([]byte(noTok), &env, o); err != nil || memo.an == 0 || memo.tok || env.ProgressToken != nil {
+			t.Fatalf("no token: %v, template %d (token %v), %q", err, memo.an, memo.tok, env.ProgressToken)
 		}
 	}
 }

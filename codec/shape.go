@@ -35,6 +35,7 @@ type pattern struct {
 	w    [5]uint64
 	last uint64
 	n    int
+	s    string
 }
 
 func newPattern(s string) pattern {
@@ -42,7 +43,7 @@ func newPattern(s string) pattern {
 		panic("codec: pattern of 8 to 48 bytes: " + s)
 	}
 	var q pattern
-	q.n = len(s)
+	q.n, q.s = len(s), s
 	var buf [48]byte
 	copy(buf[:], s)
 	for j := range q.w {
@@ -123,6 +124,12 @@ func (p *parser) top() int {
 		}
 		seen |= 1 << keyID
 		i = e
+		if m := p.memo; m != nil && m.an != 0 {
+			// The rest of the message as the memo's template has it.
+			if e = p.replay(i); e >= 0 {
+				return e
+			}
+		}
 	} else {
 		p.bad |= sawVersion // a notification, or "id" later
 	}
@@ -153,6 +160,14 @@ func (p *parser) top() int {
 	env.Params = b[o:e]
 	seen |= 1 << keyParams
 	if e < len(b) && b[e] == '}' {
+		if m := p.memo; m != nil && p.tv != 0 && m.an == 0 {
+			// A template to learn (none kept, none to skip).
+			if m.skip == 0 {
+				p.learn(e + 1)
+			} else {
+				m.skip--
+			}
+		}
 		return e + 1
 	}
 	return p.after(e, levelTop, seen, keys[keyParams].after)
@@ -217,6 +232,7 @@ func (p *parser) params(i int) int {
 	}
 	o = i + shapeMeta.n - 1
 	if p.metaShape(o) {
+		p.tm = o // read straight to here (learn)
 		e = p.meta(o + 1)
 	} else {
 		e = p.object(o+1, levelMeta)
@@ -304,6 +320,7 @@ func (p *parser) meta(i int) int {
 		p.remember(b[start:e])
 	}
 progress:
+	p.tv = e // read straight to here (learn)
 	// progressToken: a non-negative integer or a plain string.
 	if i = e; !shapeProgress.medium(b, i) {
 		return p.after(i, levelMeta, seen, keyProgressToken)
@@ -362,7 +379,15 @@ func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 // clientCapabilities in every request of a connection: with a memo,
 // PeekWith compares those bytes with the remembered ones (one memory
 // compare) instead of reading three members, two of them long names and
-// one an object. What it records is the same either way (FuzzPeekShape).
+// one an object. It also keeps a template of the last request read
+// straight through (learn): the stretch from just past its id to its
+// arguments ("method", "params" and its "name": the same in each call of
+// one tool), and what follows the arguments up to the progressToken's
+// value (_meta, as above). A request that repeats both around other
+// arguments, id and token is taken with two memory compares (replay);
+// one that does not is read in full, and replaces the template after a
+// second miss in a row. What it records is the same either way
+// (FuzzPeekShape, FuzzPeekTemplate).
 //
 // A PeekMemo may serve any sequence of PeekWith calls (one connection's,
 // or whoever takes it from a pool: the line transports take one per read,
@@ -371,14 +396,48 @@ func (p *parser) after(i int, level int, seen uint32, guess uint8) int {
 // the same time must not share one. Its zero value is empty; it keeps no
 // reference to any message.
 type PeekMemo struct {
-	n  int            // len of the remembered bytes; 0: none
-	at [5]uint16      // offsets in b of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
-	b  [memoSize]byte // never holds a '\n' (PeekLine takes it without reading)
+	n  int       // len of the remembered bytes, b[metaAt:metaAt+n]; 0: none
+	at [5]uint16 // offsets there of protocolVersion's body, then of clientInfo's span, then where clientCapabilities starts
+	// b holds no '\n' (PeekLine takes it without reading): the bytes
+	// remembered at metaAt, and, once learn kept a template, `,"_meta":{`
+	// before them and `,"progressToken":` after them when tok, so that
+	// replay compares what follows a request's arguments at once.
+	b [memoSize]byte
+
+	// The template (learn, replay): the stretch of the last message
+	// read straight through that every request of a client repeats from
+	// just past the id to the '{' of the arguments, t[:an] (0: none),
+	// and what followed the arguments: b's stretch (`,"_meta":{`, the
+	// _meta's start remembered, `,"progressToken":` when tok), then the
+	// progressToken's value when tok, then "}}}".
+	an  uint8
+	tok bool
+	// How a template is kept (miss): a first miss keeps it (strike), a
+	// second in a row forgets it; one forgotten without a hit (hit: one
+	// since it was learned) makes learn pass over the next wait
+	// messages it could learn from (skip), wait doubling each time, so
+	// that a client whose requests seldom repeat does not pay for
+	// learning each.
+	strike, hit bool
+	wait, skip  uint8
+	// Where the method's body ends, where the name's body starts and
+	// ends, and where the params '{' is, in t.
+	tat [4]uint8
+	t   [templateSize]byte
 }
 
-// memoSize bounds the start of a params._meta a PeekMemo keeps (the
-// fixture's is 180 bytes, EXAMPLES.md's 190).
+// templateSize bounds the first stretch of a template (the fixture's is
+// 60 bytes; a method and a tool name of 100 bytes together fit).
+const templateSize = 160
+
+// memoSize bounds the start of a params._meta a PeekMemo keeps, with
+// what a template puts around it (the fixture's is 180 bytes,
+// EXAMPLES.md's 190).
 const memoSize = 512
+
+// metaAt is where a PeekMemo keeps the start of a params._meta, after
+// `,"_meta":{` (shapeMeta).
+const metaAt = len(`,"_meta":{`)
 
 // recall is meta's use of the memo at b[i], just past the '{' of
 // params._meta: when the message repeats the remembered bytes there, it
@@ -387,7 +446,7 @@ const memoSize = 512
 func (p *parser) recall(i int) int {
 	b, env, m := p.b, p.env, p.memo
 	n := m.n
-	if n == 0 || p.max <= levelMeta || i+n > len(b) || string(b[i:i+n]) != string(m.b[:n]) {
+	if n == 0 || p.max <= levelMeta || i+n > len(b) || string(b[i:i+n]) != string(m.b[metaAt:metaAt+n]) {
 		return -1
 	}
 	env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
@@ -403,7 +462,8 @@ func (p *parser) recall(i int) int {
 //go:noinline
 func (p *parser) remember(meta []byte) {
 	m, env := p.memo, p.env
-	if len(meta) > len(m.b) || bytes.IndexByte(meta, '\n') >= 0 {
+	m.an = 0 // the template's second stretch changes
+	if len(meta) > len(m.b)-metaAt-shapeProgress.n || bytes.IndexByte(meta, '\n') >= 0 {
 		// Too long, or a '\n' (as whitespace inside clientInfo or
 		// clientCapabilities) that PeekLine must not take unread.
 		m.n = 0
@@ -415,5 +475,172 @@ func (p *parser) remember(meta []byte) {
 	m.at[2] = uint16(addrOf(env.ClientInfo) - base)
 	m.at[3] = m.at[2] + uint16(len(env.ClientInfo))
 	m.at[4] = uint16(addrOf(env.ClientCapabilities) - base)
-	m.n = copy(m.b[:], meta)
+	m.n = copy(m.b[metaAt:], meta)
+}
+
+// replay is top's use of the memo's template at b[s], just past the id:
+// when the message goes on with its stretch, arguments skipArgs reads,
+// `,"_meta":{` and the _meta's start the memo holds (recall's), a
+// progressToken's value as meta reads it when the template has one, and
+// "}}}", it records all of it as the readers would and returns the index
+// past the message's '}'. Otherwise -1, having recorded nothing the
+// readers would not record the same way from b[s] on (skipArgs' members,
+// written again by the same call), and the memo counts a miss (miss).
+//
+// A hit is exact: learn keeps only a stretch the readers read straight
+// through, as the memo's _meta start is (remember), whose reading
+// depends on its own bytes alone (each string the readers scan ends
+// inside it, 7 bytes or more before its end; each name is one the level
+// expects once, none folds to another), and replay checks the depth
+// limit those reads need. Neither holds a '\n' (PeekLine takes them
+// unread).
+func (p *parser) replay(s int) int {
+	b, env, m := p.b, p.env, p.memo
+	an, n := int(m.an), m.n
+	if p.max <= levelMeta || s+an > len(b) || !sameWords(b, s, m.t[:an]) {
+		m.miss()
+		return -1
+	}
+	o := s + an - 1 // the arguments' '{'
+	e := o + 2
+	if e <= len(b) && b[o+1] == '}' {
+		env.argN, env.argLen = 1, 2 // {}: recorded, no members
+	} else if e = p.skipArgs(b, o); e < 0 {
+		m.miss()
+		return -1
+	}
+	i := e + metaAt // just past the _meta's '{'
+	bn := metaAt + n
+	if m.tok {
+		bn += shapeProgress.n
+	}
+	v := e + bn
+	if v > len(b) || string(b[e:v]) != string(m.b[:bn]) {
+		m.miss()
+		return -1
+	}
+	t := v
+	if m.tok {
+		if t = plainNumber(b, v); t < 0 {
+			if v >= len(b) || b[v] != '"' {
+				m.miss()
+				return -1
+			}
+			if t = plainString(b, v+1); t < 0 {
+				m.miss()
+				return -1
+			}
+		}
+	}
+	if t+3 > len(b) || b[t] != '}' || b[t+1] != '}' || b[t+2] != '}' {
+		m.miss()
+		return -1
+	}
+	m.strike, m.hit = false, true
+	p.bad |= sawMethod
+	at := &m.tat
+	env.Method = Str{Raw: b[s+shapeMethod.n : s+int(at[0])], Present: true}
+	env.Name = Str{Raw: b[s+int(at[1]) : s+int(at[2])], Present: true}
+	env.Params = b[s+int(at[3]) : t+2]
+	env.Arguments = b[o:e]
+	if env.argN != 0 {
+		env.argAt = addrOf(env.Arguments)
+	}
+	env.Meta = b[i-1 : t+1]
+	env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
+	env.ClientInfo = b[i+int(m.at[2]) : i+int(m.at[3])]
+	env.ClientCapabilities = b[i+int(m.at[4]) : i+n]
+	if m.tok {
+		env.ProgressToken = b[v:t]
+	}
+	return t + 3
+}
+
+// learn is top's, with a memo that has no template and none to skip
+// (miss), at the end of a message read straight through to end, just
+// past its '}'. When the message was read from its start with an id (so
+// from s, just past the id), params read its members straight to the '{'
+// of _meta (p.tm) and meta its own to the end of clientCapabilities
+// (p.tv), which the memo holds (remember, recall: so no '\n'), and the
+// message ends there, or with a progressToken meta reads, then "}}}",
+// the memo keeps the stretch from s to the arguments as the template
+// replay uses. Otherwise the memo has none. (What it checks past the
+// _meta is what replay checks again: a template learned without it
+// would only miss.)
+//
+//go:noinline
+func (p *parser) learn(end int) {
+	b, env, m := p.b, p.env, p.memo
+	// top read an id only where shapeHead ends (a message without one
+	// at its start leaves top's straight path to the object loop).
+	s := shapeHead.n + len(env.ID)
+	tm, tv := p.tm, p.tv
+	if len(env.ID) == 0 || tm <= s || m.n == 0 || tv != tm+1+m.n || p.max <= levelMeta {
+		return
+	}
+	base := int(addrOf(b))
+	o := int(addrOf(env.Arguments)) - base // the arguments' '{'
+	t := tv
+	tok := shapeProgress.medium(b, tv)
+	if tok {
+		v := tv + shapeProgress.n
+		if t = plainNumber(b, v); t < 0 {
+			if v >= len(b) || b[v] != '"' {
+				return
+			}
+			if t = plainString(b, v+1); t < 0 {
+				return
+			}
+		}
+	}
+	an := o + 1 - s
+	if t+3 != end || b[t] != '}' || b[t+1] != '}' || an < 8 || an > len(m.t) { // an < 8: never (sameWords needs 8)
+		return
+	}
+	name := int(addrOf(env.Name.Raw)) - base - s
+	m.tat = [4]uint8{
+		uint8(int(addrOf(env.Method.Raw)) - base - s + len(env.Method.Raw)),
+		uint8(name), uint8(name + len(env.Name.Raw)),
+		uint8(int(addrOf(env.Params)) - base - s),
+	}
+	copy(m.t[:], b[s:o+1])
+	copy(m.b[:], shapeMeta.s)
+	if tok {
+		copy(m.b[metaAt+m.n:], shapeProgress.s)
+	}
+	m.an, m.tok = uint8(an), tok
+	m.strike, m.hit = false, false
+}
+
+// miss is replay's when the message does not follow the template: the
+// first keeps it, the second in a row forgets it (and, when it never
+// hit, makes learn wait).
+//
+//go:noinline
+func (m *PeekMemo) miss() {
+	if !m.strike {
+		m.strike = true
+		return
+	}
+	m.an, m.strike = 0, false
+	if m.hit {
+		m.wait = 0
+	} else {
+		m.wait = min(2*m.wait+1, 63)
+	}
+	m.skip = m.wait
+}
+
+// sameWords reports whether b[i:] starts with t, a word at a time (for
+// the template's first stretch, shorter than memequal's set-up pays
+// for). The caller ensures 8 <= len(t) and 0 <= i, i+len(t) <= len(b):
+// word reads unchecked.
+func sameWords(b []byte, i int, t []byte) bool {
+	n := len(t) - 8
+	for j := 0; j < n; j += 8 {
+		if word(b, i+j) != word(t, j) {
+			return false
+		}
+	}
+	return word(b, i+n) == word(t, n)
 }
