@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -99,6 +101,10 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	}
 	tt.direct = tt.out != nil && tt.schema == nil
 	text := resultTextFunc[Out]()
+	if f := tt.out; tt.direct && text != nil && len(f.fields) == 1 && f.fields[0].kind == reflect.String && f.lead != nil {
+		tt.oneMid = append(append([]byte{'"'}, f.lead...), '"')
+		tt.oneTail = append([]byte{'"'}, s.structTail...)
+	}
 	// The closure keeps in and out on its stack: the flat codec reads and
 	// writes them in place, and the sonic fallbacks work on copies, so
 	// neither escapes (TestTypedEchoAllocs).
@@ -180,6 +186,12 @@ type typedTool struct {
 	// checkDecode reads them.
 	flat  *flatSchema
 	slots []fusedSlot
+	// oneMid and oneTail, when Out is a single string field always
+	// written (direct, with a ResultText): the response from the text's
+	// closing quote to that string's body (`"}],"structuredContent":{"name":"`)
+	// and after it (`"`, Server.structTail). structuredFlat writes a string
+	// that needs no escape between them with one capacity check.
+	oneMid, oneTail []byte
 }
 
 // fusedSlot is a name of a typed tool's flat input schema with what
@@ -188,6 +200,44 @@ type fusedSlot struct {
 	name    string
 	accepts uint8      // the plain classes its type accepts (flatSchema.accepts)
 	field   *flatField // its field in In; nil: none
+	// A name of at most 16 bytes as words, for is: lo its first 8 bytes
+	// (zero past its end), hi its last 8 (a name of 9 to 16 bytes), mask
+	// the bytes of lo that are the name's.
+	lo, hi, mask uint64
+}
+
+// newFusedSlot returns the slot of name, its words computed.
+func newFusedSlot(name string, accepts uint8) fusedSlot {
+	s := fusedSlot{name: name, accepts: accepts}
+	var b [16]byte
+	copy(b[:], name)
+	s.lo, s.mask = binary.LittleEndian.Uint64(b[:8]), ^uint64(0)
+	if len(name) < 8 {
+		s.mask = 1<<(8*len(name)) - 1
+	}
+	if len(name) > 8 && len(name) <= 16 {
+		s.hi = binary.LittleEndian.Uint64([]byte(name[len(name)-8:]))
+	}
+	return s
+}
+
+// is reports whether name, a member name Peek recorded, is s.name. A
+// name of up to 16 bytes is compared as one or two words, inline where a
+// string compare is a call (memequal) around which the caller's
+// registers are saved: a shorter one is loaded as 8 bytes within its
+// capacity (the bytes past it are the member's rest or the buffer's, in
+// the same array) and masked.
+func (s *fusedSlot) is(name []byte) bool {
+	switch l := len(name); {
+	case l != len(s.name):
+		return false
+	case l <= 8 && cap(name) >= 8:
+		return binary.LittleEndian.Uint64(name[:8])&s.mask == s.lo
+	case l > 8 && l <= 16:
+		return binary.LittleEndian.Uint64(name)&s.mask == s.lo &&
+			binary.LittleEndian.Uint64(name[l-8:]) == s.hi
+	}
+	return s.name == string(name)
 }
 
 // fuse reports whether tt can check arguments against f and decode them
@@ -200,7 +250,7 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 	}
 	slots := make([]fusedSlot, len(f.names))
 	for x, name := range f.names {
-		slots[x] = fusedSlot{name: name, accepts: f.accepts[x]}
+		slots[x] = newFusedSlot(name, f.accepts[x])
 	}
 	for i, name := range tt.in.names {
 		x := -1
@@ -227,6 +277,11 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 // the verdict to checkArgs (a member that fails, a repeated or unknown
 // one the plain check leaves undecided, a value the flat decode declines).
 func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, ch *strChunk) bool {
+	// The usual arguments first, by a loop that calls nothing (so that
+	// the compiler keeps its values in registers): names of up to 16
+	// bytes, strings of 8 to 16 bytes with room in the chunk, null, and
+	// booleans. Anything else is left to checkDecodeAll, which starts
+	// again (it stores the same values in the same fields).
 	f := tt.flat
 	var seen uint32
 	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
@@ -235,7 +290,84 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 		var sl *fusedSlot
 		x := 0
 		for i := range tt.slots {
-			if s := &tt.slots[i]; len(s.name) == len(name) && s.name == string(name) {
+			s := &tt.slots[i]
+			if len(s.name) != len(name) {
+				continue
+			}
+			if l := len(name); l <= 8 && cap(name) >= 8 {
+				if binary.LittleEndian.Uint64(name[:8])&s.mask != s.lo {
+					continue
+				}
+			} else if l > 8 && l <= 16 {
+				if binary.LittleEndian.Uint64(name) != s.lo || binary.LittleEndian.Uint64(name[l-8:]) != s.hi {
+					continue
+				}
+			} else {
+				goto all
+			}
+			sl, x = s, i
+			break
+		}
+		if sl == nil {
+			if f.closed {
+				return false
+			}
+			continue
+		}
+		if seen&(1<<x) != 0 || sl.accepts&plainClass[v[0]] == 0 {
+			return false
+		}
+		seen |= 1 << x
+		if fd := sl.field; fd != nil && v[0] != 'n' { // null: left zero
+			at := unsafe.Add(p, fd.off)
+			switch {
+			case fd.kind == reflect.String && v[0] == '"':
+				l, k := len(v)-2, len(ch.b)
+				if l < 8 || l > 16 || cap(ch.b)-k < l {
+					goto all
+				}
+				ch.b = ch.b[:k+l]
+				copyWords(ch.b[k:], unsafe.Pointer(&v[1]), l)
+				*(*string)(at) = unsafe.String(&ch.b[k], l)
+			case fd.kind == reflect.Bool && v[0] == 't':
+				*(*bool)(at) = true
+			case fd.kind == reflect.Bool && v[0] == 'f':
+			case (fd.kind == reflect.Int || fd.kind == reflect.Int64) && v[0] != '"' && len(v) <= 18:
+				// A recorded number is a non-negative integer without
+				// fraction or exponent; 18 digits cannot overflow an int64.
+				var x uint64
+				for _, d := range v {
+					x = x*10 + uint64(d-'0')
+				}
+				if fd.kind == reflect.Int64 {
+					*(*int64)(at) = int64(x)
+				} else if x <= math.MaxInt {
+					*(*int)(at) = int(x)
+				} else {
+					return false // as decodeValue: out of range
+				}
+			default:
+				goto all
+			}
+		}
+	}
+	ch.hi = len(ch.b)
+	return seen&f.reqBits == f.reqBits
+all:
+	return tt.checkDecodeAll(env, n, p, ch)
+}
+
+// checkDecodeAll is checkDecode for any recorded arguments.
+func (tt *typedTool) checkDecodeAll(env *codec.Envelope, n int, p unsafe.Pointer, ch *strChunk) bool {
+	f := tt.flat
+	var seen uint32
+	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
+	for j := range n {
+		name, v := env.PlainArgument(j)
+		var sl *fusedSlot
+		x := 0
+		for i := range tt.slots {
+			if s := &tt.slots[i]; s.is(name) {
 				sl, x = s, i
 				break
 			}
@@ -343,19 +475,92 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 // the flat codec declines Out (a float JSON cannot hold): the caller then
 // takes the general path, which encodes it again or answers an error.
 func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool {
-	out, ok := tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p, &c.strs)
-	if !ok {
-		// No result set: the general way encodes the result again, and a
-		// failure there must leave no half result (middleware sees
-		// ResultType; a swallowed error would send the half as it is).
-		c.out = out[:0]
-		return false
+	var out []byte
+	if tt.oneMid != nil && c.strs.plain(*(*string)(unsafe.Add(p, tt.out.fields[0].off))) {
+		out = c.structuredOne(tt, text, *(*string)(unsafe.Add(p, tt.out.fields[0].off)))
+	} else {
+		var ok bool
+		out, ok = tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p, &c.strs)
+		if !ok {
+			// No result set: the general way encodes the result again, and a
+			// failure there must leave no half result (middleware sees
+			// ResultType; a swallowed error would send the half as it is).
+			c.out = out[:0]
+			return false
+		}
+		out = append(out, c.srv.structTail...) // closes the response: complete need not
 	}
-	c.out = append(out, c.srv.structTail...) // closes the response: complete need not
+	c.out = out
 	c.result, c.open = true, false
 	c.rkind = kindComplete
 	c.esc = len(c.out) // every part the engine's own escaping encoders' (Request.ReplyEscaped)
 	return true
+}
+
+// structuredOne writes the response of structuredFlat when Out is one
+// string str that needs no escape (tt.oneMid; an echo of a recorded
+// argument, strChunk.plain): the head, the text escaped, str between two
+// constant parts. A text of 8 to 16 bytes equal to str (the echo's) is
+// plain as str is, so it is copied as two words without the escape scan;
+// the whole response then takes one capacity check.
+func (c *Call) structuredOne(tt *typedTool, text []byte, str string) []byte {
+	s, mid, tail := unsafe.Slice(unsafe.StringData(str), len(str)), tt.oneMid, tt.oneTail
+	var out []byte
+	if l := len(text); l >= 8 && l <= 16 && l == len(s) {
+		lo, hi := binary.LittleEndian.Uint64(text), binary.LittleEndian.Uint64(text[l-8:])
+		if lo == binary.LittleEndian.Uint64(s) && hi == binary.LittleEndian.Uint64(s[l-8:]) {
+			id := c.env.ID
+			t := len(responseHead) + len(id) + len(textHead) + 1 // the text's first byte
+			m := t + l + len(mid)                                // str's
+			e := m + l + len(tail)
+			if out = c.out; cap(out) < e {
+				out = make([]byte, 0, max(e+e, 512))
+			}
+			out = out[:e]
+			// Every offset is below e = len(out): the parts are written
+			// through out's base pointer, without a bounds check each.
+			b := unsafe.Pointer(unsafe.SliceData(out))
+			*(*[len(responseHead)]byte)(b) = responseHeadBytes
+			if len(id) <= 16 {
+				copyShort(out[len(responseHead):], id)
+			} else {
+				copy(out[len(responseHead):], id)
+			}
+			*(*[len(textHead) + 1]byte)(unsafe.Add(b, t-len(textHead)-1)) = textHeadQuote
+			putWord(b, t, lo)
+			putWord(b, t+l-8, hi)
+			copy(unsafe.Slice((*byte)(unsafe.Add(b, t+l)), len(mid)), mid)
+			putWord(b, m, lo)
+			putWord(b, m+l-8, hi)
+			copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
+			return out
+		}
+	}
+	out = codec.AppendStringBytes(c.openText(), text)
+	mid = mid[1:] // the text's closing quote: AppendStringBytes'
+	n := len(out)
+	m := n + len(mid) + len(s)
+	if e := m + len(tail); cap(out) >= e {
+		out = out[:e]
+		copy(out[n:], mid)
+		if len(s) <= 16 {
+			copyShort(out[n+len(mid):], s)
+		} else {
+			copy(out[n+len(mid):], s)
+		}
+		copy(out[m:], tail)
+		return out
+	}
+	return append(append(append(out, mid...), s...), tail...)
+}
+
+// textHeadQuote is textHead and the text's opening quote.
+var textHeadQuote = [len(textHead) + 1]byte([]byte(textHead + `"`))
+
+// putWord stores x at b+i, little-endian, without a bounds check: the
+// caller has checked that b+i+8 is within its slice.
+func putWord(b unsafe.Pointer, i int, x uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(b, i))[:], x)
 }
 
 // AddPrompt registers a typed prompt: h receives prompts/get's arguments

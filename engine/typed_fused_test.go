@@ -45,6 +45,18 @@ type prefixArgs struct {
 	T9 string `json:"textualsx,omitempty"`
 }
 
+// longArgs has names of 10 to 17 bytes (two words, and one past them
+// compared as a string), each a prefix of the next, and the integer kinds
+// checkDecode's loop decodes itself (int, int64; the other kinds have
+// ranges in their schema, which is then not flat).
+type longArgs struct {
+	N10 string `json:"abcdefghij,omitempty"`
+	N15 int64  `json:"abcdefghijklmno,omitempty"`
+	N16 int    `json:"abcdefghijklmnop,omitempty"`
+	N17 string `json:"abcdefghijklmnopq,omitempty"`
+	B   bool   `json:"b,omitempty"`
+}
+
 // fusedPairs registers each typed tool twice: "<name>", whose handler
 // checks and decodes the arguments Peek recorded in one pass
 // (typedTool.checkDecode), and "<name>-checked", the same tool with that
@@ -56,6 +68,12 @@ func fusedPairs(tb testing.TB) *Server {
 	zecho := func(_ *Call, in zorderArgs) (zorderArgs, error) { return in, nil }
 	oecho := func(_ *Call, in openArgs) (openArgs, error) { return in, nil }
 	pecho := func(_ *Call, in prefixArgs) (prefixArgs, error) { return in, nil }
+	lecho := func(_ *Call, in longArgs) (longArgs, error) { return in, nil }
+	for _, name := range []string{"long", "long-checked"} {
+		if err := AddTool(s, Tool{Name: name, Inline: true}, lecho); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	for _, name := range []string{"pre", "pre-checked"} {
 		if err := AddTool(s, Tool{Name: name, Inline: true}, pecho); err != nil {
 			tb.Fatal(err)
@@ -76,7 +94,7 @@ func fusedPairs(tb testing.TB) *Server {
 			tb.Fatal(err)
 		}
 	}
-	for _, name := range []string{"id", "z", "open", "pre"} {
+	for _, name := range []string{"id", "z", "open", "pre", "long"} {
 		if s.tools[name].args.typed == nil {
 			tb.Fatalf("%s: not fused", name)
 		}
@@ -89,7 +107,7 @@ func fusedPairs(tb testing.TB) *Server {
 // the two answer differently, or count refused arguments differently.
 func fusedSame(t *testing.T, s *Server, args string) {
 	t.Helper()
-	for _, name := range []string{"id", "z", "open", "pre"} {
+	for _, name := range []string{"id", "z", "open", "pre", "long"} {
 		n0 := s.stats.InvalidArguments.Load()
 		got := runToolCall(t, s, name, args)
 		n1 := s.stats.InvalidArguments.Load()
@@ -117,6 +135,16 @@ var fusedSeeds = []string{
 	`{"textualsx":"i","textuals":"h","textual":7,"textua":"f","textu":false,"text":"d","tex":"c","te":2,"t":"a"}`,
 	`{"text":"hello world","t":"x"}`, `{"tex":"x"}`, `{"texs":"x"}`, `{"textuals":"x","textualz":"y"}`, `{"textualsxy":"x"}`,
 	`{"t":1}`, `{"te":"x"}`, `{"textu":1}`, `{"u":"x","t":"y"}`, `{"":"x","t":"y"}`, `{"a":1,"t":"y"}`,
+	// longArgs' names and integers: 18 digits (decoded in the loop), 19
+	// (left to checkDecodeAll), booleans, a name a byte short of or past
+	// a slot's or with another first or last byte, strings of 7 to 17
+	// bytes.
+	`{"abcdefghij":"12345678","abcdefghijklmno":999999999999999999,"abcdefghijklmnop":123456789012345678}`,
+	`{"abcdefghijklmnop":9223372036854775807,"abcdefghijklmno":9223372036854775808}`,
+	`{"abcdefghijklmnopq":"1234567890abcdefg","abcdefghij":"1234567"}`, `{"abcdefghijklmnopq":"x","abcdefghijklmnop":0}`,
+	`{"abcdefghijklmn":1}`, `{"abcdefghijk":"x"}`, `{"abcdefghijklmnopqr":"x"}`, `{"abcdefghijklmnoz":1}`, `{"zbcdefghijklmnop":1}`,
+	`{"b":true,"abcdefghij":"x"}`, `{"b":false}`, `{"b":1}`, `{"abcdefghij":"1234567890abcdef","b":null}`,
+	`{"abcdefghijklmno":1,"abcdefghijklmno":2}`, `{"abcdefghijklmnop":null,"abcdefghij":null}`, `{"abcdefghij":true}`,
 }
 
 // TestTypedFused: a typed tool whose arguments Peek recorded checks and
@@ -146,6 +174,10 @@ func TestTypedFused(t *testing.T) {
 		{"open", `{"s":"x","i":1,"zz":[1]}`, `"structuredContent":{"s":"x","i":1,"n":0,"b":false,"a":""}`},
 		{"pre", `{"textuals":"h","te":2,"t":"a","textual":7}`, `"structuredContent":{"t":"a","te":2,"textual":7,"textuals":"h"}`},
 		{"pre", `{"tex":"c","textualsx":"i","textua":"f","t":"a"}`, `"structuredContent":{"t":"a","tex":"c","textua":"f","textualsx":"i"}`},
+		{"long", `{"abcdefghijklmnop":123456789012345678,"abcdefghijklmno":7,"abcdefghij":"1234567890abcdef"}`,
+			`"structuredContent":{"abcdefghij":"1234567890abcdef","abcdefghijklmno":7,"abcdefghijklmnop":123456789012345678}`},
+		{"long", `{"abcdefghijklmnopq":"q","b":1}`, `"isError":true`},
+		{"long", `{"abcdefghijklmnopq":"q","b":true}`, `"structuredContent":{"abcdefghijklmnopq":"q","b":true}`},
 	} {
 		if got := runToolCall(t, s, c.tool, c.args); !bytes.Contains(got, []byte(c.want)) {
 			t.Errorf("%d: %s %s: %s, want %s in it", i, c.tool, c.args, got, c.want)
