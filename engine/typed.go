@@ -314,10 +314,11 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 			}
 			continue
 		}
-		if seen&(1<<x) != 0 || sl.accepts&plainClass[v[0]] == 0 {
+		if bit := uint32(1) << (uint(x) & 31); seen&bit != 0 || sl.accepts&plainClass[v[0]] == 0 {
 			return false
+		} else {
+			seen |= bit
 		}
-		seen |= 1 << x
 		if fd := sl.field; fd != nil && v[0] != 'n' { // null: left zero
 			at := unsafe.Add(p, fd.off)
 			switch {
@@ -327,8 +328,9 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 					goto all
 				}
 				ch.b = ch.b[:k+l]
-				copyWords(ch.b[k:], unsafe.Pointer(&v[1]), l)
-				*(*string)(at) = unsafe.String(&ch.b[k], l)
+				to := unsafe.Add(unsafe.Pointer(unsafe.SliceData(ch.b)), k) // k+l <= len(ch.b)
+				copyWords(unsafe.Slice((*byte)(to), l), unsafe.Pointer(&v[1]), l)
+				*(*string)(at) = unsafe.String((*byte)(to), l)
 			case fd.kind == reflect.Bool && v[0] == 't':
 				*(*bool)(at) = true
 			case fd.kind == reflect.Bool && v[0] == 'f':
@@ -476,9 +478,11 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 // takes the general path, which encodes it again or answers an error.
 func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	var out []byte
-	if tt.oneMid != nil && c.strs.plain(*(*string)(unsafe.Add(p, tt.out.fields[0].off))) {
-		out = c.structuredOne(tt, text, *(*string)(unsafe.Add(p, tt.out.fields[0].off)))
-	} else {
+	mid, str := tt.oneMid, ""
+	if mid != nil {
+		str = *(*string)(unsafe.Add(p, tt.out.fields[0].off))
+	}
+	if mid == nil || !c.strs.plain(str) {
 		var ok bool
 		out, ok = tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p, &c.strs)
 		if !ok {
@@ -489,6 +493,41 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 			return false
 		}
 		out = append(out, c.srv.structTail...) // closes the response: complete need not
+	} else if l, s := len(text), unsafe.Slice(unsafe.StringData(str), len(str)); l >= 8 && l <= 16 && l == len(s) &&
+		binary.LittleEndian.Uint64(text) == binary.LittleEndian.Uint64(s) &&
+		binary.LittleEndian.Uint64(text[l-8:]) == binary.LittleEndian.Uint64(s[l-8:]) {
+		// Out is one string that needs no escape (an echo of a recorded
+		// argument, strChunk.plain), and the text is that string (the
+		// echo's): it is plain as the string is, so both are copied as
+		// two words without the escape scan, and the whole response
+		// takes one capacity check.
+		lo, hi := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[l-8:])
+		id, tail := c.env.ID, tt.oneTail
+		t := len(responseHead) + len(id) + len(textHead) + 1 // the text's first byte
+		m := t + l + len(mid)                                // str's
+		e := m + l + len(tail)
+		if out = c.out; cap(out) < e {
+			out = make([]byte, 0, max(e+e, 512))
+		}
+		out = out[:e]
+		// Every offset is below e = len(out): the parts are written
+		// through out's base pointer, without a bounds check each.
+		b := unsafe.Pointer(unsafe.SliceData(out))
+		*(*[len(responseHead)]byte)(b) = responseHeadBytes
+		if len(id) <= 16 {
+			copyShort(out[len(responseHead):], id)
+		} else {
+			copy(out[len(responseHead):], id)
+		}
+		*(*[len(textHead) + 1]byte)(unsafe.Add(b, t-len(textHead)-1)) = textHeadQuote
+		putWord(b, t, lo)
+		putWord(b, t+l-8, hi)
+		copy(unsafe.Slice((*byte)(unsafe.Add(b, t+l)), len(mid)), mid)
+		putWord(b, m, lo)
+		putWord(b, m+l-8, hi)
+		copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
+	} else {
+		out = c.structuredOne(tt, text, s)
 	}
 	c.out = out
 	c.result, c.open = true, false
@@ -498,46 +537,11 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 }
 
 // structuredOne writes the response of structuredFlat when Out is one
-// string str that needs no escape (tt.oneMid; an echo of a recorded
-// argument, strChunk.plain): the head, the text escaped, str between two
-// constant parts. A text of 8 to 16 bytes equal to str (the echo's) is
-// plain as str is, so it is copied as two words without the escape scan;
-// the whole response then takes one capacity check.
-func (c *Call) structuredOne(tt *typedTool, text []byte, str string) []byte {
-	s, mid, tail := unsafe.Slice(unsafe.StringData(str), len(str)), tt.oneMid, tt.oneTail
-	var out []byte
-	if l := len(text); l >= 8 && l <= 16 && l == len(s) {
-		lo, hi := binary.LittleEndian.Uint64(text), binary.LittleEndian.Uint64(text[l-8:])
-		if lo == binary.LittleEndian.Uint64(s) && hi == binary.LittleEndian.Uint64(s[l-8:]) {
-			id := c.env.ID
-			t := len(responseHead) + len(id) + len(textHead) + 1 // the text's first byte
-			m := t + l + len(mid)                                // str's
-			e := m + l + len(tail)
-			if out = c.out; cap(out) < e {
-				out = make([]byte, 0, max(e+e, 512))
-			}
-			out = out[:e]
-			// Every offset is below e = len(out): the parts are written
-			// through out's base pointer, without a bounds check each.
-			b := unsafe.Pointer(unsafe.SliceData(out))
-			*(*[len(responseHead)]byte)(b) = responseHeadBytes
-			if len(id) <= 16 {
-				copyShort(out[len(responseHead):], id)
-			} else {
-				copy(out[len(responseHead):], id)
-			}
-			*(*[len(textHead) + 1]byte)(unsafe.Add(b, t-len(textHead)-1)) = textHeadQuote
-			putWord(b, t, lo)
-			putWord(b, t+l-8, hi)
-			copy(unsafe.Slice((*byte)(unsafe.Add(b, t+l)), len(mid)), mid)
-			putWord(b, m, lo)
-			putWord(b, m+l-8, hi)
-			copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
-			return out
-		}
-	}
-	out = codec.AppendStringBytes(c.openText(), text)
-	mid = mid[1:] // the text's closing quote: AppendStringBytes'
+// string s that needs no escape (tt.oneMid) and the text is another:
+// the head, the text escaped, s between two constant parts.
+func (c *Call) structuredOne(tt *typedTool, text, s []byte) []byte {
+	out := codec.AppendStringBytes(c.openText(), text)
+	mid, tail := tt.oneMid[1:], tt.oneTail // oneMid's quote: AppendStringBytes'
 	n := len(out)
 	m := n + len(mid) + len(s)
 	if e := m + len(tail); cap(out) >= e {
