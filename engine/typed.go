@@ -200,42 +200,48 @@ type fusedSlot struct {
 	name    string
 	accepts uint8      // the plain classes its type accepts (flatSchema.accepts)
 	field   *flatField // its field in In; nil: none
-	// A name of at most 16 bytes as words, for is: lo its first 8 bytes
-	// (zero past its end), hi its last 8 (a name of 9 to 16 bytes), mask
-	// the bytes of lo that are the name's.
-	lo, hi, mask uint64
+	// lo, hi: nameEnds of a name of at most 16 bytes, for is.
+	lo, hi uint64
 }
 
-// newFusedSlot returns the slot of name, its words computed.
+// newFusedSlot returns the slot of name, its ends computed.
 func newFusedSlot(name string, accepts uint8) fusedSlot {
 	s := fusedSlot{name: name, accepts: accepts}
-	var b [16]byte
-	copy(b[:], name)
-	s.lo, s.mask = binary.LittleEndian.Uint64(b[:8]), ^uint64(0)
-	if len(name) < 8 {
-		s.mask = 1<<(8*len(name)) - 1
-	}
-	if len(name) > 8 && len(name) <= 16 {
-		s.hi = binary.LittleEndian.Uint64([]byte(name[len(name)-8:]))
+	if len(name) <= 16 {
+		s.lo, s.hi = nameEnds([]byte(name))
 	}
 	return s
 }
 
+// nameEnds returns the first and the last bytes of b (at most 16) by
+// two overlapping loads of the widest size that fits (8, 4, 2 or 1
+// bytes), never past b's end: two names of the same length are equal
+// exactly when their ends are.
+func nameEnds(b []byte) (lo, hi uint64) {
+	switch l := len(b); {
+	case l >= 8:
+		return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[l-8:])
+	case l >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[l-4:]))
+	case l >= 2:
+		return uint64(binary.LittleEndian.Uint16(b)), uint64(binary.LittleEndian.Uint16(b[l-2:]))
+	case l == 1:
+		return uint64(b[0]), uint64(b[0])
+	}
+	return 0, 0
+}
+
 // is reports whether name, a member name Peek recorded, is s.name. A
-// name of up to 16 bytes is compared as one or two words, inline where a
-// string compare is a call (memequal) around which the caller's
-// registers are saved: a shorter one is loaded as 8 bytes within its
-// capacity (the bytes past it are the member's rest or the buffer's, in
-// the same array) and masked.
+// name of up to 16 bytes is compared by its ends (nameEnds), inline where
+// a string compare is a call (memequal) around which the caller's
+// registers are saved.
 func (s *fusedSlot) is(name []byte) bool {
-	switch l := len(name); {
-	case l != len(s.name):
+	if len(name) != len(s.name) {
 		return false
-	case l <= 8 && cap(name) >= 8:
-		return binary.LittleEndian.Uint64(name[:8])&s.mask == s.lo
-	case l > 8 && l <= 16:
-		return binary.LittleEndian.Uint64(name)&s.mask == s.lo &&
-			binary.LittleEndian.Uint64(name[l-8:]) == s.hi
+	}
+	if len(name) <= 16 {
+		lo, hi := nameEnds(name)
+		return lo == s.lo && hi == s.hi
 	}
 	return s.name == string(name)
 }
@@ -294,16 +300,11 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 			if len(s.name) != len(name) {
 				continue
 			}
-			if l := len(name); l <= 8 && cap(name) >= 8 {
-				if binary.LittleEndian.Uint64(name[:8])&s.mask != s.lo {
-					continue
-				}
-			} else if l > 8 && l <= 16 {
-				if binary.LittleEndian.Uint64(name) != s.lo || binary.LittleEndian.Uint64(name[l-8:]) != s.hi {
-					continue
-				}
-			} else {
+			if len(name) > 16 {
 				goto all
+			}
+			if lo, hi := nameEnds(name); lo != s.lo || hi != s.hi {
+				continue
 			}
 			sl, x = s, i
 			break

@@ -135,6 +135,7 @@ var fusedSeeds = []string{
 	`{"textualsx":"i","textuals":"h","textual":7,"textua":"f","textu":false,"text":"d","tex":"c","te":2,"t":"a"}`,
 	`{"text":"hello world","t":"x"}`, `{"tex":"x"}`, `{"texs":"x"}`, `{"textuals":"x","textualz":"y"}`, `{"textualsxy":"x"}`,
 	`{"t":1}`, `{"te":"x"}`, `{"textu":1}`, `{"u":"x","t":"y"}`, `{"":"x","t":"y"}`, `{"a":1,"t":"y"}`,
+	`{"tz":2}`, `{"tez":"c"}`, `{"textz":true}`, `{"textuz":"f"}`, `{"textuaz":7}`, `{"zextual":7}`, `{"zextualsx":"i"}`,
 	// longArgs' names and integers: 18 digits (decoded in the loop), 19
 	// (left to checkDecodeAll), booleans, a name a byte short of or past
 	// a slot's or with another first or last byte, strings of 7 to 17
@@ -142,7 +143,7 @@ var fusedSeeds = []string{
 	`{"abcdefghij":"12345678","abcdefghijklmno":999999999999999999,"abcdefghijklmnop":123456789012345678}`,
 	`{"abcdefghijklmnop":9223372036854775807,"abcdefghijklmno":9223372036854775808}`,
 	`{"abcdefghijklmnopq":"1234567890abcdefg","abcdefghij":"1234567"}`, `{"abcdefghijklmnopq":"x","abcdefghijklmnop":0}`,
-	`{"abcdefghijklmn":1}`, `{"abcdefghijk":"x"}`, `{"abcdefghijklmnopqr":"x"}`, `{"abcdefghijklmnoz":1}`, `{"zbcdefghijklmnop":1}`,
+	`{"abcdefghijklmn":1}`, `{"abcdefghijk":"x"}`, `{"abcdefghiz":"x"}`, `{"abcdefghijklmnz":1}`, `{"zbcdefghij":"x"}`, `{"abcdefghijklmnopqr":"x"}`, `{"abcdefghijklmnoz":1}`, `{"zbcdefghijklmnop":1}`,
 	`{"b":true,"abcdefghij":"x"}`, `{"b":false}`, `{"b":1}`, `{"abcdefghij":"1234567890abcdef","b":null}`,
 	`{"abcdefghijklmno":1,"abcdefghijklmno":2}`, `{"abcdefghijklmnop":null,"abcdefghij":null}`, `{"abcdefghij":true}`,
 }
@@ -363,6 +364,11 @@ func TestFusedNameWords(t *testing.T) {
 		{`{"textualz":"x","t":"a"}`, false, prefixArgs{}},
 		{`{"t":"a","u":1}`, false, prefixArgs{}},
 		{`{"t":"a","":1}`, false, prefixArgs{}},
+		// Another last or first byte, for each length (nameEnds' two
+		// loads: the last byte is only in the second from 5 bytes on).
+		{`{"tz":2}`, false, prefixArgs{}}, {`{"tez":"c"}`, false, prefixArgs{}}, {`{"textz":true}`, false, prefixArgs{}},
+		{`{"textuz":"f"}`, false, prefixArgs{}}, {`{"textuaz":7}`, false, prefixArgs{}}, {`{"textualz":"h"}`, false, prefixArgs{}},
+		{`{"zextual":7}`, false, prefixArgs{}}, {`{"zextualsx":"i"}`, false, prefixArgs{}},
 	} {
 		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pre","arguments":` + c.args + `}}`
 		var env codec.Envelope
