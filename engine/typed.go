@@ -104,6 +104,10 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	if f := tt.out; tt.direct && text != nil && len(f.fields) == 1 && f.fields[0].kind == reflect.String && f.lead != nil {
 		tt.oneMid = append(append([]byte{'"'}, f.lead...), '"')
 		tt.oneTail = append([]byte{'"'}, s.structTail...)
+		if len(tt.oneMid) <= len(tt.oneMidArr) && len(tt.oneTail) >= len(tt.oneMidArr) {
+			copy(tt.oneMidArr[:], tt.oneMid)
+			tt.midArr = true
+		}
 	}
 	// The closure keeps in and out on its stack: the flat codec reads and
 	// writes them in place, and the sonic fallbacks work on copies, so
@@ -192,6 +196,12 @@ type typedTool struct {
 	// and after it (`"`, Server.structTail). structuredFlat writes a string
 	// that needs no escape between them with one capacity check.
 	oneMid, oneTail []byte
+	// oneMidArr is oneMid and zeros, when it fits (midArr): structuredFlat
+	// copies it as one array (moves the compiler writes out, no memmove
+	// call); what lies past oneMid is the string's and the tail's, written
+	// after it (oneTail is at least as long).
+	oneMidArr [48]byte
+	midArr    bool
 }
 
 // fusedSlot is a name of a typed tool's flat input schema with what
@@ -200,7 +210,7 @@ type fusedSlot struct {
 	name    string
 	accepts uint8      // the plain classes its type accepts (flatSchema.accepts)
 	field   *flatField // its field in In; nil: none
-	// lo, hi: nameEnds of a name of at most 16 bytes, for is.
+	// lo, hi: wordEnds of a name of at most 16 bytes, for is.
 	lo, hi uint64
 }
 
@@ -208,31 +218,33 @@ type fusedSlot struct {
 func newFusedSlot(name string, accepts uint8) fusedSlot {
 	s := fusedSlot{name: name, accepts: accepts}
 	if len(name) <= 16 {
-		s.lo, s.hi = nameEnds([]byte(name))
+		s.lo, s.hi, _ = wordEnds([]byte(name))
 	}
 	return s
 }
 
-// nameEnds returns the first and the last bytes of b (at most 16) by
-// two overlapping loads of the widest size that fits (8, 4, 2 or 1
-// bytes), never past b's end: two names of the same length are equal
-// exactly when their ends are.
-func nameEnds(b []byte) (lo, hi uint64) {
+// wordEnds returns the first and the last bytes of b (at most 16) by
+// two overlapping loads of the widest size k that fits (8, 4, 2 or 1
+// bytes; 0 for an empty b), never past b's end: lo holds b[:k], hi
+// b[len(b)-k:]. Two names of the same length are equal exactly when their
+// ends are; stored as 8-byte words at an offset o and o+len(b)-k, the
+// ends write b and zeros up to o+len(b)-k+8.
+func wordEnds(b []byte) (lo, hi uint64, k int) {
 	switch l := len(b); {
 	case l >= 8:
-		return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[l-8:])
+		return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[l-8:]), 8
 	case l >= 4:
-		return uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[l-4:]))
+		return uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[l-4:])), 4
 	case l >= 2:
-		return uint64(binary.LittleEndian.Uint16(b)), uint64(binary.LittleEndian.Uint16(b[l-2:]))
+		return uint64(binary.LittleEndian.Uint16(b)), uint64(binary.LittleEndian.Uint16(b[l-2:])), 2
 	case l == 1:
-		return uint64(b[0]), uint64(b[0])
+		return uint64(b[0]), uint64(b[0]), 1
 	}
-	return 0, 0
+	return 0, 0, 0
 }
 
 // is reports whether name, a member name Peek recorded, is s.name. A
-// name of up to 16 bytes is compared by its ends (nameEnds), inline where
+// name of up to 16 bytes is compared by its ends (wordEnds), inline where
 // a string compare is a call (memequal) around which the caller's
 // registers are saved.
 func (s *fusedSlot) is(name []byte) bool {
@@ -240,7 +252,7 @@ func (s *fusedSlot) is(name []byte) bool {
 		return false
 	}
 	if len(name) <= 16 {
-		lo, hi := nameEnds(name)
+		lo, hi, _ := wordEnds(name)
 		return lo == s.lo && hi == s.hi
 	}
 	return s.name == string(name)
@@ -303,7 +315,7 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 			if len(name) > 16 {
 				goto all
 			}
-			if lo, hi := nameEnds(name); lo != s.lo || hi != s.hi {
+			if lo, hi, _ := wordEnds(name); lo != s.lo || hi != s.hi {
 				continue
 			}
 			sl, x = s, i
@@ -516,14 +528,22 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 		b := unsafe.Pointer(unsafe.SliceData(out))
 		*(*[len(responseHead)]byte)(b) = responseHeadBytes
 		if len(id) <= 16 {
-			copyShort(out[len(responseHead):], id)
+			// Its two ends as words (textHead, written next, covers
+			// what the second writes past the id).
+			il, ih, k := wordEnds(id)
+			putWord(b, len(responseHead), il)
+			putWord(b, len(responseHead)+len(id)-k, ih)
 		} else {
 			copy(out[len(responseHead):], id)
 		}
 		*(*[len(textHead) + 1]byte)(unsafe.Add(b, t-len(textHead)-1)) = textHeadQuote
 		putWord(b, t, lo)
 		putWord(b, t+l-8, hi)
-		copy(unsafe.Slice((*byte)(unsafe.Add(b, t+l)), len(mid)), mid)
+		if tt.midArr {
+			*(*[len(tt.oneMidArr)]byte)(unsafe.Add(b, t+l)) = tt.oneMidArr
+		} else {
+			copy(unsafe.Slice((*byte)(unsafe.Add(b, t+l)), len(mid)), mid)
+		}
 		putWord(b, m, lo)
 		putWord(b, m+l-8, hi)
 		copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)

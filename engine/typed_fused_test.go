@@ -364,7 +364,7 @@ func TestFusedNameWords(t *testing.T) {
 		{`{"textualz":"x","t":"a"}`, false, prefixArgs{}},
 		{`{"t":"a","u":1}`, false, prefixArgs{}},
 		{`{"t":"a","":1}`, false, prefixArgs{}},
-		// Another last or first byte, for each length (nameEnds' two
+		// Another last or first byte, for each length (wordEnds' two
 		// loads: the last byte is only in the second from 5 bytes on).
 		{`{"tz":2}`, false, prefixArgs{}}, {`{"tez":"c"}`, false, prefixArgs{}}, {`{"textz":true}`, false, prefixArgs{}},
 		{`{"textuz":"f"}`, false, prefixArgs{}}, {`{"textuaz":7}`, false, prefixArgs{}}, {`{"textualz":"h"}`, false, prefixArgs{}},

@@ -21,6 +21,18 @@ type oneOut struct {
 	S string `json:"s"`
 }
 
+// wideArgs and wideOut are oneArgs and oneOut with a name too long for
+// oneMidArr: the middle part is copied as a slice.
+type wideArgs struct {
+	S string `json:"a_name_long_enough_to_need_a_copy"`
+}
+
+type wideOut struct {
+	S string `json:"a_name_long_enough_to_need_a_copy"`
+}
+
+func (o wideOut) AppendResultText(dst []byte) []byte { return append(dst, oneText(o.S)...) }
+
 // oneText is the text oneOut gives: its S changed as oneMode says.
 var oneText func(s string) string
 
@@ -38,10 +50,39 @@ func onePair(tb testing.TB) *Server {
 	if err := AddTool(s, Tool{Name: "general", Inline: true, ValidateOutput: true}, h); err != nil {
 		tb.Fatal(err)
 	}
-	if tt := s.tools["one"].args.typed; tt == nil || tt.oneMid == nil {
-		tb.Fatal("one: not the one-string form")
+	w := func(_ *Call, in wideArgs) (wideOut, error) { return wideOut(in), nil }
+	if err := AddTool(s, Tool{Name: "wide", Inline: true}, w); err != nil {
+		tb.Fatal(err)
+	}
+	if err := AddTool(s, Tool{Name: "wide-general", Inline: true, ValidateOutput: true}, w); err != nil {
+		tb.Fatal(err)
+	}
+	if tt := s.tools["one"].args.typed; tt == nil || tt.oneMid == nil || !tt.midArr {
+		tb.Fatal("one: not the one-string form with its middle as an array")
+	}
+	if tt := s.tools["wide"].args.typed; tt == nil || tt.oneMid == nil || tt.midArr {
+		tb.Fatal("wide: not the one-string form with its middle as a slice")
 	}
 	return s
+}
+
+// bothSame runs args, written for oneArgs, through "one" and "general",
+// and as wideArgs through "wide" and "wide-general", under id, and
+// fails when a pair answers differently.
+func bothSame(t *testing.T, s *Server, id, args, what string) {
+	t.Helper()
+	got, want := runToolCallID(t, s, id, "one", args), runToolCallID(t, s, id, "general", args)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s id %s %s:\none     %s\ngeneral %s", what, id, args, got, want)
+	}
+	if !json.Valid(got) {
+		t.Fatalf("%s id %s %s: not JSON: %s", what, id, args, got)
+	}
+	wargs := strings.Replace(args, `"s":`, `"a_name_long_enough_to_need_a_copy":`, 1)
+	got, want = runToolCallID(t, s, id, "wide", wargs), runToolCallID(t, s, id, "wide-general", wargs)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s id %s %s:\nwide    %s\ngeneral %s", what, id, wargs, got, want)
+	}
 }
 
 // runToolCallID is runToolCall with the request's id given.
@@ -98,20 +139,19 @@ var oneModes = []func(string) string{
 	func(s string) string { return s[:len(s)/2] + "\u2028" + s[len(s)/2:] },
 }
 
+// oneIDs are ids of every length up to 17 bytes and a long one: the
+// one-string form writes an id of up to 16 bytes as its two ends.
+var oneIDs = []string{`1`, `12`, `123`, `1234`, `12345`, `123456`, `1234567`, `12345678`, `123456789`, `"0123456789"`,
+	`"0123456789abcd"`, `"0123456789abcde"`, `"a-uuid-7b0e6c1e-4a9c-4b59-8c1e-2d4b9a0f5e11"`}
+
 // oneSame runs args through both tools of onePair under every id and
 // mode, and fails when they answer differently.
 func oneSame(t *testing.T, s *Server, args string) {
 	t.Helper()
-	for _, id := range []string{`1`, `1234567`, `"0123456789abcdef"`, `"a-uuid-7b0e6c1e-4a9c-4b59-8c1e-2d4b9a0f5e11"`} {
+	for _, id := range oneIDs {
 		for m, mode := range oneModes {
 			oneText = mode
-			got, want := runToolCallID(t, s, id, "one", args), runToolCallID(t, s, id, "general", args)
-			if !bytes.Equal(got, want) {
-				t.Fatalf("id %s mode %d %s:\none     %s\ngeneral %s", id, m, args, got, want)
-			}
-			if !json.Valid(got) {
-				t.Fatalf("id %s mode %d %s: not JSON: %s", id, m, args, got)
-			}
+			bothSame(t, s, id, args, "mode "+strconv.Itoa(m))
 		}
 	}
 }
@@ -153,9 +193,6 @@ func FuzzTypedOne(f *testing.F) {
 			return
 		}
 		oneText = oneModes[int(mode)%len(oneModes)]
-		got, want := runToolCallID(t, s, "1", "one", string(args)), runToolCallID(t, s, "1", "general", string(args))
-		if !bytes.Equal(got, want) {
-			t.Fatalf("mode %d %s:\none     %s\ngeneral %s", mode, args, got, want)
-		}
+		bothSame(t, s, "1", string(args), "mode "+strconv.Itoa(int(mode)))
 	})
 }
