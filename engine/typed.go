@@ -297,9 +297,10 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, ch *strChunk) bool {
 	// The usual arguments first, by a loop that calls nothing (so that
 	// the compiler keeps its values in registers): names of up to 16
-	// bytes, strings of 8 to 16 bytes with room in the chunk, null, and
-	// booleans. Anything else is left to checkDecodeAll, which starts
-	// again (it stores the same values in the same fields).
+	// bytes, strings of 8 to 16 bytes with room in the chunk, null,
+	// booleans, and numbers of up to 18 digits into an int or int64.
+	// Anything else is left to checkDecodeAll, which starts again (it
+	// stores the same values in the same fields).
 	f := tt.flat
 	var seen uint32
 	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
@@ -347,9 +348,11 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 			case fd.kind == reflect.Bool && v[0] == 't':
 				*(*bool)(at) = true
 			case fd.kind == reflect.Bool && v[0] == 'f':
-			case (fd.kind == reflect.Int || fd.kind == reflect.Int64) && v[0] != '"' && len(v) <= 18:
+			case (fd.kind == reflect.Int || fd.kind == reflect.Int64) && v[0]-'0' <= 9 && len(v) <= 18:
 				// A recorded number is a non-negative integer without
-				// fraction or exponent; 18 digits cannot overflow an int64.
+				// fraction or exponent (a property of any type can bring
+				// another value: not a digit first, it is left to
+				// checkDecodeAll); 18 digits cannot overflow an int64.
 				var x uint64
 				for _, d := range v {
 					x = x*10 + uint64(d-'0')

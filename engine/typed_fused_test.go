@@ -57,6 +57,14 @@ type longArgs struct {
 	B   bool   `json:"b,omitempty"`
 }
 
+// anyIntArgs reads plainOpen's "a", of any type, into an int, and its
+// "middle" into an int64: a value of another type reaches checkDecode's
+// integer decode, which must decline it as the flat decode does.
+type anyIntArgs struct {
+	A int   `json:"a"`
+	M int64 `json:"middle"`
+}
+
 // fusedPairs registers each typed tool twice: "<name>", whose handler
 // checks and decodes the arguments Peek recorded in one pass
 // (typedTool.checkDecode), and "<name>-checked", the same tool with that
@@ -69,6 +77,12 @@ func fusedPairs(tb testing.TB) *Server {
 	oecho := func(_ *Call, in openArgs) (openArgs, error) { return in, nil }
 	pecho := func(_ *Call, in prefixArgs) (prefixArgs, error) { return in, nil }
 	lecho := func(_ *Call, in longArgs) (longArgs, error) { return in, nil }
+	aecho := func(_ *Call, in anyIntArgs) (anyIntArgs, error) { return in, nil }
+	for _, name := range []string{"anyint", "anyint-checked"} {
+		if err := AddTool(s, Tool{Name: name, Inline: true, InputSchema: []byte(plainOpen)}, aecho); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	for _, name := range []string{"long", "long-checked"} {
 		if err := AddTool(s, Tool{Name: name, Inline: true}, lecho); err != nil {
 			tb.Fatal(err)
@@ -94,7 +108,7 @@ func fusedPairs(tb testing.TB) *Server {
 			tb.Fatal(err)
 		}
 	}
-	for _, name := range []string{"id", "z", "open", "pre", "long"} {
+	for _, name := range []string{"id", "z", "open", "pre", "long", "anyint"} {
 		if s.tools[name].args.typed == nil {
 			tb.Fatalf("%s: not fused", name)
 		}
@@ -107,7 +121,7 @@ func fusedPairs(tb testing.TB) *Server {
 // the two answer differently, or count refused arguments differently.
 func fusedSame(t *testing.T, s *Server, args string) {
 	t.Helper()
-	for _, name := range []string{"id", "z", "open", "pre", "long"} {
+	for _, name := range []string{"id", "z", "open", "pre", "long", "anyint"} {
 		n0 := s.stats.InvalidArguments.Load()
 		got := runToolCall(t, s, name, args)
 		n1 := s.stats.InvalidArguments.Load()
@@ -145,6 +159,9 @@ var fusedSeeds = []string{
 	`{"abcdefghijklmnopq":"1234567890abcdefg","abcdefghij":"1234567"}`, `{"abcdefghijklmnopq":"x","abcdefghijklmnop":0}`,
 	`{"abcdefghijklmn":1}`, `{"abcdefghijk":"x"}`, `{"abcdefghiz":"x"}`, `{"abcdefghijklmnz":1}`, `{"zbcdefghij":"x"}`, `{"abcdefghijklmnopqr":"x"}`, `{"abcdefghijklmnoz":1}`, `{"zbcdefghijklmnop":1}`,
 	`{"b":true,"abcdefghij":"x"}`, `{"b":false}`, `{"b":1}`, `{"abcdefghij":"1234567890abcdef","b":null}`,
+	// anyIntArgs: plainOpen's "a" (any type) as an int.
+	`{"s":"x","i":1,"a":true}`, `{"s":"x","i":1,"a":false}`, `{"s":"x","i":1,"a":"12"}`, `{"s":"x","i":1,"a":12,"middle":34}`,
+	`{"s":"x","i":1,"a":null}`, `{"s":"x","i":1,"a":999999999999999999}`,
 	`{"abcdefghijklmno":1,"abcdefghijklmno":2}`, `{"abcdefghijklmnop":null,"abcdefghij":null}`, `{"abcdefghij":true}`,
 }
 
