@@ -297,7 +297,7 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, ch *strChunk) bool {
 	// The usual arguments first, by a loop that calls nothing (so that
 	// the compiler keeps its values in registers): names of up to 16
-	// bytes, strings of 8 to 16 bytes with room in the chunk, null,
+	// bytes, strings of up to 16 bytes with room in the chunk, null,
 	// booleans, and numbers of up to 18 digits into an int or int64.
 	// Anything else is left to checkDecodeAll, which starts again (it
 	// stores the same values in the same fields).
@@ -337,14 +337,22 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 			at := unsafe.Add(p, fd.off)
 			switch {
 			case fd.kind == reflect.String && v[0] == '"':
-				l, k := len(v)-2, len(ch.b)
-				if l < 8 || l > 16 || cap(ch.b)-k < l {
+				body, k := v[1:len(v)-1], len(ch.b)
+				if len(body) == 0 {
+					break // "": left zero
+				}
+				if len(body) > 16 || cap(ch.b)-k < 16 {
 					goto all
 				}
-				ch.b = ch.b[:k+l]
-				to := unsafe.Add(unsafe.Pointer(unsafe.SliceData(ch.b)), k) // k+l <= len(ch.b)
-				copyWords(unsafe.Slice((*byte)(to), l), unsafe.Pointer(&v[1]), l)
-				*(*string)(at) = unsafe.String((*byte)(to), l)
+				// Its two ends as words (wordEnds) into the chunk's
+				// room: what the second writes past the string is room
+				// no string has yet (16 bytes of it at least).
+				lo, hi, w := wordEnds(body)
+				ch.b = ch.b[:k+len(body)]
+				to := unsafe.Add(unsafe.Pointer(unsafe.SliceData(ch.b)), k)
+				putWord(to, 0, lo)
+				putWord(to, len(body)-w, hi)
+				*(*string)(at) = unsafe.String((*byte)(to), len(body))
 			case fd.kind == reflect.Bool && v[0] == 't':
 				*(*bool)(at) = true
 			case fd.kind == reflect.Bool && v[0] == 'f':

@@ -414,3 +414,41 @@ func inputSchema(tb testing.TB, typ reflect.Type) *argSchema {
 	}
 	return a
 }
+
+// TestFusedStrings: checkDecode's loop copies a string of up to 16 bytes
+// into the chunk as its two ends; every length from 0 to 40, at every
+// amount of room left in the chunk, gives the string, in the plain range
+// when the chunk holds it, and leaves the bytes handed out before
+// unchanged.
+func TestFusedStrings(t *testing.T) {
+	typ := reflect.TypeFor[prefixArgs]()
+	tt := &typedTool{in: newFlatCodec(typ)}
+	if !tt.fuse(inputSchema(t, typ).flat) {
+		t.Fatal("not fused")
+	}
+	src := "abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+	for l := 0; l <= len(src); l++ {
+		for fill := strChunkSize - 40; fill <= strChunkSize; fill++ {
+			ch := strChunk{b: make([]byte, 0, strChunkSize)}
+			for i := 0; i < fill; i++ {
+				ch.b = append(ch.b, byte('!'+i%64))
+			}
+			orig, before := ch.b, string(ch.b)
+			msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pre","arguments":{"text":"` + src[:l] + `"}}}`
+			var env codec.Envelope
+			if err := codec.Peek([]byte(msg), &env); err != nil || env.PlainArguments() < 0 {
+				t.Fatalf("%d: not recorded (%v)", l, err)
+			}
+			var in prefixArgs
+			if !tt.checkDecode(&env, env.PlainArguments(), unsafe.Pointer(&in), &ch) || in.T4 != src[:l] {
+				t.Fatalf("len %d fill %d: %q", l, fill, in.T4)
+			}
+			if string(orig) != before {
+				t.Fatalf("len %d fill %d: the chunk's earlier bytes changed", l, fill)
+			}
+			if l > 0 && l <= strChunkMax && !ch.plain(in.T4) {
+				t.Fatalf("len %d fill %d: %q not in the plain range", l, fill, in.T4)
+			}
+		}
+	}
+}
