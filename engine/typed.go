@@ -341,13 +341,16 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 				if len(body) == 0 {
 					break // "": left zero
 				}
-				if len(body) > 16 || cap(ch.b)-k < 16 {
+				if len(body) > 16 {
 					goto all
 				}
 				// Its two ends as words (wordEnds) into the chunk's
-				// room: what the second writes past the string is room
-				// no string has yet (16 bytes of it at least).
+				// room: what the second writes past the string, up to
+				// k+len(body)-w+8, is room no string has yet.
 				lo, hi, w := wordEnds(body)
+				if cap(ch.b)-k < len(body)-w+8 {
+					goto all
+				}
 				ch.b = ch.b[:k+len(body)]
 				to := unsafe.Add(unsafe.Pointer(unsafe.SliceData(ch.b)), k)
 				putWord(to, 0, lo)
