@@ -25,7 +25,21 @@ func AppendString(dst []byte, s string) []byte {
 
 // AppendStringBytes is AppendString for a byte slice.
 func AppendStringBytes(dst, s []byte) []byte {
-	// The usual string needs no escape: found a word at a time (the last
+	// The usual short string (a name, a short argument: 8 to 16 bytes)
+	// is two overlapping words, each loaded once for the escape test and
+	// the copy.
+	if l, n := len(s), len(dst); l >= 8 && l <= 16 && cap(dst)-n >= l+2 {
+		lo, hi := word(s, 0), word(s, l-8)
+		if specialMask(lo)|specialMask(hi) == 0 {
+			dst = dst[:n+l+2]
+			dst[n] = '"'
+			putWord(dst, n+1, lo)
+			putWord(dst, n+l-7, hi)
+			dst[n+1+l] = '"'
+			return dst
+		}
+	}
+	// Otherwise the plain string is found a word at a time (the last
 	// word overlapping the one before), then copied with one capacity
 	// check.
 	i := 0
@@ -53,14 +67,7 @@ func AppendStringBytes(dst, s []byte) []byte {
 	if n := len(dst); cap(dst)-n >= len(s)+2 {
 		dst = dst[:n+len(s)+2]
 		dst[n] = '"'
-		if l := len(s); l >= 8 && l <= 16 {
-			// Two overlapping words instead of a call to memmove, for the
-			// usual short string (a name, a short argument).
-			putWord(dst, n+1, word(s, 0))
-			putWord(dst, n+l-7, word(s, l-8))
-		} else {
-			copy(dst[n+1:], s)
-		}
+		copy(dst[n+1:], s)
 		dst[n+1+len(s)] = '"'
 		return dst
 	}

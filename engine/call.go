@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/mcp"
@@ -466,8 +467,7 @@ const textHead = `,"result":{"resultType":"complete","content":[{"type":"text","
 func (c *Call) openText() []byte {
 	// One capacity check, and the two constant parts copied as arrays
 	// (moves the compiler writes out, where an append of a string is a
-	// memmove call); the id, a few bytes, by a loop for the usual short
-	// one.
+	// memmove call); the usual short id as two words.
 	id := c.env.ID
 	n := len(responseHead) + len(id) + len(textHead)
 	out := c.out
@@ -477,7 +477,12 @@ func (c *Call) openText() []byte {
 	out = out[:n]
 	*(*[len(responseHead)]byte)(out) = responseHeadBytes
 	if len(id) <= 16 {
-		copyShort(out[len(responseHead):], id)
+		// Its two ends as words (wordEnds): textHead, written next,
+		// covers what the second writes past the id.
+		b := unsafe.Pointer(unsafe.SliceData(out))
+		lo, hi, k := wordEnds(id)
+		putWord(b, len(responseHead), lo)
+		putWord(b, len(responseHead)+len(id)-k, hi)
 	} else {
 		copy(out[len(responseHead):], id)
 	}

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -99,6 +101,14 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	}
 	tt.direct = tt.out != nil && tt.schema == nil
 	text := resultTextFunc[Out]()
+	if f := tt.out; tt.direct && text != nil && len(f.fields) == 1 && f.fields[0].kind == reflect.String && f.lead != nil {
+		tt.oneMid = append(append([]byte{'"'}, f.lead...), '"')
+		tt.oneTail = append([]byte{'"'}, s.structTail...)
+		if len(tt.oneMid) <= len(tt.oneMidArr) && len(tt.oneTail) >= len(tt.oneMidArr) {
+			copy(tt.oneMidArr[:], tt.oneMid)
+			tt.midArr = true
+		}
+	}
 	// The closure keeps in and out on its stack: the flat codec reads and
 	// writes them in place, and the sonic fallbacks work on copies, so
 	// neither escapes (TestTypedEchoAllocs).
@@ -180,6 +190,18 @@ type typedTool struct {
 	// checkDecode reads them.
 	flat  *flatSchema
 	slots []fusedSlot
+	// oneMid and oneTail, when Out is a single string field always
+	// written (direct, with a ResultText): the response from the text's
+	// closing quote to that string's body (`"}],"structuredContent":{"name":"`)
+	// and after it (`"`, Server.structTail). structuredFlat writes a string
+	// that needs no escape between them with one capacity check.
+	oneMid, oneTail []byte
+	// oneMidArr is oneMid and zeros, when it fits (midArr): structuredFlat
+	// copies it as one array (moves the compiler writes out, no memmove
+	// call); what lies past oneMid is the string's and the tail's, written
+	// after it (oneTail is at least as long).
+	oneMidArr [48]byte
+	midArr    bool
 }
 
 // fusedSlot is a name of a typed tool's flat input schema with what
@@ -188,6 +210,52 @@ type fusedSlot struct {
 	name    string
 	accepts uint8      // the plain classes its type accepts (flatSchema.accepts)
 	field   *flatField // its field in In; nil: none
+	// lo, hi: wordEnds of a name of at most 16 bytes, for is.
+	lo, hi uint64
+}
+
+// newFusedSlot returns the slot of name, its ends computed.
+func newFusedSlot(name string, accepts uint8) fusedSlot {
+	s := fusedSlot{name: name, accepts: accepts}
+	if len(name) <= 16 {
+		s.lo, s.hi, _ = wordEnds([]byte(name))
+	}
+	return s
+}
+
+// wordEnds returns the first and the last bytes of b (at most 16) by
+// two overlapping loads of the widest size k that fits (8, 4, 2 or 1
+// bytes; 0 for an empty b), never past b's end: lo holds b[:k], hi
+// b[len(b)-k:]. Two names of the same length are equal exactly when their
+// ends are; stored as 8-byte words at an offset o and o+len(b)-k, the
+// ends write b and zeros up to o+len(b)-k+8.
+func wordEnds(b []byte) (lo, hi uint64, k int) {
+	switch l := len(b); {
+	case l >= 8:
+		return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[l-8:]), 8
+	case l >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[l-4:])), 4
+	case l >= 2:
+		return uint64(binary.LittleEndian.Uint16(b)), uint64(binary.LittleEndian.Uint16(b[l-2:])), 2
+	case l == 1:
+		return uint64(b[0]), uint64(b[0]), 1
+	}
+	return 0, 0, 0
+}
+
+// is reports whether name, a member name Peek recorded, is s.name. A
+// name of up to 16 bytes is compared by its ends (wordEnds), inline where
+// a string compare is a call (memequal) around which the caller's
+// registers are saved.
+func (s *fusedSlot) is(name []byte) bool {
+	if len(name) != len(s.name) {
+		return false
+	}
+	if len(name) <= 16 {
+		lo, hi, _ := wordEnds(name)
+		return lo == s.lo && hi == s.hi
+	}
+	return s.name == string(name)
 }
 
 // fuse reports whether tt can check arguments against f and decode them
@@ -200,7 +268,7 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 	}
 	slots := make([]fusedSlot, len(f.names))
 	for x, name := range f.names {
-		slots[x] = fusedSlot{name: name, accepts: f.accepts[x]}
+		slots[x] = newFusedSlot(name, f.accepts[x])
 	}
 	for i, name := range tt.in.names {
 		x := -1
@@ -227,6 +295,12 @@ func (tt *typedTool) fuse(f *flatSchema) bool {
 // the verdict to checkArgs (a member that fails, a repeated or unknown
 // one the plain check leaves undecided, a value the flat decode declines).
 func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, ch *strChunk) bool {
+	// The usual arguments first, by a loop that calls nothing (so that
+	// the compiler keeps its values in registers): names of up to 16
+	// bytes, strings of up to 16 bytes with room in the chunk, null,
+	// booleans, and numbers of up to 18 digits into an int or int64.
+	// Anything else is left to checkDecodeAll, which starts again (it
+	// stores the same values in the same fields).
 	f := tt.flat
 	var seen uint32
 	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
@@ -235,7 +309,94 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 		var sl *fusedSlot
 		x := 0
 		for i := range tt.slots {
-			if s := &tt.slots[i]; len(s.name) == len(name) && s.name == string(name) {
+			s := &tt.slots[i]
+			if len(s.name) != len(name) {
+				continue
+			}
+			if len(name) > 16 {
+				goto all
+			}
+			if lo, hi, _ := wordEnds(name); lo != s.lo || hi != s.hi {
+				continue
+			}
+			sl, x = s, i
+			break
+		}
+		if sl == nil {
+			if f.closed {
+				return false
+			}
+			continue
+		}
+		if bit := uint32(1) << (uint(x) & 31); seen&bit != 0 || sl.accepts&plainClass[v[0]] == 0 {
+			return false
+		} else {
+			seen |= bit
+		}
+		if fd := sl.field; fd != nil && v[0] != 'n' { // null: left zero
+			at := unsafe.Add(p, fd.off)
+			switch {
+			case fd.kind == reflect.String && v[0] == '"':
+				body, k := v[1:len(v)-1], len(ch.b)
+				if len(body) == 0 {
+					break // "": left zero
+				}
+				if len(body) > 16 {
+					goto all
+				}
+				// Its two ends as words (wordEnds) into the chunk's
+				// room: what the second writes past the string, up to
+				// k+len(body)-w+8, is room no string has yet.
+				lo, hi, w := wordEnds(body)
+				if cap(ch.b)-k < len(body)-w+8 {
+					goto all
+				}
+				ch.b = ch.b[:k+len(body)]
+				to := unsafe.Add(unsafe.Pointer(unsafe.SliceData(ch.b)), k)
+				putWord(to, 0, lo)
+				putWord(to, len(body)-w, hi)
+				*(*string)(at) = unsafe.String((*byte)(to), len(body))
+			case fd.kind == reflect.Bool && v[0] == 't':
+				*(*bool)(at) = true
+			case fd.kind == reflect.Bool && v[0] == 'f':
+			case (fd.kind == reflect.Int || fd.kind == reflect.Int64) && v[0]-'0' <= 9 && len(v) <= 18:
+				// A recorded number is a non-negative integer without
+				// fraction or exponent (a property of any type can bring
+				// another value: not a digit first, it is left to
+				// checkDecodeAll); 18 digits cannot overflow an int64.
+				var x uint64
+				for _, d := range v {
+					x = x*10 + uint64(d-'0')
+				}
+				if fd.kind == reflect.Int64 {
+					*(*int64)(at) = int64(x)
+				} else if x <= math.MaxInt {
+					*(*int)(at) = int(x)
+				} else {
+					return false // as decodeValue: out of range
+				}
+			default:
+				goto all
+			}
+		}
+	}
+	ch.hi = len(ch.b)
+	return seen&f.reqBits == f.reqBits
+all:
+	return tt.checkDecodeAll(env, n, p, ch)
+}
+
+// checkDecodeAll is checkDecode for any recorded arguments.
+func (tt *typedTool) checkDecodeAll(env *codec.Envelope, n int, p unsafe.Pointer, ch *strChunk) bool {
+	f := tt.flat
+	var seen uint32
+	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
+	for j := range n {
+		name, v := env.PlainArgument(j)
+		var sl *fusedSlot
+		x := 0
+		for i := range tt.slots {
+			if s := &tt.slots[i]; s.is(name) {
 				sl, x = s, i
 				break
 			}
@@ -343,19 +504,102 @@ func (c *Call) structured(tt *typedTool, enc, text []byte) error {
 // the flat codec declines Out (a float JSON cannot hold): the caller then
 // takes the general path, which encodes it again or answers an error.
 func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool {
-	out, ok := tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p, &c.strs)
-	if !ok {
-		// No result set: the general way encodes the result again, and a
-		// failure there must leave no half result (middleware sees
-		// ResultType; a swallowed error would send the half as it is).
-		c.out = out[:0]
-		return false
+	var out []byte
+	mid, str := tt.oneMid, ""
+	if mid != nil {
+		str = *(*string)(unsafe.Add(p, tt.out.fields[0].off))
 	}
-	c.out = append(out, c.srv.structTail...) // closes the response: complete need not
+	if mid == nil || !c.strs.plain(str) {
+		var ok bool
+		out, ok = tt.out.encodeStructured(codec.AppendStringBytes(c.openText(), text), p, &c.strs)
+		if !ok {
+			// No result set: the general way encodes the result again, and a
+			// failure there must leave no half result (middleware sees
+			// ResultType; a swallowed error would send the half as it is).
+			c.out = out[:0]
+			return false
+		}
+		out = append(out, c.srv.structTail...) // closes the response: complete need not
+	} else if l, s := len(text), unsafe.Slice(unsafe.StringData(str), len(str)); l >= 8 && l <= 16 && l == len(s) &&
+		binary.LittleEndian.Uint64(text) == binary.LittleEndian.Uint64(s) &&
+		binary.LittleEndian.Uint64(text[l-8:]) == binary.LittleEndian.Uint64(s[l-8:]) {
+		// Out is one string that needs no escape (an echo of a recorded
+		// argument, strChunk.plain), and the text is that string (the
+		// echo's): it is plain as the string is, so both are copied as
+		// two words without the escape scan, and the whole response
+		// takes one capacity check.
+		lo, hi := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[l-8:])
+		id, tail := c.env.ID, tt.oneTail
+		t := len(responseHead) + len(id) + len(textHead) + 1 // the text's first byte
+		m := t + l + len(mid)                                // str's
+		e := m + l + len(tail)
+		if out = c.out; cap(out) < e {
+			out = make([]byte, 0, max(e+e, 512))
+		}
+		out = out[:e]
+		// Every offset is below e = len(out): the parts are written
+		// through out's base pointer, without a bounds check each.
+		b := unsafe.Pointer(unsafe.SliceData(out))
+		*(*[len(responseHead)]byte)(b) = responseHeadBytes
+		if len(id) <= 16 {
+			// Its two ends as words (textHead, written next, covers
+			// what the second writes past the id).
+			il, ih, k := wordEnds(id)
+			putWord(b, len(responseHead), il)
+			putWord(b, len(responseHead)+len(id)-k, ih)
+		} else {
+			copy(out[len(responseHead):], id)
+		}
+		*(*[len(textHead) + 1]byte)(unsafe.Add(b, t-len(textHead)-1)) = textHeadQuote
+		putWord(b, t, lo)
+		putWord(b, t+l-8, hi)
+		if tt.midArr {
+			*(*[len(tt.oneMidArr)]byte)(unsafe.Add(b, t+l)) = tt.oneMidArr
+		} else {
+			copy(unsafe.Slice((*byte)(unsafe.Add(b, t+l)), len(mid)), mid)
+		}
+		putWord(b, m, lo)
+		putWord(b, m+l-8, hi)
+		copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
+	} else {
+		out = c.structuredOne(tt, text, s)
+	}
+	c.out = out
 	c.result, c.open = true, false
 	c.rkind = kindComplete
 	c.esc = len(c.out) // every part the engine's own escaping encoders' (Request.ReplyEscaped)
 	return true
+}
+
+// structuredOne writes the response of structuredFlat when Out is one
+// string s that needs no escape (tt.oneMid) and the text is another:
+// the head, the text escaped, s between two constant parts.
+func (c *Call) structuredOne(tt *typedTool, text, s []byte) []byte {
+	out := codec.AppendStringBytes(c.openText(), text)
+	mid, tail := tt.oneMid[1:], tt.oneTail // oneMid's quote: AppendStringBytes'
+	n := len(out)
+	m := n + len(mid) + len(s)
+	if e := m + len(tail); cap(out) >= e {
+		out = out[:e]
+		copy(out[n:], mid)
+		if len(s) <= 16 {
+			copyShort(out[n+len(mid):], s)
+		} else {
+			copy(out[n+len(mid):], s)
+		}
+		copy(out[m:], tail)
+		return out
+	}
+	return append(append(append(out, mid...), s...), tail...)
+}
+
+// textHeadQuote is textHead and the text's opening quote.
+var textHeadQuote = [len(textHead) + 1]byte([]byte(textHead + `"`))
+
+// putWord stores x at b+i, little-endian, without a bounds check: the
+// caller has checked that b+i+8 is within its slice.
+func putWord(b unsafe.Pointer, i int, x uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(b, i))[:], x)
 }
 
 // AddPrompt registers a typed prompt: h receives prompts/get's arguments

@@ -45,6 +45,26 @@ type prefixArgs struct {
 	T9 string `json:"textualsx,omitempty"`
 }
 
+// longArgs has names of 10 to 17 bytes (two words, and one past them
+// compared as a string), each a prefix of the next, and the integer kinds
+// checkDecode's loop decodes itself (int, int64; the other kinds have
+// ranges in their schema, which is then not flat).
+type longArgs struct {
+	N10 string `json:"abcdefghij,omitempty"`
+	N15 int64  `json:"abcdefghijklmno,omitempty"`
+	N16 int    `json:"abcdefghijklmnop,omitempty"`
+	N17 string `json:"abcdefghijklmnopq,omitempty"`
+	B   bool   `json:"b,omitempty"`
+}
+
+// anyIntArgs reads plainOpen's "a", of any type, into an int, and its
+// "middle" into an int64: a value of another type reaches checkDecode's
+// integer decode, which must decline it as the flat decode does.
+type anyIntArgs struct {
+	A int   `json:"a"`
+	M int64 `json:"middle"`
+}
+
 // fusedPairs registers each typed tool twice: "<name>", whose handler
 // checks and decodes the arguments Peek recorded in one pass
 // (typedTool.checkDecode), and "<name>-checked", the same tool with that
@@ -56,6 +76,18 @@ func fusedPairs(tb testing.TB) *Server {
 	zecho := func(_ *Call, in zorderArgs) (zorderArgs, error) { return in, nil }
 	oecho := func(_ *Call, in openArgs) (openArgs, error) { return in, nil }
 	pecho := func(_ *Call, in prefixArgs) (prefixArgs, error) { return in, nil }
+	lecho := func(_ *Call, in longArgs) (longArgs, error) { return in, nil }
+	aecho := func(_ *Call, in anyIntArgs) (anyIntArgs, error) { return in, nil }
+	for _, name := range []string{"anyint", "anyint-checked"} {
+		if err := AddTool(s, Tool{Name: name, Inline: true, InputSchema: []byte(plainOpen)}, aecho); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, name := range []string{"long", "long-checked"} {
+		if err := AddTool(s, Tool{Name: name, Inline: true}, lecho); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	for _, name := range []string{"pre", "pre-checked"} {
 		if err := AddTool(s, Tool{Name: name, Inline: true}, pecho); err != nil {
 			tb.Fatal(err)
@@ -76,7 +108,7 @@ func fusedPairs(tb testing.TB) *Server {
 			tb.Fatal(err)
 		}
 	}
-	for _, name := range []string{"id", "z", "open", "pre"} {
+	for _, name := range []string{"id", "z", "open", "pre", "long", "anyint"} {
 		if s.tools[name].args.typed == nil {
 			tb.Fatalf("%s: not fused", name)
 		}
@@ -89,7 +121,7 @@ func fusedPairs(tb testing.TB) *Server {
 // the two answer differently, or count refused arguments differently.
 func fusedSame(t *testing.T, s *Server, args string) {
 	t.Helper()
-	for _, name := range []string{"id", "z", "open", "pre"} {
+	for _, name := range []string{"id", "z", "open", "pre", "long", "anyint"} {
 		n0 := s.stats.InvalidArguments.Load()
 		got := runToolCall(t, s, name, args)
 		n1 := s.stats.InvalidArguments.Load()
@@ -117,6 +149,20 @@ var fusedSeeds = []string{
 	`{"textualsx":"i","textuals":"h","textual":7,"textua":"f","textu":false,"text":"d","tex":"c","te":2,"t":"a"}`,
 	`{"text":"hello world","t":"x"}`, `{"tex":"x"}`, `{"texs":"x"}`, `{"textuals":"x","textualz":"y"}`, `{"textualsxy":"x"}`,
 	`{"t":1}`, `{"te":"x"}`, `{"textu":1}`, `{"u":"x","t":"y"}`, `{"":"x","t":"y"}`, `{"a":1,"t":"y"}`,
+	`{"tz":2}`, `{"tez":"c"}`, `{"textz":true}`, `{"textuz":"f"}`, `{"textuaz":7}`, `{"zextual":7}`, `{"zextualsx":"i"}`,
+	// longArgs' names and integers: 18 digits (decoded in the loop), 19
+	// (left to checkDecodeAll), booleans, a name a byte short of or past
+	// a slot's or with another first or last byte, strings of 7 to 17
+	// bytes.
+	`{"abcdefghij":"12345678","abcdefghijklmno":999999999999999999,"abcdefghijklmnop":123456789012345678}`,
+	`{"abcdefghijklmnop":9223372036854775807,"abcdefghijklmno":9223372036854775808}`,
+	`{"abcdefghijklmnopq":"1234567890abcdefg","abcdefghij":"1234567"}`, `{"abcdefghijklmnopq":"x","abcdefghijklmnop":0}`,
+	`{"abcdefghijklmn":1}`, `{"abcdefghijk":"x"}`, `{"abcdefghiz":"x"}`, `{"abcdefghijklmnz":1}`, `{"zbcdefghij":"x"}`, `{"abcdefghijklmnopqr":"x"}`, `{"abcdefghijklmnoz":1}`, `{"zbcdefghijklmnop":1}`,
+	`{"b":true,"abcdefghij":"x"}`, `{"b":false}`, `{"b":1}`, `{"abcdefghij":"1234567890abcdef","b":null}`,
+	// anyIntArgs: plainOpen's "a" (any type) as an int.
+	`{"s":"x","i":1,"a":true}`, `{"s":"x","i":1,"a":false}`, `{"s":"x","i":1,"a":"12"}`, `{"s":"x","i":1,"a":12,"middle":34}`,
+	`{"s":"x","i":1,"a":null}`, `{"s":"x","i":1,"a":999999999999999999}`,
+	`{"abcdefghijklmno":1,"abcdefghijklmno":2}`, `{"abcdefghijklmnop":null,"abcdefghij":null}`, `{"abcdefghij":true}`,
 }
 
 // TestTypedFused: a typed tool whose arguments Peek recorded checks and
@@ -146,6 +192,10 @@ func TestTypedFused(t *testing.T) {
 		{"open", `{"s":"x","i":1,"zz":[1]}`, `"structuredContent":{"s":"x","i":1,"n":0,"b":false,"a":""}`},
 		{"pre", `{"textuals":"h","te":2,"t":"a","textual":7}`, `"structuredContent":{"t":"a","te":2,"textual":7,"textuals":"h"}`},
 		{"pre", `{"tex":"c","textualsx":"i","textua":"f","t":"a"}`, `"structuredContent":{"t":"a","tex":"c","textua":"f","textualsx":"i"}`},
+		{"long", `{"abcdefghijklmnop":123456789012345678,"abcdefghijklmno":7,"abcdefghij":"1234567890abcdef"}`,
+			`"structuredContent":{"abcdefghij":"1234567890abcdef","abcdefghijklmno":7,"abcdefghijklmnop":123456789012345678}`},
+		{"long", `{"abcdefghijklmnopq":"q","b":1}`, `"isError":true`},
+		{"long", `{"abcdefghijklmnopq":"q","b":true}`, `"structuredContent":{"abcdefghijklmnopq":"q","b":true}`},
 	} {
 		if got := runToolCall(t, s, c.tool, c.args); !bytes.Contains(got, []byte(c.want)) {
 			t.Errorf("%d: %s %s: %s, want %s in it", i, c.tool, c.args, got, c.want)
@@ -331,6 +381,11 @@ func TestFusedNameWords(t *testing.T) {
 		{`{"textualz":"x","t":"a"}`, false, prefixArgs{}},
 		{`{"t":"a","u":1}`, false, prefixArgs{}},
 		{`{"t":"a","":1}`, false, prefixArgs{}},
+		// Another last or first byte, for each length (wordEnds' two
+		// loads: the last byte is only in the second from 5 bytes on).
+		{`{"tz":2}`, false, prefixArgs{}}, {`{"tez":"c"}`, false, prefixArgs{}}, {`{"textz":true}`, false, prefixArgs{}},
+		{`{"textuz":"f"}`, false, prefixArgs{}}, {`{"textuaz":7}`, false, prefixArgs{}}, {`{"textualz":"h"}`, false, prefixArgs{}},
+		{`{"zextual":7}`, false, prefixArgs{}}, {`{"zextualsx":"i"}`, false, prefixArgs{}},
 	} {
 		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pre","arguments":` + c.args + `}}`
 		var env codec.Envelope
@@ -358,4 +413,42 @@ func inputSchema(tb testing.TB, typ reflect.Type) *argSchema {
 		tb.Fatal(err)
 	}
 	return a
+}
+
+// TestFusedStrings: checkDecode's loop copies a string of up to 16 bytes
+// into the chunk as its two ends; every length from 0 to 40, at every
+// amount of room left in the chunk, gives the string, in the plain range
+// when the chunk holds it, and leaves the bytes handed out before
+// unchanged.
+func TestFusedStrings(t *testing.T) {
+	typ := reflect.TypeFor[prefixArgs]()
+	tt := &typedTool{in: newFlatCodec(typ)}
+	if !tt.fuse(inputSchema(t, typ).flat) {
+		t.Fatal("not fused")
+	}
+	src := "abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+	for l := 0; l <= len(src); l++ {
+		for fill := strChunkSize - 40; fill <= strChunkSize; fill++ {
+			ch := strChunk{b: make([]byte, 0, strChunkSize)}
+			for i := 0; i < fill; i++ {
+				ch.b = append(ch.b, byte('!'+i%64))
+			}
+			orig, before := ch.b, string(ch.b)
+			msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pre","arguments":{"text":"` + src[:l] + `"}}}`
+			var env codec.Envelope
+			if err := codec.Peek([]byte(msg), &env); err != nil || env.PlainArguments() < 0 {
+				t.Fatalf("%d: not recorded (%v)", l, err)
+			}
+			var in prefixArgs
+			if !tt.checkDecode(&env, env.PlainArguments(), unsafe.Pointer(&in), &ch) || in.T4 != src[:l] {
+				t.Fatalf("len %d fill %d: %q", l, fill, in.T4)
+			}
+			if string(orig) != before {
+				t.Fatalf("len %d fill %d: the chunk's earlier bytes changed", l, fill)
+			}
+			if l > 0 && l <= strChunkMax && !ch.plain(in.T4) {
+				t.Fatalf("len %d fill %d: %q not in the plain range", l, fill, in.T4)
+			}
+		}
+	}
 }
