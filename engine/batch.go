@@ -62,6 +62,9 @@ type Batch struct {
 	// entry keeps it alive), so a stale entry is never used.
 	toolIn *resultCache
 	tool   *Tool
+	// toolKey is tool's name as a wordKey (the zero key for a name that
+	// is not 8 to 16 bytes long: then the names are compared as strings).
+	toolKey wordKey
 	// spare is the Call of a request that ended here, kept for the next
 	// Prepare instead of a round trip through the pool.
 	spare *Call
@@ -161,6 +164,7 @@ func (b *Batch) End() {
 }
 
 // lookupTool is Server.lookupTool through the batch's last tool.
+// (check compares a name with it as two words first: toolKey.)
 func (b *Batch) lookupTool(s *Server, name []byte) *Tool {
 	rc := s.cache.Load()
 	if t := b.tool; t != nil && b.toolIn == rc && t.Name == string(name) {
@@ -168,7 +172,7 @@ func (b *Batch) lookupTool(s *Server, name []byte) *Tool {
 	}
 	t := rc.toolsByName[string(name)]
 	if t != nil {
-		b.toolIn, b.tool = rc, t
+		b.toolIn, b.tool, b.toolKey = rc, t, makeWordKey(t.Name)
 	}
 	return t
 }

@@ -540,16 +540,18 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *cod
 			return true
 		}
 	}
+	// An inline request runs here and ends before Start returns: nothing
+	// can cancel it meanwhile, so it never enters the table. The usual
+	// one, without a timeout, in one call (StartInline).
+	if r.StartInline() {
+		return true
+	}
 	if r.Inline() {
-		// Runs here and ends before Start returns: nothing can cancel it
-		// meanwhile, so it never enters the table.
-		if r.HasTimeout() {
-			// Its timeout's answer goes to the queue from the timer: the
-			// answers to the read's earlier lines go first. (Its progress
-			// and log notifications may still pass them: they answer
-			// nothing, and a line's order binds answers only.)
-			c.queueStage()
-		}
+		// Its timeout's answer goes to the queue from the timer: the
+		// answers to the read's earlier lines go first. (Its progress and
+		// log notifications may still pass them: they answer nothing, and
+		// a line's order binds answers only.)
+		c.queueStage()
 		r.Start()
 		return true
 	}
