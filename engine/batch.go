@@ -68,6 +68,11 @@ type Batch struct {
 	// spare is the Call of a request that ended here, kept for the next
 	// Prepare instead of a round trip through the pool.
 	spare *Call
+	// recovers: the transport recovers panics on the batch's goroutine
+	// and hands them to Recover (SetRecovers), so an inline request's
+	// handler runs without a deferred recover of its own; inHandler: the
+	// handler of the batch's running request (cur) runs.
+	recovers, inHandler bool
 }
 
 var batchPool = sync.Pool{New: func() any {
@@ -104,6 +109,41 @@ type BatchReplier interface {
 // read's answers at once. Call it before the first request of b begins;
 // End forgets it.
 func (b *Batch) SetReplier(rep BatchReplier) { b.rep = rep }
+
+// SetRecovers tells b that its transport recovers a panic on b's
+// goroutine — in a function it defers around the batch's requests, which
+// runs before End — and, when Panicking reports true, passes what recover
+// returned to Recover. An inline request of b then runs its handler
+// without a deferred recover of its own (one per request); a panic of a
+// handler is still counted, logged and answered -32603 (by Recover), and
+// the batch may go on. Call it before the first request of b begins;
+// End forgets it.
+func (b *Batch) SetRecovers() { b.recovers = true }
+
+// Panicking reports whether a handler of b is running on b's goroutine
+// (SetRecovers): called while a panic unwinds there, it means the panic
+// is that handler's, for Recover. Otherwise the panic is not a handler's
+// and should go on (no recover).
+func (b *Batch) Panicking() bool { return b.inHandler }
+
+// Recover ends the request of b whose handler panicked with v, the value
+// recover returned while Panicking reported true: the panic is counted
+// (Stats.Panics) and logged, and the request is answered -32603 and
+// ends, as when its handler panics with a recover of its own. It reports
+// whether there was such a request (false for a nil v: then the handler
+// ended the goroutine, runtime.Goexit, and its request is never answered,
+// as without SetRecovers).
+func (b *Batch) Recover(v any) bool {
+	if !b.inHandler || v == nil {
+		return false
+	}
+	b.inHandler = false
+	c := b.cur.Load() // admit stored it; the handler runs on b's goroutine
+	c.panicked(v)
+	c.handleError(errPanic)
+	c.complete()
+	return true
+}
 
 // Prepare is Scope.Prepare for a request of b, on b's goroutine: it
 // reuses the Call of a request of b that has ended, when there is one.
@@ -158,6 +198,7 @@ func (b *Batch) End() {
 		b.spare = nil
 	}
 	b.rep = nil
+	b.recovers, b.inHandler = false, false
 	b.refused = false
 	b.sc = nil
 	batchPool.Put(b)

@@ -401,13 +401,41 @@ func (c *Call) runInline() {
 	if !c.admit() {
 		return
 	}
-	if err := c.invoke(); err != nil {
+	var err error
+	if b := c.batch; b != nil && b.recovers {
+		// The transport recovers a panic on the batch's goroutine and
+		// hands it to Batch.Recover: no deferred call per request.
+		b.inHandler = true
+		if h := c.srv.chain; h != nil { // c.handle, written out
+			err = h(c)
+		} else {
+			err = c.method.handle(c)
+		}
+		b.inHandler = false
+	} else {
+		err = c.invoke()
+	}
+	if err != nil {
 		if err == errDetached {
 			return // the call lives on; it may already be recycled
 		}
 		c.handleError(err)
 	}
 	c.complete()
+}
+
+// handle runs the middleware chain, or the method's handler.
+func (c *Call) handle() error {
+	if h := c.srv.chain; h != nil {
+		return h(c)
+	}
+	return c.method.handle(c)
+}
+
+// panicked counts and logs a handler's panic with value v.
+func (c *Call) panicked(v any) {
+	c.srv.stats.Panics.Add(1)
+	c.srv.log.panic(c.method.name, v)
 }
 
 // Run is Start on the caller's goroutine: the handler runs, the response
@@ -500,16 +528,11 @@ func (c *Call) invoke() (err error) {
 			return
 		}
 		if v := recover(); v != nil {
-			c.srv.stats.Panics.Add(1)
-			c.srv.log.panic(c.method.name, v)
+			c.panicked(v)
 			err = errPanic
 		}
 	}()
-	if h := c.srv.chain; h != nil {
-		err = h(c)
-	} else {
-		err = c.method.handle(c)
-	}
+	err = c.handle()
 	returned = true
 	return err
 }

@@ -194,3 +194,48 @@ func (r *doneReply) Done(*Request) {
 		close(r.ended)
 	}
 }
+
+// TestBatchRecover: with SetRecovers, an inline handler's panic reaches
+// the batch's goroutine (no recover of its own); Panicking reports it,
+// and Recover answers the request -32603, counts it and ends it, after
+// which the batch goes on. Outside a handler Panicking is false, and
+// Recover of nil (runtime.Goexit) does nothing.
+func TestBatchRecover(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	_ = s.AddTool(Tool{Name: "boom", Inline: true, Handler: func(c *Call) error { panic("boom") }})
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
+	sc := NewScope(s, "tcp")
+	rep := &keepReply{}
+	b := sc.StartBatch()
+	b.SetRecovers()
+	var reached any
+	func() {
+		defer func() {
+			if !b.Panicking() {
+				t.Error("Panicking is false during a handler's panic")
+				return
+			}
+			reached = recover()
+			if !b.Recover(reached) {
+				t.Error("Recover found no request")
+			}
+		}()
+		startInBatch(t, sc, b, batchMsg("1", "boom"), rep)
+	}()
+	if reached == nil {
+		t.Fatal("the handler's panic was recovered per request")
+	}
+	if b.Panicking() || b.Recover("late") || b.Recover(nil) {
+		t.Fatal("Panicking or Recover outside a handler's panic")
+	}
+	startInBatch(t, sc, b, batchMsg("2", "fast"), rep)
+	b.End()
+	got := rep.all()
+	if len(got) != 2 || !strings.Contains(got[0], `"id":1,"error":{"code":-32603`) || !strings.Contains(got[1], `"ok"`) {
+		t.Fatalf("answers %q: want -32603 for 1, then 2's", got)
+	}
+	if n := s.Stats().Panics.Load(); n != 1 {
+		t.Fatalf("%d panics counted, want 1", n)
+	}
+}
