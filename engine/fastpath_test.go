@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -237,5 +238,55 @@ func TestBatchRecover(t *testing.T) {
 	}
 	if n := s.Stats().Panics.Load(); n != 1 {
 		t.Fatalf("%d panics counted, want 1", n)
+	}
+}
+
+// TestBatchParentCancels: a batch's request whose parent context can be
+// cancelled is cancelled with it, as a request begun on its own
+// (BeginInBatch watches the parent as beginCall does); with a parent
+// without Done nothing is watched.
+func TestBatchParentCancels(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	cause := errors.New("parent gone")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var sawCause, sawWatch, sawNone bool
+	_ = s.AddTool(Tool{Name: "waits", Inline: true, Handler: func(c *Call) error {
+		sawWatch = c.stopParent != nil
+		cancel(cause)
+		<-c.Done() // cancelled by the parent: this handler's goroutine is the batch's
+		sawCause = errors.Is(context.Cause(c), cause)
+		c.Text("late")
+		return nil
+	}})
+	_ = s.AddTool(Tool{Name: "plain", Inline: true, Handler: func(c *Call) error {
+		sawNone = c.stopParent == nil
+		c.Text("ok")
+		return nil
+	}})
+	sc := NewScope(s, "tcp")
+	rep := &keepReply{}
+	b := sc.StartBatch()
+	for _, tc := range []struct {
+		tool   string
+		parent context.Context
+	}{{"waits", ctx}, {"plain", context.Background()}} {
+		msg := batchMsg("1", tc.tool)
+		r := b.Prepare()
+		if err := codec.Peek(msg, r.Envelope()); err != nil {
+			t.Fatal(err)
+		}
+		r = sc.BeginInBatch(r, b, tc.parent, msg, rep, nil)
+		if e := r.Check(); e != nil {
+			t.Fatal(e)
+		}
+		r.Start()
+	}
+	b.End()
+	if !sawWatch || !sawCause || !sawNone {
+		t.Fatalf("parent watched %v, cancelled with its cause %v, none watched without Done %v", sawWatch, sawCause, sawNone)
+	}
+	if got := rep.all(); len(got) != 1 || !strings.Contains(got[0], `"ok"`) {
+		t.Fatalf("answers %q: want only the second request's (the first was cancelled)", got)
 	}
 }

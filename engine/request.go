@@ -314,10 +314,16 @@ func (sc *Scope) beginCall(c *Call, parent context.Context, rep Replier, princip
 		c.t0 = sc.srv.durStart()
 	}
 	if parent.Done() != nil {
-		gen := c.gen
-		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
+		c.watchParent(parent)
 	}
 	return c.req()
+}
+
+// watchParent cancels c's request when parent, which can be cancelled,
+// is (beginCall).
+func (c *Call) watchParent(parent context.Context) {
+	gen := c.gen
+	c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
 }
 
 // BeginBorrowed is Begin without the copy: the request reads msg in
