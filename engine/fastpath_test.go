@@ -254,7 +254,10 @@ func TestBatchParentCancels(t *testing.T) {
 	_ = s.AddTool(Tool{Name: "waits", Inline: true, Handler: func(c *Call) error {
 		sawWatch = c.stopParent != nil
 		cancel(cause)
-		<-c.Done() // cancelled by the parent: this handler's goroutine is the batch's
+		select { // cancelled by the parent (a bounded wait: a failure, not a hang)
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+		}
 		sawCause = errors.Is(context.Cause(c), cause)
 		c.Text("late")
 		return nil
