@@ -293,3 +293,72 @@ func TestBatchParentCancels(t *testing.T) {
 		t.Fatalf("answers %q: want only the second request's (the first was cancelled)", got)
 	}
 }
+
+// TestReleaseDropsLargeBuffers: release lets go of each buffer over
+// maxKeep and keeps the others (C16), whichever of them grew; the one
+// test of their capacities together must not skip a large one.
+func TestReleaseDropsLargeBuffers(t *testing.T) {
+	for i := range 5 {
+		c := callPool.Get().(*Call)
+		small, big := make([]byte, 0, 512), make([]byte, 0, maxKeep+1)
+		bufs := []*[]byte{&c.buf, &c.out, &c.scratch, &c.argBuf, &c.textBuf}
+		for j, p := range bufs {
+			if j == i {
+				*p = big
+			} else {
+				*p = small
+			}
+		}
+		c.release()
+		for j, p := range bufs {
+			if got := cap(*p); j == i && got != 0 || j != i && got != 512 {
+				t.Fatalf("buffer %d over maxKeep: buffer %d has cap %d after release", i, j, got)
+			}
+		}
+	}
+}
+
+// TestDoneAfterCancel: a request whose Done was first asked after it was
+// cancelled gets a closed channel (closeDoneLocked makes none for it), and
+// Err says why.
+func TestDoneAfterCancel(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	var closed bool
+	var err error
+	_ = s.AddTool(Tool{Name: "late", Handler: func(c *Call) error {
+		close(started)
+		<-cancelled
+		select {
+		case <-c.Done():
+			closed = true
+		case <-time.After(5 * time.Second):
+		}
+		err = c.Err()
+		c.Text("late")
+		return nil
+	}})
+	sc := NewScope(s, "tcp")
+	rep := newDoneReply()
+	msg := batchMsg("1", "late")
+	r := sc.Prepare()
+	if e := codec.Peek(msg, r.Envelope()); e != nil {
+		t.Fatal(e)
+	}
+	r = sc.BeginPrepared(r, context.Background(), msg, rep, nil, 0)
+	if e := r.Check(); e != nil {
+		t.Fatal(e)
+	}
+	ref := r.Ref()
+	r.Start()
+	<-started
+	if !ref.Cancel(errors.New("client gone")) {
+		t.Fatal("not cancelled")
+	}
+	close(cancelled)
+	<-rep.ended
+	if !closed || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Done closed %v, Err %v: want closed, context.Canceled", closed, err)
+	}
+}
