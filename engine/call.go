@@ -190,33 +190,6 @@ func (c *Call) release() {
 	c.tdata = nil
 	c.batch = nil
 	c.logs.reset()
-	// One test for the five buffers (an OR of their capacities is over
-	// maxKeep when one of them is, and sometimes when none is: dropLarge
-	// looks at each).
-	if cap(c.buf)|cap(c.out)|cap(c.scratch)|cap(c.argBuf)|cap(c.textBuf) > maxKeep {
-		c.dropLarge()
-	}
-	c.cursor = c.cursor[:0]
-	for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
-		c.flatVals[i] = nil
-	}
-	c.flatBy, c.flatN = nil, 0
-	if b := c.recycleTo; b != nil {
-		// Ended on its batch's goroutine (endInBatch), which prepares the
-		// batch's next request: no pool round trip. recycleTo stays set
-		// while the batch owns the Call (Discard).
-		if b.spare == nil {
-			b.spare = c
-			return
-		}
-		c.recycleTo = nil
-		b.forget(c)
-	}
-	callPool.Put(c)
-}
-
-// dropLarge lets go of the buffers over maxKeep (release).
-func (c *Call) dropLarge() {
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
 	}
@@ -229,9 +202,26 @@ func (c *Call) dropLarge() {
 	if cap(c.argBuf) > maxKeep {
 		c.argBuf = nil
 	}
+	c.cursor = c.cursor[:0]
+	for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
+		c.flatVals[i] = nil
+	}
+	c.flatBy, c.flatN = nil, 0
 	if cap(c.textBuf) > maxKeep {
 		c.textBuf = nil
 	}
+	if b := c.recycleTo; b != nil {
+		// Ended on its batch's goroutine (endInBatch), which prepares the
+		// batch's next request: no pool round trip. recycleTo stays set
+		// while the batch owns the Call (Discard).
+		if b.spare == nil {
+			b.spare = c
+			return
+		}
+		c.recycleTo = nil
+		b.forget(c)
+	}
+	callPool.Put(c)
 }
 
 // context.Context -------------------------------------------------------
@@ -319,12 +309,11 @@ func (c *Call) cancelLocked(why error) bool {
 	return true
 }
 
-// closeDoneLocked closes the request's Done channel if Done made one. A
-// request whose Done was never asked keeps none: Done hands out closedChan
-// once the request no longer runs (its state, set with this under c.mu).
 func (c *Call) closeDoneLocked() {
-	if d := c.done; d != nil && d != closedChan {
-		close(d)
+	if c.done == nil {
+		c.done = closedChan
+	} else if c.done != closedChan {
+		close(c.done)
 		c.done = closedChan
 	}
 }
