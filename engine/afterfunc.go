@@ -79,9 +79,10 @@ func (c *Call) takeAfters() []afterFunc {
 
 // markAfters notes, once in the Call's life, that callbacks of derived
 // contexts have run on it or are running (afterWG has been added to), so
-// that end waits for them; a Call that never had one skips the wait (a
-// call). Called with c.mu held, just before afterWG.Add: end, which runs
-// after complete has taken c.mu, sees it, and an end that reads it
+// that the request's end (complete, after its locked section) waits for
+// them; a Call that never had one skips the wait (a call). Called with
+// c.mu held, just before afterWG.Add: the end, which runs after complete
+// has taken c.mu, sees it, and an end that reads it
 // while the count goes up (AfterFunc on a done Call) never sees the
 // count up with the flag still clear.
 func (c *Call) markAfters() {

@@ -656,7 +656,7 @@ func (c *Call) complete() {
 	// lock pair complete takes anyway, so that release need not take mu
 	// again. References taken from now on name the next generation, so
 	// tracker.refs skips a Call that is no longer running (one on its own
-	// is listed until end removes it), and batchRef one whose admission
+	// is listed until the end of complete removes it), and batchRef one whose admission
 	// mark names an older generation (the batch's next request on the
 	// Call is marked only when admitted: TestCancelPassSparesNextRequest).
 	c.gen++
@@ -676,12 +676,10 @@ func (c *Call) complete() {
 			c.srv.log.l.Debug("reply not delivered", "err", err)
 		}
 	}
-	c.end()
-}
-
-var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")
-
-func (c *Call) end() {
+	// The request's end, written out (complete is end's only caller): its
+	// duration, derived contexts' callbacks, hooks, the tracker, the
+	// limiter, a listen stream's subscription, the transport's Done, then
+	// the Call's release.
 	b := c.batch
 	if b == nil {
 		c.observeEnd()
@@ -706,6 +704,8 @@ func (c *Call) end() {
 	}
 	c.release()
 }
+
+var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")
 
 // req is the binding-facing view of c.
 func (c *Call) req() *Request { return &c.self }

@@ -116,16 +116,32 @@ func (c *Call) check() *codec.Error {
 	// checkMeta's and checkCapabilities' usual outcome is decided here,
 	// without their calls: both _meta keys present and no logLevel; a tool
 	// that requires no client capability.
-	if env := &c.env; !env.ProtocolVersion.Present || env.ClientCapabilities == nil || env.LogLevel.Present {
+	env := &c.env
+	if !env.ProtocolVersion.Present || env.ClientCapabilities == nil || env.LogLevel.Present {
 		if e := c.checkMeta(); e != nil {
 			return e
 		}
 	}
 	// checkVersion's usual outcome without its call: an unescaped
-	// version the server supports.
-	if v := &c.env.ProtocolVersion; v.Escaped || !c.srv.supportsRaw(v.Raw) {
+	// version the server supports, mostly its first (two word compares).
+	if v := &env.ProtocolVersion; v.Escaped || !c.srv.ver0.is(v.Raw) && !c.srv.supportsRaw(v.Raw) {
 		if e := c.checkVersion(); e != nil {
 			return e
+		}
+	}
+	// checkMethod's and checkTarget's usual outcome without their calls: a
+	// batch's tools/call naming, unescaped, the tool the batch found last
+	// (its name compared as two words), in the registry snapshot it was
+	// found in, with tools served and no ToolFilter to ask.
+	if b := c.batch; b != nil && !env.Method.Escaped && string(env.Method.Raw) == "tools/call" &&
+		!env.Name.Escaped && b.toolKey.is(env.Name.Raw) {
+		if rc := c.srv.cache.Load(); b.toolIn == rc && rc.caps.tools && c.srv.opt.ToolFilter == nil {
+			t := b.tool
+			c.method, c.tool = toolsCallMethod, t
+			if len(t.RequiredClientCapabilities) == 0 {
+				return nil
+			}
+			return c.checkCapabilities()
 		}
 	}
 	if e := c.checkMethod(); e != nil {
@@ -369,21 +385,57 @@ func (c *Call) start() {
 		c.leaveBatch()
 		c.own()
 	}
+	if inline {
+		c.runInline()
+		return
+	}
 	if !c.admit() {
 		return
 	}
-	if inline {
-		// run, written out: one call less for every inline request.
-		if err := c.invoke(); err != nil {
-			if err == errDetached {
-				return // the call lives on; it may already be recycled
-			}
-			c.handleError(err)
-		}
-		c.complete()
+	c.srv.pool.submit(c)
+}
+
+// runInline is start for an inline request: admit, then run, written
+// out (one call less for every inline request).
+func (c *Call) runInline() {
+	if !c.admit() {
 		return
 	}
-	c.srv.pool.submit(c)
+	var err error
+	if b := c.batch; b != nil && b.recovers {
+		// The transport recovers a panic on the batch's goroutine and
+		// hands it to Batch.Recover: no deferred call per request.
+		b.inHandler = true
+		if h := c.srv.chain; h != nil { // c.handle, written out
+			err = h(c)
+		} else {
+			err = c.method.handle(c)
+		}
+		b.inHandler = false
+	} else {
+		err = c.invoke()
+	}
+	if err != nil {
+		if err == errDetached {
+			return // the call lives on; it may already be recycled
+		}
+		c.handleError(err)
+	}
+	c.complete()
+}
+
+// handle runs the middleware chain, or the method's handler.
+func (c *Call) handle() error {
+	if h := c.srv.chain; h != nil {
+		return h(c)
+	}
+	return c.method.handle(c)
+}
+
+// panicked counts and logs a handler's panic with value v.
+func (c *Call) panicked(v any) {
+	c.srv.stats.Panics.Add(1)
+	c.srv.log.panic(c.method.name, v)
 }
 
 // Run is Start on the caller's goroutine: the handler runs, the response
@@ -476,16 +528,11 @@ func (c *Call) invoke() (err error) {
 			return
 		}
 		if v := recover(); v != nil {
-			c.srv.stats.Panics.Add(1)
-			c.srv.log.panic(c.method.name, v)
+			c.panicked(v)
 			err = errPanic
 		}
 	}()
-	if h := c.srv.chain; h != nil {
-		err = h(c)
-	} else {
-		err = c.method.handle(c)
-	}
+	err = c.handle()
 	returned = true
 	return err
 }

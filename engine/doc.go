@@ -182,7 +182,10 @@
 // that implements BatchReplier (Batch.SetReplier) also gets those
 // requests' responses on the batch's goroutine, so it can keep them
 // without a lock and queue the read's answers at once; Request.ReplyEscaped
-// tells it which of them need no newline scan.
+// tells it which of them need no newline scan. A transport that recovers
+// panics on the batch's goroutine (Batch.SetRecovers, Batch.Panicking,
+// Batch.Recover) spares each inline request of the batch its own deferred
+// recover; a handler's panic is still answered -32603 and counted.
 //
 // Lock order is documented in LOCKS.md.
 package engine

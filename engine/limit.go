@@ -379,7 +379,7 @@ func (l *limiter) sweepLocked(sh *limitShard) {
 	sh.sweepAt = max(64, 2*len(sh.m))
 }
 
-// release gives c's slot back (Call.end).
+// release gives c's slot back (the end of Call.complete).
 func (l *limiter) release(c *Call) {
 	e := c.lim
 	sh := &l.shards[e.shardIdx]

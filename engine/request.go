@@ -117,6 +117,19 @@ func (r *Request) Inline() bool {
 	return c.method != nil && c.inline()
 }
 
+// StartInline is Start for a request that Inline reports and that has no
+// timeout (HasTimeout), in one call: it runs the request to its end on the
+// caller's goroutine and reports true. Any other request is left as it
+// was, not started, and it reports false.
+func (r *Request) StartInline() bool {
+	c := r.c
+	if c.method == nil || !c.inline() || c.hasTimeout() {
+		return false
+	}
+	c.runInline()
+	return true
+}
+
 // Run is Start on the caller's goroutine: the handler runs, the response
 // reaches the Replier, Done is called, and only then does Run return.
 // The one exception is a request that detaches (a subscriptions/listen
@@ -301,10 +314,16 @@ func (sc *Scope) beginCall(c *Call, parent context.Context, rep Replier, princip
 		c.t0 = sc.srv.durStart()
 	}
 	if parent.Done() != nil {
-		gen := c.gen
-		c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
+		c.watchParent(parent)
 	}
 	return c.req()
+}
+
+// watchParent cancels c's request when parent, which can be cancelled,
+// is (beginCall).
+func (c *Call) watchParent(parent context.Context) {
+	gen := c.gen
+	c.stopParent = context.AfterFunc(parent, func() { c.cancelGen(gen, context.Cause(parent)) })
 }
 
 // BeginBorrowed is Begin without the copy: the request reads msg in

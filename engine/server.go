@@ -73,6 +73,9 @@ type Server struct {
 	// brace: structuredFlat's last append.
 	structTail []byte
 	supported  []byte // `["2026-07-28"]`
+	// ver0 is the first supported version (the one clients mostly send)
+	// as a wordKey: check accepts it without a string comparison.
+	ver0 wordKey
 
 	tracker  tracker // every request in flight
 	closing  atomic.Bool
@@ -152,6 +155,7 @@ func New(opt Config) *Server {
 	s.textEnd = append(append([]byte(nil), s.textTail...), '}')
 	s.structTail = append(append([]byte{'}'}, s.textTail[2:]...), '}')
 	s.supported, _ = codec.Marshal(s.opt.SupportedVersions)
+	s.ver0 = makeWordKey(s.opt.SupportedVersions[0])
 	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)
 	s.pool.init()

@@ -379,6 +379,17 @@ func (c *Conn) detach() {
 
 // pump takes frames until the input runs out or must pause.
 func (c *Conn) pump() {
+	for c.pumpBatch() {
+	}
+}
+
+// pumpBatch is pump with one engine.Batch: it takes frames until the input
+// runs out or must pause, or a handler run inline panics. The panic is
+// recovered here, once for the batch rather than once per request
+// (Batch.SetRecovers): the request is answered -32603 in its place among
+// the read's answers, and pumpBatch reports true so that pump goes on
+// with the next frames in a new batch.
+func (c *Conn) pumpBatch() (again bool) {
 	// pre is the engine's request the next frame is peeked into (no
 	// envelope copy); a frame that is not a request leaves it for the
 	// next one.
@@ -390,12 +401,19 @@ func (c *Conn) pump() {
 	// once, as the batch (engine.Batch).
 	b := c.scope.StartBatch()
 	b.SetReplier(c) // answers given here go to c.stage (ReplyInBatch)
+	b.SetRecovers() // a handler's panic is recovered below
 	// The peek's memo of the last params._meta, from a pool rather than
 	// one per connection (an idle connection keeps no 0.5 KiB for it):
 	// what it holds is checked byte for byte before it is used, so one
 	// left by another connection is as good as this one's own.
 	o := codec.PeekConfig{MaxDepth: c.maxDepth, Memo: memoPool.Get().(*codec.PeekMemo)}
 	defer func() {
+		// Only a handler's panic is recovered (recover is not called for
+		// any other: it goes on, with its own stack). Its request had
+		// taken pre, and Recover ends it.
+		if b.Panicking() && b.Recover(recover()) {
+			pre, again = nil, true
+		}
 		if pre != nil {
 			pre.Discard()
 		}
@@ -451,6 +469,7 @@ func (c *Conn) pump() {
 			pre = nil
 		}
 	}
+	return false
 }
 
 // pauseInput marks the input paused, then checks the cause again: a
@@ -540,16 +559,18 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *cod
 			return true
 		}
 	}
+	// An inline request runs here and ends before Start returns: nothing
+	// can cancel it meanwhile, so it never enters the table. The usual
+	// one, without a timeout, in one call (StartInline).
+	if r.StartInline() {
+		return true
+	}
 	if r.Inline() {
-		// Runs here and ends before Start returns: nothing can cancel it
-		// meanwhile, so it never enters the table.
-		if r.HasTimeout() {
-			// Its timeout's answer goes to the queue from the timer: the
-			// answers to the read's earlier lines go first. (Its progress
-			// and log notifications may still pass them: they answer
-			// nothing, and a line's order binds answers only.)
-			c.queueStage()
-		}
+		// Its timeout's answer goes to the queue from the timer: the
+		// answers to the read's earlier lines go first. (Its progress and
+		// log notifications may still pass them: they answer nothing, and
+		// a line's order binds answers only.)
+		c.queueStage()
 		r.Start()
 		return true
 	}

@@ -272,3 +272,46 @@ func memOn(t *testing.T, s *engine.Server, cfg Config) (*sink, *MemConn) {
 	t.Cleanup(func() { m.Close() })
 	return out, m
 }
+
+// TestInlinePanicKeepsReadOrder: handlers run inline recover no panic
+// themselves (engine.Batch.SetRecovers); pump recovers it for the batch. A
+// panicking inline handler's request is answered -32603 in its line's
+// place among the read's answers, counted, and the lines after it are
+// served (in a new batch), also when the panicking request has a timeout
+// (Start, not StartInline); the connection goes on.
+func TestInlinePanicKeepsReadOrder(t *testing.T) { // C12
+	leakCheck(t)
+	s, release := stageServer(t)
+	close(release)
+	boom := func(c *engine.Call) error {
+		var m map[string]int
+		//lint:ignore SA5000 a deliberate nil map write: the panic under test
+		m["x"] = 1
+		return nil
+	}
+	if err := s.AddTool(engine.Tool{Name: "boom", Inline: true, Handler: boom}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddTool(engine.Tool{Name: "boomTimed", Inline: true, Timeout: time.Minute, Handler: boom}); err != nil {
+		t.Fatal(err)
+	}
+	out, m := memOn(t, s, Config{})
+	read := strings.Join([]string{
+		callLine("1", "fast"), callLine("2", "boom"), callLine("3", "fast"),
+		callLine("4", "boomTimed"), callLine("5", "fast"), callLine("6", "boom"),
+	}, "\n")
+	if err := m.Send([]byte(read)); err != nil {
+		t.Fatal(err)
+	}
+	wantAnswersInOrder(t, out.all(), []string{`"fast 1"`, `"id":2,"error":{"code":-32603`, `"fast 3"`,
+		`"id":4,"error":{"code":-32603`, `"fast 5"`, `"id":6,"error":{"code":-32603`})
+	if n := s.Stats().Panics.Load(); n != 3 {
+		t.Fatalf("%d panics counted, want 3", n)
+	}
+	if err := m.Send([]byte(callLine("7", "fast"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.response(t, "7").text(); got != "fast 7" {
+		t.Fatalf("after the panics: %q", got)
+	}
+}
