@@ -63,7 +63,7 @@ type Batch struct {
 	toolIn *resultCache
 	tool   *Tool
 	// toolKey is tool's name as a wordKey (the zero key for a name that
-	// is not 8 to 16 bytes long: then the names are compared as strings).
+	// is not 4 to 16 bytes long: then the names are compared as strings).
 	toolKey wordKey
 	// spare is the Call of a request that ended here, kept for the next
 	// Prepare instead of a round trip through the pool.
