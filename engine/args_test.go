@@ -13,15 +13,10 @@ import (
 
 const testMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
-// callTool runs tools/call name with the raw arguments (omitted when "")
-// through Begin/Check/Run and returns the response line.
-func runToolCall(t testing.TB, s *Server, name, args string) []byte {
+// runMessage peeks msg, a request, and runs it through
+// Begin/Check/Run; it returns the response line.
+func runMessage(t testing.TB, s *Server, msg []byte) []byte {
 	t.Helper()
-	p := `{"name":` + strconv.Quote(name) + `,`
-	if args != "" {
-		p += `"arguments":` + args + `,`
-	}
-	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + p + testMeta + `}}`)
 	var env codec.Envelope
 	if err := codec.Peek(msg, &env); err != nil {
 		t.Fatalf("peek %s: %v", msg, err)
@@ -34,6 +29,18 @@ func runToolCall(t testing.TB, s *Server, name, args string) []byte {
 	r.Run()
 	<-rep.done
 	return rep.reply
+}
+
+// callTool runs tools/call name with the raw arguments (omitted when "")
+// through Begin/Check/Run and returns the response line.
+func runToolCall(t testing.TB, s *Server, name, args string) []byte {
+	t.Helper()
+	p := `{"name":` + strconv.Quote(name) + `,`
+	if args != "" {
+		p += `"arguments":` + args + `,`
+	}
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + p + testMeta + `}}`)
+	return runMessage(t, s, msg)
 }
 
 type rpcReply struct {

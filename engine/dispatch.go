@@ -378,17 +378,14 @@ func ErrMissingCapabilities(missing ...string) *codec.Error {
 // goroutine, the rest on a pooled worker. The response reaches the
 // Replier; then Done is called.
 func (c *Call) start() {
-	inline := c.inline()
-	if !inline {
-		// A worker runs it after the transport has moved on; owned before
-		// admit arms a timeout that may read it from another goroutine.
-		c.leaveBatch()
-		c.own()
-	}
-	if inline {
+	if c.inline() {
 		c.runInline()
 		return
 	}
+	// A worker runs it after the transport has moved on; owned before
+	// admit arms a timeout that may read it from another goroutine.
+	c.leaveBatch()
+	c.own()
 	if !c.admit() {
 		return
 	}

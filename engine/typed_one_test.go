@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/mcpwire/mcpwire/codec"
 )
 
 // oneArgs and oneOut are the reference echo's shape: one string in, one
@@ -90,18 +88,7 @@ func runToolCallID(t testing.TB, s *Server, id, name, args string) []byte {
 	t.Helper()
 	msg := []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":` + strconv.Quote(name) +
 		`,"arguments":` + args + `,` + testMeta + `}}`)
-	var env codec.Envelope
-	if err := codec.Peek(msg, &env); err != nil {
-		t.Fatalf("peek %s: %v", msg, err)
-	}
-	rep := &capture{done: make(chan struct{})}
-	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
-	if e := r.Check(); e != nil {
-		t.Fatalf("check: %s", e.Message)
-	}
-	r.Run()
-	<-rep.done
-	return rep.reply
+	return runMessage(t, s, msg)
 }
 
 // oneModes change the echo's text: the same string (written without the

@@ -388,18 +388,7 @@ func runPrompt(t testing.TB, s *Server, name, args string) []byte {
 		p += `"arguments":` + args + `,`
 	}
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":` + p + testMeta + `}}`)
-	var env codec.Envelope
-	if err := codec.Peek(msg, &env); err != nil {
-		t.Fatalf("peek %s: %v", msg, err)
-	}
-	rep := &capture{done: make(chan struct{})}
-	r := NewScope(s, "").Begin(context.Background(), msg, &env, rep, nil)
-	if e := r.Check(); e != nil {
-		t.Fatalf("check: %s", e.Message)
-	}
-	r.Run()
-	<-rep.done
-	return rep.reply
+	return runMessage(t, s, msg)
 }
 
 // TestPromptArguments: a prompt's declared arguments are enforced for
