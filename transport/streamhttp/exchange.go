@@ -229,9 +229,15 @@ func (x *exchange) unref() {
 	if cap(x.zbuf) > 64<<10 {
 		x.zbuf = nil
 	}
-	select {
-	case <-x.signal:
-	default:
+	// A wake left unread (by a waiter that had its answer already) is
+	// dropped; len first, so that an exchange nobody woke — a request run
+	// where it was read — pays no channel operation. Only holders send,
+	// and none is left.
+	if len(x.signal) != 0 {
+		select {
+		case <-x.signal:
+		default:
+		}
 	}
 	if x.work != nil {
 		x.work.reset()
