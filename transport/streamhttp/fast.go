@@ -155,7 +155,9 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if lc != nil {
 		lc.requestRead()
 	}
-	if p := ctx.Path(); string(p) != s.cfg.Path { // the MCP endpoint first: no map lookup
+	p := ctx.Path()
+	atPath := string(p) == s.cfg.Path // the MCP endpoint first: no map lookup
+	if !atPath {
 		if h := s.mounted(p); h != nil {
 			s.serveMountFast(ctx, h)
 			return
@@ -172,7 +174,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	r.alone = true
 	r.watch = &x.watch
 	r.method = ctx.Method()
-	r.path = ctx.Path()
+	r.path, r.atPath = p, atPath
 	h := &ctx.Request.Header
 	r.host = h.Host()
 	// n counts the fields All yields; fewer than the raw block's lines
@@ -239,7 +241,8 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 			r.aenc = v
 		}
 	}
-	if raw := h.RawHeaders(); dup == dupNone && (n < rawHeaderLines(raw) || !exactCount(ctx)) {
+	cl, body := h.ContentLength(), ctx.PostBody()
+	if raw := h.RawHeaders(); dup == dupNone && (n < rawHeaderLines(raw) || !exactCount(cl, body)) {
 		dup = scanDuplicates(raw)
 	}
 	if dup != dupNone {
@@ -248,7 +251,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		x.unref()
 		return
 	}
-	if h.ContentLength() == -1 && rawHasHeader(h.RawHeaders(), "content-length") {
+	if cl == -1 && rawHasHeader(h.RawHeaders(), "content-length") {
 		// Content-Length next to Transfer-Encoding: chunked may be request
 		// smuggling. fasthttp drops the length and closes after replying
 		// (RFC 9112 §6.3); we refuse the request outright (B5).
@@ -258,7 +261,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		x.unref()
 		return
 	}
-	r.body = ctx.PostBody()
+	r.body = body
 	r.raw = ctx.Conn()
 	if s.cfg.Authenticate != nil {
 		r.chains = verifiedChains(r.raw)
@@ -277,8 +280,9 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 // Content-Length once the body is read. (Connection: close is yielded for
 // an HTTP/1.0 request without a line; fastHandler does not count it
 // there.) FuzzDuplicateHeaders holds all of it to an independent count.
-func exactCount(ctx *fasthttp.RequestCtx) bool {
-	return ctx.Request.Header.ContentLength() > 0 && len(ctx.PostBody()) > 0
+// cl and body are the request's ContentLength and PostBody.
+func exactCount(cl int, body []byte) bool {
+	return cl > 0 && len(body) > 0
 }
 
 // fastWriter is the fasthttp respWriter.
