@@ -212,6 +212,17 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 				n++ // before HTTP/1.1, "close" comes without a line of its own
 			}
 			continue
+		case "Accept": // what the case-insensitive switch below does for it, without its compares
+			r.addAccept(x, v)
+			n++
+			continue
+		case "Origin":
+			if r.hasOrigin {
+				dup = dupOrigin
+			}
+			r.origin, r.hasOrigin = v, true
+			n++
+			continue
 		}
 		n++
 		switch {
@@ -225,11 +236,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		case equalFold(k, "content-type"):
 			r.ctype, r.hasCType = v, true
 		case equalFold(k, "accept"):
-			if r.hasAccept { // several Accept lines form one list (RFC 9110 §5.3)
-				x.accept = append(append(append(x.accept[:0], r.accept...), ','), v...)
-				v = x.accept
-			}
-			r.accept, r.hasAccept = v, true
+			r.addAccept(x, v)
 		case equalFold(k, "content-encoding"):
 			r.cenc, r.hasCEnc = v, true
 		case equalFold(k, "authorization"):
@@ -270,6 +277,16 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	x.fw = fastWriter{ctx: ctx}
 	s.serve(&r, x, &x.fw)
 	x.unref() // a stream holds its own reference
+}
+
+// addAccept files an Accept field's value: several Accept lines form one
+// list (RFC 9110 §5.3), joined in x.accept.
+func (r *reqInfo) addAccept(x *exchange, v []byte) {
+	if r.hasAccept {
+		x.accept = append(append(append(x.accept[:0], r.accept...), ','), v...)
+		v = x.accept
+	}
+	r.accept, r.hasAccept = v, true
 }
 
 // exactCount reports whether every field fasthttp's All yields for this
