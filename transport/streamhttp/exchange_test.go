@@ -5,14 +5,18 @@ import "testing"
 // TestUnrefDrainsSignal: an exchange goes back to the pool with no wake
 // left in its signal, whether or not one was sent, so that the next
 // request's waitFirst or pump does not take a stale wake for news. unref
-// looks at the channel's length before it receives (a request run where
-// it was read sends none); this fails if that look skips a wake that is
-// there.
+// looks at the channel only when x is no longer quiet, and then at its
+// length before it receives (a request run where it was read sends
+// none); this fails if either look skips a wake that is there.
 func TestUnrefDrainsSignal(t *testing.T) {
 	s := New(typedEchoEngine(t), Config{})
 	for _, woken := range []bool{false, true} {
 		x := s.acquireExchange()
+		x.quiet = true // bound alone (bind), as dispatch leaves a request run where it was read
 		if woken {
+			// Waiting starts only once x is no longer quiet (handOff
+			// before waitFirst, dispatch before the pump).
+			x.quiet = false
 			x.waiting.Store(true)
 			x.wake()
 			x.waiting.Store(false)
