@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mcpwire/mcpwire/codec"
 )
 
 // TestLookupToolFewKeys: a registry of at most maxFewTools tools whose
@@ -75,5 +78,41 @@ func TestLookupToolFewKeys(t *testing.T) {
 	s.RemoveTool("x")
 	if !s.cache.Load().byKey || s.lookupTool([]byte("echo")) == nil || s.lookupTool([]byte("x")) != nil {
 		t.Fatal("after RemoveTool(x): echo by key, x gone")
+	}
+}
+
+// TestCheckVersionFirst: Request.CheckVersion takes the first supported
+// version by its word key (Server.ver0) before the list; it must still
+// accept exactly the listed versions: each of them, and none of the
+// values one byte off the first (each byte flipped, one shorter, one
+// longer). Fails if the key accepts a value that is not the version.
+func TestCheckVersionFirst(t *testing.T) {
+	s := New(Config{Name: "t", Version: "1", SupportedVersions: []string{"2026-07-28", "2025-11-25"}})
+	check := func(v string) bool {
+		msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `"}}}`)
+		var env codec.Envelope
+		if err := codec.Peek(msg, &env); err != nil {
+			t.Fatalf("peek %s: %v", msg, err)
+		}
+		r := NewScope(s, "").Begin(context.Background(), msg, &env, &capture{done: make(chan struct{})}, nil)
+		return r.CheckVersion() == nil
+	}
+	for _, v := range []string{"2026-07-28", "2025-11-25"} {
+		if !check(v) {
+			t.Fatalf("%s refused", v)
+		}
+	}
+	first := "2026-07-28"
+	var near []string
+	for i := range first {
+		b := []byte(first)
+		b[i] ^= 0x01
+		near = append(near, string(b))
+	}
+	near = append(near, first[:len(first)-1], first+"0", "0"+first, "")
+	for _, v := range near {
+		if check(v) {
+			t.Fatalf("%q accepted", v)
+		}
 	}
 }
