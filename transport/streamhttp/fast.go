@@ -183,7 +183,11 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	// for a duplicate (F2). See exactCount for when n can be trusted.
 	n := 0
 	dup, hasAuth, http11 := dupNone, false, h.IsHTTP11()
-	for k, v := range h.All() {
+	// The body is called as All's yield itself, not through a range
+	// loop, whose per-field bookkeeping (the iterator's state, checked
+	// and set around each call) this loop has no use for: it never
+	// stops early.
+	h.All()(func(k, v []byte) bool {
 		// fasthttp hands over canonical names ("Content-Type"): exact
 		// compares first, the case-insensitive ones below only for
 		// other spellings.
@@ -191,38 +195,38 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		case "Content-Type":
 			r.ctype, r.hasCType = v, true
 			n++
-			continue
+			return true
 		case "Host", "Content-Length", "User-Agent":
 			n++
-			continue
+			return true
 		case "Mcp-Protocol-Version": // the mirrored headers' canonical names: mirrored.add's own switch
 			x.hdr.version.add(trimOWS(v))
 			n++
-			continue
+			return true
 		case "Mcp-Method":
 			x.hdr.method.add(trimOWS(v))
 			n++
-			continue
+			return true
 		case "Mcp-Name":
 			x.hdr.name.add(trimOWS(v))
 			n++
-			continue
+			return true
 		case "Connection":
 			if http11 {
 				n++ // before HTTP/1.1, "close" comes without a line of its own
 			}
-			continue
+			return true
 		case "Accept": // what the case-insensitive switch below does for it, without its compares
 			r.addAccept(x, v)
 			n++
-			continue
+			return true
 		case "Origin":
 			if r.hasOrigin {
 				dup = dupOrigin
 			}
 			r.origin, r.hasOrigin = v, true
 			n++
-			continue
+			return true
 		}
 		n++
 		switch {
@@ -247,7 +251,8 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		case equalFold(k, "accept-encoding"):
 			r.aenc = v
 		}
-	}
+		return true
+	})
 	cl, body := h.ContentLength(), ctx.PostBody()
 	if raw := h.RawHeaders(); dup == dupNone && (n < rawHeaderLines(raw) || !exactCount(cl, body)) {
 		dup = scanDuplicates(raw)
