@@ -224,13 +224,13 @@ const (
 func (c *limitConn) Read(p []byte) (int, error) {
 	manual := c.manual.Load()
 	if !manual {
-		var now time.Time
+		var now time.Duration // a monoNow reading
 		if c.coarse {
-			now = c.clk.now()
+			now = c.clk.mono()
 		} else {
-			now = time.Now()
+			now = monoNow()
 		}
-		c.applyReadDeadline(now.Sub(monoEpoch))
+		c.applyReadDeadline(now)
 	}
 	n, err := c.Conn.Read(p)
 	if n > 0 && !c.inReq && !manual {
