@@ -25,15 +25,17 @@ type coarseClock struct {
 }
 
 // coarseReading is one reading of a coarseClock: the time, and the same
-// reading as a monoNow value, so that the read deadlines (kept as monoNow
-// values) take it without a Time.Sub per read.
+// reading as a monoNow value and in Unix ns, so that the read deadlines
+// (kept as monoNow values) and the write deadline (kept in Unix ns) take
+// it without a conversion per request.
 type coarseReading struct {
 	t    time.Time
 	mono time.Duration // t.Sub(monoEpoch)
+	unix int64         // t.UnixNano(), for the write deadline (limitConn.refreshWriteDeadline)
 }
 
 func newCoarseReading(t time.Time) *coarseReading {
-	return &coarseReading{t: t, mono: t.Sub(monoEpoch)}
+	return &coarseReading{t: t, mono: t.Sub(monoEpoch), unix: t.UnixNano()}
 }
 
 // coarseMinLimit is the shortest limit whose deadline may come from the

@@ -8,7 +8,8 @@ import (
 // TestCoarseClockMono: the reading limitConn.Read takes for its read
 // deadlines (mono) is the clock's reading (now) as a monoNow value, the
 // same one now().Sub(monoEpoch) gives, both while the clock runs and once
-// it is halted (then a fresh reading). Fails if mono is kept apart from
+// it is halted (then a fresh reading); and its Unix time, which the write
+// deadline takes, is the reading's. Fails if either is kept apart from
 // the reading it stands for.
 func TestCoarseClockMono(t *testing.T) {
 	var c coarseClock
@@ -25,6 +26,9 @@ func TestCoarseClockMono(t *testing.T) {
 		}
 		if got, want := c.mono(), c.now().Sub(monoEpoch); got != want || p.mono != p.t.Sub(monoEpoch) {
 			t.Fatalf("mono %v, want now().Sub(monoEpoch) = %v", got, want)
+		}
+		if p.unix != p.t.UnixNano() {
+			t.Fatalf("unix %d, want t.UnixNano() = %d", p.unix, p.t.UnixNano())
 		}
 		c.t.Store(newCoarseReading(time.Now().Add(-time.Minute))) // as a tick stores it
 	}

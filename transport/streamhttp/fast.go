@@ -330,7 +330,7 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 	// deadline moves only when it has come within a second of expiring,
 	// which keeps timer work off the per-request path.
 	if lc := limitOf(w.ctx.Conn()); lc != nil {
-		lc.refreshWriteDeadline(lc.clk.now())
+		lc.refreshWriteDeadline()
 	} else {
 		_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
 	}
