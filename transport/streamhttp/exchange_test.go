@@ -1,6 +1,15 @@
 package streamhttp
 
-import "testing"
+import (
+	"bytes"
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpwire/mcpwire/internal/replayconn"
+)
 
 // TestUnrefDrainsSignal: an exchange goes back to the pool with no wake
 // left in its signal, whether or not one was sent, so that the next
@@ -31,5 +40,40 @@ func TestUnrefDrainsSignal(t *testing.T) {
 		if n := len(x.signal); n != 0 {
 			t.Fatalf("woken=%v: %d wakes left in the pooled exchange's signal", woken, n)
 		}
+	}
+}
+
+// deadlineCounter counts the write deadlines set on a connection.
+type deadlineCounter struct {
+	*replayconn.Conn
+	writeDeadlines atomic.Int32
+}
+
+func (c *deadlineCounter) SetWriteDeadline(time.Time) error {
+	c.writeDeadlines.Add(1)
+	return nil
+}
+
+// TestWriteDeadlineKept: the response's write deadline is set by the
+// first request of a connection and then left alone while it is far off
+// (limitConn.refreshWriteDeadline, from the coarse clock): 50 keep-alive
+// requests set it once, not 50 times. Fails if send stops reaching the
+// connection's limitConn, or the check takes a reading later than the
+// clock's, and a deadline is set per request.
+func TestWriteDeadlineKept(t *testing.T) {
+	s := New(typedEchoEngine(t), Config{})
+	rc := &deadlineCounter{Conn: replayconn.New(wrkRequest, 50)}
+	ln := &connsListener{closed: make(chan struct{}), cs: []net.Conn{rc}}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	<-rc.Finished
+	close(ln.closed)
+	_ = s.Shutdown(context.Background())
+	<-done
+	if rc.Done != rc.N || !bytes.HasSuffix(rc.First, []byte("\r\n\r\n"+wrkEchoReply)) {
+		t.Fatalf("%d responses of %d, first %q", rc.Done, rc.N, rc.First)
+	}
+	if n := rc.writeDeadlines.Load(); n != 1 {
+		t.Fatalf("%d write deadlines set for %d requests, want 1", n, rc.N)
 	}
 }
