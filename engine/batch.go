@@ -223,7 +223,7 @@ func (b *Batch) lookupTool(s *Server, name []byte) *Tool {
 	if t := b.tool; t != nil && b.toolIn == rc && t.Name == string(name) {
 		return t
 	}
-	t := rc.toolsByName[string(name)]
+	t := rc.tool(name)
 	if t != nil {
 		b.toolIn, b.tool, b.toolKey = rc, t, makeWordKey(t.Name)
 	}

@@ -223,6 +223,9 @@ func (c *Call) checkVersion() *codec.Error {
 		// supports, written out for the usual unescaped value: no call,
 		// no copy of the Str.
 		if v.Present {
+			if c.srv.ver0.is(v.Raw) {
+				return nil // the first supported version, as two word compares
+			}
 			for _, sv := range c.srv.opt.SupportedVersions {
 				if string(v.Raw) == sv {
 					return nil

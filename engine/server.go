@@ -115,6 +115,13 @@ type resultCache struct {
 	// core shares). Never modified once published.
 	toolsByName   map[string]*Tool
 	promptsByName map[string]*Prompt
+	// fewTools is toolsByName as a list of word keys when it holds at
+	// most maxFewTools tools whose names are all 4 to 16 bytes long (a
+	// usual server's): finding a name is then a few word compares, where
+	// the map hashes it and compares it again (~100 instructions a
+	// request). byKey: fewTools is complete and used.
+	fewTools []fewTool
+	byKey    bool
 	// The lists' catalogs (catalog.go), each built by the first list
 	// request after the registry change that made this cache.
 	lists [numLists]atomic.Pointer[catalog]
@@ -398,8 +405,17 @@ func (s *Server) rebuildLocked() {
 	hints := s.cacheHints(s.opt.CacheScope)
 	c.hints = hints
 	c.toolsByName = make(map[string]*Tool, len(s.tools))
+	c.byKey = len(s.tools) <= maxFewTools
 	for k, t := range s.tools {
 		c.toolsByName[k] = t
+		if key := makeWordKey(k); key.n == 0 {
+			c.byKey = false // a name outside 4 to 16 bytes: the map
+		} else if c.byKey {
+			c.fewTools = append(c.fewTools, fewTool{key: key, t: t})
+		}
+	}
+	if !c.byKey {
+		c.fewTools = nil
 	}
 	c.promptsByName = make(map[string]*Prompt, len(s.prompts))
 	for k, p := range s.prompts {
@@ -458,7 +474,32 @@ func (c capabilities) append(b []byte) []byte {
 }
 
 func (s *Server) lookupTool(name []byte) *Tool {
-	return s.cache.Load().toolsByName[string(name)]
+	return s.cache.Load().tool(name)
+}
+
+// maxFewTools bounds resultCache.fewTools: past it, a miss's walk over
+// the keys costs about what the map's hash does.
+const maxFewTools = 8
+
+// fewTool is one entry of resultCache.fewTools.
+type fewTool struct {
+	key wordKey
+	t   *Tool
+}
+
+// tool returns the tool registered as name, or nil: toolsByName's answer,
+// from fewTools when byKey (the keys are the map's, each a distinct name
+// that wordKey.is matches exactly).
+func (c *resultCache) tool(name []byte) *Tool {
+	if !c.byKey {
+		return c.toolsByName[string(name)]
+	}
+	for i := range c.fewTools {
+		if c.fewTools[i].key.is(name) {
+			return c.fewTools[i].t
+		}
+	}
+	return nil
 }
 
 func (s *Server) lookupPrompt(name []byte) *Prompt {

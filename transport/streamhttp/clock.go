@@ -18,10 +18,24 @@ var coarseTick = 250 * time.Millisecond
 // is used only for limits of at least coarseMinLimit; shorter ones read the
 // clock. When the front end is not serving, now reads the clock.
 type coarseClock struct {
-	t    atomic.Pointer[time.Time]
+	t    atomic.Pointer[coarseReading]
 	mu   sync.Mutex
 	stop chan struct{}
 	done chan struct{}
+}
+
+// coarseReading is one reading of a coarseClock: the time, and the same
+// reading as a monoNow value and in Unix ns, so that the read deadlines
+// (kept as monoNow values) and the write deadline (kept in Unix ns) take
+// it without a conversion per request.
+type coarseReading struct {
+	t    time.Time
+	mono time.Duration // t.Sub(monoEpoch)
+	unix int64         // t.UnixNano(), for the write deadline (limitConn.refreshWriteDeadline)
+}
+
+func newCoarseReading(t time.Time) *coarseReading {
+	return &coarseReading{t: t, mono: t.Sub(monoEpoch), unix: t.UnixNano()}
 }
 
 // coarseMinLimit is the shortest limit whose deadline may come from the
@@ -30,9 +44,18 @@ func coarseMinLimit() time.Duration { return 16 * coarseTick }
 
 func (c *coarseClock) now() time.Time {
 	if p := c.t.Load(); p != nil {
-		return *p
+		return p.t
 	}
 	return time.Now()
+}
+
+// mono is now as a monoNow value: the same reading, as now().Sub(monoEpoch)
+// would give it.
+func (c *coarseClock) mono() time.Duration {
+	if p := c.t.Load(); p != nil {
+		return p.mono
+	}
+	return monoNow()
 }
 
 func (c *coarseClock) start() {
@@ -41,8 +64,7 @@ func (c *coarseClock) start() {
 	if c.stop != nil {
 		return
 	}
-	now := time.Now()
-	c.t.Store(&now)
+	c.t.Store(newCoarseReading(time.Now()))
 	c.stop, c.done = make(chan struct{}), make(chan struct{})
 	go c.run(coarseTick, c.stop, c.done)
 }
@@ -56,7 +78,7 @@ func (c *coarseClock) run(tick time.Duration, stop, done chan struct{}) {
 		case <-stop:
 			return
 		case t := <-tk.C:
-			c.t.Store(&t)
+			c.t.Store(newCoarseReading(t))
 		}
 	}
 }

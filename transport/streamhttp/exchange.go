@@ -210,6 +210,7 @@ func (x *exchange) unref() {
 		return
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
+	quiet := x.quiet
 	x.async, x.quiet = false, false
 	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
 	x.inlineOn, x.pumpBusy, x.inlineAt, x.inline.rc = false, false, 0, nil
@@ -229,9 +230,18 @@ func (x *exchange) unref() {
 	if cap(x.zbuf) > 64<<10 {
 		x.zbuf = nil
 	}
-	select {
-	case <-x.signal:
-	default:
+	// A wake left unread (by a waiter that had its answer already) is
+	// dropped. An exchange still quiet was never waited on (waitFirst and
+	// the pump set waiting only after quiet is cleared, and wake sends
+	// only to a waiter), so its signal is empty: a request run where it
+	// was read pays no look at the channel. Otherwise len first (a call,
+	// but cheaper than a receive that finds nothing). Only holders send,
+	// and none is left.
+	if !quiet && len(x.signal) != 0 {
+		select {
+		case <-x.signal:
+		default:
+		}
 	}
 	if x.work != nil {
 		x.work.reset()

@@ -155,7 +155,9 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if lc != nil {
 		lc.requestRead()
 	}
-	if p := ctx.Path(); string(p) != s.cfg.Path { // the MCP endpoint first: no map lookup
+	p := ctx.Path()
+	atPath := string(p) == s.cfg.Path // the MCP endpoint first: no map lookup
+	if !atPath {
 		if h := s.mounted(p); h != nil {
 			s.serveMountFast(ctx, h)
 			return
@@ -172,7 +174,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	r.alone = true
 	r.watch = &x.watch
 	r.method = ctx.Method()
-	r.path = ctx.Path()
+	r.path, r.atPath = p, atPath
 	h := &ctx.Request.Header
 	r.host = h.Host()
 	// n counts the fields All yields; fewer than the raw block's lines
@@ -181,7 +183,11 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	// for a duplicate (F2). See exactCount for when n can be trusted.
 	n := 0
 	dup, hasAuth, http11 := dupNone, false, h.IsHTTP11()
-	for k, v := range h.All() {
+	// The body is called as All's yield itself, not through a range
+	// loop, whose per-field bookkeeping (the iterator's state, checked
+	// and set around each call) this loop has no use for: it never
+	// stops early.
+	h.All()(func(k, v []byte) bool {
 		// fasthttp hands over canonical names ("Content-Type"): exact
 		// compares first, the case-insensitive ones below only for
 		// other spellings.
@@ -189,27 +195,38 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		case "Content-Type":
 			r.ctype, r.hasCType = v, true
 			n++
-			continue
+			return true
 		case "Host", "Content-Length", "User-Agent":
 			n++
-			continue
+			return true
 		case "Mcp-Protocol-Version": // the mirrored headers' canonical names: mirrored.add's own switch
 			x.hdr.version.add(trimOWS(v))
 			n++
-			continue
+			return true
 		case "Mcp-Method":
 			x.hdr.method.add(trimOWS(v))
 			n++
-			continue
+			return true
 		case "Mcp-Name":
 			x.hdr.name.add(trimOWS(v))
 			n++
-			continue
+			return true
 		case "Connection":
 			if http11 {
 				n++ // before HTTP/1.1, "close" comes without a line of its own
 			}
-			continue
+			return true
+		case "Accept": // what the case-insensitive switch below does for it, without its compares
+			r.addAccept(x, v)
+			n++
+			return true
+		case "Origin":
+			if r.hasOrigin {
+				dup = dupOrigin
+			}
+			r.origin, r.hasOrigin = v, true
+			n++
+			return true
 		}
 		n++
 		switch {
@@ -223,11 +240,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		case equalFold(k, "content-type"):
 			r.ctype, r.hasCType = v, true
 		case equalFold(k, "accept"):
-			if r.hasAccept { // several Accept lines form one list (RFC 9110 §5.3)
-				x.accept = append(append(append(x.accept[:0], r.accept...), ','), v...)
-				v = x.accept
-			}
-			r.accept, r.hasAccept = v, true
+			r.addAccept(x, v)
 		case equalFold(k, "content-encoding"):
 			r.cenc, r.hasCEnc = v, true
 		case equalFold(k, "authorization"):
@@ -238,8 +251,10 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		case equalFold(k, "accept-encoding"):
 			r.aenc = v
 		}
-	}
-	if raw := h.RawHeaders(); dup == dupNone && (n < rawHeaderLines(raw) || !exactCount(ctx)) {
+		return true
+	})
+	cl, body := h.ContentLength(), ctx.PostBody()
+	if raw := h.RawHeaders(); dup == dupNone && (n < rawHeaderLines(raw) || !exactCount(cl, body)) {
 		dup = scanDuplicates(raw)
 	}
 	if dup != dupNone {
@@ -248,7 +263,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		x.unref()
 		return
 	}
-	if h.ContentLength() == -1 && rawHasHeader(h.RawHeaders(), "content-length") {
+	if cl == -1 && rawHasHeader(h.RawHeaders(), "content-length") {
 		// Content-Length next to Transfer-Encoding: chunked may be request
 		// smuggling. fasthttp drops the length and closes after replying
 		// (RFC 9112 §6.3); we refuse the request outright (B5).
@@ -258,7 +273,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		x.unref()
 		return
 	}
-	r.body = ctx.PostBody()
+	r.body = body
 	r.raw = ctx.Conn()
 	if s.cfg.Authenticate != nil {
 		r.chains = verifiedChains(r.raw)
@@ -269,6 +284,16 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	x.unref() // a stream holds its own reference
 }
 
+// addAccept files an Accept field's value: several Accept lines form one
+// list (RFC 9110 §5.3), joined in x.accept.
+func (r *reqInfo) addAccept(x *exchange, v []byte) {
+	if r.hasAccept {
+		x.accept = append(append(append(x.accept[:0], r.accept...), ','), v...)
+		v = x.accept
+	}
+	r.accept, r.hasAccept = v, true
+}
+
 // exactCount reports whether every field fasthttp's All yields for this
 // request stands for a raw header line of its own, so that as many fields
 // as lines proves no two lines were merged. That holds for a body framed
@@ -277,8 +302,9 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 // Content-Length once the body is read. (Connection: close is yielded for
 // an HTTP/1.0 request without a line; fastHandler does not count it
 // there.) FuzzDuplicateHeaders holds all of it to an independent count.
-func exactCount(ctx *fasthttp.RequestCtx) bool {
-	return ctx.Request.Header.ContentLength() > 0 && len(ctx.PostBody()) > 0
+// cl and body are the request's ContentLength and PostBody.
+func exactCount(cl int, body []byte) bool {
+	return cl > 0 && len(body) > 0
 }
 
 // fastWriter is the fasthttp respWriter.
@@ -304,7 +330,7 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 	// deadline moves only when it has come within a second of expiring,
 	// which keeps timer work off the per-request path.
 	if lc := limitOf(w.ctx.Conn()); lc != nil {
-		lc.refreshWriteDeadline(lc.clk.now())
+		lc.refreshWriteDeadline()
 	} else {
 		_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
 	}

@@ -224,13 +224,13 @@ const (
 func (c *limitConn) Read(p []byte) (int, error) {
 	manual := c.manual.Load()
 	if !manual {
-		var now time.Time
+		var now time.Duration // a monoNow reading
 		if c.coarse {
-			now = c.clk.now()
+			now = c.clk.mono()
 		} else {
-			now = time.Now()
+			now = monoNow()
 		}
-		c.applyReadDeadline(now.Sub(monoEpoch))
+		c.applyReadDeadline(now)
 	}
 	n, err := c.Conn.Read(p)
 	if n > 0 && !c.inReq && !manual {
@@ -326,13 +326,27 @@ func (c *limitConn) SetWriteDeadline(t time.Time) error {
 const responseWriteTimeout = 30 * time.Second
 
 // refreshWriteDeadline keeps a write deadline of about
-// responseWriteTimeout ahead, touching the connection only when less than
-// responseWriteTimeout-1s is left. Called by the goroutine serving the
-// connection (one request at a time).
-func (c *limitConn) refreshWriteDeadline(now time.Time) {
-	if d := c.wdl.Load(); d == 0 || time.Duration(d-now.UnixNano()) < responseWriteTimeout-time.Second {
+// responseWriteTimeout ahead of the coarse clock's reading (clk.now),
+// touching the connection only when less than responseWriteTimeout-1s is
+// left. Called by the goroutine serving the connection (one request at a
+// time).
+func (c *limitConn) refreshWriteDeadline() {
+	if p := c.clk.t.Load(); p != nil {
+		if c.writeDue(p.unix) { // the reading's Unix time, kept with it
+			_ = c.SetWriteDeadline(p.t.Add(responseWriteTimeout))
+		}
+		return
+	}
+	if now := time.Now(); c.writeDue(now.UnixNano()) {
 		_ = c.SetWriteDeadline(now.Add(responseWriteTimeout))
 	}
+}
+
+// writeDue reports whether the write deadline needs moving at now (Unix
+// ns): none set, or less than responseWriteTimeout-1s left.
+func (c *limitConn) writeDue(now int64) bool {
+	d := c.wdl.Load()
+	return d == 0 || time.Duration(d-now) < responseWriteTimeout-time.Second
 }
 
 func (c *limitConn) Close() error {

@@ -224,7 +224,7 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 
 func (s *Server) refreshWrite(ctx *fasthttp.RequestCtx) {
 	if lc := limitOf(ctx.Conn()); lc != nil {
-		lc.refreshWriteDeadline(lc.clk.now())
+		lc.refreshWriteDeadline()
 	} else {
 		_ = ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
 	}

@@ -120,6 +120,7 @@ type reqInfo struct {
 	chains                                  [][]*x509.Certificate // verified TLS peer chains (only with Authenticate)
 	raw                                     net.Conn              // for the disconnect watcher; may be nil
 	lc                                      *limitConn            // fasthttp: the connection's limitConn (nil: none, or net/http)
+	atPath                                  bool                  // path is known to be Config.Path (fasthttp compared it already)
 	// alone: nothing outside this goroutine can cancel the exchange
 	// until dispatch arms its watcher or hands it on (fasthttp: no
 	// request context whose end cancels it, as net/http's does).
@@ -229,7 +230,7 @@ func (s *Server) hostAllowed(r *reqInfo) bool {
 }
 
 func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
-	if !bytes.Equal(r.path, s.path) {
+	if !r.atPath && !bytes.Equal(r.path, s.path) {
 		s.stats.NotFound.Add(1)
 		w.send(404, "", nil)
 		return
