@@ -53,10 +53,11 @@ func (h handler) ServeFastHTTP(ctx context.Context, rc *fasthttp.RequestCtx) boo
 
 // fastReq is one fast request's working space, pooled.
 type fastReq struct {
-	env codec.Envelope
-	m   wire
-	msg []byte // the engine's message
-	out []byte // the answer
+	env  codec.Envelope
+	m    wire
+	sink fastSink // handed to rounds by pointer: a fastSink value would be boxed (allocated) on every call
+	msg  []byte   // the engine's message
+	out  []byte   // the answer
 }
 
 var fastPool = sync.Pool{New: func() any { return &fastReq{msg: make([]byte, 0, 1024), out: make([]byte, 0, 1024)} }}
@@ -75,7 +76,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 	}
 	fr := fastPool.Get().(*fastReq)
 	defer func() {
-		fr.env, fr.m = codec.Envelope{}, wire{}
+		fr.env, fr.m, fr.sink = codec.Envelope{}, wire{}, fastSink{}
 		if cap(fr.msg) > 64<<10 {
 			fr.msg = make([]byte, 0, 1024)
 		}
@@ -114,7 +115,8 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		limitKey = s.callerAddr(rc.RemoteAddr()) // as ServeHTTP's callerIP
 	}
 	key := string(m.ID)
-	sink := fastSink{rc: rc, meta: s.cfg.ResourceMetadata}
+	fr.sink = fastSink{rc: rc, meta: s.cfg.ResourceMetadata}
+	sink := &fr.sink
 	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head, env)
 	if ce != nil {
 		sink.final(encodeError(m.ID, ce))
@@ -299,7 +301,32 @@ var fastNames = [4]string{HeaderSession, HeaderProtocol, "Content-Type", "Accept
 // nameAt reports whether line is a field named name (any case): name,
 // then the colon that ends it.
 func nameAt(line []byte, name string) bool {
-	return len(line) > len(name) && line[len(name)] == ':' && bytes.EqualFold(line[:len(name)], []byte(name))
+	return len(line) > len(name) && line[len(name)] == ':' && equalFoldASCII(line[:len(name)], name)
+}
+
+// equalFoldASCII is bytes.EqualFold(b, []byte(s)) for an ASCII s, without
+// decoding runes when the lengths are equal (the common case: a header
+// name cut to the length of the one it is compared with, a value with the
+// length of the one expected). There the two agree byte for byte: a rune
+// that Unicode folds to an ASCII letter without being one (the Kelvin sign
+// to k, the long s to s) takes two or three bytes for the one of s, so it
+// cannot fit in an equal length, and an invalid byte folds to nothing.
+// Other lengths take bytes.EqualFold's way. FuzzEqualFoldASCII holds it to
+// bytes.EqualFold.
+func equalFoldASCII(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return bytes.EqualFold(b, []byte(s))
+	}
+	for i := 0; i < len(s); i++ {
+		c, d := b[i], s[i]
+		if c == d {
+			continue
+		}
+		if c|0x20 != d|0x20 || c|0x20 < 'a' || c|0x20 > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // trimSpaceTab is bytes.Trim(v, " \t") without building its cutset.
@@ -318,7 +345,7 @@ func trimSpaceTab(v []byte) []byte {
 // application/json without parameters, an Accept listing one of the two
 // types or */* without parameters, or none.
 func (h *fastHeaders) plain() bool {
-	if len(h.sid) == 0 || !bytes.EqualFold(h.ctype, []byte("application/json")) {
+	if len(h.sid) == 0 || !equalFoldASCII(h.ctype, "application/json") {
 		return false
 	}
 	if len(h.ver) > 0 && !knownVersion(h.ver) {
@@ -331,7 +358,7 @@ func (h *fastHeaders) plain() bool {
 		var part []byte
 		part, a, _ = bytes.Cut(a, []byte{','})
 		part = bytes.TrimSpace(part)
-		if bytes.EqualFold(part, []byte("application/json")) || bytes.EqualFold(part, []byte("text/event-stream")) || string(part) == "*/*" {
+		if equalFoldASCII(part, "application/json") || equalFoldASCII(part, "text/event-stream") || string(part) == "*/*" {
 			return true
 		}
 	}

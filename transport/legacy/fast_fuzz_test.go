@@ -427,3 +427,50 @@ func TestLegacyResultDropsHandlersModernMembers(t *testing.T) {
 		t.Errorf("nested member: got %s, want content and structuredContent.cacheScope", out)
 	}
 }
+
+// equalFoldCases are pairs where a byte-wise fold goes wrong if it folds
+// non-letters (@ and `, [ and {, - and CR differ by 0x20) or gives up on
+// other lengths (the long s and the Kelvin sign fold to ASCII letters).
+var equalFoldCases = []struct {
+	b, s string
+	want bool
+}{
+	0:  {"Mcp-Session-Id", "Mcp-Session-Id", true},
+	1:  {"MCP-SESSION-ID", "Mcp-Session-Id", true},
+	2:  {"mcp-session-id", "Mcp-Session-Id", true},
+	3:  {"Mcp-Session\rId", "Mcp-Session-Id", false},
+	4:  {"@ccept", "`ccept", false},
+	5:  {"[a]", "{a}", false},
+	6:  {"application/jſon", "application/json", true},
+	7:  {"\u212aey", "key", true},
+	8:  {"application/jso", "application/json", false},
+	9:  {"Application/JSON", "application/json", true},
+	10: {"application/js\xc5n", "application/json", false},
+	11: {"", "", true},
+}
+
+func TestEqualFoldASCII(t *testing.T) {
+	for i, tc := range equalFoldCases {
+		if got := equalFoldASCII([]byte(tc.b), tc.s); got != tc.want {
+			t.Errorf("%d: equalFoldASCII(%q, %q) = %v, want %v", i, tc.b, tc.s, got, tc.want)
+		}
+	}
+}
+
+// FuzzEqualFoldASCII holds equalFoldASCII to bytes.EqualFold for an ASCII
+// s (the only kind it is called with).
+func FuzzEqualFoldASCII(f *testing.F) {
+	for _, tc := range equalFoldCases {
+		f.Add([]byte(tc.b), tc.s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, s string) {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= 0x80 {
+				return
+			}
+		}
+		if got, want := equalFoldASCII(b, s), bytes.EqualFold(b, []byte(s)); got != want {
+			t.Fatalf("equalFoldASCII(%q, %q) = %v, bytes.EqualFold %v", b, s, got, want)
+		}
+	})
+}
