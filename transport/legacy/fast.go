@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -114,7 +115,11 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 	if ownerOf(principal) == "" {
 		limitKey = s.callerAddr(rc.RemoteAddr()) // as ServeHTTP's callerIP
 	}
-	key := string(m.ID)
+	// The in-flight key is the id's bytes in the body, not a copy: it is
+	// in ss.calls only until rounds removes it, before this returns and
+	// fasthttp reuses the body; the stream way below re-keys the call
+	// under a copy before it returns (keepKey).
+	key := unsafe.String(unsafe.SliceData(m.ID), len(m.ID))
 	fr.sink = fastSink{rc: rc, meta: s.cfg.ResourceMetadata}
 	sink := &fr.sink
 	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head, env)
@@ -137,6 +142,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 	// stream, written once this handler has returned. What it keeps of
 	// the request is copied (fasthttp reuses it).
 	mc := &wire{JSONRPC: "2.0", ID: bytes.Clone(m.ID), Method: m.Method, Params: bytes.Clone(m.Params)}
+	key = ss.keepKey(key, c)
 	rc.SetStatusCode(200)
 	rc.Response.Header.Set("Content-Type", "text/event-stream")
 	rc.Response.Header.Set("Cache-Control", "no-cache")

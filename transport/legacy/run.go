@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -361,6 +362,21 @@ func (ss *session) addCall(key string, c *call) bool {
 	}
 	ss.calls[key] = c
 	return true
+}
+
+// keepKey moves c, in ss.calls under key, to a copy of key, which it
+// returns: for a key that aliases a buffer about to be reused (the fast
+// path's, the id's bytes in fasthttp's body), when the call outlives it.
+// A call no longer there (ended, or the session gone) is left alone.
+func (ss *session) keepKey(key string, c *call) string {
+	kept := strings.Clone(key)
+	ss.mu.Lock()
+	if ss.calls[key] == c {
+		delete(ss.calls, key)
+		ss.calls[kept] = c
+	}
+	ss.mu.Unlock()
+	return kept
 }
 
 func (ss *session) removeCall(key string, c *call) {
