@@ -3,6 +3,7 @@ package legacy
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/textproto"
 	"reflect"
@@ -453,6 +454,40 @@ func TestEqualFoldASCII(t *testing.T) {
 	for i, tc := range equalFoldCases {
 		if got := equalFoldASCII([]byte(tc.b), tc.s); got != tc.want {
 			t.Errorf("%d: equalFoldASCII(%q, %q) = %v, want %v", i, tc.b, tc.s, got, tc.want)
+		}
+	}
+	// Every length up to 40, each ASCII byte of s (letters, and their
+	// neighbours 0x20 away) against every byte value at each place in b, the
+	// rest of b s in mixed case: the word-wise compare agrees with
+	// bytes.EqualFold at every position of a word, the overlapping last one
+	// included.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n <= 40; n++ {
+		for range 20 {
+			sb := make([]byte, n)
+			for i := range sb {
+				sb[i] = byte(rng.IntN(0x80))
+			}
+			s := string(sb)
+			b := []byte(s)
+			for i := range b {
+				if rng.IntN(2) == 0 && (b[i]|0x20 >= 'a' && b[i]|0x20 <= 'z') {
+					b[i] ^= 0x20
+				}
+			}
+			if !equalFoldASCII(b, s) {
+				t.Fatalf("equalFoldASCII(%q, %q) = false", b, s)
+			}
+			for i := range b {
+				old := b[i]
+				for v := range 256 {
+					b[i] = byte(v)
+					if got, want := equalFoldASCII(b, s), bytes.EqualFold(b, []byte(s)); got != want {
+						t.Fatalf("equalFoldASCII(%q, %q) = %v, bytes.EqualFold %v", b, s, got, want)
+					}
+				}
+				b[i] = old
+			}
 		}
 	}
 }
