@@ -484,12 +484,47 @@ func appendLegacyResult(dst, raw, metaTail []byte) ([]byte, bool) {
 		return nil, false
 	}
 	body = body[:len(body)-len(metaTail)]
-	if mayDropMembers(body) {
+	if !plainText(body) && mayDropMembers(body) {
 		return nil, false // possibly top-level members to drop: decode
 	}
 	dst = append(dst, '{')
 	dst = append(dst, body...)
 	return append(dst, '}'), true
+}
+
+// plainText reports whether body is the engine's text result (Call.Text,
+// Call.ToolError: content, then isError false or true) with a text that
+// holds no quote and no backslash: then its members are content and
+// isError, and the only text between two quotes that is not one of the
+// fixed names is the text itself, so mayDropMembers would be false unless
+// the text is one of the names it looks for. Two byte scans of the text
+// instead of mayDropMembers' five of the whole body.
+func plainText(body []byte) bool {
+	const pre, post = `"content":[{"type":"text","text":"`, `"}],"isError":`
+	if len(body) < len(pre)+len(post)+len("true") || string(body[:len(pre)]) != pre {
+		return false
+	}
+	var n int // where the text ends
+	switch {
+	case bytes.HasSuffix(body, []byte(post+"false")):
+		n = len(body) - len(post) - len("false")
+	case bytes.HasSuffix(body, []byte(post+"true")):
+		n = len(body) - len(post) - len("true")
+	default:
+		return false
+	}
+	if n < len(pre) {
+		return false
+	}
+	text := body[len(pre):n]
+	if bytes.IndexByte(text, '"') >= 0 || bytes.IndexByte(text, '\\') >= 0 {
+		return false
+	}
+	switch string(text) {
+	case "ttlMs", "_meta", "resultType", "cacheScope":
+		return false
+	}
+	return true
 }
 
 // mayDropMembers reports whether body may hold a member the rewrite

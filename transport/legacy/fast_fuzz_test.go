@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -508,4 +509,34 @@ func FuzzEqualFoldASCII(f *testing.F) {
 			t.Fatalf("equalFoldASCII(%q, %q) = %v, bytes.EqualFold %v", b, s, got, want)
 		}
 	})
+}
+
+// TestPlainTextResult: the text result's shortcut (plainText) copies the
+// result exactly when the look for members to drop (mayDropMembers) would
+// have let it be copied, so the answer's bytes are what they were: a text
+// with a quote (members after the content, one of them dropped), a
+// backslash (an escape may spell a name) or one of the looked-for names
+// takes the look.
+func TestPlainTextResult(t *testing.T) {
+	for i, text := range []string{
+		`hello world`, ``, `_meta`, `ttlMs`, `resultType`, `cacheScope`, `"ttlMs"`, `a\"b`, `\u005fmeta`, `x\\`,
+		`x"}],"ttlMs":5,"y":[{"z":"`, `x"}],"_meta":{"a":1},"y":[{"z":"`, `M_TS`, `content`,
+	} {
+		for _, end := range []string{`"}],"isError":false`, `"}],"isError":true`, `"}],"isError":tru`, `"}],"isError":fals`, `"}]`, `"}],"isError":falsee`} {
+			raw := []byte(`{"resultType":"complete","content":[{"type":"text","text":"` + text + end + string(legacyMetaTail) + `}`)
+			body := raw[len(`{"resultType":"complete",`) : len(raw)-1-len(legacyMetaTail)]
+			want, wantOK := []byte("{"+string(body)+"}"), !mayDropMembers(body)
+			got, ok := appendLegacyResult(nil, raw, legacyMetaTail)
+			if ok != wantOK || ok && !bytes.Equal(got, want) {
+				t.Errorf("%d: text %q, end %q: appendLegacyResult = %s, %v; want %s, %v", i, text, end, got, ok, want, wantOK)
+			}
+			if plainText(body) != (end == `"}],"isError":false` || end == `"}],"isError":true`) && wantOK && !strings.ContainsAny(text, `"\`) {
+				t.Errorf("%d: text %q, end %q: plainText = %v", i, text, end, plainText(body))
+			}
+		}
+	}
+	// The shape's two quotes around the text as one: not the shape.
+	if body := []byte(`"content":[{"type":"text","text":"}],"isError":false`); plainText(body) {
+		t.Errorf("plainText(%s) = true", body)
+	}
 }
