@@ -131,6 +131,9 @@ func (ss *session) modernMap(id json.RawMessage, method string, params json.RawM
 // metaKeys are the _meta members the session supplies.
 var metaKeys = []string{codec.MetaProtocolVersion, codec.MetaClientCapabilities, codec.MetaClientInfo, codec.MetaLogLevel}
 
+// metaKeyPrefix begins each of metaKeys (TestMetaKeyPrefix).
+const metaKeyPrefix = "io.modelcontextprotocol/"
+
 // modernFast is modern without decoding params: the session's _meta
 // members are spliced in front of the client's own (or a _meta is added).
 // It declines (ok false) when the client's _meta names one of the
@@ -167,11 +170,11 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 		return nil, false
 	}
 	var meta []byte
-	found := false
+	found, peeked := false, false
 	if src != nil && src.Meta != nil {
 		// PeekWith found params._meta, an object, once (a repeat is
 		// ErrDuplicateKey there).
-		meta, found = src.Meta, true
+		meta, found, peeked = src.Meta, true, true
 	} else {
 		var err error
 		if meta, found, err = codec.LookupPathStrict(p, "_meta"); err != nil {
@@ -194,9 +197,15 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 	if len(meta) == 0 || meta[0] != '{' {
 		return nil, false
 	}
-	var vals [4][]byte // one pass over the client's _meta for metaKeys
-	if codec.LookupMembers(meta, metaKeys, vals[:]) != nil || vals[0] != nil || vals[1] != nil || vals[2] != nil || vals[3] != nil {
-		return nil, false
+	// One pass over the client's _meta for metaKeys, unless it cannot
+	// name one: PeekWith read it whole (so the pass would find no syntax
+	// error), and without a backslash a key is its bytes, which for one of
+	// metaKeys hold their common prefix.
+	if !peeked || bytes.IndexByte(meta, '\\') >= 0 || bytes.Contains(meta, []byte(metaKeyPrefix)) {
+		var vals [4][]byte
+		if codec.LookupMembers(meta, metaKeys, vals[:]) != nil || vals[0] != nil || vals[1] != nil || vals[2] != nil || vals[3] != nil {
+			return nil, false
+		}
 	}
 	// meta aliases p: copy p up to the inside of _meta's object, our
 	// members, then the rest.

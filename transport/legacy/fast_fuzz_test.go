@@ -540,3 +540,46 @@ func TestPlainTextResult(t *testing.T) {
 		t.Errorf("plainText(%s) = true", body)
 	}
 }
+
+// TestMetaKeyPrefix: modernFast skips its look for the session's keys in
+// a client's _meta that lacks their common prefix; each of them has it.
+func TestMetaKeyPrefix(t *testing.T) {
+	for _, k := range metaKeys {
+		if !strings.HasPrefix(k, metaKeyPrefix) {
+			t.Errorf("%q does not begin with %q", k, metaKeyPrefix)
+		}
+	}
+}
+
+// TestSpliceDeclinesSessionKeys: with the body's envelope (the fast
+// path's), the splice still declines a client _meta that names one of
+// the session's keys, spelled plainly or with an escape, and splices one
+// that does not.
+func TestSpliceDeclinesSessionKeys(t *testing.T) {
+	eng := engine.New(engine.Config{Logging: true})
+	s := &Server{eng: eng, modern: engine.ProtocolVersion}
+	ss := &session{s: s, local: true, rec: record{Version: ProtocolVersion, Caps: []byte(`{}`), Level: "info"}}
+	for i, tc := range []struct {
+		meta string
+		want bool
+	}{
+		0: {`{"progressToken":1}`, true},
+		1: {`{"io.modelcontextprotocol/logLevel":"debug"}`, false},
+		2: {`{"io.modelcontextprotocol\/logLevel":"debug"}`, false},
+		3: {`{"io.modelcontextprotocol/clientInfo":{}}`, false},
+		4: {`{"x":1,"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`, false},
+		5: {`{"io.modelcontextprotocol/other":1}`, true},
+		6: {`{"\u0069o.modelcontextprotocol/clientCapabilities":{}}`, false},
+		7: {`{"a":"\\"}`, true},
+	} {
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":` + tc.meta + `}}`)
+		var src codec.Envelope
+		if err := codec.PeekWith(body, &src, codec.PeekConfig{}); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		_, ok := ss.modernFast(nil, nil, src.ID, "tools/call", src.Params, &src, nil)
+		if ok != tc.want {
+			t.Errorf("%d: modernFast of _meta %s: ok %v, want %v", i, tc.meta, ok, tc.want)
+		}
+	}
+}
