@@ -264,6 +264,20 @@ func (ss *session) metaHead() *metaBlock {
 type outcome struct {
 	frame  []byte // the response, as the engine encoded it
 	status int
+	// complete's answer for frame, once asked (the fast path asks before
+	// rounds does); reset with frame.
+	res         []byte
+	seen, resOK bool
+}
+
+// complete is completeResult(o.frame, id), worked out once per frame (the
+// id is the request's, the same for every ask of one outcome).
+func (o *outcome) complete(id []byte) ([]byte, bool) {
+	if !o.seen {
+		o.res, o.resOK = completeResult(o.frame, id)
+		o.seen = true
+	}
+	return o.res, o.resOK
 }
 
 // call is one engine request in flight for a session: the engine's
@@ -306,7 +320,7 @@ func (c *call) release() {
 	if cap(c.out.frame) > 64<<10 {
 		c.out.frame = nil
 	}
-	c.out.frame, c.out.status = c.out.frame[:0], 0
+	c.out = outcome{frame: c.out.frame[:0]}
 	c.mu.Unlock()
 	select {
 	case <-c.wake:
@@ -347,8 +361,7 @@ func (c *call) Notify(_ *engine.Request, frame []byte) error {
 // Reply implements engine.Replier.
 func (c *call) Reply(_ *engine.Request, frame []byte, status int) error {
 	c.mu.Lock()
-	c.out.frame = append(c.out.frame[:0], frame...)
-	c.out.status = status
+	c.out = outcome{frame: append(c.out.frame[:0], frame...), status: status}
 	c.reply = &c.out
 	c.mu.Unlock()
 	c.signal()

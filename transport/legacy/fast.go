@@ -135,7 +135,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		<-c.wake // pump looks for itself before it waits
 		notes, reply, done = c.peek()
 	}
-	if notes == 0 && (reply == nil || !asksInput(reply.frame, m.ID)) {
+	if notes == 0 && (reply == nil || !asksInput(reply, m.ID)) {
 		s.rounds(ctx, sink, ss, m, key, principal, limitKey, c, &fr.out)
 		return true
 	}
@@ -169,11 +169,11 @@ func (c *call) peek() (notes int, reply *outcome, done bool) {
 
 // asksInput reports whether an engine response to id is an MRTR
 // input_required result.
-func asksInput(frame, id []byte) bool {
-	if _, ok := completeResult(frame, id); ok {
+func asksInput(o *outcome, id []byte) bool {
+	if _, ok := o.complete(id); ok {
 		return false
 	}
-	rt, _ := codec.LookupPath(frame, "result", "resultType")
+	rt, _ := codec.LookupPath(o.frame, "result", "resultType")
 	return string(rt) == `"input_required"`
 }
 

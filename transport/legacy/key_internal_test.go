@@ -38,3 +38,29 @@ func TestKeepKey(t *testing.T) {
 		t.Fatalf("keepKey of a call not there: %q, %d calls", got, len(ss.calls))
 	}
 }
+
+// TestOutcomeCompleteOnce: a reply's complete result is worked out once
+// and is the frame's own: a call used again (pooled) answers for its new
+// frame, not the one before.
+func TestOutcomeCompleteOnce(t *testing.T) {
+	c := newCall()
+	id := []byte("1")
+	frame := func(text string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"` + text + `"}]}}`)
+	}
+	_ = c.Reply(nil, frame("one"), 200)
+	want, _ := completeResult(frame("one"), id)
+	if res, ok := c.reply.complete(id); !ok || string(res) != string(want) {
+		t.Fatalf("first: %s %v", res, ok)
+	}
+	c.release()
+	_ = c.Reply(nil, frame("two"), 200)
+	want, _ = completeResult(frame("two"), id)
+	if res, ok := c.reply.complete(id); !ok || string(res) != string(want) {
+		t.Fatalf("after reuse: %s %v, want %s", res, ok, want)
+	}
+	_ = c.Reply(nil, []byte(`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`), 200)
+	if res, ok := c.reply.complete(id); ok {
+		t.Fatalf("an error frame after a result: %s %v", res, ok)
+	}
+}

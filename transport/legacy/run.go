@@ -57,7 +57,7 @@ func (s *Server) rounds(ctx context.Context, out sink, ss *session, m *wire, key
 			c.release()
 			return // cancelled, or the client went away
 		}
-		if res, ok := completeResult(reply.frame, m.ID); ok {
+		if res, ok := reply.complete(m.ID); ok {
 			// The common case, read without a scan.
 			frame, err := s.appendAnswer(scratch[:0], m.ID, res)
 			c.release()
