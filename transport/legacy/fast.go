@@ -357,6 +357,22 @@ func foldWord(x, y uint64) bool {
 	return (x^y)&^letters == 0
 }
 
+// trimSpace is bytes.TrimSpace, without its rune decoding when v begins
+// and ends with an ASCII byte that is not white space (the common case:
+// nothing to trim).
+func trimSpace(v []byte) []byte {
+	if len(v) > 0 && asciiNonSpace(v[0]) && asciiNonSpace(v[len(v)-1]) {
+		return v
+	}
+	return bytes.TrimSpace(v)
+}
+
+// asciiNonSpace reports whether c is an ASCII byte that unicode.IsSpace
+// does not take (it takes \t, \n, \v, \f, \r and the space below 0x80).
+func asciiNonSpace(c byte) bool {
+	return c < 0x80 && c != ' ' && (c < '\t' || c > '\r')
+}
+
 // trimSpaceTab is bytes.Trim(v, " \t") without building its cutset.
 func trimSpaceTab(v []byte) []byte {
 	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
@@ -385,7 +401,7 @@ func (h *fastHeaders) plain() bool {
 	for a := h.accept; len(a) > 0; {
 		var part []byte
 		part, a, _ = bytes.Cut(a, []byte{','})
-		part = bytes.TrimSpace(part)
+		part = trimSpace(part)
 		if equalFoldASCII(part, "application/json") || equalFoldASCII(part, "text/event-stream") || string(part) == "*/*" {
 			return true
 		}

@@ -583,3 +583,23 @@ func TestSpliceDeclinesSessionKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimSpace: trimSpace is bytes.TrimSpace for every one- and two-byte
+// input and around Unicode spaces (NEL, NBSP, U+2000) that bytes.TrimSpace
+// trims and an ASCII look would miss.
+func TestTrimSpace(t *testing.T) {
+	check := func(v []byte) {
+		if got, want := trimSpace(v), bytes.TrimSpace(v); !bytes.Equal(got, want) {
+			t.Fatalf("trimSpace(%q) = %q, bytes.TrimSpace %q", v, got, want)
+		}
+	}
+	for a := range 256 {
+		check([]byte{byte(a)})
+		for b := range 256 {
+			check([]byte{byte(a), 'x', byte(b)})
+		}
+	}
+	for _, s := range []string{"\u0085a", "a\u0085", "\u00a0a\u00a0", "a\u2000", "\u2000a", " a ", "a", ""} {
+		check([]byte(s))
+	}
+}
