@@ -131,6 +131,9 @@ func (ss *session) modernMap(id json.RawMessage, method string, params json.RawM
 // metaKeys are the _meta members the session supplies.
 var metaKeys = []string{codec.MetaProtocolVersion, codec.MetaClientCapabilities, codec.MetaClientInfo, codec.MetaLogLevel}
 
+// metaKeyPrefix begins each of metaKeys (TestMetaKeyPrefix).
+const metaKeyPrefix = "io.modelcontextprotocol/"
+
 // modernFast is modern without decoding params: the session's _meta
 // members are spliced in front of the client's own (or a _meta is added).
 // It declines (ok false) when the client's _meta names one of the
@@ -167,11 +170,11 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 		return nil, false
 	}
 	var meta []byte
-	found := false
+	found, peeked := false, false
 	if src != nil && src.Meta != nil {
 		// PeekWith found params._meta, an object, once (a repeat is
 		// ErrDuplicateKey there).
-		meta, found = src.Meta, true
+		meta, found, peeked = src.Meta, true, true
 	} else {
 		var err error
 		if meta, found, err = codec.LookupPathStrict(p, "_meta"); err != nil {
@@ -194,9 +197,15 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 	if len(meta) == 0 || meta[0] != '{' {
 		return nil, false
 	}
-	var vals [4][]byte // one pass over the client's _meta for metaKeys
-	if codec.LookupMembers(meta, metaKeys, vals[:]) != nil || vals[0] != nil || vals[1] != nil || vals[2] != nil || vals[3] != nil {
-		return nil, false
+	// One pass over the client's _meta for metaKeys, unless it cannot
+	// name one: PeekWith read it whole (so the pass would find no syntax
+	// error), and without a backslash a key is its bytes, which for one of
+	// metaKeys hold their common prefix.
+	if !peeked || bytes.IndexByte(meta, '\\') >= 0 || bytes.Contains(meta, []byte(metaKeyPrefix)) {
+		var vals [4][]byte
+		if codec.LookupMembers(meta, metaKeys, vals[:]) != nil || vals[0] != nil || vals[1] != nil || vals[2] != nil || vals[3] != nil {
+			return nil, false
+		}
 	}
 	// meta aliases p: copy p up to the inside of _meta's object, our
 	// members, then the rest.
@@ -255,6 +264,20 @@ func (ss *session) metaHead() *metaBlock {
 type outcome struct {
 	frame  []byte // the response, as the engine encoded it
 	status int
+	// complete's answer for frame, once asked (the fast path asks before
+	// rounds does); reset with frame.
+	res         []byte
+	seen, resOK bool
+}
+
+// complete is completeResult(o.frame, id), worked out once per frame (the
+// id is the request's, the same for every ask of one outcome).
+func (o *outcome) complete(id []byte) ([]byte, bool) {
+	if !o.seen {
+		o.res, o.resOK = completeResult(o.frame, id)
+		o.seen = true
+	}
+	return o.res, o.resOK
 }
 
 // call is one engine request in flight for a session: the engine's
@@ -297,7 +320,7 @@ func (c *call) release() {
 	if cap(c.out.frame) > 64<<10 {
 		c.out.frame = nil
 	}
-	c.out.frame, c.out.status = c.out.frame[:0], 0
+	c.out = outcome{frame: c.out.frame[:0]}
 	c.mu.Unlock()
 	select {
 	case <-c.wake:
@@ -338,8 +361,7 @@ func (c *call) Notify(_ *engine.Request, frame []byte) error {
 // Reply implements engine.Replier.
 func (c *call) Reply(_ *engine.Request, frame []byte, status int) error {
 	c.mu.Lock()
-	c.out.frame = append(c.out.frame[:0], frame...)
-	c.out.status = status
+	c.out = outcome{frame: append(c.out.frame[:0], frame...), status: status}
 	c.reply = &c.out
 	c.mu.Unlock()
 	c.signal()
@@ -484,12 +506,47 @@ func appendLegacyResult(dst, raw, metaTail []byte) ([]byte, bool) {
 		return nil, false
 	}
 	body = body[:len(body)-len(metaTail)]
-	if mayDropMembers(body) {
+	if !plainText(body) && mayDropMembers(body) {
 		return nil, false // possibly top-level members to drop: decode
 	}
 	dst = append(dst, '{')
 	dst = append(dst, body...)
 	return append(dst, '}'), true
+}
+
+// plainText reports whether body is the engine's text result (Call.Text,
+// Call.ToolError: content, then isError false or true) with a text that
+// holds no quote and no backslash: then its members are content and
+// isError, and the only text between two quotes that is not one of the
+// fixed names is the text itself, so mayDropMembers would be false unless
+// the text is one of the names it looks for. Two byte scans of the text
+// instead of mayDropMembers' five of the whole body.
+func plainText(body []byte) bool {
+	const pre, post = `"content":[{"type":"text","text":"`, `"}],"isError":`
+	if len(body) < len(pre)+len(post)+len("true") || string(body[:len(pre)]) != pre {
+		return false
+	}
+	var n int // where the text ends
+	switch {
+	case bytes.HasSuffix(body, []byte(post+"false")):
+		n = len(body) - len(post) - len("false")
+	case bytes.HasSuffix(body, []byte(post+"true")):
+		n = len(body) - len(post) - len("true")
+	default:
+		return false
+	}
+	if n < len(pre) {
+		return false
+	}
+	text := body[len(pre):n]
+	if bytes.IndexByte(text, '"') >= 0 || bytes.IndexByte(text, '\\') >= 0 {
+		return false
+	}
+	switch string(text) {
+	case "ttlMs", "_meta", "resultType", "cacheScope":
+		return false
+	}
+	return true
 }
 
 // mayDropMembers reports whether body may hold a member the rewrite

@@ -110,70 +110,81 @@ func deriveEnvelope(dst, src *codec.Envelope, msg []byte, sp *splice) bool {
 		src.Meta != nil && bytes.IndexByte(src.Meta, '\\') >= 0 {
 		return false
 	}
-	p := sp.p
-	bad := false
-	// mv moves a span of the client's params to where it is in msg.
-	mv := func(x []byte) []byte {
-		if x == nil {
-			return nil
-		}
-		s := offsetIn(p, x)
-		if s < 0 {
-			bad = true
-			return nil
-		}
-		e := s + len(x)
-		switch {
-		case s >= sp.at:
-			s, e = s+sp.n, e+sp.n
-		case e > sp.at:
-			e += sp.n // holds the splice
-		}
-		return msg[sp.pOff+s : sp.pOff+e]
-	}
-	mvStr := func(x codec.Str) codec.Str {
-		x.Raw = mv(x.Raw)
-		return x
-	}
-	head := func(x span) []byte {
-		if x.n < 0 {
-			return nil
-		}
-		o := sp.headOff + x.off
-		return msg[o : o+x.n]
-	}
-	headStr := func(x strSpan) codec.Str {
-		return codec.Str{Raw: head(x.span), Escaped: x.escaped, Present: x.present}
-	}
-	*dst = codec.Envelope{
-		Kind:      src.Kind,
-		ID:        msg[sp.idOff : sp.idOff+len(src.ID)],
-		IDKind:    src.IDKind,
-		Method:    codec.Str{Raw: msg[sp.methodOff : sp.methodOff+len(src.Method.Raw)], Present: true},
-		Params:    msg[sp.pOff : len(msg)-1],
-		Name:      mvStr(src.Name),
-		URI:       mvStr(src.URI),
-		Arguments: mv(src.Arguments),
-		RequestID: mv(src.RequestID),
-
-		ProtocolVersion:    headStr(sp.head.pv),
-		ClientCapabilities: head(sp.head.caps),
-		ProgressToken:      mv(src.ProgressToken),
-		LogLevel:           headStr(sp.head.ll),
-		ClientInfo:         head(sp.head.info),
-
-		// The rebuilt message is jsonrpc, id, method and params only.
-		HasResult: false,
-		HasError:  false,
-	}
+	mv := mover{p: sp.p, msg: msg, pOff: sp.pOff, at: sp.at, n: sp.n}
+	hd := sp.head
+	// Field by field into a zeroed dst: a composite literal read through
+	// the movers was built aside and copied (the envelope is ~60 words).
+	*dst = codec.Envelope{}
+	dst.Kind = src.Kind
+	dst.ID = msg[sp.idOff : sp.idOff+len(src.ID)]
+	dst.IDKind = src.IDKind
+	dst.Method = codec.Str{Raw: msg[sp.methodOff : sp.methodOff+len(src.Method.Raw)], Present: true}
+	dst.Params = msg[sp.pOff : len(msg)-1]
+	dst.Name = mv.str(src.Name)
+	dst.URI = mv.str(src.URI)
+	dst.Arguments = mv.span(src.Arguments)
+	dst.RequestID = mv.span(src.RequestID)
+	dst.ProtocolVersion = headStr(msg, sp.headOff, hd.pv)
+	dst.ClientCapabilities = headSpan(msg, sp.headOff, hd.caps)
+	dst.ProgressToken = mv.span(src.ProgressToken)
+	dst.LogLevel = headStr(msg, sp.headOff, hd.ll)
+	dst.ClientInfo = headSpan(msg, sp.headOff, hd.info)
+	// The rebuilt message is jsonrpc, id, method and params only:
+	// HasResult and HasError stay false.
 	if sp.metaOff >= 0 {
 		dst.Meta = msg[sp.metaOff : sp.metaOff+sp.metaN]
 	} else {
-		dst.Meta = mv(src.Meta)
+		dst.Meta = mv.span(src.Meta)
 	}
 	// The arguments' members the body's peek recorded hold for the moved
 	// span too (their offsets are relative to it): the engine's flat check
 	// reads them instead of scanning the arguments again.
 	dst.KeepArguments(src)
-	return !bad
+	return !mv.bad
+}
+
+// mover moves spans of the client's params (p) to where they are in the
+// message (msg, params at pOff; p's bytes from at on n further on). bad
+// is set when a span is not in p.
+type mover struct {
+	p, msg      []byte
+	pOff, at, n int
+	bad         bool
+}
+
+func (m *mover) span(x []byte) []byte {
+	if x == nil {
+		return nil
+	}
+	s := offsetIn(m.p, x)
+	if s < 0 {
+		m.bad = true
+		return nil
+	}
+	e := s + len(x)
+	switch {
+	case s >= m.at:
+		s, e = s+m.n, e+m.n
+	case e > m.at:
+		e += m.n // holds the splice
+	}
+	return m.msg[m.pOff+s : m.pOff+e]
+}
+
+func (m *mover) str(x codec.Str) codec.Str {
+	x.Raw = m.span(x.Raw)
+	return x
+}
+
+// headSpan is x, a span of the session's block, in msg (the block at off).
+func headSpan(msg []byte, off int, x span) []byte {
+	if x.n < 0 {
+		return nil
+	}
+	o := off + x.off
+	return msg[o : o+x.n]
+}
+
+func headStr(msg []byte, off int, x strSpan) codec.Str {
+	return codec.Str{Raw: headSpan(msg, off, x.span), Escaped: x.escaped, Present: x.present}
 }

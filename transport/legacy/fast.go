@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"net"
 	"net/http"
 	"net/netip"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -53,10 +55,11 @@ func (h handler) ServeFastHTTP(ctx context.Context, rc *fasthttp.RequestCtx) boo
 
 // fastReq is one fast request's working space, pooled.
 type fastReq struct {
-	env codec.Envelope
-	m   wire
-	msg []byte // the engine's message
-	out []byte // the answer
+	env  codec.Envelope
+	m    wire
+	sink fastSink // handed to rounds by pointer: a fastSink value would be boxed (allocated) on every call
+	msg  []byte   // the engine's message
+	out  []byte   // the answer
 }
 
 var fastPool = sync.Pool{New: func() any { return &fastReq{msg: make([]byte, 0, 1024), out: make([]byte, 0, 1024)} }}
@@ -75,7 +78,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 	}
 	fr := fastPool.Get().(*fastReq)
 	defer func() {
-		fr.env, fr.m = codec.Envelope{}, wire{}
+		fr.env, fr.m, fr.sink = codec.Envelope{}, wire{}, fastSink{}
 		if cap(fr.msg) > 64<<10 {
 			fr.msg = make([]byte, 0, 1024)
 		}
@@ -113,8 +116,13 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 	if ownerOf(principal) == "" {
 		limitKey = s.callerAddr(rc.RemoteAddr()) // as ServeHTTP's callerIP
 	}
-	key := string(m.ID)
-	sink := fastSink{rc: rc, meta: s.cfg.ResourceMetadata}
+	// The in-flight key is the id's bytes in the body, not a copy: it is
+	// in ss.calls only until rounds removes it, before this returns and
+	// fasthttp reuses the body; the stream way below re-keys the call
+	// under a copy before it returns (keepKey).
+	key := unsafe.String(unsafe.SliceData(m.ID), len(m.ID))
+	fr.sink = fastSink{rc: rc, meta: s.cfg.ResourceMetadata}
+	sink := &fr.sink
 	c, ce := s.begin(ss, key, m, nil, principal, limitKey, fr.msg, head, env)
 	if ce != nil {
 		sink.final(encodeError(m.ID, ce))
@@ -127,7 +135,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		<-c.wake // pump looks for itself before it waits
 		notes, reply, done = c.peek()
 	}
-	if notes == 0 && (reply == nil || !asksInput(reply.frame, m.ID)) {
+	if notes == 0 && (reply == nil || !asksInput(reply, m.ID)) {
 		s.rounds(ctx, sink, ss, m, key, principal, limitKey, c, &fr.out)
 		return true
 	}
@@ -135,6 +143,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 	// stream, written once this handler has returned. What it keeps of
 	// the request is copied (fasthttp reuses it).
 	mc := &wire{JSONRPC: "2.0", ID: bytes.Clone(m.ID), Method: m.Method, Params: bytes.Clone(m.Params)}
+	key = ss.keepKey(key, c)
 	rc.SetStatusCode(200)
 	rc.Response.Header.Set("Content-Type", "text/event-stream")
 	rc.Response.Header.Set("Cache-Control", "no-cache")
@@ -160,11 +169,11 @@ func (c *call) peek() (notes int, reply *outcome, done bool) {
 
 // asksInput reports whether an engine response to id is an MRTR
 // input_required result.
-func asksInput(frame, id []byte) bool {
-	if _, ok := completeResult(frame, id); ok {
+func asksInput(o *outcome, id []byte) bool {
+	if _, ok := o.complete(id); ok {
 		return false
 	}
-	rt, _ := codec.LookupPath(frame, "result", "resultType")
+	rt, _ := codec.LookupPath(o.frame, "result", "resultType")
 	return string(rt) == `"input_required"`
 }
 
@@ -299,7 +308,69 @@ var fastNames = [4]string{HeaderSession, HeaderProtocol, "Content-Type", "Accept
 // nameAt reports whether line is a field named name (any case): name,
 // then the colon that ends it.
 func nameAt(line []byte, name string) bool {
-	return len(line) > len(name) && line[len(name)] == ':' && bytes.EqualFold(line[:len(name)], []byte(name))
+	return len(line) > len(name) && line[len(name)] == ':' && equalFoldASCII(line[:len(name)], name)
+}
+
+// equalFoldASCII is bytes.EqualFold(b, []byte(s)) for an ASCII s, without
+// decoding runes when the lengths are equal (the common case: a header
+// name cut to the length of the one it is compared with, a value with the
+// length of the one expected). There the two agree byte for byte: a rune
+// that Unicode folds to an ASCII letter without being one (the Kelvin sign
+// to k, the long s to s) takes two or three bytes for the one of s, so it
+// cannot fit in an equal length, and an invalid byte folds to nothing.
+// Other lengths take bytes.EqualFold's way. Eight bytes are compared at a
+// time (foldWord). FuzzEqualFoldASCII holds it to bytes.EqualFold.
+func equalFoldASCII(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return bytes.EqualFold(b, []byte(s))
+	}
+	n := len(s)
+	if n < 8 {
+		for i := 0; i < n; i++ {
+			c, d := b[i], s[i]
+			if c != d && (c|0x20 != d|0x20 || c|0x20 < 'a' || c|0x20 > 'z') {
+				return false
+			}
+		}
+		return true
+	}
+	sb := unsafe.Slice(unsafe.StringData(s), n)
+	for i := 0; i < n-8; i += 8 {
+		if !foldWord(binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(sb[i:])) {
+			return false
+		}
+	}
+	// The last eight, overlapping the words before when n is not a multiple of 8.
+	return foldWord(binary.LittleEndian.Uint64(b[n-8:]), binary.LittleEndian.Uint64(sb[n-8:]))
+}
+
+// foldWord reports whether the eight bytes of x equal those of the ASCII
+// y but for case: they may differ only in the 0x20 bit, and only where y's
+// byte is a letter. letters has 0x20 in each byte where y|0x20 is in
+// 'a'..'z': adding 0x1f sets a byte's high bit from 0x61 up, adding 0x05
+// from 0x7b up (y's bytes are below 0x80, so no sum carries into the next
+// byte).
+func foldWord(x, y uint64) bool {
+	const hi = 0x8080808080808080
+	low := y | 0x2020202020202020
+	letters := ((low + 0x1f1f1f1f1f1f1f1f) &^ (low + 0x0505050505050505)) & hi >> 2
+	return (x^y)&^letters == 0
+}
+
+// trimSpace is bytes.TrimSpace, without its rune decoding when v begins
+// and ends with an ASCII byte that is not white space (the common case:
+// nothing to trim).
+func trimSpace(v []byte) []byte {
+	if len(v) > 0 && asciiNonSpace(v[0]) && asciiNonSpace(v[len(v)-1]) {
+		return v
+	}
+	return bytes.TrimSpace(v)
+}
+
+// asciiNonSpace reports whether c is an ASCII byte that unicode.IsSpace
+// does not take (it takes \t, \n, \v, \f, \r and the space below 0x80).
+func asciiNonSpace(c byte) bool {
+	return c < 0x80 && c != ' ' && (c < '\t' || c > '\r')
 }
 
 // trimSpaceTab is bytes.Trim(v, " \t") without building its cutset.
@@ -318,7 +389,7 @@ func trimSpaceTab(v []byte) []byte {
 // application/json without parameters, an Accept listing one of the two
 // types or */* without parameters, or none.
 func (h *fastHeaders) plain() bool {
-	if len(h.sid) == 0 || !bytes.EqualFold(h.ctype, []byte("application/json")) {
+	if len(h.sid) == 0 || !equalFoldASCII(h.ctype, "application/json") {
 		return false
 	}
 	if len(h.ver) > 0 && !knownVersion(h.ver) {
@@ -330,8 +401,8 @@ func (h *fastHeaders) plain() bool {
 	for a := h.accept; len(a) > 0; {
 		var part []byte
 		part, a, _ = bytes.Cut(a, []byte{','})
-		part = bytes.TrimSpace(part)
-		if bytes.EqualFold(part, []byte("application/json")) || bytes.EqualFold(part, []byte("text/event-stream")) || string(part) == "*/*" {
+		part = trimSpace(part)
+		if equalFoldASCII(part, "application/json") || equalFoldASCII(part, "text/event-stream") || string(part) == "*/*" {
 			return true
 		}
 	}

@@ -3,9 +3,11 @@ package legacy
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/textproto"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -425,5 +427,179 @@ func TestLegacyResultDropsHandlersModernMembers(t *testing.T) {
 	want, _ := decodeUseNumber([]byte(`{"content":[],"structuredContent":{"cacheScope":"x"}}`))
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("nested member: got %s, want content and structuredContent.cacheScope", out)
+	}
+}
+
+// equalFoldCases are pairs where a byte-wise fold goes wrong if it folds
+// non-letters (@ and `, [ and {, - and CR differ by 0x20) or gives up on
+// other lengths (the long s and the Kelvin sign fold to ASCII letters).
+var equalFoldCases = []struct {
+	b, s string
+	want bool
+}{
+	0:  {"Mcp-Session-Id", "Mcp-Session-Id", true},
+	1:  {"MCP-SESSION-ID", "Mcp-Session-Id", true},
+	2:  {"mcp-session-id", "Mcp-Session-Id", true},
+	3:  {"Mcp-Session\rId", "Mcp-Session-Id", false},
+	4:  {"@ccept", "`ccept", false},
+	5:  {"[a]", "{a}", false},
+	6:  {"application/jſon", "application/json", true},
+	7:  {"\u212aey", "key", true},
+	8:  {"application/jso", "application/json", false},
+	9:  {"Application/JSON", "application/json", true},
+	10: {"application/js\xc5n", "application/json", false},
+	11: {"", "", true},
+}
+
+func TestEqualFoldASCII(t *testing.T) {
+	for i, tc := range equalFoldCases {
+		if got := equalFoldASCII([]byte(tc.b), tc.s); got != tc.want {
+			t.Errorf("%d: equalFoldASCII(%q, %q) = %v, want %v", i, tc.b, tc.s, got, tc.want)
+		}
+	}
+	// Every length up to 40, each ASCII byte of s (letters, and their
+	// neighbours 0x20 away) against every byte value at each place in b, the
+	// rest of b s in mixed case: the word-wise compare agrees with
+	// bytes.EqualFold at every position of a word, the overlapping last one
+	// included.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n <= 40; n++ {
+		for range 20 {
+			sb := make([]byte, n)
+			for i := range sb {
+				sb[i] = byte(rng.IntN(0x80))
+			}
+			s := string(sb)
+			b := []byte(s)
+			for i := range b {
+				if rng.IntN(2) == 0 && (b[i]|0x20 >= 'a' && b[i]|0x20 <= 'z') {
+					b[i] ^= 0x20
+				}
+			}
+			if !equalFoldASCII(b, s) {
+				t.Fatalf("equalFoldASCII(%q, %q) = false", b, s)
+			}
+			for i := range b {
+				old := b[i]
+				for v := range 256 {
+					b[i] = byte(v)
+					if got, want := equalFoldASCII(b, s), bytes.EqualFold(b, []byte(s)); got != want {
+						t.Fatalf("equalFoldASCII(%q, %q) = %v, bytes.EqualFold %v", b, s, got, want)
+					}
+				}
+				b[i] = old
+			}
+		}
+	}
+}
+
+// FuzzEqualFoldASCII holds equalFoldASCII to bytes.EqualFold for an ASCII
+// s (the only kind it is called with).
+func FuzzEqualFoldASCII(f *testing.F) {
+	for _, tc := range equalFoldCases {
+		f.Add([]byte(tc.b), tc.s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, s string) {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= 0x80 {
+				return
+			}
+		}
+		if got, want := equalFoldASCII(b, s), bytes.EqualFold(b, []byte(s)); got != want {
+			t.Fatalf("equalFoldASCII(%q, %q) = %v, bytes.EqualFold %v", b, s, got, want)
+		}
+	})
+}
+
+// TestPlainTextResult: the text result's shortcut (plainText) copies the
+// result exactly when the look for members to drop (mayDropMembers) would
+// have let it be copied, so the answer's bytes are what they were: a text
+// with a quote (members after the content, one of them dropped), a
+// backslash (an escape may spell a name) or one of the looked-for names
+// takes the look.
+func TestPlainTextResult(t *testing.T) {
+	for i, text := range []string{
+		`hello world`, ``, `_meta`, `ttlMs`, `resultType`, `cacheScope`, `"ttlMs"`, `a\"b`, `\u005fmeta`, `x\\`,
+		`x"}],"ttlMs":5,"y":[{"z":"`, `x"}],"_meta":{"a":1},"y":[{"z":"`, `M_TS`, `content`,
+	} {
+		for _, end := range []string{`"}],"isError":false`, `"}],"isError":true`, `"}],"isError":tru`, `"}],"isError":fals`, `"}]`, `"}],"isError":falsee`} {
+			raw := []byte(`{"resultType":"complete","content":[{"type":"text","text":"` + text + end + string(legacyMetaTail) + `}`)
+			body := raw[len(`{"resultType":"complete",`) : len(raw)-1-len(legacyMetaTail)]
+			want, wantOK := []byte("{"+string(body)+"}"), !mayDropMembers(body)
+			got, ok := appendLegacyResult(nil, raw, legacyMetaTail)
+			if ok != wantOK || ok && !bytes.Equal(got, want) {
+				t.Errorf("%d: text %q, end %q: appendLegacyResult = %s, %v; want %s, %v", i, text, end, got, ok, want, wantOK)
+			}
+			if plainText(body) != (end == `"}],"isError":false` || end == `"}],"isError":true`) && wantOK && !strings.ContainsAny(text, `"\`) {
+				t.Errorf("%d: text %q, end %q: plainText = %v", i, text, end, plainText(body))
+			}
+		}
+	}
+	// The shape's two quotes around the text as one: not the shape.
+	if body := []byte(`"content":[{"type":"text","text":"}],"isError":false`); plainText(body) {
+		t.Errorf("plainText(%s) = true", body)
+	}
+}
+
+// TestMetaKeyPrefix: modernFast skips its look for the session's keys in
+// a client's _meta that lacks their common prefix; each of them has it.
+func TestMetaKeyPrefix(t *testing.T) {
+	for _, k := range metaKeys {
+		if !strings.HasPrefix(k, metaKeyPrefix) {
+			t.Errorf("%q does not begin with %q", k, metaKeyPrefix)
+		}
+	}
+}
+
+// TestSpliceDeclinesSessionKeys: with the body's envelope (the fast
+// path's), the splice still declines a client _meta that names one of
+// the session's keys, spelled plainly or with an escape, and splices one
+// that does not.
+func TestSpliceDeclinesSessionKeys(t *testing.T) {
+	eng := engine.New(engine.Config{Logging: true})
+	s := &Server{eng: eng, modern: engine.ProtocolVersion}
+	ss := &session{s: s, local: true, rec: record{Version: ProtocolVersion, Caps: []byte(`{}`), Level: "info"}}
+	for i, tc := range []struct {
+		meta string
+		want bool
+	}{
+		0: {`{"progressToken":1}`, true},
+		1: {`{"io.modelcontextprotocol/logLevel":"debug"}`, false},
+		2: {`{"io.modelcontextprotocol\/logLevel":"debug"}`, false},
+		3: {`{"io.modelcontextprotocol/clientInfo":{}}`, false},
+		4: {`{"x":1,"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`, false},
+		5: {`{"io.modelcontextprotocol/other":1}`, true},
+		6: {`{"\u0069o.modelcontextprotocol/clientCapabilities":{}}`, false},
+		7: {`{"a":"\\"}`, true},
+	} {
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":` + tc.meta + `}}`)
+		var src codec.Envelope
+		if err := codec.PeekWith(body, &src, codec.PeekConfig{}); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		_, ok := ss.modernFast(nil, nil, src.ID, "tools/call", src.Params, &src, nil)
+		if ok != tc.want {
+			t.Errorf("%d: modernFast of _meta %s: ok %v, want %v", i, tc.meta, ok, tc.want)
+		}
+	}
+}
+
+// TestTrimSpace: trimSpace is bytes.TrimSpace for every one- and two-byte
+// input and around Unicode spaces (NEL, NBSP, U+2000) that bytes.TrimSpace
+// trims and an ASCII look would miss.
+func TestTrimSpace(t *testing.T) {
+	check := func(v []byte) {
+		if got, want := trimSpace(v), bytes.TrimSpace(v); !bytes.Equal(got, want) {
+			t.Fatalf("trimSpace(%q) = %q, bytes.TrimSpace %q", v, got, want)
+		}
+	}
+	for a := range 256 {
+		check([]byte{byte(a)})
+		for b := range 256 {
+			check([]byte{byte(a), 'x', byte(b)})
+		}
+	}
+	for _, s := range []string{"\u0085a", "a\u0085", "\u00a0a\u00a0", "a\u2000", "\u2000a", " a ", "a", ""} {
+		check([]byte(s))
 	}
 }

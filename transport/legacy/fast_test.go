@@ -2,9 +2,13 @@ package legacy_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpwire/mcpwire/engine"
 
 	"github.com/mcpwire/mcpwire/state"
 	"github.com/mcpwire/mcpwire/transport/legacy"
@@ -178,5 +182,55 @@ func TestFastPathConcurrentCalls(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestFastPathStreamedCallKeepsID: the fast path keys a call in flight by
+// its id's bytes in fasthttp's body; once a notification has turned the
+// answer into a stream the call outlives the handler, and the body's
+// buffer goes back to fasthttp's pool for other requests. The call stays
+// findable by its id: a second request with the id is refused as in
+// flight, and notifications/cancelled for it ends it.
+func TestFastPathStreamedCallKeepsID(t *testing.T) {
+	leakCheck(t)
+	eng := newEngine(t)
+	if err := eng.AddTool(engine.Tool{
+		Name: "notewait", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(c *engine.Call) error {
+			c.Progress(1, 2, "started")
+			<-c.Done()
+			return c.Err()
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rg := startRig(t, eng, legacy.Config{})
+	sid := rg.initialize(t)
+	done := make(chan *reply, 1)
+	go func() {
+		done <- rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":"kk","method":"tools/call","params":{"name":"notewait","arguments":{},"_meta":{"progressToken":"p"}}}`)
+	}()
+	eventually(t, "the request in flight", func() bool { return rg.eng.Stats().Requests.Load() >= 2 })
+	time.Sleep(20 * time.Millisecond)
+	// Other requests reuse the pooled body buffers: the bytes where "kk"
+	// was are now another body's.
+	for i := range 20 {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"z%d","method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"}}}`, i%10, strings.Repeat("y", i))
+		if r := rg.do(t, "POST", legacyPath, sid, body); r.status != 200 || r.last()["result"] == nil {
+			t.Fatalf("echo %d: %s", i, r.raw)
+		}
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, call(1, "echo", `{"text":"x"}`)); r.status != 200 {
+		t.Fatalf("echo: %s", r.raw)
+	}
+	r := rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":"kk","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+	if e, _ := r.last()["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "already in flight") {
+		t.Fatalf("a second request with the id of one in flight: %s", r.raw)
+	}
+	rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"kk"}}`)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelled request still open")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -56,7 +57,7 @@ func (s *Server) rounds(ctx context.Context, out sink, ss *session, m *wire, key
 			c.release()
 			return // cancelled, or the client went away
 		}
-		if res, ok := completeResult(reply.frame, m.ID); ok {
+		if res, ok := reply.complete(m.ID); ok {
 			// The common case, read without a scan.
 			frame, err := s.appendAnswer(scratch[:0], m.ID, res)
 			c.release()
@@ -361,6 +362,21 @@ func (ss *session) addCall(key string, c *call) bool {
 	}
 	ss.calls[key] = c
 	return true
+}
+
+// keepKey moves c, in ss.calls under key, to a copy of key, which it
+// returns: for a key that aliases a buffer about to be reused (the fast
+// path's, the id's bytes in fasthttp's body), when the call outlives it.
+// A call no longer there (ended, or the session gone) is left alone.
+func (ss *session) keepKey(key string, c *call) string {
+	kept := strings.Clone(key)
+	ss.mu.Lock()
+	if ss.calls[key] == c {
+		delete(ss.calls, key)
+		ss.calls[kept] = c
+	}
+	ss.mu.Unlock()
+	return kept
 }
 
 func (ss *session) removeCall(key string, c *call) {
