@@ -271,7 +271,9 @@ type outcome struct {
 }
 
 // complete is completeResult(o.frame, id), worked out once per frame (the
-// id is the request's, the same for every ask of one outcome).
+// id is the request's, the same for every ask of one outcome). It writes
+// the memo without a lock: safe because the engine replies once per call,
+// so the outcome is not written again while it is read.
 func (o *outcome) complete(id []byte) ([]byte, bool) {
 	if !o.seen {
 		o.res, o.resOK = completeResult(o.frame, id)

@@ -114,6 +114,7 @@ func deriveEnvelope(dst, src *codec.Envelope, msg []byte, sp *splice) bool {
 	hd := sp.head
 	// Field by field into a zeroed dst: a composite literal read through
 	// the movers was built aside and copied (the envelope is ~60 words).
+	// dst must not be src (zeroing it first would lose what is read).
 	*dst = codec.Envelope{}
 	dst.Kind = src.Kind
 	dst.ID = msg[sp.idOff : sp.idOff+len(src.ID)]

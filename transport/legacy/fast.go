@@ -353,7 +353,7 @@ func equalFoldASCII(b []byte, s string) bool {
 func foldWord(x, y uint64) bool {
 	const hi = 0x8080808080808080
 	low := y | 0x2020202020202020
-	letters := ((low + 0x1f1f1f1f1f1f1f1f) &^ (low + 0x0505050505050505)) & hi >> 2
+	letters := (((low + 0x1f1f1f1f1f1f1f1f) &^ (low + 0x0505050505050505)) & hi) >> 2
 	return (x^y)&^letters == 0
 }
 

@@ -38,7 +38,11 @@ type session struct {
 	touched time.Time // last use seen here
 	synced  time.Time // last expiry refresh in the store
 	stream  *getStream
-	calls   map[string]*call // in flight, by the client's request id
+	// calls holds the calls in flight, by the client's request id. A key
+	// may alias the id's bytes in a fasthttp request body (serveFast): it
+	// is removed before that handler returns, or moved to a copy
+	// (keepKey). Never copy a key out of the map or keep it.
+	calls   map[string]*call
 	pending map[string]chan json.RawMessage
 	gone    bool
 	local   bool       // a stdio connection's session: not in the store

@@ -253,6 +253,10 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		}
 		return true
 	})
+	// PostBody is the body fasthttp has already read (StreamRequestBody
+	// is off): taking it here, before a request may be refused below,
+	// reads nothing. With a streamed body it would drain the stream of a
+	// request about to be refused.
 	cl, body := h.ContentLength(), ctx.PostBody()
 	if raw := h.RawHeaders(); dup == dupNone && (n < rawHeaderLines(raw) || !exactCount(cl, body)) {
 		dup = scanDuplicates(raw)
