@@ -405,12 +405,17 @@ func (s *Server) rebuildLocked() {
 	hints := s.cacheHints(s.opt.CacheScope)
 	c.hints = hints
 	c.toolsByName = make(map[string]*Tool, len(s.tools))
+	// Keys only for a registry small enough to use them: a large one is
+	// rebuilt on every change and must not pay a key per tool each time.
 	c.byKey = len(s.tools) <= maxFewTools
 	for k, t := range s.tools {
 		c.toolsByName[k] = t
+		if !c.byKey {
+			continue
+		}
 		if key := makeWordKey(k); key.n == 0 {
 			c.byKey = false // a name outside 4 to 16 bytes: the map
-		} else if c.byKey {
+		} else {
 			c.fewTools = append(c.fewTools, fewTool{key: key, t: t})
 		}
 	}
