@@ -31,15 +31,22 @@ func runMessage(t testing.TB, s *Server, msg []byte) []byte {
 	return rep.reply
 }
 
-// callTool runs tools/call name with the raw arguments (omitted when "")
+// runToolCall runs tools/call name with the raw arguments (omitted when "")
 // through Begin/Check/Run and returns the response line.
 func runToolCall(t testing.TB, s *Server, name, args string) []byte {
+	t.Helper()
+	return runNamed(t, s, "tools/call", name, args)
+}
+
+// runNamed runs method (tools/call, prompts/get) on name with the raw
+// arguments (omitted when "") and returns the response line.
+func runNamed(t testing.TB, s *Server, method, name, args string) []byte {
 	t.Helper()
 	p := `{"name":` + strconv.Quote(name) + `,`
 	if args != "" {
 		p += `"arguments":` + args + `,`
 	}
-	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + p + testMeta + `}}`)
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + p + testMeta + `}}`)
 	return runMessage(t, s, msg)
 }
 

@@ -383,12 +383,7 @@ func TestTypedRegistration(t *testing.T) {
 // runPrompt runs prompts/get name with the raw arguments (omitted when "").
 func runPrompt(t testing.TB, s *Server, name, args string) []byte {
 	t.Helper()
-	p := `{"name":` + strconv.Quote(name) + `,`
-	if args != "" {
-		p += `"arguments":` + args + `,`
-	}
-	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":` + p + testMeta + `}}`)
-	return runMessage(t, s, msg)
+	return runNamed(t, s, "prompts/get", name, args)
 }
 
 // TestPromptArguments: a prompt's declared arguments are enforced for

@@ -16,7 +16,7 @@ var coarseTick = 250 * time.Millisecond
 // 60 ns each on a VM's kvm-clock, a tenth of the transport's own work per
 // request). A deadline computed from it is early by at most a tick, so it
 // is used only for limits of at least coarseMinLimit; shorter ones read the
-// clock. When the front end is not serving, now reads the clock.
+// clock. When the front end is not serving, mono reads the clock.
 type coarseClock struct {
 	t    atomic.Pointer[coarseReading]
 	mu   sync.Mutex
@@ -42,15 +42,8 @@ func newCoarseReading(t time.Time) *coarseReading {
 // coarse clock: early by at most 1/16 of it.
 func coarseMinLimit() time.Duration { return 16 * coarseTick }
 
-func (c *coarseClock) now() time.Time {
-	if p := c.t.Load(); p != nil {
-		return p.t
-	}
-	return time.Now()
-}
-
-// mono is now as a monoNow value: the same reading, as now().Sub(monoEpoch)
-// would give it.
+// mono is the clock's reading as a monoNow value (the reading's
+// t.Sub(monoEpoch)), or a fresh monoNow when the clock is halted.
 func (c *coarseClock) mono() time.Duration {
 	if p := c.t.Load(); p != nil {
 		return p.mono

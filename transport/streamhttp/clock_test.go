@@ -6,8 +6,8 @@ import (
 )
 
 // TestCoarseClockMono: the reading limitConn.Read takes for its read
-// deadlines (mono) is the clock's reading (now) as a monoNow value, the
-// same one now().Sub(monoEpoch) gives, both while the clock runs and once
+// deadlines (mono) is the clock's reading as a monoNow value, the same
+// one its t.Sub(monoEpoch) gives, both while the clock runs and once
 // it is halted (then a fresh reading); and its Unix time, which the write
 // deadline takes, is the reading's. Fails if either is kept apart from
 // the reading it stands for.
@@ -24,8 +24,8 @@ func TestCoarseClockMono(t *testing.T) {
 		if p == nil {
 			t.Fatal("running clock holds no reading")
 		}
-		if got, want := c.mono(), c.now().Sub(monoEpoch); got != want || p.mono != p.t.Sub(monoEpoch) {
-			t.Fatalf("mono %v, want now().Sub(monoEpoch) = %v", got, want)
+		if got, want := c.mono(), c.t.Load().t.Sub(monoEpoch); got != want || p.mono != p.t.Sub(monoEpoch) {
+			t.Fatalf("mono %v, want the reading's t.Sub(monoEpoch) = %v", got, want)
 		}
 		if p.unix != p.t.UnixNano() {
 			t.Fatalf("unix %d, want t.UnixNano() = %d", p.unix, p.t.UnixNano())

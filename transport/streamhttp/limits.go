@@ -326,7 +326,7 @@ func (c *limitConn) SetWriteDeadline(t time.Time) error {
 const responseWriteTimeout = 30 * time.Second
 
 // refreshWriteDeadline keeps a write deadline of about
-// responseWriteTimeout ahead of the coarse clock's reading (clk.now),
+// responseWriteTimeout ahead of the coarse clock's reading (or of time.Now when it is halted),
 // touching the connection only when less than responseWriteTimeout-1s is
 // left. Called by the goroutine serving the connection (one request at a
 // time).
