@@ -1,6 +1,9 @@
 package codec
 
-import "bytes"
+import (
+	"bytes"
+	"sync/atomic"
+)
 
 // The usual shape of a request, read straight through.
 //
@@ -424,7 +427,14 @@ type PeekMemo struct {
 	// ends, and where the params '{' is, in t.
 	tat [4]uint8
 	t   [templateSize]byte
+	// gen is the template's generation (learn; Envelope.Template): a
+	// hit records it in the envelope.
+	gen uint64
 }
+
+// templateGen gives each template learn keeps its generation
+// (Envelope.Template): unique in the process, never 0.
+var templateGen atomic.Uint64
 
 // templateSize bounds the first stretch of a template (the fixture's is
 // 60 bytes; a method and a tool name of 100 bytes together fit).
@@ -553,6 +563,7 @@ func (p *parser) replay(s int) int {
 	if m.tok {
 		env.ProgressToken = b[v:t]
 	}
+	env.tmpl = m.gen
 	return t + 3
 }
 
@@ -610,6 +621,7 @@ func (p *parser) learn(end int) {
 	}
 	m.an, m.tok = uint8(an), tok
 	m.strike, m.hit = false, false
+	m.gen = templateGen.Add(1)
 }
 
 // miss is replay's when the message does not follow the template: the
