@@ -906,6 +906,9 @@ func FuzzPeekTemplate(f *testing.F) {
 			if g>>1 != 0 {
 				o.MaxDepth = g>>1 + 1
 			}
+			if !memoOK(memo) {
+				t.Fatalf("read %d: the memo's offsets out of order: %+v %+v", j, memo.at, memo.tat)
+			}
 			msg := []byte(head + part[0] + a + part[1] + bp + part[2] + part[3])
 			if g&1 == 0 {
 				if got, err := comparePeekShapeOnce(t, msg, o); err == nil {

@@ -113,6 +113,9 @@ func FuzzTemplatePromise(f *testing.F) {
 			if order>>j&1 != 0 {
 				a, bp = a2, bp2
 			}
+			if !memoOK(memo) {
+				t.Fatalf("read %d: the memo's offsets out of order: %+v %+v", j, memo.at, memo.tat)
+			}
 			msg := []byte(`{"jsonrpc":"2.0","id":` + string(rune('1'+j)) + a + bp)
 			if how>>j&1 == 0 {
 				if got, err := comparePeekShapeOnce(t, msg, PeekConfig{Memo: memo}); err == nil {
@@ -138,4 +141,24 @@ func FuzzTemplatePromise(f *testing.F) {
 			checkTemplate(t, seen, msg, &got)
 		}
 	})
+}
+
+// memoOK reports whether m's offsets keep the order replay's spans rely
+// on (they are built without bounds checks): the template's method end,
+// params '{', name start and end inside its first stretch, the _meta
+// start's members inside the bytes kept.
+func memoOK(m *PeekMemo) bool {
+	if m.n != 0 {
+		a := m.at
+		if a[0] > a[1] || a[1] > a[2] || a[2] > a[3] || a[3] > a[4] || int(a[4]) > m.n || metaAt+m.n+shapeProgress.n > len(m.b) {
+			return false
+		}
+	}
+	if m.an != 0 {
+		t := m.tat
+		if int(t[0]) < shapeMethod.n || t[0] >= t[3] || t[3] >= t[1] || t[1] > t[2] || t[2] >= m.an || int(m.an) > len(m.t) || m.n == 0 {
+			return false
+		}
+	}
+	return true
 }
