@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -605,21 +606,53 @@ func comparePeekShape(t *testing.T, msg []byte, o PeekConfig) {
 }
 
 // comparePeekShapeOnce is one read of comparePeekShape's.
-func comparePeekShapeOnce(t *testing.T, msg []byte, o PeekConfig) {
+func comparePeekShapeOnce(t *testing.T, msg []byte, o PeekConfig) (Envelope, error) {
 	t.Helper()
 	var want Envelope
 	g := PeekConfig{MaxDepth: o.MaxDepth, Memo: genericPeek}
 	errWant := PeekWith(msg, &want, g)
-	{
-		var got Envelope
-		errGot := PeekWith(msg, &got, o)
-		if errGot != errWant {
-			t.Fatalf("%q (depth %d, memo %v): error %v, the object loop alone %v", msg, o.MaxDepth, o.Memo != nil, errGot, errWant)
-		}
-		if a, b := spansOf(msg, &got), spansOf(msg, &want); a != b {
-			t.Fatalf("%q (depth %d, memo %v):\n got %+v\nwant %+v", msg, o.MaxDepth, o.Memo != nil, a, b)
-		}
+	var got Envelope
+	errGot := PeekWith(msg, &got, o)
+	if errGot != errWant {
+		t.Fatalf("%q (depth %d, memo %v): error %v, the object loop alone %v", msg, o.MaxDepth, o.Memo != nil, errGot, errWant)
 	}
+	if a, b := spansOf(msg, &got), spansOf(msg, &want); a != b {
+		t.Fatalf("%q (depth %d, memo %v):\n got %+v\nwant %+v", msg, o.MaxDepth, o.Memo != nil, a, b)
+	}
+	if want.Template() != 0 {
+		t.Fatalf("%q: the object loop gave template %d", msg, want.Template())
+	}
+	return got, errGot
+}
+
+// templateKey is what Envelope.Template promises of every message taken
+// under one generation: the same members, byte for byte, each as the
+// promise says.
+func templateKey(t *testing.T, msg []byte, e *Envelope) string {
+	t.Helper()
+	if e.Kind != KindRequest || (e.IDKind != IDNumber && e.IDKind != IDString) ||
+		!e.Method.Present || e.Method.Escaped || !e.Name.Present || e.Name.Escaped ||
+		!e.ProtocolVersion.Present || e.ProtocolVersion.Escaped || e.ClientInfo == nil || e.ClientCapabilities == nil ||
+		e.URI.Present || e.LogLevel.Present || e.RequestID != nil || e.NonStringVersion {
+		t.Fatalf("%q: template %d, but not a plain request: %+v", msg, e.Template(), spansOf(msg, e))
+	}
+	return fmt.Sprintf("%q %q %q %q %q", e.Method.Raw, e.Name.Raw, e.ProtocolVersion.Raw, e.ClientInfo, e.ClientCapabilities)
+}
+
+// checkTemplate holds e, read from msg without an error, to the promise
+// of Envelope.Template: the first message of a generation (seen) sets
+// what every other must repeat.
+func checkTemplate(t *testing.T, seen map[uint64]string, msg []byte, e *Envelope) {
+	t.Helper()
+	g := e.Template()
+	if g == 0 {
+		return
+	}
+	k := templateKey(t, msg, e)
+	if was, ok := seen[g]; ok && was != k {
+		t.Fatalf("%q: template %d with %s, an earlier message with %s", msg, g, k, was)
+	}
+	seen[g] = k
 }
 
 // envSpans is an Envelope with every span as its place in the message.
@@ -864,6 +897,7 @@ func FuzzPeekTemplate(f *testing.F) {
 	f.Add(`{"jsonrpc":"2.0","id" :`, a, bp, `1`, `{}`, `1`, end, `2`, `{}`, `1`, end, `3`, `{}`, `1`, end, 4)
 	f.Fuzz(func(t *testing.T, head, a, bp, id1, args1, tok1, tail1, id2, args2, tok2, tail2, id3, args3, tok3, tail3 string, flags int) {
 		memo := new(PeekMemo)
+		seen := map[uint64]string{}
 		for j, part := range [][4]string{{id1, args1, tok1, tail1}, {id2, args2, tok2, tail2}, {id3, args3, tok3, tail3}, {id3, args3, tok3, tail3}} {
 			// Per read: PeekLine or PeekWith (bit 0 of its three bits),
 			// and its depth limit (0: the default; 2 to 4).
@@ -872,9 +906,14 @@ func FuzzPeekTemplate(f *testing.F) {
 			if g>>1 != 0 {
 				o.MaxDepth = g>>1 + 1
 			}
+			if !memoOK(memo) {
+				t.Fatalf("read %d: the memo's offsets out of order: %+v %+v", j, memo.at, memo.tat)
+			}
 			msg := []byte(head + part[0] + a + part[1] + bp + part[2] + part[3])
 			if g&1 == 0 {
-				comparePeekShapeOnce(t, msg, o)
+				if got, err := comparePeekShapeOnce(t, msg, o); err == nil {
+					checkTemplate(t, seen, msg, &got)
+				}
 				continue
 			}
 			var got Envelope
@@ -896,6 +935,7 @@ func FuzzPeekTemplate(f *testing.F) {
 			if x, y := spansOf(line, &got), spansOf(line, &want); x != y {
 				t.Fatalf("%q (read %d, depth %d):\n got %+v\nwant %+v", msg, j, o.MaxDepth, x, y)
 			}
+			checkTemplate(t, seen, line, &got)
 		}
 	})
 }

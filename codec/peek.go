@@ -104,7 +104,31 @@ type Envelope struct {
 	argLen uint16
 	argAt  uintptr
 	args   [maxArgMembers]argMember
+
+	// tmpl is the generation of the PeekMemo template the message was
+	// taken by (replay), 0 when it was read any other way: Template.
+	tmpl uint64
 }
+
+// Template is the generation of the PeekMemo template Peek took the
+// message by, or 0 when it was read any other way (no memo, no template,
+// a miss, an error). A template's generation is given when the memo
+// learns it, from one process-wide counter: no two templates, of one
+// memo or of two, share one, and a memo that forgets its template or
+// learns another never hits with the old generation again. Every
+// message PeekWith or PeekLine takes without an error under one
+// generation G != 0 is a request with a valid id whose Method, Name,
+// ProtocolVersion, ClientInfo and ClientCapabilities are byte for byte
+// the same as those of every other message taken under G, each present
+// and unescaped (plain strings, flat objects), and which has no URI,
+// LogLevel or RequestID and NonStringVersion false. The id, arguments
+// and progressToken are the message's own. So whatever a caller decides
+// from those members alone it may keep per generation, and use for
+// another message of the same generation without reading them again
+// (the engine's check: FuzzPeekTemplate holds the promise). Rebase keeps
+// the generation (the copy holds the same bytes); an Envelope filled
+// any other way (by hand, or cleared) has 0.
+func (e *Envelope) Template() uint64 { return e.tmpl }
 
 // maxArgMembers bounds the members of params.arguments Peek records (the
 // fixture's echo has 1, EXAMPLES.md's tools/call 4). Each costs 8 bytes of

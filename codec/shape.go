@@ -1,6 +1,10 @@
 package codec
 
-import "bytes"
+import (
+	"bytes"
+	"sync/atomic"
+	"unsafe"
+)
 
 // The usual shape of a request, read straight through.
 //
@@ -424,7 +428,14 @@ type PeekMemo struct {
 	// ends, and where the params '{' is, in t.
 	tat [4]uint8
 	t   [templateSize]byte
+	// gen is the template's generation (learn; Envelope.Template): a
+	// hit records it in the envelope.
+	gen uint64
 }
+
+// templateGen gives each template learn keeps its generation
+// (Envelope.Template): unique in the process, never 0.
+var templateGen atomic.Uint64
 
 // templateSize bounds the first stretch of a template (the fixture's is
 // 60 bytes; a method and a tool name of 100 bytes together fit).
@@ -538,22 +549,46 @@ func (p *parser) replay(s int) int {
 	}
 	m.strike, m.hit = false, true
 	p.bad |= sawMethod
+	// The spans, built without bounds checks (span): every bound below
+	// lies in b[s:t+3], which the compares above read (s+an and t+3 <=
+	// len(b)), by the memo's offsets, which learn and remember took from
+	// a message's spans: shapeMethod.n <= tat[0] < tat[3] < tat[1] <=
+	// tat[2] < an, at[0] <= at[1] <= at[2] <= at[3] <= at[4] <= n (memoOK
+	// in the fuzz targets), and i+n <= v <= t. Each span starts before
+	// t+3, inside b.
 	at := &m.tat
-	env.Method = Str{Raw: b[s+shapeMethod.n : s+int(at[0])], Present: true}
-	env.Name = Str{Raw: b[s+int(at[1]) : s+int(at[2])], Present: true}
-	env.Params = b[s+int(at[3]) : t+2]
-	env.Arguments = b[o:e]
+	base, c := unsafe.Pointer(unsafe.SliceData(b)), cap(b)
+	env.Method = Str{Raw: span(base, c, s+shapeMethod.n, s+int(at[0])), Present: true}
+	env.Name = Str{Raw: span(base, c, s+int(at[1]), s+int(at[2])), Present: true}
+	env.Params = span(base, c, s+int(at[3]), t+2)
+	env.Arguments = span(base, c, o, e)
 	if env.argN != 0 {
-		env.argAt = addrOf(env.Arguments)
+		env.argAt = uintptr(base) + uintptr(o)
 	}
-	env.Meta = b[i-1 : t+1]
-	env.ProtocolVersion = Str{Raw: b[i+int(m.at[0]) : i+int(m.at[1])], Present: true}
-	env.ClientInfo = b[i+int(m.at[2]) : i+int(m.at[3])]
-	env.ClientCapabilities = b[i+int(m.at[4]) : i+n]
+	env.Meta = span(base, c, i-1, t+1)
+	env.ProtocolVersion = Str{Raw: span(base, c, i+int(m.at[0]), i+int(m.at[1])), Present: true}
+	env.ClientInfo = span(base, c, i+int(m.at[2]), i+int(m.at[3]))
+	env.ClientCapabilities = span(base, c, i+int(m.at[4]), i+n)
 	if m.tok {
-		env.ProgressToken = b[v:t]
+		env.ProgressToken = span(base, c, v, t)
 	}
+	env.tmpl = m.gen
 	return t + 3
+}
+
+// span is b[lo:hi] for replay, base and c being b's start and cap,
+// without the checks of a slice expression: the caller ensures 0 <= lo
+// <= hi <= len(b) and lo < len(b), so that the span's pointer is inside
+// b (a slice expression's mask for a span at cap is not needed).
+func span(base unsafe.Pointer, c, lo, hi int) (b []byte) {
+	*(*sliceHeader)(unsafe.Pointer(&b)) = sliceHeader{unsafe.Add(base, lo), hi - lo, c - lo}
+	return b
+}
+
+// sliceHeader is a []byte's layout (span).
+type sliceHeader struct {
+	p    unsafe.Pointer
+	n, c int
 }
 
 // learn is top's, with a memo that has no template and none to skip
@@ -610,6 +645,7 @@ func (p *parser) learn(end int) {
 	}
 	m.an, m.tok = uint8(an), tok
 	m.strike, m.hit = false, false
+	m.gen = templateGen.Add(1)
 }
 
 // miss is replay's when the message does not follow the template: the

@@ -37,6 +37,10 @@ type Call struct {
 	env       codec.Envelope
 	method    *method
 	tool      *Tool
+	// tc is the check kept for the last template generation seen
+	// (keepCheck, tmplHit); release leaves it, so that the next request
+	// on this Call finds it.
+	tc tmplCheck
 
 	msg     []byte // the transport's message while borrowed (BeginBorrowed), else nil
 	buf     []byte // private copy of the request message

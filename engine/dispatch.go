@@ -113,6 +113,17 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 // CheckMethod, CheckTarget, CheckCapabilities. The HTTP binding interleaves its header checks
 // between the steps (HVAL-02).
 func (c *Call) check() *codec.Error {
+	// A message of the template generation whose outcome c keeps: the
+	// method and the tool as kept, the client capabilities as the tool
+	// requires (the same bytes every time, but an error is counted).
+	if c.tmplHit() {
+		t := c.tc.tool
+		c.method, c.tool = toolsCallMethod, t
+		if len(t.RequiredClientCapabilities) == 0 {
+			return nil
+		}
+		return c.missingCaps(t.RequiredClientCapabilities)
+	}
 	// checkMeta's and checkCapabilities' usual outcome is decided here,
 	// without their calls: both _meta keys present and no logLevel; a tool
 	// that requires no client capability.
@@ -138,6 +149,9 @@ func (c *Call) check() *codec.Error {
 		if rc := c.srv.cache.Load(); b.toolIn == rc && rc.caps.tools && c.srv.opt.ToolFilter == nil {
 			t := b.tool
 			c.method, c.tool = toolsCallMethod, t
+			if env.Template() != 0 {
+				c.keepCheck()
+			}
 			if len(t.RequiredClientCapabilities) == 0 {
 				return nil
 			}
@@ -154,6 +168,54 @@ func (c *Call) check() *codec.Error {
 		return nil
 	}
 	return c.checkCapabilities()
+}
+
+// tmplCheck is what a whole check decided for the messages of one
+// template generation (codec.Envelope.Template), each of which has the
+// same method, name, protocol version and client capabilities bytes: a
+// tools/call that passes checkMeta, checkVersion and checkMethod and
+// names tool, in the registry snapshot rc, with no ToolFilter to ask.
+// Three words a Call; nothing per tool.
+type tmplCheck struct {
+	gen  uint64
+	rc   *resultCache
+	tool *Tool
+}
+
+// tmplHit reports whether c.tc holds the outcome of c's check: c's
+// message was taken by a template (gen != 0) of the generation c.tc was
+// kept for, rc is still the registry's snapshot (a tool added, removed
+// or replaced, or the tools capability changed, makes a new one; c.tc
+// keeps rc alive, so no other snapshot has its address). The server is
+// rc's: keepCheck kept nothing for one with a ToolFilter, and a server's
+// Config is fixed at New.
+func (c *Call) tmplHit() bool {
+	g := c.env.Template()
+	return g != 0 && g == c.tc.gen && c.tc.rc == c.srv.cache.Load()
+}
+
+// keepCheck keeps in c.tc the outcome of the check of c's message, a
+// template's (Template != 0), after checkMethod and checkTarget (or
+// check in their place) found its tool: every step but the client
+// capabilities' decided again here from the envelope, against one
+// snapshot of the registry, so that what is kept does not depend on which
+// steps the transport ran, or in which snapshot (the tool found in rc
+// is t: rc serves tools). When anything differs from the usual outcome
+// nothing is kept, and c.tc keeps what it held.
+//
+//go:noinline
+func (c *Call) keepCheck() {
+	env, s, t := &c.env, c.srv, c.tool
+	rc := s.cache.Load()
+	g := env.Template()
+	if g == 0 || t == nil || s.opt.ToolFilter != nil ||
+		!env.ProtocolVersion.Present || env.ProtocolVersion.Escaped || env.ClientCapabilities == nil || env.LogLevel.Present ||
+		env.Method.Escaped || string(env.Method.Raw) != "tools/call" ||
+		!env.Name.Present || env.Name.Escaped || rc.tool(env.Name.Raw) != t ||
+		!s.supportsRaw(env.ProtocolVersion.Raw) {
+		return
+	}
+	c.tc = tmplCheck{gen: g, rc: rc, tool: t}
 }
 
 // CheckCapabilities enforces META-08 for the target found by CheckTarget:
@@ -219,6 +281,9 @@ func knownLogLevel(s codec.Str) bool {
 
 // CheckVersion enforces DISC-04.
 func (c *Call) checkVersion() *codec.Error {
+	if c.tmplHit() {
+		return nil // the version of the template's kept check
+	}
 	if v := &c.env.ProtocolVersion; !v.Escaped {
 		// supports, written out for the usual unescaped value: no call,
 		// no copy of the Str.
@@ -273,6 +338,10 @@ func (s *Server) unsupportedVersion(requested, msg string) *codec.Error {
 // CheckMethod routes the method: unknown, removed and capability-gated
 // methods get -32601 (HDR-08, DISC-08).
 func (c *Call) checkMethod() *codec.Error {
+	if c.tmplHit() {
+		c.method = toolsCallMethod // the template's kept check
+		return nil
+	}
 	var m *method
 	if raw := c.env.Method.Raw; !c.env.Method.Escaped {
 		if string(raw) == "tools/call" {
@@ -298,6 +367,10 @@ func (c *Call) checkMethod() *codec.Error {
 // exists, prompts/get has a name, resources/read has a uri, a list
 // method's cursor is one of its list's (cursor.go).
 func (c *Call) checkTarget() *codec.Error {
+	if c.tmplHit() {
+		c.method, c.tool = toolsCallMethod, c.tc.tool // the template's kept check
+		return nil
+	}
 	switch c.method.target { // a byte, not the name: a string switch compares
 	case targetTool:
 		if !c.env.Name.Present {
@@ -315,6 +388,9 @@ func (c *Call) checkTarget() *codec.Error {
 			return c.errUnknownTool()
 		}
 		c.tool = t
+		if c.env.Template() != 0 {
+			c.keepCheck()
+		}
 	case targetPrompt:
 		if !c.env.Name.Present {
 			c.srv.stats.InvalidParams.Add(1)

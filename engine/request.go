@@ -73,7 +73,15 @@ func (r *Request) Check() *codec.Error { return r.c.check() }
 // CheckMeta enforces META-02/03: params._meta carries the protocol version
 // and the client capabilities (an initialize without a modern claim gets
 // -32022 naming the served versions: DISC-05, our choice).
-func (r *Request) CheckMeta() *codec.Error { return r.c.checkMeta() }
+//
+// A message a template took (codec.Envelope.Template) has both keys and
+// no logLevel: decided here, in the caller, without a call.
+func (r *Request) CheckMeta() *codec.Error {
+	if r.c.env.Template() != 0 {
+		return nil
+	}
+	return r.c.checkMeta()
+}
 
 // CheckVersion enforces DISC-04.
 func (r *Request) CheckVersion() *codec.Error { return r.c.checkVersion() }
@@ -88,7 +96,14 @@ func (r *Request) CheckMethod() *codec.Error { return r.c.checkMethod() }
 func (r *Request) CheckTarget() *codec.Error { return r.c.checkTarget() }
 
 // CheckCapabilities enforces META-08 for the target found by CheckTarget.
-func (r *Request) CheckCapabilities() *codec.Error { return r.c.checkCapabilities() }
+// A tool that requires no client capability is decided here, in the
+// caller, without a call.
+func (r *Request) CheckCapabilities() *codec.Error {
+	if t := r.c.tool; t != nil && len(t.RequiredClientCapabilities) == 0 {
+		return nil
+	}
+	return r.c.checkCapabilities()
+}
 
 // Tool returns the tool a tools/call targets (after CheckTarget), or nil.
 func (r *Request) Tool() *Tool { return r.c.tool }

@@ -75,6 +75,27 @@ func BenchmarkTypedEchoPrepared(b *testing.B) {
 		// sessions' load moves less than the wall clock.
 		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 	})
+	// serial's request peeked through one PeekMemo, as streamhttp peeks
+	// (its work's memo): from the second request on, a template hit,
+	// whose check the Call keeps (tmplCheck).
+	b.Run("memo", func(b *testing.B) {
+		s, sc := setup(b)
+		defer func() { _ = s.Shutdown(context.Background()) }()
+		msg := []byte(echoFixture)
+		memo := new(codec.PeekMemo)
+		b.ReportAllocs()
+		for b.Loop() {
+			r := sc.Prepare()
+			if err := codec.PeekWith(msg, r.Envelope(), codec.PeekConfig{Memo: memo}); err != nil {
+				b.Fatal(err)
+			}
+			r = sc.BeginPrepared(r, context.Background(), msg, quietReplier{}, nil, 0)
+			if e := r.Check(); e != nil {
+				b.Fatal(e.Message)
+			}
+			r.Run()
+		}
+	})
 	// The same request with its arguments last (params' members in
 	// another order, as some clients write them): the arguments end the
 	// message, where Peek records them only through its recordTail.
