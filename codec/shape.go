@@ -638,6 +638,12 @@ func (p *parser) learn(end int) {
 		uint8(name), uint8(name + len(env.Name.Raw)),
 		uint8(int(addrOf(env.Params)) - base - s),
 	}
+	if !m.ordered(an) {
+		// replay's spans are built without bounds checks on the order
+		// of these offsets: a template that would break it is not kept.
+		m.an = 0
+		return
+	}
 	copy(m.t[:], b[s:o+1])
 	copy(m.b[:], shapeMeta.s)
 	if tok {
@@ -646,6 +652,22 @@ func (p *parser) learn(end int) {
 	m.an, m.tok = uint8(an), tok
 	m.strike, m.hit = false, false
 	m.gen = templateGen.Add(1)
+}
+
+// ordered reports whether the memo's offsets, with a template of an
+// bytes whose offsets are in tat, keep the order replay's unchecked
+// spans rely on: in the remembered _meta, protocolVersion's body, then
+// clientInfo, then clientCapabilities, all within its n bytes, which fit
+// in b with `,"progressToken":` after them; in the template, the method's
+// end, then the params' '{', then the name's body, all before the
+// arguments' '{' at an-1. learn calls it once per template kept, so a
+// bug in learn or remember costs the template, never a read out of
+// bounds.
+func (m *PeekMemo) ordered(an int) bool {
+	a, t := m.at, m.tat
+	return m.n > 0 && a[0] <= a[1] && a[1] <= a[2] && a[2] <= a[3] && a[3] <= a[4] && int(a[4]) <= m.n &&
+		metaAt+m.n+shapeProgress.n <= len(m.b) &&
+		int(t[0]) >= shapeMethod.n && t[0] < t[3] && t[3] < t[1] && t[1] <= t[2] && int(t[2]) < an && an <= len(m.t)
 }
 
 // miss is replay's when the message does not follow the template: the

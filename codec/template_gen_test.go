@@ -162,3 +162,43 @@ func memoOK(m *PeekMemo) bool {
 	}
 	return true
 }
+
+// TestMemoOrderedGuard: learn keeps a template only when its offsets are
+// in the order replay's unchecked spans need (ordered); each offset moved
+// out of that order is refused, and a template learned from the fixture
+// passes the guard and the tests' own memoOK.
+func TestMemoOrderedGuard(t *testing.T) {
+	m := new(PeekMemo)
+	var e Envelope
+	for range 2 {
+		if err := PeekWith([]byte(fixture), &e, PeekConfig{Memo: m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.Template() == 0 || m.an == 0 {
+		t.Fatal("the fixture did not hit a template")
+	}
+	an := int(m.an)
+	if !m.ordered(an) || !memoOK(m) {
+		t.Fatalf("a learned template out of order: %+v %+v", m.at, m.tat)
+	}
+	for _, bad := range []func(c *PeekMemo) int{
+		func(c *PeekMemo) int { c.at[0] = c.at[1] + 1; return an },
+		func(c *PeekMemo) int { c.at[2] = c.at[1] - 1; return an },
+		func(c *PeekMemo) int { c.at[4] = c.at[3] - 1; return an },
+		func(c *PeekMemo) int { c.at[4] = uint16(c.n + 1); return an },
+		func(c *PeekMemo) int { c.n = len(c.b); return an },
+		func(c *PeekMemo) int { c.n = 0; return an },
+		func(c *PeekMemo) int { c.tat[0] = uint8(shapeMethod.n - 1); return an },
+		func(c *PeekMemo) int { c.tat[3] = c.tat[0]; return an },
+		func(c *PeekMemo) int { c.tat[1] = c.tat[3]; return an },
+		func(c *PeekMemo) int { c.tat[2] = c.tat[1] - 1; return an },
+		func(c *PeekMemo) int { return int(c.tat[2]) },
+		func(c *PeekMemo) int { return len(c.t) + 1 },
+	} {
+		c := *m
+		if n := bad(&c); c.ordered(n) {
+			t.Errorf("offsets out of order accepted: %+v %+v an %d", c.at, c.tat, n)
+		}
+	}
+}
