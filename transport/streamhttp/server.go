@@ -448,13 +448,21 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 		w.send(499, "", nil) // cancelled: nothing to say
 		return
 	}
-	if s.cfg.Compression && len(body) >= s.cfg.CompressMinBytes {
-		if enc := pickEncoding(r.aenc); enc != "" {
-			x.zbuf = s.compress(enc, body, x.zbuf[:0])
-			w.header("Content-Encoding", enc)
-			w.header("Vary", "Accept-Encoding")
-			s.stats.Compressed.Add(1)
-			body = x.zbuf
+	// inPlace: the reply is the fasthttp response's body already
+	// (replyInPlace); sent as it is unless compressed.
+	inPlace := x.inPlace
+	if s.cfg.Compression {
+		if inPlace {
+			body = x.fw.ctx.Response.Body()
+		}
+		if len(body) >= s.cfg.CompressMinBytes {
+			if enc := pickEncoding(r.aenc); enc != "" {
+				x.zbuf = s.compress(enc, body, x.zbuf[:0])
+				w.header("Content-Encoding", enc)
+				w.header("Vary", "Accept-Encoding")
+				s.stats.Compressed.Add(1)
+				body, inPlace = x.zbuf, false
+			}
 		}
 	}
 	if status == 503 {
@@ -467,6 +475,9 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 		// A per-caller limit of the engine (limit.go): its data carries
 		// the same retryAfter.
 		w.header("Retry-After", strconv.Itoa(max(1, retry)))
+	}
+	if inPlace {
+		body = nil // send sets the status and type; the body stays
 	}
 	w.send(status, ctJSON, body)
 }
