@@ -31,6 +31,47 @@ func wrkLike(name, hdrName, more string) []byte {
 		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: " + hdrName + "\r\n\r\n" + body)
 }
 
+// serveConn serves eng with cfg on a loopback listener (fasthttp) and
+// returns one client connection to it; all of it ends with the test.
+func serveConn(t *testing.T, eng *engine.Server, cfg Config) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	s := New(eng, cfg)
+	ln, err := s.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Close()
+		_ = s.Shutdown(context.Background())
+		<-done
+	})
+	return c, bufio.NewReader(c)
+}
+
+// connRoundTrip writes req on c and reads the response.
+func connRoundTrip(t *testing.T, c net.Conn, br *bufio.Reader, req []byte) (*http.Response, []byte) {
+	t.Helper()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
 // TestReplyInPlace: a reply made where the request was read goes straight
 // into fasthttp's response body (replyInPlace) and is sent from there by
 // sendReplyOf; every other reply still goes through x.reply. One
@@ -51,44 +92,7 @@ func TestReplyInPlace(t *testing.T) {
 		func(_ *engine.Call, in benchEchoArgs) (benchEchoResult, error) { return benchEchoResult(in), nil }); err != nil {
 		t.Fatal(err)
 	}
-	serve := func(cfg Config) net.Conn {
-		s := New(eng, cfg)
-		ln, err := s.Listen("127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- s.Serve(ln) }()
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = c.Close()
-			_ = s.Shutdown(context.Background())
-			<-done
-		})
-		return c
-	}
-	roundTrip := func(c net.Conn, br *bufio.Reader, req []byte) (*http.Response, []byte) {
-		t.Helper()
-		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := c.Write(req); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, b
-	}
-
-	c := serve(Config{})
-	br := bufio.NewReader(c)
+	c, br := serveConn(t, eng, Config{})
 	mismatch := `{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Header mismatch: Mcp-Name header value 'ecko' does not match body value 'echo'"}}`
 	note := []byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 54\r\nContent-Type: application/json\r\n" +
 		"Accept: application/json, text/event-stream\r\n\r\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -106,7 +110,7 @@ func TestReplyInPlace(t *testing.T) {
 		{wrkLike("echo", "ecko", ""), 400, mismatch},
 		{wrkLike("echo2", "", ""), 200, wrkEchoReply},
 	} {
-		resp, body := roundTrip(c, br, step.req)
+		resp, body := connRoundTrip(t, c, br, step.req)
 		if resp.StatusCode != step.status || string(body) != step.body {
 			t.Fatalf("step %d: %d %q, want %d %q", i, resp.StatusCode, body, step.status, step.body)
 		}
@@ -117,10 +121,9 @@ func TestReplyInPlace(t *testing.T) {
 
 	// Compressed: the reply in place is what is compressed, and the
 	// compressed bytes replace it.
-	c = serve(Config{Compression: true, CompressMinBytes: 1})
-	br = bufio.NewReader(c)
+	c, br = serveConn(t, eng, Config{Compression: true, CompressMinBytes: 1})
 	for i, req := range [][]byte{wrkLike("echo", "", "Accept-Encoding: gzip\r\n"), wrkRequest, wrkLike("echo2", "", "Accept-Encoding: gzip\r\n")} {
-		resp, body := roundTrip(c, br, req)
+		resp, body := connRoundTrip(t, c, br, req)
 		if enc := resp.Header.Get("Content-Encoding"); enc == "gzip" {
 			zr, err := gzip.NewReader(bytes.NewReader(body))
 			if err != nil {
