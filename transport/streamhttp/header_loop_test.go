@@ -44,3 +44,30 @@ func TestHeaderLoopVersionName(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptsBothParts: acceptsBoth's first shortcut, HTTP-03's example
+// spelling compared in three parts (16, 16 and 3 bytes), and its switch
+// answer as the reading of the list item by item (acceptsList) does, for
+// each of those spellings with any one byte changed, cut or added. Fails
+// when any of the three compares is dropped or shortened.
+func TestAcceptsBothParts(t *testing.T) {
+	for _, base := range []string{"application/json, text/event-stream", "text/event-stream, application/json",
+		"application/json,text/event-stream", "text/event-stream,application/json"} {
+		check := func(v string) {
+			if got, want := acceptsBoth([]byte(v)), acceptsList([]byte(v)); got != want {
+				t.Errorf("acceptsBoth(%q) = %v, the list reads %v", v, got, want)
+			}
+		}
+		check(base)
+		for i := 0; i <= len(base); i++ {
+			check(base[:i] + "x" + base[i:])
+			if i == len(base) {
+				break
+			}
+			check(base[:i] + base[i+1:])
+			for _, c := range []byte{'x', ' ', ',', ';', base[i] ^ 0x20, base[i] + 1} {
+				check(base[:i] + string(c) + base[i+1:])
+			}
+		}
+	}
+}
