@@ -284,11 +284,18 @@ func decodeHeader(v []byte, scratch *[]byte) ([]byte, *codec.Error) {
 // params.arguments (step 14; PARAM-05..09, PARAM-14). Unknown Mcp-Param-*
 // headers are ignored.
 func (m *mirrored) checkParams(env *codec.Envelope, t *engine.Tool, scratch *[]byte, vals *[maxFlatBindings][]byte) *codec.Error {
+	if !m.tooMany && len(t.HeaderBindings()) == 0 {
+		return nil // nothing to mirror; Mcp-Param-* headers are ignored
+	}
+	return m.checkBindingsOf(env, t, scratch, vals)
+}
+
+// checkBindingsOf is checkParams for a tool with bindings, or with too
+// many Mcp-Param-* headers sent (checkParams' usual case, inlined, being
+// neither).
+func (m *mirrored) checkBindingsOf(env *codec.Envelope, t *engine.Tool, scratch *[]byte, vals *[maxFlatBindings][]byte) *codec.Error {
 	if m.tooMany {
 		return errTooManyParams
-	}
-	if len(t.HeaderBindings()) == 0 {
-		return nil // nothing to mirror; Mcp-Param-* headers are ignored
 	}
 	names, flat := t.HeaderBindingNames()
 	flat = flat && len(names) <= maxFlatBindings
