@@ -412,7 +412,7 @@ func (x *exchange) DropsOnCancel() {}
 // Reply implements engine.Replier.
 func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
 	if !x.lockUnlessQuiet() {
-		if x.fw.ctx != nil && x.mode == modeWaiting && x.gone == nil {
+		if x.fw.ctx != nil && x.mode == modeWaiting && x.gone == nil && status != 0 {
 			return x.replyInPlace(c, frame, status)
 		}
 		return x.replyLocked(c, frame, status)
@@ -452,7 +452,8 @@ func (x *exchange) replyLocked(c *engine.Request, frame []byte, status int) erro
 // x.reply and from there into the body. Quiet, the request's goroutine
 // is the caller, so the RequestCtx is still its own; whatever answers the
 // request after this is sendReplyOf (see dispatch), which either sends the
-// body as it is or replaces it (compression).
+// body as it is or replaces it (compression). A status of 0 (sendReplyOf
+// answers it 499 without a body; the engine sends none) keeps x.reply.
 func (x *exchange) replyInPlace(c *engine.Request, frame []byte, status int) error {
 	x.mode = modeJSON
 	x.fw.ctx.Response.SetBody(frame)

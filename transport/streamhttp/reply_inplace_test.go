@@ -160,6 +160,19 @@ func TestReplyInPlaceReset(t *testing.T) {
 	if x.inPlace {
 		t.Fatal("inPlace left set in a pooled exchange")
 	}
+	// A status of 0, which sendReplyOf answers 499 without a body: never
+	// in place, so that the body is not sent with the 499.
+	x = s.acquireExchange()
+	x.fw = fastWriter{ctx: &ctx}
+	x.quiet = true
+	ctx.Response.ResetBody()
+	if err := x.Reply(nil, []byte(`{}`), 0); err != nil {
+		t.Fatal(err)
+	}
+	if x.inPlace || len(ctx.Response.Body()) != 0 {
+		t.Fatalf("status 0: inPlace %v, response body %q", x.inPlace, ctx.Response.Body())
+	}
+	x.unref()
 	// Not quiet (a worker's reply): x.reply, under the lock.
 	x = s.acquireExchange()
 	x.fw = fastWriter{ctx: &ctx}
