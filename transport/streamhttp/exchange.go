@@ -35,11 +35,14 @@ var (
 type exchange struct {
 	s *Server
 
-	mu      sync.Mutex
-	mode    mode
-	queue   []byte // SSE bytes not yet written
-	spare   []byte
-	reply   []byte // the final response (JSON mode)
+	mu    sync.Mutex
+	mode  mode
+	queue []byte // SSE bytes not yet written
+	spare []byte
+	reply []byte // the final response (JSON mode), unless inPlace
+	// inPlace: the final response is in fw's response body already
+	// (replyInPlace), not in reply.
+	inPlace bool
 	status  int
 	replied bool
 	ended   bool // engine Done
@@ -209,7 +212,7 @@ func (x *exchange) unref() {
 	if !x.sole() && x.refs.Add(-1) != 0 {
 		return
 	}
-	x.mode, x.status, x.replied, x.ended, x.gone = modeWaiting, 0, false, false, nil
+	x.mode, x.status, x.replied, x.ended, x.gone, x.inPlace = modeWaiting, 0, false, false, nil, false
 	quiet := x.quiet
 	x.async, x.quiet = false, false
 	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
@@ -409,6 +412,9 @@ func (x *exchange) DropsOnCancel() {}
 // Reply implements engine.Replier.
 func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
 	if !x.lockUnlessQuiet() {
+		if x.fw.ctx != nil && x.mode == modeWaiting && x.gone == nil && status != 0 {
+			return x.replyInPlace(c, frame, status)
+		}
 		return x.replyLocked(c, frame, status)
 	}
 	defer x.mu.Unlock()
@@ -438,6 +444,26 @@ func (x *exchange) replyLocked(c *engine.Request, frame []byte, status int) erro
 	x.replied = true
 	x.wake()
 	return nil
+}
+
+// replyInPlace is replyLocked's JSON reply for a quiet exchange on the
+// fasthttp front end: the frame is copied once, straight into the
+// response's body, where sendReplyOf finds it (inPlace), instead of into
+// x.reply and from there into the body. Quiet, the request's goroutine
+// is the caller, so the RequestCtx is still its own; whatever answers the
+// request after this is sendReplyOf (see dispatch), which either sends the
+// body as it is or replaces it (compression). A status of 0 (sendReplyOf
+// answers it 499 without a body; the engine sends none) keeps x.reply.
+func (x *exchange) replyInPlace(c *engine.Request, frame []byte, status int) error {
+	x.mode = modeJSON
+	x.fw.ctx.Response.SetBody(frame)
+	x.inPlace = true
+	x.status = status
+	if status == 429 {
+		x.retry = c.RetryAfter()
+	}
+	x.replied = true
+	return nil // a quiet exchange has no waiter to wake
 }
 
 // Done implements engine.Replier.

@@ -167,7 +167,12 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if lc != nil {
 		x.info, x.peer = lc.info, lc.peer
 	}
-	var r reqInfo
+	// The request's state, the header loop's included, is reached from
+	// the loop body through one pointer: a closure loads every variable
+	// it captures each time it is called, and this one is called once a
+	// field.
+	sc := &fastScan{x: x, http11: ctx.Request.Header.IsHTTP11()}
+	r := &sc.r
 	r.lc = lc
 	r.hdr = &x.hdr
 	r.ctx = context.Background()
@@ -177,64 +182,62 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	r.path, r.atPath = p, atPath
 	h := &ctx.Request.Header
 	r.host = h.Host()
-	// n counts the fields All yields; fewer than the raw block's lines
-	// means fasthttp merged some (a second Content-Type, two Cookie
-	// lines, a folded line), and only then is the raw block read again
-	// for a duplicate (F2). See exactCount for when n can be trusted.
-	n := 0
-	dup, hasAuth, http11 := dupNone, false, h.IsHTTP11()
 	// The body is called as All's yield itself, not through a range
 	// loop, whose per-field bookkeeping (the iterator's state, checked
 	// and set around each call) this loop has no use for: it never
 	// stops early.
 	h.All()(func(k, v []byte) bool {
+		r, x := &sc.r, sc.x
 		// fasthttp hands over canonical names ("Content-Type"): exact
 		// compares first, the case-insensitive ones below only for
 		// other spellings.
 		switch string(k) {
 		case "Content-Type":
 			r.ctype, r.hasCType = v, true
-			n++
+			sc.n++
 			return true
 		case "Host", "Content-Length", "User-Agent":
-			n++
+			sc.n++
 			return true
-		case "Mcp-Protocol-Version": // the mirrored headers' canonical names: mirrored.add's own switch
-			x.hdr.version.add(trimOWS(v))
-			n++
-			return true
-		case "Mcp-Method":
+		case "Mcp-Method": // the mirrored headers' canonical names: mirrored.add's own switch
 			x.hdr.method.add(trimOWS(v))
-			n++
+			sc.n++
 			return true
 		case "Mcp-Name":
 			x.hdr.name.add(trimOWS(v))
-			n++
+			sc.n++
 			return true
 		case "Connection":
-			if http11 {
-				n++ // before HTTP/1.1, "close" comes without a line of its own
+			if sc.http11 {
+				sc.n++ // before HTTP/1.1, "close" comes without a line of its own
 			}
 			return true
 		case "Accept": // what the case-insensitive switch below does for it, without its compares
 			r.addAccept(x, v)
-			n++
+			sc.n++
 			return true
 		case "Origin":
 			if r.hasOrigin {
-				dup = dupOrigin
+				sc.dup = dupOrigin
 			}
 			r.origin, r.hasOrigin = v, true
-			n++
+			sc.n++
 			return true
 		}
-		n++
+		sc.n++
+		// Mcp-Protocol-Version, in two compares of at most 16 bytes,
+		// which the compiler makes with word loads (the switch above
+		// compares a 20-byte case by a call).
+		if len(k) == len("Mcp-Protocol-Version") && string(k[:16]) == "Mcp-Protocol-Ver" && string(k[16:]) == "sion" {
+			x.hdr.version.add(trimOWS(v))
+			return true
+		}
 		switch {
 		case len(k) > 3 && (k[0]|0x20) == 'm':
 			x.hdr.add(k, v)
 		case equalFold(k, "origin"):
 			if r.hasOrigin {
-				dup = dupOrigin
+				sc.dup = dupOrigin
 			}
 			r.origin, r.hasOrigin = v, true
 		case equalFold(k, "content-type"):
@@ -244,10 +247,10 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		case equalFold(k, "content-encoding"):
 			r.cenc, r.hasCEnc = v, true
 		case equalFold(k, "authorization"):
-			if hasAuth {
-				dup = dupAuthorization
+			if sc.hasAuth {
+				sc.dup = dupAuthorization
 			}
-			r.auth, hasAuth = v, true
+			r.auth, sc.hasAuth = v, true
 		case equalFold(k, "accept-encoding"):
 			r.aenc = v
 		}
@@ -258,7 +261,8 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	// reads nothing. With a streamed body it would drain the stream of a
 	// request about to be refused.
 	cl, body := h.ContentLength(), ctx.PostBody()
-	if raw := h.RawHeaders(); dup == dupNone && (n < rawHeaderLines(raw) || !exactCount(cl, body)) {
+	dup := sc.dup
+	if raw := h.RawHeaders(); dup == dupNone && (sc.n < rawHeaderLines(raw) || !exactCount(cl, body)) {
 		dup = scanDuplicates(raw)
 	}
 	if dup != dupNone {
@@ -284,8 +288,22 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	}
 	x.hraw = h.RawHeaders()
 	x.fw = fastWriter{ctx: ctx}
-	s.serve(&r, x, &x.fw)
+	s.serve(r, x, &x.fw)
 	x.unref() // a stream holds its own reference
+}
+
+// fastScan is fastHandler's state while it reads the header fields.
+type fastScan struct {
+	r reqInfo
+	x *exchange
+	// n counts the fields All yields; fewer than the raw block's lines
+	// means fasthttp merged some (a second Content-Type, two Cookie
+	// lines, a folded line), and only then is the raw block read again
+	// for a duplicate (F2). See exactCount for when n can be trusted.
+	n       int
+	dup     dupHeader
+	hasAuth bool
+	http11  bool
 }
 
 // addAccept files an Accept field's value: several Accept lines form one

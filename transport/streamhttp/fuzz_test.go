@@ -122,6 +122,14 @@ func FuzzMirroredHeaders(f *testing.F) {
 			}
 		}
 		for _, meth := range []string{"tools/call", "prompts/get", "resources/read"} {
+			// checkName's shortcut gives the full path's answer (TestCheckNamePlain).
+			full := &env.Name
+			if meth == "resources/read" {
+				full = &env.URI
+			}
+			if got, want := m.checkName(&env, meth, &scratch), m.checkNameFull(full, &scratch); !sameError(got, want) {
+				t.Errorf("checkName(%s) = %v, the full path %v", meth, got, want)
+			}
 			if m.checkName(&env, meth, &scratch) == nil {
 				vs := headerValues(lines, "mcp-name")
 				if len(vs) != 1 {

@@ -168,18 +168,30 @@ func (m *mirrored) checkVersionPresent() *codec.Error {
 
 // checkVersionEqual: header == body version (step 9; HDR-01).
 func (m *mirrored) checkVersionEqual(env *codec.Envelope) *codec.Error {
-	if env.ProtocolVersion.Equal(m.version.v) {
+	if strEqual(&env.ProtocolVersion, m.version.v) {
 		return nil
 	}
+	return m.versionMismatch(env)
+}
+
+func (m *mirrored) versionMismatch(env *codec.Envelope) *codec.Error {
 	return mismatch("MCP-Protocol-Version header value '" + string(m.version.v) + "' does not match body value '" + env.ProtocolVersion.String() + "'")
 }
 
 // checkMethod: Mcp-Method present and equal, case-sensitively (step 11; HDR-03, HDR-06).
 func (m *mirrored) checkMethod(env *codec.Envelope) *codec.Error {
+	if m.method.n == 1 && strEqual(&env.Method, m.method.v) {
+		return nil
+	}
+	return m.methodMismatch(env)
+}
+
+// methodMismatch is checkMethod's answer to anything but one equal value.
+func (m *mirrored) methodMismatch(env *codec.Envelope) *codec.Error {
 	if e := once(&m.method, errNoMethodHeader, errDupMethod); e != nil {
 		return e
 	}
-	if env.Method.Equal(m.method.v) {
+	if strEqual(&env.Method, m.method.v) {
 		return nil
 	}
 	return mismatch("Mcp-Method header value '" + string(m.method.v) + "' does not match body value '" + env.Method.String() + "'")
@@ -189,15 +201,28 @@ func (m *mirrored) checkMethod(env *codec.Envelope) *codec.Error {
 // resources/read (params.uri), decoded when in the base64 form (step 13;
 // HDR-04, HDR-05, B64-05). scratch is reused decoding space.
 func (m *mirrored) checkName(env *codec.Envelope, method string, scratch *[]byte) *codec.Error {
-	var body codec.Str
+	var body *codec.Str
 	switch method {
 	case "tools/call", "prompts/get":
-		body = env.Name
+		body = &env.Name
 	case "resources/read":
-		body = env.URI
+		body = &env.URI
 	default:
 		return nil
 	}
+	// What clients send: the name once, as a literal, equal to the body's
+	// unescaped string byte for byte. decodeHeader returns such a value
+	// as is (plainEqual), so it is compared once, here; anything else
+	// takes the full path below, which answers it as before.
+	if m.name.n == 1 && body.Present && !body.Escaped && plainEqual(m.name.v, body.Raw) {
+		return nil
+	}
+	return m.checkNameFull(body, scratch)
+}
+
+// checkNameFull is checkName's every step, for body (params.name or
+// params.uri).
+func (m *mirrored) checkNameFull(body *codec.Str, scratch *[]byte) *codec.Error {
 	if e := once(&m.name, errNoNameHeader, errDupName); e != nil {
 		return e
 	}
@@ -209,6 +234,34 @@ func (m *mirrored) checkName(env *codec.Envelope, method string, scratch *[]byte
 		return nil
 	}
 	return mismatch("Mcp-Name header value '" + string(m.name.v) + "' does not match body value '" + body.String() + "'")
+}
+
+// strEqual is s.Equal(v) with the usual case, a string without escapes,
+// compared where it is called (Equal takes its Str by value and is not
+// inlined).
+func strEqual(s *codec.Str, v []byte) bool {
+	if s.Escaped {
+		return s.Equal(v)
+	}
+	return s.Present && string(s.Raw) == string(v)
+}
+
+// plainEqual reports whether the header value v equals raw byte for byte
+// and is a value decodeHeader returns unchanged: no byte it refuses
+// (below 0x20, 0x7f; a tab is left to decodeHeader too) and not of the
+// base64 sentinel's shape (any value of 11 bytes or more that starts with
+// '=' is left to it). false says nothing: the caller then decodes.
+func plainEqual(v, raw []byte) bool {
+	if len(v) != len(raw) || (len(v) >= 11 && v[0] == '=') {
+		return false
+	}
+	raw = raw[:len(v)]
+	for i, c := range v {
+		if c != raw[i] || c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func decodeHeader(v []byte, scratch *[]byte) ([]byte, *codec.Error) {
@@ -231,11 +284,18 @@ func decodeHeader(v []byte, scratch *[]byte) ([]byte, *codec.Error) {
 // params.arguments (step 14; PARAM-05..09, PARAM-14). Unknown Mcp-Param-*
 // headers are ignored.
 func (m *mirrored) checkParams(env *codec.Envelope, t *engine.Tool, scratch *[]byte, vals *[maxFlatBindings][]byte) *codec.Error {
+	if !m.tooMany && len(t.HeaderBindings()) == 0 {
+		return nil // nothing to mirror; Mcp-Param-* headers are ignored
+	}
+	return m.checkBindingsOf(env, t, scratch, vals)
+}
+
+// checkBindingsOf is checkParams for a tool with bindings, or with too
+// many Mcp-Param-* headers sent (checkParams' usual case, inlined, being
+// neither).
+func (m *mirrored) checkBindingsOf(env *codec.Envelope, t *engine.Tool, scratch *[]byte, vals *[maxFlatBindings][]byte) *codec.Error {
 	if m.tooMany {
 		return errTooManyParams
-	}
-	if len(t.HeaderBindings()) == 0 {
-		return nil // nothing to mirror; Mcp-Param-* headers are ignored
 	}
 	names, flat := t.HeaderBindingNames()
 	flat = flat && len(names) <= maxFlatBindings
