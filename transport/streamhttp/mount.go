@@ -122,6 +122,99 @@ func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http
 	h.ServeHTTP(w, req)
 }
 
+// mountFields are the header fields a mount's checks read from a fasthttp
+// request: the first once-only field sent twice (F2), Origin and
+// Authorization.
+type mountFields struct {
+	dup          dupHeader
+	origin, auth []byte
+	hasOrigin    bool
+}
+
+// read fills f from the fields fasthttp parsed, which it holds anyway,
+// when they stand one for one for the raw block's lines; else as first
+// written, from the raw block (scanDuplicates) and Peek. It is the same
+// answer either way (FuzzMountFields):
+//
+//   - One for one (exactCount, and as many fields as lines, counted as
+//     fastHandler counts them): no two lines were merged, so no folded
+//     line, no second Content-Type (fasthttp keeps only the last) and no
+//     second Host (fasthttp refuses it while parsing). Of the once-only
+//     fields only Origin and Authorization can then come twice, each line
+//     a field of its own, in the block's order: the first of them seen a
+//     second time is the one scanDuplicates names. (The one field fasthttp
+//     yields without a line here, Connection: close after Content-Length
+//     with Transfer-Encoding: identity, stands for the line it keeps no
+//     field of, that Transfer-Encoding: it never makes up for a merge.)
+//   - Peek("Origin") is the first field fasthttp filed under that
+//     canonical name, before any trailer field; a body framed by its
+//     Content-Length has no trailer section. Without a duplicate the walk
+//     sees that field alone, and takes its value as it is (a nil value
+//     stays none).
+//
+// The walk calls All, which files the Cookie lines apart (collectCookies),
+// as the net/http way's copyRequest does anyway.
+func (f *mountFields) read(hdr *fasthttp.RequestHeader, body []byte) {
+	raw := hdr.RawHeaders()
+	if exactCount(hdr.ContentLength(), body) {
+		n, http11 := 0, hdr.IsHTTP11()
+		seenOrigin, seenAuth := false, false
+		// The body is All's yield itself, as in fastHandler.
+		hdr.All()(func(k, v []byte) bool {
+			n++
+			switch string(k) {
+			case "Origin":
+				if seenOrigin && f.dup == dupNone {
+					f.dup = dupOrigin
+				}
+				// Of two, either: the request is refused.
+				f.origin, f.hasOrigin, seenOrigin = v, v != nil, true
+				return true
+			case "Authorization":
+				if seenAuth && f.dup == dupNone {
+					f.dup = dupAuthorization
+				}
+				f.auth, seenAuth = v, true
+				return true
+			case "Connection":
+				if !http11 {
+					n-- // before HTTP/1.1, "close" comes without a line of its own
+				}
+				return true
+			}
+			// Another spelling (a name fasthttp did not canonicalise)
+			// does not count for Peek, but it does for the scan.
+			if len(k) > 0 && (k[0]|0x20 == 'o' || k[0]|0x20 == 'a') {
+				switch {
+				case equalFold(k, "origin"):
+					if seenOrigin && f.dup == dupNone {
+						f.dup = dupOrigin
+					}
+					seenOrigin = true
+				case equalFold(k, "authorization"):
+					if seenAuth && f.dup == dupNone {
+						f.dup = dupAuthorization
+					}
+					seenAuth = true
+				}
+			}
+			return true
+		})
+		if n == rawHeaderLines(raw) {
+			return
+		}
+		*f = mountFields{}
+	}
+	f.dup = scanDuplicates(raw)
+	if f.dup != dupNone {
+		return
+	}
+	if v := hdr.Peek("Origin"); v != nil {
+		f.origin, f.hasOrigin = v, true
+	}
+	f.auth = hdr.Peek("Authorization")
+}
+
 // fastMount is a mounted handler that serves some fasthttp requests
 // itself, without a net/http request (transport/legacy's common case):
 // ServeFastHTTP reports whether it did; false means it wrote and changed
@@ -144,20 +237,17 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	hdr := &ctx.Request.Header
 	// No closures: a request that is let through allocates nothing here.
 	sw := refusalWriter{ctx}
-	if d := scanDuplicates(hdr.RawHeaders()); d != dupNone { // F2
-		s.refuseDuplicate(sw, d)
+	var mf mountFields
+	mf.read(hdr, ctx.PostBody())
+	if mf.dup != dupNone { // F2
+		s.refuseDuplicate(sw, mf.dup)
 		return
 	}
-	var origin []byte
-	hasOrigin := false
-	if v := hdr.Peek("Origin"); v != nil {
-		origin, hasOrigin = v, true
-	}
 	base := context.Background()
-	r := reqInfo{ctx: base, raw: ctx.Conn(), lc: limitOf(ctx.Conn()), origin: origin, hasOrigin: hasOrigin, host: hdr.Host()}
+	r := reqInfo{ctx: base, raw: ctx.Conn(), lc: limitOf(ctx.Conn()), origin: mf.origin, hasOrigin: mf.hasOrigin, host: hdr.Host()}
 	r.public = s.cfg.PublicMounts[string(ctx.Path())] != nil
 	if s.cfg.Authenticate != nil && !r.public {
-		r.auth = hdr.Peek("Authorization")
+		r.auth = mf.auth
 		r.chains = verifiedChains(ctx.Conn())
 	}
 	p, ok := s.admit(&r, sw)
