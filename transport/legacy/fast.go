@@ -69,10 +69,10 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		return false
 	}
 	var h fastHeaders
-	if !h.scan(rc.Request.Header.RawHeaders()) || !h.plain() {
+	body := rc.PostBody()
+	if !h.read(&rc.Request.Header, body) || !h.plain() {
 		return false
 	}
-	body := rc.PostBody()
 	if len(body) > s.cfg.MaxBodyBytes {
 		return false
 	}
@@ -234,6 +234,90 @@ func (s *Server) callerAddr(a net.Addr) string {
 type fastHeaders struct {
 	sid, ver, ctype, accept []byte
 	n                       [4]uint8 // lines of each
+}
+
+// read fills h as scan would from the request's raw header block, but
+// from the fields fasthttp parsed (and holds anyway) when they stand one
+// for one for the block's lines; otherwise it is scan. body is the
+// request's PostBody. FuzzFastHeadersRead holds it to scan.
+//
+// One for one: a body framed by its Content-Length (fasthttp adds a
+// Content-Length field to a request without one, and a Trailer field to a
+// chunked one), and as many fields as lines, a Connection field not
+// counted before HTTP/1.1 (where fasthttp yields "close" without a line).
+// Each line fasthttp merges yields one field fewer: a folded line is
+// joined to the one before, and of two Content-Type lines only the last
+// is kept. So equal counts mean neither happened, and the fields are the
+// lines: every line of the four names a field of its own (Mcp-Session-Id,
+// the revision and Accept are kept line by line, Content-Type once), its
+// name canonicalised (same length; scan compares it in any case) and its
+// value cut as scan cuts it — after the colon, without the spaces and
+// tabs around it and the CR before the LF (a CR anywhere else, or any
+// other control byte, fails fasthttp's parse). A field yielded without a
+// line of its own (Connection: close after Content-Length with
+// Transfer-Encoding: identity) stands for a line fasthttp kept no field
+// of (that Transfer-Encoding), so it never makes up for a merge; none of
+// them is one of the four.
+func (h *fastHeaders) read(hdr *fasthttp.RequestHeader, body []byte) bool {
+	raw := hdr.RawHeaders()
+	if hdr.ContentLength() <= 0 || len(body) == 0 {
+		return h.scan(raw)
+	}
+	n, ok, http11 := 0, true, hdr.IsHTTP11()
+	// The body is All's yield itself: no range loop's bookkeeping.
+	hdr.All()(func(k, v []byte) bool {
+		n++
+		i := -1
+		switch string(k) { // fasthttp's canonical names first
+		case HeaderSession:
+			i = 0
+		case HeaderProtocol:
+			i = 1
+		case "Content-Type":
+			i = 2
+		case "Accept":
+			i = 3
+		case "Host", "Content-Length", "User-Agent":
+			return true
+		case "Connection":
+			if !http11 {
+				n--
+			}
+			return true
+		default: // a name fasthttp did not canonicalise
+			i = fastField(k)
+		}
+		if i >= 0 && !h.set(i, v) {
+			ok = false // a second line of one of them
+		}
+		return true
+	})
+	if n != rawLines(raw) {
+		*h = fastHeaders{}
+		return h.scan(raw)
+	}
+	return ok
+}
+
+// fastField is the place in fastNames of a field named k (any case), or
+// -1.
+func fastField(k []byte) int {
+	for i, name := range fastNames {
+		if len(k) == len(name) && equalFoldASCII(k, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// rawLines is the number of field lines of a raw header block (every
+// line, continuations too, but the empty one that ends it); 0 for an
+// empty block.
+func rawLines(raw []byte) int {
+	if n := bytes.Count(raw, []byte{'\n'}); n > 0 {
+		return n - 1
+	}
+	return 0
 }
 
 // scan reads raw (fasthttp's raw header block): false when it has two
