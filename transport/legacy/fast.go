@@ -473,7 +473,7 @@ func trimSpaceTab(v []byte) []byte {
 // application/json without parameters, an Accept listing one of the two
 // types or */* without parameters, or none.
 func (h *fastHeaders) plain() bool {
-	if len(h.sid) == 0 || !equalFoldASCII(h.ctype, "application/json") {
+	if len(h.sid) == 0 || !isType(h.ctype, "application/json") {
 		return false
 	}
 	if len(h.ver) > 0 && !knownVersion(h.ver) {
@@ -483,14 +483,24 @@ func (h *fastHeaders) plain() bool {
 		return true
 	}
 	for a := h.accept; len(a) > 0; {
-		var part []byte
-		part, a, _ = bytes.Cut(a, []byte{','})
+		part := a // bytes.Cut at the comma, without its bytes.Index
+		if i := bytes.IndexByte(a, ','); i >= 0 {
+			part, a = a[:i], a[i+1:]
+		} else {
+			a = nil
+		}
 		part = trimSpace(part)
-		if equalFoldASCII(part, "application/json") || equalFoldASCII(part, "text/event-stream") || string(part) == "*/*" {
+		if isType(part, "application/json") || isType(part, "text/event-stream") || string(part) == "*/*" {
 			return true
 		}
 	}
 	return false
+}
+
+// isType is equalFoldASCII(v, t) for a media type t, with the spelling
+// clients send, t's own bytes, compared first (one inline compare).
+func isType(v []byte, t string) bool {
+	return string(v) == t || equalFoldASCII(v, t)
 }
 
 func knownVersion(v []byte) bool {

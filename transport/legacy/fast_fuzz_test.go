@@ -35,6 +35,12 @@ func FuzzFastHeaders(f *testing.F) {
 		"Content-Type: application/json\r\nMcp-Session-Id: a\r\n folded\r\n\r\n",
 		"Content-Type: application/json\r\nMcp-Session-Id: a\r\nMcp-Protocol-Version: 2026-07-28\r\n\r\n",
 		"Content-Type: application/json\r\nAccept:\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: text/html,text/event-stream\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: text/html,,  Text/Event-Stream \r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: text/html, application/jsonx, */*x\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: ,text/html\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/jsox\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: application/json,text/html\r\nMcp-Session-Id: a\r\n\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -44,6 +50,9 @@ func FuzzFastHeaders(f *testing.F) {
 		if ok != refOK || ok && (!bytes.Equal(h.sid, ref.sid) || !bytes.Equal(h.ver, ref.ver) ||
 			!bytes.Equal(h.ctype, ref.ctype) || !bytes.Equal(h.accept, ref.accept) || h.n != ref.n) {
 			t.Fatalf("scan %v %+v, line by line %v %+v: %q", ok, h, refOK, ref, raw)
+		}
+		if ok && h.plain() != h.plainByCut() {
+			t.Fatalf("plain %v, by bytes.Cut %v: %q", h.plain(), h.plainByCut(), raw)
 		}
 		if !ok || !h.plain() {
 			return
@@ -75,6 +84,30 @@ func FuzzFastHeaders(f *testing.F) {
 			t.Fatalf("fast path took revision %q: %q", v, raw)
 		}
 	})
+}
+
+// plainByCut is plain as first written (each Accept part cut by
+// bytes.Cut, every type compared by equalFoldASCII): the reference plain
+// is held to.
+func (h *fastHeaders) plainByCut() bool {
+	if len(h.sid) == 0 || !equalFoldASCII(h.ctype, "application/json") {
+		return false
+	}
+	if len(h.ver) > 0 && !knownVersion(h.ver) {
+		return false
+	}
+	if h.n[3] == 0 || len(h.accept) == 0 {
+		return true
+	}
+	for a := h.accept; len(a) > 0; {
+		var part []byte
+		part, a, _ = bytes.Cut(a, []byte{','})
+		part = trimSpace(part)
+		if equalFoldASCII(part, "application/json") || equalFoldASCII(part, "text/event-stream") || string(part) == "*/*" {
+			return true
+		}
+	}
+	return false
 }
 
 // scanByLine is scan as first written (each line cut, its name found at
