@@ -50,7 +50,20 @@ func (h handler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.s.Serve
 // ctx carries what the front end's authentication established (read by
 // Config.Principal). For streamhttp's Config.Mounts; not a public API.
 func (h handler) ServeFastHTTP(ctx context.Context, rc *fasthttp.RequestCtx) bool {
-	return h.s.serveFast(ctx, rc)
+	return h.s.serveFast(ctx, rc, nil)
+}
+
+// ServeFastFields lets streamhttp's mount hand over the four header fields
+// from its own walk of them (its fieldMount): when exact, vals and n are
+// each field's last value and its lines (counted up to 2) in the order of
+// fastNames (streamhttp's mountFieldNames: TestFastNamesOrder), as read
+// would find them; otherwise serveFast reads them. Not a public API.
+func (h handler) ServeFastFields(ctx context.Context, rc *fasthttp.RequestCtx, vals [4][]byte, n [4]uint8, exact bool) bool {
+	if !exact {
+		return h.s.serveFast(ctx, rc, nil)
+	}
+	f := fastHeaders{sid: vals[0], ver: vals[1], ctype: vals[2], accept: vals[3], n: n}
+	return h.s.serveFast(ctx, rc, &f)
 }
 
 // fastReq is one fast request's working space, pooled.
@@ -64,13 +77,23 @@ type fastReq struct {
 
 var fastPool = sync.Pool{New: func() any { return &fastReq{msg: make([]byte, 0, 1024), out: make([]byte, 0, 1024)} }}
 
-func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
+// serveFast is ServeFastHTTP; pre, when not nil, is the request's header
+// fields as read would read them (ServeFastFields).
+func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx, pre *fastHeaders) bool {
 	if s.closing.Load() || !rc.IsPost() {
 		return false
 	}
-	var h fastHeaders
 	body := rc.PostBody()
-	if !h.read(&rc.Request.Header, body) || !h.plain() {
+	var h fastHeaders
+	if pre != nil {
+		h = *pre
+		if h.n[0] > 1 || h.n[1] > 1 || h.n[2] > 1 || h.n[3] > 1 {
+			return false // read's false: a second line of one of them
+		}
+	} else if !h.read(&rc.Request.Header, body) {
+		return false
+	}
+	if !h.plain() {
 		return false
 	}
 	if len(body) > s.cfg.MaxBodyBytes {

@@ -242,6 +242,15 @@ func TestFastHeadersReadFields(t *testing.T) {
 	}
 }
 
+// TestFastNamesOrder pins the order of fastNames: streamhttp's mount hands
+// ServeFastFields the fields in the order of its mountFieldNames, the same
+// list (its TestMountFieldNames).
+func TestFastNamesOrder(t *testing.T) {
+	if fastNames != [4]string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept"} {
+		t.Fatalf("fastNames %q", fastNames)
+	}
+}
+
 // BenchmarkFastHeaders is scan of the header block wrk sends to the
 // legacy endpoint in make compare.
 func BenchmarkFastHeaders(b *testing.B) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +234,39 @@ func TestFastPathStreamedCallKeepsID(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelled request still open")
+	}
+}
+
+// TestMountedDuplicateLinesLive (F2): a tools/call of a live session with
+// two Mcp-Session-Id lines, or two MCP-Protocol-Version lines, both
+// holding the session's own values, is refused as ServeHTTP refuses it,
+// through streamhttp's mount, which hands the fast path the fields it
+// walked (ServeFastFields: two lines of one of them must decline, not
+// serve the last).
+func TestMountedDuplicateLinesLive(t *testing.T) {
+	leakCheck(t)
+	rg := startRig(t, newEngine(t), legacy.Config{})
+	sid := rg.initialize(t)
+	for _, tc := range []struct{ name, v string }{
+		{legacy.HeaderSession, sid},
+		{legacy.HeaderProtocol, "2025-11-25"},
+	} {
+		req, _ := http.NewRequest("POST", rg.base+legacyPath, strings.NewReader(call(1, "echo", `{"text":"x"}`)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(legacy.HeaderSession, sid)
+		req.Header[tc.name] = []string{tc.v, tc.v}
+		resp, err := rg.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := "more than one " + tc.name + " header"; resp.StatusCode != 400 || !strings.Contains(string(body), want) {
+			t.Errorf("two %s lines: %d %s, want 400 %q", tc.name, resp.StatusCode, body, want)
+		}
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{"text":"x"}`)); r.status != 200 {
+		t.Fatalf("one of each: %d %s", r.status, r.raw)
 	}
 }

@@ -129,6 +129,25 @@ type mountFields struct {
 	dup          dupHeader
 	origin, auth []byte
 	hasOrigin    bool
+
+	// For a fieldMount, when exact (the fields are the raw lines one for
+	// one): the lines of each of mountFieldNames, counted up to 2, and
+	// the value of the last.
+	vals  [4][]byte
+	n     [4]uint8
+	exact bool
+}
+
+// mountFieldNames are the MCP header fields a fieldMount takes from the
+// mount's walk, in the order of its vals and n.
+var mountFieldNames = [4]string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept"}
+
+// field files the value of the mountFieldNames field i.
+func (f *mountFields) field(i int, v []byte) {
+	f.vals[i] = v
+	if f.n[i] < 2 {
+		f.n[i]++
+	}
 }
 
 // read fills f from the fields fasthttp parsed, which it holds anyway,
@@ -151,6 +170,11 @@ type mountFields struct {
 //     Content-Length has no trailer section. Without a duplicate the walk
 //     sees that field alone, and takes its value as it is (a nil value
 //     stays none).
+//
+// The same walk reads mountFieldNames for a fieldMount, any case, as
+// their lines have them (the value cut of the spaces and tabs around it,
+// as fasthttp does): FuzzMountFields holds them to the raw lines too.
+// When the walk is not exact they are left for the handler.
 //
 // The walk calls All, which files the Cookie lines apart (collectCookies),
 // as the net/http way's copyRequest does anyway.
@@ -181,9 +205,30 @@ func (f *mountFields) read(hdr *fasthttp.RequestHeader, body []byte) {
 					n-- // before HTTP/1.1, "close" comes without a line of its own
 				}
 				return true
+			case "Host", "Content-Length", "User-Agent":
+				return true
+			case "Mcp-Session-Id": // mountFieldNames, canonical
+				f.field(0, v)
+				return true
+			case "Mcp-Protocol-Version":
+				f.field(1, v)
+				return true
+			case "Content-Type":
+				f.field(2, v)
+				return true
+			case "Accept":
+				f.field(3, v)
+				return true
 			}
 			// Another spelling (a name fasthttp did not canonicalise)
-			// does not count for Peek, but it does for the scan.
+			// does not count for Peek, but it does for the scan; nor
+			// does it for mountFieldNames.
+			for i, name := range &mountFieldNames {
+				if foldEqual(k, name) {
+					f.field(i, v)
+					return true
+				}
+			}
 			if len(k) > 0 && (k[0]|0x20 == 'o' || k[0]|0x20 == 'a') {
 				switch {
 				case equalFold(k, "origin"):
@@ -201,6 +246,7 @@ func (f *mountFields) read(hdr *fasthttp.RequestHeader, body []byte) {
 			return true
 		})
 		if n == rawHeaderLines(raw) {
+			f.exact = true
 			return
 		}
 		*f = mountFields{}
@@ -223,6 +269,19 @@ func (f *mountFields) read(hdr *fasthttp.RequestHeader, body []byte) {
 // response stream goes through rc.SetBodyStreamWriter).
 type fastMount interface {
 	ServeFastHTTP(ctx context.Context, rc *fasthttp.RequestCtx) bool
+}
+
+// fieldMount is a mounted handler that takes the MCP header fields it
+// reads (mountFieldNames) from the mount's own walk of the fields
+// (mountFields.read), so that they are walked once, not twice
+// (transport/legacy); it is asked instead of fastMount's ServeFastHTTP.
+// ServeFastFields is ServeFastHTTP given, when exact,
+// each field's lines (n, counted up to 2) and the value of the last, in
+// the order of mountFieldNames, as the raw block's lines have them (no
+// line was folded or merged: see read); when not exact, vals and n are
+// empty and the handler reads the request's fields itself.
+type fieldMount interface {
+	ServeFastFields(ctx context.Context, rc *fasthttp.RequestCtx, vals [4][]byte, n [4]uint8, exact bool) bool
 }
 
 // serveMountFast runs a net/http handler for a fasthttp request. The
@@ -257,7 +316,13 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	if s.cfg.Authenticate != nil && !r.public {
 		base = context.WithValue(base, principalKey{}, p)
 	}
-	if fm, ok := h.(fastMount); ok && fm.ServeFastHTTP(base, ctx) {
+	served := false
+	if fm, ok := h.(fieldMount); ok {
+		served = fm.ServeFastFields(base, ctx, mf.vals, mf.n, mf.exact)
+	} else if fm, ok := h.(fastMount); ok {
+		served = fm.ServeFastHTTP(base, ctx)
+	}
+	if served {
 		if !ctx.Response.IsBodyStream() {
 			s.refreshWrite(ctx)
 		}

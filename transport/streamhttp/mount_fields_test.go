@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"bufio"
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -20,6 +21,52 @@ func (f *mountFields) readByScan(hdr *fasthttp.RequestHeader) {
 		f.origin, f.hasOrigin = v, true
 	}
 	f.auth = hdr.Peek("Authorization")
+}
+
+// checkMountFieldLines holds the mountFieldNames fields read found to the
+// raw block's lines, read one by one: no line is a continuation (folded),
+// and each field has as many lines (up to 2) and the value of its last,
+// its name any case up to the first colon, the value without the spaces
+// and tabs around it (transport/legacy's scan reads them so).
+func checkMountFieldLines(t *testing.T, raw []byte, got *mountFields) {
+	t.Helper()
+	var vals [4][]byte
+	var n [4]uint8
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			t.Fatalf("raw block %q: a folded line, read exact", raw)
+		}
+		name, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		for i, want := range mountFieldNames {
+			if strings.EqualFold(string(name), want) {
+				vals[i] = bytes.Trim(v, " \t")
+				n[i] = min(n[i]+1, 2)
+			}
+		}
+	}
+	if n != got.n {
+		t.Fatalf("raw block %q: lines %v, read %v", raw, n, got.n)
+	}
+	for i := range vals {
+		if !bytes.Equal(vals[i], got.vals[i]) {
+			t.Fatalf("raw block %q: %s %q, read %q", raw, mountFieldNames[i], vals[i], got.vals[i])
+		}
+	}
+}
+
+// TestMountFieldNames pins the order a fieldMount's vals follow:
+// transport/legacy's fastNames is the same list (its TestFastNamesOrder).
+func TestMountFieldNames(t *testing.T) {
+	if mountFieldNames != [4]string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept"} {
+		t.Fatalf("mountFieldNames %q", mountFieldNames)
+	}
 }
 
 // mountWire is a request of the mount fuzz: block is the header lines,
@@ -47,7 +94,10 @@ func mountWire(block []byte, framing byte, trailer []byte) []byte {
 // mount's reading of it from fasthttp's fields (read) is the one from the
 // raw block and Peek (readByScan): the same duplicate named and, when
 // there is none, the same Origin (and whether there is one, a nil value
-// being none) and the same Authorization. Each side reads its own parse of the same bytes (All
+// being none) and the same Authorization. When read finds the fields one
+// for one with the lines (exact), the mountFieldNames it hands a
+// fieldMount are those of the raw lines (checkMountFieldLines); when not,
+// it hands none. Each side reads its own parse of the same bytes (All
 // moves the Cookie fields, Peek reuses a buffer).
 func FuzzMountFields(f *testing.F) {
 	for _, s := range []string{
@@ -74,6 +124,11 @@ func FuzzMountFields(f *testing.F) {
 		"Trailer: Origin\r\nOrigin: a\r\n",
 		"Origin x: a\r\norigin: b\r\n",
 		"origin: a\r\nOrigin: b\r\n",
+		"Host: a\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: abc\r\n",
+		"mcp-session-id:  a \t\r\nMCP-SESSION-ID: b\r\nmcp-protocol-version:\r\naccept: x\r\nACCEPT: y\r\n",
+		"Mcp-Session-Id: a\r\n b\r\nContent-Type: application/json\r\n",
+		"Mcp-Session-Id x: a\r\nMcp-Session-Idx: b\r\nMcp-Session-I: c\r\n",
+		"Mcp-Session-Id: a\r\nMcp-Session-Id: b\r\nMcp-Session-Id: c\r\n",
 	} {
 		for framing := range byte(12) {
 			f.Add([]byte(s), framing, []byte("Origin: t\r\nAuthorization: t\r\n"))
@@ -95,6 +150,11 @@ func FuzzMountFields(f *testing.F) {
 		var got, want mountFields
 		got.read(&a.Header, a.Body())
 		want.readByScan(&b.Header)
+		if got.exact {
+			checkMountFieldLines(t, a.Header.RawHeaders(), &got)
+		} else if got.vals[0] != nil || got.vals[1] != nil || got.vals[2] != nil || got.vals[3] != nil || got.n != [4]uint8{} {
+			t.Fatalf("raw block %q (framing %d): not exact, yet fields %q %v", a.Header.RawHeaders(), framing, got.vals, got.n)
+		}
 		// With a duplicate the request is refused: nothing else is read.
 		if got.dup != want.dup || got.dup == dupNone && (got.hasOrigin != want.hasOrigin || !bytes.Equal(got.origin, want.origin) ||
 			!bytes.Equal(got.auth, want.auth) || (got.auth == nil) != (want.auth == nil)) {
