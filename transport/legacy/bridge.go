@@ -157,7 +157,7 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 	out = codec.AppendString(out, method)
 	out = append(out, `,"params":`...)
 	lay.pOff = len(out)
-	p := bytes.TrimSpace(params)
+	p := trimSpace(params)
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		out = append(out, `{"_meta":{`...)
 		lay.headOff = len(out)
@@ -187,7 +187,7 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 		out = append(out, hb...)
 		out = append(out, '}')
 		lay.metaOff, lay.metaN = lay.headOff-1, len(hb)+2
-		if rest := bytes.TrimSpace(p[1:]); len(rest) > 0 && rest[0] != '}' {
+		if rest := trimSpace(p[1:]); len(rest) > 0 && rest[0] != '}' {
 			out = append(out, ',')
 		}
 		lay.at, lay.n = 1, len(out)-(lay.pOff+1)
@@ -216,7 +216,7 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 	out = append(out, p[:start+1]...)
 	lay.headOff = len(out)
 	out = append(out, hb...)
-	if inner := bytes.TrimSpace(meta[1:]); len(inner) > 0 && inner[0] != '}' {
+	if inner := trimSpace(meta[1:]); len(inner) > 0 && inner[0] != '}' {
 		out = append(out, ',')
 	}
 	lay.metaOff = -1 // the client's, moved
