@@ -251,7 +251,7 @@ func (ss *session) metaHead() *metaBlock {
 		h = append(h, ':')
 		h = append(h, v...)
 	}
-	mb := newMetaBlock(h, ss.s.eng.Config().MaxDepth)
+	mb := newMetaBlock(h, ss.s.maxDepth)
 	ss.mu.Lock()
 	if ss.ver == ver {
 		ss.head, ss.headVer = mb, ver
@@ -396,7 +396,7 @@ func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
 func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any, limitKey string, src *codec.Envelope, sp *splice) *codec.Error {
 	pre := s.scope.Prepare()
 	if src == nil || !deriveEnvelope(pre.Envelope(), src, msg, sp) {
-		if err := codec.PeekWith(msg, pre.Envelope(), codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
+		if err := codec.PeekWith(msg, pre.Envelope(), codec.PeekConfig{MaxDepth: s.maxDepth}); err != nil {
 			pre.Discard()
 			var ce *codec.Error
 			if !errors.As(err, &ce) {

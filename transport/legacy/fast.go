@@ -111,7 +111,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx, pre *fa
 		fastPool.Put(fr)
 	}()
 	env := &fr.env
-	if codec.PeekWith(body, env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}) != nil ||
+	if codec.PeekWith(body, env, codec.PeekConfig{MaxDepth: s.maxDepth}) != nil ||
 		env.Kind != codec.KindRequest || env.Method.Escaped || !plainID(env) {
 		return false
 	}

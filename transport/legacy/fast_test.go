@@ -270,3 +270,28 @@ func TestMountedDuplicateLinesLive(t *testing.T) {
 		t.Fatalf("one of each: %d %s", r.status, r.raw)
 	}
 }
+
+// TestMaxDepthFromEngine: the fast path peeks a call with the engine's
+// MaxDepth (Server.maxDepth, read once in New), not a default of its own:
+// with MaxDepth 6, a call nested 7 deep is refused as too deep (-32600),
+// the same call nested 5 deep is served.
+func TestMaxDepthFromEngine(t *testing.T) {
+	leakCheck(t)
+	eng := engine.New(engine.Config{Name: "legacy-test", Version: "1", MaxDepth: 6})
+	if err := eng.AddTool(engine.Tool{
+		Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(c *engine.Call) error { c.Text("ok"); return nil },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Shutdown(context.Background()) })
+	rg := startRig(t, eng, legacy.Config{})
+	sid := rg.initialize(t)
+	if r := rg.do(t, "POST", legacyPath, sid, call(1, "echo", `{"a":[[1]]}`)); r.status != 200 || r.last()["result"] == nil {
+		t.Fatalf("5 deep: %d %s", r.status, r.raw)
+	}
+	r := rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{"a":[[[[1]]]]}`))
+	if e, _ := r.last()["error"].(map[string]any); e == nil || e["code"] != float64(-32600) || !strings.Contains(fmt.Sprint(e["message"]), "too deep") {
+		t.Fatalf("7 deep: %d %s", r.status, r.raw)
+	}
+}
