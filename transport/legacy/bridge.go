@@ -500,7 +500,7 @@ func legacyResultDecoded(raw json.RawMessage) (json.RawMessage, error) {
 // legacyResult's map way.
 func appendLegacyResult(dst, raw, metaTail []byte) ([]byte, bool) {
 	const head = `{"resultType":"complete",`
-	if !bytes.HasPrefix(raw, []byte(head)) || !bytes.HasSuffix(raw, []byte("}")) {
+	if !bytes.HasPrefix(raw, []byte(head)) || raw[len(raw)-1] != '}' { // raw holds head: not empty
 		return nil, false
 	}
 	body := raw[len(head) : len(raw)-1]

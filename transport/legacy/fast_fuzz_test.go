@@ -747,3 +747,25 @@ func TestTrimSpace(t *testing.T) {
 		check([]byte(s))
 	}
 }
+
+// TestAppendLegacyResultShape: appendLegacyResult takes only the whole
+// shape, {"resultType":"complete",MEMBERS,"_meta":SERVERMETA}: a result
+// that does not end with the closing brace (the last byte would be cut as
+// if it were one), or does not begin with the head, is declined.
+func TestAppendLegacyResultShape(t *testing.T) {
+	tail := []byte(`,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}`)
+	good := `{"resultType":"complete","content":[]` + string(tail) + `}`
+	if out, ok := appendLegacyResult(nil, []byte(good), tail); !ok || string(out) != `{"content":[]}` {
+		t.Fatalf("the shape: %v %s", ok, out)
+	}
+	for _, raw := range []string{
+		`{"resultType":"complete","content":[]` + string(tail) + `x`,
+		`{"resultType":"complete","content":[]` + string(tail) + ` `,
+		`{"resultType":"completE","content":[]` + string(tail) + `}`,
+		`{"resultType":"complete",`,
+	} {
+		if out, ok := appendLegacyResult(nil, []byte(raw), tail); ok {
+			t.Errorf("%s: taken as %s", raw, out)
+		}
+	}
+}
