@@ -157,7 +157,7 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 	out = codec.AppendString(out, method)
 	out = append(out, `,"params":`...)
 	lay.pOff = len(out)
-	p := bytes.TrimSpace(params)
+	p := trimSpace(params)
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		out = append(out, `{"_meta":{`...)
 		lay.headOff = len(out)
@@ -187,7 +187,7 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 		out = append(out, hb...)
 		out = append(out, '}')
 		lay.metaOff, lay.metaN = lay.headOff-1, len(hb)+2
-		if rest := bytes.TrimSpace(p[1:]); len(rest) > 0 && rest[0] != '}' {
+		if rest := trimSpace(p[1:]); len(rest) > 0 && rest[0] != '}' {
 			out = append(out, ',')
 		}
 		lay.at, lay.n = 1, len(out)-(lay.pOff+1)
@@ -216,7 +216,7 @@ func (ss *session) modernFast(dst []byte, head *metaBlock, id json.RawMessage, m
 	out = append(out, p[:start+1]...)
 	lay.headOff = len(out)
 	out = append(out, hb...)
-	if inner := bytes.TrimSpace(meta[1:]); len(inner) > 0 && inner[0] != '}' {
+	if inner := trimSpace(meta[1:]); len(inner) > 0 && inner[0] != '}' {
 		out = append(out, ',')
 	}
 	lay.metaOff = -1 // the client's, moved
@@ -251,7 +251,7 @@ func (ss *session) metaHead() *metaBlock {
 		h = append(h, ':')
 		h = append(h, v...)
 	}
-	mb := newMetaBlock(h, ss.s.eng.Config().MaxDepth)
+	mb := newMetaBlock(h, ss.s.maxDepth)
 	ss.mu.Lock()
 	if ss.ver == ver {
 		ss.head, ss.headVer = mb, ver
@@ -396,7 +396,7 @@ func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
 func (s *Server) start(ctx context.Context, msg []byte, c *call, principal any, limitKey string, src *codec.Envelope, sp *splice) *codec.Error {
 	pre := s.scope.Prepare()
 	if src == nil || !deriveEnvelope(pre.Envelope(), src, msg, sp) {
-		if err := codec.PeekWith(msg, pre.Envelope(), codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}); err != nil {
+		if err := codec.PeekWith(msg, pre.Envelope(), codec.PeekConfig{MaxDepth: s.maxDepth}); err != nil {
 			pre.Discard()
 			var ce *codec.Error
 			if !errors.As(err, &ce) {
@@ -500,7 +500,7 @@ func legacyResultDecoded(raw json.RawMessage) (json.RawMessage, error) {
 // legacyResult's map way.
 func appendLegacyResult(dst, raw, metaTail []byte) ([]byte, bool) {
 	const head = `{"resultType":"complete",`
-	if !bytes.HasPrefix(raw, []byte(head)) || !bytes.HasSuffix(raw, []byte("}")) {
+	if !bytes.HasPrefix(raw, []byte(head)) || raw[len(raw)-1] != '}' { // raw holds head: not empty
 		return nil, false
 	}
 	body := raw[len(head) : len(raw)-1]

@@ -50,7 +50,20 @@ func (h handler) ServeHTTP(w http.ResponseWriter, req *http.Request) { h.s.Serve
 // ctx carries what the front end's authentication established (read by
 // Config.Principal). For streamhttp's Config.Mounts; not a public API.
 func (h handler) ServeFastHTTP(ctx context.Context, rc *fasthttp.RequestCtx) bool {
-	return h.s.serveFast(ctx, rc)
+	return h.s.serveFast(ctx, rc, nil)
+}
+
+// ServeFastFields lets streamhttp's mount hand over the four header fields
+// from its own walk of them (its fieldMount): when exact, vals and n are
+// each field's last value and its lines (counted up to 2) in the order of
+// fastNames (streamhttp's mountFieldNames: TestFastNamesOrder), as read
+// would find them; otherwise serveFast reads them. Not a public API.
+func (h handler) ServeFastFields(ctx context.Context, rc *fasthttp.RequestCtx, vals [4][]byte, n [4]uint8, exact bool) bool {
+	if !exact {
+		return h.s.serveFast(ctx, rc, nil)
+	}
+	f := fastHeaders{sid: vals[0], ver: vals[1], ctype: vals[2], accept: vals[3], n: n}
+	return h.s.serveFast(ctx, rc, &f)
 }
 
 // fastReq is one fast request's working space, pooled.
@@ -64,15 +77,25 @@ type fastReq struct {
 
 var fastPool = sync.Pool{New: func() any { return &fastReq{msg: make([]byte, 0, 1024), out: make([]byte, 0, 1024)} }}
 
-func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
+// serveFast is ServeFastHTTP; pre, when not nil, is the request's header
+// fields as read would read them (ServeFastFields).
+func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx, pre *fastHeaders) bool {
 	if s.closing.Load() || !rc.IsPost() {
 		return false
 	}
+	body := rc.PostBody()
 	var h fastHeaders
-	if !h.scan(rc.Request.Header.RawHeaders()) || !h.plain() {
+	if pre != nil {
+		h = *pre
+		if h.n[0] > 1 || h.n[1] > 1 || h.n[2] > 1 || h.n[3] > 1 {
+			return false // read's false: a second line of one of them
+		}
+	} else if !h.read(&rc.Request.Header, body) {
 		return false
 	}
-	body := rc.PostBody()
+	if !h.plain() {
+		return false
+	}
 	if len(body) > s.cfg.MaxBodyBytes {
 		return false
 	}
@@ -88,7 +111,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx) bool {
 		fastPool.Put(fr)
 	}()
 	env := &fr.env
-	if codec.PeekWith(body, env, codec.PeekConfig{MaxDepth: s.eng.Config().MaxDepth}) != nil ||
+	if codec.PeekWith(body, env, codec.PeekConfig{MaxDepth: s.maxDepth}) != nil ||
 		env.Kind != codec.KindRequest || env.Method.Escaped || !plainID(env) {
 		return false
 	}
@@ -234,6 +257,90 @@ func (s *Server) callerAddr(a net.Addr) string {
 type fastHeaders struct {
 	sid, ver, ctype, accept []byte
 	n                       [4]uint8 // lines of each
+}
+
+// read fills h as scan would from the request's raw header block, but
+// from the fields fasthttp parsed (and holds anyway) when they stand one
+// for one for the block's lines; otherwise it is scan. body is the
+// request's PostBody. FuzzFastHeadersRead holds it to scan.
+//
+// One for one: a body framed by its Content-Length (fasthttp adds a
+// Content-Length field to a request without one, and a Trailer field to a
+// chunked one), and as many fields as lines, a Connection field not
+// counted before HTTP/1.1 (where fasthttp yields "close" without a line).
+// Each line fasthttp merges yields one field fewer: a folded line is
+// joined to the one before, and of two Content-Type lines only the last
+// is kept. So equal counts mean neither happened, and the fields are the
+// lines: every line of the four names a field of its own (Mcp-Session-Id,
+// the revision and Accept are kept line by line, Content-Type once), its
+// name canonicalised (same length; scan compares it in any case) and its
+// value cut as scan cuts it — after the colon, without the spaces and
+// tabs around it and the CR before the LF (a CR anywhere else, or any
+// other control byte, fails fasthttp's parse). A field yielded without a
+// line of its own (Connection: close after Content-Length with
+// Transfer-Encoding: identity) stands for a line fasthttp kept no field
+// of (that Transfer-Encoding), so it never makes up for a merge; none of
+// them is one of the four.
+func (h *fastHeaders) read(hdr *fasthttp.RequestHeader, body []byte) bool {
+	raw := hdr.RawHeaders()
+	if hdr.ContentLength() <= 0 || len(body) == 0 {
+		return h.scan(raw)
+	}
+	n, ok, http11 := 0, true, hdr.IsHTTP11()
+	// The body is All's yield itself: no range loop's bookkeeping.
+	hdr.All()(func(k, v []byte) bool {
+		n++
+		i := -1
+		switch string(k) { // fasthttp's canonical names first
+		case HeaderSession:
+			i = 0
+		case HeaderProtocol:
+			i = 1
+		case "Content-Type":
+			i = 2
+		case "Accept":
+			i = 3
+		case "Host", "Content-Length", "User-Agent":
+			return true
+		case "Connection":
+			if !http11 {
+				n--
+			}
+			return true
+		default: // a name fasthttp did not canonicalise
+			i = fastField(k)
+		}
+		if i >= 0 && !h.set(i, v) {
+			ok = false // a second line of one of them
+		}
+		return true
+	})
+	if n != rawLines(raw) {
+		*h = fastHeaders{}
+		return h.scan(raw)
+	}
+	return ok
+}
+
+// fastField is the place in fastNames of a field named k (any case), or
+// -1.
+func fastField(k []byte) int {
+	for i, name := range fastNames {
+		if len(k) == len(name) && equalFoldASCII(k, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// rawLines is the number of field lines of a raw header block (every
+// line, continuations too, but the empty one that ends it); 0 for an
+// empty block.
+func rawLines(raw []byte) int {
+	if n := bytes.Count(raw, []byte{'\n'}); n > 0 {
+		return n - 1
+	}
+	return 0
 }
 
 // scan reads raw (fasthttp's raw header block): false when it has two
@@ -389,7 +496,7 @@ func trimSpaceTab(v []byte) []byte {
 // application/json without parameters, an Accept listing one of the two
 // types or */* without parameters, or none.
 func (h *fastHeaders) plain() bool {
-	if len(h.sid) == 0 || !equalFoldASCII(h.ctype, "application/json") {
+	if len(h.sid) == 0 || !isType(h.ctype, "application/json") {
 		return false
 	}
 	if len(h.ver) > 0 && !knownVersion(h.ver) {
@@ -399,14 +506,24 @@ func (h *fastHeaders) plain() bool {
 		return true
 	}
 	for a := h.accept; len(a) > 0; {
-		var part []byte
-		part, a, _ = bytes.Cut(a, []byte{','})
+		part := a // bytes.Cut at the comma, without its bytes.Index
+		if i := bytes.IndexByte(a, ','); i >= 0 {
+			part, a = a[:i], a[i+1:]
+		} else {
+			a = nil
+		}
 		part = trimSpace(part)
-		if equalFoldASCII(part, "application/json") || equalFoldASCII(part, "text/event-stream") || string(part) == "*/*" {
+		if isType(part, "application/json") || isType(part, "text/event-stream") || string(part) == "*/*" {
 			return true
 		}
 	}
 	return false
+}
+
+// isType is equalFoldASCII(v, t) for a media type t, with the spelling
+// clients send, t's own bytes, compared first (one inline compare).
+func isType(v []byte, t string) bool {
+	return string(v) == t || equalFoldASCII(v, t)
 }
 
 func knownVersion(v []byte) bool {

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
@@ -9,6 +10,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
@@ -31,6 +35,12 @@ func FuzzFastHeaders(f *testing.F) {
 		"Content-Type: application/json\r\nMcp-Session-Id: a\r\n folded\r\n\r\n",
 		"Content-Type: application/json\r\nMcp-Session-Id: a\r\nMcp-Protocol-Version: 2026-07-28\r\n\r\n",
 		"Content-Type: application/json\r\nAccept:\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: text/html,text/event-stream\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: text/html,,  Text/Event-Stream \r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: text/html, application/jsonx, */*x\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: ,text/html\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/jsox\r\nMcp-Session-Id: a\r\n\r\n",
+		"Content-Type: application/json\r\nAccept: application/json,text/html\r\nMcp-Session-Id: a\r\n\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -40,6 +50,9 @@ func FuzzFastHeaders(f *testing.F) {
 		if ok != refOK || ok && (!bytes.Equal(h.sid, ref.sid) || !bytes.Equal(h.ver, ref.ver) ||
 			!bytes.Equal(h.ctype, ref.ctype) || !bytes.Equal(h.accept, ref.accept) || h.n != ref.n) {
 			t.Fatalf("scan %v %+v, line by line %v %+v: %q", ok, h, refOK, ref, raw)
+		}
+		if ok && h.plain() != h.plainByCut() {
+			t.Fatalf("plain %v, by bytes.Cut %v: %q", h.plain(), h.plainByCut(), raw)
 		}
 		if !ok || !h.plain() {
 			return
@@ -71,6 +84,30 @@ func FuzzFastHeaders(f *testing.F) {
 			t.Fatalf("fast path took revision %q: %q", v, raw)
 		}
 	})
+}
+
+// plainByCut is plain as first written (each Accept part cut by
+// bytes.Cut, every type compared by equalFoldASCII): the reference plain
+// is held to.
+func (h *fastHeaders) plainByCut() bool {
+	if len(h.sid) == 0 || !equalFoldASCII(h.ctype, "application/json") {
+		return false
+	}
+	if len(h.ver) > 0 && !knownVersion(h.ver) {
+		return false
+	}
+	if h.n[3] == 0 || len(h.accept) == 0 {
+		return true
+	}
+	for a := h.accept; len(a) > 0; {
+		var part []byte
+		part, a, _ = bytes.Cut(a, []byte{','})
+		part = trimSpace(part)
+		if equalFoldASCII(part, "application/json") || equalFoldASCII(part, "text/event-stream") || string(part) == "*/*" {
+			return true
+		}
+	}
+	return false
 }
 
 // scanByLine is scan as first written (each line cut, its name found at
@@ -105,6 +142,113 @@ func (h *fastHeaders) scanByLine(raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// FuzzFastHeadersRead holds read (the fields fasthttp parsed, when they
+// stand one for one for the raw block's lines) to scan (the raw block):
+// whatever block fasthttp accepts, framed by a Content-Length, by chunks
+// with trailer fields, or not at all, over HTTP/1.1 or 1.0, its names
+// canonicalised by fasthttp or not, the two take or decline it alike, with the same values and counts. Each reads its
+// own parse of the same bytes.
+func FuzzFastHeadersRead(f *testing.F) {
+	for _, s := range []string{
+		"Host: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: abc\r\nMCP-Protocol-Version: 2025-11-25\r\n",
+		"Content-Type: Application/JSON\r\nmcp-session-id:  abc \t\r\nACCEPT:\t*/*\r\n",
+		"Content-Type: application/json\r\nMcp-Session-Id: a\r\nMcp-Session-Id: b\r\n",
+		"Content-Type: application/json\r\nAccept: a\r\naccept: b\r\nMcp-Session-Id: a\r\n",
+		"Content-Type: application/json\r\nMcp-Session-Id: a\r\nMcp-Protocol-Version: 1\r\nmcp-protocol-version: 2\r\n",
+		"Content-Type: text/plain\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
+		"Content-Type: application/json\r\nMcp-Session-Id: a\r\n folded\r\n",
+		"Content-Type: application/json\r\nX-A: a\r\n\tfolded\r\nMcp-Session-Id: a\r\n",
+		"Connection: close\r\nContent-Type: text/plain\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
+		"Connection: keep-alive\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
+		"Transfer-Encoding: identity\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
+		"Transfer-Encoding: identity\r\nContent-Type: text/plain\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
+		"Cookie: a=1\r\nCookie: b=2\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
+		"Content-Type:\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
+		"Content-Type: application/json\r\nMcp-Session-Id:\r\nAccept: \r\n",
+		"User-Agent: a\r\nUser-Agent: b\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
+		"Trailer: Mcp-Session-Id\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
+		"Mcp-Session-Id x: a\r\nContent-Type: application/json\r\nMcp-Session-Id: b\r\n",
+	} {
+		for framing := range byte(12) {
+			f.Add([]byte(s), framing, []byte("Mcp-Session-Id: t\r\nContent-Type: t\r\n"))
+		}
+	}
+	f.Fuzz(func(t *testing.T, block []byte, framing byte, trailer []byte) {
+		proto := "HTTP/1.1"
+		if framing/3%2 == 1 {
+			proto = "HTTP/1.0" // Connection: close without a line
+		}
+		wire := append([]byte("POST /mcp/legacy "+proto+"\r\n"), block...)
+		switch framing % 3 {
+		case 0: // a body framed by Content-Length
+			wire = append(wire, "Content-Length: 2\r\n\r\n{}"...)
+		case 1: // none
+			wire = append(wire, "\r\n"...)
+		case 2: // chunked, with trailer fields
+			wire = append(append(append(wire, "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"...), trailer...), "\r\n"...)
+		}
+		var a, b fasthttp.Request
+		if framing/6%2 == 1 { // names as sent (Read keeps the setting)
+			a.Header.DisableNormalizing()
+			b.Header.DisableNormalizing()
+		}
+		if a.Read(bufio.NewReader(bytes.NewReader(wire))) != nil {
+			return
+		}
+		if err := b.Read(bufio.NewReader(bytes.NewReader(wire))); err != nil {
+			t.Fatalf("parsed once, not twice: %v", err)
+		}
+		var h, ref fastHeaders
+		ok, refOK := h.read(&a.Header, a.Body()), ref.scan(b.Header.RawHeaders())
+		if ok != refOK || ok && (!bytes.Equal(h.sid, ref.sid) || !bytes.Equal(h.ver, ref.ver) ||
+			!bytes.Equal(h.ctype, ref.ctype) || !bytes.Equal(h.accept, ref.accept) || h.n != ref.n) {
+			t.Fatalf("raw block %q (framing %d): read %v %+v, scan %v %+v", b.Header.RawHeaders(), framing, ok, h, refOK, ref)
+		}
+	})
+}
+
+// TestFastHeadersReadFields: an ordinary request is read from fasthttp's
+// fields, not by scan (the values do not point into the raw block); a
+// folded one, or one of two Content-Type lines, by scan.
+func TestFastHeadersReadFields(t *testing.T) {
+	inRaw := func(raw, v []byte) bool {
+		if len(v) == 0 || len(raw) == 0 {
+			return false
+		}
+		p, lo := uintptr(unsafe.Pointer(&v[0])), uintptr(unsafe.Pointer(&raw[0]))
+		return p >= lo && p < lo+uintptr(len(raw))
+	}
+	for _, tc := range []struct {
+		block  string
+		fields bool
+	}{
+		{"Host: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: abc\r\n", true},
+		{"Host: x\r\nUser-Agent: wrk\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nMcp-Session-Id: abc\r\n", true},
+		{"Host: x\r\nContent-Type: application/json\r\nMcp-Session-Id: abc\r\nX-A: a\r\n b\r\n", false},
+		{"Host: x\r\nMcp-Session-Id: abc\r\nContent-Type: text/plain\r\nContent-Type: application/json\r\n", false},
+	} {
+		var req fasthttp.Request
+		wire := "POST /mcp/legacy HTTP/1.1\r\n" + tc.block + "Content-Length: 2\r\n\r\n{}"
+		if err := req.Read(bufio.NewReader(strings.NewReader(wire))); err != nil {
+			t.Fatal(err)
+		}
+		var h fastHeaders
+		h.read(&req.Header, req.Body())
+		if string(h.sid) != "abc" || inRaw(req.Header.RawHeaders(), h.sid) == tc.fields {
+			t.Errorf("%q: session %q, read from the fields %v, want %v", tc.block, h.sid, !inRaw(req.Header.RawHeaders(), h.sid), tc.fields)
+		}
+	}
+}
+
+// TestFastNamesOrder pins the order of fastNames: streamhttp's mount hands
+// ServeFastFields the fields in the order of its mountFieldNames, the same
+// list (its TestMountFieldNames).
+func TestFastNamesOrder(t *testing.T) {
+	if fastNames != [4]string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept"} {
+		t.Fatalf("fastNames %q", fastNames)
+	}
 }
 
 // BenchmarkFastHeaders is scan of the header block wrk sends to the
@@ -601,5 +745,27 @@ func TestTrimSpace(t *testing.T) {
 	}
 	for _, s := range []string{"\u0085a", "a\u0085", "\u00a0a\u00a0", "a\u2000", "\u2000a", " a ", "a", ""} {
 		check([]byte(s))
+	}
+}
+
+// TestAppendLegacyResultShape: appendLegacyResult takes only the whole
+// shape, {"resultType":"complete",MEMBERS,"_meta":SERVERMETA}: a result
+// that does not end with the closing brace (the last byte would be cut as
+// if it were one), or does not begin with the head, is declined.
+func TestAppendLegacyResultShape(t *testing.T) {
+	tail := []byte(`,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}`)
+	good := `{"resultType":"complete","content":[]` + string(tail) + `}`
+	if out, ok := appendLegacyResult(nil, []byte(good), tail); !ok || string(out) != `{"content":[]}` {
+		t.Fatalf("the shape: %v %s", ok, out)
+	}
+	for _, raw := range []string{
+		`{"resultType":"complete","content":[]` + string(tail) + `x`,
+		`{"resultType":"complete","content":[]` + string(tail) + ` `,
+		`{"resultType":"completE","content":[]` + string(tail) + `}`,
+		`{"resultType":"complete",`,
+	} {
+		if out, ok := appendLegacyResult(nil, []byte(raw), tail); ok {
+			t.Errorf("%s: taken as %s", raw, out)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +234,64 @@ func TestFastPathStreamedCallKeepsID(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelled request still open")
+	}
+}
+
+// TestMountedDuplicateLinesLive (F2): a tools/call of a live session with
+// two Mcp-Session-Id lines, or two MCP-Protocol-Version lines, both
+// holding the session's own values, is refused as ServeHTTP refuses it,
+// through streamhttp's mount, which hands the fast path the fields it
+// walked (ServeFastFields: two lines of one of them must decline, not
+// serve the last).
+func TestMountedDuplicateLinesLive(t *testing.T) {
+	leakCheck(t)
+	rg := startRig(t, newEngine(t), legacy.Config{})
+	sid := rg.initialize(t)
+	for _, tc := range []struct{ name, v string }{
+		{legacy.HeaderSession, sid},
+		{legacy.HeaderProtocol, "2025-11-25"},
+	} {
+		req, _ := http.NewRequest("POST", rg.base+legacyPath, strings.NewReader(call(1, "echo", `{"text":"x"}`)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(legacy.HeaderSession, sid)
+		req.Header[tc.name] = []string{tc.v, tc.v}
+		resp, err := rg.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := "more than one " + tc.name + " header"; resp.StatusCode != 400 || !strings.Contains(string(body), want) {
+			t.Errorf("two %s lines: %d %s, want 400 %q", tc.name, resp.StatusCode, body, want)
+		}
+	}
+	if r := rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{"text":"x"}`)); r.status != 200 {
+		t.Fatalf("one of each: %d %s", r.status, r.raw)
+	}
+}
+
+// TestMaxDepthFromEngine: the fast path peeks a call with the engine's
+// MaxDepth (Server.maxDepth, read once in New), not a default of its own:
+// with MaxDepth 6, a call nested 7 deep is refused as too deep (-32600),
+// the same call nested 5 deep is served.
+func TestMaxDepthFromEngine(t *testing.T) {
+	leakCheck(t)
+	eng := engine.New(engine.Config{Name: "legacy-test", Version: "1", MaxDepth: 6})
+	if err := eng.AddTool(engine.Tool{
+		Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(c *engine.Call) error { c.Text("ok"); return nil },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Shutdown(context.Background()) })
+	rg := startRig(t, eng, legacy.Config{})
+	sid := rg.initialize(t)
+	if r := rg.do(t, "POST", legacyPath, sid, call(1, "echo", `{"a":[[1]]}`)); r.status != 200 || r.last()["result"] == nil {
+		t.Fatalf("5 deep: %d %s", r.status, r.raw)
+	}
+	r := rg.do(t, "POST", legacyPath, sid, call(2, "echo", `{"a":[[[[1]]]]}`))
+	if e, _ := r.last()["error"].(map[string]any); e == nil || e["code"] != float64(-32600) || !strings.Contains(fmt.Sprint(e["message"]), "too deep") {
+		t.Fatalf("7 deep: %d %s", r.status, r.raw)
 	}
 }

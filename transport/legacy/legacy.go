@@ -224,6 +224,10 @@ type Server struct {
 	log    *slog.Logger
 	stats  Stats
 	modern string // the engine revision requests are run at
+	// maxDepth is eng.Config().MaxDepth, read once: Config returns the
+	// engine's whole Config by value (copied on every call), and the
+	// engine never changes it after New.
+	maxDepth int
 	// metaTail is `,"_meta":` and the engine's server _meta, which ends
 	// every handler result (fixed once the engine is made).
 	metaTail []byte
@@ -256,6 +260,7 @@ func New(eng *engine.Server, cfg Config) *Server {
 		store:    cfg.Store,
 		log:      cfg.Logger,
 		modern:   eng.Config().SupportedVersions[0],
+		maxDepth: eng.Config().MaxDepth,
 		metaTail: append([]byte(`,"_meta":`), sc.ServerMeta()...),
 		sessions: map[string]*session{},
 		stop:     make(chan struct{}),

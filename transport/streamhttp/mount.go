@@ -122,6 +122,145 @@ func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http
 	h.ServeHTTP(w, req)
 }
 
+// mountFields are the header fields a mount's checks read from a fasthttp
+// request: the first once-only field sent twice (F2), Origin and
+// Authorization.
+type mountFields struct {
+	dup          dupHeader
+	origin, auth []byte
+	hasOrigin    bool
+
+	// For a fieldMount, when exact (the fields are the raw lines one for
+	// one): the lines of each of mountFieldNames, counted up to 2, and
+	// the value of the last.
+	vals  [4][]byte
+	n     [4]uint8
+	exact bool
+}
+
+// mountFieldNames are the MCP header fields a fieldMount takes from the
+// mount's walk, in the order of its vals and n.
+var mountFieldNames = [4]string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Content-Type", "Accept"}
+
+// field files the value of the mountFieldNames field i.
+func (f *mountFields) field(i int, v []byte) {
+	f.vals[i] = v
+	if f.n[i] < 2 {
+		f.n[i]++
+	}
+}
+
+// read fills f from the fields fasthttp parsed, which it holds anyway,
+// when they stand one for one for the raw block's lines; else as first
+// written, from the raw block (scanDuplicates) and Peek. It is the same
+// answer either way (FuzzMountFields):
+//
+//   - One for one (exactCount, and as many fields as lines, counted as
+//     fastHandler counts them): no two lines were merged, so no folded
+//     line, no second Content-Type (fasthttp keeps only the last) and no
+//     second Host (fasthttp refuses it while parsing). Of the once-only
+//     fields only Origin and Authorization can then come twice, each line
+//     a field of its own, in the block's order: the first of them seen a
+//     second time is the one scanDuplicates names. (The one field fasthttp
+//     yields without a line here, Connection: close after Content-Length
+//     with Transfer-Encoding: identity, stands for the line it keeps no
+//     field of, that Transfer-Encoding: it never makes up for a merge.)
+//   - Peek("Origin") is the first field fasthttp filed under that
+//     canonical name, before any trailer field; a body framed by its
+//     Content-Length has no trailer section. Without a duplicate the walk
+//     sees that field alone, and takes its value as it is (a nil value
+//     stays none).
+//
+// The same walk reads mountFieldNames for a fieldMount, any case, as
+// their lines have them (the value cut of the spaces and tabs around it,
+// as fasthttp does): FuzzMountFields holds them to the raw lines too.
+// When the walk is not exact they are left for the handler.
+//
+// The walk calls All, which files the Cookie lines apart (collectCookies),
+// as the net/http way's copyRequest does anyway.
+func (f *mountFields) read(hdr *fasthttp.RequestHeader, body []byte) {
+	raw := hdr.RawHeaders()
+	if exactCount(hdr.ContentLength(), body) {
+		n, http11 := 0, hdr.IsHTTP11()
+		seenOrigin, seenAuth := false, false
+		// The body is All's yield itself, as in fastHandler.
+		hdr.All()(func(k, v []byte) bool {
+			n++
+			switch string(k) {
+			case "Origin":
+				if seenOrigin && f.dup == dupNone {
+					f.dup = dupOrigin
+				}
+				// Of two, either: the request is refused.
+				f.origin, f.hasOrigin, seenOrigin = v, v != nil, true
+				return true
+			case "Authorization":
+				if seenAuth && f.dup == dupNone {
+					f.dup = dupAuthorization
+				}
+				f.auth, seenAuth = v, true
+				return true
+			case "Connection":
+				if !http11 {
+					n-- // before HTTP/1.1, "close" comes without a line of its own
+				}
+				return true
+			case "Host", "Content-Length", "User-Agent":
+				return true
+			case "Mcp-Session-Id": // mountFieldNames, canonical
+				f.field(0, v)
+				return true
+			case "Mcp-Protocol-Version":
+				f.field(1, v)
+				return true
+			case "Content-Type":
+				f.field(2, v)
+				return true
+			case "Accept":
+				f.field(3, v)
+				return true
+			}
+			// Another spelling (a name fasthttp did not canonicalise)
+			// does not count for Peek, but it does for the scan; nor
+			// does it for mountFieldNames.
+			for i, name := range &mountFieldNames {
+				if foldEqual(k, name) {
+					f.field(i, v)
+					return true
+				}
+			}
+			if len(k) > 0 && (k[0]|0x20 == 'o' || k[0]|0x20 == 'a') {
+				switch {
+				case equalFold(k, "origin"):
+					if seenOrigin && f.dup == dupNone {
+						f.dup = dupOrigin
+					}
+					seenOrigin = true
+				case equalFold(k, "authorization"):
+					if seenAuth && f.dup == dupNone {
+						f.dup = dupAuthorization
+					}
+					seenAuth = true
+				}
+			}
+			return true
+		})
+		if n == rawHeaderLines(raw) {
+			f.exact = true
+			return
+		}
+		*f = mountFields{}
+	}
+	f.dup = scanDuplicates(raw)
+	if f.dup != dupNone {
+		return
+	}
+	if v := hdr.Peek("Origin"); v != nil {
+		f.origin, f.hasOrigin = v, true
+	}
+	f.auth = hdr.Peek("Authorization")
+}
+
 // fastMount is a mounted handler that serves some fasthttp requests
 // itself, without a net/http request (transport/legacy's common case):
 // ServeFastHTTP reports whether it did; false means it wrote and changed
@@ -130,6 +269,19 @@ func (s *Server) serveMountHTTP(h http.Handler, w http.ResponseWriter, req *http
 // response stream goes through rc.SetBodyStreamWriter).
 type fastMount interface {
 	ServeFastHTTP(ctx context.Context, rc *fasthttp.RequestCtx) bool
+}
+
+// fieldMount is a mounted handler that takes the MCP header fields it
+// reads (mountFieldNames) from the mount's own walk of the fields
+// (mountFields.read), so that they are walked once, not twice
+// (transport/legacy); it is asked instead of fastMount's ServeFastHTTP.
+// ServeFastFields is ServeFastHTTP given, when exact,
+// each field's lines (n, counted up to 2) and the value of the last, in
+// the order of mountFieldNames, as the raw block's lines have them (no
+// line was folded or merged: see read); when not exact, vals and n are
+// empty and the handler reads the request's fields itself.
+type fieldMount interface {
+	ServeFastFields(ctx context.Context, rc *fasthttp.RequestCtx, vals [4][]byte, n [4]uint8, exact bool) bool
 }
 
 // serveMountFast runs a net/http handler for a fasthttp request. The
@@ -144,20 +296,17 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	hdr := &ctx.Request.Header
 	// No closures: a request that is let through allocates nothing here.
 	sw := refusalWriter{ctx}
-	if d := scanDuplicates(hdr.RawHeaders()); d != dupNone { // F2
-		s.refuseDuplicate(sw, d)
+	var mf mountFields
+	mf.read(hdr, ctx.PostBody())
+	if mf.dup != dupNone { // F2
+		s.refuseDuplicate(sw, mf.dup)
 		return
 	}
-	var origin []byte
-	hasOrigin := false
-	if v := hdr.Peek("Origin"); v != nil {
-		origin, hasOrigin = v, true
-	}
 	base := context.Background()
-	r := reqInfo{ctx: base, raw: ctx.Conn(), lc: limitOf(ctx.Conn()), origin: origin, hasOrigin: hasOrigin, host: hdr.Host()}
+	r := reqInfo{ctx: base, raw: ctx.Conn(), lc: limitOf(ctx.Conn()), origin: mf.origin, hasOrigin: mf.hasOrigin, host: hdr.Host()}
 	r.public = s.cfg.PublicMounts[string(ctx.Path())] != nil
 	if s.cfg.Authenticate != nil && !r.public {
-		r.auth = hdr.Peek("Authorization")
+		r.auth = mf.auth
 		r.chains = verifiedChains(ctx.Conn())
 	}
 	p, ok := s.admit(&r, sw)
@@ -167,7 +316,13 @@ func (s *Server) serveMountFast(ctx *fasthttp.RequestCtx, h http.Handler) {
 	if s.cfg.Authenticate != nil && !r.public {
 		base = context.WithValue(base, principalKey{}, p)
 	}
-	if fm, ok := h.(fastMount); ok && fm.ServeFastHTTP(base, ctx) {
+	served := false
+	if fm, ok := h.(fieldMount); ok {
+		served = fm.ServeFastFields(base, ctx, mf.vals, mf.n, mf.exact)
+	} else if fm, ok := h.(fastMount); ok {
+		served = fm.ServeFastHTTP(base, ctx)
+	}
+	if served {
 		if !ctx.Response.IsBodyStream() {
 			s.refreshWrite(ctx)
 		}
