@@ -44,6 +44,8 @@ type Batch struct {
 	// admission mark (Call.admitted) against its generation.
 	cur atomic.Pointer[Call]
 	rep BatchReplier // SetReplier: where the answers given on the batch's goroutine go
+	// stage is where the transport keeps those answers (SetStage), or nil.
+	stage *[]byte
 	// mark is the batch's entry in the tracker (a Call used as a list
 	// node only: it serves no request), listed from the first admitted
 	// request to End.
@@ -109,6 +111,44 @@ type BatchReplier interface {
 // read's answers at once. Call it before the first request of b begins;
 // End forgets it.
 func (b *Batch) SetReplier(rep BatchReplier) { b.rep = rep }
+
+// SetStage tells b where its transport keeps the answers given on b's
+// goroutine (see SetReplier): a request of b run to its end there by
+// StartInline may write its response in the spare capacity of *p, all
+// but its last byte, so that the frame ReplyInBatch receives starts at
+// len(*p) (unsafe.SliceData(frame) == &(*p)[:len(*p)+1][len(*p)]): the
+// transport takes it by extending *p over it and adding the newline,
+// without a copy. From StartInline to that request's ReplyInBatch the
+// transport must neither write past len(*p) nor change *p, except in
+// ReplyInBatch; a frame found anywhere else is copied as before. A
+// response that does not fit, and every request that does not end on b's
+// goroutine, uses a buffer of its own. Call it before the first request
+// of b begins; End forgets it.
+func (b *Batch) SetStage(p *[]byte) { b.stage = p }
+
+// stageOut makes the spare room of st, the batch's stage, less one byte
+// for the transport's newline, c's response buffer, when that room is at
+// least the capacity of c's own buffer (kept aside until release): a
+// response that would fit the own buffer fits the stage, so no response
+// allocates where the own buffer would not have.
+func (c *Call) stageOut(st []byte) {
+	if room := cap(st) - len(st) - 1; room > 0 && room >= cap(c.out) {
+		c.keep = c.out
+		c.out = st[len(st) : len(st) : cap(st)-1]
+		c.stagedCap = room
+	}
+}
+
+// unstage gives c its own response buffer back, with what out holds
+// copied into it, for a request whose response may now be written or
+// sent from another goroutine (it left the batch, or it detached) while
+// the transport writes its stage.
+func (c *Call) unstage() {
+	if cap(c.out) == c.stagedCap {
+		c.out = append(c.keep[:0], c.out...)
+	}
+	c.keep, c.stagedCap = nil, 0
+}
 
 // SetRecovers tells b that its transport recovers a panic on b's
 // goroutine — in a function it defers around the batch's requests, which
@@ -209,7 +249,7 @@ func (b *Batch) End() {
 		callPool.Put(c)
 		b.spare = nil
 	}
-	b.rep = nil
+	b.rep, b.stage = nil, nil
 	b.recovers, b.inHandler = false, false
 	b.refused = false
 	b.sc = nil
@@ -280,6 +320,9 @@ func (c *Call) leaveBatch() {
 		c.batch = nil
 	}
 	c.recycleTo = nil // its release is on another goroutine: not b's spare
+	if c.stagedCap != 0 {
+		c.unstage()
+	}
 }
 
 // forget clears cur when it names c, a Call leaving the batch (to a

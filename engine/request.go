@@ -126,6 +126,10 @@ func (r *Request) StartInline() bool {
 	if c.method == nil || !c.inline() || c.hasTimeout() {
 		return false
 	}
+	if b := c.batch; b != nil && b.stage != nil {
+		// It ends here: its response is written in the stage's room.
+		c.stageOut(*b.stage)
+	}
 	c.runInline()
 	return true
 }

@@ -400,8 +400,9 @@ func (c *Conn) pumpBatch() (again bool) {
 	// read instead of one per request; they are registered for Shutdown
 	// once, as the batch (engine.Batch).
 	b := c.scope.StartBatch()
-	b.SetReplier(c) // answers given here go to c.stage (ReplyInBatch)
-	b.SetRecovers() // a handler's panic is recovered below
+	b.SetReplier(c)      // answers given here go to c.stage (ReplyInBatch)
+	b.SetRecovers()      // a handler's panic is recovered below
+	b.SetStage(&c.stage) // an inline request writes its answer in the stage's room
 	// The peek's memo of the last params._meta, from a pool rather than
 	// one per connection (an idle connection keeps no 0.5 KiB for it):
 	// what it holds is checked byte for byte before it is used, so one
@@ -819,7 +820,9 @@ func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
 		// The usual case, stageFrame's in place: the frame and its
 		// newline fit the stage, under MaxPending.
 		st = st[:end+1]
-		copy(st[n:], frame)
+		if len(frame) != 0 && &frame[0] != &st[n] {
+			copy(st[n:], frame)
+		} // else the engine wrote it where it goes (Batch.SetStage)
 		st[end] = '\n'
 		c.stage = st
 		return nil

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// stageReply is a BatchReplier that takes a batch's answers the way a line
+// transport does with Batch.SetStage: a frame found at the stage's end is
+// taken in place, any other is copied there; answers given elsewhere
+// (Reply) are kept apart.
+type stageReply struct {
+	stage   []byte
+	inPlace int
+	mu      sync.Mutex
+	other   []string
+}
+
+func (r *stageReply) Notify(*Request, []byte) error { return nil }
+func (r *stageReply) Reply(_ *Request, f []byte, _ int) error {
+	r.mu.Lock()
+	r.other = append(r.other, string(f))
+	r.mu.Unlock()
+	return nil
+}
+func (r *stageReply) Done(*Request) {}
+func (r *stageReply) ReplyInBatch(_ *Request, f []byte) error {
+	n := len(r.stage)
+	if len(f) != 0 && n+len(f) < cap(r.stage) && &r.stage[:n+1][n] == &f[0] {
+		r.inPlace++
+		r.stage = append(r.stage[:n+len(f)], '\n')
+		return nil
+	}
+	if n+len(f) < cap(r.stage) {
+		r.stage = append(append(r.stage, f...), '\n')
+	} // else dropped: the tests that need it keep a stage with room
+	return nil
+}
+
+// TestStageDetachedInline: a request run inline whose handler detaches
+// (a listen stream: its answer is written and sent later, from another
+// goroutine) stops writing in the batch's stage when it detaches, so the
+// transport may fill the stage's room with the read's next answers. The
+// inline request before it is answered in place. Without unstage at the
+// detach, the stream's final answer is written over the stage's room.
+func TestStageDetachedInline(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("fast"); return nil }})
+	// An Inline tool that detaches as subscriptions/listen does.
+	_ = s.AddTool(Tool{Name: "stream", Inline: true, Handler: listen})
+	sc := NewScope(s, "t")
+	rep := &stageReply{stage: make([]byte, 0, 4096)}
+	b := sc.StartBatch()
+	defer b.End()
+	b.SetReplier(rep)
+	b.SetStage(&rep.stage)
+	begin := func(msg []byte) *Request {
+		r := b.Prepare()
+		if err := codec.Peek(msg, r.Envelope()); err != nil {
+			t.Fatal(err)
+		}
+		r = sc.BeginInBatch(r, b, context.Background(), msg, rep, nil)
+		if e := r.Check(); e != nil {
+			t.Fatalf("check: %v", e.Message)
+		}
+		return r
+	}
+	if !begin(batchMsg("1", "fast")).StartInline() {
+		t.Fatal("fast did not run inline")
+	}
+	if rep.inPlace != 1 {
+		t.Fatalf("%d answers taken in place, want 1", rep.inPlace)
+	}
+	msg := []byte(strings.Replace(string(batchMsg("2", "stream")), `"arguments":{}`, `"arguments":{},"notifications":{}`, 1))
+	r := begin(msg)
+	ref := r.Ref()
+	if !r.StartInline() {
+		t.Fatal("stream did not run inline")
+	}
+	// The transport goes on with the read: its next answers fill the
+	// stage's room.
+	st := rep.stage
+	room := st[len(st):cap(st)]
+	for i := range room {
+		room[i] = 'y'
+	}
+	// The stream's final answer, from here (a transport's goroutine):
+	// written in a buffer of the Call's own, not found in the stage.
+	if !ref.EndStream() {
+		t.Fatal("the stream was not open")
+	}
+	if rep.inPlace != 1 {
+		t.Fatalf("%d answers taken in place, want 1: the detached stream wrote its answer in the stage's room", rep.inPlace)
+	}
+	rep.mu.Lock()
+	other := append([]string(nil), rep.other...)
+	rep.mu.Unlock()
+	want := `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":2,` + string(s.serverMeta[1:]) + `}}`
+	if got := string(rep.stage[len(st):]) + strings.Join(other, "\n"); !strings.Contains(got, want) {
+		t.Fatalf("the stream's final answer: %q, want %q", got, want)
+	}
+}
