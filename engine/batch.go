@@ -75,6 +75,9 @@ type Batch struct {
 	// handler runs without a deferred recover of its own; inHandler: the
 	// handler of the batch's running request (cur) runs.
 	recovers, inHandler bool
+	// doneData: the transport's Done has nothing to do for a request
+	// without transport data (SetDoneNeedsData).
+	doneData bool
 }
 
 var batchPool = sync.Pool{New: func() any {
@@ -159,6 +162,12 @@ func (c *Call) unstage() {
 // the batch may go on. Call it before the first request of b begins;
 // End forgets it.
 func (b *Batch) SetRecovers() { b.recovers = true }
+
+// SetDoneNeedsData tells b that its transport's Replier.Done does nothing
+// for a request that has no transport data (Request.SetTransportData): a
+// request of b that ends on b's goroutine without any is then not handed to
+// Done. Call it before the first request of b begins; End forgets it.
+func (b *Batch) SetDoneNeedsData() { b.doneData = true }
 
 // Panicking reports whether a handler of b is running on b's goroutine
 // (SetRecovers): called while a panic unwinds there, it means the panic
@@ -250,7 +259,7 @@ func (b *Batch) End() {
 		b.spare = nil
 	}
 	b.rep, b.stage = nil, nil
-	b.recovers, b.inHandler = false, false
+	b.recovers, b.inHandler, b.doneData = false, false, false
 	b.refused = false
 	b.sc = nil
 	batchPool.Put(b)

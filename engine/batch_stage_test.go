@@ -105,3 +105,61 @@ func TestStageDetachedInline(t *testing.T) {
 		t.Fatalf("the stream's final answer: %q, want %q", got, want)
 	}
 }
+
+// doneCount is a BatchReplier that counts Done calls by transport data.
+type doneCount struct {
+	keepReply
+	withData, without int
+}
+
+func (r *doneCount) ReplyInBatch(_ *Request, f []byte) error { return r.Reply(nil, f, 200) }
+func (r *doneCount) Done(q *Request) {
+	if q.TransportData() != nil {
+		r.withData++
+	} else {
+		r.without++
+	}
+}
+
+// TestBatchDoneNeedsData: with SetDoneNeedsData, a request of the batch
+// that ends on its goroutine reaches Done only when it has transport data;
+// without it, every request does. Each is answered either way.
+func TestBatchDoneNeedsData(t *testing.T) {
+	s, release := fastSlowServer()
+	close(release)
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	sc := NewScope(s, "t")
+	for _, needs := range []bool{false, true} {
+		rep := &doneCount{}
+		b := sc.StartBatch()
+		b.SetReplier(rep)
+		if needs {
+			b.SetDoneNeedsData()
+		}
+		for i, data := range []bool{true, false, true} {
+			msg := batchMsg(string(rune('1'+i)), "fast")
+			r := b.Prepare()
+			if err := codec.Peek(msg, r.Envelope()); err != nil {
+				t.Fatal(err)
+			}
+			r = sc.BeginInBatch(r, b, context.Background(), msg, rep, nil)
+			if data {
+				r.SetTransportData(i)
+			}
+			if e := r.Check(); e != nil {
+				t.Fatal(e.Message)
+			}
+			if !r.StartInline() {
+				t.Fatal("not inline")
+			}
+		}
+		b.End()
+		wantWithout := 1
+		if needs {
+			wantWithout = 0
+		}
+		if rep.withData != 2 || rep.without != wantWithout || len(rep.all()) != 3 {
+			t.Fatalf("needs data %v: Done %d with data, %d without, %d answers; want 2, %d, 3", needs, rep.withData, rep.without, len(rep.all()), wantWithout)
+		}
+	}
+}

@@ -719,9 +719,13 @@ func (c *Call) complete() {
 	if c.sub != nil {
 		c.srv.hub.remove(c.sub)
 	}
-	rep.Done(c.req())
 	if b != nil {
+		if !b.doneData || c.tdata != nil {
+			rep.Done(c.req())
+		}
 		c.endInBatch(b) // before release: a recycled Call is no batch's running request
+	} else {
+		rep.Done(c.req())
 	}
 	c.release()
 }

@@ -403,6 +403,7 @@ func (c *Conn) pumpBatch() (again bool) {
 	b.SetReplier(c)      // answers given here go to c.stage (ReplyInBatch)
 	b.SetRecovers()      // a handler's panic is recovered below
 	b.SetStage(&c.stage) // an inline request writes its answer in the stage's room
+	b.SetDoneNeedsData() // Done has only the table's entries to remove
 	// The peek's memo of the last params._meta, from a pool rather than
 	// one per connection (an idle connection keeps no 0.5 KiB for it):
 	// what it holds is checked byte for byte before it is used, so one
@@ -830,7 +831,10 @@ func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
 	return c.stageFrame(append(c.stageBuf(len(frame)), frame...))
 }
 
-// Done implements engine.Replier.
+// Done implements engine.Replier. It has work only for a request in the
+// table (its transport data is the entry): the batch is told so
+// (engine.Batch.SetDoneNeedsData), and requests that end in it without an
+// entry are not handed here.
 func (c *Conn) Done(r *engine.Request) {
 	e, _ := r.TransportData().(*entry)
 	if e == nil {
