@@ -382,7 +382,7 @@ func ErrMissingCapabilities(missing ...string) *codec.Error {
 // Replier; then Done is called.
 func (c *Call) start() {
 	if c.inline() {
-		c.runInline()
+		c.runInline(false)
 		return
 	}
 	// A worker runs it after the transport has moved on; owned before
@@ -396,10 +396,22 @@ func (c *Call) start() {
 }
 
 // runInline is start for an inline request: admit, then run, written
-// out (one call less for every inline request).
-func (c *Call) runInline() {
+// out (one call less for every inline request). With direct, it is
+// Request.StartInline, also written out: it first checks that the request
+// is inline without a timeout (else it reports false and does nothing),
+// and a request of a batch with a stage writes its response there (it
+// ends on this goroutine). It reports whether it ran the request.
+func (c *Call) runInline(direct bool) bool {
+	if direct {
+		if c.method == nil || !c.inline() || c.hasTimeout() {
+			return false
+		}
+		if b := c.batch; b != nil && b.stage != nil {
+			c.stageOut(*b.stage)
+		}
+	}
 	if !c.admit() {
-		return
+		return true
 	}
 	var err error
 	if b := c.batch; b != nil && b.recovers {
@@ -417,11 +429,12 @@ func (c *Call) runInline() {
 	}
 	if err != nil {
 		if err == errDetached {
-			return // the call lives on; it may already be recycled
+			return true // the call lives on; it may already be recycled
 		}
 		c.handleError(err)
 	}
 	c.complete()
+	return true
 }
 
 // handle runs the middleware chain, or the method's handler.
