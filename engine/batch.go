@@ -75,6 +75,11 @@ type Batch struct {
 	// handler runs without a deferred recover of its own; inHandler: the
 	// handler of the batch's running request (cur) runs.
 	recovers, inHandler bool
+	// The parent context and Replier of the batch's requests begun with
+	// BeginBound (SetParent), and whether the parent's Done is not nil.
+	parent context.Context
+	prep   Replier
+	watch  bool
 	// doneData: the transport's Done has nothing to do for a request
 	// without transport data (SetDoneNeedsData).
 	doneData bool
@@ -205,19 +210,36 @@ func (b *Batch) Prepare() *Request {
 }
 
 // BeginInBatch is BeginPrepared for a request of b: r, from Prepare, holds
-// msg's peek in its Envelope; its arrival is b's start.
+// msg's peek in its Envelope; its arrival is b's start. It binds parent
+// and rep to b (SetParent) and begins r with them (BeginBound).
 func (sc *Scope) BeginInBatch(r *Request, b *Batch, parent context.Context, msg []byte, rep Replier, principal any) *Request {
+	b.SetParent(parent, rep)
+	return sc.BeginBound(r, b, msg, principal)
+}
+
+// SetParent binds parent and rep for the requests of b begun with
+// BeginBound: every request of the read has the same. parent's Done is
+// asked once, here (a context's Done is the same at every call). Call it
+// on b's goroutine before the first BeginBound; End forgets it.
+func (b *Batch) SetParent(parent context.Context, rep Replier) {
+	b.parent, b.prep, b.watch = parent, rep, parent.Done() != nil
+}
+
+// BeginBound is BeginPrepared for a request of b, with the parent context
+// and Replier bound to b by SetParent: r, from Prepare, holds msg's peek
+// in its Envelope; its arrival is b's start.
+func (sc *Scope) BeginBound(r *Request, b *Batch, msg []byte, principal any) *Request {
 	// beginCall, written out: one call and its arguments' moves less for
 	// every request of a batch.
 	c := r.c
-	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, rep, parent, principal
+	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, b.prep, b.parent, principal
 	c.state = stateRunning
 	c.status = 200
 	if c.t0 = int64(b.at); b.at == 0 {
 		c.t0 = sc.srv.durStart()
 	}
-	if parent.Done() != nil {
-		c.watchParent(parent)
+	if b.watch {
+		c.watchParent(b.parent)
 	}
 	c.msg = msg
 	c.batch = b
@@ -260,6 +282,7 @@ func (b *Batch) End() {
 	}
 	b.rep, b.stage = nil, nil
 	b.recovers, b.inHandler, b.doneData = false, false, false
+	b.parent, b.prep, b.watch = nil, nil, false
 	b.refused = false
 	b.sc = nil
 	batchPool.Put(b)

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
 )
@@ -161,5 +163,62 @@ func TestBatchDoneNeedsData(t *testing.T) {
 		if rep.withData != 2 || rep.without != wantWithout || len(rep.all()) != 3 {
 			t.Fatalf("needs data %v: Done %d with data, %d without, %d answers; want 2, %d, 3", needs, rep.withData, rep.without, len(rep.all()), wantWithout)
 		}
+	}
+}
+
+// TestBatchParentBound: a request begun with BeginBound is cancelled with
+// the parent bound by SetParent when that parent can be cancelled, and
+// BeginInBatch binds each request's own parent: one that can be cancelled
+// after one that cannot, in the same batch, and the other way round.
+func TestBatchParentBound(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	var saw []bool
+	_ = s.AddTool(Tool{Name: "wait", Inline: true, Handler: func(c *Call) error {
+		select {
+		case <-c.Done():
+			saw = append(saw, true)
+		case <-time.After(200 * time.Millisecond):
+			saw = append(saw, false)
+		}
+		c.Text("ok")
+		return nil
+	}})
+	sc := NewScope(s, "t")
+	rep := &keepReply{}
+	b := sc.StartBatch()
+	defer b.End()
+	b.SetReplier(&doneCount{})
+	run := func(id string, parent context.Context) {
+		msg := batchMsg(id, "wait")
+		r := b.Prepare()
+		if err := codec.Peek(msg, r.Envelope()); err != nil {
+			t.Fatal(err)
+		}
+		if parent != nil {
+			r = sc.BeginInBatch(r, b, parent, msg, rep, nil)
+		} else {
+			r = sc.BeginBound(r, b, msg, nil)
+		}
+		if e := r.Check(); e != nil {
+			t.Fatal(e.Message)
+		}
+		if !r.StartInline() {
+			t.Fatal("not inline")
+		}
+	}
+	cancelled := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		return ctx
+	}
+	run("1", context.Background())
+	run("2", nil) // bound: Background
+	run("3", cancelled())
+	run("4", context.Background())
+	b.SetParent(cancelled(), rep)
+	run("5", nil)
+	if want := []bool{false, false, true, false, true}; fmt.Sprint(saw) != fmt.Sprint(want) {
+		t.Fatalf("cancelled with the parent: %v, want %v", saw, want)
 	}
 }

@@ -400,10 +400,11 @@ func (c *Conn) pumpBatch() (again bool) {
 	// read instead of one per request; they are registered for Shutdown
 	// once, as the batch (engine.Batch).
 	b := c.scope.StartBatch()
-	b.SetReplier(c)      // answers given here go to c.stage (ReplyInBatch)
-	b.SetRecovers()      // a handler's panic is recovered below
-	b.SetStage(&c.stage) // an inline request writes its answer in the stage's room
-	b.SetDoneNeedsData() // Done has only the table's entries to remove
+	b.SetReplier(c)       // answers given here go to c.stage (ReplyInBatch)
+	b.SetRecovers()       // a handler's panic is recovered below
+	b.SetStage(&c.stage)  // an inline request writes its answer in the stage's room
+	b.SetDoneNeedsData()  // Done has only the table's entries to remove
+	b.SetParent(c.ctx, c) // every request of the read has the same (BeginBound)
 	// The peek's memo of the last params._meta, from a pool rather than
 	// one per connection (an idle connection keeps no 0.5 KiB for it):
 	// what it holds is checked byte for byte before it is used, so one
@@ -543,7 +544,7 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *cod
 	if c.budget < c.cfg.CancelBudget {
 		c.budget++ // a request served earns back one cancel
 	}
-	r := c.scope.BeginInBatch(pre, b, c.ctx, frame, c, c.principal) // frame lives until the next frame; Start copies it
+	r := c.scope.BeginBound(pre, b, frame, c.principal) // frame lives until the next frame; Start copies it
 	if c.info != nil {
 		r.SetConn(c.info)
 	}
