@@ -61,7 +61,8 @@ type Call struct {
 	// appends to it, reslices it within its capacity, or replaces it with
 	// a larger buffer: cap(out) == stagedCap means out is still the
 	// stage's room, a larger one a buffer of the Call's own. Out of a
-	// request, keep is nil or out's buffer.
+	// request, keep is nil or a buffer of at most maxKeep bytes (out's,
+	// or one out has since outgrown), not cleared to spare a store.
 	stagedCap int
 	keep      []byte
 	// esc is len(out) while everything in out was written by the engine's
@@ -206,7 +207,7 @@ func (c *Call) release() {
 		// there) or, when the response outgrew it, a larger buffer that
 		// becomes the Call's own (dropped below past maxKeep).
 		if cap(c.out) == c.stagedCap {
-			c.out = c.keep // keep may go on naming it: no more memory held
+			c.out = c.keep // keep may go on naming it (see keep)
 		} else {
 			c.keep = nil
 		}
