@@ -44,6 +44,8 @@ type Batch struct {
 	// admission mark (Call.admitted) against its generation.
 	cur atomic.Pointer[Call]
 	rep BatchReplier // SetReplier: where the answers given on the batch's goroutine go
+	// stage is where the transport keeps those answers (SetStage), or nil.
+	stage *[]byte
 	// mark is the batch's entry in the tracker (a Call used as a list
 	// node only: it serves no request), listed from the first admitted
 	// request to End.
@@ -73,6 +75,14 @@ type Batch struct {
 	// handler runs without a deferred recover of its own; inHandler: the
 	// handler of the batch's running request (cur) runs.
 	recovers, inHandler bool
+	// The parent context and Replier of the batch's requests begun with
+	// BeginBound (SetParent), and whether the parent's Done is not nil.
+	parent context.Context
+	prep   Replier
+	watch  bool
+	// doneData: the transport's Done has nothing to do for a request
+	// without transport data (SetDoneNeedsData).
+	doneData bool
 }
 
 var batchPool = sync.Pool{New: func() any {
@@ -110,6 +120,44 @@ type BatchReplier interface {
 // End forgets it.
 func (b *Batch) SetReplier(rep BatchReplier) { b.rep = rep }
 
+// SetStage tells b where its transport keeps the answers given on b's
+// goroutine (see SetReplier): a request of b run to its end there by
+// StartInline may write its response in the spare capacity of *p, all
+// but its last byte, so that the frame ReplyInBatch receives starts at
+// len(*p) (unsafe.SliceData(frame) == &(*p)[:len(*p)+1][len(*p)]): the
+// transport takes it by extending *p over it and adding the newline,
+// without a copy. From StartInline to that request's ReplyInBatch the
+// transport must neither write past len(*p) nor change *p, except in
+// ReplyInBatch; a frame found anywhere else is copied as before. A
+// response that does not fit, and every request that does not end on b's
+// goroutine, uses a buffer of its own. Call it before the first request
+// of b begins; End forgets it.
+func (b *Batch) SetStage(p *[]byte) { b.stage = p }
+
+// stageOut makes the spare room of st, the batch's stage, less one byte
+// for the transport's newline, c's response buffer, when that room is at
+// least the capacity of c's own buffer (kept aside until release): a
+// response that would fit the own buffer fits the stage, so no response
+// allocates where the own buffer would not have.
+func (c *Call) stageOut(st []byte) {
+	if room := cap(st) - len(st) - 1; room > 0 && room >= cap(c.out) {
+		c.keep = c.out
+		c.out = st[len(st) : len(st) : cap(st)-1]
+		c.stagedCap = room
+	}
+}
+
+// unstage gives c its own response buffer back, with what out holds
+// copied into it, for a request whose response may now be written or
+// sent from another goroutine (it left the batch, or it detached) while
+// the transport writes its stage.
+func (c *Call) unstage() {
+	if cap(c.out) == c.stagedCap {
+		c.out = append(c.keep[:0], c.out...)
+	}
+	c.keep, c.stagedCap = nil, 0
+}
+
 // SetRecovers tells b that its transport recovers a panic on b's
 // goroutine — in a function it defers around the batch's requests, which
 // runs before End — and, when Panicking reports true, passes what recover
@@ -119,6 +167,12 @@ func (b *Batch) SetReplier(rep BatchReplier) { b.rep = rep }
 // the batch may go on. Call it before the first request of b begins;
 // End forgets it.
 func (b *Batch) SetRecovers() { b.recovers = true }
+
+// SetDoneNeedsData tells b that its transport's Replier.Done does nothing
+// for a request that has no transport data (Request.SetTransportData): a
+// request of b that ends on b's goroutine without any is then not handed to
+// Done. Call it before the first request of b begins; End forgets it.
+func (b *Batch) SetDoneNeedsData() { b.doneData = true }
 
 // Panicking reports whether a handler of b is running on b's goroutine
 // (SetRecovers): called while a panic unwinds there, it means the panic
@@ -156,19 +210,36 @@ func (b *Batch) Prepare() *Request {
 }
 
 // BeginInBatch is BeginPrepared for a request of b: r, from Prepare, holds
-// msg's peek in its Envelope; its arrival is b's start.
+// msg's peek in its Envelope; its arrival is b's start. It binds parent
+// and rep to b (SetParent) and begins r with them (BeginBound).
 func (sc *Scope) BeginInBatch(r *Request, b *Batch, parent context.Context, msg []byte, rep Replier, principal any) *Request {
+	b.SetParent(parent, rep)
+	return sc.BeginBound(r, b, msg, principal)
+}
+
+// SetParent binds parent and rep for the requests of b begun with
+// BeginBound: every request of the read has the same. parent's Done is
+// asked once, here (a context's Done is the same at every call). Call it
+// on b's goroutine before the first BeginBound; End forgets it.
+func (b *Batch) SetParent(parent context.Context, rep Replier) {
+	b.parent, b.prep, b.watch = parent, rep, parent.Done() != nil
+}
+
+// BeginBound is BeginPrepared for a request of b, with the parent context
+// and Replier bound to b by SetParent: r, from Prepare, holds msg's peek
+// in its Envelope; its arrival is b's start.
+func (sc *Scope) BeginBound(r *Request, b *Batch, msg []byte, principal any) *Request {
 	// beginCall, written out: one call and its arguments' moves less for
 	// every request of a batch.
 	c := r.c
-	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, rep, parent, principal
+	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, b.prep, b.parent, principal
 	c.state = stateRunning
 	c.status = 200
 	if c.t0 = int64(b.at); b.at == 0 {
 		c.t0 = sc.srv.durStart()
 	}
-	if parent.Done() != nil {
-		c.watchParent(parent)
+	if b.watch {
+		c.watchParent(b.parent)
 	}
 	c.msg = msg
 	c.batch = b
@@ -209,8 +280,9 @@ func (b *Batch) End() {
 		callPool.Put(c)
 		b.spare = nil
 	}
-	b.rep = nil
-	b.recovers, b.inHandler = false, false
+	b.rep, b.stage = nil, nil
+	b.recovers, b.inHandler, b.doneData = false, false, false
+	b.parent, b.prep, b.watch = nil, nil, false
 	b.refused = false
 	b.sc = nil
 	batchPool.Put(b)
@@ -280,6 +352,9 @@ func (c *Call) leaveBatch() {
 		c.batch = nil
 	}
 	c.recycleTo = nil // its release is on another goroutine: not b's spare
+	if c.stagedCap != 0 {
+		c.unstage()
+	}
 }
 
 // forget clears cur when it names c, a Call leaving the batch (to a

@@ -58,6 +58,17 @@ type Call struct {
 	status   int
 	result   bool // a response was set in out
 	open     bool // out holds a result that still needs its closing brace
+	// stagedCap is cap(out) while out is the spare room of the batch's
+	// stage (Batch.SetStage: a request run inline writes its response
+	// where the transport keeps the read's answers), else 0; keep is then
+	// the Call's own buffer, given back at release. Every writer of out
+	// appends to it, reslices it within its capacity, or replaces it with
+	// a larger buffer: cap(out) == stagedCap means out is still the
+	// stage's room, a larger one a buffer of the Call's own. Out of a
+	// request, keep is nil or a buffer of at most maxKeep bytes (out's,
+	// or one out has since outgrown), not cleared to spare a store.
+	stagedCap int
+	keep      []byte
 	// esc is len(out) while everything in out was written by the engine's
 	// own escaping encoders (Text and its kin, a typed tool's flat result):
 	// out then holds no raw newline (Request.ReplyEscaped). Any other write
@@ -195,6 +206,17 @@ func (c *Call) release() {
 	c.tdata = nil
 	c.batch = nil
 	c.logs.reset()
+	if c.stagedCap != 0 {
+		// out is the stage's room (the transport has taken the response
+		// there) or, when the response outgrew it, a larger buffer that
+		// becomes the Call's own (dropped below past maxKeep).
+		if cap(c.out) == c.stagedCap {
+			c.out = c.keep // keep may go on naming it (see keep)
+		} else {
+			c.keep = nil
+		}
+		c.stagedCap = 0
+	}
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
 	}
@@ -702,9 +724,13 @@ func (c *Call) complete() {
 	if c.sub != nil {
 		c.srv.hub.remove(c.sub)
 	}
-	rep.Done(c.req())
 	if b != nil {
+		if !b.doneData || c.tdata != nil {
+			rep.Done(c.req())
+		}
 		c.endInBatch(b) // before release: a recycled Call is no batch's running request
+	} else {
+		rep.Done(c.req())
 	}
 	c.release()
 }

@@ -304,6 +304,9 @@ func listen(c *Call) error {
 		return c.endListen() // shutting down: end at once
 	}
 	c.own() // the stream outlives the handler (and the transport's buffer)
+	if c.stagedCap != 0 {
+		c.unstage() // and its answer is written and sent from elsewhere
+	}
 	c.detached = true
 	c.mu.Unlock()
 	return errDetached // the call may be completed and recycled from here on

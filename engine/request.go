@@ -136,14 +136,7 @@ func (r *Request) Inline() bool {
 // timeout (HasTimeout), in one call: it runs the request to its end on the
 // caller's goroutine and reports true. Any other request is left as it
 // was, not started, and it reports false.
-func (r *Request) StartInline() bool {
-	c := r.c
-	if c.method == nil || !c.inline() || c.hasTimeout() {
-		return false
-	}
-	c.runInline()
-	return true
-}
+func (r *Request) StartInline() bool { return r.c.runInline(true) }
 
 // Run is Start on the caller's goroutine: the handler runs, the response
 // reaches the Replier, Done is called, and only then does Run return.

@@ -400,8 +400,11 @@ func (c *Conn) pumpBatch() (again bool) {
 	// read instead of one per request; they are registered for Shutdown
 	// once, as the batch (engine.Batch).
 	b := c.scope.StartBatch()
-	b.SetReplier(c) // answers given here go to c.stage (ReplyInBatch)
-	b.SetRecovers() // a handler's panic is recovered below
+	b.SetReplier(c)       // answers given here go to c.stage (ReplyInBatch)
+	b.SetRecovers()       // a handler's panic is recovered below
+	b.SetStage(&c.stage)  // an inline request writes its answer in the stage's room
+	b.SetDoneNeedsData()  // Done has only the table's entries to remove
+	b.SetParent(c.ctx, c) // every request of the read has the same (BeginBound)
 	// The peek's memo of the last params._meta, from a pool rather than
 	// one per connection (an idle connection keeps no 0.5 KiB for it):
 	// what it holds is checked byte for byte before it is used, so one
@@ -541,7 +544,7 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *cod
 	if c.budget < c.cfg.CancelBudget {
 		c.budget++ // a request served earns back one cancel
 	}
-	r := c.scope.BeginInBatch(pre, b, c.ctx, frame, c, c.principal) // frame lives until the next frame; Start copies it
+	r := c.scope.BeginBound(pre, b, frame, c.principal) // frame lives until the next frame; Start copies it
 	if c.info != nil {
 		r.SetConn(c.info)
 	}
@@ -819,7 +822,9 @@ func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
 		// The usual case, stageFrame's in place: the frame and its
 		// newline fit the stage, under MaxPending.
 		st = st[:end+1]
-		copy(st[n:], frame)
+		if len(frame) != 0 && &frame[0] != &st[n] {
+			copy(st[n:], frame)
+		} // else the engine wrote it where it goes (Batch.SetStage)
 		st[end] = '\n'
 		c.stage = st
 		return nil
@@ -827,7 +832,10 @@ func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
 	return c.stageFrame(append(c.stageBuf(len(frame)), frame...))
 }
 
-// Done implements engine.Replier.
+// Done implements engine.Replier. It has work only for a request in the
+// table (its transport data is the entry): the batch is told so
+// (engine.Batch.SetDoneNeedsData), and requests that end in it without an
+// entry are not handed here.
 func (c *Conn) Done(r *engine.Request) {
 	e, _ := r.TransportData().(*entry)
 	if e == nil {
