@@ -328,19 +328,7 @@ func FuzzDuplicateHeaders(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, block []byte, framing byte, trailer []byte) {
-		proto := "HTTP/1.1"
-		if framing/3%2 == 1 {
-			proto = "HTTP/1.0" // Connection: close without a line
-		}
-		wire := append([]byte("POST /mcp "+proto+"\r\n"), block...)
-		switch framing % 3 {
-		case 0: // a body framed by Content-Length
-			wire = append(wire, "Content-Length: 2\r\n\r\n{}"...)
-		case 1: // none
-			wire = append(wire, "\r\n"...)
-		case 2: // chunked, with trailer fields
-			wire = append(append(append(wire, "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"...), trailer...), "\r\n"...)
-		}
+		wire := fuzzWire("/mcp", block, framing, trailer)
 		var req fasthttp.Request
 		if err := req.Read(bufio.NewReader(bytes.NewReader(wire))); err != nil {
 			return

@@ -69,16 +69,18 @@ func TestMountFieldNames(t *testing.T) {
 	}
 }
 
-// mountWire is a request of the mount fuzz: block is the header lines,
-// framing picks the protocol and how the body is framed (as in
-// FuzzDuplicateHeaders); FuzzMountFields also reads framing/6%2 (names
-// as sent, not canonicalised).
-func mountWire(block []byte, framing byte, trailer []byte) []byte {
+// fuzzWire is a POST to path for the header fuzz targets
+// (FuzzDuplicateHeaders, FuzzMountFields): block is the header lines,
+// framing picks the protocol (framing/3%2) and how the body is framed
+// (framing%3), trailer the chunked body's trailer fields;
+// FuzzMountFields also reads framing/6%2 (names as sent, not
+// canonicalised).
+func fuzzWire(path string, block []byte, framing byte, trailer []byte) []byte {
 	proto := "HTTP/1.1"
 	if framing/3%2 == 1 {
 		proto = "HTTP/1.0" // Connection: close without a line
 	}
-	wire := append([]byte("POST /mount "+proto+"\r\n"), block...)
+	wire := append([]byte("POST "+path+" "+proto+"\r\n"), block...)
 	switch framing % 3 {
 	case 0: // a body framed by Content-Length
 		wire = append(wire, "Content-Length: 2\r\n\r\n{}"...)
@@ -135,7 +137,7 @@ func FuzzMountFields(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, block []byte, framing byte, trailer []byte) {
-		wire := mountWire(block, framing, trailer)
+		wire := fuzzWire("/mount", block, framing, trailer)
 		var a, b fasthttp.Request
 		if framing/6%2 == 1 { // names as sent (Read keeps the setting)
 			a.Header.DisableNormalizing()
