@@ -70,6 +70,24 @@ func (r *Request) Server() *Server { return r.c.srv }
 // its header checks between the steps (HVAL-02).
 func (r *Request) Check() *codec.Error { return r.c.check() }
 
+// CheckKept reports whether the request's Call holds the outcome of
+// CheckVersion, CheckMethod and CheckTarget for this message: a message a
+// PeekMemo template took (codec.Envelope.Template) whose template's
+// check the Call kept, in the registry as it still is. The method and
+// the tool are then set as CheckTarget sets them, and a transport that
+// runs the steps one by one (HVAL-02) may leave those three out;
+// CheckMeta, CheckCapabilities and its own header checks still run. It
+// decides nothing the three steps would not: false sends the transport
+// to them.
+func (r *Request) CheckKept() bool {
+	c := r.c
+	if !c.tmplHit() {
+		return false
+	}
+	c.method, c.tool = toolsCallMethod, c.tc.tool
+	return true
+}
+
 // CheckMeta enforces META-02/03: params._meta carries the protocol version
 // and the client capabilities (an initialize without a modern claim gets
 // -32022 naming the served versions: DISC-05, our choice).

@@ -19,10 +19,11 @@ func tmplMsg(id, method, name, version, info, caps string) []byte {
 
 // tmplRun runs msg on sc through memo (a template hit when memo's
 // template is msg's), the way a transport does: the whole check
-// (linestream, legacy), the steps one by one (streamhttp, HVAL-02) or a
-// batch's check (b != nil). It returns the answer, and whether the Call
+// ("whole": linestream, legacy), the steps one by one ("steps", HVAL-02),
+// those a kept check leaves after CheckKept ("kept": streamhttp) or a
+// batch's check (b != nil, any other mode). It returns the answer, and whether the Call
 // held the kept check of msg's template before the check ran.
-func tmplRun(t *testing.T, sc *Scope, memo *codec.PeekMemo, b *Batch, steps bool, msg []byte) (string, bool) {
+func tmplRun(t *testing.T, sc *Scope, memo *codec.PeekMemo, b *Batch, mode string, msg []byte) (string, bool) {
 	t.Helper()
 	rep := &keepReply{}
 	r := sc.Prepare()
@@ -36,13 +37,21 @@ func tmplRun(t *testing.T, sc *Scope, memo *codec.PeekMemo, b *Batch, steps bool
 	}
 	kept := r.c.tmplHit()
 	var e *codec.Error
-	if steps {
-		for _, step := range []func() *codec.Error{r.CheckMeta, r.CheckVersion, r.CheckMethod, r.CheckTarget, r.CheckCapabilities} {
+	switch steps := []func() *codec.Error{r.CheckMeta, r.CheckVersion, r.CheckMethod, r.CheckTarget, r.CheckCapabilities}; mode {
+	case "kept":
+		// streamhttp's way: the three steps a kept check decided are
+		// skipped when CheckKept says it holds.
+		if r.CheckKept() {
+			steps = []func() *codec.Error{r.CheckMeta, r.CheckCapabilities}
+		}
+		fallthrough
+	case "steps":
+		for _, step := range steps {
 			if e = step(); e != nil {
 				break
 			}
 		}
-	} else {
+	default:
 		e = r.Check()
 	}
 	if e != nil {
@@ -116,7 +125,7 @@ func TestTemplateCheckKept(t *testing.T) {
 		_ = s.AddTool(Tool{Name: "needs", Inline: true, RequiredClientCapabilities: []string{"elicitation"}, Handler: answer("needs")})
 		return s
 	}
-	for _, mode := range []string{"whole", "steps", "batch"} {
+	for _, mode := range []string{"whole", "steps", "kept", "batch"} {
 		t.Run(mode, func(t *testing.T) {
 			s := newServer(Config{})
 			defer func() { _ = s.Shutdown(context.Background()) }()
@@ -134,11 +143,11 @@ func TestTemplateCheckKept(t *testing.T) {
 					b = sc.StartBatch()
 					defer b.End()
 				}
-				got, k := tmplRun(t, sc, memo, b, mode == "steps", msg)
+				got, k := tmplRun(t, sc, memo, b, mode, msg)
 				if k {
 					kept++
 				}
-				want, _ := tmplRun(t, sc, nil, b, mode == "steps", msg)
+				want, _ := tmplRun(t, sc, nil, b, mode, msg)
 				if got != want {
 					t.Fatalf("%s\n got %s\nwant %s (no memo)", msg, got, want)
 				}
@@ -170,7 +179,7 @@ func TestTemplateCheckKept(t *testing.T) {
 		memo := new(codec.PeekMemo)
 		var got []string
 		for range 6 {
-			a, _ := tmplRun(t, sc, memo, nil, false, variants[0])
+			a, _ := tmplRun(t, sc, memo, nil, "whole", variants[0])
 			got = append(got, a)
 		}
 		if asked != 6 || strings.Count(strings.Join(got, ""), "Unknown tool") != 3 {
@@ -196,7 +205,7 @@ func TestKeepCheckRefuses(t *testing.T) {
 		memo := new(codec.PeekMemo)
 		msg := tmplMsg("1", "tools/call", "echo", "2026-07-29", "bench", `{}`)
 		for range 2 {
-			tmplRun(t, sc, memo, nil, false, msg) // learned, then a hit
+			tmplRun(t, sc, memo, nil, "whole", msg) // learned, then a hit
 		}
 		r := sc.Prepare()
 		if err := codec.PeekWith(msg, r.Envelope(), codec.PeekConfig{Memo: memo}); err != nil || r.Envelope().Template() == 0 {
@@ -208,7 +217,7 @@ func TestKeepCheckRefuses(t *testing.T) {
 		}
 		kept := r.c.tmplHit()
 		r.Fail(codec.NewError(codec.CodeInternalError, "x"))
-		got, _ := tmplRun(t, sc, memo, nil, false, msg)
+		got, _ := tmplRun(t, sc, memo, nil, "whole", msg)
 		if kept || !strings.Contains(got, "-32022") {
 			t.Fatalf("kept %v, then %s: want nothing kept, -32022", kept, got)
 		}
@@ -220,7 +229,7 @@ func TestKeepCheckRefuses(t *testing.T) {
 		sc := NewScope(s, "tcp")
 		memo := new(codec.PeekMemo)
 		msg := tmplMsg("1", "tools/call", "echo", "2026-07-28", "bench", `{}`)
-		tmplRun(t, sc, memo, nil, false, msg)
+		tmplRun(t, sc, memo, nil, "whole", msg)
 		r := sc.Prepare()
 		if err := codec.PeekWith(msg, r.Envelope(), codec.PeekConfig{Memo: memo}); err != nil || r.Envelope().Template() == 0 {
 			t.Fatalf("peek: %v, template %d: want a hit", err, r.Envelope().Template())
@@ -233,7 +242,7 @@ func TestKeepCheckRefuses(t *testing.T) {
 		r.c.keepCheck()
 		kept := r.c.tmplHit()
 		r.Fail(codec.NewError(codec.CodeInternalError, "x"))
-		got, _ := tmplRun(t, sc, memo, nil, false, msg)
+		got, _ := tmplRun(t, sc, memo, nil, "whole", msg)
 		if kept || !strings.Contains(got, `"new"`) {
 			t.Fatalf("kept %v, then %s: want nothing kept, the new tool's answer", kept, got)
 		}

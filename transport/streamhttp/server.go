@@ -409,6 +409,10 @@ func (s *Server) check(c *engine.Request, h *mirrored, scratch *[]byte, vals *[m
 	if e := c.CheckMeta(); e != nil {
 		return e
 	}
+	// A message of a template whose engine steps the Call kept: the
+	// engine's version, method and target steps pass (and set the method
+	// and tool); the header steps between them still run, in order.
+	kept := c.CheckKept()
 	// Steps 9 and 11 in their usual case, a body string without escapes
 	// equal to its header (sent once), pass here without a call; the
 	// checks themselves answer anything else.
@@ -417,22 +421,28 @@ func (s *Server) check(c *engine.Request, h *mirrored, scratch *[]byte, vals *[m
 			return e
 		}
 	}
-	if e := c.CheckVersion(); e != nil {
-		return e
+	if !kept {
+		if e := c.CheckVersion(); e != nil {
+			return e
+		}
 	}
 	if me := &env.Method; h.method.n != 1 || !me.Present || me.Escaped || string(me.Raw) != string(h.method.v) {
 		if e := h.checkMethod(env); e != nil {
 			return e
 		}
 	}
-	if e := c.CheckMethod(); e != nil {
-		return e
+	if !kept {
+		if e := c.CheckMethod(); e != nil {
+			return e
+		}
 	}
 	if e := h.checkName(env, c.Method(), scratch); e != nil {
 		return e
 	}
-	if e := c.CheckTarget(); e != nil {
-		return e
+	if !kept {
+		if e := c.CheckTarget(); e != nil {
+			return e
+		}
 	}
 	if t := c.Tool(); t != nil {
 		if e := h.checkParams(env, t, scratch, vals); e != nil {
