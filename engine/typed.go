@@ -349,7 +349,12 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 				// k+len(body)-w+8, is room no string has yet.
 				lo, hi, w := wordEnds(body)
 				if cap(ch.b)-k < len(body)-w+8 {
-					goto all
+					// A new chunk, as stringSlow takes one (strChunkSize
+					// bytes hold any string of up to 16 and its word);
+					// the strings this call stored before stay in the
+					// old one, outside the plain range.
+					ch.renew()
+					k = 0
 				}
 				ch.b = ch.b[:k+len(body)]
 				to := unsafe.Add(unsafe.Pointer(unsafe.SliceData(ch.b)), k)
