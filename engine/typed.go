@@ -108,6 +108,10 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			copy(tt.oneMidArr[:], tt.oneMid)
 			tt.midArr = true
 		}
+		if k := len(tt.oneTail); k >= 64 && k <= 128 {
+			tt.oneTailLo, tt.oneTailHi = [64]byte(tt.oneTail), [64]byte(tt.oneTail[k-64:])
+			tt.tailArr = true
+		}
 	}
 	// The closure keeps in and out on its stack: the flat codec reads and
 	// writes them in place, and the sonic fallbacks work on copies, so
@@ -202,6 +206,11 @@ type typedTool struct {
 	// after it (oneTail is at least as long).
 	oneMidArr [48]byte
 	midArr    bool
+	// oneTailLo and oneTailHi are the first and the last 64 bytes of
+	// oneTail, when it has 64 to 128 (tailArr): structuredFlat writes
+	// them as two arrays, the second overlapping the first.
+	oneTailLo, oneTailHi [64]byte
+	tailArr              bool
 }
 
 // fusedSlot is a name of a typed tool's flat input schema with what
@@ -349,7 +358,12 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 				// k+len(body)-w+8, is room no string has yet.
 				lo, hi, w := wordEnds(body)
 				if cap(ch.b)-k < len(body)-w+8 {
-					goto all
+					// A new chunk, as stringSlow takes one (strChunkSize
+					// bytes hold any string of up to 16 and its word);
+					// the strings this call stored before stay in the
+					// old one, outside the plain range.
+					ch.renew()
+					k = 0
 				}
 				ch.b = ch.b[:k+len(body)]
 				to := unsafe.Add(unsafe.Pointer(unsafe.SliceData(ch.b)), k)
@@ -560,7 +574,16 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 		}
 		putWord(b, m, lo)
 		putWord(b, m+l-8, hi)
-		copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
+		if tt.tailArr {
+			// oneTail as its first and its last 64 bytes (they overlap):
+			// arrays of tt, moves the compiler writes out, where a
+			// memmove call costs more than these few bytes' copy.
+			d := unsafe.Add(b, m+l)
+			*(*[64]byte)(d) = tt.oneTailLo
+			*(*[64]byte)(unsafe.Add(d, len(tail)-64)) = tt.oneTailHi
+		} else {
+			copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
+		}
 	} else {
 		out = c.structuredOne(tt, text, s)
 	}

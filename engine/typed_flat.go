@@ -275,12 +275,20 @@ func (ch *strChunk) stringSlow(body []byte) string {
 		return string(body)
 	}
 	if cap(ch.b)-len(ch.b) < len(body) {
-		ch.b = make([]byte, 0, strChunkSize)
-		ch.lo, ch.hi = 0, 0
+		ch.renew()
 	}
 	n := len(ch.b)
 	ch.b = append(ch.b, body...)
 	return unsafe.String(&ch.b[n], len(body))
+}
+
+// renew starts a new chunk: the strings handed out so far keep the old
+// one alive, and none of them is in the plain range any more.
+//
+//go:noinline
+func (ch *strChunk) renew() {
+	ch.b = make([]byte, 0, strChunkSize)
+	ch.lo, ch.hi = 0, 0
 }
 
 // plain reports whether s lies in b[lo:hi] (the strings there need no

@@ -183,3 +183,40 @@ func FuzzTypedOne(f *testing.F) {
 		bothSame(t, s, "1", string(args), "mode "+strconv.Itoa(int(mode)))
 	})
 }
+
+// TestTypedOneTails: the one-string echo's tail (oneTail) at every length
+// from below 64 bytes to past 128, set by the server's name, against the
+// general path. From 64 to 128 bytes it is written as two overlapping
+// arrays (tailArr), elsewhere by copy.
+func TestTypedOneTails(t *testing.T) {
+	oneText = oneModes[0]
+	h := func(_ *Call, in oneArgs) (oneOut, error) { return oneOut(in), nil }
+	seen := map[bool]bool{}
+	for l := 1; l <= 90; l++ {
+		s := New(Config{Name: strings.Repeat("n", l-1) + "z"})
+		if err := AddTool(s, Tool{Name: "one", Inline: true}, h); err != nil {
+			t.Fatal(err)
+		}
+		if err := AddTool(s, Tool{Name: "general", Inline: true, ValidateOutput: true}, h); err != nil {
+			t.Fatal(err)
+		}
+		tt := s.tools["one"].args.typed
+		if k := len(tt.oneTail); tt.tailArr != (k >= 64 && k <= 128) {
+			t.Fatalf("name %d: tail of %d bytes, tailArr %v", l, k, tt.tailArr)
+		}
+		seen[tt.tailArr] = true
+		for _, id := range []string{"1", "12345678901", `"a-longer-string-id-0123456789"`} {
+			for _, v := range []string{"hello wo", "hello world", "hello world12345", "h", "hello world, a longer one"} {
+				args := `{"s":"` + v + `"}`
+				got, want := runToolCallID(t, s, id, "one", args), runToolCallID(t, s, id, "general", args)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("name %d (tail %d) id %s %s:\none     %s\ngeneral %s", l, len(tt.oneTail), id, args, got, want)
+				}
+			}
+		}
+		_ = s.Shutdown(context.Background())
+	}
+	if !seen[true] || !seen[false] {
+		t.Fatalf("tails with and without tailArr: %v", seen)
+	}
+}
