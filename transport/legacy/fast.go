@@ -187,6 +187,7 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx, pre *fa
 func (c *call) peek() (notes int, reply *outcome, done bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.looked = true
 	return len(c.notes), c.reply, c.done
 }
 
