@@ -297,7 +297,7 @@ type call struct {
 	// call run inline is answered before anyone looks: no channel send,
 	// and none for release to drain).
 	looked bool
-	ref   engine.RequestRef // the engine request, once begun
+	ref    engine.RequestRef // the engine request, once begun
 	// cancelled is a cancellation that came before the request began (the
 	// session ended between addCall and start): it is then not run.
 	cancelled error
@@ -398,12 +398,12 @@ func (c *call) Done(*engine.Request) {
 // take returns what is queued and whether the request has ended.
 func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.looked = true
 	notes, c.notes = c.notes, nil
-	reply = c.reply
-	c.reply = nil
-	return notes, reply, c.done
+	reply, c.reply = c.reply, nil
+	done = c.done
+	c.mu.Unlock()
+	return notes, reply, done
 }
 
 // start begins msg in the engine with c as its Replier; a validation

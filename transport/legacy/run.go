@@ -350,15 +350,12 @@ func orMethod(capName, method string) string {
 
 func (ss *session) addCall(key string, c *call) bool {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.gone {
-		return false
+	ok := !ss.gone && ss.calls.get(key) == nil
+	if ok {
+		ss.calls.add(key, c)
 	}
-	if ss.calls.get(key) != nil {
-		return false
-	}
-	ss.calls.add(key, c)
-	return true
+	ss.mu.Unlock()
+	return ok
 }
 
 // keepKey moves c, in ss.calls under key, to a copy of key, which it
