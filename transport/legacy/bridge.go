@@ -291,7 +291,13 @@ type call struct {
 	out   outcome // reply's storage: its frame buffer is kept with a pooled call
 	done  bool
 	wake  chan struct{}
-	ref   engine.RequestRef // the engine request, once begun
+	// looked: take or peek has read the call since it was acquired. Every
+	// wait on wake comes after one of them, which sees what was queued
+	// before it; so until then Notify, Reply and Done need not signal (a
+	// call run inline is answered before anyone looks: no channel send,
+	// and none for release to drain).
+	looked bool
+	ref    engine.RequestRef // the engine request, once begun
 	// cancelled is a cancellation that came before the request began (the
 	// session ended between addCall and start): it is then not run.
 	cancelled error
@@ -318,15 +324,17 @@ func (c *call) release() {
 	c.mu.Lock()
 	clear(c.notes)
 	c.notes = c.notes[:0]
-	c.reply, c.done, c.ref, c.cancelled = nil, false, engine.RequestRef{}, nil
+	c.reply, c.done, c.ref, c.cancelled, c.looked = nil, false, engine.RequestRef{}, nil, false
 	if cap(c.out.frame) > 64<<10 {
 		c.out.frame = nil
 	}
 	c.out = outcome{frame: c.out.frame[:0]}
 	c.mu.Unlock()
-	select {
-	case <-c.wake:
-	default:
+	if len(c.wake) > 0 { // a signal nobody took (a late one, or a look that did not wait)
+		select {
+		case <-c.wake:
+		default:
+		}
 	}
 	callPool.Put(c)
 }
@@ -355,8 +363,11 @@ func (c *call) signal() {
 func (c *call) Notify(_ *engine.Request, frame []byte) error {
 	c.mu.Lock()
 	c.notes = append(c.notes, bytes.Clone(frame))
+	looked := c.looked
 	c.mu.Unlock()
-	c.signal()
+	if looked {
+		c.signal()
+	}
 	return nil
 }
 
@@ -365,8 +376,11 @@ func (c *call) Reply(_ *engine.Request, frame []byte, status int) error {
 	c.mu.Lock()
 	c.out = outcome{frame: append(c.out.frame[:0], frame...), status: status}
 	c.reply = &c.out
+	looked := c.looked
 	c.mu.Unlock()
-	c.signal()
+	if looked {
+		c.signal()
+	}
 	return nil
 }
 
@@ -374,18 +388,22 @@ func (c *call) Reply(_ *engine.Request, frame []byte, status int) error {
 func (c *call) Done(*engine.Request) {
 	c.mu.Lock()
 	c.done = true
+	looked := c.looked
 	c.mu.Unlock()
-	c.signal()
+	if looked {
+		c.signal()
+	}
 }
 
 // take returns what is queued and whether the request has ended.
 func (c *call) take() (notes [][]byte, reply *outcome, done bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.looked = true
 	notes, c.notes = c.notes, nil
-	reply = c.reply
-	c.reply = nil
-	return notes, reply, c.done
+	reply, c.reply = c.reply, nil
+	done = c.done
+	c.mu.Unlock()
+	return notes, reply, done
 }
 
 // start begins msg in the engine with c as its Replier; a validation

@@ -48,3 +48,71 @@ func TestForgetBeforeStart(t *testing.T) {
 		t.Fatalf("after start: done %v, reply %+v; want the request answered as cancelled", done, reply)
 	}
 }
+
+// TestCallWakesWaiter: Notify, Reply and Done skip the channel until
+// someone has looked at the call (take or peek), so a call answered
+// before anyone looks costs no send; a waiter that looked and found
+// nothing must still be woken by each of them.
+func TestCallWakesWaiter(t *testing.T) {
+	within := func(name string, f func()) {
+		t.Helper()
+		ok := make(chan struct{})
+		go func() { f(); close(ok) }()
+		select {
+		case <-ok:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the waiter was never woken", name)
+		}
+	}
+	// pump's way: take, then wait for the reply and then for Done.
+	c := acquireCall()
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_ = c.Notify(nil, []byte(`{"n":1}`))
+		time.Sleep(20 * time.Millisecond)
+		_ = c.Reply(nil, []byte(`{"r":1}`), 200)
+		time.Sleep(20 * time.Millisecond)
+		c.Done(nil)
+	}()
+	within("take", func() {
+		var notes int
+		for {
+			n, reply, done := c.take()
+			notes += len(n)
+			if reply != nil {
+				for !done {
+					<-c.wake
+					_, _, done = c.take()
+				}
+				break
+			}
+			<-c.wake
+		}
+		if notes != 1 {
+			t.Errorf("%d notes", notes)
+		}
+	})
+	c.release()
+	// serveFast's way: peek until something is there.
+	c = acquireCall()
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_ = c.Reply(nil, []byte(`{"r":1}`), 200)
+		c.Done(nil)
+	}()
+	within("peek", func() {
+		for notes, reply, done := c.peek(); notes == 0 && reply == nil && !done; notes, reply, done = c.peek() {
+			<-c.wake
+		}
+	})
+	c.release()
+	// Answered before anyone looked: nothing was sent, nothing is left
+	// for the next use of the call.
+	c = acquireCall()
+	_ = c.Reply(nil, []byte(`{"r":1}`), 200)
+	c.Done(nil)
+	if len(c.wake) != 0 {
+		t.Errorf("%d signals for a call nobody looked at", len(c.wake))
+	}
+	c.release()
+}

@@ -186,8 +186,10 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx, pre *fa
 // peek is take without taking: what is queued, for a look.
 func (c *call) peek() (notes int, reply *outcome, done bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.notes), c.reply, c.done
+	c.looked = true
+	notes, reply, done = len(c.notes), c.reply, c.done
+	c.mu.Unlock()
+	return notes, reply, done
 }
 
 // asksInput reports whether an engine response to id is an MRTR

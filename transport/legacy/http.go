@@ -351,7 +351,7 @@ func (s *Server) notification(ss *session, m *wire) {
 		}
 		ss.mu.Lock()
 		var ref engine.RequestRef
-		if c := ss.calls[string(id)]; c != nil {
+		if c := ss.calls.get(string(id)); c != nil {
 			ref = c.claim(errCancelledByClient)
 		}
 		ss.mu.Unlock()

@@ -350,18 +350,12 @@ func orMethod(capName, method string) string {
 
 func (ss *session) addCall(key string, c *call) bool {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.gone {
-		return false
+	ok := !ss.gone && ss.calls.get(key) == nil
+	if ok {
+		ss.calls.add(key, c)
 	}
-	if ss.calls == nil {
-		ss.calls = map[string]*call{}
-	}
-	if ss.calls[key] != nil {
-		return false
-	}
-	ss.calls[key] = c
-	return true
+	ss.mu.Unlock()
+	return ok
 }
 
 // keepKey moves c, in ss.calls under key, to a copy of key, which it
@@ -371,9 +365,9 @@ func (ss *session) addCall(key string, c *call) bool {
 func (ss *session) keepKey(key string, c *call) string {
 	kept := strings.Clone(key)
 	ss.mu.Lock()
-	if ss.calls[key] == c {
-		delete(ss.calls, key)
-		ss.calls[kept] = c
+	if ss.calls.get(key) == c {
+		ss.calls.del(key)
+		ss.calls.add(kept, c)
 	}
 	ss.mu.Unlock()
 	return kept
@@ -381,9 +375,59 @@ func (ss *session) keepKey(key string, c *call) string {
 
 func (ss *session) removeCall(key string, c *call) {
 	ss.mu.Lock()
-	if ss.calls[key] == c {
-		delete(ss.calls, key)
+	if ss.calls.get(key) == c {
+		ss.calls.del(key)
 	}
 	ss.touched = time.Now()
 	ss.mu.Unlock()
+}
+
+// inflight is a session's calls in flight by key (ss.mu held for all of
+// it). A session mostly has one at a time: that one is kept in one, off
+// the map (an insert and a delete of a map's only key cost ~600
+// instructions a call, hashing and, once it empties, a new seed); the
+// others are in more. A key is in one place at most: add is only for a
+// key get does not find.
+type inflight struct {
+	oneKey string
+	one    *call
+	more   map[string]*call
+}
+
+// get is the call under key, or nil.
+func (f *inflight) get(key string) *call {
+	if f.one != nil && f.oneKey == key {
+		return f.one
+	}
+	return f.more[key]
+}
+
+// add files c under key, which get does not find.
+func (f *inflight) add(key string, c *call) {
+	if f.one == nil {
+		f.oneKey, f.one = key, c
+		return
+	}
+	if f.more == nil {
+		f.more = map[string]*call{}
+	}
+	f.more[key] = c
+}
+
+// del removes the call under key, if any.
+func (f *inflight) del(key string) {
+	if f.one != nil && f.oneKey == key {
+		f.oneKey, f.one = "", nil // no alias of a request body kept
+		return
+	}
+	delete(f.more, key)
+}
+
+// len is the number of calls in flight.
+func (f *inflight) len() int {
+	n := len(f.more)
+	if f.one != nil {
+		n++
+	}
+	return n
 }

@@ -41,8 +41,8 @@ type session struct {
 	// calls holds the calls in flight, by the client's request id. A key
 	// may alias the id's bytes in a fasthttp request body (serveFast): it
 	// is removed before that handler returns, or moved to a copy
-	// (keepKey). Never copy a key out of the map or keep it.
-	calls   map[string]*call
+	// (keepKey). Never copy a key out of it or keep it.
+	calls   inflight
 	pending map[string]chan json.RawMessage
 	gone    bool
 	local   bool       // a stdio connection's session: not in the store
@@ -390,8 +390,11 @@ func (ss *session) markGone() []engine.RequestRef {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.gone = true
-	calls := make([]engine.RequestRef, 0, len(ss.calls))
-	for _, c := range ss.calls {
+	calls := make([]engine.RequestRef, 0, ss.calls.len())
+	if ss.calls.one != nil {
+		calls = append(calls, ss.calls.one.claim(errSessionEnded))
+	}
+	for _, c := range ss.calls.more {
 		calls = append(calls, c.claim(errSessionEnded))
 	}
 	for k, ch := range ss.pending {
@@ -497,7 +500,7 @@ func (s *Server) sweepLoop() {
 			var idle []*session
 			for _, ss := range s.sessions {
 				ss.mu.Lock()
-				if now.Sub(ss.touched) >= s.cfg.IdleTimeout && ss.stream == nil && len(ss.calls) == 0 {
+				if now.Sub(ss.touched) >= s.cfg.IdleTimeout && ss.stream == nil && ss.calls.len() == 0 {
 					idle = append(idle, ss)
 				}
 				ss.mu.Unlock()
