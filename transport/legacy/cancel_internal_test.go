@@ -64,16 +64,24 @@ func TestCallWakesWaiter(t *testing.T) {
 			t.Fatalf("%s: the waiter was never woken", name)
 		}
 	}
+	// Each producer gets its call as an argument and is joined before the
+	// call is released: a call goes back to the pool only once nobody
+	// touches it.
+	produce := func(c *call, f func(*call)) (joined chan struct{}) {
+		joined = make(chan struct{})
+		go func() { defer close(joined); f(c) }()
+		return joined
+	}
 	// pump's way: take, then wait for the reply and then for Done.
 	c := acquireCall()
-	go func() {
+	joined := produce(c, func(c *call) {
 		time.Sleep(20 * time.Millisecond)
 		_ = c.Notify(nil, []byte(`{"n":1}`))
 		time.Sleep(20 * time.Millisecond)
 		_ = c.Reply(nil, []byte(`{"r":1}`), 200)
 		time.Sleep(20 * time.Millisecond)
 		c.Done(nil)
-	}()
+	})
 	within("take", func() {
 		var notes int
 		for {
@@ -92,19 +100,21 @@ func TestCallWakesWaiter(t *testing.T) {
 			t.Errorf("%d notes", notes)
 		}
 	})
+	within("join take's producer", func() { <-joined })
 	c.release()
 	// serveFast's way: peek until something is there.
 	c = acquireCall()
-	go func() {
+	joined = produce(c, func(c *call) {
 		time.Sleep(20 * time.Millisecond)
 		_ = c.Reply(nil, []byte(`{"r":1}`), 200)
 		c.Done(nil)
-	}()
+	})
 	within("peek", func() {
 		for notes, reply, done := c.peek(); notes == 0 && reply == nil && !done; notes, reply, done = c.peek() {
 			<-c.wake
 		}
 	})
+	within("join peek's producer", func() { <-joined })
 	c.release()
 	// Answered before anyone looked: nothing was sent, nothing is left
 	// for the next use of the call.
