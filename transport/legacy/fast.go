@@ -56,8 +56,10 @@ func (h handler) ServeFastHTTP(ctx context.Context, rc *fasthttp.RequestCtx) boo
 // ServeFastFields lets streamhttp's mount hand over the four header fields
 // from its own walk of them (its fieldMount): when exact, vals and n are
 // each field's last value and its lines (counted up to 2) in the order of
-// fastNames (streamhttp's mountFieldNames: TestFastNamesOrder), as read
-// would find them; otherwise serveFast reads them. Not a public API.
+// fastNames (streamhttp's mountFieldNames: TestFastNamesOrder), as scan
+// would find them in the raw block; otherwise (a folded or merged line,
+// or a body not framed by its Content-Length) serveFast scans the raw
+// block itself. Not a public API.
 func (h handler) ServeFastFields(ctx context.Context, rc *fasthttp.RequestCtx, vals [4][]byte, n [4]uint8, exact bool) bool {
 	if !exact {
 		return h.s.serveFast(ctx, rc, nil)
@@ -78,7 +80,8 @@ type fastReq struct {
 var fastPool = sync.Pool{New: func() any { return &fastReq{msg: make([]byte, 0, 1024), out: make([]byte, 0, 1024)} }}
 
 // serveFast is ServeFastHTTP; pre, when not nil, is the request's header
-// fields as read would read them (ServeFastFields).
+// fields as scan would read them (ServeFastFields); when nil, serveFast
+// scans the raw block.
 func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx, pre *fastHeaders) bool {
 	if s.closing.Load() || !rc.IsPost() {
 		return false
@@ -88,9 +91,9 @@ func (s *Server) serveFast(ctx context.Context, rc *fasthttp.RequestCtx, pre *fa
 	if pre != nil {
 		h = *pre
 		if h.n[0] > 1 || h.n[1] > 1 || h.n[2] > 1 || h.n[3] > 1 {
-			return false // read's false: a second line of one of them
+			return false // scan's false: a second line of one of them
 		}
-	} else if !h.read(&rc.Request.Header, body) {
+	} else if !h.scan(rc.Request.Header.RawHeaders()) {
 		return false
 	}
 	if !h.plain() {
@@ -259,90 +262,6 @@ func (s *Server) callerAddr(a net.Addr) string {
 type fastHeaders struct {
 	sid, ver, ctype, accept []byte
 	n                       [4]uint8 // lines of each
-}
-
-// read fills h as scan would from the request's raw header block, but
-// from the fields fasthttp parsed (and holds anyway) when they stand one
-// for one for the block's lines; otherwise it is scan. body is the
-// request's PostBody. FuzzFastHeadersRead holds it to scan.
-//
-// One for one: a body framed by its Content-Length (fasthttp adds a
-// Content-Length field to a request without one, and a Trailer field to a
-// chunked one), and as many fields as lines, a Connection field not
-// counted before HTTP/1.1 (where fasthttp yields "close" without a line).
-// Each line fasthttp merges yields one field fewer: a folded line is
-// joined to the one before, and of two Content-Type lines only the last
-// is kept. So equal counts mean neither happened, and the fields are the
-// lines: every line of the four names a field of its own (Mcp-Session-Id,
-// the revision and Accept are kept line by line, Content-Type once), its
-// name canonicalised (same length; scan compares it in any case) and its
-// value cut as scan cuts it — after the colon, without the spaces and
-// tabs around it and the CR before the LF (a CR anywhere else, or any
-// other control byte, fails fasthttp's parse). A field yielded without a
-// line of its own (Connection: close after Content-Length with
-// Transfer-Encoding: identity) stands for a line fasthttp kept no field
-// of (that Transfer-Encoding), so it never makes up for a merge; none of
-// them is one of the four.
-func (h *fastHeaders) read(hdr *fasthttp.RequestHeader, body []byte) bool {
-	raw := hdr.RawHeaders()
-	if hdr.ContentLength() <= 0 || len(body) == 0 {
-		return h.scan(raw)
-	}
-	n, ok, http11 := 0, true, hdr.IsHTTP11()
-	// The body is All's yield itself: no range loop's bookkeeping.
-	hdr.All()(func(k, v []byte) bool {
-		n++
-		i := -1
-		switch string(k) { // fasthttp's canonical names first
-		case HeaderSession:
-			i = 0
-		case HeaderProtocol:
-			i = 1
-		case "Content-Type":
-			i = 2
-		case "Accept":
-			i = 3
-		case "Host", "Content-Length", "User-Agent":
-			return true
-		case "Connection":
-			if !http11 {
-				n--
-			}
-			return true
-		default: // a name fasthttp did not canonicalise
-			i = fastField(k)
-		}
-		if i >= 0 && !h.set(i, v) {
-			ok = false // a second line of one of them
-		}
-		return true
-	})
-	if n != rawLines(raw) {
-		*h = fastHeaders{}
-		return h.scan(raw)
-	}
-	return ok
-}
-
-// fastField is the place in fastNames of a field named k (any case), or
-// -1.
-func fastField(k []byte) int {
-	for i, name := range fastNames {
-		if len(k) == len(name) && equalFoldASCII(k, name) {
-			return i
-		}
-	}
-	return -1
-}
-
-// rawLines is the number of field lines of a raw header block (every
-// line, continuations too, but the empty one that ends it); 0 for an
-// empty block.
-func rawLines(raw []byte) int {
-	if n := bytes.Count(raw, []byte{'\n'}); n > 0 {
-		return n - 1
-	}
-	return 0
 }
 
 // scan reads raw (fasthttp's raw header block): false when it has two

@@ -1,7 +1,6 @@
 package legacy
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
@@ -10,9 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unsafe"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
@@ -142,104 +138,6 @@ func (h *fastHeaders) scanByLine(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// FuzzFastHeadersRead holds read (the fields fasthttp parsed, when they
-// stand one for one for the raw block's lines) to scan (the raw block):
-// whatever block fasthttp accepts, framed by a Content-Length, by chunks
-// with trailer fields, or not at all, over HTTP/1.1 or 1.0, its names
-// canonicalised by fasthttp or not, the two take or decline it alike, with the same values and counts. Each reads its
-// own parse of the same bytes.
-func FuzzFastHeadersRead(f *testing.F) {
-	for _, s := range []string{
-		"Host: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: abc\r\nMCP-Protocol-Version: 2025-11-25\r\n",
-		"Content-Type: Application/JSON\r\nmcp-session-id:  abc \t\r\nACCEPT:\t*/*\r\n",
-		"Content-Type: application/json\r\nMcp-Session-Id: a\r\nMcp-Session-Id: b\r\n",
-		"Content-Type: application/json\r\nAccept: a\r\naccept: b\r\nMcp-Session-Id: a\r\n",
-		"Content-Type: application/json\r\nMcp-Session-Id: a\r\nMcp-Protocol-Version: 1\r\nmcp-protocol-version: 2\r\n",
-		"Content-Type: text/plain\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
-		"Content-Type: application/json\r\nMcp-Session-Id: a\r\n folded\r\n",
-		"Content-Type: application/json\r\nX-A: a\r\n\tfolded\r\nMcp-Session-Id: a\r\n",
-		"Connection: close\r\nContent-Type: text/plain\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
-		"Connection: keep-alive\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
-		"Transfer-Encoding: identity\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
-		"Transfer-Encoding: identity\r\nContent-Type: text/plain\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
-		"Cookie: a=1\r\nCookie: b=2\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
-		"Content-Type:\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
-		"Content-Type: application/json\r\nMcp-Session-Id:\r\nAccept: \r\n",
-		"User-Agent: a\r\nUser-Agent: b\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
-		"Trailer: Mcp-Session-Id\r\nContent-Type: application/json\r\nMcp-Session-Id: a\r\n",
-		"Mcp-Session-Id x: a\r\nContent-Type: application/json\r\nMcp-Session-Id: b\r\n",
-	} {
-		for framing := range byte(12) {
-			f.Add([]byte(s), framing, []byte("Mcp-Session-Id: t\r\nContent-Type: t\r\n"))
-		}
-	}
-	f.Fuzz(func(t *testing.T, block []byte, framing byte, trailer []byte) {
-		proto := "HTTP/1.1"
-		if framing/3%2 == 1 {
-			proto = "HTTP/1.0" // Connection: close without a line
-		}
-		wire := append([]byte("POST /mcp/legacy "+proto+"\r\n"), block...)
-		switch framing % 3 {
-		case 0: // a body framed by Content-Length
-			wire = append(wire, "Content-Length: 2\r\n\r\n{}"...)
-		case 1: // none
-			wire = append(wire, "\r\n"...)
-		case 2: // chunked, with trailer fields
-			wire = append(append(append(wire, "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"...), trailer...), "\r\n"...)
-		}
-		var a, b fasthttp.Request
-		if framing/6%2 == 1 { // names as sent (Read keeps the setting)
-			a.Header.DisableNormalizing()
-			b.Header.DisableNormalizing()
-		}
-		if a.Read(bufio.NewReader(bytes.NewReader(wire))) != nil {
-			return
-		}
-		if err := b.Read(bufio.NewReader(bytes.NewReader(wire))); err != nil {
-			t.Fatalf("parsed once, not twice: %v", err)
-		}
-		var h, ref fastHeaders
-		ok, refOK := h.read(&a.Header, a.Body()), ref.scan(b.Header.RawHeaders())
-		if ok != refOK || ok && (!bytes.Equal(h.sid, ref.sid) || !bytes.Equal(h.ver, ref.ver) ||
-			!bytes.Equal(h.ctype, ref.ctype) || !bytes.Equal(h.accept, ref.accept) || h.n != ref.n) {
-			t.Fatalf("raw block %q (framing %d): read %v %+v, scan %v %+v", b.Header.RawHeaders(), framing, ok, h, refOK, ref)
-		}
-	})
-}
-
-// TestFastHeadersReadFields: an ordinary request is read from fasthttp's
-// fields, not by scan (the values do not point into the raw block); a
-// folded one, or one of two Content-Type lines, by scan.
-func TestFastHeadersReadFields(t *testing.T) {
-	inRaw := func(raw, v []byte) bool {
-		if len(v) == 0 || len(raw) == 0 {
-			return false
-		}
-		p, lo := uintptr(unsafe.Pointer(&v[0])), uintptr(unsafe.Pointer(&raw[0]))
-		return p >= lo && p < lo+uintptr(len(raw))
-	}
-	for _, tc := range []struct {
-		block  string
-		fields bool
-	}{
-		{"Host: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: abc\r\n", true},
-		{"Host: x\r\nUser-Agent: wrk\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nMcp-Session-Id: abc\r\n", true},
-		{"Host: x\r\nContent-Type: application/json\r\nMcp-Session-Id: abc\r\nX-A: a\r\n b\r\n", false},
-		{"Host: x\r\nMcp-Session-Id: abc\r\nContent-Type: text/plain\r\nContent-Type: application/json\r\n", false},
-	} {
-		var req fasthttp.Request
-		wire := "POST /mcp/legacy HTTP/1.1\r\n" + tc.block + "Content-Length: 2\r\n\r\n{}"
-		if err := req.Read(bufio.NewReader(strings.NewReader(wire))); err != nil {
-			t.Fatal(err)
-		}
-		var h fastHeaders
-		h.read(&req.Header, req.Body())
-		if string(h.sid) != "abc" || inRaw(req.Header.RawHeaders(), h.sid) == tc.fields {
-			t.Errorf("%q: session %q, read from the fields %v, want %v", tc.block, h.sid, !inRaw(req.Header.RawHeaders(), h.sid), tc.fields)
-		}
-	}
 }
 
 // TestFastNamesOrder pins the order of fastNames: streamhttp's mount hands

@@ -295,3 +295,49 @@ func TestMaxDepthFromEngine(t *testing.T) {
 		t.Fatalf("7 deep: %d %s", r.status, r.raw)
 	}
 }
+
+// TestMountedChunkedLines: a call whose body is chunked is not one the
+// mount's walk of the fields can vouch for (no Content-Length frames it),
+// so the fast path scans the raw block itself (ServeFastFields, not
+// exact): a call with one line of each field is served, and one with two
+// Mcp-Session-Id or two MCP-Protocol-Version lines is refused as
+// ServeHTTP refuses it (F2), not served under the last.
+func TestMountedChunkedLines(t *testing.T) {
+	leakCheck(t)
+	rg := startRig(t, newEngine(t), legacy.Config{})
+	sid := rg.initialize(t)
+	post := func(id int, dup string, v string) (int, string) {
+		t.Helper()
+		// A reader of unknown length: the client sends the body chunked.
+		body := io.MultiReader(strings.NewReader(call(id, "echo", `{"text":"x"}`)))
+		req, _ := http.NewRequest("POST", rg.base+legacyPath, body)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(legacy.HeaderSession, sid)
+		req.Header.Set(legacy.HeaderProtocol, "2025-11-25")
+		if dup != "" {
+			req.Header[dup] = []string{v, v}
+		}
+		resp, err := rg.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if req.ContentLength != 0 {
+			t.Fatalf("request not sent chunked (ContentLength %d)", req.ContentLength)
+		}
+		return resp.StatusCode, string(raw)
+	}
+	if st, raw := post(1, "", ""); st != 200 || !strings.Contains(raw, `"result"`) {
+		t.Fatalf("chunked, one line of each: %d %s", st, raw)
+	}
+	for _, tc := range []struct{ name, v string }{
+		{legacy.HeaderSession, sid},
+		{legacy.HeaderProtocol, "2025-11-25"},
+	} {
+		if st, raw := post(2, tc.name, tc.v); st != 400 || !strings.Contains(raw, "more than one "+tc.name+" header") {
+			t.Errorf("chunked, two %s lines: %d %s, want 400", tc.name, st, raw)
+		}
+	}
+}
