@@ -689,6 +689,61 @@ func TestPeekLine(t *testing.T) {
 	}
 }
 
+// TestPeekLineArgsWhitespace: skipArgs takes whitespace before a ':' or
+// a separator, which may be a '\n' that ends the line inside the
+// arguments; PeekLine checks the arguments it took (compactArgs, and its
+// test for one member written out in PeekLine). Each place skipArgs may
+// take it, with one member and with more, read by params (no template)
+// and by replay (the fixture's template): a '\n' there is declined, a
+// ' ' in recorded arguments declined too (they are not compact), a ' '
+// in five members (not recorded) taken.
+func TestPeekLineArgsWhitespace(t *testing.T) {
+	args := `{"text":"hello world"}`
+	five := `{"a":1,"b":true,"c":"x","d":null,"e":2}`
+	for i, tc := range []struct {
+		args string
+		take bool
+	}{
+		{args, true},
+		{five, true},
+		{`{"n":1,"text":"x"}`, true},
+		{`{"n":1` + "\n" + `}`, false},
+		{`{"n":1}`, true},
+		{`{"text"` + "\n" + `:"hello world"}`, false},
+		{`{"text":"hello world"` + "\n" + `}`, false},
+		{`{"text":"x"` + "\n" + `,"n":1}`, false},
+		{`{"text" :"hello world"}`, false},
+		{`{"text":"hello world" }`, false},
+		{`{"text":"x" ,"n":1}`, false},
+		{`{"a":1,"b":true,"c":"x","d":null,"e"` + "\n" + `:2}`, false},
+		{`{"a":1,"b":true,"c":"x","d":null,"e":2` + "\n" + `}`, false},
+		{`{"a":1,"b":true,"c":"x","d":null` + "\n" + `,"e":2}`, false},
+		{`{"a":1,"b":true,"c":"x","d":null,"e" :2}`, true},
+		{`{"a":1,"b":true,"c":"x","d":null,"e":2 }`, true},
+	} {
+		msg := strings.Replace(strings.Replace(fixture, `"id":1`, `"id":77`, 1), args, tc.args, 1)
+		for _, tmpl := range []bool{false, true} {
+			memo := new(PeekMemo)
+			var env Envelope
+			if tmpl {
+				if err := PeekWith([]byte(fixture), &env, PeekConfig{Memo: memo}); err != nil || memo.an == 0 {
+					t.Fatalf("fixture: %v, template %d", err, memo.an)
+				}
+			}
+			want := -1
+			if tc.take {
+				want = len(msg)
+			}
+			if n := PeekLine([]byte(msg+"\n"), &env, PeekConfig{Memo: memo}); n != want {
+				t.Errorf("%d (template %v): PeekLine(%q) = %d, want %d", i, tmpl, msg, n, want)
+			}
+			if tmpl && env.Template() == 0 {
+				t.Errorf("%d: %q not taken by the template", i, msg)
+			}
+		}
+	}
+}
+
 // TestPeekLineMemo: a PeekMemo keeps no params._meta with a '\n' in it
 // (as whitespace in clientInfo), which PeekLine would take unread through
 // the line's end; PeekLine fills one that the next line then uses.
