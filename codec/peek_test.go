@@ -859,3 +859,30 @@ func TestPeekTemplateUsed(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainRequest: PeekWith and PeekLine take plainRequest's answer
+// instead of finish's; on every combination of what the readers record
+// that finish looks at (the problem bits, the id's kind, result, error),
+// plainRequest may only say yes where finish makes the message a request
+// without an error.
+func TestPlainRequest(t *testing.T) {
+	yes := 0
+	for bad := range 1 << 6 {
+		for kind := IDNone; kind <= IDInvalid; kind++ {
+			for re := range 4 {
+				env := Envelope{IDKind: kind, HasResult: re&1 != 0, HasError: re&2 != 0}
+				p := parser{env: &env, bad: uint8(bad)}
+				if !p.plainRequest() {
+					continue
+				}
+				yes++
+				if err := p.finish(); err != nil || env.Kind != KindRequest {
+					t.Errorf("bad %06b, id %v, result/error %02b: plainRequest, but finish gives %v, %v", bad, kind, re, err, env.Kind)
+				}
+			}
+		}
+	}
+	if yes == 0 {
+		t.Fatal("plainRequest never took a request")
+	}
+}
