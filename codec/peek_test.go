@@ -886,3 +886,25 @@ func TestPlainRequest(t *testing.T) {
 		t.Fatal("plainRequest never took a request")
 	}
 }
+
+// TestReplayEnd: replay takes a message by its template only when it
+// ends with "}}}" right after the progressToken (or the _meta's kept
+// start); any other byte at any of the three places is read in full, as
+// the object loop reads it (whitespace there is valid JSON).
+func TestReplayEnd(t *testing.T) {
+	for _, tail := range []string{"}}}", "} }}", "}} }", " }}}", "}\n}}", "}}]", "}]}", "]}}", "}}", "}}}}", "},}}"} {
+		for _, tok := range []string{`,"progressToken":1`, ``} {
+			msg := strings.Replace(strings.Replace(fixture, `,"progressToken":1`, tok, 1), "}}}", tail, 1)
+			memo := new(PeekMemo)
+			var env Envelope
+			learn := strings.Replace(fixture, `,"progressToken":1`, tok, 1)
+			if err := PeekWith([]byte(learn), &env, PeekConfig{Memo: memo}); err != nil || memo.an == 0 {
+				t.Fatalf("%q: %v, template %d", learn, err, memo.an)
+			}
+			got, err := comparePeekShapeOnce(t, []byte(msg), PeekConfig{Memo: memo})
+			if hit := got.Template() != 0; hit != (tail == "}}}") || hit && err != nil {
+				t.Errorf("%q: template %d, %v", msg, got.Template(), err)
+			}
+		}
+	}
+}

@@ -106,16 +106,21 @@ var (
 	shapeProgress   = newPattern(`,"` + MetaProgressToken + `":`)
 )
 
+// shapeHeadLen is shapeHead.n, as a constant.
+const shapeHeadLen = len(shapeJSONRPC + `,"id":`)
+
 // top reads the message object, which starts at b[0] as shapeVersion20
 // does, and returns the index just past its '}' as object does.
 func (p *parser) top() int {
 	b, env := p.b, p.env
 	seen := uint32(1)<<keyFold | 1<<keyJSONRPC
 	i, e := len(shapeJSONRPC), 0
-	if shapeHead.medium(b, 0) {
+	// b starts as shapeVersion20 (the callers' test), which is shapeHead
+	// but for its last word.
+	if len(b) >= shapeHeadLen && word(b, shapeHeadLen-8) == shapeHead.last {
 		p.bad |= sawVersion
 		// "id": a non-negative integer or a plain string.
-		i = shapeHead.n
+		i = shapeHeadLen
 		if e = plainNumber(b, i); e >= 0 {
 			env.ID, env.IDKind = b[i:e], IDNumber
 		} else if i < len(b) && b[i] == '"' {
@@ -543,7 +548,7 @@ func (p *parser) replay(s int) int {
 			}
 		}
 	}
-	if t+3 > len(b) || b[t] != '}' || b[t+1] != '}' || b[t+2] != '}' {
+	if t+3 > len(b) || half(b, t) != '}'|'}'<<8 || b[t+2] != '}' {
 		m.miss()
 		return -1
 	}
