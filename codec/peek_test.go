@@ -908,3 +908,47 @@ func TestReplayEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestIDNumber: top reads a numeric id by oneDigit, then idDigits, which
+// must give what plainNumber gives: on every run of digits (leading
+// zeros too) ended by every byte value, at several starts and buffer
+// ends, and on random bytes from the characters that end or spoil a
+// number.
+func TestIDNumber(t *testing.T) {
+	check := func(b []byte, i int) {
+		t.Helper()
+		want := plainNumber(b, i)
+		if got := idDigits(b, i); got != want {
+			t.Fatalf("idDigits(%q, %d) = %d, plainNumber %d", b, i, got, want)
+		}
+		if oneDigit(b, i) && want != i+1 {
+			t.Fatalf("oneDigit(%q, %d), plainNumber %d", b, i, want)
+		}
+	}
+	for _, run := range []string{"", "0", "1", "9", "00", "01", "10", "99", "123", "0123", "65535", "1234567", "12345678", "123456789", "000000000"} {
+		for c := range 256 {
+			for i := range 3 {
+				for pad := range 9 {
+					b := []byte(strings.Repeat("x", i) + run + string([]byte{byte(c)}) + strings.Repeat("}", pad))
+					check(b, i)
+					check(b[:len(b)-pad], i) // the byte after the digits ends the buffer
+					check(b[:i+len(run)], i) // the digits end it
+				}
+			}
+		}
+	}
+	alpha := []byte("0123456789.eE+-,}\" \x00\x7f\x80\xb0\xb9/:")
+	r := uint64(1)
+	for range 200000 {
+		r = r*6364136223846793005 + 1442695040888963407
+		n := int(r>>59) % 14
+		b := make([]byte, n)
+		for j := range b {
+			r = r*6364136223846793005 + 1442695040888963407
+			b[j] = alpha[int(r>>33)%len(alpha)]
+		}
+		for i := range min(n, 3) {
+			check(b, i)
+		}
+	}
+}

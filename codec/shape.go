@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 )
@@ -121,7 +122,10 @@ func (p *parser) top() int {
 		p.bad |= sawVersion
 		// "id": a non-negative integer or a plain string.
 		i = shapeHeadLen
-		if e = plainNumber(b, i); e >= 0 {
+		if e = i + 1; !oneDigit(b, i) {
+			e = idDigits(b, i)
+		}
+		if e >= 0 {
 			env.ID, env.IDKind = b[i:e], IDNumber
 		} else if i < len(b) && b[i] == '"' {
 			if e = plainString(b, i+1); e < 0 {
@@ -181,6 +185,43 @@ func (p *parser) top() int {
 	}
 	return p.after(e, levelTop, seen, keys[keyParams].after)
 }
+
+// oneDigit reports whether b[i:] starts with a number of one digit that
+// plainNumber takes (it then returns i+1): top's test for the id, inline,
+// before idDigits (TestIDNumber).
+func oneDigit(b []byte, i int) bool {
+	return i+1 < len(b) && b[i]-'0' <= 9 && b[i+1]-'0' > 9 && b[i+1] != '.' && b[i+1]|0x20 != 'e'
+}
+
+// idDigits is plainNumber for top's id when oneDigit is not: the digits
+// found a word at a time where 8 bytes are there to load and one of
+// them ends the digits, else by plainNumber (TestIDNumber).
+//
+//go:noinline
+func idDigits(b []byte, i int) int {
+	if i+8 > len(b) {
+		return plainNumber(b, i)
+	}
+	// A lane of a is 0 to 9 for a digit. Adding 0x76 sets the lane's top
+	// bit for 10 to 0x7f without a carry; a lane of 0x80 and up has it
+	// already (its carry moves up only, past the lowest flagged lane).
+	a := word(b, i) ^ lanes30
+	m := (a + lanes76 | a) & lanes80
+	if m == 0 {
+		return plainNumber(b, i) // 8 digits or more
+	}
+	j := i + bits.TrailingZeros64(m)>>3
+	if j == i || j-i > 1 && b[i] == '0' || b[j] == '.' || b[j]|0x20 == 'e' {
+		return ^i
+	}
+	return j
+}
+
+// Lanes for idDigits.
+const (
+	lanes30 = 0x3030303030303030 // '0'
+	lanes76 = 0x7676767676767676
+)
 
 // params reads the params object whose '{' is at b[i-1] and which starts
 // as paramsShape accepts, as object does: name, arguments and _meta, or
