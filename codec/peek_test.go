@@ -689,6 +689,61 @@ func TestPeekLine(t *testing.T) {
 	}
 }
 
+// TestPeekLineArgsWhitespace: skipArgs takes whitespace before a ':' or
+// a separator, which may be a '\n' that ends the line inside the
+// arguments; PeekLine checks the arguments it took (compactArgs, and its
+// test for one member written out in PeekLine). Each place skipArgs may
+// take it, with one member and with more, read by params (no template)
+// and by replay (the fixture's template): a '\n' there is declined, a
+// ' ' in recorded arguments declined too (they are not compact), a ' '
+// in five members (not recorded) taken.
+func TestPeekLineArgsWhitespace(t *testing.T) {
+	args := `{"text":"hello world"}`
+	five := `{"a":1,"b":true,"c":"x","d":null,"e":2}`
+	for i, tc := range []struct {
+		args string
+		take bool
+	}{
+		{args, true},
+		{five, true},
+		{`{"n":1,"text":"x"}`, true},
+		{`{"n":1` + "\n" + `}`, false},
+		{`{"n":1}`, true},
+		{`{"text"` + "\n" + `:"hello world"}`, false},
+		{`{"text":"hello world"` + "\n" + `}`, false},
+		{`{"text":"x"` + "\n" + `,"n":1}`, false},
+		{`{"text" :"hello world"}`, false},
+		{`{"text":"hello world" }`, false},
+		{`{"text":"x" ,"n":1}`, false},
+		{`{"a":1,"b":true,"c":"x","d":null,"e"` + "\n" + `:2}`, false},
+		{`{"a":1,"b":true,"c":"x","d":null,"e":2` + "\n" + `}`, false},
+		{`{"a":1,"b":true,"c":"x","d":null` + "\n" + `,"e":2}`, false},
+		{`{"a":1,"b":true,"c":"x","d":null,"e" :2}`, true},
+		{`{"a":1,"b":true,"c":"x","d":null,"e":2 }`, true},
+	} {
+		msg := strings.Replace(strings.Replace(fixture, `"id":1`, `"id":77`, 1), args, tc.args, 1)
+		for _, tmpl := range []bool{false, true} {
+			memo := new(PeekMemo)
+			var env Envelope
+			if tmpl {
+				if err := PeekWith([]byte(fixture), &env, PeekConfig{Memo: memo}); err != nil || memo.an == 0 {
+					t.Fatalf("fixture: %v, template %d", err, memo.an)
+				}
+			}
+			want := -1
+			if tc.take {
+				want = len(msg)
+			}
+			if n := PeekLine([]byte(msg+"\n"), &env, PeekConfig{Memo: memo}); n != want {
+				t.Errorf("%d (template %v): PeekLine(%q) = %d, want %d", i, tmpl, msg, n, want)
+			}
+			if tmpl && env.Template() == 0 {
+				t.Errorf("%d: %q not taken by the template", i, msg)
+			}
+		}
+	}
+}
+
 // TestPeekLineMemo: a PeekMemo keeps no params._meta with a '\n' in it
 // (as whitespace in clientInfo), which PeekLine would take unread through
 // the line's end; PeekLine fills one that the next line then uses.
@@ -801,6 +856,99 @@ func TestPeekTemplateUsed(t *testing.T) {
 	for range 2 {
 		if err := PeekWith([]byte(noTok), &env, o); err != nil || memo.an == 0 || memo.tok || env.ProgressToken != nil {
 			t.Fatalf("no token: %v, template %d (token %v), %q", err, memo.an, memo.tok, env.ProgressToken)
+		}
+	}
+}
+
+// TestPlainRequest: PeekWith and PeekLine take plainRequest's answer
+// instead of finish's; on every combination of what the readers record
+// that finish looks at (the problem bits, the id's kind, result, error),
+// plainRequest may only say yes where finish makes the message a request
+// without an error.
+func TestPlainRequest(t *testing.T) {
+	yes := 0
+	for bad := range 1 << 6 {
+		for kind := IDNone; kind <= IDInvalid; kind++ {
+			for re := range 4 {
+				env := Envelope{IDKind: kind, HasResult: re&1 != 0, HasError: re&2 != 0}
+				p := parser{env: &env, bad: uint8(bad)}
+				if !p.plainRequest() {
+					continue
+				}
+				yes++
+				if err := p.finish(); err != nil || env.Kind != KindRequest {
+					t.Errorf("bad %06b, id %v, result/error %02b: plainRequest, but finish gives %v, %v", bad, kind, re, err, env.Kind)
+				}
+			}
+		}
+	}
+	if yes == 0 {
+		t.Fatal("plainRequest never took a request")
+	}
+}
+
+// TestReplayEnd: replay takes a message by its template only when it
+// ends with "}}}" right after the progressToken (or the _meta's kept
+// start); any other byte at any of the three places is read in full, as
+// the object loop reads it (whitespace there is valid JSON).
+func TestReplayEnd(t *testing.T) {
+	for _, tail := range []string{"}}}", "} }}", "}} }", " }}}", "}\n}}", "}}]", "}]}", "]}}", "}}", "}}}}", "},}}"} {
+		for _, tok := range []string{`,"progressToken":1`, ``} {
+			msg := strings.Replace(strings.Replace(fixture, `,"progressToken":1`, tok, 1), "}}}", tail, 1)
+			memo := new(PeekMemo)
+			var env Envelope
+			learn := strings.Replace(fixture, `,"progressToken":1`, tok, 1)
+			if err := PeekWith([]byte(learn), &env, PeekConfig{Memo: memo}); err != nil || memo.an == 0 {
+				t.Fatalf("%q: %v, template %d", learn, err, memo.an)
+			}
+			got, err := comparePeekShapeOnce(t, []byte(msg), PeekConfig{Memo: memo})
+			if hit := got.Template() != 0; hit != (tail == "}}}") || hit && err != nil {
+				t.Errorf("%q: template %d, %v", msg, got.Template(), err)
+			}
+		}
+	}
+}
+
+// TestIDNumber: top reads a numeric id by oneDigit, then idDigits, which
+// must give what plainNumber gives: on every run of digits (leading
+// zeros too) ended by every byte value, at several starts and buffer
+// ends, and on random bytes from the characters that end or spoil a
+// number.
+func TestIDNumber(t *testing.T) {
+	check := func(b []byte, i int) {
+		t.Helper()
+		want := plainNumber(b, i)
+		if got := idDigits(b, i); got != want {
+			t.Fatalf("idDigits(%q, %d) = %d, plainNumber %d", b, i, got, want)
+		}
+		if oneDigit(b, i) && want != i+1 {
+			t.Fatalf("oneDigit(%q, %d), plainNumber %d", b, i, want)
+		}
+	}
+	for _, run := range []string{"", "0", "1", "9", "00", "01", "10", "99", "123", "0123", "65535", "1234567", "12345678", "123456789", "000000000"} {
+		for c := range 256 {
+			for i := range 3 {
+				for pad := range 9 {
+					b := []byte(strings.Repeat("x", i) + run + string([]byte{byte(c)}) + strings.Repeat("}", pad))
+					check(b, i)
+					check(b[:len(b)-pad], i) // the byte after the digits ends the buffer
+					check(b[:i+len(run)], i) // the digits end it
+				}
+			}
+		}
+	}
+	alpha := []byte("0123456789.eE+-,}\" \x00\x7f\x80\xb0\xb9/:")
+	r := uint64(1)
+	for range 200000 {
+		r = r*6364136223846793005 + 1442695040888963407
+		n := int(r>>59) % 14
+		b := make([]byte, n)
+		for j := range b {
+			r = r*6364136223846793005 + 1442695040888963407
+			b[j] = alpha[int(r>>33)%len(alpha)]
+		}
+		for i := range min(n, 3) {
+			check(b, i)
 		}
 	}
 }

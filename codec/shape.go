@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 )
@@ -106,17 +107,25 @@ var (
 	shapeProgress   = newPattern(`,"` + MetaProgressToken + `":`)
 )
 
+// shapeHeadLen is shapeHead.n, as a constant.
+const shapeHeadLen = len(shapeJSONRPC + `,"id":`)
+
 // top reads the message object, which starts at b[0] as shapeVersion20
 // does, and returns the index just past its '}' as object does.
 func (p *parser) top() int {
 	b, env := p.b, p.env
 	seen := uint32(1)<<keyFold | 1<<keyJSONRPC
 	i, e := len(shapeJSONRPC), 0
-	if shapeHead.medium(b, 0) {
+	// b starts as shapeVersion20 (the callers' test), which is shapeHead
+	// but for its last word.
+	if len(b) >= shapeHeadLen && word(b, shapeHeadLen-8) == shapeHead.last {
 		p.bad |= sawVersion
 		// "id": a non-negative integer or a plain string.
-		i = shapeHead.n
-		if e = plainNumber(b, i); e >= 0 {
+		i = shapeHeadLen
+		if e = i + 1; !oneDigit(b, i) {
+			e = idDigits(b, i)
+		}
+		if e >= 0 {
 			env.ID, env.IDKind = b[i:e], IDNumber
 		} else if i < len(b) && b[i] == '"' {
 			if e = plainString(b, i+1); e < 0 {
@@ -176,6 +185,43 @@ func (p *parser) top() int {
 	}
 	return p.after(e, levelTop, seen, keys[keyParams].after)
 }
+
+// oneDigit reports whether b[i:] starts with a number of one digit that
+// plainNumber takes (it then returns i+1): top's test for the id, inline,
+// before idDigits (TestIDNumber).
+func oneDigit(b []byte, i int) bool {
+	return i+1 < len(b) && b[i]-'0' <= 9 && b[i+1]-'0' > 9 && b[i+1] != '.' && b[i+1]|0x20 != 'e'
+}
+
+// idDigits is plainNumber for top's id when oneDigit is not: the digits
+// found a word at a time where 8 bytes are there to load and one of
+// them ends the digits, else by plainNumber (TestIDNumber).
+//
+//go:noinline
+func idDigits(b []byte, i int) int {
+	if i+8 > len(b) {
+		return plainNumber(b, i)
+	}
+	// A lane of a is 0 to 9 for a digit. Adding 0x76 sets the lane's top
+	// bit for 10 to 0x7f without a carry; a lane of 0x80 and up has it
+	// already (its carry moves up only, past the lowest flagged lane).
+	a := word(b, i) ^ lanes30
+	m := (a + lanes76 | a) & lanes80
+	if m == 0 {
+		return plainNumber(b, i) // 8 digits or more
+	}
+	j := i + bits.TrailingZeros64(m)>>3
+	if j == i || j-i > 1 && b[i] == '0' || b[j] == '.' || b[j]|0x20 == 'e' {
+		return ^i
+	}
+	return j
+}
+
+// Lanes for idDigits.
+const (
+	lanes30 = 0x3030303030303030 // '0'
+	lanes76 = 0x7676767676767676
+)
 
 // params reads the params object whose '{' is at b[i-1] and which starts
 // as paramsShape accepts, as object does: name, arguments and _meta, or
@@ -543,7 +589,7 @@ func (p *parser) replay(s int) int {
 			}
 		}
 	}
-	if t+3 > len(b) || b[t] != '}' || b[t+1] != '}' || b[t+2] != '}' {
+	if t+3 > len(b) || half(b, t) != '}'|'}'<<8 || b[t+2] != '}' {
 		m.miss()
 		return -1
 	}
