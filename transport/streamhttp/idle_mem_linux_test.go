@@ -10,7 +10,7 @@ import (
 
 // idleListenBudget bounds what an idle listen stream holds in process,
 // live heap plus goroutine stack as it grew (idlemem.Idle), in bytes.
-const idleListenBudget = 10 << 10
+const idleListenBudget = 6 << 10
 
 // measureIdleListens opens n listen streams from bare sockets on a
 // server of its own (idlemem.Open with gcEvery), closes them, and returns
@@ -40,8 +40,10 @@ func measureIdleListens(t *testing.T, n, gcEvery int) idlemem.Result {
 		t.Fatal(err)
 	}
 	t.Logf("mcpwire listen stream: %v", res)
-	if res.Goroutines > 1.05 {
-		t.Errorf("%.2f goroutines per idle stream, want 1 (the pump)", res.Goroutines)
+	// A parked stream's pump has returned (rawPump); a goroutine or two
+	// of the server's own (fasthttp's worker) may have started meanwhile.
+	if res.Goroutines > 0.05 {
+		t.Errorf("%.2f goroutines per idle stream, want 0 (the pump returns once it has nothing to write)", res.Goroutines)
 	}
 	return res
 }
