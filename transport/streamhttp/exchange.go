@@ -632,6 +632,10 @@ func (x *exchange) rawPump() {
 		if !x.kaArmed {
 			x.armKeepAlive(x.s.cfg.KeepAlive)
 		}
+		// No write buffer is kept while idle (the ack's batch, ~300 bytes,
+		// would otherwise stay for the stream's life): events go inline, and
+		// a backlog allocates one again. keys is empty with the queue.
+		x.queue, x.spare, x.keys = nil, nil, nil
 		// Parked: a waker that changes the stream's state under mu after
 		// this finds parked set and kicks; one that changed it before was
 		// seen above.

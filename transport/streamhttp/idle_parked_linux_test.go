@@ -11,9 +11,9 @@ import (
 
 // TestIdleListenParked: once its acknowledgement is written, an idle
 // listen stream on a plain socket holds no goroutine (its pump has
-// returned: the stream is parked) and no reference to fasthttp's
-// RequestCtx (recycled by fasthttp once the connection is taken over);
-// its keep-alive timer is armed. An update still arrives,
+// returned: the stream is parked), no write buffer, and no reference to
+// fasthttp's RequestCtx (recycled by fasthttp once the connection is
+// taken over); its keep-alive timer is armed. An update still arrives,
 // one queued behind a full socket too (the pump is started again), and
 // the final result at shutdown (SUB-10).
 func TestIdleListenParked(t *testing.T) {
@@ -33,8 +33,11 @@ func TestIdleListenParked(t *testing.T) {
 			}
 		}
 		x.mu.Lock()
-		ctx, armed := x.fw.ctx, x.kaArmed
+		queue, spare, keys, ctx, armed := x.queue, x.spare, x.keys, x.fw.ctx, x.kaArmed
 		x.mu.Unlock()
+		if queue != nil || spare != nil || keys != nil {
+			t.Errorf("%s: an idle stream holds write buffers: queue %d, spare %d, keys %d bytes of capacity", what, cap(queue), cap(spare), 8*cap(keys))
+		}
 		if ctx != nil {
 			t.Errorf("%s: an idle stream holds fasthttp's RequestCtx", what)
 		}
