@@ -80,7 +80,6 @@ type exchange struct {
 	// (releaseWork), so an idle stream does not hold it.
 	*work
 	fw     fastWriter
-	accept []byte // several Accept lines joined
 	onGone func() // cancels the call: the disconnect watcher's callback
 
 	listen bool                     // a subscriptions/listen stream
@@ -101,16 +100,15 @@ type exchange struct {
 	// Such a stream holds no goroutine while it has nothing to write
 	// (rawPump): its pump exits and marks it parked, and the next wake
 	// (an event queued behind a full socket, the reply, Done, a cancel,
-	// the keep-alive timer) starts one again (kick). raw and pst are the
-	// pump's writer and bookkeeping across its runs; ka, the keep-alive
-	// timer, holds a reference to x while armed (kaArmed). parked is
+	// the keep-alive timer) starts one again (kick). pst is the pump's
+	// bookkeeping across its runs (its writer is x itself, rawOut); ka,
+	// the keep-alive timer, holds a reference to x while armed (kaArmed). parked is
 	// written under mu; wake reads it without.
 	parked  atomic.Bool
 	rawLive bool // the raw stream has not ended (rawEnd); guarded by mu
 	kaArmed bool // guarded by mu
 	kaDue   bool // the keep-alive timer fired since the pump last looked; guarded by mu
 	ka      *time.Timer
-	raw     rawStream
 	pst     pumpState
 
 	// The handler's view of the request's headers (headers.go) and
@@ -129,6 +127,7 @@ type exchange struct {
 // use for.
 type work struct {
 	scratch []byte // header decoding space
+	accept  []byte // several Accept lines joined
 	hdr     mirrored
 	vals    [maxFlatBindings][]byte
 	// The peek's memo of the last params._meta read with this work
@@ -172,6 +171,7 @@ func (x *exchange) releaseWork() {
 
 func (w *work) reset() {
 	w.hdr.reset() // vals: checkParams clears what it used
+	w.accept = w.accept[:0]
 	if cap(w.scratch) > 64<<10 {
 		w.scratch = make([]byte, 0, 256)
 	}
@@ -232,7 +232,7 @@ func (x *exchange) unref() {
 	x.async, x.quiet = false, false
 	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
 	x.inlineOn, x.pumpBusy, x.inlineAt, x.inline.rc = false, false, 0, nil
-	x.kaDue, x.raw, x.pst = false, rawStream{}, pumpState{}
+	x.kaDue, x.pst = false, pumpState{}
 	if n := len(x.queue); n > 0 { // a stream that ended with events unsent
 		x.s.gauges.queued.Add(-int64(n))
 	}
@@ -266,7 +266,6 @@ func (x *exchange) unref() {
 		x.work.reset()
 	}
 	x.fw = fastWriter{}
-	x.accept = x.accept[:0]
 	x.hraw, x.nh, x.info = nil, nil, nil
 	x.peer, x.retry = "", 0
 	if cap(x.hbuf) > 64<<10 {
@@ -563,8 +562,8 @@ func (x *exchange) runStream(w sseWriter) {
 // no chunking, C17).
 func (x *exchange) runRaw(conn net.Conn) {
 	x.setConn(conn)
-	x.raw = rawStream{conn: conn} // read by this pump and the ones kick starts after it
-	if err := x.write(&x.raw, sseHead); err != nil {
+	w := (*rawOut)(x)
+	if err := x.write(w, sseHead); err != nil {
 		x.cancel(errClientGone)
 		_ = conn.Close()
 		x.unref()
@@ -574,7 +573,7 @@ func (x *exchange) runRaw(conn net.Conn) {
 	if rc == nil {
 		// Every event goes through the pump: it stays, parked on the
 		// signal, for the stream's life.
-		x.pump(&x.raw)
+		x.pump(w)
 		_ = conn.Close()
 		x.unref()
 		return
@@ -600,7 +599,7 @@ func (x *exchange) kick() {
 // Its reference to x is the stream's, taken by streamListen; rawEnd drops
 // it.
 func (x *exchange) rawPump() {
-	w := &x.raw
+	w := (*rawOut)(x)
 	for {
 		switch x.pumpStep(w, &x.pst) {
 		case stepAgain:
@@ -690,17 +689,20 @@ func (x *exchange) rawEnd() {
 	if stopped {
 		x.unref() // the timer's reference; one that fired drops its own
 	}
-	_ = x.raw.conn.Close()
+	_ = x.conn.Close()
 	x.unref()
 }
 
 var sseHead = []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n")
 
-type rawStream struct{ conn net.Conn }
+// rawOut is the pump's writer on a hijacked connection: x.conn, set
+// before the first write and kept until x is recycled, so the pump needs
+// no writer of its own across its runs.
+type rawOut exchange
 
-func (r *rawStream) Write(p []byte) (int, error)        { return r.conn.Write(p) }
-func (r *rawStream) Flush() error                       { return nil }
-func (r *rawStream) SetWriteDeadline(t time.Time) error { return r.conn.SetWriteDeadline(t) }
+func (r *rawOut) Write(p []byte) (int, error)        { return r.conn.Write(p) }
+func (r *rawOut) Flush() error                       { return nil }
+func (r *rawOut) SetWriteDeadline(t time.Time) error { return r.conn.SetWriteDeadline(t) }
 
 // sseWriter is what the pump writes to: fasthttp's stream writer or an
 // http.ResponseWriter, with a way to set the connection's write deadline.

@@ -307,11 +307,11 @@ type fastScan struct {
 }
 
 // addAccept files an Accept field's value: several Accept lines form one
-// list (RFC 9110 §5.3), joined in x.accept.
+// list (RFC 9110 §5.3), joined in the request's work.
 func (r *reqInfo) addAccept(x *exchange, v []byte) {
 	if r.hasAccept {
-		x.accept = append(append(append(x.accept[:0], r.accept...), ','), v...)
-		v = x.accept
+		x.work.accept = append(append(append(x.work.accept[:0], r.accept...), ','), v...)
+		v = x.work.accept
 	}
 	r.accept, r.hasAccept = v, true
 }
