@@ -10,7 +10,8 @@
 //     workers and buffers; read deadlines kept by the connection itself
 //     (no timer work per keep-alive request); listen streams taken over
 //     from fasthttp, so that an idle one holds no server goroutine or
-//     buffer.
+//     buffer, and on a plain socket no goroutine of its own either (its
+//     pump runs only while there is something to write).
 //   - net/http: Handler returns an http.Handler for an existing router;
 //     NetListener and ConnContext give it the connection limits and the
 //     request-smuggling refusal the fasthttp front end has on its own. The

@@ -80,7 +80,6 @@ type exchange struct {
 	// (releaseWork), so an idle stream does not hold it.
 	*work
 	fw     fastWriter
-	accept []byte // several Accept lines joined
 	onGone func() // cancels the call: the disconnect watcher's callback
 
 	listen bool                     // a subscriptions/listen stream
@@ -94,9 +93,23 @@ type exchange struct {
 	// from Notify when nothing is queued and the pump is not writing
 	// (inline_unix.go). All guarded by mu.
 	inline   inlineWriter
-	inlineOn bool          // inline.rc is set and the pump runs
+	inlineOn bool          // inline.rc is set and the stream runs
 	pumpBusy bool          // the pump is writing: Notify queues
 	inlineAt time.Duration // monoNow of the last inline write (0: none)
+
+	// Such a stream holds no goroutine while it has nothing to write
+	// (rawPump): its pump exits and marks it parked, and the next wake
+	// (an event queued behind a full socket, the reply, Done, a cancel,
+	// the keep-alive timer) starts one again (kick). pst is the pump's
+	// bookkeeping across its runs (its writer is x itself, rawOut); ka,
+	// the keep-alive timer, holds a reference to x while armed (kaArmed). parked is
+	// written under mu; wake reads it without.
+	parked  atomic.Bool
+	rawLive bool // the raw stream has not ended (rawEnd); guarded by mu
+	kaArmed bool // guarded by mu
+	kaDue   bool // the keep-alive timer fired since the pump last looked; guarded by mu
+	ka      *time.Timer
+	pst     pumpState
 
 	// The handler's view of the request's headers (headers.go) and
 	// connection.
@@ -114,6 +127,7 @@ type exchange struct {
 // use for.
 type work struct {
 	scratch []byte // header decoding space
+	accept  []byte // several Accept lines joined
 	hdr     mirrored
 	vals    [maxFlatBindings][]byte
 	// The peek's memo of the last params._meta read with this work
@@ -157,6 +171,7 @@ func (x *exchange) releaseWork() {
 
 func (w *work) reset() {
 	w.hdr.reset() // vals: checkParams clears what it used
+	w.accept = w.accept[:0]
 	if cap(w.scratch) > 64<<10 {
 		w.scratch = make([]byte, 0, 256)
 	}
@@ -217,6 +232,7 @@ func (x *exchange) unref() {
 	x.async, x.quiet = false, false
 	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
 	x.inlineOn, x.pumpBusy, x.inlineAt, x.inline.rc = false, false, 0, nil
+	x.kaDue, x.pst = false, pumpState{}
 	if n := len(x.queue); n > 0 { // a stream that ended with events unsent
 		x.s.gauges.queued.Add(-int64(n))
 	}
@@ -250,7 +266,6 @@ func (x *exchange) unref() {
 		x.work.reset()
 	}
 	x.fw = fastWriter{}
-	x.accept = x.accept[:0]
 	x.hraw, x.nh, x.info = nil, nil, nil
 	x.peer, x.retry = "", 0
 	if cap(x.hbuf) > 64<<10 {
@@ -265,6 +280,10 @@ func (x *exchange) unref() {
 // pays no channel operation.
 func (x *exchange) wake() {
 	if !x.waiting.Load() {
+		return
+	}
+	if x.parked.Load() {
+		x.kick()
 		return
 	}
 	select {
@@ -536,37 +555,154 @@ func (x *exchange) runStream(w sseWriter) {
 }
 
 // runRaw serves a listen stream on a connection taken over from the HTTP
-// server (fasthttp hijack): the server's goroutine and buffers are gone, so
-// an idle stream costs this goroutine and the exchange. The response is
-// close-delimited (no Content-Length, no chunking, C17).
+// server (fasthttp hijack): the server's goroutine and buffers are gone.
+// On a plain socket (inline writes) the stream then holds no goroutine
+// while idle either (rawPump): an idle stream costs the exchange, its
+// Call and a timer. The response is close-delimited (no Content-Length,
+// no chunking, C17).
 func (x *exchange) runRaw(conn net.Conn) {
 	x.setConn(conn)
-	w := &rawStream{conn: conn}
-	if err := x.write(w, sseHead); err == nil {
-		if rc := rawConnOf(conn); rc != nil {
-			x.mu.Lock()
-			x.inline.bind(rc)
-			x.inlineOn = true
-			x.mu.Unlock()
-		}
-		x.pump(w)
-		x.mu.Lock()
-		x.inlineOn, x.inline.rc = false, nil
-		x.mu.Unlock()
-	} else {
+	w := (*rawOut)(x)
+	if err := x.write(w, sseHead); err != nil {
 		x.cancel(errClientGone)
+		_ = conn.Close()
+		x.unref()
+		return
 	}
-	_ = conn.Close()
+	rc := rawConnOf(conn)
+	if rc == nil {
+		// Every event goes through the pump: it stays, parked on the
+		// signal, for the stream's life.
+		x.pump(w)
+		_ = conn.Close()
+		x.unref()
+		return
+	}
+	x.mu.Lock()
+	x.inline.bind(rc)
+	x.inlineOn, x.rawLive = true, true
+	x.mu.Unlock()
+	x.rawPump()
+}
+
+// kick starts the pump of a parked raw stream; whoever clears parked runs
+// it, so there is never more than one.
+func (x *exchange) kick() {
+	if x.parked.CompareAndSwap(true, false) {
+		go x.rawPump()
+	}
+}
+
+// rawPump is the pump of a raw stream with inline writes: it writes what
+// is queued, the keep-alive comment when due, and the end, and once there
+// is nothing to write it parks the stream and returns instead of waiting.
+// Its reference to x is the stream's, taken by streamListen; rawEnd drops
+// it.
+func (x *exchange) rawPump() {
+	w := (*rawOut)(x)
+	for {
+		switch x.pumpStep(w, &x.pst) {
+		case stepAgain:
+			continue
+		case stepEnd:
+			x.rawEnd()
+			return
+		}
+		x.mu.Lock()
+		if x.kaDue {
+			x.kaDue = false
+			inlineAt := x.inlineAt
+			x.mu.Unlock()
+			next, err := x.keepAliveTurn(w, &x.pst, monoNow(), inlineAt)
+			if err != nil {
+				x.cancel(writeCause(err))
+				x.rawEnd()
+				return
+			}
+			x.mu.Lock()
+			x.armKeepAlive(next)
+			x.mu.Unlock()
+			continue
+		}
+		if len(x.queue) > 0 || x.gone != nil || x.ended || x.replied {
+			x.mu.Unlock() // changed since pumpStep looked
+			continue
+		}
+		if !x.kaArmed {
+			x.armKeepAlive(x.s.cfg.KeepAlive)
+		}
+		// No write buffer is kept while idle (the ack's batch, ~300 bytes,
+		// would otherwise stay for the stream's life): events go inline, and
+		// a backlog allocates one again. keys is empty with the queue.
+		x.queue, x.spare, x.keys = nil, nil, nil
+		// Parked: a waker that changes the stream's state under mu after
+		// this finds parked set and kicks; one that changed it before was
+		// seen above.
+		x.parked.Store(true)
+		x.waiting.Store(true)
+		x.mu.Unlock()
+		return
+	}
+}
+
+// armKeepAlive arms the keep-alive timer to fire after d; the timer holds
+// a reference to x until it has run or been stopped. Called with x.mu
+// held, the timer not armed.
+func (x *exchange) armKeepAlive(d time.Duration) {
+	x.refs.Add(1)
+	x.kaArmed = true
+	if x.ka == nil {
+		x.ka = time.AfterFunc(d, x.keepAliveFired)
+		return
+	}
+	x.ka.Reset(d)
+}
+
+// keepAliveFired is the keep-alive timer's function: the pump, started if
+// the stream is parked, takes its turn (keepAliveTurn).
+func (x *exchange) keepAliveFired() {
+	x.mu.Lock()
+	x.kaArmed = false
+	live := x.rawLive
+	if live {
+		x.kaDue = true
+	}
+	x.mu.Unlock()
+	if live && x.parked.CompareAndSwap(true, false) {
+		x.rawPump() // on this goroutine: the timer's own
+	}
+	x.unref() // the timer's reference
+}
+
+// rawEnd ends a raw stream on its pump's goroutine: no more inline
+// writes, the keep-alive timer stopped, the connection closed, the
+// stream's reference dropped.
+func (x *exchange) rawEnd() {
+	x.mu.Lock()
+	x.inlineOn, x.inline.rc, x.rawLive = false, nil, false
+	stopped := x.kaArmed && x.ka.Stop()
+	if stopped {
+		x.kaArmed = false
+	}
+	x.mu.Unlock()
+	x.waiting.Store(false)
+	if stopped {
+		x.unref() // the timer's reference; one that fired drops its own
+	}
+	_ = x.conn.Close()
 	x.unref()
 }
 
 var sseHead = []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n")
 
-type rawStream struct{ conn net.Conn }
+// rawOut is the pump's writer on a hijacked connection: x.conn, set
+// before the first write and kept until x is recycled, so the pump needs
+// no writer of its own across its runs.
+type rawOut exchange
 
-func (r *rawStream) Write(p []byte) (int, error)        { return r.conn.Write(p) }
-func (r *rawStream) Flush() error                       { return nil }
-func (r *rawStream) SetWriteDeadline(t time.Time) error { return r.conn.SetWriteDeadline(t) }
+func (r *rawOut) Write(p []byte) (int, error)        { return r.conn.Write(p) }
+func (r *rawOut) Flush() error                       { return nil }
+func (r *rawOut) SetWriteDeadline(t time.Time) error { return r.conn.SetWriteDeadline(t) }
 
 // sseWriter is what the pump writes to: fasthttp's stream writer or an
 // http.ResponseWriter, with a way to set the connection's write deadline.
@@ -591,81 +727,110 @@ func (x *exchange) pump(w sseWriter) {
 	defer ka.Stop()
 	var st pumpState
 	for {
-		x.mu.Lock()
-		batch := x.queue
-		if len(batch) > 0 {
-			x.s.gauges.queued.Add(-int64(len(batch)))
-		}
-		x.queue = x.spare[:0]
-		x.spare = nil
-		x.keys = x.keys[:0]
-		x.pumpBusy = len(batch) > 0 // Notify queues behind the batch
-		inlineAt := x.inlineAt
-		done := x.replied && len(batch) == 0
-		gone := x.gone
-		ended := x.ended
-		x.mu.Unlock()
-
-		if gone != nil {
-			x.cancel(gone)
-			x.putSpare(batch)
-			return
-		}
-		if len(batch) > 0 {
-			err := x.writeIdle(w, batch, &st)
-			x.putSpare(batch)
-			if err != nil {
-				x.s.stats.StreamWriteErrors.Add(1)
-				x.cancel(writeCause(err))
-				return
-			}
+		switch x.pumpStep(w, &st) {
+		case stepAgain:
 			continue
-		}
-		x.putSpare(batch)
-		if done || (ended && !x.hasReplied()) {
+		case stepEnd:
 			return
 		}
 		select {
 		case <-x.signal:
 		case now := <-ka.C:
-			last := st.lastWrite
-			if t := monoEpoch.Add(inlineAt); inlineAt != 0 && t.After(last) {
-				last = t // events written inline count as traffic
-			}
-			if idle := now.Sub(last); idle < x.s.cfg.KeepAlive {
-				ka.Reset(x.s.cfg.KeepAlive - idle)
-				continue
-			}
 			x.mu.Lock()
-			busy := len(x.queue) > 0
-			x.pumpBusy = !busy // the comment goes out alone, or after the queue
+			inlineAt := x.inlineAt
 			x.mu.Unlock()
-			if busy {
-				ka.Reset(x.s.cfg.KeepAlive)
-				continue
-			}
-			if err := x.writeIdle(w, keepAliveComment, &st); err != nil {
+			next, err := x.keepAliveTurn(w, &st, now.Sub(monoEpoch), inlineAt)
+			if err != nil {
 				x.cancel(writeCause(err))
 				return
 			}
-			x.s.stats.KeepAlives.Add(1)
-			ka.Reset(x.s.cfg.KeepAlive)
+			ka.Reset(next)
 		}
 	}
 }
 
-// pumpState is the pump's write bookkeeping.
+// What pumpStep found.
+const (
+	stepAgain = iota // it wrote a batch: look again
+	stepIdle         // nothing to write: wait for a wake or the keep-alive
+	stepEnd          // the stream is over (reply written, client gone, write failed)
+)
+
+// pumpStep takes what is queued and writes it.
+func (x *exchange) pumpStep(w sseWriter, st *pumpState) int {
+	x.mu.Lock()
+	batch := x.queue
+	if len(batch) > 0 {
+		x.s.gauges.queued.Add(-int64(len(batch)))
+	}
+	x.queue = x.spare[:0]
+	x.spare = nil
+	x.keys = x.keys[:0]
+	x.pumpBusy = len(batch) > 0 // Notify queues behind the batch
+	done := x.replied && len(batch) == 0
+	gone := x.gone
+	ended := x.ended
+	x.mu.Unlock()
+
+	if gone != nil {
+		x.cancel(gone)
+		x.putSpare(batch)
+		return stepEnd
+	}
+	if len(batch) > 0 {
+		err := x.writeIdle(w, batch, st)
+		x.putSpare(batch)
+		if err != nil {
+			x.s.stats.StreamWriteErrors.Add(1)
+			x.cancel(writeCause(err))
+			return stepEnd
+		}
+		return stepAgain
+	}
+	x.putSpare(batch)
+	if done || (ended && !x.hasReplied()) {
+		return stepEnd
+	}
+	return stepIdle
+}
+
+// keepAliveTurn is the keep-alive timer's turn at now: a comment is
+// written if nothing has been for KeepAlive (events written inline at
+// inlineAt count) and nothing waits in the queue, which the pump writes
+// next instead. It returns when the timer is due again.
+func (x *exchange) keepAliveTurn(w sseWriter, st *pumpState, now, inlineAt time.Duration) (time.Duration, error) {
+	ka := x.s.cfg.KeepAlive
+	last := max(st.lastWrite, inlineAt) // events written inline count as traffic
+	if idle := now - last; idle < ka {
+		return ka - idle, nil
+	}
+	x.mu.Lock()
+	busy := len(x.queue) > 0
+	x.pumpBusy = !busy // the comment goes out alone, or after the queue
+	x.mu.Unlock()
+	if busy {
+		return ka, nil
+	}
+	if err := x.writeIdle(w, keepAliveComment, st); err != nil {
+		return 0, err
+	}
+	x.s.stats.KeepAlives.Add(1)
+	return ka, nil
+}
+
+// pumpState is the pump's write bookkeeping, in monoNow readings (0:
+// none yet).
 type pumpState struct {
-	lastWrite, deadline time.Time
+	lastWrite, deadline time.Duration
 }
 
 // writeIdle writes and flushes b under the idle write deadline (C3),
 // refreshing the deadline only when less than WriteIdleTimeout-1s is left.
 func (x *exchange) writeIdle(w sseWriter, b []byte, st *pumpState) error {
-	now := time.Now()
-	if idle := x.s.cfg.WriteIdleTimeout; st.deadline.Sub(now) < idle-min(time.Second, idle/2) {
-		st.deadline = now.Add(idle)
-		_ = w.SetWriteDeadline(st.deadline)
+	now := monoNow()
+	if idle := x.s.cfg.WriteIdleTimeout; st.deadline-now < idle-min(time.Second, idle/2) {
+		st.deadline = now + idle
+		_ = w.SetWriteDeadline(monoEpoch.Add(st.deadline))
 	}
 	if _, err := w.Write(b); err != nil {
 		return err

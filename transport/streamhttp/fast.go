@@ -307,11 +307,11 @@ type fastScan struct {
 }
 
 // addAccept files an Accept field's value: several Accept lines form one
-// list (RFC 9110 §5.3), joined in x.accept.
+// list (RFC 9110 §5.3), joined in the request's work.
 func (r *reqInfo) addAccept(x *exchange, v []byte) {
 	if r.hasAccept {
-		x.accept = append(append(append(x.accept[:0], r.accept...), ','), v...)
-		v = x.accept
+		x.work.accept = append(append(append(x.work.accept[:0], r.accept...), ','), v...)
+		v = x.work.accept
 	}
 	r.accept, r.hasAccept = v, true
 }
@@ -369,7 +369,14 @@ func (w *fastWriter) stream(x *exchange) {
 	})
 }
 
+// streamOpened, when a test sets it, is called by streamListen with the
+// stream's exchange.
+var streamOpened func(*exchange)
+
 func (w *fastWriter) streamListen(x *exchange) {
+	if streamOpened != nil {
+		streamOpened(x)
+	}
 	x.refs.Add(1)   // released by runRaw
 	x.releaseWork() // dispatched: an idle stream keeps none of it
 	conn := w.ctx.Conn()
@@ -382,6 +389,10 @@ func (w *fastWriter) streamListen(x *exchange) {
 		// this connection, and the stream lives on in its own goroutine.
 		go x.runRaw(conn)
 	})
+	// fasthttp recycles the RequestCtx once the hijack handler has run;
+	// the stream (which w is part of) must not keep it reachable for its
+	// whole life.
+	w.ctx = nil
 }
 
 type fastStream struct {

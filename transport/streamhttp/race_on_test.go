@@ -1,0 +1,5 @@
+//go:build race
+
+package streamhttp
+
+const raceEnabled = true
