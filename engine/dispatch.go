@@ -576,7 +576,7 @@ func (c *Call) admit() bool {
 	}
 	if !ok {
 		c.srv.stats.ShutdownRefused.Add(1)
-		c.refused = true
+		c.refused, c.rare = true, true
 		c.fail(errShuttingDown)
 		return false
 	}
