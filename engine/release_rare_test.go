@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpwire/mcpwire/codec"
 )
@@ -148,3 +149,48 @@ func TestReleaseClearsRare(t *testing.T) {
 	}
 }
 
+// TestRunArmsTimeout: a request with a timeout that Request.Run runs on
+// the caller's goroutine is answered by its timeout while its handler
+// still waits (Run arms it: admit no longer does).
+func TestRunArmsTimeout(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	release := make(chan struct{})
+	_ = s.AddTool(Tool{Name: "slow", Timeout: 50 * time.Millisecond, Handler: func(c *Call) error {
+		<-release
+		return nil
+	}})
+	sc := NewScope(s, "t")
+	rep := &stageReply{}
+	msg := batchMsg("1", "slow")
+	var env codec.Envelope
+	if err := codec.Peek(msg, &env); err != nil {
+		t.Fatal(err)
+	}
+	r := sc.Begin(context.Background(), msg, &env, rep, nil)
+	if e := r.Check(); e != nil {
+		t.Fatalf("check: %s", e.Message)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Run()
+	}()
+	var got []string
+	for deadline := time.Now().Add(5 * time.Second); len(got) == 0; {
+		if time.Now().After(deadline) {
+			close(release)
+			<-done
+			t.Fatal("no answer from the timeout while the handler waits")
+		}
+		time.Sleep(5 * time.Millisecond)
+		rep.mu.Lock()
+		got = append(got, rep.other...)
+		rep.mu.Unlock()
+	}
+	close(release)
+	<-done
+	if !strings.Contains(got[0], "Request timed out") {
+		t.Fatalf("answer %q, want the timeout's", got[0])
+	}
+}
