@@ -340,7 +340,7 @@ func (c *Call) interrupt(sub *subscription) bool {
 	if _, ok := c.rep.(StreamDropper); ok {
 		return c.cancelLocked(ErrBackplaneLost) // releases c.mu; completes the call without a response
 	}
-	c.detachDone = true
+	c.detachDone, c.rare = true, true
 	c.mu.Unlock()
 	c.setError(errListenInterrupted)
 	c.complete()

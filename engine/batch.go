@@ -202,12 +202,19 @@ func (b *Batch) Recover(v any) bool {
 // Prepare is Scope.Prepare for a request of b, on b's goroutine: it
 // reuses the Call of a request of b that has ended, when there is one.
 func (b *Batch) Prepare() *Request {
-	if c := b.spare; c != nil {
-		b.spare = nil
-		return c.req()
+	c := b.spare
+	if c == nil {
+		return b.prepareNew()
 	}
-	return b.sc.Prepare()
+	b.spare = nil
+	return &c.self
 }
+
+// prepareNew is Prepare without a spare, out of line so that Prepare
+// inlines into the transport's loop.
+//
+//go:noinline
+func (b *Batch) prepareNew() *Request { return b.sc.Prepare() }
 
 // BeginInBatch is BeginPrepared for a request of b: r, from Prepare, holds
 // msg's peek in its Envelope; its arrival is b's start. It binds parent

@@ -105,13 +105,18 @@ type Call struct {
 	// detachDone: someone has started completing it.
 	detached, detachDone bool
 
-	scope      *Scope
-	tprev      *Call // tracker list links, guarded by the shard's lock
-	tnext      *Call
-	shard      uint8 // tracker shard, fixed for the Call's life
-	tracked    bool
-	ended      bool // complete bumped gen: release need not take mu
-	tdata      any  // the transport's per-request state (Request.SetTransportData)
+	scope   *Scope
+	tprev   *Call // tracker list links, guarded by the shard's lock
+	tnext   *Call
+	shard   uint8 // tracker shard, fixed for the Call's life
+	tracked bool
+	ended   bool // complete bumped gen: release need not take mu
+	// rare: one of the fields release clears only when this is set may
+	// hold something of this request: conn, hdrs, values, limKey,
+	// limRetry, tdata, refused, hooked, listening, detached, detachDone,
+	// serverEnded. Every writer of one of them sets it too.
+	rare       bool
+	tdata      any // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
 	gen        uint64 // bumped once per request, in complete (ended); guarded by mu
 	t0         int64  // monotonic start, for the duration histograms (metrics.go)
@@ -196,16 +201,26 @@ func (c *Call) release() {
 	}
 	c.msg = nil
 	c.method, c.tool = nil, nil
-	c.detached, c.detachDone = false, false
 	c.dl.timedOut = false
 	c.done, c.err = nil, nil
 	c.result, c.open = false, false
-	c.rkind, c.code, c.refused, c.hooked, c.listening, c.serverEnded = kindNone, 0, false, false, false, false
-	c.conn, c.hdrs, c.values = nil, nil, nil
-	c.limKey, c.limRetry = "", 0
-	c.tdata = nil
-	c.batch = nil
-	c.logs.reset()
+	c.rkind, c.code = kindNone, 0
+	if c.rare {
+		// What most requests never set (the hooks', the limiter's, the
+		// transport's data, a listen stream's): one test instead of the
+		// stores.
+		c.refused, c.hooked, c.listening, c.serverEnded = false, false, false, false
+		c.detached, c.detachDone = false, false
+		c.conn, c.hdrs, c.values = nil, nil, nil
+		c.limKey, c.limRetry = "", 0
+		c.tdata = nil
+		c.rare = false
+	}
+	// c.batch is nil here: complete's endInBatch cleared it, and a request
+	// that left its batch cleared it then (leaveBatch).
+	if c.logs.started || c.logs.dropped != 0 {
+		c.logs.reset() // a request that logged under a limit
+	}
 	if c.stagedCap != 0 {
 		// out is the stage's room (the transport has taken the response
 		// there) or, when the response outgrew it, a larger buffer that

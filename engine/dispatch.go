@@ -468,6 +468,7 @@ func (c *Call) start() {
 	if !c.admit() {
 		return
 	}
+	c.armTimeout()
 	c.srv.pool.submit(c)
 }
 
@@ -486,8 +487,26 @@ func (c *Call) runInline(direct bool) bool {
 			c.stageOut(*b.stage)
 		}
 	}
-	if !c.admit() {
+	// admit's usual case for a batch's request written out, without its
+	// call: no hooks to run, no caller the limiter can name, the batch
+	// listed with c as its Call, and no shutdown begun. Any other case,
+	// a shutdown flag seen set included, goes to admit, which decides it
+	// all again in the same order (the mark stored twice is the same
+	// mark, and a flag once set stays set).
+	admitted := false
+	if b := c.batch; b != nil && b.listed && c.srv.hooks == nil && c.principal == nil && c.limKey == "" && b.cur.Load() == c {
+		c.admitted.Store(c.gen + 1)
+		if !b.sc.srv.tracker.shut.Load() && !b.sc.shut.Load() {
+			b.requests++ // as admit: added to Stats.Requests at the batch's end
+			admitted = true
+		}
+	}
+	if !admitted && !c.admit() {
 		return true
+	}
+	if !direct {
+		// (direct found no timeout: there is none to arm.)
+		c.armTimeout()
 	}
 	var err error
 	if b := c.batch; b != nil && b.recovers {
@@ -537,12 +556,14 @@ func (c *Call) runNow() {
 		c.leaveBatch()
 	}
 	if c.admit() {
+		c.armTimeout()
 		c.run()
 	}
 }
 
-// admit registers the call for Shutdown and arms its progress token and
-// timeout; once Shutdown has begun it answers the call instead.
+// admit registers the call for Shutdown; once Shutdown has begun it
+// answers the call instead. Its caller then arms the request's timeout
+// (armTimeout), unless it has found that there is none.
 func (c *Call) admit() bool {
 	if h := c.srv.hooks; h != nil {
 		c.hookStart(h)
@@ -576,7 +597,7 @@ func (c *Call) admit() bool {
 	}
 	if !ok {
 		c.srv.stats.ShutdownRefused.Add(1)
-		c.refused = true
+		c.refused, c.rare = true, true
 		c.fail(errShuttingDown)
 		return false
 	}
@@ -585,7 +606,6 @@ func (c *Call) admit() bool {
 	} else {
 		c.srv.stats.Requests.addAt(c.shard, 1)
 	}
-	c.armTimeout()
 	return true
 }
 

@@ -273,7 +273,7 @@ func (c *Call) hookStart(h *Hooks) {
 	if c.hooked {
 		return
 	}
-	c.hooked = true
+	c.hooked, c.rare = true, true
 	if h.CallStart != nil {
 		h.CallStart(c)
 	}
@@ -362,10 +362,10 @@ type Headers interface {
 
 // SetHeaders lends the request's transport headers to the handler
 // (Call.Header). h must stay valid until the request ends.
-func (r *Request) SetHeaders(h Headers) { r.c.hdrs = h }
+func (r *Request) SetHeaders(h Headers) { r.c.hdrs, r.c.rare = h, true }
 
 // SetConn links the request to its connection (Call.Conn); ci may be nil.
-func (r *Request) SetConn(ci *ConnInfo) { r.c.conn = ci }
+func (r *Request) SetConn(ci *ConnInfo) { r.c.conn, r.c.rare = ci, true }
 
 // HeaderBytes returns the first value of the request's header name
 // (case-insensitive) and whether it was sent; (nil, false) on transports
@@ -436,7 +436,7 @@ func (c *Call) ResultType() string {
 // c.ValueContext(), span)). Only ctx's values are used; its deadline and
 // cancellation are ignored (the Call keeps its own). ctx must not be
 // derived from c itself.
-func (c *Call) SetValues(ctx context.Context) { c.values = ctx }
+func (c *Call) SetValues(ctx context.Context) { c.values, c.rare = ctx, true }
 
 // ValueContext returns the context the Call's Value reads: what SetValues
 // set, else the transport's parent context. Derive from it, not from the

@@ -265,7 +265,7 @@ func listen(c *Call) error {
 		return errListenUnavailable
 	}
 	if h := c.srv.hooks; h != nil {
-		c.listening = true
+		c.listening, c.rare = true, true
 		if h.ListenStart != nil {
 			h.ListenStart(c) // before the lock: it may use the Call
 		}
@@ -307,7 +307,7 @@ func listen(c *Call) error {
 	if c.stagedCap != 0 {
 		c.unstage() // and its answer is written and sent from elsewhere
 	}
-	c.detached = true
+	c.detached, c.rare = true, true
 	c.mu.Unlock()
 	return errDetached // the call may be completed and recycled from here on
 }
@@ -323,7 +323,7 @@ func (c *Call) finishDetached(withResult bool, sub *subscription) {
 		c.mu.Unlock()
 		return
 	}
-	c.detachDone = true
+	c.detachDone, c.rare = true, true
 	c.mu.Unlock()
 	if withResult {
 		c.serverEnded = true

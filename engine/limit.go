@@ -232,6 +232,7 @@ func (l *limiter) acquire(c *Call) *codec.Error {
 	default:
 		return nil // anonymous and unnamed: the connection's own limits apply
 	}
+	c.rare = true // limRetry may be set below (release clears it)
 	var tk limitKey
 	if toolRate {
 		tk = key
@@ -422,7 +423,7 @@ func (l *limiter) entries() int {
 // loopback. A request with a principal is limited by its principal and
 // ignores the key; an anonymous request without a key is limited only by
 // its connection's own limits. Call it before Start or Run.
-func (r *Request) SetLimitKey(key string) { r.c.limKey = key }
+func (r *Request) SetLimitKey(key string) { r.c.limKey, r.c.rare = key, true }
 
 // RetryAfter returns the seconds a request refused by a per-caller limit
 // asks its client to wait (the Retry-After of the 429), or 0.

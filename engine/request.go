@@ -193,7 +193,7 @@ func (r *Request) ReplyEscaped(frame []byte) bool {
 
 // SetTransportData keeps the transport's per-request state with the
 // request (cleared when it is recycled).
-func (r *Request) SetTransportData(v any) { r.c.tdata = v }
+func (r *Request) SetTransportData(v any) { r.c.tdata, r.c.rare = v, true }
 
 // TransportData returns what SetTransportData stored.
 func (r *Request) TransportData() any { return r.c.tdata }
