@@ -170,3 +170,23 @@ func WaitLive(live func() int, want int, d time.Duration) error {
 	}
 	return nil
 }
+
+// OpenListens is Open for n subscriptions/listen streams over HTTP/1.1 to
+// the MCP endpoint /mcp at addr: stream i posts body(i) (the request's
+// JSON) and counts as open once its acknowledgement has arrived.
+func OpenListens(addr string, n, gcEvery int, body func(i int) string, live func() int) (Result, []int, error) {
+	buf := make([]byte, 4096)
+	mark := []byte("notifications/subscriptions/acknowledged")
+	return Open(n, gcEvery, func(i int) (int, error) {
+		b := body(i)
+		req := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", addr, len(b), b)
+		fd, err := Dial(addr, []byte(req), 10*time.Second)
+		if err != nil {
+			return -1, err
+		}
+		if _, err := ReadUntil(fd, buf, mark); err != nil {
+			return fd, fmt.Errorf("stream %d: %v", i, err)
+		}
+		return fd, nil
+	}, live)
+}

@@ -3,7 +3,6 @@ package streamhttp
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/mcpwire/mcpwire/internal/idlemem"
 )
@@ -19,20 +18,7 @@ func measureIdleListens(t *testing.T, n, gcEvery int) idlemem.Result {
 	t.Helper()
 	eng, _, addr := fanoutServer(t, Config{})
 	live := func() int { return int(eng.Stats().ListenStreams.Load()) }
-	buf := make([]byte, 4096)
-	mark := []byte("notifications/subscriptions/acknowledged")
-	res, fds, err := idlemem.Open(n, gcEvery, func(i int) (int, error) {
-		body := fmt.Sprintf(listenBody, i)
-		req := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body)
-		fd, err := idlemem.Dial(addr, []byte(req), 10*time.Second)
-		if err != nil {
-			return -1, err
-		}
-		if _, err := idlemem.ReadUntil(fd, buf, mark); err != nil {
-			return fd, fmt.Errorf("stream %d: %v", i, err)
-		}
-		return fd, nil
-	}, live)
+	res, fds, err := idlemem.OpenListens(addr, n, gcEvery, func(i int) string { return fmt.Sprintf(listenBody, i) }, live)
 	// An idle stream learns of its client's leaving only at its next
 	// write: the server's shutdown (fanoutServer's cleanup) ends them.
 	idlemem.Close(fds)

@@ -48,20 +48,7 @@ func measureIdleStreams(t *testing.T, gcEvery int) idlemem.Result {
 		return len(hub.list)
 	}
 	const body = `{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["test://fan"]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	buf := make([]byte, 4096)
-	mark := []byte("notifications/subscriptions/acknowledged")
-	res, fds, err := idlemem.Open(1000, gcEvery, func(i int) (int, error) {
-		b := fmt.Sprintf(body, i)
-		req := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", addr, len(b), b)
-		fd, err := idlemem.Dial(addr, []byte(req), 10*time.Second)
-		if err != nil {
-			return -1, err
-		}
-		if _, err := idlemem.ReadUntil(fd, buf, mark); err != nil {
-			return fd, fmt.Errorf("stream %d: %v", i, err)
-		}
-		return fd, nil
-	}, live)
+	res, fds, err := idlemem.OpenListens(addr, 1000, gcEvery, func(i int) string { return fmt.Sprintf(body, i) }, live)
 	idlemem.Close(fds) // each stream's reader sees it at once
 	err = errors.Join(err, idlemem.WaitLive(live, 0, 10*time.Second))
 	if err != nil {
