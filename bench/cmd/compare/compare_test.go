@@ -375,3 +375,42 @@ func TestRoundOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestBaseRows: with -base, each mcpwire row but the legacy ones has a
+// twin served by the base binary, in the same group (so the same
+// ceiling); an HTTPS row's twin has the base's plain HTTP row as its plain
+// twin, not ours.
+func TestBaseRows(t *testing.T) {
+	cfg := config{bin: "bin", wrk: "wrk", tlsDir: "out/tls", base: "old/mcpwire"}
+	rows := requestRows(cfg)
+	idx := map[string]int{}
+	for i, r := range rows {
+		idx[r.name] = i
+	}
+	for _, name := range []string{"mcpwire HTTP (wrk)", "mcpwire HTTPS (wrk)", "mcpwire HTTPS 1×1 (wrk)", "mcpwire stdio", "mcpwire TCP 1×64"} {
+		i, ok := idx[name]
+		j, okB := idx[baseName(name)]
+		if !ok || !okB {
+			t.Fatalf("%s: row %v, base twin %v", name, ok, okB)
+		}
+		r, b := rows[i], rows[j]
+		if b.server[0] != cfg.base || strings.Join(b.server[1:], " ") != strings.Join(r.server[1:], " ") {
+			t.Errorf("%s: base twin serves %q, ours %q", name, b.server, r.server)
+		}
+		if b.group() != r.group() || b.ceiling {
+			t.Errorf("%s: base twin group %q (ceiling %v), ours %q", name, b.group(), b.ceiling, r.group())
+		}
+		if r.plain != "" {
+			if b.plain != baseName(r.plain) {
+				t.Errorf("%s: base twin's plain twin %q, want %q", name, b.plain, baseName(r.plain))
+			} else if _, ok := idx[b.plain]; !ok {
+				t.Errorf("%s: base twin's plain twin %q is not a row", name, b.plain)
+			}
+		}
+	}
+	for _, r := range rows {
+		if strings.HasPrefix(r.name, "mcpwire@base ") && (strings.Contains(r.name, "legacy") || r.session) {
+			t.Errorf("base twin of a legacy row: %s", r.name)
+		}
+	}
+}

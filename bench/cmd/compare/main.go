@@ -75,7 +75,7 @@ func main() {
 	flag.StringVar(&cfg.tsung, "tsung", "tsung", "tsung binary for the outside-generator TCP rows (\"\" or a missing binary: those rows are skipped)")
 	flag.StringVar(&cfg.wrk, "wrk", "wrk", "wrk binary for the outside-generator HTTP rows (\"\" or a missing binary: those rows are skipped)")
 	flag.StringVar(&cfg.wrkDir, "wrk-scripts", "bench/wrk", "directory of the wrk fixture scripts")
-	flag.StringVar(&cfg.base, "base", "", "another mcpwire binary, e.g. built from the commit before a change: each plain mcpwire row (HTTP, stdio, TCP, Unix; not HTTPS or legacy) runs again with it as \"mcpwire@base …\", interleaved in the same rounds")
+	flag.StringVar(&cfg.base, "base", "", "another mcpwire binary, e.g. built from the commit before a change: each mcpwire row (HTTP, HTTPS, stdio, TCP, Unix; not legacy) runs again with it as \"mcpwire@base …\", interleaved in the same rounds")
 	flag.DurationVar(&cfg.waitQuiet, "wait-quiet", 0, "before starting, wait up to this long for the 1-minute load average to fall below half the CPU count")
 	flag.Parse()
 	if cfg.tlsDir == "" {
@@ -299,9 +299,10 @@ func requestRows(cfg config) []row {
 	return withBase(rows, b("mcpwire"), cfg.base)
 }
 
-// withBase adds, after each plain mcpwire row, the same row served by the
-// base binary, so that a change is measured against the code before it in
-// the same rounds and against the same ceilings.
+// withBase adds, after each mcpwire row but the legacy ones, the same row
+// served by the base binary, so that a change is measured against the
+// code before it in the same rounds and against the same ceilings. An
+// HTTPS row's base twin has the base's plain HTTP row as its plain twin.
 func withBase(rows []row, ours, base string) []row {
 	if base == "" {
 		return rows
@@ -309,16 +310,22 @@ func withBase(rows []row, ours, base string) []row {
 	out := make([]row, 0, 2*len(rows))
 	for _, r := range rows {
 		out = append(out, r)
-		if len(r.server) == 0 || r.server[0] != ours || r.tls || r.session || !strings.HasPrefix(r.name, "mcpwire ") || strings.Contains(r.name, "legacy") {
+		if len(r.server) == 0 || r.server[0] != ours || r.session || !strings.HasPrefix(r.name, "mcpwire ") || strings.Contains(r.name, "legacy") {
 			continue
 		}
 		b := r
-		b.name = "mcpwire@base " + strings.TrimPrefix(r.name, "mcpwire ")
+		b.name = baseName(r.name)
 		b.server = append([]string{base}, r.server[1:]...)
+		if r.plain != "" {
+			b.plain = baseName(r.plain)
+		}
 		out = append(out, b)
 	}
 	return out
 }
+
+// baseName is the name of the base binary's twin of our row name.
+func baseName(name string) string { return "mcpwire@base " + strings.TrimPrefix(name, "mcpwire ") }
 
 // ---------------------------------------------------------------- generator output
 
