@@ -47,7 +47,7 @@ func TestBatchRefusedKeepsAnswer(t *testing.T) {
 			c.Text("ok")
 			return nil
 		}})
-		sc := NewScope(s, "a")
+		sc := NewScope(s, "tcp")
 		rep := &countingReplier{got: map[string]int{}}
 		var next atomic.Int64
 		stop := make(chan struct{})

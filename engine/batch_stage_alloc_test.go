@@ -22,7 +22,7 @@ func TestStageOutgrowAllocs(t *testing.T) {
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	text := strings.Repeat("abcdefgh", 3000/8)
 	_ = s.AddTool(Tool{Name: "big", Inline: true, Handler: func(c *Call) error { c.Text(text); return nil }})
-	sc := NewScope(s, "t")
+	sc := NewScope(s, "tcp")
 	msg := batchMsg("1", "big")
 	rep := &stageReply{stage: make([]byte, 0, 1000)}
 	var frames int

@@ -55,8 +55,12 @@ func TestStageDetachedInline(t *testing.T) {
 	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("fast"); return nil }})
 	// An Inline tool that detaches as subscriptions/listen does.
 	_ = s.AddTool(Tool{Name: "stream", Inline: true, Handler: listen})
-	sc := NewScope(s, "t")
-	rep := &stageReply{stage: make([]byte, 0, 4096)}
+	sc := NewScope(s, "tcp")
+	// Room for any buffer a pooled Call may keep (maxKeep): stageOut
+	// takes the stage only when its room is at least the Call's own
+	// buffer, and the Call this test gets may come from one with a
+	// large answer.
+	rep := &stageReply{stage: make([]byte, 0, maxKeep+4096)}
 	b := sc.StartBatch()
 	defer b.End()
 	b.SetReplier(rep)
@@ -130,7 +134,7 @@ func TestBatchDoneNeedsData(t *testing.T) {
 	s, release := fastSlowServer()
 	close(release)
 	defer func() { _ = s.Shutdown(context.Background()) }()
-	sc := NewScope(s, "t")
+	sc := NewScope(s, "tcp")
 	for _, needs := range []bool{false, true} {
 		rep := &doneCount{}
 		b := sc.StartBatch()
@@ -184,7 +188,7 @@ func TestBatchParentBound(t *testing.T) {
 		c.Text("ok")
 		return nil
 	}})
-	sc := NewScope(s, "t")
+	sc := NewScope(s, "tcp")
 	rep := &keepReply{}
 	b := sc.StartBatch()
 	defer b.End()

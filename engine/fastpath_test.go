@@ -300,13 +300,15 @@ func TestBatchParentCancels(t *testing.T) {
 func TestReleaseDropsLargeBuffers(t *testing.T) {
 	for i := range 5 {
 		c := callPool.Get().(*Call)
-		small, big := make([]byte, 0, 512), make([]byte, 0, maxKeep+1)
 		bufs := []*[]byte{&c.buf, &c.out, &c.scratch, &c.argBuf, &c.textBuf}
 		for j, p := range bufs {
+			// Each its own array: release puts c back in the pool, and a
+			// Call whose buffers share one would corrupt the responses of
+			// the next test that takes it (out written over by scratch).
 			if j == i {
-				*p = big
+				*p = make([]byte, 0, maxKeep+1)
 			} else {
-				*p = small
+				*p = make([]byte, 0, 512)
 			}
 		}
 		c.release()

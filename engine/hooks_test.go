@@ -178,7 +178,7 @@ func TestHooksOutcomes(t *testing.T) {
 	rec := newRecorder()
 	srv := hookServer(t, engine.Config{Hooks: rec.hooks()})
 	f := newFrames()
-	sc := engine.NewScope(srv, "mem")
+	sc := engine.NewScope(srv, "stdio")
 	m := linestream.NewMem(sc, f.deliver, linestream.Config{}, nil)
 
 	send := func(s string) {

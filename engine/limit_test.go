@@ -109,7 +109,7 @@ func TestF5InFlightPerPrincipal(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	s, release, stop := blockingServer(t, Config{MaxInFlightPerPrincipal: 2})
 	defer stop()
-	sc := NewScope(s, "test")
+	sc := NewScope(s, "tcp")
 	var held []*limReply
 	for i := range 2 {
 		rep, _ := limStart(t, sc, limCall(i, "block"), "alice", "")
@@ -163,7 +163,7 @@ func TestF5ListensPerPrincipal(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	s, _, stop := blockingServer(t, Config{MaxListensPerPrincipal: 2})
 	defer stop()
-	sc := NewScope(s, "test")
+	sc := NewScope(s, "tcp")
 	var open []RequestRef
 	var reps []*limReply
 	listen := func(p any) *limReply {
@@ -209,7 +209,7 @@ func TestF5RatePerPrincipal(t *testing.T) {
 	defer stop()
 	var now atomic.Int64
 	s.lim.now = now.Load
-	sc := NewScope(s, "test")
+	sc := NewScope(s, "tcp")
 	call := func(p any) *limReply {
 		rep, _ := limStart(t, sc, limCall(1, "fast"), p, "")
 		<-rep.done
@@ -243,7 +243,7 @@ func TestF5RateStateBounded(t *testing.T) {
 	defer stop()
 	var now atomic.Int64
 	s.lim.now = now.Load
-	sc := NewScope(s, "test")
+	sc := NewScope(s, "tcp")
 	const n = 2000
 	for round := range 3 {
 		for i := range n {
@@ -266,7 +266,7 @@ func TestF5PrincipalKey(t *testing.T) {
 	type claims struct{ Sub string }
 	s, release, stop := blockingServer(t, Config{MaxInFlightPerPrincipal: 1})
 	defer stop()
-	sc := NewScope(s, "test")
+	sc := NewScope(s, "tcp")
 	held, _ := limStart(t, sc, limCall(1, "block"), &claims{"alice"}, "")
 	wantRefused(t, func() *limReply { r, _ := limStart(t, sc, limCall(2, "block"), &claims{"alice"}, ""); return r }(), LimitInFlightPerPrincipal, 1)
 	other, _ := limStart(t, sc, limCall(3, "block"), &claims{"bob"}, "")
@@ -286,7 +286,7 @@ func TestLimitsOff(t *testing.T) {
 	if l := s.lim; l.maxListens != noLimitCount || l.maxInFlight != noLimitCount || l.rate != 0 {
 		t.Fatalf("limiter %+v with every limit off", l)
 	}
-	sc := NewScope(s, "test")
+	sc := NewScope(s, "tcp")
 	var held []*limReply
 	for i := range 3 {
 		rep, _ := limStart(t, sc, limCall(i, "block"), "alice", "")
@@ -332,7 +332,7 @@ func TestF5ToolRatePerPrincipal(t *testing.T) {
 		Handler: func(c *Call) error { c.Text("ok"); return nil }}); err != nil {
 		t.Fatal(err)
 	}
-	sc := NewScope(s, "test")
+	sc := NewScope(s, "tcp")
 	call := func(tool string, p any) *limReply {
 		rep, _ := limStart(t, sc, limCall(1, tool), p, "")
 		<-rep.done
@@ -417,7 +417,7 @@ func TestTypedNilPrincipalIsAnonymous(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	s, release, stop := blockingServer(t, Config{MaxInFlightPerPrincipal: 1})
 	defer stop()
-	sc := NewScope(s, "test")
+	sc := NewScope(s, "tcp")
 	var held []*limReply
 	for i, who := range []struct {
 		p   any

@@ -86,7 +86,7 @@ func TestReleaseClearsRare(t *testing.T) {
 				c.Text("ok")
 				return nil
 			}})
-			sc := NewScope(s, "t")
+			sc := NewScope(s, "tcp")
 			if tc.shut {
 				ctx, cancel := context.WithCancel(context.Background())
 				cancel()
@@ -160,7 +160,7 @@ func TestRunArmsTimeout(t *testing.T) {
 		<-release
 		return nil
 	}})
-	sc := NewScope(s, "t")
+	sc := NewScope(s, "tcp")
 	rep := &stageReply{}
 	msg := batchMsg("1", "slow")
 	var env codec.Envelope
