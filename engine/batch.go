@@ -298,7 +298,7 @@ func (b *Batch) End() {
 // lookupTool is Server.lookupTool through the batch's last tool.
 // (check compares a name with it as two words first: toolKey.)
 func (b *Batch) lookupTool(s *Server, name []byte) *Tool {
-	rc := s.cache.Load()
+	rc := s.regs()
 	if t := b.tool; t != nil && b.toolIn == rc && t.Name == string(name) {
 		return t
 	}

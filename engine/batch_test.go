@@ -353,16 +353,16 @@ func TestBatchToolKeptAcrossEnd(t *testing.T) {
 	sc := NewScope(s, "tcp")
 	b := sc.StartBatch()
 	startInBatch(t, sc, b, batchMsg("1", "fast"), &keepReply{})
-	old := s.cache.Load().toolsByName["fast"]
+	old := s.regs().toolsByName["fast"]
 	b.End()
-	if b.tool != old || b.toolIn != s.cache.Load() {
+	if b.tool != old || b.toolIn != s.regs() {
 		t.Fatalf("End dropped the batch's last tool (%p, want %p)", b.tool, old)
 	}
 
 	other := New(Config{})
 	defer func() { _ = other.Shutdown(context.Background()) }()
 	_ = other.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("other"); return nil }})
-	if got, want := b.lookupTool(other, []byte("fast")), other.cache.Load().toolsByName["fast"]; got != want || got == old {
+	if got, want := b.lookupTool(other, []byte("fast")), other.regs().toolsByName["fast"]; got != want || got == old {
 		t.Fatalf("another server's lookup: %p, want its own tool %p", got, want)
 	}
 	if got := b.lookupTool(s, []byte("fast")); got != old {

@@ -582,7 +582,7 @@ func (c *Call) Return(v any) error {
 		c.out = append(c.out, inner...)
 	}
 	if c.method != nil && c.method.cacheable && !c.isRetry() {
-		c.out = append(c.out, c.srv.cache.Load().hints...)
+		c.out = append(c.out, c.srv.regs().hints...)
 	}
 	c.out = append(c.out, `,"_meta":`...)
 	c.out = append(c.out, c.srv.serverMeta...)

@@ -134,14 +134,14 @@ func (s *Server) listerLimit(room int) int {
 // catalog returns list k's catalog, building it on the first request
 // after a registry change.
 func (s *Server) catalog(k listKind) *catalog {
-	if cat := s.cache.Load().lists[k].Load(); cat != nil {
+	if cat := s.regs().lists[k].Load(); cat != nil {
 		return cat
 	}
 	s.regMu.Lock()
 	defer s.regMu.Unlock()
-	// Under regMu the registries are those the current cache was built
-	// from (every change replaces the cache before releasing regMu).
-	rc := s.cache.Load()
+	// Under regMu the registries are those the current snapshot was
+	// built from (every change clears it before releasing regMu).
+	rc := s.regsLocked()
 	cat := rc.lists[k].Load()
 	if cat == nil {
 		cat = s.buildCatalog(k, rc)
@@ -246,7 +246,7 @@ func listPage(c *Call) error {
 		c.setRawResult(cat.first)
 		return nil
 	}
-	hints := s.cache.Load().hints
+	hints := s.regs().hints
 	c.startResult()
 	c.rkind = kindComplete
 	c.out = append(c.out, listHead[k]...)

@@ -146,7 +146,7 @@ func (c *Call) check() *codec.Error {
 	// found in, with tools served and no ToolFilter to ask.
 	if b := c.batch; b != nil && !env.Method.Escaped && string(env.Method.Raw) == "tools/call" &&
 		!env.Name.Escaped && b.toolKey.is(env.Name.Raw) {
-		if rc := c.srv.cache.Load(); b.toolIn == rc && rc.caps.tools && c.srv.opt.ToolFilter == nil {
+		if rc := c.srv.regs(); b.toolIn == rc && rc.caps.tools && c.srv.opt.ToolFilter == nil {
 			t := b.tool
 			c.method, c.tool = toolsCallMethod, t
 			if env.Template() != 0 {
@@ -191,7 +191,10 @@ type tmplCheck struct {
 // Config is fixed at New.
 func (c *Call) tmplHit() bool {
 	g := c.env.Template()
-	return g != 0 && g == c.tc.gen && c.tc.rc == c.srv.cache.Load()
+	// reg, not regs: a cleared snapshot (nil) is never the one kept (rc
+	// is set with gen, from regs), so a change misses here and the check
+	// that follows builds the snapshot.
+	return g != 0 && g == c.tc.gen && c.tc.rc == c.srv.reg.Load()
 }
 
 // keepCheck keeps in c.tc the outcome of the check of c's message, a
@@ -206,7 +209,7 @@ func (c *Call) tmplHit() bool {
 //go:noinline
 func (c *Call) keepCheck() {
 	env, s, t := &c.env, c.srv, c.tool
-	rc := s.cache.Load()
+	rc := s.regs()
 	g := env.Template()
 	if g == 0 || t == nil || s.opt.ToolFilter != nil ||
 		!env.ProtocolVersion.Present || env.ProtocolVersion.Escaped || env.ClientCapabilities == nil || env.LogLevel.Present ||
@@ -352,7 +355,7 @@ func (c *Call) checkMethod() *codec.Error {
 	} else {
 		m = methods[c.env.Method.String()]
 	}
-	if m != nil && m.gate != gateNone && !m.gate.allows(&c.srv.cache.Load().caps) {
+	if m != nil && m.gate != gateNone && !m.gate.allows(&c.srv.regs().caps) {
 		m = nil
 	}
 	if m == nil {
@@ -706,7 +709,7 @@ func ErrResourceNotFound(uri string) *codec.Error {
 // built-in method handlers -----------------------------------------------------
 
 func discover(c *Call) error {
-	c.setRawResult(c.srv.cache.Load().discover)
+	c.setRawResult(c.srv.regs().discover)
 	return nil
 }
 

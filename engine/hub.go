@@ -236,7 +236,7 @@ func listen(c *Call) error {
 	if err := codec.Unmarshal(raw, &req); err != nil {
 		return codec.NewError(codec.CodeInvalidParams, "Invalid params: "+err.Error())
 	}
-	caps := c.srv.cache.Load().caps
+	caps := c.srv.regs().caps
 	sub := &subscription{c: c, id: append([]byte(nil), c.env.ID...), idx: -1, f: filter{
 		ToolsListChanged:     req.ToolsListChanged && caps.tools,
 		PromptsListChanged:   req.PromptsListChanged && caps.prompts,

@@ -50,9 +50,11 @@ type Server struct {
 	prompts    map[string]*Prompt
 	completion CompletionHandler
 
-	// cache is rebuilt under regMu on every registry change and read
-	// without locks on the hot path.
-	cache atomic.Pointer[resultCache]
+	// reg is the registries' snapshot the hot path reads without locks,
+	// through regs. A change clears it under regMu (staleLocked) and the
+	// first read after the change builds it, so that registering n tools
+	// costs one build, not n (each build copies every name).
+	reg atomic.Pointer[resultCache]
 	// privateHints are the cache hints with cacheScope "private" (the
 	// pages of tools/list with a ToolFilter).
 	privateHints []byte
@@ -194,7 +196,7 @@ func (s *Server) addTool(t Tool, tt *typedTool) error {
 	}
 	s.regMu.Lock()
 	s.tools[t.Name] = &t
-	s.rebuildLocked()
+	s.staleLocked()
 	s.regMu.Unlock()
 	s.hub.listChanged(subTools)
 	return nil
@@ -205,7 +207,7 @@ func (s *Server) RemoveTool(name string) bool {
 	s.regMu.Lock()
 	_, ok := s.tools[name]
 	delete(s.tools, name)
-	s.rebuildLocked()
+	s.staleLocked()
 	s.regMu.Unlock()
 	if ok {
 		s.hub.listChanged(subTools)
@@ -224,7 +226,7 @@ func (s *Server) AddResource(r Resource) error {
 	}
 	s.regMu.Lock()
 	s.resources[r.URI] = &r
-	s.rebuildLocked()
+	s.staleLocked()
 	s.regMu.Unlock()
 	s.hub.listChanged(subResources)
 	return nil
@@ -237,7 +239,7 @@ func (s *Server) RemoveResource(uri string) bool {
 	_, ok := s.resources[uri]
 	if ok {
 		delete(s.resources, uri)
-		s.rebuildLocked()
+		s.staleLocked()
 	}
 	s.regMu.Unlock()
 	if ok {
@@ -268,7 +270,7 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate) error {
 	} else {
 		s.templates = append(s.templates, e)
 	}
-	s.rebuildLocked()
+	s.staleLocked()
 	s.regMu.Unlock()
 	s.hub.listChanged(subResources)
 	return nil
@@ -283,7 +285,7 @@ func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
 	if i >= 0 {
 		// The others keep their order: matching goes by registration.
 		s.templates = slices.Delete(s.templates, i, i+1)
-		s.rebuildLocked()
+		s.staleLocked()
 	}
 	s.regMu.Unlock()
 	if i >= 0 {
@@ -314,7 +316,7 @@ func (s *Server) AddPrompt(p Prompt) error {
 	}
 	s.regMu.Lock()
 	s.prompts[p.Name] = &p
-	s.rebuildLocked()
+	s.staleLocked()
 	s.regMu.Unlock()
 	s.hub.listChanged(subPrompts)
 	return nil
@@ -325,7 +327,7 @@ func (s *Server) RemovePrompt(name string) bool {
 	s.regMu.Lock()
 	_, ok := s.prompts[name]
 	delete(s.prompts, name)
-	s.rebuildLocked()
+	s.staleLocked()
 	s.regMu.Unlock()
 	if ok {
 		s.hub.listChanged(subPrompts)
@@ -338,7 +340,7 @@ func (s *Server) RemovePrompt(name string) bool {
 func (s *Server) SetCompletion(h CompletionHandler) {
 	s.regMu.Lock()
 	s.completion = h
-	s.rebuildLocked()
+	s.staleLocked()
 	s.regMu.Unlock()
 }
 
@@ -389,6 +391,41 @@ func (s *Server) rebuild() {
 	s.regMu.Unlock()
 }
 
+// regs returns the registries' current snapshot, building it when a
+// change since the last build left none.
+func (s *Server) regs() *resultCache {
+	if rc := s.reg.Load(); rc != nil {
+		return rc
+	}
+	return s.freshRegs()
+}
+
+// freshRegs is regs' build, out of line (the hot path finds a snapshot).
+//
+//go:noinline
+func (s *Server) freshRegs() *resultCache {
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
+	return s.regsLocked()
+}
+
+// regsLocked is regs with regMu held: a snapshot it returns was built
+// from the registries as they are (every change clears reg before it
+// releases regMu).
+func (s *Server) regsLocked() *resultCache {
+	if rc := s.reg.Load(); rc != nil {
+		return rc
+	}
+	s.rebuildLocked()
+	return s.reg.Load()
+}
+
+// staleLocked drops the snapshot after a registry change (regMu held):
+// the next read builds one (regs). Readers that loaded the old one before
+// the change may finish with it; a read that begins after the change
+// returns sees the change.
+func (s *Server) staleLocked() { s.reg.Store(nil) }
+
 // rebuildLocked makes a new cache for the registries as they are: the
 // capabilities, the lookup tables and server/discover; the lists'
 // catalogs are built when first asked for (catalog.go). Called with regMu
@@ -406,7 +443,7 @@ func (s *Server) rebuildLocked() {
 	c.hints = hints
 	c.toolsByName = make(map[string]*Tool, len(s.tools))
 	// Keys only for a registry small enough to use them: a large one is
-	// rebuilt on every change and must not pay a key per tool each time.
+	// rebuilt after every change and must not pay a key per tool each time.
 	c.byKey = len(s.tools) <= maxFewTools
 	for k, t := range s.tools {
 		c.toolsByName[k] = t
@@ -439,7 +476,7 @@ func (s *Server) rebuildLocked() {
 	d = append(d, `,"_meta":`...)
 	d = append(d, s.serverMeta...)
 	c.discover = append(d, '}')
-	s.cache.Store(c)
+	s.reg.Store(c)
 }
 
 // cacheHints returns `,"ttlMs":N,"cacheScope":"SCOPE"` (CACHE, DISC-02).
@@ -479,7 +516,7 @@ func (c capabilities) append(b []byte) []byte {
 }
 
 func (s *Server) lookupTool(name []byte) *Tool {
-	return s.cache.Load().tool(name)
+	return s.regs().tool(name)
 }
 
 // maxFewTools bounds resultCache.fewTools: past it, a miss's walk over
@@ -508,7 +545,7 @@ func (c *resultCache) tool(name []byte) *Tool {
 }
 
 func (s *Server) lookupPrompt(name []byte) *Prompt {
-	return s.cache.Load().promptsByName[string(name)]
+	return s.regs().promptsByName[string(name)]
 }
 
 // lookupResource finds the handler for uri: a concrete resource first, then

@@ -39,7 +39,7 @@ func TestLookupToolFewKeys(t *testing.T) {
 				t.Fatalf("%d: AddTool(%q): %v", i, n, err)
 			}
 		}
-		rc := s.cache.Load()
+		rc := s.regs()
 		if rc.byKey != tc.byKey {
 			t.Fatalf("%d: byKey %v, want %v", i, rc.byKey, tc.byKey)
 		}
@@ -72,11 +72,11 @@ func TestLookupToolFewKeys(t *testing.T) {
 	s := New(Config{Name: "t", Version: "1"})
 	_ = s.AddTool(Tool{Name: "echo", Handler: h})
 	_ = s.AddTool(Tool{Name: "x", Handler: h})
-	if s.cache.Load().byKey || s.lookupTool([]byte("echo")) == nil {
+	if s.regs().byKey || s.lookupTool([]byte("echo")) == nil {
 		t.Fatal("a 1-byte name must send the lookup to the map, which finds echo")
 	}
 	s.RemoveTool("x")
-	if !s.cache.Load().byKey || s.lookupTool([]byte("echo")) == nil || s.lookupTool([]byte("x")) != nil {
+	if !s.regs().byKey || s.lookupTool([]byte("echo")) == nil || s.lookupTool([]byte("x")) != nil {
 		t.Fatal("after RemoveTool(x): echo by key, x gone")
 	}
 }
