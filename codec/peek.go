@@ -362,27 +362,27 @@ func (p *parser) skip(b []byte, i, depth int) int {
 // Members that are not strings where a string is expected (name, uri,
 // logLevel, protocolVersion) are left with Present == false.
 func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
-	*env = Envelope{}
 	var p parser // set field by field: a composite literal is built, then copied
 	p.b, p.env, p.memo, p.max = msg, env, o.Memo, o.maxDepth()
 	if o.Memo == genericPeek {
 		p.generic = genericLoop
 	}
 
-	i := skipWS(msg, 0)
-	if i >= len(msg) {
-		return ErrParse
-	}
 	var end int
-	c := msg[i]
-	if c == '{' {
-		if i == 0 && p.generic == 0 && shapeVersion20.short(msg, 0) {
-			end = p.top()
-		} else {
-			end = p.object(i+1, levelTop)
-		}
+	c := byte('{')
+	if p.generic == 0 && shapeVersion20.short(msg, 0) {
+		end = p.top() // which clears env, or fills every field (replay)
 	} else {
-		end = p.skip(msg, i, 0)
+		*env = Envelope{}
+		i := skipWS(msg, 0)
+		if i >= len(msg) {
+			return ErrParse
+		}
+		if c = msg[i]; c == '{' {
+			end = p.object(i+1, levelTop)
+		} else {
+			end = p.skip(msg, i, 0)
+		}
 	}
 	if end < 0 {
 		return p.fail(end)
@@ -438,10 +438,9 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 	if !shapeVersion20.short(buf, 0) || o.Memo == genericPeek {
 		return -1
 	}
-	*env = Envelope{}
 	var p parser // set field by field: a composite literal is built, then copied
 	p.b, p.env, p.memo, p.generic, p.max = buf, env, o.Memo, lineWalk, o.maxDepth()
-	n := p.top()
+	n := p.top() // which clears env, or fills every field (replay)
 	if p.generic != lineWalk {
 		// Cut (p.cut): the line is p.b, and the message must end there
 		// but for whitespace, as PeekWith's on the line.

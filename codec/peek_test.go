@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -951,4 +952,126 @@ func TestIDNumber(t *testing.T) {
 			check(b, i)
 		}
 	}
+}
+
+// TestReplayWritesEveryField: on a hit of the memo's template, top does
+// not clear the envelope and replay writes every field, those a template
+// never sets as the clear would leave them. So PeekWith and PeekLine
+// into an envelope that holds junk in every field, unexported ones too,
+// must leave it equal (reflect.DeepEqual: every word, the recorded
+// members past the last too) to what they leave in a fresh one. The
+// messages: the fixture with and without its progressToken, with `{}`,
+// two and five arguments (five are not recorded), a string id, an id of
+// five digits.
+func TestReplayWritesEveryField(t *testing.T) {
+	junk := func() Envelope {
+		var e Envelope
+		dirtyEnvelope(&e)
+		e.tmpl = 77
+		v := reflect.ValueOf(e)
+		for j := range v.NumField() {
+			if v.Field(j).IsZero() {
+				// A new field: dirtyEnvelope must set it, and replay
+				// must write it (a hit does not clear the envelope).
+				t.Fatalf("dirtyEnvelope leaves %s zero", v.Type().Field(j).Name)
+			}
+		}
+		return e
+	}
+	tok := `,"progressToken":1`
+	for _, msg := range []string{
+		fixture,
+		strings.Replace(fixture, tok, ``, 1),
+		strings.Replace(fixture, tok, `,"progressToken":"tok-1"`, 1),
+		strings.Replace(fixture, `{"text":"hello world"}`, `{}`, 1),
+		strings.Replace(fixture, `{"text":"hello world"}`, `{"text":"hello","n":12}`, 1),
+		strings.Replace(fixture, `{"text":"hello world"}`, `{"a":1,"b":2,"c":3,"d":4,"e":5}`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":"req-1"`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":65535`, 1),
+	} {
+		for _, line := range []bool{false, true} {
+			memo := new(PeekMemo)
+			o := PeekConfig{Memo: memo}
+			b := []byte(msg + "\n")
+			read := func(env *Envelope) {
+				t.Helper()
+				if line {
+					if n := PeekLine(b, env, o); n != len(msg) {
+						t.Fatalf("%q: PeekLine %d", msg, n)
+					}
+				} else if err := PeekWith(b[:len(msg)], env, o); err != nil {
+					t.Fatalf("%q: %v", msg, err)
+				}
+			}
+			var first Envelope
+			read(&first) // learns the template
+			if memo.an == 0 {
+				t.Fatalf("%q: no template learned", msg)
+			}
+			var fresh Envelope
+			read(&fresh)
+			dirty := junk()
+			read(&dirty)
+			if fresh.Template() == 0 || dirty.Template() != fresh.Template() {
+				t.Fatalf("%q (line %v): template %d and %d, want a hit", msg, line, fresh.Template(), dirty.Template())
+			}
+			if !reflect.DeepEqual(dirty, fresh) {
+				t.Errorf("%q (line %v): a hit into a used envelope; fields that differ: %v", msg, line, envDiff(&dirty, &fresh))
+			}
+			first.tmpl = fresh.tmpl
+			if !reflect.DeepEqual(first, fresh) {
+				t.Errorf("%q (line %v): the hit and the read that learned; fields that differ: %v", msg, line, envDiff(&fresh, &first))
+			}
+		}
+	}
+}
+
+// TestPeekWithDirtyEnvelope: PeekWith into an envelope holding junk in
+// every field leaves it as it leaves a fresh one, on every path: top
+// (which clears it, or replay writes every field), and the others, which
+// PeekWith clears itself (leading whitespace, another first member, a
+// batch, a scalar, nothing, an error), with and without a memo and its
+// template.
+func TestPeekWithDirtyEnvelope(t *testing.T) {
+	msgs := []string{fixture, " " + fixture, "\n" + fixture, "", " ", "[1]", "7", `"s"`, "{", "{}",
+		`{"id":1,"jsonrpc":"2.0","method":"m"}`, `{"jsonrpc":"2.0","method":"m","id":2}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"method":"m"} x`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":[]}`, `{"jsonrpc":"2.0","id":[],"method":"m"}`,
+		`{"jsonrpc":"2.0","id":"\u0041","method":"m"}`, "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"m\"}",
+		strings.Replace(fixture, `"id":1`, `"id":"req-1"`, 1), strings.Replace(fixture, `"id":1`, `"id":01`, 1)}
+	for _, memo := range []bool{false, true} {
+		for _, msg := range msgs {
+			var m1, m2 *PeekMemo
+			if memo {
+				m1, m2 = new(PeekMemo), new(PeekMemo)
+				var scratch Envelope
+				PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: m1}) // learns the fixture's template
+				PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: m2})
+			}
+			var fresh, dirty Envelope
+			dirtyEnvelope(&dirty)
+			dirty.tmpl = 77
+			b := []byte(msg)
+			err1 := PeekWith(b, &fresh, PeekConfig{Memo: m1})
+			err2 := PeekWith(b, &dirty, PeekConfig{Memo: m2})
+			fresh.tmpl, dirty.tmpl = 0, 0 // the two memos' generations differ
+			if err1 != err2 || !reflect.DeepEqual(dirty, fresh) {
+				t.Errorf("%q (memo %v): into a used envelope %v, fresh %v; fields that differ: %v", msg, memo, err2, err1, envDiff(&dirty, &fresh))
+			}
+		}
+	}
+}
+
+// envDiff names the fields of a and b that are not deeply equal.
+func envDiff(a, b *Envelope) []string {
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	var d []string
+	for j := range va.NumField() {
+		x, y := va.Field(j), vb.Field(j)
+		if !reflect.DeepEqual(reflect.NewAt(x.Type(), x.Addr().UnsafePointer()).Elem().Interface(),
+			reflect.NewAt(y.Type(), y.Addr().UnsafePointer()).Elem().Interface()) {
+			d = append(d, va.Type().Field(j).Name)
+		}
+	}
+	return d
 }

@@ -116,35 +116,36 @@ func (p *parser) top() int {
 	b, env := p.b, p.env
 	seen := uint32(1)<<keyFold | 1<<keyJSONRPC
 	i, e := len(shapeJSONRPC), 0
+	p.bad |= sawVersion // "jsonrpc" ("2.0": the callers' test)
 	// b starts as shapeVersion20 (the callers' test), which is shapeHead
-	// but for its last word.
+	// but for its last word. The envelope is cleared here, not by the
+	// callers: a hit of the memo's template (replay) writes every field
+	// itself, and clears only those the template never sets.
+	kind := IDNone
 	if len(b) >= shapeHeadLen && word(b, shapeHeadLen-8) == shapeHead.last {
-		p.bad |= sawVersion
 		// "id": a non-negative integer or a plain string.
-		i = shapeHeadLen
+		i, kind = shapeHeadLen, IDNumber
 		if e = i + 1; !oneDigit(b, i) {
 			e = idDigits(b, i)
 		}
-		if e >= 0 {
-			env.ID, env.IDKind = b[i:e], IDNumber
-		} else if i < len(b) && b[i] == '"' {
-			if e = plainString(b, i+1); e < 0 {
-				return p.members(i-5, levelTop, seen, keyID)
+		if e < 0 && i < len(b) && b[i] == '"' {
+			e, kind = plainString(b, i+1), IDString
+		}
+		if m := p.memo; m != nil && m.an != 0 && e >= 0 {
+			// The rest of the message as the memo's template has it.
+			if t := p.replay(e, kind); t >= 0 {
+				return t
 			}
-			env.ID, env.IDKind = b[i:e], IDString
-		} else {
+		}
+	}
+	*env = Envelope{}
+	if kind != IDNone {
+		if e < 0 {
 			return p.members(i-5, levelTop, seen, keyID)
 		}
+		env.ID, env.IDKind = b[i:e], kind
 		seen |= 1 << keyID
 		i = e
-		if m := p.memo; m != nil && m.an != 0 {
-			// The rest of the message as the memo's template has it.
-			if e = p.replay(i); e >= 0 {
-				return e
-			}
-		}
-	} else {
-		p.bad |= sawVersion // a notification, or "id" later
 	}
 	// "method": a plain string.
 	if !shapeMethod.short(b, i) {
@@ -540,9 +541,11 @@ func (p *parser) remember(meta []byte) {
 // `,"_meta":{` and the _meta's start the memo holds (recall's), a
 // progressToken's value as meta reads it when the template has one, and
 // "}}}", it records all of it as the readers would and returns the index
-// past the message's '}'. Otherwise -1, having recorded nothing the
-// readers would not record the same way from b[s] on (skipArgs' members,
-// written again by the same call), and the memo counts a miss (miss).
+// past the message's '}'. The envelope was not cleared (top): a hit
+// writes every field, id and kind (the id's, b[shapeHeadLen:s]) included,
+// and zeroes those a template never sets (TestReplayWritesEveryField).
+// Otherwise -1, the envelope holding anything (top clears it then), and
+// the memo counts a miss (miss).
 //
 // A hit is exact: learn keeps only a stretch the readers read straight
 // through, as the memo's _meta start is (remember), whose reading
@@ -551,7 +554,7 @@ func (p *parser) remember(meta []byte) {
 // expects once, none folds to another), and replay checks the depth
 // limit those reads need. Neither holds a '\n' (PeekLine takes them
 // unread).
-func (p *parser) replay(s int) int {
+func (p *parser) replay(s int, kind IDKind) int {
 	b, env, m := p.b, p.env, p.memo
 	an, n := int(m.an), m.n
 	if p.max <= levelMeta || s+an > len(b) || !sameWords(b, s, m.t[:an]) {
@@ -560,6 +563,10 @@ func (p *parser) replay(s int) int {
 	}
 	o := s + an - 1 // the arguments' '{'
 	e := o + 2
+	// What skipArgs records, cleared first: it writes the members it
+	// reads, and argN and argLen only when it keeps them.
+	env.argN, env.argLen, env.argAt = 0, 0, 0
+	env.args[0], env.args[1], env.args[2], env.args[3] = 0, 0, 0, 0 // stores, not a copy (argsCleared)
 	if e <= len(b) && b[o+1] == '}' {
 		env.argN, env.argLen = 1, 2 // {}: recorded, no members
 	} else if e = p.skipArgs(b, o); e < 0 {
@@ -604,6 +611,11 @@ func (p *parser) replay(s int) int {
 	// t+3, inside b.
 	at := &m.tat
 	base, c := unsafe.Pointer(unsafe.SliceData(b)), cap(b)
+	// top did not clear the envelope: every field is written here, those
+	// a template never sets as the clear would leave them.
+	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindInvalid, kind, false, false, false
+	env.ID = span(base, c, shapeHeadLen, s)
+	env.URI, env.RequestID, env.LogLevel = Str{}, nil, Str{}
 	env.Method = Str{Raw: span(base, c, s+shapeMethod.n, s+int(at[0])), Present: true}
 	env.Name = Str{Raw: span(base, c, s+int(at[1]), s+int(at[2])), Present: true}
 	env.Params = span(base, c, s+int(at[3]), t+2)
@@ -615,12 +627,17 @@ func (p *parser) replay(s int) int {
 	env.ProtocolVersion = Str{Raw: span(base, c, i+int(m.at[0]), i+int(m.at[1])), Present: true}
 	env.ClientInfo = span(base, c, i+int(m.at[2]), i+int(m.at[3]))
 	env.ClientCapabilities = span(base, c, i+int(m.at[4]), i+n)
+	env.ProgressToken = nil
 	if m.tok {
 		env.ProgressToken = span(base, c, v, t)
 	}
 	env.tmpl = m.gen
 	return t + 3
 }
+
+// argsCleared fails to build unless replay's clear of env.args covers
+// every one of its maxArgMembers entries.
+var _ = [1]struct{}{}[maxArgMembers-4]
 
 // span is b[lo:hi] for replay, base and c being b's start and cap,
 // without the checks of a slice expression: the caller ensures 0 <= lo
