@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwire/mcpwire/client"
 	"github.com/mcpwire/mcpwire/client/target"
 	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/mcp"
@@ -103,7 +104,13 @@ func TestClientListsPagedCatalogue(t *testing.T) {
 		"http":  startCatalogHTTP,
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := open(t, mk(t), target.Config{})
+			// The stdio child registers the whole catalogue before it reads
+			// its first line (seconds of CPU under -race, each Add rebuilds
+			// the lists): an era probe that gives up after the default 10 s
+			// takes the server for a legacy one on a loaded machine. This
+			// test is about the listing, so the probe may wait as long as
+			// the listing does.
+			c := open(t, mk(t), target.Config{Client: client.Config{ProbeTimeout: 2 * time.Minute}})
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			tools, err := c.ListTools(ctx)

@@ -323,17 +323,29 @@ func TestSlowConsumer(t *testing.T) {
 	leakCheck(t)
 	rg := startRig(t, newEngine(t), legacy.Config{MaxPendingBytes: 16 << 10, WriteIdleTimeout: 500 * time.Millisecond})
 	sid := rg.initialize(t)
+	if r := rg.do(t, "POST", legacyPath, sid, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://r"}}`); r.last()["result"] == nil {
+		t.Fatalf("subscribe: %s", r.raw)
+	}
 	c := rg.rawConn(t)
 	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n\r\n", legacyPath, sid)
 	eventually(t, "the stream", func() bool { return rg.leg.Stats().Streams.Load() == 1 })
 	eventually(t, "the listen", func() bool { return rg.eng.Stats().ListenStreams.Load() == 1 })
-	deadline := time.Now().Add(8 * time.Second)
+	// The stream is closed once the kernel's buffers are full and the
+	// queue behind them passes MaxPendingBytes; loopback buffers grow to
+	// megabytes. With list_changed notifications (about 130 bytes each,
+	// a few thousand a second under -race on a loaded machine) filling
+	// them took 1 to 12 s and the 8 s bound failed (seed
+	// 1796583281487147984): updates of a sub-resource with a 4 KiB URI
+	// fill them with 30 times fewer notifications, and the bound is
+	// generous. A stream never closed still fails it.
+	uri := "test://r/" + strings.Repeat("x", 4<<10)
+	deadline := time.Now().Add(60 * time.Second)
 	for rg.leg.Stats().Streams.Load() == 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("a stream that is never read stays open")
 		}
-		for range 200 {
-			_ = rg.eng.ToolsChanged()
+		for range 20 {
+			_ = rg.eng.ResourceUpdated(uri)
 		}
 	}
 	if rg.leg.Stats().SlowConsumers.Load() != 1 {

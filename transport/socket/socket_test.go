@@ -186,7 +186,12 @@ func parse(t *testing.T, l string) reply {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	// Generous: what is waited for can take seconds under -race on a
+	// loaded machine (TestWriteProgressDeadline/unix builds and writes a
+	// 16 MiB answer before its write can stall: 1 to 4 s, and past the
+	// 5 s this bound was with seed 1796583630021692613). A condition
+	// that never holds fails all the same.
+	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
