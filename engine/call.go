@@ -352,11 +352,13 @@ func (c *Call) cancelLocked(why error) bool {
 	return true
 }
 
+// closeDoneLocked closes the channel Done gave out, if it gave one. When
+// it gave none, done stays nil (no store for most requests): every caller
+// has moved the state on from stateRunning, so a later Done answers
+// closedChan.
 func (c *Call) closeDoneLocked() {
-	if c.done == nil {
-		c.done = closedChan
-	} else if c.done != closedChan {
-		close(c.done)
+	if d := c.done; d != nil && d != closedChan {
+		close(d)
 		c.done = closedChan
 	}
 }
