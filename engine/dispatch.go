@@ -480,8 +480,12 @@ func (c *Call) start() {
 // ends on this goroutine). It reports whether it ran the request.
 func (c *Call) runInline(direct bool) bool {
 	if direct {
-		if c.method == nil || !c.inline() || c.hasTimeout() {
-			return false
+		// A tool's call (its method tools/call) is decided by its bare
+		// flag, which addTool set from the same terms.
+		if t := c.tool; t == nil || !t.bare {
+			if c.method == nil || !c.inline() || c.hasTimeout() {
+				return false
+			}
 		}
 		if b := c.batch; b != nil && b.stage != nil {
 			c.stageOut(*b.stage)
