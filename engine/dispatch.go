@@ -721,11 +721,14 @@ func discover(c *Call) error {
 // never runs.
 func callTool(c *Call) error {
 	if a := c.tool.args; a != nil {
-		if a.typed != nil && c.env.PlainArguments() >= 0 {
-			// Recorded members are an object's (PlainArguments): the
-			// typed tool's handler checks and decodes them in one pass
-			// (typedTool.checkDecode), or calls checkArgs.
-			return c.tool.Handler(c)
+		if tt := a.typed; tt != nil {
+			if n := c.env.PlainArguments(); n >= 0 {
+				// Recorded members are an object's (PlainArguments): the
+				// typed tool's handler checks and decodes them in one pass
+				// (typedTool.checkDecode), or calls checkArgs. Called with
+				// n, it need not find either again (Tool.Handler would).
+				return tt.call(c, n)
+			}
 		}
 		if !argsObject(c.env.Arguments) {
 			c.srv.stats.InvalidArguments.Add(1)

@@ -116,18 +116,20 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	// The closure keeps in and out on its stack: the flat codec reads and
 	// writes them in place, and the sonic fallbacks work on copies, so
 	// neither escapes (TestTypedEchoAllocs).
-	t.Handler = func(c *Call) error {
+	//
+	// call is the handler with n, the recorded members' count
+	// (PlainArguments) when callTool left the check to it, else -1.
+	// callTool calls it directly (typedTool.call), having found both.
+	call := func(c *Call, n int) error {
 		var in In
-		if a := c.tool.args; a != nil && a.typed == tt {
-			if n := c.env.PlainArguments(); n >= 0 {
-				// callTool left the check to this handler (argSchema.typed).
-				if tt.checkDecode(&c.env, n, unsafe.Pointer(&in), &c.strs) {
-					goto decoded
-				}
-				in = *new(In) // what checkDecode may have filled
-				if !c.checkArgs(a) {
-					return nil
-				}
+		if n >= 0 {
+			// callTool left the check to this handler (argSchema.typed).
+			if tt.checkDecode(&c.env, n, unsafe.Pointer(&in), &c.strs) {
+				goto decoded
+			}
+			in = *new(In) // what checkDecode may have filled
+			if !c.checkArgs(c.tool.args) {
+				return nil
 			}
 		}
 		if args := c.env.Arguments; tt.in == nil || !tt.decodeIn(c, unsafe.Pointer(&in)) {
@@ -176,12 +178,23 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 		c.esc = len(c.out) // the flat codec's encoding: escaped, as the rest
 		return nil
 	}
+	tt.call = call
+	t.Handler = func(c *Call) error {
+		n := -1
+		if a := c.tool.args; a != nil && a.typed == tt {
+			n = c.env.PlainArguments()
+		}
+		return call(c, n)
+	}
 	return s.addTool(t, tt)
 }
 
 // typedTool is what a typed tool's handler keeps besides h.
 type typedTool struct {
-	name    string
+	name string
+	// call is the tool's handler given the recorded members' count
+	// (AddTool): callTool, which has read it, calls it directly.
+	call    func(c *Call, n int) error
 	in, out *flatCodec         // nil when the type is not flat
 	schema  *jsonschema.Schema // the compiled outputSchema, with ValidateOutput
 	// direct: Out is flat and no output schema checks it, so with a
