@@ -219,8 +219,8 @@ func (c *Call) release() {
 	}
 	// c.batch is nil here: complete's endInBatch cleared it, and a request
 	// that left its batch cleared it then (leaveBatch).
-	if c.logs.started || c.logs.dropped != 0 {
-		c.logs.reset() // a request that logged under a limit
+	if c.logs.started {
+		c.logs.reset() // a request that logged under a limit (take counts a drop only once started)
 	}
 	if c.stagedCap != 0 {
 		// out is the stage's room (the transport has taken the response
@@ -233,25 +233,17 @@ func (c *Call) release() {
 		}
 		c.stagedCap = 0
 	}
-	if cap(c.buf) > maxKeep {
-		c.buf = nil
-	}
-	if cap(c.out) > maxKeep {
-		c.out = nil
-	}
-	if cap(c.scratch) > maxKeep {
-		c.scratch = nil
-	}
-	if cap(c.argBuf) > maxKeep {
-		c.argBuf = nil
+	// The caps' OR is at least each of them: one test when none is past
+	// maxKeep, the usual case.
+	if cap(c.buf)|cap(c.out)|cap(c.scratch)|cap(c.argBuf)|cap(c.textBuf) > maxKeep {
+		c.dropLarge()
 	}
 	c.cursor = c.cursor[:0]
-	for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
-		c.flatVals[i] = nil
-	}
-	c.flatBy, c.flatN = nil, 0
-	if cap(c.textBuf) > maxKeep {
-		c.textBuf = nil
+	if c.flatN != 0 || c.flatBy != nil {
+		for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
+			c.flatVals[i] = nil
+		}
+		c.flatBy, c.flatN = nil, 0
 	}
 	if b := c.recycleTo; b != nil {
 		// Ended on its batch's goroutine (endInBatch), which prepares the
@@ -265,6 +257,25 @@ func (c *Call) release() {
 		b.forget(c)
 	}
 	callPool.Put(c)
+}
+
+// dropLarge drops the Call's buffers that grew past maxKeep (release).
+func (c *Call) dropLarge() {
+	if cap(c.buf) > maxKeep {
+		c.buf = nil
+	}
+	if cap(c.out) > maxKeep {
+		c.out = nil
+	}
+	if cap(c.scratch) > maxKeep {
+		c.scratch = nil
+	}
+	if cap(c.argBuf) > maxKeep {
+		c.argBuf = nil
+	}
+	if cap(c.textBuf) > maxKeep {
+		c.textBuf = nil
+	}
 }
 
 // context.Context -------------------------------------------------------
