@@ -103,6 +103,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	text := resultTextFunc[Out]()
 	if f := tt.out; tt.direct && text != nil && len(f.fields) == 1 && f.fields[0].kind == reflect.String && f.lead != nil {
 		tt.oneMid = append(append([]byte{'"'}, f.lead...), '"')
+		tt.oneOff = f.fields[0].off
 		tt.oneTail = append([]byte{'"'}, s.structTail...)
 		if len(tt.oneMid) <= len(tt.oneMidArr) && len(tt.oneTail) >= len(tt.oneMidArr) {
 			copy(tt.oneMidArr[:], tt.oneMid)
@@ -213,6 +214,7 @@ type typedTool struct {
 	// and after it (`"`, Server.structTail). structuredFlat writes a string
 	// that needs no escape between them with one capacity check.
 	oneMid, oneTail []byte
+	oneOff          uintptr // with oneMid: that string's offset in Out
 	// oneMidArr is oneMid and zeros, when it fits (midArr): structuredFlat
 	// copies it as one array (moves the compiler writes out, no memmove
 	// call); what lies past oneMid is the string's and the tail's, written
@@ -534,7 +536,7 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 	var out []byte
 	mid, str := tt.oneMid, ""
 	if mid != nil {
-		str = *(*string)(unsafe.Add(p, tt.out.fields[0].off))
+		str = *(*string)(unsafe.Add(p, tt.oneOff))
 	}
 	if mid == nil || !c.strs.plain(str) {
 		var ok bool
