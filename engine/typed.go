@@ -153,7 +153,9 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			// Into a buffer of the Call's own, kept for the next call (Out
 			// may still hold bytes of the ArgBytes buffer).
 			txt = text(out, c.textBuf[:0])
-			c.textBuf = txt
+			if cap(txt) != cap(c.textBuf) {
+				c.textBuf = txt // grown: kept (the same room needs no store)
+			}
 			if tt.direct && c.structuredFlat(tt, txt, unsafe.Pointer(&out)) {
 				return nil
 			}
