@@ -157,7 +157,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			if cap(txt) != cap(c.textBuf) {
 				c.textBuf = txt // grown: kept (the same room needs no store)
 			}
-			if tt.direct && (c.echoOne(tt, txt, unsafe.Pointer(&out)) || c.structuredFlat(tt, txt, unsafe.Pointer(&out))) {
+			if tt.direct && (tt.echo && c.echoOne(tt, txt, unsafe.Pointer(&out)) || c.structuredFlat(tt, txt, unsafe.Pointer(&out))) {
 				return nil
 			}
 		}
@@ -214,18 +214,18 @@ type typedTool struct {
 	// oneMid and oneTail, when Out is a single string field always
 	// written (direct, with a ResultText): the response from the text's
 	// closing quote to that string's body (`"}],"structuredContent":{"name":"`)
-	// and after it (`"`, Server.structTail). echoOne writes a string
+	// and after it (`"`, Server.structTail). structuredFlat and echoOne write a string
 	// that needs no escape between them with one capacity check.
 	oneMid, oneTail []byte
 	oneOff          uintptr // with oneMid: that string's offset in Out
-	// oneMidArr is oneMid and zeros, when it fits (midArr): echoOne
-	// copies it as one array (moves the compiler writes out, no memmove
+	// oneMidArr is oneMid and zeros, when it fits (midArr): echoOne and
+	// structuredFlat copy it as one array (moves the compiler writes out, no memmove
 	// call); what lies past oneMid is the string's and the tail's, written
 	// after it (oneTail is at least as long).
 	oneMidArr [48]byte
 	midArr    bool
 	// oneTailLo and oneTailHi are the first and the last 64 bytes of
-	// oneTail, when it has 64 to 128 (tailArr): echoOne writes
+	// oneTail, when it has 64 to 128 (tailArr): echoOne and structuredFlat write
 	// them as two arrays, the second overlapping the first.
 	oneTailLo, oneTailHi [64]byte
 	tailArr              bool
@@ -553,18 +553,57 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 			return false
 		}
 		out = append(out, c.srv.structTail...) // closes the response: complete need not
-	} else {
+	} else if l, s := len(text), unsafe.Slice(unsafe.StringData(str), len(str)); l >= 8 && l <= 16 && l == len(s) &&
+		binary.LittleEndian.Uint64(text) == binary.LittleEndian.Uint64(s) &&
+		binary.LittleEndian.Uint64(text[l-8:]) == binary.LittleEndian.Uint64(s[l-8:]) {
 		// Out is one string that needs no escape (an echo of a recorded
-		// argument, strChunk.plain). The caller tried echoOne, the text
-		// being that string: when only the room was missing, it is made
-		// and echoOne writes the response.
-		s := unsafe.Slice(unsafe.StringData(str), len(str))
-		if e := len(responseHead) + len(c.env.ID) + len(textHead) + 1 + 2*len(text) + len(mid) + len(tt.oneTail); cap(c.out) < e {
-			c.out = make([]byte, 0, max(e+e, 512))
-			if c.echoOne(tt, text, p) {
-				return true
-			}
+		// argument, strChunk.plain), and the text is that string (the
+		// echo's): it is plain as the string is, so both are copied as
+		// two words without the escape scan, and the whole response
+		// takes one capacity check.
+		lo, hi := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[l-8:])
+		id, tail := c.env.ID, tt.oneTail
+		t := len(responseHead) + len(id) + len(textHead) + 1 // the text's first byte
+		m := t + l + len(mid)                                // str's
+		e := m + l + len(tail)
+		if out = c.out; cap(out) < e {
+			out = make([]byte, 0, max(e+e, 512))
 		}
+		out = out[:e]
+		// Every offset is below e = len(out): the parts are written
+		// through out's base pointer, without a bounds check each.
+		b := unsafe.Pointer(unsafe.SliceData(out))
+		*(*[len(responseHead)]byte)(b) = responseHeadBytes
+		if len(id) <= 16 {
+			// Its two ends as words (textHead, written next, covers
+			// what the second writes past the id).
+			il, ih, k := wordEnds(id)
+			putWord(b, len(responseHead), il)
+			putWord(b, len(responseHead)+len(id)-k, ih)
+		} else {
+			copy(out[len(responseHead):], id)
+		}
+		*(*[len(textHead) + 1]byte)(unsafe.Add(b, t-len(textHead)-1)) = textHeadQuote
+		putWord(b, t, lo)
+		putWord(b, t+l-8, hi)
+		if tt.midArr {
+			*(*[len(tt.oneMidArr)]byte)(unsafe.Add(b, t+l)) = tt.oneMidArr
+		} else {
+			copy(unsafe.Slice((*byte)(unsafe.Add(b, t+l)), len(mid)), mid)
+		}
+		putWord(b, m, lo)
+		putWord(b, m+l-8, hi)
+		if tt.tailArr {
+			// oneTail as its first and its last 64 bytes (they overlap):
+			// arrays of tt, moves the compiler writes out, where a
+			// memmove call costs more than these few bytes' copy.
+			d := unsafe.Add(b, m+l)
+			*(*[64]byte)(d) = tt.oneTailLo
+			*(*[64]byte)(unsafe.Add(d, len(tail)-64)) = tt.oneTailHi
+		} else {
+			copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
+		}
+	} else {
 		out = c.structuredOne(tt, text, s)
 	}
 	c.out = out
@@ -576,12 +615,13 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 
 // echoOne is structuredFlat's one-string case when it needs no call: the
 // text is Out's one string (8 to 16 bytes, plain), the id has at most 16
-// bytes, oneMid and oneTail are held as arrays (midArr, tailArr), and c.out
-// has room for the response. A function that calls nothing keeps its
-// values in registers: structuredFlat's calls (make, copy, the general
-// encoder) have it save them on its stack on every call. It writes the
-// response as structuredFlat does, sets the result and reports true; false:
-// nothing written, structuredFlat decides.
+// bytes, oneMid and oneTail are held as arrays (tt.echo: midArr and
+// tailArr), and c.out has room for the response. A function that calls
+// nothing keeps more of its values in registers: structuredFlat's calls
+// (make, copy, the general encoder) have it save them on its stack on
+// every call. It writes the same bytes as structuredFlat's one-string
+// case, sets the result and reports true; false: nothing written,
+// structuredFlat decides (the room made, a longer id or tail copied).
 func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	if !tt.echo || len(c.env.ID) > 16 {
 		return false
