@@ -114,8 +114,7 @@ type Call struct {
 	// rare: one of the fields release clears only when this is set may
 	// hold something of this request: conn, hdrs, values, limKey,
 	// limRetry, tdata, refused, hooked, listening, detached, detachDone,
-	// serverEnded; and complete tests lim and sub only under it. Every
-	// writer of one of them sets it too.
+	// serverEnded. Every writer of one of them sets it too.
 	rare       bool
 	tdata      any // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
@@ -742,24 +741,19 @@ func (c *Call) complete() {
 	if c.afterUsed.Load() {
 		c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
 	}
-	// hooked, lim, sub and tdata are set only with rare (its writers set
-	// it too): most requests test that one flag instead of the four.
-	rare := c.rare
-	if rare {
-		if h := c.srv.hooks; h != nil && c.hooked {
-			c.hookEnd(h)
-		}
+	if h := c.srv.hooks; h != nil && c.hooked {
+		c.hookEnd(h)
 	}
 	c.srv.tracker.remove(c)
-	if rare && c.lim != nil {
+	if c.lim != nil {
 		c.srv.lim.release(c)
 	}
 	rep := c.rep
-	if rare && c.sub != nil {
+	if c.sub != nil {
 		c.srv.hub.remove(c.sub)
 	}
 	if b != nil {
-		if !b.doneData || rare && c.tdata != nil {
+		if !b.doneData || c.tdata != nil {
 			rep.Done(c.req())
 		}
 		c.endInBatch(b) // before release: a recycled Call is no batch's running request
