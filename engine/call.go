@@ -218,8 +218,8 @@ func (c *Call) release() {
 	}
 	// c.batch is nil here: complete's endInBatch cleared it, and a request
 	// that left its batch cleared it then (leaveBatch).
-	if c.logs.started || c.logs.dropped != 0 {
-		c.logs.reset() // a request that logged under a limit
+	if c.logs.started {
+		c.logs.reset() // a request that logged under a limit (take counts a drop only once started)
 	}
 	if c.stagedCap != 0 {
 		// out is the stage's room (the transport has taken the response
@@ -232,25 +232,17 @@ func (c *Call) release() {
 		}
 		c.stagedCap = 0
 	}
-	if cap(c.buf) > maxKeep {
-		c.buf = nil
-	}
-	if cap(c.out) > maxKeep {
-		c.out = nil
-	}
-	if cap(c.scratch) > maxKeep {
-		c.scratch = nil
-	}
-	if cap(c.argBuf) > maxKeep {
-		c.argBuf = nil
+	// The caps' OR is at least each of them: one test when none is past
+	// maxKeep, the usual case.
+	if cap(c.buf)|cap(c.out)|cap(c.scratch)|cap(c.argBuf)|cap(c.textBuf) > maxKeep {
+		c.dropLarge()
 	}
 	c.cursor = c.cursor[:0]
-	for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
-		c.flatVals[i] = nil
-	}
-	c.flatBy, c.flatN = nil, 0
-	if cap(c.textBuf) > maxKeep {
-		c.textBuf = nil
+	if c.flatN != 0 || c.flatBy != nil {
+		for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
+			c.flatVals[i] = nil
+		}
+		c.flatBy, c.flatN = nil, 0
 	}
 	if b := c.recycleTo; b != nil {
 		// Ended on its batch's goroutine (endInBatch), which prepares the
@@ -264,6 +256,25 @@ func (c *Call) release() {
 		b.forget(c)
 	}
 	callPool.Put(c)
+}
+
+// dropLarge drops the Call's buffers that grew past maxKeep (release).
+func (c *Call) dropLarge() {
+	if cap(c.buf) > maxKeep {
+		c.buf = nil
+	}
+	if cap(c.out) > maxKeep {
+		c.out = nil
+	}
+	if cap(c.scratch) > maxKeep {
+		c.scratch = nil
+	}
+	if cap(c.argBuf) > maxKeep {
+		c.argBuf = nil
+	}
+	if cap(c.textBuf) > maxKeep {
+		c.textBuf = nil
+	}
 }
 
 // context.Context -------------------------------------------------------
@@ -351,11 +362,13 @@ func (c *Call) cancelLocked(why error) bool {
 	return true
 }
 
+// closeDoneLocked closes the channel Done gave out, if it gave one. When
+// it gave none, done stays nil (no store for most requests): every caller
+// has moved the state on from stateRunning, so a later Done answers
+// closedChan.
 func (c *Call) closeDoneLocked() {
-	if c.done == nil {
-		c.done = closedChan
-	} else if c.done != closedChan {
-		close(c.done)
+	if d := c.done; d != nil && d != closedChan {
+		close(d)
 		c.done = closedChan
 	}
 }

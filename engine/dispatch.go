@@ -483,8 +483,12 @@ func (c *Call) start() {
 // ends on this goroutine). It reports whether it ran the request.
 func (c *Call) runInline(direct bool) bool {
 	if direct {
-		if c.method == nil || !c.inline() || c.hasTimeout() {
-			return false
+		// A tool's call (its method tools/call) is decided by its bare
+		// flag, which addTool set from the same terms.
+		if t := c.tool; t == nil || !t.bare {
+			if c.method == nil || !c.inline() || c.hasTimeout() {
+				return false
+			}
 		}
 		if b := c.batch; b != nil && b.stage != nil {
 			c.stageOut(*b.stage)
@@ -720,11 +724,14 @@ func discover(c *Call) error {
 // never runs.
 func callTool(c *Call) error {
 	if a := c.tool.args; a != nil {
-		if a.typed != nil && c.env.PlainArguments() >= 0 {
-			// Recorded members are an object's (PlainArguments): the
-			// typed tool's handler checks and decodes them in one pass
-			// (typedTool.checkDecode), or calls checkArgs.
-			return c.tool.Handler(c)
+		if tt := a.typed; tt != nil {
+			if n := c.env.PlainArguments(); n >= 0 {
+				// Recorded members are an object's (PlainArguments): the
+				// typed tool's handler checks and decodes them in one pass
+				// (typedTool.checkDecode), or calls checkArgs. Called with
+				// n, it need not find either again (Tool.Handler would).
+				return tt.call(c, n)
+			}
 		}
 		if !argsObject(c.env.Arguments) {
 			c.srv.stats.InvalidArguments.Add(1)

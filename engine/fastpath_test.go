@@ -146,11 +146,18 @@ func TestStartInline(t *testing.T) {
 	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("fast"); return nil }})
 	_ = s.AddTool(Tool{Name: "timed", Inline: true, Timeout: time.Minute, Handler: func(c *Call) error { c.Text("timed"); return nil }})
 	_ = s.AddTool(Tool{Name: "worker", Handler: func(c *Call) error { c.Text("worker"); return nil }})
-	sc := NewScope(s, "tcp")
+	// Under Config.Timeout an Inline tool without a Timeout of its own
+	// has one too: not run inline.
+	st := New(Config{Timeout: time.Minute})
+	defer func() { _ = st.Shutdown(context.Background()) }()
+	_ = st.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("fast"); return nil }})
+	sc, sct := NewScope(s, "tcp"), NewScope(st, "tcp")
 	for _, tc := range []struct {
+		sc     *Scope
 		tool   string
 		inline bool
-	}{{"fast", true}, {"timed", false}, {"worker", false}} {
+	}{{sc, "fast", true}, {sc, "timed", false}, {sc, "worker", false}, {sct, "fast", false}} {
+		sc := tc.sc
 		rep := newDoneReply()
 		msg := batchMsg("1", tc.tool)
 		r := sc.Prepare()

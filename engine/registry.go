@@ -94,6 +94,9 @@ type Tool struct {
 	args         *argSchema          // compiled InputSchema, nil with SkipValidation
 	bindings     []mcp.HeaderBinding // x-mcp-header annotations, computed by AddTool
 	bindingNames []string            // their argument names when all are top level
+	// bare: Inline, and no timeout applies (neither Timeout nor
+	// Config.Timeout); set by addTool. StartInline tests it alone.
+	bare bool
 }
 
 // Resource describes a concrete resource.

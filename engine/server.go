@@ -194,6 +194,9 @@ func (s *Server) addTool(t Tool, tt *typedTool) error {
 	if tt != nil && t.args != nil && tt.fuse(t.args.flat) {
 		t.args.typed = tt
 	}
+	// What runInline's direct check decides for a call of t (hasTimeout:
+	// the tool's Timeout, else the Config's).
+	t.bare = t.Inline && t.Timeout <= 0 && s.opt.Timeout <= 0
 	s.regMu.Lock()
 	s.tools[t.Name] = &t
 	s.staleLocked()

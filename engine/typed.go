@@ -103,6 +103,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 	text := resultTextFunc[Out]()
 	if f := tt.out; tt.direct && text != nil && len(f.fields) == 1 && f.fields[0].kind == reflect.String && f.lead != nil {
 		tt.oneMid = append(append([]byte{'"'}, f.lead...), '"')
+		tt.oneOff = f.fields[0].off
 		tt.oneTail = append([]byte{'"'}, s.structTail...)
 		if len(tt.oneMid) <= len(tt.oneMidArr) && len(tt.oneTail) >= len(tt.oneMidArr) {
 			copy(tt.oneMidArr[:], tt.oneMid)
@@ -112,22 +113,25 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			tt.oneTailLo, tt.oneTailHi = [64]byte(tt.oneTail), [64]byte(tt.oneTail[k-64:])
 			tt.tailArr = true
 		}
+		tt.echo = tt.midArr && tt.tailArr
 	}
 	// The closure keeps in and out on its stack: the flat codec reads and
 	// writes them in place, and the sonic fallbacks work on copies, so
 	// neither escapes (TestTypedEchoAllocs).
-	t.Handler = func(c *Call) error {
+	//
+	// call is the handler with n, the recorded members' count
+	// (PlainArguments) when callTool left the check to it, else -1.
+	// callTool calls it directly (typedTool.call), having found both.
+	call := func(c *Call, n int) error {
 		var in In
-		if a := c.tool.args; a != nil && a.typed == tt {
-			if n := c.env.PlainArguments(); n >= 0 {
-				// callTool left the check to this handler (argSchema.typed).
-				if tt.checkDecode(&c.env, n, unsafe.Pointer(&in), &c.strs) {
-					goto decoded
-				}
-				in = *new(In) // what checkDecode may have filled
-				if !c.checkArgs(a) {
-					return nil
-				}
+		if n >= 0 {
+			// callTool left the check to this handler (argSchema.typed).
+			if tt.checkDecode(&c.env, n, unsafe.Pointer(&in), &c.strs) {
+				goto decoded
+			}
+			in = *new(In) // what checkDecode may have filled
+			if !c.checkArgs(c.tool.args) {
+				return nil
 			}
 		}
 		if args := c.env.Arguments; tt.in == nil || !tt.decodeIn(c, unsafe.Pointer(&in)) {
@@ -150,8 +154,10 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			// Into a buffer of the Call's own, kept for the next call (Out
 			// may still hold bytes of the ArgBytes buffer).
 			txt = text(out, c.textBuf[:0])
-			c.textBuf = txt
-			if tt.direct && c.structuredFlat(tt, txt, unsafe.Pointer(&out)) {
+			if cap(txt) != cap(c.textBuf) {
+				c.textBuf = txt // grown: kept (the same room needs no store)
+			}
+			if tt.direct && (tt.echo && c.echoOne(tt, txt, unsafe.Pointer(&out)) || c.structuredFlat(tt, txt, unsafe.Pointer(&out))) {
 				return nil
 			}
 		}
@@ -176,12 +182,23 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 		c.esc = len(c.out) // the flat codec's encoding: escaped, as the rest
 		return nil
 	}
+	tt.call = call
+	t.Handler = func(c *Call) error {
+		n := -1
+		if a := c.tool.args; a != nil && a.typed == tt {
+			n = c.env.PlainArguments()
+		}
+		return call(c, n)
+	}
 	return s.addTool(t, tt)
 }
 
 // typedTool is what a typed tool's handler keeps besides h.
 type typedTool struct {
-	name    string
+	name string
+	// call is the tool's handler given the recorded members' count
+	// (AddTool): callTool, which has read it, calls it directly.
+	call    func(c *Call, n int) error
 	in, out *flatCodec         // nil when the type is not flat
 	schema  *jsonschema.Schema // the compiled outputSchema, with ValidateOutput
 	// direct: Out is flat and no output schema checks it, so with a
@@ -197,20 +214,22 @@ type typedTool struct {
 	// oneMid and oneTail, when Out is a single string field always
 	// written (direct, with a ResultText): the response from the text's
 	// closing quote to that string's body (`"}],"structuredContent":{"name":"`)
-	// and after it (`"`, Server.structTail). structuredFlat writes a string
+	// and after it (`"`, Server.structTail). structuredFlat and echoOne write a string
 	// that needs no escape between them with one capacity check.
 	oneMid, oneTail []byte
-	// oneMidArr is oneMid and zeros, when it fits (midArr): structuredFlat
-	// copies it as one array (moves the compiler writes out, no memmove
+	oneOff          uintptr // with oneMid: that string's offset in Out
+	// oneMidArr is oneMid and zeros, when it fits (midArr): echoOne and
+	// structuredFlat copy it as one array (moves the compiler writes out, no memmove
 	// call); what lies past oneMid is the string's and the tail's, written
 	// after it (oneTail is at least as long).
 	oneMidArr [48]byte
 	midArr    bool
 	// oneTailLo and oneTailHi are the first and the last 64 bytes of
-	// oneTail, when it has 64 to 128 (tailArr): structuredFlat writes
+	// oneTail, when it has 64 to 128 (tailArr): echoOne and structuredFlat write
 	// them as two arrays, the second overlapping the first.
 	oneTailLo, oneTailHi [64]byte
 	tailArr              bool
+	echo                 bool // oneMid, midArr and tailArr: echoOne may write
 }
 
 // fusedSlot is a name of a typed tool's flat input schema with what
@@ -521,7 +540,7 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 	var out []byte
 	mid, str := tt.oneMid, ""
 	if mid != nil {
-		str = *(*string)(unsafe.Add(p, tt.out.fields[0].off))
+		str = *(*string)(unsafe.Add(p, tt.oneOff))
 	}
 	if mid == nil || !c.strs.plain(str) {
 		var ok bool
@@ -591,6 +610,58 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 	c.result, c.open = true, false
 	c.rkind = kindComplete
 	c.esc = len(c.out) // every part the engine's own escaping encoders' (Request.ReplyEscaped)
+	return true
+}
+
+// echoOne is structuredFlat's one-string case when it needs no call: the
+// text is Out's one string (8 to 16 bytes, plain), the id has at most 16
+// bytes, oneMid and oneTail are held as arrays (tt.echo: midArr and
+// tailArr), and c.out has room for the response. A function that calls
+// nothing keeps more of its values in registers: structuredFlat's calls
+// (make, copy, the general encoder) have it save them on its stack on
+// every call. It writes the same bytes as structuredFlat's one-string
+// case, sets the result and reports true; false: nothing written,
+// structuredFlat decides (the room made, a longer id or tail copied).
+func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
+	if !tt.echo || len(c.env.ID) > 16 {
+		return false
+	}
+	str := *(*string)(unsafe.Add(p, tt.oneOff))
+	l, s := len(text), unsafe.Slice(unsafe.StringData(str), len(str))
+	if l < 8 || l > 16 || l != len(s) || !c.strs.plain(str) ||
+		binary.LittleEndian.Uint64(text) != binary.LittleEndian.Uint64(s) ||
+		binary.LittleEndian.Uint64(text[l-8:]) != binary.LittleEndian.Uint64(s[l-8:]) {
+		return false
+	}
+	lo, hi := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[l-8:])
+	id, tail := c.env.ID, tt.oneTail
+	t := len(responseHead) + len(id) + len(textHead) + 1 // the text's first byte
+	m := t + l + len(tt.oneMid)                          // str's
+	e := m + l + len(tail)
+	out := c.out
+	if cap(out) < e {
+		return false
+	}
+	out = out[:e]
+	// Every offset is below e = len(out) (structuredFlat).
+	b := unsafe.Pointer(unsafe.SliceData(out))
+	*(*[len(responseHead)]byte)(b) = responseHeadBytes
+	il, ih, k := wordEnds(id)
+	putWord(b, len(responseHead), il)
+	putWord(b, len(responseHead)+len(id)-k, ih)
+	*(*[len(textHead) + 1]byte)(unsafe.Add(b, t-len(textHead)-1)) = textHeadQuote
+	putWord(b, t, lo)
+	putWord(b, t+l-8, hi)
+	*(*[len(tt.oneMidArr)]byte)(unsafe.Add(b, t+l)) = tt.oneMidArr
+	putWord(b, m, lo)
+	putWord(b, m+l-8, hi)
+	d := unsafe.Add(b, m+l)
+	*(*[64]byte)(d) = tt.oneTailLo
+	*(*[64]byte)(unsafe.Add(d, len(tail)-64)) = tt.oneTailHi
+	c.out = out
+	c.result, c.open = true, false
+	c.rkind = kindComplete
+	c.esc = len(c.out) // every part the engine's own escaping encoders'
 	return true
 }
 
