@@ -61,6 +61,26 @@ func startInBatch(t testing.TB, sc *Scope, b *Batch, msg []byte, rep Replier) {
 	r.Start()
 }
 
+// startInlineIn begins msg as b's next request (b.Prepare), checks it and
+// runs it inline on this goroutine, failing t unless both pass; it returns
+// the request's Call (the batch's spare once the request ended there).
+func startInlineIn(t testing.TB, sc *Scope, b *Batch, msg []byte, rep Replier) *Call {
+	t.Helper()
+	r := b.Prepare()
+	if err := codec.Peek(msg, r.Envelope()); err != nil {
+		t.Fatal(err)
+	}
+	r = sc.BeginInBatch(r, b, context.Background(), msg, rep, nil)
+	c := r.c
+	if e := r.Check(); e != nil {
+		t.Fatalf("check: %s", e.Message)
+	}
+	if !r.StartInline() {
+		t.Fatal("not run inline")
+	}
+	return c
+}
+
 // TestBatchDurations: the inline requests of a batch are recorded once, at
 // End, from the batch's start; a request that goes to a worker leaves the
 // batch and is recorded when it ends, also from the batch's start.

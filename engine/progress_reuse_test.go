@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcpwire/mcpwire/codec"
 )
 
 // TestProgressClearedOnReuse: a request that sent progress, and one that
@@ -35,18 +33,7 @@ func TestProgressClearedOnReuse(t *testing.T) {
 			defer b.End()
 			b.SetReplier(rep)
 			msg := []byte(strings.Replace(string(batchMsg("1", "prog")), `"_meta":{`, `"_meta":{"progressToken":1,`, 1))
-			r := b.Prepare()
-			if err := codec.Peek(msg, r.Envelope()); err != nil {
-				t.Fatal(err)
-			}
-			r = sc.BeginInBatch(r, b, context.Background(), msg, rep, nil)
-			c := r.c
-			if e := r.Check(); e != nil {
-				t.Fatalf("check: %s", e.Message)
-			}
-			if !r.StartInline() {
-				t.Fatal("not run inline")
-			}
+			c := startInlineIn(t, sc, b, msg, rep)
 			if b.spare != c {
 				t.Fatal("the request's Call is not the batch's spare")
 			}

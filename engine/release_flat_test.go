@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-
-	"github.com/mcpwire/mcpwire/codec"
 )
 
 // TestReleaseClearsFlatBy: a request whose arguments a flat schema of no
@@ -25,18 +23,7 @@ func TestReleaseClearsFlatBy(t *testing.T) {
 	defer b.End()
 	b.SetReplier(rep)
 	msg := batchMsg("1", "open")
-	r := b.Prepare()
-	if err := codec.Peek(msg, r.Envelope()); err != nil {
-		t.Fatal(err)
-	}
-	r = sc.BeginInBatch(r, b, context.Background(), msg, rep, nil)
-	c := r.c
-	if e := r.Check(); e != nil {
-		t.Fatalf("check: %s", e.Message)
-	}
-	if !r.StartInline() {
-		t.Fatal("not run inline")
-	}
+	c := startInlineIn(t, sc, b, msg, rep)
 	if !scanned {
 		t.Fatal("the handler ran without flatBy set")
 	}
