@@ -60,11 +60,11 @@ func Dial(addr string, req []byte, timeout time.Duration) (int, error) {
 	copy(sa.Addr[:], ap.IP.To4())
 	tv := syscall.NsecToTimeval(timeout.Nanoseconds())
 	if err = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err == nil {
-		err = syscall.Connect(fd, sa)
+		err = connect(fd, sa)
 	}
 	for p := req; err == nil && len(p) > 0; {
 		var n int
-		n, err = syscall.Write(fd, p)
+		n, err = retry(func() (int, error) { return syscall.Write(fd, p) })
 		p = p[min(max(n, 0), len(p)):]
 	}
 	if err != nil {
@@ -72,6 +72,37 @@ func Dial(addr string, req []byte, timeout time.Duration) (int, error) {
 		return -1, err
 	}
 	return fd, nil
+}
+
+// The descriptors here are bare blocking sockets, whose calls a signal
+// interrupts with EINTR (the runtime's own, SIGURG for preemption, among
+// them): a receive on a socket with SO_RCVTIMEO is never restarted
+// (signal(7)). The runtime's network poller retries them; so do these.
+
+// retry runs a read or a write until it is not interrupted.
+func retry(call func() (int, error)) (int, error) {
+	for {
+		n, err := call()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}
+
+// connect connects fd to sa. An interrupted connect goes on in the
+// background (connect(2)): it is asked again until it reports done
+// (EISCONN) or fails.
+func connect(fd int, sa syscall.Sockaddr) error {
+	err := syscall.Connect(fd, sa)
+	for err == syscall.EINTR || err == syscall.EALREADY {
+		if err == syscall.EALREADY {
+			time.Sleep(time.Millisecond)
+		}
+		if err = syscall.Connect(fd, sa); err == syscall.EISCONN {
+			return nil
+		}
+	}
+	return err
 }
 
 // ReadUntil reads from fd into buf until what was read holds mark and,
@@ -85,7 +116,7 @@ func ReadUntil(fd int, buf []byte, mark []byte) ([]byte, error) {
 		if n == len(buf) {
 			return buf[:n], errors.New("idlemem: buffer full before the mark")
 		}
-		m, err := syscall.Read(fd, buf[n:])
+		m, err := retry(func() (int, error) { return syscall.Read(fd, buf[n:]) })
 		if err != nil {
 			return buf[:n], err
 		}
