@@ -105,11 +105,12 @@ func TestClientListsPagedCatalogue(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			// The stdio child registers the whole catalogue before it reads
-			// its first line (seconds of CPU under -race, each Add rebuilds
-			// the lists): an era probe that gives up after the default 10 s
-			// takes the server for a legacy one on a loaded machine. This
-			// test is about the listing, so the probe may wait as long as
-			// the listing does.
+			// its first line (7 s of CPU under -race when each Add rebuilt
+			// the lookup tables; far less since they are built once, on
+			// the first read): an era probe that gives up after the default
+			// 10 s would take the server for a legacy one on a loaded
+			// machine. This test is about the listing, so the probe may
+			// wait as long as the listing does.
 			c := open(t, mk(t), target.Config{Client: client.Config{ProbeTimeout: 2 * time.Minute}})
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
