@@ -123,8 +123,12 @@ func FuzzTemplatePromise(f *testing.F) {
 				}
 				continue
 			}
+			// got's spans are in line, which append may have moved (a
+			// message whose length fills its allocation): compare them
+			// as places in line, not in msg.
 			var got Envelope
-			n := PeekLine(append(msg, '\n'), &got, PeekConfig{Memo: memo})
+			line := append(msg, '\n')
+			n := PeekLine(line, &got, PeekConfig{Memo: memo})
 			if n < 0 {
 				continue
 			}
@@ -135,10 +139,10 @@ func FuzzTemplatePromise(f *testing.F) {
 			if err := PeekWith(msg, &want, PeekConfig{Memo: genericPeek}); err != nil {
 				t.Fatalf("%q: PeekLine took the line, PeekWith: %v", msg, err)
 			}
-			if x, y := spansOf(msg, &got), spansOf(msg, &want); x != y {
+			if x, y := spansOf(line[:len(msg)], &got), spansOf(msg, &want); x != y {
 				t.Fatalf("%q (read %d):\n got %+v\nwant %+v", msg, j, x, y)
 			}
-			checkTemplate(t, seen, msg, &got)
+			checkTemplate(t, seen, line[:len(msg)], &got)
 		}
 	})
 }
