@@ -168,7 +168,7 @@ func New(opt Config) *Server {
 	s.privateHints = s.cacheHints("private")
 	s.hub.init(s)
 	s.pool.init()
-	s.rebuild()
+	s.freshRegs() // the first snapshot, so that no request builds it
 	return s
 }
 
@@ -386,12 +386,6 @@ func (s *Server) ResourcesChanged() error { return s.publish(state.CueResourcesC
 // backplane, the listeners of every replica (errors as ToolsChanged).
 func (s *Server) ResourceUpdated(uri string) error {
 	return s.publish(state.CueResourceUpdated, uri)
-}
-
-func (s *Server) rebuild() {
-	s.regMu.Lock()
-	s.rebuildLocked()
-	s.regMu.Unlock()
 }
 
 // regs returns the registries' current snapshot, building it when a
