@@ -109,8 +109,11 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			copy(tt.oneMidArr[:], tt.oneMid)
 			tt.midArr = true
 		}
-		if k := len(tt.oneTail); k >= 64 && k <= 128 {
+		if k := len(tt.oneTail); k >= 64 && k <= 3*64 {
 			tt.oneTailLo, tt.oneTailHi = [64]byte(tt.oneTail), [64]byte(tt.oneTail[k-64:])
+			if k > 2*64 {
+				tt.oneTailMid = [64]byte(tt.oneTail[64:])
+			}
 			tt.tailArr = true
 		}
 		tt.echo = tt.midArr && tt.tailArr
@@ -225,10 +228,12 @@ type typedTool struct {
 	oneMidArr [48]byte
 	midArr    bool
 	// oneTailLo and oneTailHi are the first and the last 64 bytes of
-	// oneTail, when it has 64 to 128 (tailArr): echoOne and structuredFlat write
-	// them as two arrays, the second overlapping the first.
-	oneTailLo, oneTailHi [64]byte
-	tailArr              bool
+	// oneTail, when it has 64 to 192 (tailArr): echoOne and structuredFlat write
+	// them as two arrays, the second overlapping the first, and past 128
+	// bytes oneTailMid, the 64 after the first, between them (a longer
+	// serverInfo: wrk's reference server, with a title, has 150 bytes).
+	oneTailLo, oneTailMid, oneTailHi [64]byte
+	tailArr                          bool
 	echo                 bool // oneMid, midArr and tailArr: echoOne may write
 }
 
@@ -599,6 +604,9 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 			// memmove call costs more than these few bytes' copy.
 			d := unsafe.Add(b, m+l)
 			*(*[64]byte)(d) = tt.oneTailLo
+			if len(tail) > 2*64 {
+				*(*[64]byte)(unsafe.Add(d, 64)) = tt.oneTailMid
+			}
 			*(*[64]byte)(unsafe.Add(d, len(tail)-64)) = tt.oneTailHi
 		} else {
 			copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
@@ -657,6 +665,9 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	putWord(b, m+l-8, hi)
 	d := unsafe.Add(b, m+l)
 	*(*[64]byte)(d) = tt.oneTailLo
+	if len(tail) > 2*64 {
+		*(*[64]byte)(unsafe.Add(d, 64)) = tt.oneTailMid
+	}
 	*(*[64]byte)(unsafe.Add(d, len(tail)-64)) = tt.oneTailHi
 	c.out = out
 	c.result, c.open = true, false
