@@ -234,7 +234,7 @@ type typedTool struct {
 	// serverInfo: wrk's reference server, with a title, has 150 bytes).
 	oneTailLo, oneTailMid, oneTailHi [64]byte
 	tailArr                          bool
-	echo                 bool // oneMid, midArr and tailArr: echoOne may write
+	echo                             bool // oneMid, midArr and tailArr: echoOne may write
 }
 
 // fusedSlot is a name of a typed tool's flat input schema with what
