@@ -642,37 +642,39 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 		return false
 	}
 	lo, hi := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[l-8:])
-	id, tail := c.env.ID, tt.oneTail
-	t := len(responseHead) + len(id) + len(textHead) + 1 // the text's first byte
-	m := t + l + len(tt.oneMid)                          // str's
-	e := m + l + len(tail)
-	out := c.out
-	if cap(out) < e {
+	id, mid, tail := c.env.ID, len(tt.oneMid), len(tt.oneTail)
+	e := len(responseHead) + len(id) + len(textHead) + 1 + l + mid + l + tail
+	if cap(c.out) < e {
 		return false
 	}
-	out = out[:e]
-	// Every offset is below e = len(out) (structuredFlat).
-	b := unsafe.Pointer(unsafe.SliceData(out))
-	*(*[len(responseHead)]byte)(b) = responseHeadBytes
+	// Every part is below e, the room checked: each is written at d,
+	// which then moves past it (fewer values live than the parts'
+	// offsets from the start).
+	d := unsafe.Pointer(unsafe.SliceData(c.out))
+	*(*[len(responseHead)]byte)(d) = responseHeadBytes
 	il, ih, k := wordEnds(id)
-	putWord(b, len(responseHead), il)
-	putWord(b, len(responseHead)+len(id)-k, ih)
-	*(*[len(textHead) + 1]byte)(unsafe.Add(b, t-len(textHead)-1)) = textHeadQuote
-	putWord(b, t, lo)
-	putWord(b, t+l-8, hi)
-	*(*[len(tt.oneMidArr)]byte)(unsafe.Add(b, t+l)) = tt.oneMidArr
-	putWord(b, m, lo)
-	putWord(b, m+l-8, hi)
-	d := unsafe.Add(b, m+l)
+	putWord(d, len(responseHead), il)
+	putWord(d, len(responseHead)+len(id)-k, ih)
+	d = unsafe.Add(d, len(responseHead)+len(id))
+	*(*[len(textHead) + 1]byte)(d) = textHeadQuote
+	d = unsafe.Add(d, len(textHead)+1)
+	putWord(d, 0, lo)
+	putWord(d, l-8, hi)
+	d = unsafe.Add(d, l)
+	*(*[len(tt.oneMidArr)]byte)(d) = tt.oneMidArr
+	d = unsafe.Add(d, mid)
+	putWord(d, 0, lo)
+	putWord(d, l-8, hi)
+	d = unsafe.Add(d, l)
 	*(*[64]byte)(d) = tt.oneTailLo
-	if len(tail) > 2*64 {
+	if tail > 2*64 {
 		*(*[64]byte)(unsafe.Add(d, 64)) = tt.oneTailMid
 	}
-	*(*[64]byte)(unsafe.Add(d, len(tail)-64)) = tt.oneTailHi
-	c.out = out
+	*(*[64]byte)(unsafe.Add(d, tail-64)) = tt.oneTailHi
+	c.out = c.out[:e] // its length alone: the same array
 	c.result, c.open = true, false
 	c.rkind = kindComplete
-	c.esc = len(c.out) // every part the engine's own escaping encoders'
+	c.esc = e // every part the engine's own escaping encoders'
 	return true
 }
 
