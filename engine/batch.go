@@ -284,6 +284,7 @@ func (b *Batch) End() {
 	}
 	if c := b.spare; c != nil {
 		c.recycleTo = nil
+		c.unbind() // kept for the batch's next request (release)
 		callPool.Put(c)
 		b.spare = nil
 	}

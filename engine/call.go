@@ -190,7 +190,6 @@ func (c *Call) release() {
 	// and touches nothing else.
 	c.prog.reset()
 	c.ended = false
-	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 	if c.msg != nil && cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
 		// The envelope's spans hold a large buffer (the transport's, or
 		// c.buf, dropped below): let it go. Otherwise they point into
@@ -248,6 +247,9 @@ func (c *Call) release() {
 		// Ended on its batch's goroutine (endInBatch), which prepares the
 		// batch's next request: no pool round trip. recycleTo stays set
 		// while the batch owns the Call (Discard).
+		// Its bindings (srv, scope, rep, parent, principal) stay: the
+		// batch's next request sets them all again as it begins (Begin*),
+		// and End or Discard clears them before the pool (unbind).
 		if b.spare == nil {
 			b.spare = c
 			return
@@ -255,7 +257,14 @@ func (c *Call) release() {
 		c.recycleTo = nil
 		b.forget(c)
 	}
+	c.unbind()
 	callPool.Put(c)
+}
+
+// unbind clears what a request's Call holds of its transport and caller
+// (Begin* sets it): a pooled Call keeps none of them alive.
+func (c *Call) unbind() {
+	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 }
 
 // dropLarge drops the Call's buffers that grew past maxKeep (release).
