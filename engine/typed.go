@@ -339,21 +339,23 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
 	for j := range n {
 		name, v := env.PlainArgument(j)
+		if len(name) > 16 {
+			goto all
+		}
 		var sl *fusedSlot
-		x := 0
-		for i := range tt.slots {
-			s := &tt.slots[i]
-			if len(s.name) != len(name) {
-				continue
+		// Its ends once, compared with each slot's (fusedSlot.is): the
+		// j-th first (arguments in the schema's order), then all.
+		lo, hi, _ := wordEnds(name)
+		x := j
+		if s := tt.slots; x < len(s) && len(s[x].name) == len(name) && lo == s[x].lo && hi == s[x].hi {
+			sl = &s[x]
+		} else {
+			for i := range s {
+				if len(s[i].name) == len(name) && lo == s[i].lo && hi == s[i].hi {
+					sl, x = &s[i], i
+					break
+				}
 			}
-			if len(name) > 16 {
-				goto all
-			}
-			if lo, hi, _ := wordEnds(name); lo != s.lo || hi != s.hi {
-				continue
-			}
-			sl, x = s, i
-			break
 		}
 		if sl == nil {
 			if f.closed {
