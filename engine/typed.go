@@ -160,7 +160,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			if cap(txt) != cap(c.textBuf) {
 				c.textBuf = txt // grown: kept (the same room needs no store)
 			}
-			if tt.direct && (tt.echo && c.echoOne(tt, txt, unsafe.Pointer(&out)) || c.structuredFlat(tt, txt, unsafe.Pointer(&out))) {
+			if tt.echo && c.echoOne(tt, txt, unsafe.Pointer(&out)) || tt.direct && c.structuredFlat(tt, txt, unsafe.Pointer(&out)) {
 				return nil
 			}
 		}
@@ -629,11 +629,12 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 // tailArr), and c.out has room for the response. A function that calls
 // nothing keeps more of its values in registers: structuredFlat's calls
 // (make, copy, the general encoder) have it save them on its stack on
-// every call. It writes the same bytes as structuredFlat's one-string
-// case, sets the result and reports true; false: nothing written,
+// every call. Its caller has seen tt.echo (which implies tt.direct). It
+// writes the same bytes as structuredFlat's one-string case, sets the
+// result and reports true; false: nothing written,
 // structuredFlat decides (the room made, a longer id or tail copied).
 func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
-	if !tt.echo || len(c.env.ID) > 16 {
+	if len(c.env.ID) > 16 {
 		return false
 	}
 	str := *(*string)(unsafe.Add(p, tt.oneOff))
