@@ -160,7 +160,10 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			if cap(txt) != cap(c.textBuf) {
 				c.textBuf = txt // grown: kept (the same room needs no store)
 			}
-			if tt.echo && c.echoOne(tt, txt, unsafe.Pointer(&out)) || tt.direct && c.structuredFlat(tt, txt, unsafe.Pointer(&out)) {
+			if tt.echo && c.echoOne(tt, txt, unsafe.Pointer(&out)) {
+				return nil // (its own return: no values reloaded for the test below)
+			}
+			if tt.direct && c.structuredFlat(tt, txt, unsafe.Pointer(&out)) {
 				return nil
 			}
 		}
