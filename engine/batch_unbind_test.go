@@ -10,11 +10,8 @@ import (
 )
 
 // unbindPrincipal is a caller's identity a test watches through a weak
-// pointer (a pointer field: never in a tiny block shared with others).
-type unbindPrincipal struct {
-	name string
-	pad  [32]byte
-}
+// pointer (it holds a pointer: never in a tiny block shared with others).
+type unbindPrincipal struct{ name string }
 
 // TestSpareKeepsNoPrincipal: the Call a batch keeps for its next request
 // (its spare) keeps the bindings of the request that ended there
