@@ -190,15 +190,6 @@ func (c *Call) release() {
 	// and touches nothing else.
 	c.prog.reset()
 	c.ended = false
-	if c.msg != nil && cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
-		// The envelope's spans hold a large buffer (the transport's, or
-		// c.buf, dropped below): let it go. Otherwise they point into
-		// c.buf or a borrowed buffer of at most maxKeep, and the next
-		// Begin or Peek overwrites them: clearing the ~400 bytes for
-		// every request is not needed.
-		c.env = codec.Envelope{}
-	}
-	c.msg = nil
 	c.method, c.tool = nil, nil
 	c.dl.timedOut = false
 	c.done, c.err = nil, nil
@@ -232,10 +223,11 @@ func (c *Call) release() {
 		c.stagedCap = 0
 	}
 	// The caps' OR is at least each of them: one test when none is past
-	// maxKeep, the usual case.
-	if cap(c.buf)|cap(c.out)|cap(c.scratch)|cap(c.argBuf)|cap(c.textBuf) > maxKeep {
+	// maxKeep, the usual case (msg's included: dropLarge's envelope).
+	if cap(c.msg)|cap(c.buf)|cap(c.out)|cap(c.scratch)|cap(c.argBuf)|cap(c.textBuf) > maxKeep {
 		c.dropLarge()
 	}
+	c.msg = nil
 	c.cursor = c.cursor[:0]
 	if c.flatN != 0 || c.flatBy != nil {
 		for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
@@ -267,8 +259,17 @@ func (c *Call) unbind() {
 	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
 }
 
-// dropLarge drops the Call's buffers that grew past maxKeep (release).
+// dropLarge drops the Call's buffers that grew past maxKeep (release),
+// and the envelope when its spans may name one (msg or buf).
 func (c *Call) dropLarge() {
+	if cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
+		// The envelope's spans hold a large buffer (the transport's, or
+		// c.buf, dropped below): let it go. Otherwise they point into
+		// c.buf or a borrowed buffer of at most maxKeep, and the next
+		// Begin or Peek overwrites them: clearing the ~400 bytes for
+		// every request is not needed.
+		c.env = codec.Envelope{}
+	}
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
 	}
