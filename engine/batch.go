@@ -141,8 +141,8 @@ func (b *Batch) SetStage(p *[]byte) { b.stage = p }
 // allocates where the own buffer would not have.
 func (c *Call) stageOut(st []byte) {
 	if room := cap(st) - len(st) - 1; room > 0 && room >= cap(c.out) {
-		c.keep = c.out
-		c.out = st[len(st) : len(st) : cap(st)-1]
+		out := st[len(st) : len(st) : cap(st)-1] // (its bounds check before the stores: one write barrier test for both)
+		c.keep, c.out = c.out, out
 		c.stagedCap = room
 	}
 }
