@@ -357,9 +357,9 @@ func (c *Call) cancelLocked(why error) bool {
 	c.state = stateCancelled
 	c.err = why
 	c.closeDoneLocked()
-	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
+	afters := c.takeAftersLocked() // (after the timers' calls: not kept across them)
 	sub, detached := c.sub, c.detached
 	c.mu.Unlock()
 	c.runAfters(afters)
@@ -713,9 +713,9 @@ func (c *Call) complete() {
 		c.state = stateFinished
 	}
 	c.closeDoneLocked()
-	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
+	afters := c.takeAftersLocked() // (after the timers' calls: not kept across them)
 	// The request's generation ends here, with its state, under the one
 	// lock pair complete takes anyway, so that release need not take mu
 	// again. References taken from now on name the next generation, so
