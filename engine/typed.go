@@ -641,13 +641,18 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 		return false
 	}
 	str := *(*string)(unsafe.Add(p, tt.oneOff))
-	l, s := len(text), unsafe.Slice(unsafe.StringData(str), len(str))
-	if l < 8 || l > 16 || l != len(s) || !c.strs.plain(str) ||
-		binary.LittleEndian.Uint64(text) != binary.LittleEndian.Uint64(s) ||
-		binary.LittleEndian.Uint64(text[l-8:]) != binary.LittleEndian.Uint64(s[l-8:]) {
+	l := len(text)
+	if l < 8 || l > 16 || l != len(str) || !c.strs.plain(str) {
 		return false
 	}
-	lo, hi := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[l-8:])
+	// Both ends as words read through the data pointers (8 <= l: in
+	// bounds), not through slices, whose making and reslicing are tests
+	// and masks.
+	sp, tp := unsafe.Pointer(unsafe.StringData(str)), unsafe.Pointer(unsafe.SliceData(text))
+	lo, hi := getWord(sp, 0), getWord(sp, l-8)
+	if getWord(tp, 0) != lo || getWord(tp, l-8) != hi {
+		return false
+	}
 	id, mid, tail := c.env.ID, len(tt.oneMid), len(tt.oneTail)
 	e := len(responseHead) + len(id) + len(textHead) + 1 + l + mid + l + tail
 	if cap(c.out) < e {
@@ -708,6 +713,12 @@ func (c *Call) structuredOne(tt *typedTool, text, s []byte) []byte {
 
 // textHeadQuote is textHead and the text's opening quote.
 var textHeadQuote = [len(textHead) + 1]byte([]byte(textHead + `"`))
+
+// getWord loads the 8 bytes at b+i, little-endian, without a bounds
+// check: the caller has checked that b+i+8 is within its slice or string.
+func getWord(b unsafe.Pointer, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(b, i))[:])
+}
 
 // putWord stores x at b+i, little-endian, without a bounds check: the
 // caller has checked that b+i+8 is within its slice.
