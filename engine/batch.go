@@ -244,8 +244,8 @@ func (sc *Scope) BeginBound(r *Request, b *Batch, msg []byte, principal any) *Re
 	if c.t0 = int64(b.at); b.at == 0 {
 		c.t0 = sc.srv.durStart()
 	}
-	// The pointers last, in one group: one write barrier test, and no
-	// value but r live across the barrier's call.
+	// The pointers after the t0 test, in one group: one write barrier
+	// test, and fewer of the arguments kept on the stack.
 	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, b.prep, b.parent, principal
 	c.msg = msg
 	c.batch = b

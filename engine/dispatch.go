@@ -482,7 +482,7 @@ func (c *Call) start() {
 // and a request of a batch with a stage writes its response there (it
 // ends on this goroutine). It reports whether it ran the request.
 func (c *Call) runInline(direct bool) bool {
-	b := c.batch // read once: only admit's hooks, or the handler, may change it
+	b := c.batch // read again only after admit's and armTimeout's calls, as before
 	if direct {
 		// A tool's call (its method tools/call) is decided by its bare
 		// flag, which addTool set from the same terms.
