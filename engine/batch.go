@@ -141,8 +141,8 @@ func (b *Batch) SetStage(p *[]byte) { b.stage = p }
 // allocates where the own buffer would not have.
 func (c *Call) stageOut(st []byte) {
 	if room := cap(st) - len(st) - 1; room > 0 && room >= cap(c.out) {
-		c.keep = c.out
-		c.out = st[len(st) : len(st) : cap(st)-1]
+		out := st[len(st) : len(st) : cap(st)-1] // (its bounds check before the stores: one write barrier test for both)
+		c.keep, c.out = c.out, out
 		c.stagedCap = room
 	}
 }
@@ -239,17 +239,19 @@ func (sc *Scope) BeginBound(r *Request, b *Batch, msg []byte, principal any) *Re
 	// beginCall, written out: one call and its arguments' moves less for
 	// every request of a batch.
 	c := r.c
-	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, b.prep, b.parent, principal
 	c.state = stateRunning
 	c.status = 200
 	if c.t0 = int64(b.at); b.at == 0 {
 		c.t0 = sc.srv.durStart()
 	}
+	// The pointers after the t0 test, in one group: one write barrier
+	// test, and fewer of the arguments kept on the stack.
+	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, b.prep, b.parent, principal
+	c.msg = msg
+	c.batch = b
 	if b.watch {
 		c.watchParent(b.parent)
 	}
-	c.msg = msg
-	c.batch = b
 	return r
 }
 
@@ -284,6 +286,7 @@ func (b *Batch) End() {
 	}
 	if c := b.spare; c != nil {
 		c.recycleTo = nil
+		c.unbind() // kept for the batch's next request (release)
 		callPool.Put(c)
 		b.spare = nil
 	}

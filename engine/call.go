@@ -190,16 +190,6 @@ func (c *Call) release() {
 	// and touches nothing else.
 	c.prog.reset()
 	c.ended = false
-	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
-	if c.msg != nil && cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
-		// The envelope's spans hold a large buffer (the transport's, or
-		// c.buf, dropped below): let it go. Otherwise they point into
-		// c.buf or a borrowed buffer of at most maxKeep, and the next
-		// Begin or Peek overwrites them: clearing the ~400 bytes for
-		// every request is not needed.
-		c.env = codec.Envelope{}
-	}
-	c.msg = nil
 	c.method, c.tool = nil, nil
 	c.dl.timedOut = false
 	c.done, c.err = nil, nil
@@ -233,10 +223,11 @@ func (c *Call) release() {
 		c.stagedCap = 0
 	}
 	// The caps' OR is at least each of them: one test when none is past
-	// maxKeep, the usual case.
-	if cap(c.buf)|cap(c.out)|cap(c.scratch)|cap(c.argBuf)|cap(c.textBuf) > maxKeep {
+	// maxKeep, the usual case (msg's included: dropLarge's envelope).
+	if cap(c.msg)|cap(c.buf)|cap(c.out)|cap(c.scratch)|cap(c.argBuf)|cap(c.textBuf) > maxKeep {
 		c.dropLarge()
 	}
+	c.msg = nil
 	c.cursor = c.cursor[:0]
 	if c.flatN != 0 || c.flatBy != nil {
 		for i := range c.flatN { // no hold on the message's buffer (a loop: clear is a call)
@@ -248,6 +239,9 @@ func (c *Call) release() {
 		// Ended on its batch's goroutine (endInBatch), which prepares the
 		// batch's next request: no pool round trip. recycleTo stays set
 		// while the batch owns the Call (Discard).
+		// Its bindings (srv, scope, rep, parent, principal) stay: the
+		// batch's next request sets them all again as it begins (Begin*),
+		// and End or Discard clears them before the pool (unbind).
 		if b.spare == nil {
 			b.spare = c
 			return
@@ -255,11 +249,27 @@ func (c *Call) release() {
 		c.recycleTo = nil
 		b.forget(c)
 	}
+	c.unbind()
 	callPool.Put(c)
 }
 
-// dropLarge drops the Call's buffers that grew past maxKeep (release).
+// unbind clears what a request's Call holds of its transport and caller
+// (Begin* sets it): a pooled Call keeps none of them alive.
+func (c *Call) unbind() {
+	c.srv, c.rep, c.parent, c.principal, c.scope = nil, nil, nil, nil, nil
+}
+
+// dropLarge drops the Call's buffers that grew past maxKeep (release),
+// and the envelope when its spans may name one (msg or buf).
 func (c *Call) dropLarge() {
+	if cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
+		// The envelope's spans hold a large buffer (the transport's, or
+		// c.buf, dropped below): let it go. Otherwise they point into
+		// c.buf or a borrowed buffer of at most maxKeep, and the next
+		// Begin or Peek overwrites them: clearing the ~400 bytes for
+		// every request is not needed.
+		c.env = codec.Envelope{}
+	}
 	if cap(c.buf) > maxKeep {
 		c.buf = nil
 	}
@@ -347,9 +357,9 @@ func (c *Call) cancelLocked(why error) bool {
 	c.state = stateCancelled
 	c.err = why
 	c.closeDoneLocked()
-	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
+	afters := c.takeAftersLocked() // (after the timers' calls: not kept across them)
 	sub, detached := c.sub, c.detached
 	c.mu.Unlock()
 	c.runAfters(afters)
@@ -703,9 +713,9 @@ func (c *Call) complete() {
 		c.state = stateFinished
 	}
 	c.closeDoneLocked()
-	afters := c.takeAftersLocked()
 	c.prog.stopLocked()
 	c.stopTimeoutLocked()
+	afters := c.takeAftersLocked() // (after the timers' calls: not kept across them)
 	// The request's generation ends here, with its state, under the one
 	// lock pair complete takes anyway, so that release need not take mu
 	// again. References taken from now on name the next generation, so

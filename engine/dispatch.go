@@ -482,6 +482,7 @@ func (c *Call) start() {
 // and a request of a batch with a stage writes its response there (it
 // ends on this goroutine). It reports whether it ran the request.
 func (c *Call) runInline(direct bool) bool {
+	b := c.batch // read again only after admit's and armTimeout's calls, as before
 	if direct {
 		// A tool's call (its method tools/call) is decided by its bare
 		// flag, which addTool set from the same terms.
@@ -490,7 +491,7 @@ func (c *Call) runInline(direct bool) bool {
 				return false
 			}
 		}
-		if b := c.batch; b != nil && b.stage != nil {
+		if b != nil && b.stage != nil {
 			c.stageOut(*b.stage)
 		}
 	}
@@ -501,22 +502,26 @@ func (c *Call) runInline(direct bool) bool {
 	// all again in the same order (the mark stored twice is the same
 	// mark, and a flag once set stays set).
 	admitted := false
-	if b := c.batch; b != nil && b.listed && c.srv.hooks == nil && c.principal == nil && c.limKey == "" && b.cur.Load() == c {
+	if b != nil && b.listed && c.srv.hooks == nil && c.principal == nil && c.limKey == "" && b.cur.Load() == c {
 		c.admitted.Store(c.gen + 1)
 		if !b.sc.srv.tracker.shut.Load() && !b.sc.shut.Load() {
 			b.requests++ // as admit: added to Stats.Requests at the batch's end
 			admitted = true
 		}
 	}
-	if !admitted && !c.admit() {
-		return true
+	if !admitted {
+		if !c.admit() {
+			return true
+		}
+		b = c.batch // (after the hooks)
 	}
 	if !direct {
 		// (direct found no timeout: there is none to arm.)
 		c.armTimeout()
+		b = c.batch
 	}
 	var err error
-	if b := c.batch; b != nil && b.recovers {
+	if b != nil && b.recovers {
 		// The transport recovers a panic on the batch's goroutine and
 		// hands it to Batch.Recover: no deferred call per request.
 		b.inHandler = true

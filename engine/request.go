@@ -403,6 +403,7 @@ func (r *Request) Discard() {
 		c.recycleTo = nil
 		b.forget(c)
 	}
+	c.unbind() // a spare keeps the bindings of its last request (release)
 	callPool.Put(c)
 }
 

@@ -109,8 +109,11 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			copy(tt.oneMidArr[:], tt.oneMid)
 			tt.midArr = true
 		}
-		if k := len(tt.oneTail); k >= 64 && k <= 128 {
+		if k := len(tt.oneTail); k >= 64 && k <= 3*64 {
 			tt.oneTailLo, tt.oneTailHi = [64]byte(tt.oneTail), [64]byte(tt.oneTail[k-64:])
+			if k > 2*64 {
+				tt.oneTailMid = [64]byte(tt.oneTail[64:])
+			}
 			tt.tailArr = true
 		}
 		tt.echo = tt.midArr && tt.tailArr
@@ -157,7 +160,10 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			if cap(txt) != cap(c.textBuf) {
 				c.textBuf = txt // grown: kept (the same room needs no store)
 			}
-			if tt.direct && (tt.echo && c.echoOne(tt, txt, unsafe.Pointer(&out)) || c.structuredFlat(tt, txt, unsafe.Pointer(&out))) {
+			if tt.echo && c.echoOne(tt, txt, unsafe.Pointer(&out)) {
+				return nil // (its own return: no values reloaded for the test below)
+			}
+			if tt.direct && c.structuredFlat(tt, txt, unsafe.Pointer(&out)) {
 				return nil
 			}
 		}
@@ -225,11 +231,13 @@ type typedTool struct {
 	oneMidArr [48]byte
 	midArr    bool
 	// oneTailLo and oneTailHi are the first and the last 64 bytes of
-	// oneTail, when it has 64 to 128 (tailArr): echoOne and structuredFlat write
-	// them as two arrays, the second overlapping the first.
-	oneTailLo, oneTailHi [64]byte
-	tailArr              bool
-	echo                 bool // oneMid, midArr and tailArr: echoOne may write
+	// oneTail, when it has 64 to 192 (tailArr): echoOne and structuredFlat write
+	// them as two arrays, the second overlapping the first, and past 128
+	// bytes oneTailMid, the 64 after the first, between them (a longer
+	// serverInfo: wrk's reference server, with a title, has 150 bytes).
+	oneTailLo, oneTailMid, oneTailHi [64]byte
+	tailArr                          bool
+	echo                             bool // oneMid, midArr and tailArr: echoOne may write
 }
 
 // fusedSlot is a name of a typed tool's flat input schema with what
@@ -334,21 +342,23 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
 	for j := range n {
 		name, v := env.PlainArgument(j)
+		if len(name) > 16 {
+			goto all
+		}
 		var sl *fusedSlot
-		x := 0
-		for i := range tt.slots {
-			s := &tt.slots[i]
-			if len(s.name) != len(name) {
-				continue
+		// Its ends once, compared with each slot's (fusedSlot.is): the
+		// j-th first (arguments in the schema's order), then all.
+		lo, hi, _ := wordEnds(name)
+		x := j
+		if s := tt.slots; x < len(s) && len(s[x].name) == len(name) && lo == s[x].lo && hi == s[x].hi {
+			sl = &s[x]
+		} else {
+			for i := range s {
+				if len(s[i].name) == len(name) && lo == s[i].lo && hi == s[i].hi {
+					sl, x = &s[i], i
+					break
+				}
 			}
-			if len(name) > 16 {
-				goto all
-			}
-			if lo, hi, _ := wordEnds(name); lo != s.lo || hi != s.hi {
-				continue
-			}
-			sl, x = s, i
-			break
 		}
 		if sl == nil {
 			if f.closed {
@@ -599,6 +609,9 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 			// memmove call costs more than these few bytes' copy.
 			d := unsafe.Add(b, m+l)
 			*(*[64]byte)(d) = tt.oneTailLo
+			if len(tail) > 2*64 {
+				*(*[64]byte)(unsafe.Add(d, 64)) = tt.oneTailMid
+			}
 			*(*[64]byte)(unsafe.Add(d, len(tail)-64)) = tt.oneTailHi
 		} else {
 			copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
@@ -619,49 +632,60 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 // tailArr), and c.out has room for the response. A function that calls
 // nothing keeps more of its values in registers: structuredFlat's calls
 // (make, copy, the general encoder) have it save them on its stack on
-// every call. It writes the same bytes as structuredFlat's one-string
-// case, sets the result and reports true; false: nothing written,
+// every call. Its caller has seen tt.echo (which implies tt.direct). It
+// writes the same bytes as structuredFlat's one-string case, sets the
+// result and reports true; false: nothing written,
 // structuredFlat decides (the room made, a longer id or tail copied).
 func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
-	if !tt.echo || len(c.env.ID) > 16 {
+	if len(c.env.ID) > 16 {
 		return false
 	}
 	str := *(*string)(unsafe.Add(p, tt.oneOff))
-	l, s := len(text), unsafe.Slice(unsafe.StringData(str), len(str))
-	if l < 8 || l > 16 || l != len(s) || !c.strs.plain(str) ||
-		binary.LittleEndian.Uint64(text) != binary.LittleEndian.Uint64(s) ||
-		binary.LittleEndian.Uint64(text[l-8:]) != binary.LittleEndian.Uint64(s[l-8:]) {
+	l := len(text)
+	if l < 8 || l > 16 || l != len(str) || !c.strs.plain(str) {
 		return false
 	}
-	lo, hi := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[l-8:])
-	id, tail := c.env.ID, tt.oneTail
-	t := len(responseHead) + len(id) + len(textHead) + 1 // the text's first byte
-	m := t + l + len(tt.oneMid)                          // str's
-	e := m + l + len(tail)
-	out := c.out
-	if cap(out) < e {
+	// Both ends as words read through the data pointers (8 <= l: in
+	// bounds), not through slices, whose making and reslicing are tests
+	// and masks.
+	sp, tp := unsafe.Pointer(unsafe.StringData(str)), unsafe.Pointer(unsafe.SliceData(text))
+	lo, hi := getWord(sp, 0), getWord(sp, l-8)
+	if getWord(tp, 0) != lo || getWord(tp, l-8) != hi {
 		return false
 	}
-	out = out[:e]
-	// Every offset is below e = len(out) (structuredFlat).
-	b := unsafe.Pointer(unsafe.SliceData(out))
-	*(*[len(responseHead)]byte)(b) = responseHeadBytes
+	id, mid, tail := c.env.ID, len(tt.oneMid), len(tt.oneTail)
+	e := len(responseHead) + len(id) + len(textHead) + 1 + l + mid + l + tail
+	if cap(c.out) < e {
+		return false
+	}
+	// Every part is below e, the room checked: each is written at d,
+	// which then moves past it (fewer values live than the parts'
+	// offsets from the start).
+	d := unsafe.Pointer(unsafe.SliceData(c.out))
+	*(*[len(responseHead)]byte)(d) = responseHeadBytes
 	il, ih, k := wordEnds(id)
-	putWord(b, len(responseHead), il)
-	putWord(b, len(responseHead)+len(id)-k, ih)
-	*(*[len(textHead) + 1]byte)(unsafe.Add(b, t-len(textHead)-1)) = textHeadQuote
-	putWord(b, t, lo)
-	putWord(b, t+l-8, hi)
-	*(*[len(tt.oneMidArr)]byte)(unsafe.Add(b, t+l)) = tt.oneMidArr
-	putWord(b, m, lo)
-	putWord(b, m+l-8, hi)
-	d := unsafe.Add(b, m+l)
+	putWord(d, len(responseHead), il)
+	putWord(d, len(responseHead)+len(id)-k, ih)
+	d = unsafe.Add(d, len(responseHead)+len(id))
+	*(*[len(textHead) + 1]byte)(d) = textHeadQuote
+	d = unsafe.Add(d, len(textHead)+1)
+	putWord(d, 0, lo)
+	putWord(d, l-8, hi)
+	d = unsafe.Add(d, l)
+	*(*[len(tt.oneMidArr)]byte)(d) = tt.oneMidArr
+	d = unsafe.Add(d, mid)
+	putWord(d, 0, lo)
+	putWord(d, l-8, hi)
+	d = unsafe.Add(d, l)
 	*(*[64]byte)(d) = tt.oneTailLo
-	*(*[64]byte)(unsafe.Add(d, len(tail)-64)) = tt.oneTailHi
-	c.out = out
+	if tail > 2*64 {
+		*(*[64]byte)(unsafe.Add(d, 64)) = tt.oneTailMid
+	}
+	*(*[64]byte)(unsafe.Add(d, tail-64)) = tt.oneTailHi
+	c.out = c.out[:e] // its length alone: the same array
 	c.result, c.open = true, false
 	c.rkind = kindComplete
-	c.esc = len(c.out) // every part the engine's own escaping encoders'
+	c.esc = e // every part the engine's own escaping encoders'
 	return true
 }
 
@@ -689,6 +713,12 @@ func (c *Call) structuredOne(tt *typedTool, text, s []byte) []byte {
 
 // textHeadQuote is textHead and the text's opening quote.
 var textHeadQuote = [len(textHead) + 1]byte([]byte(textHead + `"`))
+
+// getWord loads the 8 bytes at b+i, little-endian, without a bounds
+// check: the caller has checked that b+i+8 is within its slice or string.
+func getWord(b unsafe.Pointer, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(b, i))[:])
+}
 
 // putWord stores x at b+i, little-endian, without a bounds check: the
 // caller has checked that b+i+8 is within its slice.

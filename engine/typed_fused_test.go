@@ -70,6 +70,10 @@ type anyIntArgs struct {
 // (typedTool.checkDecode), and "<name>-checked", the same tool with that
 // pass turned off (callTool checks, then the handler decodes), so that
 // both must answer alike.
+// longOpen is longArgs' schema, open (any other member passes).
+const longOpen = `{"type":"object","properties":{"abcdefghij":{"type":"string"},"abcdefghijklmno":{"type":"integer"},` +
+	`"abcdefghijklmnop":{"type":"integer"},"abcdefghijklmnopq":{"type":"string"},"b":{"type":"boolean"}}}`
+
 func fusedPairs(tb testing.TB) *Server {
 	s := New(Config{})
 	echo := func(_ *Call, in identityArgs) (identityArgs, error) { return in, nil }
@@ -85,6 +89,13 @@ func fusedPairs(tb testing.TB) *Server {
 	}
 	for _, name := range []string{"long", "long-checked"} {
 		if err := AddTool(s, Tool{Name: name, Inline: true}, lecho); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// longArgs with an open schema: a member it does not know is
+	// passed over, so a name past 16 bytes must not be taken for one.
+	for _, name := range []string{"longopen", "longopen-checked"} {
+		if err := AddTool(s, Tool{Name: name, Inline: true, InputSchema: []byte(longOpen)}, lecho); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -108,7 +119,7 @@ func fusedPairs(tb testing.TB) *Server {
 			tb.Fatal(err)
 		}
 	}
-	for _, name := range []string{"id", "z", "open", "pre", "long", "anyint"} {
+	for _, name := range []string{"id", "z", "open", "pre", "long", "longopen", "anyint"} {
 		if s.tools[name].args.typed == nil {
 			tb.Fatalf("%s: not fused", name)
 		}
@@ -121,7 +132,7 @@ func fusedPairs(tb testing.TB) *Server {
 // the two answer differently, or count refused arguments differently.
 func fusedSame(t *testing.T, s *Server, args string) {
 	t.Helper()
-	for _, name := range []string{"id", "z", "open", "pre", "long", "anyint"} {
+	for _, name := range []string{"id", "z", "open", "pre", "long", "longopen", "anyint"} {
 		n0 := s.stats.InvalidArguments.Load()
 		got := runToolCall(t, s, name, args)
 		n1 := s.stats.InvalidArguments.Load()
@@ -196,6 +207,8 @@ func TestTypedFused(t *testing.T) {
 			`"structuredContent":{"abcdefghij":"1234567890abcdef","abcdefghijklmno":7,"abcdefghijklmnop":123456789012345678}`},
 		{"long", `{"abcdefghijklmnopq":"q","b":1}`, `"isError":true`},
 		{"long", `{"abcdefghijklmnopq":"q","b":true}`, `"structuredContent":{"abcdefghijklmnopq":"q","b":true}`},
+		{"longopen", `{"abcdefghijklmnopq":"q","b":true}`, `"structuredContent":{"abcdefghijklmnopq":"q","b":true}`},
+		{"longopen", `{"abcdefghijklmnopqr":"q","abcdefghij":"x"}`, `"structuredContent":{"abcdefghij":"x"}`},
 	} {
 		if got := runToolCall(t, s, c.tool, c.args); !bytes.Contains(got, []byte(c.want)) {
 			t.Errorf("%d: %s %s: %s, want %s in it", i, c.tool, c.args, got, c.want)

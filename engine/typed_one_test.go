@@ -185,14 +185,14 @@ func FuzzTypedOne(f *testing.F) {
 }
 
 // TestTypedOneTails: the one-string echo's tail (oneTail) at every length
-// from below 64 bytes to past 128, set by the server's name, against the
-// general path. From 64 to 128 bytes it is written as two overlapping
-// arrays (tailArr), elsewhere by copy.
+// from 64 bytes to past 192, set by the server's name, against the
+// general path. From 64 to 192 bytes it is written as two overlapping
+// arrays and past 128 a third between them (tailArr), elsewhere by copy.
 func TestTypedOneTails(t *testing.T) {
 	oneText = oneModes[0]
 	h := func(_ *Call, in oneArgs) (oneOut, error) { return oneOut(in), nil }
-	seen := map[bool]bool{}
-	for l := 1; l <= 90; l++ {
+	seen := map[int]bool{}
+	for l := 1; l <= 160; l++ {
 		s := New(Config{Name: strings.Repeat("n", l-1) + "z"})
 		if err := AddTool(s, Tool{Name: "one", Inline: true}, h); err != nil {
 			t.Fatal(err)
@@ -201,10 +201,11 @@ func TestTypedOneTails(t *testing.T) {
 			t.Fatal(err)
 		}
 		tt := s.tools["one"].args.typed
-		if k := len(tt.oneTail); tt.tailArr != (k >= 64 && k <= 128) {
+		k := len(tt.oneTail)
+		if tt.tailArr != (k >= 64 && k <= 192) {
 			t.Fatalf("name %d: tail of %d bytes, tailArr %v", l, k, tt.tailArr)
 		}
-		seen[tt.tailArr] = true
+		seen[min((k+63)/64, 4)] = true // 2: two arrays, 3: three, 4: a copy
 		for _, id := range []string{"1", "12345678901", `"a-longer-string-id-0123456789"`} {
 			for _, v := range []string{"hello wo", "hello world", "hello world12345", "h", "hello world, a longer one"} {
 				args := `{"s":"` + v + `"}`
@@ -216,7 +217,7 @@ func TestTypedOneTails(t *testing.T) {
 		}
 		_ = s.Shutdown(context.Background())
 	}
-	if !seen[true] || !seen[false] {
-		t.Fatalf("tails with and without tailArr: %v", seen)
+	if !seen[2] || !seen[3] || !seen[4] {
+		t.Fatalf("tails by 64 bytes: %v, want 2, 3 and 4", seen)
 	}
 }
