@@ -73,7 +73,7 @@ func connRoundTrip(t *testing.T, c net.Conn, br *bufio.Reader, req []byte) (*htt
 }
 
 // TestReplyInPlace: a reply made where the request was read goes straight
-// into fasthttp's response body (replyInPlace) and is sent from there by
+// into fasthttp's response body (Reply, quiet) and is sent from there by
 // sendReplyOf; every other reply still goes through x.reply. One
 // keep-alive connection takes, in turn, replies of both kinds and the
 // answers around them (HTTP-06's empty 202, HTTP-07's JSON body, HVAL-01's

@@ -466,7 +466,7 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 		return
 	}
 	// inPlace: the reply is the fasthttp response's body already
-	// (replyInPlace); sent as it is unless compressed.
+	// (Reply on a quiet exchange); sent as it is unless compressed.
 	inPlace := x.inPlace
 	if s.cfg.Compression {
 		if inPlace {
