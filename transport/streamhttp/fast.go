@@ -352,7 +352,9 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 	// deadline moves only when it has come within a second of expiring,
 	// which keeps timer work off the per-request path.
 	if lc := limitOf(w.ctx.Conn()); lc != nil {
-		lc.refreshWriteDeadline()
+		if p, ok := lc.writeKept(); !ok { // refreshWriteDeadline, its test inlined
+			lc.moveWriteDeadline(p)
+		}
 	} else {
 		_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
 	}
