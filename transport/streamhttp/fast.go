@@ -156,7 +156,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		lc.requestRead()
 	}
 	p := ctx.Path()
-	atPath := string(p) == s.cfg.Path // the MCP endpoint first: no map lookup
+	atPath := shortEqual(p, s.path) // the MCP endpoint (s.path is Config.Path) first: no map lookup
 	if !atPath {
 		if h := s.mounted(p); h != nil {
 			s.serveMountFast(ctx, h)

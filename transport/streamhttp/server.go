@@ -416,7 +416,7 @@ func (s *Server) check(c *engine.Request, h *mirrored, scratch *[]byte, vals *[m
 	// Steps 9 and 11 in their usual case, a body string without escapes
 	// equal to its header (sent once), pass here without a call; the
 	// checks themselves answer anything else.
-	if pv := &env.ProtocolVersion; !pv.Present || pv.Escaped || string(pv.Raw) != string(h.version.v) {
+	if pv := &env.ProtocolVersion; !pv.Present || pv.Escaped || !shortEqual(pv.Raw, h.version.v) {
 		if e := h.checkVersionEqual(env); e != nil {
 			return e
 		}
@@ -426,7 +426,7 @@ func (s *Server) check(c *engine.Request, h *mirrored, scratch *[]byte, vals *[m
 			return e
 		}
 	}
-	if me := &env.Method; h.method.n != 1 || !me.Present || me.Escaped || string(me.Raw) != string(h.method.v) {
+	if me := &env.Method; h.method.n != 1 || !me.Present || me.Escaped || !shortEqual(me.Raw, h.method.v) {
 		if e := h.checkMethod(env); e != nil {
 			return e
 		}
