@@ -35,7 +35,12 @@ func wrkLike(name, hdrName, more string) []byte {
 // returns one client connection to it; all of it ends with the test.
 func serveConn(t *testing.T, eng *engine.Server, cfg Config) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	s := New(eng, cfg)
+	return serveConnOf(t, New(eng, cfg))
+}
+
+// serveConnOf is serveConn for a Server the caller made.
+func serveConnOf(t *testing.T, s *Server) (net.Conn, *bufio.Reader) {
+	t.Helper()
 	ln, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +62,7 @@ func serveConn(t *testing.T, eng *engine.Server, cfg Config) (net.Conn, *bufio.R
 // connRoundTrip writes req on c and reads the response.
 func connRoundTrip(t *testing.T, c net.Conn, br *bufio.Reader, req []byte) (*http.Response, []byte) {
 	t.Helper()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := c.Write(req); err != nil {
 		t.Fatal(err)
 	}

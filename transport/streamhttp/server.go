@@ -179,7 +179,9 @@ func (s *Server) admit(r *reqInfo, w respWriter) (principal any, ok bool) {
 		w.send(403, "", nil)
 		return nil, false
 	}
-	if s.checkHost && !s.hostAllowed(r) { // SEC-03, B7
+	// SEC-03, B7. The Host the connection's last request was let through
+	// with is compared here, without a call (hostAllowed's first test).
+	if s.checkHost && !(r.lc != nil && r.lc.hostOK != nil && shortEqual(r.lc.hostOK, r.host)) && !s.hostAllowed(r) {
 		s.stats.BadHost.Add(1)
 		w.send(403, "", nil)
 		return nil, false
@@ -217,7 +219,7 @@ func (s *Server) originAllowed(r *reqInfo) bool {
 // originAllowed.
 func (s *Server) hostAllowed(r *reqInfo) bool {
 	lc := r.lc
-	if lc != nil && lc.hostOK != nil && bytes.Equal(lc.hostOK, r.host) {
+	if lc != nil && lc.hostOK != nil && shortEqual(lc.hostOK, r.host) {
 		return true
 	}
 	if !s.hosts.allows(r.host) {
