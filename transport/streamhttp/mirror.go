@@ -85,6 +85,9 @@ func (m *mirrored) add(k, v []byte) {
 }
 
 func trimOWS(v []byte) []byte {
+	if len(v) > 0 && v[0] > ' ' && v[len(v)-1] > ' ' {
+		return v // the usual value: nothing to trim (a space and a tab are both at most ' ')
+	}
 	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
 		v = v[1:]
 	}

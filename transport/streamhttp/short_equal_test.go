@@ -43,3 +43,27 @@ func TestShortEqual(t *testing.T) {
 		check(a, big[:n])
 	}
 }
+
+// TestTrimOWS: trimOWS drops the spaces and tabs around a value (HDR-07)
+// and nothing else, as bytes.Trim with those two does, for every byte
+// value first, last, or both, around one byte and alone, and for runs of
+// them. Its shortcut returns a value whose first and last bytes are above
+// ' ' as it is; this fails when the shortcut takes a space or a tab.
+func TestTrimOWS(t *testing.T) {
+	check := func(v []byte) {
+		t.Helper()
+		if got, want := trimOWS(v), bytes.Trim(v, " \t"); !bytes.Equal(got, want) {
+			t.Fatalf("trimOWS(%q) = %q, want %q", v, got, want)
+		}
+	}
+	check(nil)
+	check([]byte{})
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		check([]byte{b})
+		check([]byte{b, 'x'})
+		check([]byte{'x', b})
+		check([]byte{b, 'x', b})
+		check([]byte{b, b, 'x', 'y', b, b})
+	}
+}
