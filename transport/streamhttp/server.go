@@ -252,7 +252,7 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 		w.send(415, ctJSON, bodyUnsupportedType)
 		return
 	}
-	if !acceptsBoth(r.accept) { // HTTP-03, B15
+	if !acceptsExample(r.accept) && !acceptsOther(r.accept) { // acceptsBoth, its first test without a call; HTTP-03, B15
 		s.stats.NotAcceptable.Add(1)
 		w.send(406, ctJSON, bodyNotAcceptable)
 		return
@@ -321,14 +321,14 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 			return
 		}
 	}
-	if !c.HasTimeout() && (!c.MayNotify() || c.Inline()) {
+	inline := c.Inline() // asked once: the test below and the run's watch both need it
+	if !c.HasTimeout() && (!c.MayNotify() || inline) {
 		// Run on this goroutine: no hand-off. Either no notification can
 		// precede the response (one JSON body: HTTP-07, SSE-10), or the
 		// handler is Inline — microseconds by contract — so whatever it
 		// notifies (progress, logs) is sent with its result once it
 		// returns. A progressToken or logLevel therefore costs nothing
 		// until the handler actually uses it (issue 8).
-		inline := c.Inline()
 		if !inline {
 			// An Inline handler is microseconds by contract: a watch
 			// (a timer armed and stopped) would cost more than it could
@@ -658,15 +658,23 @@ func isJSONTypeParams(v []byte) bool {
 }
 
 // acceptsBoth reports whether Accept covers application/json and
-// text/event-stream (wildcards count; HTTP-03).
+// text/event-stream (wildcards count; HTTP-03). serve asks its two parts
+// itself, so that HTTP-03's example spelling, what clients send, is told
+// without a call.
 func acceptsBoth(v []byte) bool {
-	// HTTP-03's example spelling, what clients send, in parts of at most
-	// 16 bytes, which the compiler compares with word loads (a 35-byte
-	// compare is a call).
-	if len(v) == len("application/json, text/event-stream") && string(v[:16]) == "application/json" &&
-		string(v[16:32]) == ", text/event-str" && string(v[32:]) == "eam" {
-		return true
-	}
+	return acceptsExample(v) || acceptsOther(v)
+}
+
+// acceptsExample reports whether v is HTTP-03's example spelling,
+// compared in parts of at most 16 bytes, which the compiler compares
+// with word loads (a 35-byte compare is a call).
+func acceptsExample(v []byte) bool {
+	return len(v) == len("application/json, text/event-stream") && string(v[:16]) == "application/json" &&
+		string(v[16:32]) == ", text/event-str" && string(v[32:]) == "eam"
+}
+
+// acceptsOther is acceptsBoth for any other value.
+func acceptsOther(v []byte) bool {
 	switch string(v) { // the other spellings clients send
 	case "text/event-stream, application/json",
 		"application/json,text/event-stream", "text/event-stream,application/json":
