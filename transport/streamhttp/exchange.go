@@ -41,7 +41,7 @@ type exchange struct {
 	spare []byte
 	reply []byte // the final response (JSON mode), unless inPlace
 	// inPlace: the final response is in fw's response body already
-	// (replyInPlace), not in reply.
+	// (Reply, on a quiet exchange), not in reply.
 	inPlace bool
 	status  int
 	replied bool
@@ -430,12 +430,35 @@ func (x *exchange) DropsOnCancel() {}
 
 // Reply implements engine.Replier.
 func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
-	if !x.lockUnlessQuiet() {
-		if x.fw.ctx != nil && x.mode == modeWaiting && x.gone == nil && status != 0 {
-			return x.replyInPlace(c, frame, status)
-		}
+	if !x.quiet {
+		return x.replyMu(c, frame, status)
+	}
+	if x.fw.ctx == nil || x.mode != modeWaiting || x.gone != nil || status == 0 {
 		return x.replyLocked(c, frame, status)
 	}
+	// The JSON reply of a quiet exchange on the fasthttp front end: the
+	// frame is copied once, straight into the response's body, where
+	// sendReplyOf finds it (inPlace), instead of into x.reply and from
+	// there into the body. Quiet, the request's goroutine is the caller,
+	// so the RequestCtx is still its own; whatever answers the request
+	// after this is sendReplyOf (see dispatch), which either sends the
+	// body as it is or replaces it (compression). A status of 0
+	// (sendReplyOf answers it 499 without a body; the engine sends none)
+	// keeps x.reply.
+	x.mode = modeJSON
+	x.fw.ctx.Response.SetBody(frame)
+	x.inPlace = true
+	x.status = status
+	if status == 429 {
+		x.retry = c.RetryAfter()
+	}
+	x.replied = true
+	return nil // a quiet exchange has no waiter to wake
+}
+
+// replyMu is Reply for an exchange that is not quiet: under x.mu.
+func (x *exchange) replyMu(c *engine.Request, frame []byte, status int) error {
+	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.replyLocked(c, frame, status)
 }
@@ -465,33 +488,19 @@ func (x *exchange) replyLocked(c *engine.Request, frame []byte, status int) erro
 	return nil
 }
 
-// replyInPlace is replyLocked's JSON reply for a quiet exchange on the
-// fasthttp front end: the frame is copied once, straight into the
-// response's body, where sendReplyOf finds it (inPlace), instead of into
-// x.reply and from there into the body. Quiet, the request's goroutine
-// is the caller, so the RequestCtx is still its own; whatever answers the
-// request after this is sendReplyOf (see dispatch), which either sends the
-// body as it is or replaces it (compression). A status of 0 (sendReplyOf
-// answers it 499 without a body; the engine sends none) keeps x.reply.
-func (x *exchange) replyInPlace(c *engine.Request, frame []byte, status int) error {
-	x.mode = modeJSON
-	x.fw.ctx.Response.SetBody(frame)
-	x.inPlace = true
-	x.status = status
-	if status == 429 {
-		x.retry = c.RetryAfter()
-	}
-	x.replied = true
-	return nil // a quiet exchange has no waiter to wake
-}
-
 // Done implements engine.Replier.
 func (x *exchange) Done(c *engine.Request) {
-	locked := x.lockUnlessQuiet()
-	x.ended = true
-	if locked {
-		x.mu.Unlock()
+	if x.quiet {
+		// Nobody waits on a quiet exchange (waitFirst and the pump wait
+		// only once quiet is cleared: wake would find no waiter), and
+		// the engine holds no reference of its own (async is set only
+		// with quiet cleared, handOff).
+		x.ended = true
+		return
 	}
+	x.mu.Lock()
+	x.ended = true
+	x.mu.Unlock()
 	x.wake()
 	if x.async {
 		x.unref()

@@ -77,3 +77,35 @@ func TestWriteDeadlineKept(t *testing.T) {
 		t.Fatalf("%d write deadlines set for %d requests, want 1", n, rc.N)
 	}
 }
+
+// TestDoneQuiet: Done on a quiet exchange (a request run where it was
+// read) marks it ended and nothing else: no lock, no wake, no reference
+// dropped (the engine took none). On an exchange handed off (handOff:
+// not quiet, async) it marks it ended, wakes the waiter and drops the
+// engine's reference. Fails if the quiet path forgets ended, drops a
+// reference, or if the other path stops waking or releasing.
+func TestDoneQuiet(t *testing.T) {
+	s := New(typedEchoEngine(t), Config{})
+	x := s.acquireExchange()
+	x.quiet = true // bound alone (bind)
+	x.Done(nil)
+	if !x.ended || x.refs.Load() != 1 || len(x.signal) != 0 || x.pooled {
+		t.Fatalf("quiet Done: ended %v, refs %d, signals %d, pooled %v; want true, 1, 0, false",
+			x.ended, x.refs.Load(), len(x.signal), x.pooled)
+	}
+	x.unref()
+
+	x = s.acquireExchange()
+	x.handOff() // a worker answers: the engine holds a reference of its own
+	x.waiting.Store(true)
+	x.Done(nil)
+	x.waiting.Store(false)
+	if !x.ended || x.refs.Load() != 1 || len(x.signal) != 1 || x.pooled {
+		t.Fatalf("handed-off Done: ended %v, refs %d, signals %d, pooled %v; want true, 1, 1, false",
+			x.ended, x.refs.Load(), len(x.signal), x.pooled)
+	}
+	x.unref()
+	if !x.pooled || len(x.signal) != 0 {
+		t.Fatalf("after the HTTP side's unref: pooled %v, signals %d; want true, 0", x.pooled, len(x.signal))
+	}
+}

@@ -156,7 +156,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 		lc.requestRead()
 	}
 	p := ctx.Path()
-	atPath := string(p) == s.cfg.Path // the MCP endpoint first: no map lookup
+	atPath := shortEqual(p, s.path) // the MCP endpoint (s.path is Config.Path) first: no map lookup
 	if !atPath {
 		if h := s.mounted(p); h != nil {
 			s.serveMountFast(ctx, h)
@@ -352,7 +352,9 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 	// deadline moves only when it has come within a second of expiring,
 	// which keeps timer work off the per-request path.
 	if lc := limitOf(w.ctx.Conn()); lc != nil {
-		lc.refreshWriteDeadline()
+		if p, ok := lc.writeKept(); !ok { // refreshWriteDeadline, its test inlined
+			lc.moveWriteDeadline(p)
+		}
 	} else {
 		_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
 	}

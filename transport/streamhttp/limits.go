@@ -224,13 +224,22 @@ const (
 func (c *limitConn) Read(p []byte) (int, error) {
 	manual := c.manual.Load()
 	if !manual {
-		var now time.Duration // a monoNow reading
+		var r *coarseReading // the coarse clock's reading (its mono, inlined)
 		if c.coarse {
-			now = c.clk.mono()
+			r = c.clk.t.Load()
+		}
+		var now time.Duration // a monoNow reading
+		if r != nil {
+			now = r.mono
 		} else {
 			now = monoNow()
 		}
-		c.applyReadDeadline(now)
+		// The usual read, the wait for a keep-alive request whose
+		// deadline is still close enough, is told here without a call:
+		// applyReadDeadline's first case and test, which it then skips.
+		if c.inReq || !c.served || !c.idleKept(now) {
+			c.applyReadDeadline(now)
+		}
 	}
 	n, err := c.Conn.Read(p)
 	if n > 0 && !c.inReq && !manual {
@@ -262,9 +271,7 @@ func (c *limitConn) applyReadDeadline(now time.Duration) {
 			want, kind, limit = g, rdGap, c.gapTO
 		}
 	}
-	// An earlier deadline than wanted is kept while it is close enough;
-	// never a later one.
-	if cur := time.Duration(c.sockRD.Load()); cur != 0 && cur <= want && want-cur <= limit/16 {
+	if kept(c.sockRD.Load(), want, limit) {
 		return
 	}
 	c.rmu.Lock()
@@ -272,6 +279,21 @@ func (c *limitConn) applyReadDeadline(now time.Duration) {
 	c.rdKind.Store(kind)
 	_ = c.Conn.SetReadDeadline(monoEpoch.Add(want))
 	c.rmu.Unlock()
+}
+
+// kept reports whether sockRD, the read deadline on the socket (a monoNow
+// reading, 0: none), may stay for a deadline of want under limit: an
+// earlier deadline than wanted is kept while it is close enough (a
+// sixteenth of the limit); never a later one.
+func kept(sockRD int64, want, limit time.Duration) bool {
+	cur := time.Duration(sockRD)
+	return cur != 0 && cur <= want && want-cur <= limit/16
+}
+
+// idleKept is applyReadDeadline's test for a keep-alive wait (a request
+// served, the next not begun) at now: the deadline on the socket stays.
+func (c *limitConn) idleKept(now time.Duration) bool {
+	return kept(c.sockRD.Load(), now+c.idleTO, c.idleTO)
 }
 
 // requestRead is called when fasthttp hands a request to the handler: its
@@ -331,10 +353,26 @@ const responseWriteTimeout = 30 * time.Second
 // left. Called by the goroutine serving the connection (one request at a
 // time).
 func (c *limitConn) refreshWriteDeadline() {
-	if p := c.clk.t.Load(); p != nil {
-		if c.writeDue(p.unix) { // the reading's Unix time, kept with it
-			_ = c.SetWriteDeadline(p.t.Add(responseWriteTimeout))
-		}
+	if p, ok := c.writeKept(); !ok {
+		c.moveWriteDeadline(p)
+	}
+}
+
+// writeKept is refreshWriteDeadline's test, small enough to be inlined
+// where a response is sent: ok when the write deadline needs no move at
+// p, the coarse clock's reading (by the reading's Unix time, kept with
+// it). With the clock halted p is nil and ok false.
+func (c *limitConn) writeKept() (p *coarseReading, ok bool) {
+	p = c.clk.t.Load()
+	return p, p != nil && !c.writeDue(p.unix)
+}
+
+// moveWriteDeadline is refreshWriteDeadline's move when writeKept says
+// no: from p, the coarse clock's reading the deadline was found due at,
+// or (p nil: the clock is halted) from time.Now, if due then.
+func (c *limitConn) moveWriteDeadline(p *coarseReading) {
+	if p != nil {
+		_ = c.SetWriteDeadline(p.t.Add(responseWriteTimeout))
 		return
 	}
 	if now := time.Now(); c.writeDue(now.UnixNano()) {

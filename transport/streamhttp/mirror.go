@@ -2,6 +2,7 @@ package streamhttp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/big"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -84,6 +85,9 @@ func (m *mirrored) add(k, v []byte) {
 }
 
 func trimOWS(v []byte) []byte {
+	if len(v) > 0 && v[0] > ' ' && v[len(v)-1] > ' ' {
+		return v // the usual value: nothing to trim (a space and a tab are both at most ' ')
+	}
 	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
 		v = v[1:]
 	}
@@ -462,4 +466,20 @@ func parseIntHeader(h []byte) (int64, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// shortEqual reports whether a and b hold the same bytes. Values of 4 to
+// 16 bytes (a path like /mcp, a protocol version, a method name) are
+// compared by two overlapping loads a side, inlined where it is called;
+// the runtime's compare, a call, takes any other length.
+func shortEqual(a, b []byte) bool {
+	if n := len(a); n == len(b) && uint(n-4) <= 12 {
+		if n >= 8 {
+			return binary.LittleEndian.Uint64(a) == binary.LittleEndian.Uint64(b) &&
+				binary.LittleEndian.Uint64(a[n-8:]) == binary.LittleEndian.Uint64(b[n-8:])
+		}
+		return binary.LittleEndian.Uint32(a) == binary.LittleEndian.Uint32(b) &&
+			binary.LittleEndian.Uint32(a[n-4:]) == binary.LittleEndian.Uint32(b[n-4:])
+	}
+	return string(a) == string(b)
 }

@@ -35,7 +35,12 @@ func wrkLike(name, hdrName, more string) []byte {
 // returns one client connection to it; all of it ends with the test.
 func serveConn(t *testing.T, eng *engine.Server, cfg Config) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	s := New(eng, cfg)
+	return serveConnOf(t, New(eng, cfg))
+}
+
+// serveConnOf is serveConn for a Server the caller made.
+func serveConnOf(t *testing.T, s *Server) (net.Conn, *bufio.Reader) {
+	t.Helper()
 	ln, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +62,7 @@ func serveConn(t *testing.T, eng *engine.Server, cfg Config) (net.Conn, *bufio.R
 // connRoundTrip writes req on c and reads the response.
 func connRoundTrip(t *testing.T, c net.Conn, br *bufio.Reader, req []byte) (*http.Response, []byte) {
 	t.Helper()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := c.Write(req); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +78,7 @@ func connRoundTrip(t *testing.T, c net.Conn, br *bufio.Reader, req []byte) (*htt
 }
 
 // TestReplyInPlace: a reply made where the request was read goes straight
-// into fasthttp's response body (replyInPlace) and is sent from there by
+// into fasthttp's response body (Reply, quiet) and is sent from there by
 // sendReplyOf; every other reply still goes through x.reply. One
 // keep-alive connection takes, in turn, replies of both kinds and the
 // answers around them (HTTP-06's empty 202, HTTP-07's JSON body, HVAL-01's

@@ -179,7 +179,9 @@ func (s *Server) admit(r *reqInfo, w respWriter) (principal any, ok bool) {
 		w.send(403, "", nil)
 		return nil, false
 	}
-	if s.checkHost && !s.hostAllowed(r) { // SEC-03, B7
+	// SEC-03, B7. The Host the connection's last request was let through
+	// with is compared here, without a call (hostAllowed's first test).
+	if s.checkHost && !(r.lc != nil && r.lc.hostOK != nil && shortEqual(r.lc.hostOK, r.host)) && !s.hostAllowed(r) {
 		s.stats.BadHost.Add(1)
 		w.send(403, "", nil)
 		return nil, false
@@ -217,7 +219,7 @@ func (s *Server) originAllowed(r *reqInfo) bool {
 // originAllowed.
 func (s *Server) hostAllowed(r *reqInfo) bool {
 	lc := r.lc
-	if lc != nil && lc.hostOK != nil && bytes.Equal(lc.hostOK, r.host) {
+	if lc != nil && lc.hostOK != nil && shortEqual(lc.hostOK, r.host) {
 		return true
 	}
 	if !s.hosts.allows(r.host) {
@@ -250,7 +252,7 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 		w.send(415, ctJSON, bodyUnsupportedType)
 		return
 	}
-	if !acceptsBoth(r.accept) { // HTTP-03, B15
+	if !acceptsExample(r.accept) && !acceptsOther(r.accept) { // acceptsBoth, its first test without a call; HTTP-03, B15
 		s.stats.NotAcceptable.Add(1)
 		w.send(406, ctJSON, bodyNotAcceptable)
 		return
@@ -319,14 +321,14 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 			return
 		}
 	}
-	if !c.HasTimeout() && (!c.MayNotify() || c.Inline()) {
+	inline := c.Inline() // asked once: the test below and the run's watch both need it
+	if !c.HasTimeout() && (!c.MayNotify() || inline) {
 		// Run on this goroutine: no hand-off. Either no notification can
 		// precede the response (one JSON body: HTTP-07, SSE-10), or the
 		// handler is Inline — microseconds by contract — so whatever it
 		// notifies (progress, logs) is sent with its result once it
 		// returns. A progressToken or logLevel therefore costs nothing
 		// until the handler actually uses it (issue 8).
-		inline := c.Inline()
 		if !inline {
 			// An Inline handler is microseconds by contract: a watch
 			// (a timer armed and stopped) would cost more than it could
@@ -416,7 +418,7 @@ func (s *Server) check(c *engine.Request, h *mirrored, scratch *[]byte, vals *[m
 	// Steps 9 and 11 in their usual case, a body string without escapes
 	// equal to its header (sent once), pass here without a call; the
 	// checks themselves answer anything else.
-	if pv := &env.ProtocolVersion; !pv.Present || pv.Escaped || string(pv.Raw) != string(h.version.v) {
+	if pv := &env.ProtocolVersion; !pv.Present || pv.Escaped || !shortEqual(pv.Raw, h.version.v) {
 		if e := h.checkVersionEqual(env); e != nil {
 			return e
 		}
@@ -426,7 +428,7 @@ func (s *Server) check(c *engine.Request, h *mirrored, scratch *[]byte, vals *[m
 			return e
 		}
 	}
-	if me := &env.Method; h.method.n != 1 || !me.Present || me.Escaped || string(me.Raw) != string(h.method.v) {
+	if me := &env.Method; h.method.n != 1 || !me.Present || me.Escaped || !shortEqual(me.Raw, h.method.v) {
 		if e := h.checkMethod(env); e != nil {
 			return e
 		}
@@ -466,7 +468,7 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 		return
 	}
 	// inPlace: the reply is the fasthttp response's body already
-	// (replyInPlace); sent as it is unless compressed.
+	// (Reply on a quiet exchange); sent as it is unless compressed.
 	inPlace := x.inPlace
 	if s.cfg.Compression {
 		if inPlace {
@@ -656,15 +658,23 @@ func isJSONTypeParams(v []byte) bool {
 }
 
 // acceptsBoth reports whether Accept covers application/json and
-// text/event-stream (wildcards count; HTTP-03).
+// text/event-stream (wildcards count; HTTP-03). serve asks its two parts
+// itself, so that HTTP-03's example spelling, what clients send, is told
+// without a call.
 func acceptsBoth(v []byte) bool {
-	// HTTP-03's example spelling, what clients send, in parts of at most
-	// 16 bytes, which the compiler compares with word loads (a 35-byte
-	// compare is a call).
-	if len(v) == len("application/json, text/event-stream") && string(v[:16]) == "application/json" &&
-		string(v[16:32]) == ", text/event-str" && string(v[32:]) == "eam" {
-		return true
-	}
+	return acceptsExample(v) || acceptsOther(v)
+}
+
+// acceptsExample reports whether v is HTTP-03's example spelling,
+// compared in parts of at most 16 bytes, which the compiler compares
+// with word loads (a 35-byte compare is a call).
+func acceptsExample(v []byte) bool {
+	return len(v) == len("application/json, text/event-stream") && string(v[:16]) == "application/json" &&
+		string(v[16:32]) == ", text/event-str" && string(v[32:]) == "eam"
+}
+
+// acceptsOther is acceptsBoth for any other value.
+func acceptsOther(v []byte) bool {
 	switch string(v) { // the other spellings clients send
 	case "text/event-stream, application/json",
 		"application/json,text/event-stream", "text/event-stream,application/json":
