@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // view is an Envelope flattened to strings for comparison; "-" = absent.
@@ -1074,4 +1075,91 @@ func envDiff(a, b *Envelope) []string {
 		}
 	}
 	return d
+}
+
+// TestReplayLateMiss: replay writes the fields that depend on the
+// template alone (ID, Method, Name, …) before it reads the arguments and
+// the _meta. A message that keeps the template's first stretch and
+// leaves it later must still read as with no memo, into an envelope
+// that held anything (top clears what replay wrote), by PeekWith and by
+// PeekLine.
+func TestReplayLateMiss(t *testing.T) {
+	tok := `,"progressToken":1`
+	args := `{"text":"hello world"}`
+	for _, msg := range []string{
+		strings.Replace(fixture, args, `{"text":{"a":1}}`, 1),            // skipArgs refuses it
+		strings.Replace(fixture, args, `{"text":"a\"b"}`, 1),             // an escape
+		strings.Replace(fixture, args, `{"text" : "hello world"}`, 1),    // whitespace
+		strings.Replace(fixture, args, `[1]`, 1),                         // not an object
+		strings.Replace(fixture, `"2026-07-28"`, `"2025-06-18"`, 1),      // another _meta
+		strings.Replace(fixture, `"name":"wrk"`, `"name":"wrk2"`, 1),     // another clientInfo
+		strings.Replace(fixture, tok, ``, 1),                             // no token
+		strings.Replace(fixture, tok, `,"progressToken":true`, 1),        // a token of another type
+		strings.Replace(fixture, tok, `,"progressToken":1.5`, 1),         // a fraction
+		strings.Replace(fixture, `}}}`, `},"x":1}}`, 1),                  // more params
+		strings.Replace(fixture, `}}}`, `}},"x":1}`, 1),                  // more members at the top
+		strings.Replace(fixture, `}}}`, `}}}}`, 1),                       // trailing bytes
+		strings.Replace(fixture, `"id":1`, `"id":"x"`, 1)[:len(fixture)], // cut short
+	} {
+		for _, line := range []bool{false, true} {
+			memo := new(PeekMemo)
+			var scratch Envelope
+			if err := PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: memo}); err != nil || memo.an == 0 {
+				t.Fatalf("fixture: %v, template %d bytes", err, memo.an)
+			}
+			var want, got Envelope
+			dirtyEnvelope(&got)
+			got.tmpl = 77
+			b := []byte(msg + "\n")
+			if line {
+				n := PeekLine(b, &got, PeekConfig{Memo: memo})
+				if n < 0 {
+					continue // declined: the caller then calls PeekWith
+				}
+				wn := PeekLine(b, &want, PeekConfig{})
+				if n != wn {
+					t.Fatalf("%q: PeekLine %d, with no memo %d", msg, n, wn)
+				}
+			} else {
+				err := PeekWith(b[:len(msg)], &got, PeekConfig{Memo: memo})
+				werr := PeekWith(b[:len(msg)], &want, PeekConfig{})
+				if err != werr {
+					t.Fatalf("%q: PeekWith %v, with no memo %v", msg, err, werr)
+				}
+			}
+			if got.Template() != 0 {
+				t.Errorf("%q (line %v): taken by the template (%d)", msg, line, got.Template())
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%q (line %v): after a late miss, fields that differ from a read with no memo: %v", msg, line, envDiff(&got, &want))
+			}
+		}
+	}
+}
+
+// TestSameWords compares sameWords with a plain compare: every length
+// from 8 to 160, at three offsets, equal and with each byte changed.
+func TestSameWords(t *testing.T) {
+	src := make([]byte, 200)
+	for j := range src {
+		src[j] = byte(j*7 + 3)
+	}
+	for n := 8; n <= 160; n++ {
+		for _, at := range []int{0, 1, 13} {
+			b := make([]byte, at+n)
+			copy(b[at:], src)
+			q := src[:n]
+			p := unsafe.Pointer(&b[at])
+			if !sameWords(p, unsafe.Pointer(&q[0]), n) {
+				t.Fatalf("n %d at %d: equal bytes differ", n, at)
+			}
+			for j := range n {
+				b[at+j] ^= 0x40
+				if sameWords(p, unsafe.Pointer(&q[0]), n) {
+					t.Fatalf("n %d at %d: byte %d changed, still the same", n, at, j)
+				}
+				b[at+j] ^= 0x40
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 	"sync/atomic"
 	"unsafe"
@@ -556,24 +557,40 @@ func (p *parser) remember(meta []byte) {
 // unread).
 func (p *parser) replay(s int, kind IDKind) int {
 	b, env, m := p.b, p.env, p.memo
-	an, n := int(m.an), m.n
-	if p.max <= levelMeta || s+an > len(b) || !sameWords(b, s, m.t[:an]) {
+	an := int(m.an)
+	// The first stretch, m.t[:an]: learn keeps an only when 8 <= an <=
+	// len(m.t) (ordered), and s+an <= len(b) is tested here.
+	if p.max <= levelMeta || s+an > len(b) || !sameWords(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), s), unsafe.Pointer(&m.t), an) {
 		m.miss()
 		return -1
 	}
 	o := s + an - 1 // the arguments' '{'
-	e := o + 2
+	// The fields that depend on the template and the id alone are
+	// written before the arguments are read, so that fewer values live
+	// across skipArgs's call. A miss below leaves them written: top
+	// clears the envelope then. Their spans lie in b[:s+an], which
+	// sameWords read, by the memo's offsets (ordered: see below).
+	at := &m.tat
+	base, c := unsafe.Pointer(unsafe.SliceData(b)), cap(b)
+	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindInvalid, kind, false, false, false
+	env.ID = span(base, c, shapeHeadLen, s)
+	env.URI, env.RequestID, env.LogLevel = Str{}, nil, Str{}
+	env.Method = Str{Raw: span(base, c, s+shapeMethod.n, s+int(at[0])), Present: true}
+	env.Name = Str{Raw: span(base, c, s+int(at[1]), s+int(at[2])), Present: true}
+	env.tmpl = m.gen
 	// What skipArgs records, cleared first: it writes the members it
 	// reads, and argN and argLen only when it keeps them.
 	env.argN, env.argLen, env.argAt = 0, 0, 0
 	env.args[0], env.args[1], env.args[2], env.args[3] = 0, 0, 0, 0 // stores, not a copy (argsCleared)
-	if e <= len(b) && b[o+1] == '}' {
+	e := o + 2
+	if uint(o+1) < uint(len(b)) && b[o+1] == '}' {
 		env.argN, env.argLen = 1, 2 // {}: recorded, no members
 	} else if e = p.skipArgs(b, o); e < 0 {
 		m.miss()
 		return -1
 	}
 	i := e + metaAt // just past the _meta's '{'
+	n := m.n
 	bn := metaAt + n
 	if m.tok {
 		bn += shapeProgress.n
@@ -609,15 +626,6 @@ func (p *parser) replay(s int, kind IDKind) int {
 	// tat[2] < an, at[0] <= at[1] <= at[2] <= at[3] <= at[4] <= n (memoOK
 	// in the fuzz targets), and i+n <= v <= t. Each span starts before
 	// t+3, inside b.
-	at := &m.tat
-	base, c := unsafe.Pointer(unsafe.SliceData(b)), cap(b)
-	// top did not clear the envelope: every field is written here, those
-	// a template never sets as the clear would leave them.
-	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindInvalid, kind, false, false, false
-	env.ID = span(base, c, shapeHeadLen, s)
-	env.URI, env.RequestID, env.LogLevel = Str{}, nil, Str{}
-	env.Method = Str{Raw: span(base, c, s+shapeMethod.n, s+int(at[0])), Present: true}
-	env.Name = Str{Raw: span(base, c, s+int(at[1]), s+int(at[2])), Present: true}
 	env.Params = span(base, c, s+int(at[3]), t+2)
 	env.Arguments = span(base, c, o, e)
 	if env.argN != 0 {
@@ -627,11 +635,11 @@ func (p *parser) replay(s int, kind IDKind) int {
 	env.ProtocolVersion = Str{Raw: span(base, c, i+int(m.at[0]), i+int(m.at[1])), Present: true}
 	env.ClientInfo = span(base, c, i+int(m.at[2]), i+int(m.at[3]))
 	env.ClientCapabilities = span(base, c, i+int(m.at[4]), i+n)
-	env.ProgressToken = nil
 	if m.tok {
 		env.ProgressToken = span(base, c, v, t)
+	} else {
+		env.ProgressToken = nil
 	}
-	env.tmpl = m.gen
 	return t + 3
 }
 
@@ -752,16 +760,22 @@ func (m *PeekMemo) miss() {
 	m.skip = m.wait
 }
 
-// sameWords reports whether b[i:] starts with t, a word at a time (for
-// the template's first stretch, shorter than memequal's set-up pays
-// for). The caller ensures 8 <= len(t) and 0 <= i, i+len(t) <= len(b):
-// word reads unchecked.
-func sameWords(b []byte, i int, t []byte) bool {
-	n := len(t) - 8
+// sameWords reports whether the n bytes at p are those at q, a word at
+// a time (for the template's first stretch, shorter than memequal's
+// set-up pays for). The caller ensures 8 <= n and that both hold n
+// bytes. The words' differences are or-ed together and tested once: a
+// message that leaves the template reads the whole stretch (a miss, which
+// is rare), one that keeps to it pays no branch per word.
+func sameWords(p, q unsafe.Pointer, n int) bool {
+	n -= 8
+	d := wordAt(p, n) ^ wordAt(q, n)
 	for j := 0; j < n; j += 8 {
-		if word(b, i+j) != word(t, j) {
-			return false
-		}
+		d |= wordAt(p, j) ^ wordAt(q, j)
 	}
-	return word(b, i+n) == word(t, n)
+	return d == 0
+}
+
+// wordAt is word for the bytes at p+j.
+func wordAt(p unsafe.Pointer, j int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, j))[:])
 }
