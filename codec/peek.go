@@ -370,7 +370,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 
 	var end int
 	c := byte('{')
-	if p.generic == 0 && shapeVersion20.short(msg, 0) {
+	if p.generic == 0 && version20(msg) {
 		end = p.top() // which clears env, or fills every field (replay)
 	} else {
 		*env = Envelope{}
@@ -435,7 +435,7 @@ func (o PeekConfig) maxDepth() int {
 // caller then finds the line's end and calls PeekWith, which decides (and
 // reports any error) as always. FuzzPeekLine checks both agree.
 func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
-	if !shapeVersion20.short(buf, 0) || o.Memo == genericPeek {
+	if !version20(buf) || o.Memo == genericPeek {
 		return -1
 	}
 	var p parser // set field by field: a composite literal is built, then copied

@@ -1163,3 +1163,32 @@ func TestSameWords(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeWords checks the constant words against the strings they
+// stand for, and version20 against a plain prefix test.
+func TestShapeWords(t *testing.T) {
+	head := shapeJSONRPC + `,"id":`
+	if w := word([]byte(shapeJSONRPC), 0); w != shapeV20w0 {
+		t.Errorf("shapeV20w0 %#x, want %#x", shapeV20w0, w)
+	}
+	if w := word([]byte(shapeJSONRPC), 8); w != shapeV20w1 {
+		t.Errorf("shapeV20w1 %#x, want %#x", shapeV20w1, w)
+	}
+	if w := word([]byte(head), len(head)-8); w != shapeHeadLast || w != shapeHead.last {
+		t.Errorf("shapeHeadLast %#x, want %#x", shapeHeadLast, w)
+	}
+	for n := 0; n <= len(fixture); n++ {
+		b := []byte(fixture[:n])
+		for j := -1; j < min(n, 20); j++ {
+			if j >= 0 {
+				b[j] ^= 0x01
+			}
+			if got, want := version20(b), strings.HasPrefix(string(b), shapeJSONRPC); got != want {
+				t.Fatalf("%q: version20 %v, want %v", b, got, want)
+			}
+			if j >= 0 {
+				b[j] ^= 0x01
+			}
+		}
+	}
+}

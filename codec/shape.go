@@ -95,7 +95,6 @@ const shapeJSONRPC = `{"jsonrpc":"2.0"`
 // value's first byte where the shape fixes it.
 var (
 	shapeHead       = newPattern(shapeJSONRPC + `,"id":`)
-	shapeVersion20  = newPattern(shapeJSONRPC)
 	shapeMethod     = newPattern(`,"method":"`)
 	shapeParams     = newPattern(`,"params":{`)
 	shapeName       = newPattern(`"name":"`)
@@ -111,19 +110,37 @@ var (
 // shapeHeadLen is shapeHead.n, as a constant.
 const shapeHeadLen = len(shapeJSONRPC + `,"id":`)
 
-// top reads the message object, which starts at b[0] as shapeVersion20
+// The words of shapeJSONRPC (at 0 and 8) and shapeHead's last (at 14),
+// as constants (TestShapeWords): compared with an immediate, not a
+// pattern's fields loaded from memory.
+const (
+	shapeV20w0 = uint64('{') | uint64('"')<<8 | uint64('j')<<16 | uint64('s')<<24 |
+		uint64('o')<<32 | uint64('n')<<40 | uint64('r')<<48 | uint64('p')<<56
+	shapeV20w1 = uint64('c') | uint64('"')<<8 | uint64(':')<<16 | uint64('"')<<24 |
+		uint64('2')<<32 | uint64('.')<<40 | uint64('0')<<48 | uint64('"')<<56
+	shapeHeadLast = uint64('0') | uint64('"')<<8 | uint64(',')<<16 | uint64('"')<<24 |
+		uint64('i')<<32 | uint64('d')<<40 | uint64('"')<<48 | uint64(':')<<56
+)
+
+// version20 reports whether b starts with shapeJSONRPC, by its two
+// constant words (the callers' first test, before top).
+func version20(b []byte) bool {
+	return len(b) >= len(shapeJSONRPC) && word(b, 0) == shapeV20w0 && word(b, 8) == shapeV20w1
+}
+
+// top reads the message object, which starts at b[0] as version20
 // does, and returns the index just past its '}' as object does.
 func (p *parser) top() int {
 	b, env := p.b, p.env
 	seen := uint32(1)<<keyFold | 1<<keyJSONRPC
 	i, e := len(shapeJSONRPC), 0
 	p.bad |= sawVersion // "jsonrpc" ("2.0": the callers' test)
-	// b starts as shapeVersion20 (the callers' test), which is shapeHead
+	// b starts as version20 requires (the callers' test), which is shapeHead
 	// but for its last word. The envelope is cleared here, not by the
 	// callers: a hit of the memo's template (replay) writes every field
 	// itself, and clears only those the template never sets.
 	kind := IDNone
-	if len(b) >= shapeHeadLen && word(b, shapeHeadLen-8) == shapeHead.last {
+	if len(b) >= shapeHeadLen && word(b, shapeHeadLen-8) == shapeHeadLast {
 		// "id": a non-negative integer or a plain string.
 		i, kind = shapeHeadLen, IDNumber
 		if e = i + 1; !oneDigit(b, i) {
