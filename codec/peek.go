@@ -1022,52 +1022,59 @@ func (p *parser) recordTail(b []byte, o, end int) {
 // would.
 func (p *parser) skipArgs(b []byte, o int) int {
 	env := p.env
+	// The arguments, read as a from their '{' (a[0]) on: an index in a
+	// is the offset recorded, and a word read needs 8 bytes left of a as
+	// of b (the same end).
+	if uint(o) >= uint(len(b)) {
+		return -1
+	}
+	a := span(unsafe.Pointer(unsafe.SliceData(b)), cap(b), o, len(b)) // b[o:], o < len(b)
 	n := 0
-	i := o + 1
-	if uint(i) >= uint(len(b)) || b[i] != '"' {
+	i := 1
+	if 1 >= len(a) || a[1] != '"' {
 		return -1
 	}
 	i++
 	for {
 		// A member, i just past its name's opening quote.
 		k := i
-		if i = plainString(b, k); i < 0 {
+		if i = plainString(a, k); i < 0 {
 			return -1
 		}
 		ke := i - 1
-		if i = colon(b, i); uint(i) >= uint(len(b)) {
+		if i = colon(a, i); uint(i) >= uint(len(a)) {
 			return -1 // also when colon failed (i < 0)
 		}
 		v := i
-		switch c := b[i]; {
+		switch c := a[i]; {
 		case c == '"':
-			i = plainString(b, i+1)
+			i = plainString(a, i+1)
 		case c-'0' <= 9:
-			i = plainNumber(b, i)
+			i = plainNumber(a, i)
 		case c == 't' || c == 'f' || c == 'n':
-			i = scanLiteral(b, i)
+			i = scanLiteral(a, i)
 		default:
 			return -1
 		}
 		if i < 0 {
 			return -1
 		}
-		if n < maxArgMembers {
-			env.args[n] = newArgMember(k-o, ke-o, v-o, i-o)
+		if uint(n) < maxArgMembers {
+			env.args[n] = newArgMember(k, ke, v, i)
 		}
 		n++
-		if i+2 <= len(b) && half(b, i) == ','|'"'<<8 {
+		if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
 			i += 2 // the usual `,"` before the next name
 			continue
 		}
 		var sc byte
-		if i, sc = sep(b, i); sc == '}' {
-			if n <= maxArgMembers && i-o <= 0xffff {
-				env.argN, env.argLen = uint8(n+1), uint16(i-o)
+		if i, sc = sep(a, i); sc == '}' {
+			if n <= maxArgMembers && i <= 0xffff {
+				env.argN, env.argLen = uint8(n+1), uint16(i)
 			}
-			return i
+			return o + i
 		}
-		if sc != ',' || uint(i) >= uint(len(b)) || b[i] != '"' {
+		if sc != ',' || uint(i) >= uint(len(a)) || a[i] != '"' {
 			return -1
 		}
 		i++
