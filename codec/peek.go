@@ -452,13 +452,14 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 	if uint(n) >= uint(len(buf)) {
 		return -1 // also n < 0
 	}
-	if buf[n] == '\r' {
-		if n++; n >= len(buf) {
+	if buf[n] != '\n' {
+		// "\r\n", or no line end.
+		if buf[n] != '\r' {
 			return -1
 		}
-	}
-	if buf[n] != '\n' {
-		return -1
+		if n++; n >= len(buf) || buf[n] != '\n' {
+			return -1
+		}
 	}
 	if env.argN == 2 {
 		// compactArgs for one recorded member, the usual arguments,

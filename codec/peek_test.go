@@ -670,6 +670,8 @@ func TestPeekLine(t *testing.T) {
 		{strings.Replace(fixture, `"method":"tools/call",`, "\"method\":\"tools/call\"\n,", 1) + "\n", -1},
 		{fixture, -1},             // no '\n' yet
 		{fixture + "\r", -1},      // nor here
+		{fixture + "\rx\n", -1},   // a '\r' that is not before the '\n'
+		{fixture + "\r\r\n", -1},  // nor here
 		{fixture + " \n", -1},     // whitespace after the message
 		{fixture[:40] + "\n", -1}, // a truncated line
 		{`{"id":1,"jsonrpc":"2.0","method":"m"}` + "\n", -1}, // another order

@@ -630,7 +630,7 @@ func (p *parser) replay(s int, kind IDKind) int {
 			}
 		}
 	}
-	if t+3 > len(b) || half(b, t) != '}'|'}'<<8 || b[t+2] != '}' {
+	if t+3 > len(b) || half(b, t) != '}'|'}'<<8 || half(b, t+1) != '}'|'}'<<8 { // "}}}"
 		m.miss()
 		return -1
 	}
