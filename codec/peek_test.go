@@ -1179,6 +1179,14 @@ func TestShapeWords(t *testing.T) {
 	if w := word([]byte(head), len(head)-8); w != shapeHeadLast || w != shapeHead.last {
 		t.Errorf("shapeHeadLast %#x, want %#x", shapeHeadLast, w)
 	}
+	for _, c := range []struct{ n, want int }{
+		{shapeMethodLen, shapeMethod.n}, {shapeParamsLen, shapeParams.n},
+		{shapeMetaLen, shapeMeta.n}, {shapeProgressLen, shapeProgress.n},
+	} {
+		if c.n != c.want {
+			t.Errorf("a pattern's length as a constant: %d, want %d", c.n, c.want)
+		}
+	}
 	for n := 0; n <= len(fixture); n++ {
 		b := []byte(fixture[:n])
 		for j := -1; j < min(n, 20); j++ {

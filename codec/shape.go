@@ -110,6 +110,15 @@ var (
 // shapeHeadLen is shapeHead.n, as a constant.
 const shapeHeadLen = len(shapeJSONRPC + `,"id":`)
 
+// The lengths of the patterns the readers add to an index, as constants
+// (an immediate, not a pattern's n loaded from memory; TestShapeWords).
+const (
+	shapeMethodLen   = len(`,"method":"`)
+	shapeParamsLen   = len(`,"params":{`)
+	shapeMetaLen     = len(`,"_meta":{`)
+	shapeProgressLen = len(`,"` + MetaProgressToken + `":`)
+)
+
 // The words of shapeJSONRPC (at 0 and 8) and shapeHead's last (at 14),
 // as constants (TestShapeWords): compared with an immediate, not a
 // pattern's fields loaded from memory.
@@ -169,18 +178,18 @@ func (p *parser) top() int {
 	if !shapeMethod.short(b, i) {
 		return p.after(i, levelTop, seen, keyMethod)
 	}
-	e = plainString(b, i+shapeMethod.n)
+	e = plainString(b, i+shapeMethodLen)
 	if e < 0 {
 		return p.members(i+1, levelTop, seen, keyMethod)
 	}
 	p.bad |= sawMethod
-	env.Method = Str{Raw: b[i+shapeMethod.n : e-1], Present: true}
+	env.Method = Str{Raw: b[i+shapeMethodLen : e-1], Present: true}
 	seen |= 1 << keyMethod
 	// "params": an object, read by params.
 	if i = e; !shapeParams.short(b, i) || p.max <= levelTop {
 		return p.after(i, levelTop, seen, keyParams)
 	}
-	o := i + shapeParams.n - 1
+	o := i + shapeParamsLen - 1
 	if paramsShape(b, o+1) {
 		e = p.params(o + 1)
 	} else {
@@ -299,7 +308,7 @@ func (p *parser) params(i int) int {
 	if i = e; !shapeMeta.short(b, i) || p.max <= levelParams {
 		return p.after(i, levelParams, seen, keyMeta)
 	}
-	o = i + shapeMeta.n - 1
+	o = i + shapeMetaLen - 1
 	if p.metaShape(o) {
 		p.tm = o // read straight to here (learn)
 		e = p.meta(o + 1)
@@ -394,7 +403,7 @@ progress:
 	if i = e; !shapeProgress.medium(b, i) {
 		return p.after(i, levelMeta, seen, keyProgressToken)
 	}
-	v := i + shapeProgress.n
+	v := i + shapeProgressLen
 	if e = plainNumber(b, v); e < 0 {
 		if v >= len(b) || b[v] != '"' {
 			return p.members(i+1, levelMeta, seen, keyProgressToken)
@@ -592,7 +601,7 @@ func (p *parser) replay(s int, kind IDKind) int {
 	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindInvalid, kind, false, false, false
 	env.ID = span(base, c, shapeHeadLen, s)
 	env.URI, env.RequestID, env.LogLevel = Str{}, nil, Str{}
-	env.Method = Str{Raw: span(base, c, s+shapeMethod.n, s+int(at[0])), Present: true}
+	env.Method = Str{Raw: span(base, c, s+shapeMethodLen, s+int(at[0])), Present: true}
 	env.Name = Str{Raw: span(base, c, s+int(at[1]), s+int(at[2])), Present: true}
 	env.tmpl = m.gen
 	// What skipArgs records, cleared first: it writes the members it
@@ -610,7 +619,7 @@ func (p *parser) replay(s int, kind IDKind) int {
 	n := m.n
 	bn := metaAt + n
 	if m.tok {
-		bn += shapeProgress.n
+		bn += shapeProgressLen
 	}
 	v := e + bn
 	if v > len(b) || string(b[e:v]) != string(m.b[:bn]) {
