@@ -140,22 +140,23 @@ func version20(b []byte) bool {
 // top reads the message object, which starts at b[0] as version20
 // does, and returns the index just past its '}' as object does.
 func (p *parser) top() int {
-	b, env := p.b, p.env
 	seen := uint32(1)<<keyFold | 1<<keyJSONRPC
 	i, e := len(shapeJSONRPC), 0
 	p.bad |= sawVersion // "jsonrpc" ("2.0": the callers' test)
 	// b starts as version20 requires (the callers' test), which is shapeHead
 	// but for its last word. The envelope is cleared here, not by the
 	// callers: a hit of the memo's template (replay) writes every field
-	// itself, and clears only those the template never sets.
+	// itself, and clears only those the template never sets. p.b and
+	// p.env are loaded again after each call rather than kept across it
+	// (a value kept is spilled on every path, a hit's included).
 	kind := IDNone
-	if len(b) >= shapeHeadLen && word(b, shapeHeadLen-8) == shapeHeadLast {
+	if b := p.b; len(b) >= shapeHeadLen && word(b, shapeHeadLen-8) == shapeHeadLast {
 		// "id": a non-negative integer or a plain string.
 		i, kind = shapeHeadLen, IDNumber
 		if e = i + 1; !oneDigit(b, i) {
 			e = idDigits(b, i)
 		}
-		if e < 0 && i < len(b) && b[i] == '"' {
+		if b := p.b; e < 0 && i < len(b) && b[i] == '"' {
 			e, kind = plainString(b, i+1), IDString
 		}
 		if m := p.memo; m != nil && m.an != 0 && e >= 0 {
@@ -165,6 +166,7 @@ func (p *parser) top() int {
 			}
 		}
 	}
+	b, env := p.b, p.env
 	*env = Envelope{}
 	if kind != IDNone {
 		if e < 0 {
