@@ -384,6 +384,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 			end = p.skip(msg, i, 0)
 		}
 	}
+	msg, env = p.b, p.env // the same: loaded, not kept across the calls (spilled)
 	if end < 0 {
 		return p.fail(end)
 	}
@@ -449,6 +450,9 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 		}
 		return len(p.b)
 	}
+	// No cut: p.b is buf. Both are loaded from p rather than kept across
+	// top (spilled).
+	buf, env = p.b, p.env
 	if uint(n) >= uint(len(buf)) {
 		return -1 // also n < 0
 	}
