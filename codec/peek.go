@@ -708,7 +708,9 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 					e = -1
 					if c == '{' && p.max > level {
 						if k == keyArguments {
-							e = p.skipArgs(b, i)
+							if e = p.skipArgs(b, i); e >= 0 {
+								e += i
+							}
 						} else {
 							e = p.skipFlat(b, i+1)
 						}
@@ -1024,7 +1026,7 @@ func (p *parser) recordTail(b []byte, o, end int) {
 // skipArgs is skipFlat for params.arguments, whose '{' is at b[o]: it also
 // records the members in p.env for ScanArguments when they fit (at most
 // maxArgMembers, the object at most 64 KiB). It returns what skipFlat
-// would.
+// would less o (the object's length), or -1.
 func (p *parser) skipArgs(b []byte, o int) int {
 	env := p.env
 	// The arguments, read as a from their '{' (a[0]) on: an index in a
@@ -1033,7 +1035,7 @@ func (p *parser) skipArgs(b []byte, o int) int {
 	if uint(o) >= uint(len(b)) {
 		return -1
 	}
-	a := span(unsafe.Pointer(unsafe.SliceData(b)), cap(b), o, len(b)) // b[o:], o < len(b)
+	a := span(unsafe.Pointer(unsafe.SliceData(b)), len(b), o, len(b)) // b[o:len(b):len(b)], o < len(b)
 	n := 0
 	i := 1
 	if 1 >= len(a) || a[1] != '"' {
@@ -1042,15 +1044,17 @@ func (p *parser) skipArgs(b []byte, o int) int {
 	i++
 	for {
 		// A member, i just past its name's opening quote.
+		// The member's word (newArgMember's), built as its offsets are
+		// found: fewer values live across the scans.
 		k := i
 		if i = plainString(a, k); i < 0 {
 			return -1
 		}
-		ke := i - 1
+		w := argMember(uint16(k)) | argMember(uint16(i-1))<<16
 		if i = colon(a, i); uint(i) >= uint(len(a)) {
 			return -1 // also when colon failed (i < 0)
 		}
-		v := i
+		w |= argMember(uint16(i)) << 32
 		switch c := a[i]; {
 		case c == '"':
 			i = plainString(a, i+1)
@@ -1065,7 +1069,7 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			return -1
 		}
 		if uint(n) < maxArgMembers {
-			env.args[n] = newArgMember(k, ke, v, i)
+			env.args[n] = w | argMember(uint16(i))<<48
 		}
 		n++
 		if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
@@ -1077,7 +1081,7 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			if n <= maxArgMembers && i <= 0xffff {
 				env.argN, env.argLen = uint8(n+1), uint16(i)
 			}
-			return o + i
+			return i
 		}
 		if sc != ',' || uint(i) >= uint(len(a)) || a[i] != '"' {
 			return -1

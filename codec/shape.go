@@ -294,6 +294,8 @@ func (p *parser) params(i int) int {
 		env.argN, env.argLen = 1, 2 // {}: recorded, no members
 	} else if e = p.skipArgs(b, o); e < 0 {
 		return p.members(i+1, levelParams, seen, keyArguments)
+	} else {
+		e += o
 	}
 	env.Arguments = b[o:e]
 	if env.argN != 0 {
@@ -616,6 +618,8 @@ func (p *parser) replay(s int, kind IDKind) int {
 	} else if e = p.skipArgs(b, o); e < 0 {
 		m.miss()
 		return -1
+	} else {
+		e += o
 	}
 	i := e + metaAt // just past the _meta's '{'
 	n := m.n
