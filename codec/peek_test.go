@@ -1102,6 +1102,12 @@ func TestReplayLateMiss(t *testing.T) {
 		strings.Replace(fixture, `}}}`, `}},"x":1}`, 1),                  // more members at the top
 		strings.Replace(fixture, `}}}`, `}}}}`, 1),                       // trailing bytes
 		strings.Replace(fixture, `"id":1`, `"id":"x"`, 1)[:len(fixture)], // cut short
+		// Messages that leave it at once (sameWords).
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":1,"params":{}}`,
+		strings.Replace(fixture, `tools/call`, `tools/list`, 1),
 	} {
 		for _, line := range []bool{false, true} {
 			memo := new(PeekMemo)

@@ -608,6 +608,9 @@ func (p *parser) replay(s int, kind IDKind) int {
 	env.Method = Str{Raw: span(base, c, s+shapeMethodLen, s+int(at[0])), Present: true}
 	env.Name = Str{Raw: span(base, c, s+int(at[1]), s+int(at[2])), Present: true}
 	env.tmpl = m.gen
+	// The stretch holds the method, a plain string: top's straight path
+	// would say the same after a miss below.
+	p.bad |= sawMethod
 	// What skipArgs records, cleared first: it writes the members it
 	// reads, and argN and argLen only when it keeps them.
 	env.argN, env.argLen, env.argAt = 0, 0, 0
@@ -650,7 +653,6 @@ func (p *parser) replay(s int, kind IDKind) int {
 		return -1
 	}
 	m.strike, m.hit = false, true
-	p.bad |= sawMethod
 	// The spans, built without bounds checks (span): every bound below
 	// lies in b[s:t+3], which the compares above read (s+an and t+3 <=
 	// len(b)), by the memo's offsets, which learn and remember took from
