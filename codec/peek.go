@@ -1051,19 +1051,25 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			return -1
 		}
 		w := argMember(uint16(k)) | argMember(uint16(i-1))<<16
-		if i = colon(a, i); uint(i) >= uint(len(a)) {
-			return -1 // also when colon failed (i < 0)
-		}
-		w |= argMember(uint16(i)) << 32
-		switch c := a[i]; {
-		case c == '"':
-			i = plainString(a, i+1)
-		case c-'0' <= 9:
-			i = plainNumber(a, i)
-		case c == 't' || c == 'f' || c == 'n':
-			i = scanLiteral(a, i)
-		default:
-			return -1
+		if i+2 <= len(a) && half(a, i) == ':'|'"'<<8 {
+			// The usual `:"` before a string value.
+			w |= argMember(uint16(i+1)) << 32
+			i = plainString(a, i+2)
+		} else {
+			if i = colon(a, i); uint(i) >= uint(len(a)) {
+				return -1 // also when colon failed (i < 0)
+			}
+			w |= argMember(uint16(i)) << 32
+			switch c := a[i]; {
+			case c == '"':
+				i = plainString(a, i+1)
+			case c-'0' <= 9:
+				i = plainNumber(a, i)
+			case c == 't' || c == 'f' || c == 'n':
+				i = scanLiteral(a, i)
+			default:
+				return -1
+			}
 		}
 		if i < 0 {
 			return -1
@@ -1072,12 +1078,16 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			env.args[n] = w | argMember(uint16(i))<<48
 		}
 		n++
-		if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
+		var sc byte
+		if uint(i) < uint(len(a)) && a[i] == '}' {
+			i, sc = i+1, '}' // the usual end, compact
+		} else if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
 			i += 2 // the usual `,"` before the next name
 			continue
+		} else {
+			i, sc = sep(a, i)
 		}
-		var sc byte
-		if i, sc = sep(a, i); sc == '}' {
+		if sc == '}' {
 			if n <= maxArgMembers && i <= 0xffff {
 				env.argN, env.argLen = uint8(n+1), uint16(i)
 			}
