@@ -371,7 +371,24 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	var end int
 	c := byte('{')
 	if p.generic == 0 && version20(msg) {
-		end = p.top() // which clears env, or fills every field (replay)
+		// The memo's template first (replay writes every field of env),
+		// else top (which clears env first).
+		p.bad = sawVersion    // "jsonrpc": "2.0"
+		e, kind := -1, IDNone // the id (top's): written out, as in PeekLine
+		if len(msg) >= shapeHeadLen && word(msg, shapeHeadLen-8) == shapeHeadLast {
+			if oneDigit(msg, shapeHeadLen) {
+				e, kind = shapeHeadLen+1, IDNumber
+			} else {
+				e, kind = headIDSlow(msg)
+			}
+		}
+		end = -1
+		if m := o.Memo; m != nil && m.an != 0 && e >= 0 {
+			end = p.replay(e, kind)
+		}
+		if end < 0 {
+			end = p.top(e, kind)
+		}
 	} else {
 		*env = Envelope{}
 		i := skipWS(msg, 0)
@@ -441,7 +458,29 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 	}
 	var p parser // set field by field: a composite literal is built, then copied
 	p.b, p.env, p.memo, p.generic, p.max = buf, env, o.Memo, lineWalk, o.maxDepth()
-	n := p.top() // which clears env, or fills every field (replay)
+	// The memo's template first (replay writes every field of env), else
+	// top (which clears env first).
+	p.bad = sawVersion // "jsonrpc": "2.0"
+	// The id, where shapeHead puts it: e past it (< 0 when the value
+	// there is not a non-negative integer or a plain string) and its
+	// kind, or -1 and IDNone without shapeHead. One digit is read here,
+	// anything else by headIDSlow (a function for all of it does not
+	// inline; as a call it cost 13 instructions more per message).
+	e, kind := -1, IDNone
+	if len(buf) >= shapeHeadLen && word(buf, shapeHeadLen-8) == shapeHeadLast {
+		if oneDigit(buf, shapeHeadLen) {
+			e, kind = shapeHeadLen+1, IDNumber
+		} else {
+			e, kind = headIDSlow(buf)
+		}
+	}
+	n := -1
+	if m := o.Memo; m != nil && m.an != 0 && e >= 0 {
+		n = p.replay(e, kind)
+	}
+	if n < 0 {
+		n = p.top(e, kind)
+	}
 	if p.generic != lineWalk {
 		// Cut (p.cut): the line is p.b, and the message must end there
 		// but for whitespace, as PeekWith's on the line.

@@ -1208,3 +1208,55 @@ func TestShapeWords(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayNotTried: PeekLine and PeekWith try the memo's template only
+// for a message whose id they read where shapeHead puts it, a plain
+// integer or string. Others (no id, an id of another kind) are not
+// compared with it, so they charge it no miss: after any number of them
+// the template still takes the fixture.
+func TestReplayNotTried(t *testing.T) {
+	notify := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`
+	msgs := []string{
+		notify,
+		strings.Replace(fixture, `"id":1`, `"id":-1`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":1.5`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":1e3`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":null`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":"a\"b"`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":[1]`, 1),
+		strings.Replace(fixture, `,"id":1`, ``, 1),
+	}
+	for _, line := range []bool{false, true} {
+		memo := new(PeekMemo)
+		o := PeekConfig{Memo: memo}
+		var env Envelope
+		read := func(msg string) {
+			t.Helper()
+			b := []byte(msg + "\n")
+			if line {
+				if n := PeekLine(b, &env, o); n < 0 {
+					PeekWith(b[:len(msg)], &env, o) // the caller's fallback
+				}
+			} else {
+				PeekWith(b[:len(msg)], &env, o)
+			}
+		}
+		read(fixture) // learns the template
+		gen := memo.gen
+		if memo.an == 0 || gen == 0 {
+			t.Fatalf("line %v: no template learned", line)
+		}
+		for range 3 {
+			for _, msg := range msgs {
+				read(msg)
+				if memo.strike || memo.an == 0 {
+					t.Fatalf("line %v: %q charged the template a miss (strike %v, template %d bytes)", line, msg, memo.strike, memo.an)
+				}
+			}
+		}
+		read(fixture)
+		if env.Template() != gen {
+			t.Errorf("line %v: the fixture after the others: template %d, want %d", line, env.Template(), gen)
+		}
+	}
+}

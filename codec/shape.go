@@ -137,34 +137,38 @@ func version20(b []byte) bool {
 	return len(b) >= len(shapeJSONRPC) && word(b, 0) == shapeV20w0 && word(b, 8) == shapeV20w1
 }
 
+// headIDSlow reads the id where shapeHead puts it, in a message that
+// starts with shapeHead but not with a one-digit id (PeekLine and
+// PeekWith test that): it returns where the id ends and IDNumber or
+// IDString, e < 0 when the value there is neither a non-negative
+// integer nor a plain string.
+//
+//go:noinline
+func headIDSlow(b []byte) (int, IDKind) {
+	i := shapeHeadLen
+	if e := idDigits(b, i); e >= 0 {
+		return e, IDNumber
+	}
+	if i < len(b) && b[i] == '"' {
+		return plainString(b, i+1), IDString
+	}
+	return ^i, IDNumber
+}
+
 // top reads the message object, which starts at b[0] as version20
-// does, and returns the index just past its '}' as object does.
-func (p *parser) top() int {
+// does, and returns the index just past its '}' as object does. e and
+// kind are the id as PeekLine and PeekWith read it (e past it, or < 0;
+// IDNone without shapeHead); they have tried the memo's template with
+// it (replay): top does not.
+func (p *parser) top(e int, kind IDKind) int {
 	seen := uint32(1)<<keyFold | 1<<keyJSONRPC
-	i, e := len(shapeJSONRPC), 0
-	p.bad |= sawVersion // "jsonrpc" ("2.0": the callers' test)
-	// b starts as version20 requires (the callers' test), which is shapeHead
-	// but for its last word. The envelope is cleared here, not by the
-	// callers: a hit of the memo's template (replay) writes every field
-	// itself, and clears only those the template never sets. p.b and
-	// p.env are loaded again after each call rather than kept across it
-	// (a value kept is spilled on every path, a hit's included).
-	kind := IDNone
-	if b := p.b; len(b) >= shapeHeadLen && word(b, shapeHeadLen-8) == shapeHeadLast {
-		// "id": a non-negative integer or a plain string.
-		i, kind = shapeHeadLen, IDNumber
-		if e = i + 1; !oneDigit(b, i) {
-			e = idDigits(b, i)
-		}
-		if b := p.b; e < 0 && i < len(b) && b[i] == '"' {
-			e, kind = plainString(b, i+1), IDString
-		}
-		if m := p.memo; m != nil && m.an != 0 && e >= 0 {
-			// The rest of the message as the memo's template has it.
-			if t := p.replay(e, kind); t >= 0 {
-				return t
-			}
-		}
+	i := len(shapeJSONRPC)
+	// b starts as version20 requires (the callers' test), and p.bad
+	// holds sawVersion ("jsonrpc": "2.0"). The envelope is cleared here,
+	// not by the callers: a hit of the memo's template (replay), which
+	// the callers try first, writes every field itself.
+	if kind != IDNone {
+		i = shapeHeadLen // "id": a non-negative integer or a plain string
 	}
 	b, env := p.b, p.env
 	*env = Envelope{}
