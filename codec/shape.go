@@ -571,16 +571,17 @@ func (p *parser) remember(meta []byte) {
 	m.n = copy(m.b[metaAt:], meta)
 }
 
-// replay is top's use of the memo's template at b[s], just past the id:
+// replay is PeekLine's and PeekWith's use of the memo's template at
+// b[s], just past an id they read where shapeHead puts it, before top:
 // when the message goes on with its stretch, arguments skipArgs reads,
 // `,"_meta":{` and the _meta's start the memo holds (recall's), a
 // progressToken's value as meta reads it when the template has one, and
 // "}}}", it records all of it as the readers would and returns the index
-// past the message's '}'. The envelope was not cleared (top): a hit
-// writes every field, id and kind (the id's, b[shapeHeadLen:s]) included,
-// and zeroes those a template never sets (TestReplayWritesEveryField).
-// Otherwise -1, the envelope holding anything (top clears it then), and
-// the memo counts a miss (miss).
+// past the message's '}'. The envelope was not cleared: a hit writes
+// every field, id and kind (the id's, b[shapeHeadLen:s]) included, and
+// zeroes those a template never sets (TestReplayWritesEveryField).
+// Otherwise -1, the envelope holding anything (top, which the callers
+// call then, clears it), and the memo counts a miss (miss).
 //
 // A hit is exact: learn keeps only a stretch the readers read straight
 // through, as the memo's _meta start is (remember), whose reading
