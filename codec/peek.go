@@ -99,7 +99,8 @@ type Envelope struct {
 	// recorded), args their name and value spans as offsets into Arguments,
 	// which Rebase leaves valid; argAt and argLen are where Arguments
 	// started and its length when they were recorded, so that an
-	// Arguments a caller replaced is scanned instead.
+	// Arguments a caller replaced is scanned instead (argAt is set with
+	// Arguments, and read only when argN != 0).
 	argN   uint8
 	argLen uint16
 	argAt  uintptr
@@ -771,9 +772,7 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 					if e == i+2 && c == '{' {
 						env.argN, env.argLen = 1, 2 // {}: recorded, no members
 					}
-					if env.argN != 0 {
-						env.argAt = addrOf(env.Arguments)
-					}
+					env.argAt = addrOf(env.Arguments) // read only when argN != 0
 				case keyClientCapabilities:
 					if c == '{' {
 						env.ClientCapabilities = b[i:e]

@@ -302,9 +302,7 @@ func (p *parser) params(i int) int {
 		e += o
 	}
 	env.Arguments = b[o:e]
-	if env.argN != 0 {
-		env.argAt = addrOf(env.Arguments)
-	}
+	env.argAt = addrOf(env.Arguments) // read only when argN != 0
 	seen |= 1 << keyArguments
 	if metaFirst {
 		if e < len(b) && b[e] == '}' {
@@ -617,8 +615,9 @@ func (p *parser) replay(s int, kind IDKind) int {
 	// would say the same after a miss below.
 	p.bad |= sawMethod
 	// What skipArgs records, cleared first: it writes the members it
-	// reads, and argN and argLen only when it keeps them.
-	env.argN, env.argLen, env.argAt = 0, 0, 0
+	// reads, and argN and argLen only when it keeps them (argAt is
+	// written below).
+	env.argN, env.argLen = 0, 0
 	env.args[0], env.args[1], env.args[2], env.args[3] = 0, 0, 0, 0 // stores, not a copy (argsCleared)
 	e := o + 2
 	if uint(o+1) < uint(len(b)) && b[o+1] == '}' {
@@ -667,9 +666,7 @@ func (p *parser) replay(s int, kind IDKind) int {
 	// t+3, inside b.
 	env.Params = span(base, c, s+int(at[3]), t+2)
 	env.Arguments = span(base, c, o, e)
-	if env.argN != 0 {
-		env.argAt = uintptr(base) + uintptr(o)
-	}
+	env.argAt = uintptr(base) + uintptr(o) // as params: read only when argN != 0
 	env.Meta = span(base, c, i-1, t+1)
 	env.ProtocolVersion = Str{Raw: span(base, c, i+int(m.at[0]), i+int(m.at[1])), Present: true}
 	env.ClientInfo = span(base, c, i+int(m.at[2]), i+int(m.at[3]))
