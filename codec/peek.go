@@ -380,7 +380,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 			if oneDigit(msg, shapeHeadLen) {
 				e, kind = shapeHeadLen+1, IDNumber
 			} else {
-				e, kind = headIDSlow(msg)
+				e, kind = idValue(msg, shapeHeadLen)
 			}
 		}
 		end = -1
@@ -465,14 +465,14 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 	// The id, where shapeHead puts it: e past it (< 0 when the value
 	// there is not a non-negative integer or a plain string) and its
 	// kind, or -1 and IDNone without shapeHead. One digit is read here,
-	// anything else by headIDSlow (a function for all of it does not
+	// anything else by idValue (a function for all of it does not
 	// inline; as a call it cost 13 instructions more per message).
 	e, kind := -1, IDNone
 	if len(buf) >= shapeHeadLen && word(buf, shapeHeadLen-8) == shapeHeadLast {
 		if oneDigit(buf, shapeHeadLen) {
 			e, kind = shapeHeadLen+1, IDNumber
 		} else {
-			e, kind = headIDSlow(buf)
+			e, kind = idValue(buf, shapeHeadLen)
 		}
 	}
 	n := -1

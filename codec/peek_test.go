@@ -913,17 +913,20 @@ func TestReplayEnd(t *testing.T) {
 	}
 }
 
-// TestIDNumber: top reads a numeric id by oneDigit, then idDigits, which
-// must give what plainNumber gives: on every run of digits (leading
-// zeros too) ended by every byte value, at several starts and buffer
-// ends, and on random bytes from the characters that end or spoil a
-// number.
+// TestIDNumber: PeekLine and PeekWith read the id by oneDigit, then
+// idValue, which must give what plainNumber gives, or for a '"' what
+// plainString gives: on every run of digits (leading zeros too) ended by
+// every byte value, at several starts and buffer ends, on string ids,
+// and on random bytes from the characters that end or spoil a number.
 func TestIDNumber(t *testing.T) {
 	check := func(b []byte, i int) {
 		t.Helper()
-		want := plainNumber(b, i)
-		if got := idDigits(b, i); got != want {
-			t.Fatalf("idDigits(%q, %d) = %d, plainNumber %d", b, i, got, want)
+		want, wkind := plainNumber(b, i), IDNumber
+		if want < 0 && i < len(b) && b[i] == '"' {
+			want, wkind = plainString(b, i+1), IDString
+		}
+		if got, kind := idValue(b, i); got != want || kind != wkind {
+			t.Fatalf("idValue(%q, %d) = %d %v, plainNumber or plainString %d %v", b, i, got, kind, want, wkind)
 		}
 		if oneDigit(b, i) && want != i+1 {
 			t.Fatalf("oneDigit(%q, %d), plainNumber %d", b, i, want)
@@ -939,6 +942,13 @@ func TestIDNumber(t *testing.T) {
 					check(b[:i+len(run)], i) // the digits end it
 				}
 			}
+		}
+	}
+	for _, id := range []string{`"a"`, `"req-1"`, `""`, `"a\"b"`, `"\u0041"`, `"12"`, "\"\xff\"", `"a`} {
+		for pad := range 12 {
+			b := []byte(id + strings.Repeat("}", pad))
+			check(b, 0)
+			check(append([]byte("xx"), b...), 2)
 		}
 	}
 	alpha := []byte("0123456789.eE+-,}\" \x00\x7f\x80\xb0\xb9/:")

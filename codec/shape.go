@@ -137,24 +137,6 @@ func version20(b []byte) bool {
 	return len(b) >= len(shapeJSONRPC) && word(b, 0) == shapeV20w0 && word(b, 8) == shapeV20w1
 }
 
-// headIDSlow reads the id where shapeHead puts it, in a message that
-// starts with shapeHead but not with a one-digit id (PeekLine and
-// PeekWith test that): it returns where the id ends and IDNumber or
-// IDString, e < 0 when the value there is neither a non-negative
-// integer nor a plain string.
-//
-//go:noinline
-func headIDSlow(b []byte) (int, IDKind) {
-	i := shapeHeadLen
-	if e := idDigits(b, i); e >= 0 {
-		return e, IDNumber
-	}
-	if i < len(b) && b[i] == '"' {
-		return plainString(b, i+1), IDString
-	}
-	return ^i, IDNumber
-}
-
 // top reads the message object, which starts at b[0] as version20
 // does, and returns the index just past its '}' as object does. e and
 // kind are the id as PeekLine and PeekWith read it (e past it, or < 0;
@@ -221,20 +203,24 @@ func (p *parser) top(e int, kind IDKind) int {
 }
 
 // oneDigit reports whether b[i:] starts with a number of one digit that
-// plainNumber takes (it then returns i+1): top's test for the id, inline,
-// before idDigits (TestIDNumber).
+// plainNumber takes (it then returns i+1): PeekLine's and PeekWith's test
+// for the id, inline, before idValue (TestIDNumber).
 func oneDigit(b []byte, i int) bool {
 	return i+1 < len(b) && b[i]-'0' <= 9 && b[i+1]-'0' > 9 && b[i+1] != '.' && b[i+1]|0x20 != 'e'
 }
 
-// idDigits is plainNumber for top's id when oneDigit is not: the digits
-// found a word at a time where 8 bytes are there to load and one of
-// them ends the digits, else by plainNumber (TestIDNumber).
+// idValue reads the id at b[i] when oneDigit does not (PeekLine and
+// PeekWith, where shapeHead puts it): where a non-negative integer
+// plainNumber takes ends and IDNumber, else, for a '"' at b[i], where a
+// plain string ends (plainString's answer) and IDString, else ^i and
+// IDNumber (TestIDNumber). The digits are found a word at a time where
+// 8 bytes are there to load and one of them ends the digits, else by
+// plainNumber.
 //
 //go:noinline
-func idDigits(b []byte, i int) int {
+func idValue(b []byte, i int) (int, IDKind) {
 	if i+8 > len(b) {
-		return plainNumber(b, i)
+		return idTail(b, i)
 	}
 	// A lane of a is 0 to 9 for a digit. Adding 0x76 sets the lane's top
 	// bit for 10 to 0x7f without a carry; a lane of 0x80 and up has it
@@ -242,16 +228,30 @@ func idDigits(b []byte, i int) int {
 	a := word(b, i) ^ lanes30
 	m := (a + lanes76 | a) & lanes80
 	if m == 0 {
-		return plainNumber(b, i) // 8 digits or more
+		return plainNumber(b, i), IDNumber // 8 digits or more
 	}
 	j := i + bits.TrailingZeros64(m)>>3
-	if j == i || j-i > 1 && b[i] == '0' || b[j] == '.' || b[j]|0x20 == 'e' {
-		return ^i
+	if j == i {
+		if b[i] == '"' {
+			return plainString(b, i+1), IDString
+		}
+		return ^i, IDNumber
 	}
-	return j
+	if j-i > 1 && b[i] == '0' || b[j] == '.' || b[j]|0x20 == 'e' {
+		return ^i, IDNumber
+	}
+	return j, IDNumber
 }
 
-// Lanes for idDigits.
+// idTail is idValue with less than 8 bytes left.
+func idTail(b []byte, i int) (int, IDKind) {
+	if e := plainNumber(b, i); e >= 0 || i >= len(b) || b[i] != '"' {
+		return e, IDNumber
+	}
+	return plainString(b, i+1), IDString
+}
+
+// Lanes for idValue.
 const (
 	lanes30 = 0x3030303030303030 // '0'
 	lanes76 = 0x7676767676767676
