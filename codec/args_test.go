@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +26,11 @@ func TestScanArgumentsRecorded(t *testing.T) {
 		{`{"text":"x","text":"y"}`, true},
 		{`"text"`, false},
 		{`[]`, false},
+		// 64 KiB: the offsets are 16 bits, the object's length too.
+		{`{"text":"` + strings.Repeat("x", 0xffff-11) + `"}`, true},
+		{`{"text":"` + strings.Repeat("x", 0xffff-10) + `"}`, false},
+		{`{"a":1,"text":"` + strings.Repeat("x", 0xffff-17) + `"}`, true},
+		{`{"a":1,"text":"` + strings.Repeat("x", 0xffff-16) + `"}`, false},
 	} {
 		msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":` + c.args + `,"_meta":{"progressToken":1}}}`)
 		var env Envelope

@@ -99,7 +99,8 @@ type Envelope struct {
 	// recorded), args their name and value spans as offsets into Arguments,
 	// which Rebase leaves valid; argAt and argLen are where Arguments
 	// started and its length when they were recorded, so that an
-	// Arguments a caller replaced is scanned instead.
+	// Arguments a caller replaced is scanned instead (argAt is set with
+	// Arguments, and read only when argN != 0).
 	argN   uint8
 	argLen uint16
 	argAt  uintptr
@@ -370,8 +371,25 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 
 	var end int
 	c := byte('{')
-	if p.generic == 0 && shapeVersion20.short(msg, 0) {
-		end = p.top() // which clears env, or fills every field (replay)
+	if p.generic == 0 && version20(msg) {
+		// The memo's template first (replay writes every field of env),
+		// else top (which clears env first).
+		p.bad = sawVersion    // "jsonrpc": "2.0"
+		e, kind := -1, IDNone // the id (top's): written out, as in PeekLine
+		if len(msg) >= shapeHeadLen && word(msg, shapeHeadLen-8) == shapeHeadLast {
+			if oneDigit(msg, shapeHeadLen) {
+				e, kind = shapeHeadLen+1, IDNumber
+			} else {
+				e, kind = idValue(msg, shapeHeadLen)
+			}
+		}
+		end = -1
+		if m := o.Memo; m != nil && m.an != 0 && e >= 0 {
+			end = p.replay(e, kind)
+		}
+		if end < 0 {
+			end = p.top(e, kind)
+		}
 	} else {
 		*env = Envelope{}
 		i := skipWS(msg, 0)
@@ -384,6 +402,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 			end = p.skip(msg, i, 0)
 		}
 	}
+	msg, env = p.b, p.env // the same: loaded, not kept across the calls (spilled)
 	if end < 0 {
 		return p.fail(end)
 	}
@@ -435,12 +454,34 @@ func (o PeekConfig) maxDepth() int {
 // caller then finds the line's end and calls PeekWith, which decides (and
 // reports any error) as always. FuzzPeekLine checks both agree.
 func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
-	if !shapeVersion20.short(buf, 0) || o.Memo == genericPeek {
+	if !version20(buf) || o.Memo == genericPeek {
 		return -1
 	}
 	var p parser // set field by field: a composite literal is built, then copied
 	p.b, p.env, p.memo, p.generic, p.max = buf, env, o.Memo, lineWalk, o.maxDepth()
-	n := p.top() // which clears env, or fills every field (replay)
+	// The memo's template first (replay writes every field of env), else
+	// top (which clears env first).
+	p.bad = sawVersion // "jsonrpc": "2.0"
+	// The id, where shapeHead puts it: e past it (< 0 when the value
+	// there is not a non-negative integer or a plain string) and its
+	// kind, or -1 and IDNone without shapeHead. One digit is read here,
+	// anything else by idValue (a function for all of it does not
+	// inline; as a call it cost 13 instructions more per message).
+	e, kind := -1, IDNone
+	if len(buf) >= shapeHeadLen && word(buf, shapeHeadLen-8) == shapeHeadLast {
+		if oneDigit(buf, shapeHeadLen) {
+			e, kind = shapeHeadLen+1, IDNumber
+		} else {
+			e, kind = idValue(buf, shapeHeadLen)
+		}
+	}
+	n := -1
+	if m := o.Memo; m != nil && m.an != 0 && e >= 0 {
+		n = p.replay(e, kind)
+	}
+	if n < 0 {
+		n = p.top(e, kind)
+	}
 	if p.generic != lineWalk {
 		// Cut (p.cut): the line is p.b, and the message must end there
 		// but for whitespace, as PeekWith's on the line.
@@ -449,16 +490,20 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 		}
 		return len(p.b)
 	}
+	// No cut: p.b is buf. Both are loaded from p rather than kept across
+	// top (spilled).
+	buf, env = p.b, p.env
 	if uint(n) >= uint(len(buf)) {
 		return -1 // also n < 0
 	}
-	if buf[n] == '\r' {
-		if n++; n >= len(buf) {
+	if buf[n] != '\n' {
+		// "\r\n", or no line end.
+		if buf[n] != '\r' {
 			return -1
 		}
-	}
-	if buf[n] != '\n' {
-		return -1
+		if n++; n >= len(buf) || buf[n] != '\n' {
+			return -1
+		}
 	}
 	if env.argN == 2 {
 		// compactArgs for one recorded member, the usual arguments,
@@ -703,7 +748,9 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 					e = -1
 					if c == '{' && p.max > level {
 						if k == keyArguments {
-							e = p.skipArgs(b, i)
+							if e = p.skipArgs(b, i); e >= 0 {
+								e += i
+							}
 						} else {
 							e = p.skipFlat(b, i+1)
 						}
@@ -725,9 +772,7 @@ func (p *parser) members(i int, level int, seen uint32, guess uint8) int {
 					if e == i+2 && c == '{' {
 						env.argN, env.argLen = 1, 2 // {}: recorded, no members
 					}
-					if env.argN != 0 {
-						env.argAt = addrOf(env.Arguments)
-					}
+					env.argAt = addrOf(env.Arguments) // read only when argN != 0
 				case keyClientCapabilities:
 					if c == '{' {
 						env.ClientCapabilities = b[i:e]
@@ -1019,55 +1064,74 @@ func (p *parser) recordTail(b []byte, o, end int) {
 // skipArgs is skipFlat for params.arguments, whose '{' is at b[o]: it also
 // records the members in p.env for ScanArguments when they fit (at most
 // maxArgMembers, the object at most 64 KiB). It returns what skipFlat
-// would.
+// would less o (the object's length), or -1.
 func (p *parser) skipArgs(b []byte, o int) int {
 	env := p.env
+	// The arguments, read as a from their '{' (a[0]) on: an index in a
+	// is the offset recorded, and a word read needs 8 bytes left of a as
+	// of b (the same end).
+	if uint(o) >= uint(len(b)) {
+		return -1
+	}
+	a := span(unsafe.Pointer(unsafe.SliceData(b)), len(b), o, len(b)) // b[o:len(b):len(b)], o < len(b)
 	n := 0
-	i := o + 1
-	if uint(i) >= uint(len(b)) || b[i] != '"' {
+	i := 1
+	if 1 >= len(a) || a[1] != '"' {
 		return -1
 	}
 	i++
 	for {
 		// A member, i just past its name's opening quote.
+		// The member's word (newArgMember's), built as its offsets are
+		// found: fewer values live across the scans.
 		k := i
-		if i = plainString(b, k); i < 0 {
+		if i = plainString(a, k); i < 0 {
 			return -1
 		}
-		ke := i - 1
-		if i = colon(b, i); uint(i) >= uint(len(b)) {
-			return -1 // also when colon failed (i < 0)
-		}
-		v := i
-		switch c := b[i]; {
-		case c == '"':
-			i = plainString(b, i+1)
-		case c-'0' <= 9:
-			i = plainNumber(b, i)
-		case c == 't' || c == 'f' || c == 'n':
-			i = scanLiteral(b, i)
-		default:
-			return -1
+		w := argMember(uint16(k)) | argMember(uint16(i-1))<<16
+		if i+2 <= len(a) && half(a, i) == ':'|'"'<<8 {
+			// The usual `:"` before a string value.
+			w |= argMember(uint16(i+1)) << 32
+			i = plainString(a, i+2)
+		} else {
+			if i = colon(a, i); uint(i) >= uint(len(a)) {
+				return -1 // also when colon failed (i < 0)
+			}
+			w |= argMember(uint16(i)) << 32
+			switch c := a[i]; {
+			case c == '"':
+				i = plainString(a, i+1)
+			case c-'0' <= 9:
+				i = plainNumber(a, i)
+			case c == 't' || c == 'f' || c == 'n':
+				i = scanLiteral(a, i)
+			default:
+				return -1
+			}
 		}
 		if i < 0 {
 			return -1
 		}
-		if n < maxArgMembers {
-			env.args[n] = newArgMember(k-o, ke-o, v-o, i-o)
+		if uint(n) < maxArgMembers {
+			env.args[n] = w | argMember(uint16(i))<<48
 		}
 		n++
-		if i+2 <= len(b) && half(b, i) == ','|'"'<<8 {
+		var sc byte
+		if uint(i) < uint(len(a)) && a[i] == '}' {
+			i, sc = i+1, '}' // the usual end, compact
+		} else if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
 			i += 2 // the usual `,"` before the next name
 			continue
+		} else {
+			i, sc = sep(a, i)
 		}
-		var sc byte
-		if i, sc = sep(b, i); sc == '}' {
-			if n <= maxArgMembers && i-o <= 0xffff {
-				env.argN, env.argLen = uint8(n+1), uint16(i-o)
+		if sc == '}' {
+			if n <= maxArgMembers && i <= 0xffff {
+				env.argN, env.argLen = uint8(n+1), uint16(i)
 			}
 			return i
 		}
-		if sc != ',' || uint(i) >= uint(len(b)) || b[i] != '"' {
+		if sc != ',' || uint(i) >= uint(len(a)) || a[i] != '"' {
 			return -1
 		}
 		i++

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // view is an Envelope flattened to strings for comparison; "-" = absent.
@@ -669,6 +670,8 @@ func TestPeekLine(t *testing.T) {
 		{strings.Replace(fixture, `"method":"tools/call",`, "\"method\":\"tools/call\"\n,", 1) + "\n", -1},
 		{fixture, -1},             // no '\n' yet
 		{fixture + "\r", -1},      // nor here
+		{fixture + "\rx\n", -1},   // a '\r' that is not before the '\n'
+		{fixture + "\r\r\n", -1},  // nor here
 		{fixture + " \n", -1},     // whitespace after the message
 		{fixture[:40] + "\n", -1}, // a truncated line
 		{`{"id":1,"jsonrpc":"2.0","method":"m"}` + "\n", -1}, // another order
@@ -910,17 +913,20 @@ func TestReplayEnd(t *testing.T) {
 	}
 }
 
-// TestIDNumber: top reads a numeric id by oneDigit, then idDigits, which
-// must give what plainNumber gives: on every run of digits (leading
-// zeros too) ended by every byte value, at several starts and buffer
-// ends, and on random bytes from the characters that end or spoil a
-// number.
+// TestIDNumber: PeekLine and PeekWith read the id by oneDigit, then
+// idValue, which must give what plainNumber gives, or for a '"' what
+// plainString gives: on every run of digits (leading zeros too) ended by
+// every byte value, at several starts and buffer ends, on string ids,
+// and on random bytes from the characters that end or spoil a number.
 func TestIDNumber(t *testing.T) {
 	check := func(b []byte, i int) {
 		t.Helper()
-		want := plainNumber(b, i)
-		if got := idDigits(b, i); got != want {
-			t.Fatalf("idDigits(%q, %d) = %d, plainNumber %d", b, i, got, want)
+		want, wkind := plainNumber(b, i), IDNumber
+		if want < 0 && i < len(b) && b[i] == '"' {
+			want, wkind = plainString(b, i+1), IDString
+		}
+		if got, kind := idValue(b, i); got != want || kind != wkind {
+			t.Fatalf("idValue(%q, %d) = %d %v, plainNumber or plainString %d %v", b, i, got, kind, want, wkind)
 		}
 		if oneDigit(b, i) && want != i+1 {
 			t.Fatalf("oneDigit(%q, %d), plainNumber %d", b, i, want)
@@ -936,6 +942,13 @@ func TestIDNumber(t *testing.T) {
 					check(b[:i+len(run)], i) // the digits end it
 				}
 			}
+		}
+	}
+	for _, id := range []string{`"a"`, `"req-1"`, `""`, `"a\"b"`, `"\u0041"`, `"12"`, "\"\xff\"", `"a`} {
+		for pad := range 12 {
+			b := []byte(id + strings.Repeat("}", pad))
+			check(b, 0)
+			check(append([]byte("xx"), b...), 2)
 		}
 	}
 	alpha := []byte("0123456789.eE+-,}\" \x00\x7f\x80\xb0\xb9/:")
@@ -1074,4 +1087,186 @@ func envDiff(a, b *Envelope) []string {
 		}
 	}
 	return d
+}
+
+// TestReplayLateMiss: replay writes the fields that depend on the
+// template alone (ID, Method, Name, …) before it reads the arguments and
+// the _meta. A message that keeps the template's first stretch and
+// leaves it later must still read as with no memo, into an envelope
+// that held anything (top clears what replay wrote), by PeekWith and by
+// PeekLine.
+func TestReplayLateMiss(t *testing.T) {
+	tok := `,"progressToken":1`
+	args := `{"text":"hello world"}`
+	for _, msg := range []string{
+		strings.Replace(fixture, args, `{"text":{"a":1}}`, 1),            // skipArgs refuses it
+		strings.Replace(fixture, args, `{"text":"a\"b"}`, 1),             // an escape
+		strings.Replace(fixture, args, `{"text" : "hello world"}`, 1),    // whitespace
+		strings.Replace(fixture, args, `[1]`, 1),                         // not an object
+		strings.Replace(fixture, `"2026-07-28"`, `"2025-06-18"`, 1),      // another _meta
+		strings.Replace(fixture, `"name":"wrk"`, `"name":"wrk2"`, 1),     // another clientInfo
+		strings.Replace(fixture, tok, ``, 1),                             // no token
+		strings.Replace(fixture, tok, `,"progressToken":true`, 1),        // a token of another type
+		strings.Replace(fixture, tok, `,"progressToken":1.5`, 1),         // a fraction
+		strings.Replace(fixture, `}}}`, `},"x":1}}`, 1),                  // more params
+		strings.Replace(fixture, `}}}`, `}},"x":1}`, 1),                  // more members at the top
+		strings.Replace(fixture, `}}}`, `}}}}`, 1),                       // trailing bytes
+		strings.Replace(fixture, `"id":1`, `"id":"x"`, 1)[:len(fixture)], // cut short
+		// Messages that leave it at once (sameWords).
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":1,"params":{}}`,
+		strings.Replace(fixture, `tools/call`, `tools/list`, 1),
+	} {
+		for _, line := range []bool{false, true} {
+			memo := new(PeekMemo)
+			var scratch Envelope
+			if err := PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: memo}); err != nil || memo.an == 0 {
+				t.Fatalf("fixture: %v, template %d bytes", err, memo.an)
+			}
+			var want, got Envelope
+			dirtyEnvelope(&got)
+			got.tmpl = 77
+			b := []byte(msg + "\n")
+			if line {
+				n := PeekLine(b, &got, PeekConfig{Memo: memo})
+				if n < 0 {
+					continue // declined: the caller then calls PeekWith
+				}
+				wn := PeekLine(b, &want, PeekConfig{})
+				if n != wn {
+					t.Fatalf("%q: PeekLine %d, with no memo %d", msg, n, wn)
+				}
+			} else {
+				err := PeekWith(b[:len(msg)], &got, PeekConfig{Memo: memo})
+				werr := PeekWith(b[:len(msg)], &want, PeekConfig{})
+				if err != werr {
+					t.Fatalf("%q: PeekWith %v, with no memo %v", msg, err, werr)
+				}
+			}
+			if got.Template() != 0 {
+				t.Errorf("%q (line %v): taken by the template (%d)", msg, line, got.Template())
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%q (line %v): after a late miss, fields that differ from a read with no memo: %v", msg, line, envDiff(&got, &want))
+			}
+		}
+	}
+}
+
+// TestSameWords compares sameWords with a plain compare: every length
+// from 8 to 160, at three offsets, equal and with each byte changed.
+func TestSameWords(t *testing.T) {
+	src := make([]byte, 200)
+	for j := range src {
+		src[j] = byte(j*7 + 3)
+	}
+	for n := 8; n <= 160; n++ {
+		for _, at := range []int{0, 1, 13} {
+			b := make([]byte, at+n)
+			copy(b[at:], src)
+			q := src[:n]
+			p := unsafe.Pointer(&b[at])
+			if !sameWords(p, unsafe.Pointer(&q[0]), n) {
+				t.Fatalf("n %d at %d: equal bytes differ", n, at)
+			}
+			for j := range n {
+				b[at+j] ^= 0x40
+				if sameWords(p, unsafe.Pointer(&q[0]), n) {
+					t.Fatalf("n %d at %d: byte %d changed, still the same", n, at, j)
+				}
+				b[at+j] ^= 0x40
+			}
+		}
+	}
+}
+
+// TestShapeWords checks the constant words against the strings they
+// stand for, and version20 against a plain prefix test.
+func TestShapeWords(t *testing.T) {
+	head := shapeJSONRPC + `,"id":`
+	if w := word([]byte(shapeJSONRPC), 0); w != shapeV20w0 {
+		t.Errorf("shapeV20w0 %#x, want %#x", shapeV20w0, w)
+	}
+	if w := word([]byte(shapeJSONRPC), 8); w != shapeV20w1 {
+		t.Errorf("shapeV20w1 %#x, want %#x", shapeV20w1, w)
+	}
+	if w := word([]byte(head), len(head)-8); w != shapeHeadLast || w != shapeHead.last {
+		t.Errorf("shapeHeadLast %#x, want %#x", shapeHeadLast, w)
+	}
+	for _, c := range []struct{ n, want int }{
+		{shapeMethodLen, shapeMethod.n}, {shapeParamsLen, shapeParams.n},
+		{shapeMetaLen, shapeMeta.n}, {shapeProgressLen, shapeProgress.n},
+	} {
+		if c.n != c.want {
+			t.Errorf("a pattern's length as a constant: %d, want %d", c.n, c.want)
+		}
+	}
+	for n := 0; n <= len(fixture); n++ {
+		b := []byte(fixture[:n])
+		for j := -1; j < min(n, 20); j++ {
+			if j >= 0 {
+				b[j] ^= 0x01
+			}
+			if got, want := version20(b), strings.HasPrefix(string(b), shapeJSONRPC); got != want {
+				t.Fatalf("%q: version20 %v, want %v", b, got, want)
+			}
+			if j >= 0 {
+				b[j] ^= 0x01
+			}
+		}
+	}
+}
+
+// TestReplayNotTried: PeekLine and PeekWith try the memo's template only
+// for a message whose id they read where shapeHead puts it, a plain
+// integer or string. Others (no id, an id of another kind) are not
+// compared with it, so they charge it no miss: after any number of them
+// the template still takes the fixture.
+func TestReplayNotTried(t *testing.T) {
+	notify := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`
+	msgs := []string{
+		notify,
+		strings.Replace(fixture, `"id":1`, `"id":-1`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":1.5`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":1e3`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":null`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":"a\"b"`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":[1]`, 1),
+		strings.Replace(fixture, `,"id":1`, ``, 1),
+	}
+	for _, line := range []bool{false, true} {
+		memo := new(PeekMemo)
+		o := PeekConfig{Memo: memo}
+		var env Envelope
+		read := func(msg string) {
+			t.Helper()
+			b := []byte(msg + "\n")
+			if line {
+				if n := PeekLine(b, &env, o); n < 0 {
+					PeekWith(b[:len(msg)], &env, o) // the caller's fallback
+				}
+			} else {
+				PeekWith(b[:len(msg)], &env, o)
+			}
+		}
+		read(fixture) // learns the template
+		gen := memo.gen
+		if memo.an == 0 || gen == 0 {
+			t.Fatalf("line %v: no template learned", line)
+		}
+		for range 3 {
+			for _, msg := range msgs {
+				read(msg)
+				if memo.strike || memo.an == 0 {
+					t.Fatalf("line %v: %q charged the template a miss (strike %v, template %d bytes)", line, msg, memo.strike, memo.an)
+				}
+			}
+		}
+		read(fixture)
+		if env.Template() != gen {
+			t.Errorf("line %v: the fixture after the others: template %d, want %d", line, env.Template(), gen)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 	"sync/atomic"
 	"unsafe"
@@ -94,7 +95,6 @@ const shapeJSONRPC = `{"jsonrpc":"2.0"`
 // value's first byte where the shape fixes it.
 var (
 	shapeHead       = newPattern(shapeJSONRPC + `,"id":`)
-	shapeVersion20  = newPattern(shapeJSONRPC)
 	shapeMethod     = newPattern(`,"method":"`)
 	shapeParams     = newPattern(`,"params":{`)
 	shapeName       = newPattern(`"name":"`)
@@ -110,34 +110,49 @@ var (
 // shapeHeadLen is shapeHead.n, as a constant.
 const shapeHeadLen = len(shapeJSONRPC + `,"id":`)
 
-// top reads the message object, which starts at b[0] as shapeVersion20
-// does, and returns the index just past its '}' as object does.
-func (p *parser) top() int {
-	b, env := p.b, p.env
+// The lengths of the patterns the readers add to an index, as constants
+// (an immediate, not a pattern's n loaded from memory; TestShapeWords).
+const (
+	shapeMethodLen   = len(`,"method":"`)
+	shapeParamsLen   = len(`,"params":{`)
+	shapeMetaLen     = len(`,"_meta":{`)
+	shapeProgressLen = len(`,"` + MetaProgressToken + `":`)
+)
+
+// The words of shapeJSONRPC (at 0 and 8) and shapeHead's last (at 14),
+// as constants (TestShapeWords): compared with an immediate, not a
+// pattern's fields loaded from memory.
+const (
+	shapeV20w0 = uint64('{') | uint64('"')<<8 | uint64('j')<<16 | uint64('s')<<24 |
+		uint64('o')<<32 | uint64('n')<<40 | uint64('r')<<48 | uint64('p')<<56
+	shapeV20w1 = uint64('c') | uint64('"')<<8 | uint64(':')<<16 | uint64('"')<<24 |
+		uint64('2')<<32 | uint64('.')<<40 | uint64('0')<<48 | uint64('"')<<56
+	shapeHeadLast = uint64('0') | uint64('"')<<8 | uint64(',')<<16 | uint64('"')<<24 |
+		uint64('i')<<32 | uint64('d')<<40 | uint64('"')<<48 | uint64(':')<<56
+)
+
+// version20 reports whether b starts with shapeJSONRPC, by its two
+// constant words (the callers' first test, before top).
+func version20(b []byte) bool {
+	return len(b) >= len(shapeJSONRPC) && word(b, 0) == shapeV20w0 && word(b, 8) == shapeV20w1
+}
+
+// top reads the message object, which starts at b[0] as version20
+// does, and returns the index just past its '}' as object does. e and
+// kind are the id as PeekLine and PeekWith read it (e past it, or < 0;
+// IDNone without shapeHead); they have tried the memo's template with
+// it (replay): top does not.
+func (p *parser) top(e int, kind IDKind) int {
 	seen := uint32(1)<<keyFold | 1<<keyJSONRPC
-	i, e := len(shapeJSONRPC), 0
-	p.bad |= sawVersion // "jsonrpc" ("2.0": the callers' test)
-	// b starts as shapeVersion20 (the callers' test), which is shapeHead
-	// but for its last word. The envelope is cleared here, not by the
-	// callers: a hit of the memo's template (replay) writes every field
-	// itself, and clears only those the template never sets.
-	kind := IDNone
-	if len(b) >= shapeHeadLen && word(b, shapeHeadLen-8) == shapeHead.last {
-		// "id": a non-negative integer or a plain string.
-		i, kind = shapeHeadLen, IDNumber
-		if e = i + 1; !oneDigit(b, i) {
-			e = idDigits(b, i)
-		}
-		if e < 0 && i < len(b) && b[i] == '"' {
-			e, kind = plainString(b, i+1), IDString
-		}
-		if m := p.memo; m != nil && m.an != 0 && e >= 0 {
-			// The rest of the message as the memo's template has it.
-			if t := p.replay(e, kind); t >= 0 {
-				return t
-			}
-		}
+	i := len(shapeJSONRPC)
+	// b starts as version20 requires (the callers' test), and p.bad
+	// holds sawVersion ("jsonrpc": "2.0"). The envelope is cleared here,
+	// not by the callers: a hit of the memo's template (replay), which
+	// the callers try first, writes every field itself.
+	if kind != IDNone {
+		i = shapeHeadLen // "id": a non-negative integer or a plain string
 	}
+	b, env := p.b, p.env
 	*env = Envelope{}
 	if kind != IDNone {
 		if e < 0 {
@@ -151,18 +166,18 @@ func (p *parser) top() int {
 	if !shapeMethod.short(b, i) {
 		return p.after(i, levelTop, seen, keyMethod)
 	}
-	e = plainString(b, i+shapeMethod.n)
+	e = plainString(b, i+shapeMethodLen)
 	if e < 0 {
 		return p.members(i+1, levelTop, seen, keyMethod)
 	}
 	p.bad |= sawMethod
-	env.Method = Str{Raw: b[i+shapeMethod.n : e-1], Present: true}
+	env.Method = Str{Raw: b[i+shapeMethodLen : e-1], Present: true}
 	seen |= 1 << keyMethod
 	// "params": an object, read by params.
 	if i = e; !shapeParams.short(b, i) || p.max <= levelTop {
 		return p.after(i, levelTop, seen, keyParams)
 	}
-	o := i + shapeParams.n - 1
+	o := i + shapeParamsLen - 1
 	if paramsShape(b, o+1) {
 		e = p.params(o + 1)
 	} else {
@@ -188,20 +203,24 @@ func (p *parser) top() int {
 }
 
 // oneDigit reports whether b[i:] starts with a number of one digit that
-// plainNumber takes (it then returns i+1): top's test for the id, inline,
-// before idDigits (TestIDNumber).
+// plainNumber takes (it then returns i+1): PeekLine's and PeekWith's test
+// for the id, inline, before idValue (TestIDNumber).
 func oneDigit(b []byte, i int) bool {
 	return i+1 < len(b) && b[i]-'0' <= 9 && b[i+1]-'0' > 9 && b[i+1] != '.' && b[i+1]|0x20 != 'e'
 }
 
-// idDigits is plainNumber for top's id when oneDigit is not: the digits
-// found a word at a time where 8 bytes are there to load and one of
-// them ends the digits, else by plainNumber (TestIDNumber).
+// idValue reads the id at b[i] when oneDigit does not (PeekLine and
+// PeekWith, where shapeHead puts it): where a non-negative integer
+// plainNumber takes ends and IDNumber, else, for a '"' at b[i], where a
+// plain string ends (plainString's answer) and IDString, else ^i and
+// IDNumber (TestIDNumber). The digits are found a word at a time where
+// 8 bytes are there to load and one of them ends the digits, else by
+// plainNumber.
 //
 //go:noinline
-func idDigits(b []byte, i int) int {
+func idValue(b []byte, i int) (int, IDKind) {
 	if i+8 > len(b) {
-		return plainNumber(b, i)
+		return idTail(b, i)
 	}
 	// A lane of a is 0 to 9 for a digit. Adding 0x76 sets the lane's top
 	// bit for 10 to 0x7f without a carry; a lane of 0x80 and up has it
@@ -209,16 +228,30 @@ func idDigits(b []byte, i int) int {
 	a := word(b, i) ^ lanes30
 	m := (a + lanes76 | a) & lanes80
 	if m == 0 {
-		return plainNumber(b, i) // 8 digits or more
+		return plainNumber(b, i), IDNumber // 8 digits or more
 	}
 	j := i + bits.TrailingZeros64(m)>>3
-	if j == i || j-i > 1 && b[i] == '0' || b[j] == '.' || b[j]|0x20 == 'e' {
-		return ^i
+	if j == i {
+		if b[i] == '"' {
+			return plainString(b, i+1), IDString
+		}
+		return ^i, IDNumber
 	}
-	return j
+	if j-i > 1 && b[i] == '0' || b[j] == '.' || b[j]|0x20 == 'e' {
+		return ^i, IDNumber
+	}
+	return j, IDNumber
 }
 
-// Lanes for idDigits.
+// idTail is idValue with less than 8 bytes left.
+func idTail(b []byte, i int) (int, IDKind) {
+	if e := plainNumber(b, i); e >= 0 || i >= len(b) || b[i] != '"' {
+		return e, IDNumber
+	}
+	return plainString(b, i+1), IDString
+}
+
+// Lanes for idValue.
 const (
 	lanes30 = 0x3030303030303030 // '0'
 	lanes76 = 0x7676767676767676
@@ -265,11 +298,11 @@ func (p *parser) params(i int) int {
 		env.argN, env.argLen = 1, 2 // {}: recorded, no members
 	} else if e = p.skipArgs(b, o); e < 0 {
 		return p.members(i+1, levelParams, seen, keyArguments)
+	} else {
+		e += o
 	}
 	env.Arguments = b[o:e]
-	if env.argN != 0 {
-		env.argAt = addrOf(env.Arguments)
-	}
+	env.argAt = addrOf(env.Arguments) // read only when argN != 0
 	seen |= 1 << keyArguments
 	if metaFirst {
 		if e < len(b) && b[e] == '}' {
@@ -281,7 +314,7 @@ func (p *parser) params(i int) int {
 	if i = e; !shapeMeta.short(b, i) || p.max <= levelParams {
 		return p.after(i, levelParams, seen, keyMeta)
 	}
-	o = i + shapeMeta.n - 1
+	o = i + shapeMetaLen - 1
 	if p.metaShape(o) {
 		p.tm = o // read straight to here (learn)
 		e = p.meta(o + 1)
@@ -376,7 +409,7 @@ progress:
 	if i = e; !shapeProgress.medium(b, i) {
 		return p.after(i, levelMeta, seen, keyProgressToken)
 	}
-	v := i + shapeProgress.n
+	v := i + shapeProgressLen
 	if e = plainNumber(b, v); e < 0 {
 		if v >= len(b) || b[v] != '"' {
 			return p.members(i+1, levelMeta, seen, keyProgressToken)
@@ -536,16 +569,17 @@ func (p *parser) remember(meta []byte) {
 	m.n = copy(m.b[metaAt:], meta)
 }
 
-// replay is top's use of the memo's template at b[s], just past the id:
+// replay is PeekLine's and PeekWith's use of the memo's template at
+// b[s], just past an id they read where shapeHead puts it, before top:
 // when the message goes on with its stretch, arguments skipArgs reads,
 // `,"_meta":{` and the _meta's start the memo holds (recall's), a
 // progressToken's value as meta reads it when the template has one, and
 // "}}}", it records all of it as the readers would and returns the index
-// past the message's '}'. The envelope was not cleared (top): a hit
-// writes every field, id and kind (the id's, b[shapeHeadLen:s]) included,
-// and zeroes those a template never sets (TestReplayWritesEveryField).
-// Otherwise -1, the envelope holding anything (top clears it then), and
-// the memo counts a miss (miss).
+// past the message's '}'. The envelope was not cleared: a hit writes
+// every field, id and kind (the id's, b[shapeHeadLen:s]) included, and
+// zeroes those a template never sets (TestReplayWritesEveryField).
+// Otherwise -1, the envelope holding anything (top, which the callers
+// call then, clears it), and the memo counts a miss (miss).
 //
 // A hit is exact: learn keeps only a stretch the readers read straight
 // through, as the memo's _meta start is (remember), whose reading
@@ -556,27 +590,49 @@ func (p *parser) remember(meta []byte) {
 // unread).
 func (p *parser) replay(s int, kind IDKind) int {
 	b, env, m := p.b, p.env, p.memo
-	an, n := int(m.an), m.n
-	if p.max <= levelMeta || s+an > len(b) || !sameWords(b, s, m.t[:an]) {
+	an := int(m.an)
+	// The first stretch, m.t[:an]: learn keeps an only when 8 <= an <=
+	// len(m.t) (ordered), and s+an <= len(b) is tested here.
+	if p.max <= levelMeta || s+an > len(b) || !sameWords(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), s), unsafe.Pointer(&m.t), an) {
 		m.miss()
 		return -1
 	}
 	o := s + an - 1 // the arguments' '{'
-	e := o + 2
+	// The fields that depend on the template and the id alone are
+	// written before the arguments are read, so that fewer values live
+	// across skipArgs's call. A miss below leaves them written: top
+	// clears the envelope then. Their spans lie in b[:s+an], which
+	// sameWords read, by the memo's offsets (ordered: see below).
+	at := &m.tat
+	base, c := unsafe.Pointer(unsafe.SliceData(b)), cap(b)
+	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindInvalid, kind, false, false, false
+	env.ID = span(base, c, shapeHeadLen, s)
+	env.URI, env.RequestID, env.LogLevel = Str{}, nil, Str{}
+	env.Method = Str{Raw: span(base, c, s+shapeMethodLen, s+int(at[0])), Present: true}
+	env.Name = Str{Raw: span(base, c, s+int(at[1]), s+int(at[2])), Present: true}
+	env.tmpl = m.gen
+	// The stretch holds the method, a plain string: top's straight path
+	// would say the same after a miss below.
+	p.bad |= sawMethod
 	// What skipArgs records, cleared first: it writes the members it
-	// reads, and argN and argLen only when it keeps them.
-	env.argN, env.argLen, env.argAt = 0, 0, 0
+	// reads, and argN and argLen only when it keeps them (argAt is
+	// written below).
+	env.argN, env.argLen = 0, 0
 	env.args[0], env.args[1], env.args[2], env.args[3] = 0, 0, 0, 0 // stores, not a copy (argsCleared)
-	if e <= len(b) && b[o+1] == '}' {
+	e := o + 2
+	if uint(o+1) < uint(len(b)) && b[o+1] == '}' {
 		env.argN, env.argLen = 1, 2 // {}: recorded, no members
 	} else if e = p.skipArgs(b, o); e < 0 {
 		m.miss()
 		return -1
+	} else {
+		e += o
 	}
 	i := e + metaAt // just past the _meta's '{'
+	n := m.n
 	bn := metaAt + n
 	if m.tok {
-		bn += shapeProgress.n
+		bn += shapeProgressLen
 	}
 	v := e + bn
 	if v > len(b) || string(b[e:v]) != string(m.b[:bn]) {
@@ -596,12 +652,11 @@ func (p *parser) replay(s int, kind IDKind) int {
 			}
 		}
 	}
-	if t+3 > len(b) || half(b, t) != '}'|'}'<<8 || b[t+2] != '}' {
+	if t+3 > len(b) || half(b, t) != '}'|'}'<<8 || half(b, t+1) != '}'|'}'<<8 { // "}}}"
 		m.miss()
 		return -1
 	}
 	m.strike, m.hit = false, true
-	p.bad |= sawMethod
 	// The spans, built without bounds checks (span): every bound below
 	// lies in b[s:t+3], which the compares above read (s+an and t+3 <=
 	// len(b)), by the memo's offsets, which learn and remember took from
@@ -609,29 +664,18 @@ func (p *parser) replay(s int, kind IDKind) int {
 	// tat[2] < an, at[0] <= at[1] <= at[2] <= at[3] <= at[4] <= n (memoOK
 	// in the fuzz targets), and i+n <= v <= t. Each span starts before
 	// t+3, inside b.
-	at := &m.tat
-	base, c := unsafe.Pointer(unsafe.SliceData(b)), cap(b)
-	// top did not clear the envelope: every field is written here, those
-	// a template never sets as the clear would leave them.
-	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindInvalid, kind, false, false, false
-	env.ID = span(base, c, shapeHeadLen, s)
-	env.URI, env.RequestID, env.LogLevel = Str{}, nil, Str{}
-	env.Method = Str{Raw: span(base, c, s+shapeMethod.n, s+int(at[0])), Present: true}
-	env.Name = Str{Raw: span(base, c, s+int(at[1]), s+int(at[2])), Present: true}
 	env.Params = span(base, c, s+int(at[3]), t+2)
 	env.Arguments = span(base, c, o, e)
-	if env.argN != 0 {
-		env.argAt = uintptr(base) + uintptr(o)
-	}
+	env.argAt = uintptr(base) + uintptr(o) // as params: read only when argN != 0
 	env.Meta = span(base, c, i-1, t+1)
 	env.ProtocolVersion = Str{Raw: span(base, c, i+int(m.at[0]), i+int(m.at[1])), Present: true}
 	env.ClientInfo = span(base, c, i+int(m.at[2]), i+int(m.at[3]))
 	env.ClientCapabilities = span(base, c, i+int(m.at[4]), i+n)
-	env.ProgressToken = nil
 	if m.tok {
 		env.ProgressToken = span(base, c, v, t)
+	} else {
+		env.ProgressToken = nil
 	}
-	env.tmpl = m.gen
 	return t + 3
 }
 
@@ -752,16 +796,22 @@ func (m *PeekMemo) miss() {
 	m.skip = m.wait
 }
 
-// sameWords reports whether b[i:] starts with t, a word at a time (for
-// the template's first stretch, shorter than memequal's set-up pays
-// for). The caller ensures 8 <= len(t) and 0 <= i, i+len(t) <= len(b):
-// word reads unchecked.
-func sameWords(b []byte, i int, t []byte) bool {
-	n := len(t) - 8
+// sameWords reports whether the n bytes at p are those at q, a word at
+// a time (for the template's first stretch, shorter than memequal's
+// set-up pays for). The caller ensures 8 <= n and that both hold n
+// bytes. The words' differences are or-ed together and tested once: a
+// message that leaves the template reads the whole stretch (a miss, which
+// is rare), one that keeps to it pays no branch per word.
+func sameWords(p, q unsafe.Pointer, n int) bool {
+	n -= 8
+	d := wordAt(p, n) ^ wordAt(q, n)
 	for j := 0; j < n; j += 8 {
-		if word(b, i+j) != word(t, j) {
-			return false
-		}
+		d |= wordAt(p, j) ^ wordAt(q, j)
 	}
-	return word(b, i+n) == word(t, n)
+	return d == 0
+}
+
+// wordAt is word for the bytes at p+j.
+func wordAt(p unsafe.Pointer, j int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, j))[:])
 }
