@@ -42,15 +42,6 @@ func newCoarseReading(t time.Time) *coarseReading {
 // coarse clock: early by at most 1/16 of it.
 func coarseMinLimit() time.Duration { return 16 * coarseTick }
 
-// mono is the clock's reading as a monoNow value (the reading's
-// t.Sub(monoEpoch)), or a fresh monoNow when the clock is halted.
-func (c *coarseClock) mono() time.Duration {
-	if p := c.t.Load(); p != nil {
-		return p.mono
-	}
-	return monoNow()
-}
-
 func (c *coarseClock) start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
