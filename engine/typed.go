@@ -607,12 +607,7 @@ func (c *Call) structuredFlat(tt *typedTool, text []byte, p unsafe.Pointer) bool
 			// oneTail as its first and its last 64 bytes (they overlap):
 			// arrays of tt, moves the compiler writes out, where a
 			// memmove call costs more than these few bytes' copy.
-			d := unsafe.Add(b, m+l)
-			*(*[64]byte)(d) = tt.oneTailLo
-			if len(tail) > 2*64 {
-				*(*[64]byte)(unsafe.Add(d, 64)) = tt.oneTailMid
-			}
-			*(*[64]byte)(unsafe.Add(d, len(tail)-64)) = tt.oneTailHi
+			tt.putTail(unsafe.Add(b, m+l), len(tail))
 		} else {
 			copy(unsafe.Slice((*byte)(unsafe.Add(b, m+l)), len(tail)), tail)
 		}
@@ -677,11 +672,7 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	putWord(d, 0, lo)
 	putWord(d, l-8, hi)
 	d = unsafe.Add(d, l)
-	*(*[64]byte)(d) = tt.oneTailLo
-	if tail > 2*64 {
-		*(*[64]byte)(unsafe.Add(d, 64)) = tt.oneTailMid
-	}
-	*(*[64]byte)(unsafe.Add(d, tail-64)) = tt.oneTailHi
+	tt.putTail(d, tail)
 	c.out = c.out[:e] // its length alone: the same array
 	c.result, c.open = true, false
 	c.rkind = kindComplete
@@ -713,6 +704,18 @@ func (c *Call) structuredOne(tt *typedTool, text, s []byte) []byte {
 
 // textHeadQuote is textHead and the text's opening quote.
 var textHeadQuote = [len(textHead) + 1]byte([]byte(textHead + `"`))
+
+// putTail writes oneTail, n bytes (tailArr: 64 to 192), at d as its
+// arrays: the first 64 bytes, past 128 the 64 after them, and the last
+// 64, overlapping what is before them. The caller has checked that d+n is
+// within its slice. (Inlined: echoOne calls nothing.)
+func (tt *typedTool) putTail(d unsafe.Pointer, n int) {
+	*(*[64]byte)(d) = tt.oneTailLo
+	if n > 2*64 {
+		*(*[64]byte)(unsafe.Add(d, 64)) = tt.oneTailMid
+	}
+	*(*[64]byte)(unsafe.Add(d, n-64)) = tt.oneTailHi
+}
 
 // getWord loads the 8 bytes at b+i, little-endian, without a bounds
 // check: the caller has checked that b+i+8 is within its slice or string.
