@@ -180,7 +180,8 @@ func (s *Server) admit(r *reqInfo, w respWriter) (principal any, ok bool) {
 		return nil, false
 	}
 	// SEC-03, B7. The Host the connection's last request was let through
-	// with is compared here, without a call (hostAllowed's first test).
+	// with is compared here, without a call (a function for it would not
+	// inline); hostAllowed checks any other.
 	if s.checkHost && !(r.lc != nil && r.lc.hostOK != nil && shortEqual(r.lc.hostOK, r.host)) && !s.hostAllowed(r) {
 		s.stats.BadHost.Add(1)
 		w.send(403, "", nil)
@@ -215,17 +216,14 @@ func (s *Server) originAllowed(r *reqInfo) bool {
 	return true
 }
 
-// hostAllowed is hosts.allows, remembered per connection like
-// originAllowed.
+// hostAllowed is hosts.allows for a Host its connection does not
+// remember (admit compares the remembered one first), remembered per
+// connection like originAllowed.
 func (s *Server) hostAllowed(r *reqInfo) bool {
-	lc := r.lc
-	if lc != nil && lc.hostOK != nil && shortEqual(lc.hostOK, r.host) {
-		return true
-	}
 	if !s.hosts.allows(r.host) {
 		return false
 	}
-	if lc != nil && len(r.host) <= maxRememberedValue {
+	if lc := r.lc; lc != nil && len(r.host) <= maxRememberedValue {
 		lc.hostOK = append(lc.hostOK[:0], r.host...)
 	}
 	return true
