@@ -443,7 +443,11 @@ func (c *Conn) pumpBatch() (again bool) {
 				pre = b.Prepare()
 			}
 			if n := codec.PeekLine(rest, pre.Envelope(), o); n >= 0 {
-				if frame := c.dec.TakeLine(n); frame != nil {
+				frame := c.dec.TakeRest(rest, n) // the usual line, inlined
+				if frame == nil {
+					frame = c.dec.TakeLine(n)
+				}
+				if frame != nil {
 					if c.handle(frame, pre, b, nil) {
 						pre = nil
 					}
