@@ -448,7 +448,7 @@ func (c *Conn) pumpBatch() (again bool) {
 					frame = c.dec.TakeLine(n)
 				}
 				if frame != nil {
-					if c.handle(frame, pre, b, nil) {
+					if c.handle(pre, b, frame, nil) {
 						pre = nil
 					}
 					continue
@@ -472,7 +472,7 @@ func (c *Conn) pumpBatch() (again bool) {
 		if pre == nil {
 			pre = b.Prepare()
 		}
-		if c.handle(frame, pre, b, &o) {
+		if c.handle(pre, b, frame, &o) {
 			pre = nil
 		}
 	}
@@ -512,8 +512,10 @@ func (c *Conn) abort(why error) bool {
 
 // handle processes one message, peeked into pre's envelope with o, or
 // already peeked there (by codec.PeekLine) when o is nil. It reports
-// whether the message was a request that took pre.
-func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *codec.PeekConfig) bool {
+// whether the message was a request that took pre. Its parameters come
+// in BeginBound's order, so that pre, b and frame stay in the registers
+// they arrive in for that call.
+func (c *Conn) handle(pre *engine.Request, b *engine.Batch, frame []byte, o *codec.PeekConfig) bool {
 	env := pre.Envelope()
 	// o is nil when PeekLine has peeked it: it takes only messages that
 	// PeekWith reads without an error.
@@ -556,9 +558,9 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *cod
 		r.Fail(e)
 		return true
 	}
-	id := r.Envelope().ID
 	var h uint64
 	if c.inflight.Load() > 0 {
+		id := r.Envelope().ID
 		h = maphash.Bytes(idSeed, id)
 		if c.lookup(h, id) {
 			c.stats.DuplicateIDs.Add(1)
@@ -582,7 +584,7 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *cod
 		return true
 	}
 	if h == 0 {
-		h = maphash.Bytes(idSeed, id)
+		h = maphash.Bytes(idSeed, r.Envelope().ID)
 	}
 	e := entryPool.Get().(*entry)
 	e.r, e.ref, e.hash = r, r.Ref(), h
