@@ -815,6 +815,25 @@ func (c *Conn) Reply(r *engine.Request, frame []byte, status int) error { return
 // read (inputFlush). Notifications still go to the queue at once, so a
 // request's notifications given on any goroutine precede its response.
 func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
+	n, end := len(c.stage), len(c.stage)+len(frame)
+	if c.closed.Load() || !r.ReplyEscaped(frame) || end >= cap(c.stage) || end >= c.out.max {
+		return c.replyStaged(r, frame)
+	}
+	// The usual case, stageFrame's in place: an answer the engine escaped
+	// itself (it holds no raw newline), which fits the stage with its
+	// newline under MaxPending. Only the stage's length is stored.
+	c.stage = c.stage[:end+1]
+	st := c.stage
+	if len(frame) != 0 && &frame[0] != &st[n] {
+		copy(st[n:], frame)
+	} // else the engine wrote it where it goes (Batch.SetStage)
+	st[end] = '\n'
+	return nil
+}
+
+// replyStaged is ReplyInBatch for every other answer: the connection is
+// closed, the frame may hold a raw newline, or it does not fit the stage.
+func (c *Conn) replyStaged(r *engine.Request, frame []byte) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
@@ -822,18 +841,6 @@ func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
 	// result, an encoding it was handed) can hold a raw newline.
 	if !r.ReplyEscaped(frame) && bytes.IndexByte(frame, '\n') >= 0 {
 		return framing.ErrNewlineInFrame
-	}
-	st := c.stage
-	if n, end := len(st), len(st)+len(frame); end < cap(st) && end < c.out.max {
-		// The usual case, stageFrame's in place: the frame and its
-		// newline fit the stage, under MaxPending.
-		st = st[:end+1]
-		if len(frame) != 0 && &frame[0] != &st[n] {
-			copy(st[n:], frame)
-		} // else the engine wrote it where it goes (Batch.SetStage)
-		st[end] = '\n'
-		c.stage = st
-		return nil
 	}
 	return c.stageFrame(append(c.stageBuf(len(frame)), frame...))
 }
