@@ -64,7 +64,8 @@ func FuzzReader(f *testing.F) {
 // FuzzDecoder checks Decoder against the reference splitter. Chunks are fed
 // in the cycling sizes; flags>>1&7, when not 0, caps how many frames are
 // pulled before the next Feed, which exercises the copy-on-undrained-Feed
-// path; flags&16 takes each line Rest and TakeLine will take with them.
+// path; flags&16 takes each line Rest and TakeLine will take with them,
+// and flags&32 tries TakeRest first, as linestream does.
 // Each chunk is scribbled over as soon as the decoder no longer needs
 // it, to catch frames that alias released input.
 func FuzzDecoder(f *testing.F) {
@@ -87,7 +88,14 @@ func FuzzDecoder(f *testing.F) {
 					// as linestream does after codec.PeekLine.
 					if r := d.Rest(); len(r) != 0 {
 						if k := bytes.IndexByte(r, '\n'); k >= 0 {
-							if fr := d.TakeLine(k); fr != nil {
+							var fr []byte
+							if flags&32 != 0 {
+								fr = d.TakeRest(r, k) // TakeLine when it declines
+							}
+							if fr == nil {
+								fr = d.TakeLine(k)
+							}
+							if fr != nil {
 								got = append(got, string(fr))
 								continue
 							}

@@ -208,9 +208,9 @@ func (d *Decoder) Next() ([]byte, error) {
 // its own and is not discarding a line; nil otherwise. It is empty when
 // the chunk is consumed (callers test its length: so that Rest inlines).
 // It is for a caller that finds where a line ends while it reads it
-// (codec.PeekLine) and then takes it with TakeLine instead of Next. Like
-// Next, it invalidates the frame returned last; the slice is valid as
-// Next's frames are.
+// (codec.PeekLine) and then takes it with TakeRest or TakeLine instead of
+// Next. Like Next, it invalidates the frame returned last; the slice is
+// valid as Next's frames are.
 func (d *Decoder) Rest() []byte {
 	if len(d.own) != 0 || d.discarding {
 		return d.restSlow()
@@ -254,6 +254,21 @@ func (d *Decoder) TakeLine(n int) []byte {
 	}
 	d.cp += n + 1
 	return frame
+}
+
+// TakeRest is TakeLine's usual case, small enough to inline, for a caller
+// that holds rest, what Rest has just returned, and has found rest[n] to
+// be the first '\n' in it. When the line ends with a byte above ' ' (it
+// is not blank and has no '\r' to strip), is within MaxLine, and rest is
+// still the decoder's unconsumed chunk, it consumes the line and its
+// '\n' and returns rest[:n], as TakeLine(n) would. Otherwise it consumes
+// nothing and returns nil: the caller then asks TakeLine(n).
+func (d *Decoder) TakeRest(rest []byte, n int) []byte {
+	if n > 0 && n < len(rest) && rest[n] == '\n' && rest[n-1] > ' ' && n <= d.maxLine && len(rest) == len(d.chunk)-d.cp && len(d.own) == 0 && !d.discarding {
+		d.cp += n + 1
+		return rest[:n:n]
+	}
+	return nil
 }
 
 // holdFirst keeps rest, the start of a line with no '\n' yet, while own is

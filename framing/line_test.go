@@ -424,3 +424,97 @@ func TestDecoderTakeLine(t *testing.T) {
 		t.Fatalf("TakeLine = %q, then Rest %q, Unread %d", fr, d.Rest(), d.Unread())
 	}
 }
+
+// takeRestOrLine is how linestream takes a line it has peeked: TakeRest,
+// and TakeLine when TakeRest declines.
+func takeRestOrLine(d *Decoder, rest []byte, n int) []byte {
+	if fr := d.TakeRest(rest, n); fr != nil {
+		return fr
+	}
+	return d.TakeLine(n)
+}
+
+// TestDecoderTakeRest: TakeRest takes exactly the lines TakeLine takes in
+// its usual case, consuming the same bytes, and declines (nil, nothing
+// consumed) for every other line, for an n not at the first '\n', and for
+// a rest that is not the decoder's unconsumed chunk.
+func TestDecoderTakeRest(t *testing.T) {
+	lines := []string{
+		`{"a":1}`, `x`, `12345678`, `123456789`, `{"a":1}` + "\r", "{}\r", "{} ", "{}\t",
+		"", " ", "\t\r", "\r", " {}", "\t{}", "1234567\r", "12345678\r",
+	}
+	for _, l := range lines {
+		for _, next := range []string{"", "{}\n", "\n"} {
+			in := []byte(l + "\n" + next)
+			a := NewDecoder(ReaderConfig{MaxLine: 8})
+			b := NewDecoder(ReaderConfig{MaxLine: 8})
+			a.Feed(in)
+			b.Feed(in)
+			ra := a.Rest()
+			n := bytes.IndexByte(ra, '\n')
+			// Never past or before the '\n'.
+			for _, m := range []int{n + 1, n - 1, -1, len(ra), len(ra) + 5} {
+				if m == n {
+					continue
+				}
+				if fr := a.TakeRest(ra, m); fr != nil {
+					t.Fatalf("%q: TakeRest(%d) = %q, the '\\n' is at %d", in, m, fr, n)
+				}
+			}
+			got := takeRestOrLine(a, ra, n)
+			want := b.TakeLine(n)
+			if string(got) != string(want) || (got == nil) != (want == nil) || a.Unread() != b.Unread() {
+				t.Fatalf("%q: TakeRest/TakeLine = %q (unread %d), TakeLine = %q (unread %d)", in, got, a.Unread(), want, b.Unread())
+			}
+			if want != nil {
+				// The rest it was given is consumed now.
+				if got := a.TakeRest(ra, n); got != nil {
+					t.Fatalf("%q: TakeRest took %q again from a rest already consumed", in, got)
+				}
+			}
+			if want != nil && l[len(l)-1] > ' ' {
+				// The usual line: TakeRest alone takes it.
+				c := NewDecoder(ReaderConfig{MaxLine: 8})
+				c.Feed(in)
+				if fr := c.TakeRest(c.Rest(), n); string(fr) != string(want) {
+					t.Fatalf("%q: TakeRest = %q, want %q", in, fr, want)
+				}
+				c.Release()
+			}
+			a.Release()
+			b.Release()
+		}
+	}
+	// A partial line held in own: Rest is nil, and a rest made from the
+	// chunk (its length is the unconsumed chunk's) is declined.
+	d := NewDecoder(ReaderConfig{MaxLine: 8})
+	defer d.Release()
+	d.Feed([]byte("ab"))
+	if fr, err := d.Next(); fr != nil || err != nil {
+		t.Fatalf("Next = %q, %v", fr, err)
+	}
+	chunk := []byte("c\n{}\n")
+	d.Feed(chunk)
+	if fr := d.TakeRest(chunk, 1); fr != nil {
+		t.Fatalf("TakeRest = %q while a partial line is held", fr)
+	}
+	if fr, _ := d.Next(); string(fr) != "abc" {
+		t.Fatalf("Next = %q", fr)
+	}
+	if fr, _ := d.Next(); string(fr) != "{}" {
+		t.Fatalf("Next = %q", fr)
+	}
+	// A line being discarded (over MaxLine, no '\n' yet): the same.
+	d.Feed([]byte("123456789012"))
+	if fr, err := d.Next(); fr != nil || err != ErrLineTooLong {
+		t.Fatalf("Next = %q, %v", fr, err)
+	}
+	chunk = []byte("zz\n{}\n")
+	d.Feed(chunk)
+	if fr := d.TakeRest(chunk, 2); fr != nil {
+		t.Fatalf("TakeRest = %q while a line is discarded", fr)
+	}
+	if fr, err := d.Next(); string(fr) != "{}" || err != nil {
+		t.Fatalf("Next = %q, %v", fr, err)
+	}
+}

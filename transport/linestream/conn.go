@@ -443,8 +443,12 @@ func (c *Conn) pumpBatch() (again bool) {
 				pre = b.Prepare()
 			}
 			if n := codec.PeekLine(rest, pre.Envelope(), o); n >= 0 {
-				if frame := c.dec.TakeLine(n); frame != nil {
-					if c.handle(frame, pre, b, nil) {
+				frame := c.dec.TakeRest(rest, n) // the usual line, inlined
+				if frame == nil {
+					frame = c.dec.TakeLine(n)
+				}
+				if frame != nil {
+					if c.handle(pre, b, frame, nil) {
 						pre = nil
 					}
 					continue
@@ -468,7 +472,7 @@ func (c *Conn) pumpBatch() (again bool) {
 		if pre == nil {
 			pre = b.Prepare()
 		}
-		if c.handle(frame, pre, b, &o) {
+		if c.handle(pre, b, frame, &o) {
 			pre = nil
 		}
 	}
@@ -508,8 +512,10 @@ func (c *Conn) abort(why error) bool {
 
 // handle processes one message, peeked into pre's envelope with o, or
 // already peeked there (by codec.PeekLine) when o is nil. It reports
-// whether the message was a request that took pre.
-func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *codec.PeekConfig) bool {
+// whether the message was a request that took pre. Its parameters come
+// in BeginBound's order, so that pre, b and frame stay in the registers
+// they arrive in for that call.
+func (c *Conn) handle(pre *engine.Request, b *engine.Batch, frame []byte, o *codec.PeekConfig) bool {
 	env := pre.Envelope()
 	// o is nil when PeekLine has peeked it: it takes only messages that
 	// PeekWith reads without an error.
@@ -552,9 +558,9 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *cod
 		r.Fail(e)
 		return true
 	}
-	id := r.Envelope().ID
 	var h uint64
 	if c.inflight.Load() > 0 {
+		id := r.Envelope().ID
 		h = maphash.Bytes(idSeed, id)
 		if c.lookup(h, id) {
 			c.stats.DuplicateIDs.Add(1)
@@ -578,7 +584,7 @@ func (c *Conn) handle(frame []byte, pre *engine.Request, b *engine.Batch, o *cod
 		return true
 	}
 	if h == 0 {
-		h = maphash.Bytes(idSeed, id)
+		h = maphash.Bytes(idSeed, r.Envelope().ID)
 	}
 	e := entryPool.Get().(*entry)
 	e.r, e.ref, e.hash = r, r.Ref(), h
@@ -809,6 +815,25 @@ func (c *Conn) Reply(r *engine.Request, frame []byte, status int) error { return
 // read (inputFlush). Notifications still go to the queue at once, so a
 // request's notifications given on any goroutine precede its response.
 func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
+	n, end := len(c.stage), len(c.stage)+len(frame)
+	if c.closed.Load() || !r.ReplyEscaped(frame) || end >= cap(c.stage) || end >= c.out.max {
+		return c.replyStaged(r, frame)
+	}
+	// The usual case, stageFrame's in place: an answer the engine escaped
+	// itself (it holds no raw newline), which fits the stage with its
+	// newline under MaxPending. Only the stage's length is stored.
+	c.stage = c.stage[:end+1]
+	st := c.stage
+	if len(frame) != 0 && &frame[0] != &st[n] {
+		copy(st[n:], frame)
+	} // else the engine wrote it where it goes (Batch.SetStage)
+	st[end] = '\n'
+	return nil
+}
+
+// replyStaged is ReplyInBatch for every other answer: the connection is
+// closed, the frame may hold a raw newline, or it does not fit the stage.
+func (c *Conn) replyStaged(r *engine.Request, frame []byte) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
@@ -816,18 +841,6 @@ func (c *Conn) ReplyInBatch(r *engine.Request, frame []byte) error {
 	// result, an encoding it was handed) can hold a raw newline.
 	if !r.ReplyEscaped(frame) && bytes.IndexByte(frame, '\n') >= 0 {
 		return framing.ErrNewlineInFrame
-	}
-	st := c.stage
-	if n, end := len(st), len(st)+len(frame); end < cap(st) && end < c.out.max {
-		// The usual case, stageFrame's in place: the frame and its
-		// newline fit the stage, under MaxPending.
-		st = st[:end+1]
-		if len(frame) != 0 && &frame[0] != &st[n] {
-			copy(st[n:], frame)
-		} // else the engine wrote it where it goes (Batch.SetStage)
-		st[end] = '\n'
-		c.stage = st
-		return nil
 	}
 	return c.stageFrame(append(c.stageBuf(len(frame)), frame...))
 }
