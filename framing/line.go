@@ -261,10 +261,11 @@ func (d *Decoder) TakeLine(n int) []byte {
 // be the first '\n' in it. When the line ends with a byte above ' ' (it
 // is not blank and has no '\r' to strip), is within MaxLine, and rest is
 // still the decoder's unconsumed chunk, it consumes the line and its
-// '\n' and returns rest[:n], as TakeLine(n) would. Otherwise it consumes
-// nothing and returns nil: the caller then asks TakeLine(n).
+// '\n' and returns rest[:n], as TakeLine(n) would. Otherwise (also when
+// rest is another slice, even one of the same length) it consumes nothing
+// and returns nil: the caller then asks TakeLine(n).
 func (d *Decoder) TakeRest(rest []byte, n int) []byte {
-	if n > 0 && n < len(rest) && rest[n] == '\n' && rest[n-1] > ' ' && n <= d.maxLine && len(rest) == len(d.chunk)-d.cp && len(d.own) == 0 && !d.discarding {
+	if n > 0 && n < len(rest) && rest[n] == '\n' && rest[n-1] > ' ' && n <= d.maxLine && d.cp < len(d.chunk) && &rest[0] == &d.chunk[d.cp] && len(rest) == len(d.chunk)-d.cp && len(d.own) == 0 && !d.discarding {
 		d.cp += n + 1
 		return rest[:n:n]
 	}

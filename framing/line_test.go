@@ -517,4 +517,16 @@ func TestDecoderTakeRest(t *testing.T) {
 	if fr, err := d.Next(); string(fr) != "{}" || err != nil {
 		t.Fatalf("Next = %q, %v", fr, err)
 	}
+	// Another slice of the unconsumed chunk's length, not the chunk: declined,
+	// and nothing is consumed.
+	e := NewDecoder(ReaderConfig{MaxLine: 8})
+	defer e.Release()
+	e.Feed([]byte("{}\n[]\n"))
+	other := []byte("ab\ncd\n")
+	if fr := e.TakeRest(other, 2); fr != nil {
+		t.Fatalf("TakeRest = %q from a slice that is not the decoder's rest", fr)
+	}
+	if fr, _ := e.Next(); string(fr) != "{}" {
+		t.Fatalf("Next = %q after a declined TakeRest", fr)
+	}
 }
