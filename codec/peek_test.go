@@ -1270,3 +1270,60 @@ func TestReplayNotTried(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayToken reads the fixture with other progressToken values once
+// its template (with a token) is learned: each read must be what a read
+// with no memo gives, and taken by the template exactly when the token is
+// one meta takes (a non-negative integer plainNumber takes; a string is
+// taken only when plainString finds its end, 8 bytes or more before the
+// buffer's: not checked). It holds replay's own read of the token's
+// digits, whose "}}}" test stands for plainNumber's fraction and exponent
+// tests.
+func TestReplayToken(t *testing.T) {
+	for _, tc := range []struct {
+		tok   string
+		taken bool // checked for a token that is not a string
+	}{
+		{`0`, true}, {`7`, true}, {`10`, true}, {`12345`, true}, {`1234567890123`, true},
+		{`"abc"`, true}, {`"abcdefghij"`, true}, {`""`, true},
+		{`01`, false}, {`00`, false}, {`007`, false}, {`1.5`, false}, {`0.5`, false},
+		{`1e3`, false}, {`1E3`, false}, {`12e`, false}, {`-1`, false}, {`1 `, false},
+		{`"a\"b"`, false}, {`"a`, false}, {`true`, false}, {`null`, false}, {`1x`, false},
+	} {
+		msg := strings.Replace(fixture, `"progressToken":1}`, `"progressToken":`+tc.tok+`}`, 1)
+		for _, line := range []bool{false, true} {
+			memo := new(PeekMemo)
+			var scratch Envelope
+			if err := PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: memo}); err != nil || memo.an == 0 || !memo.tok {
+				t.Fatalf("fixture: %v, template %d bytes, token %v", err, memo.an, memo.tok)
+			}
+			var want, got Envelope
+			dirtyEnvelope(&got)
+			b := []byte(msg + "\n")
+			if line {
+				n := PeekLine(b, &got, PeekConfig{Memo: memo})
+				if wn := PeekLine(b, &want, PeekConfig{}); n != wn {
+					t.Fatalf("%s: PeekLine %d, with no memo %d", tc.tok, n, wn)
+				}
+				if n < 0 {
+					if tc.taken && tc.tok[0] != '"' {
+						t.Errorf("%s: PeekLine declined", tc.tok)
+					}
+					continue
+				}
+			} else {
+				err := PeekWith(b[:len(msg)], &got, PeekConfig{Memo: memo})
+				if werr := PeekWith(b[:len(msg)], &want, PeekConfig{}); err != werr {
+					t.Fatalf("%s: PeekWith %v, with no memo %v", tc.tok, err, werr)
+				}
+			}
+			if (got.Template() != 0) != tc.taken && tc.tok[0] != '"' {
+				t.Errorf("%s (line %v): template %d, want taken %v", tc.tok, line, got.Template(), tc.taken)
+			}
+			got.tmpl = 0
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (line %v): fields that differ from a read with no memo: %v", tc.tok, line, envDiff(&got, &want))
+			}
+		}
+	}
+}

@@ -641,7 +641,14 @@ func (p *parser) replay(s int, kind IDKind) int {
 	}
 	t := v
 	if m.tok {
-		if t = plainNumber(b, v); t < 0 {
+		// The token: a non-negative integer as plainNumber takes it, or a
+		// plain string. The digits are read here, and the "}}}" test below
+		// refuses what plainNumber refuses after them (a fraction, an
+		// exponent): only a leading zero is tested (TestReplayToken).
+		for uint(t) < uint(len(b)) && b[t]-'0' <= 9 {
+			t++
+		}
+		if t == v {
 			if v >= len(b) || b[v] != '"' {
 				m.miss()
 				return -1
@@ -650,6 +657,9 @@ func (p *parser) replay(s int, kind IDKind) int {
 				m.miss()
 				return -1
 			}
+		} else if t-v > 1 && b[v] == '0' {
+			m.miss()
+			return -1
 		}
 	}
 	if t+3 > len(b) || half(b, t) != '}'|'}'<<8 || half(b, t+1) != '}'|'}'<<8 { // "}}}"
