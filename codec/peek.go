@@ -307,7 +307,12 @@ type parser struct {
 	// whitespace. One field for both, so that PeekWith sets up its parser
 	// as before.
 	generic uint8
-	memo    *PeekMemo // PeekConfig.Memo
+	// ws: skipArgs may have taken whitespace (before a ':' or a
+	// separator). Set on those paths, never cleared: when it is false,
+	// the arguments it read are compact (compactArgs would say so), and
+	// PeekLine need not look at them again.
+	ws   bool
+	memo *PeekMemo // PeekConfig.Memo
 	// tm and tv, when not 0, are where params read straight from its
 	// start reached the '{' of _meta, and where meta read straight from
 	// its start reached the end of clientCapabilities: top's learn
@@ -505,13 +510,9 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 			return -1
 		}
 	}
-	if env.argN == 2 {
-		// compactArgs for one recorded member, the usual arguments,
-		// written out here (a call and its loop cost as much as this).
-		if m := env.args[0]; uint16(m) != 2 || int(uint16(m>>32)) != int(uint16(m>>16))+2 || int(uint16(m>>48))+1 != len(env.Arguments) {
-			return -1
-		}
-	} else if !compactArgs(env) {
+	if p.ws && !compactArgs(env) {
+		// Arguments read by skipArgs, which took whitespace: compactArgs
+		// decides. Without p.ws, it would say yes (TestPeekLineArgsWhitespace).
 		return -1
 	}
 	if p.plainRequest() {
@@ -549,9 +550,10 @@ func (p *parser) cut(i int) bool {
 
 // compactArgs reports whether env.Arguments, as skipArgs read it in
 // PeekLine's walk, holds no whitespace: skipArgs, which PeekWith shares,
-// takes it before a ':' or a separator (it is checked here, once, rather
-// than there per member). Its recorded members are compact when each
-// sits right after the one before; more than it records are looked at.
+// takes it before a ':' or a separator (it only marks the parser, ws, on
+// those paths; PeekLine calls this when the mark is set). Its recorded
+// members are compact when each sits right after the one before; more
+// than it records are looked at.
 // The rest of the walk takes whitespace nowhere (skipFlat refuses it in
 // PeekLine's, a PeekMemo never holds a '\n').
 func compactArgs(env *Envelope) bool {
@@ -1066,7 +1068,6 @@ func (p *parser) recordTail(b []byte, o, end int) {
 // maxArgMembers, the object at most 64 KiB). It returns what skipFlat
 // would less o (the object's length), or -1.
 func (p *parser) skipArgs(b []byte, o int) int {
-	env := p.env
 	// The arguments, read as a from their '{' (a[0]) on: an index in a
 	// is the offset recorded, and a word read needs 8 bytes left of a as
 	// of b (the same end).
@@ -1094,6 +1095,9 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			w |= argMember(uint16(i+1)) << 32
 			i = plainString(a, i+2)
 		} else {
+			if uint(i) >= uint(len(a)) || a[i] != ':' {
+				p.ws = true // colon takes whitespace before the ':'
+			}
 			if i = colon(a, i); uint(i) >= uint(len(a)) {
 				return -1 // also when colon failed (i < 0)
 			}
@@ -1113,7 +1117,7 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			return -1
 		}
 		if uint(n) < maxArgMembers {
-			env.args[n] = w | argMember(uint16(i))<<48
+			p.env.args[n] = w | argMember(uint16(i))<<48
 		}
 		n++
 		var sc byte
@@ -1123,11 +1127,12 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			i += 2 // the usual `,"` before the next name
 			continue
 		} else {
+			p.ws = true // sep takes whitespace before the separator
 			i, sc = sep(a, i)
 		}
 		if sc == '}' {
 			if n <= maxArgMembers && i <= 0xffff {
-				env.argN, env.argLen = uint8(n+1), uint16(i)
+				p.env.argN, p.env.argLen = uint8(n+1), uint16(i)
 			}
 			return i
 		}
