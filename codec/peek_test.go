@@ -914,7 +914,9 @@ func TestReplayEnd(t *testing.T) {
 }
 
 // TestIDNumber: PeekLine and PeekWith read the id by oneDigit, then
-// idValue, which must give what plainNumber gives, or for a '"' what
+// idWord (where 8 bytes are left), then idValue: idWord, when it answers,
+// and idValue must give what plainNumber gives (idWord must answer for 2
+// to 6 digits plainNumber takes), or for a '"' what
 // plainString gives: on every run of digits (leading zeros too) ended by
 // every byte value, at several starts and buffer ends, on string ids,
 // and on random bytes from the characters that end or spoil a number.
@@ -930,6 +932,13 @@ func TestIDNumber(t *testing.T) {
 		}
 		if oneDigit(b, i) && want != i+1 {
 			t.Fatalf("oneDigit(%q, %d), plainNumber %d", b, i, want)
+		}
+		if i+8 <= len(b) {
+			if got := idWord(b, i); got >= 0 && (got != want || wkind != IDNumber) {
+				t.Fatalf("idWord(%q, %d) = %d, plainNumber %d", b, i, got, want)
+			} else if got < 0 && want-i >= 2 && want-i <= 6 && wkind == IDNumber {
+				t.Fatalf("idWord(%q, %d) = %d, plainNumber %d (2 to 6 digits)", b, i, got, want)
+			}
 		}
 	}
 	for _, run := range []string{"", "0", "1", "9", "00", "01", "10", "99", "123", "0123", "65535", "1234567", "12345678", "123456789", "000000000"} {

@@ -243,6 +243,22 @@ func idValue(b []byte, i int) (int, IDKind) {
 	return j, IDNumber
 }
 
+// idWord is idValue's answer, inline, for an id of 1 to 6 digits
+// without a leading zero (a one-digit 0 included), with i+8 <= len(b)
+// (the caller's test), else -1: then idValue reads it (it also refuses a
+// leading zero, a fraction or an exponent; TestIDNumber). The top lane's
+// flag is set, so that the count of trailing zeros needs no test for 0
+// (8 digits or more read as 7: refused).
+func idWord(b []byte, i int) int {
+	w := word(b, i)
+	a := w ^ lanes30
+	j := bits.TrailingZeros64((a+lanes76|a)&lanes80|1<<63) >> 3
+	if c := *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i+j)); uint(j-1) <= 5 && byte(w) != '0' && c != '.' && c|0x20 != 'e' {
+		return i + j // c ends the digits
+	}
+	return -1
+}
+
 // idTail is idValue with less than 8 bytes left.
 func idTail(b []byte, i int) (int, IDKind) {
 	if e := plainNumber(b, i); e >= 0 || i >= len(b) || b[i] != '"' {
