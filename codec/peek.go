@@ -427,8 +427,10 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	default:
 		return ErrNotObject
 	}
-	if p.plainRequest() {
-		env.Kind = KindRequest // finish's answer, without its checks
+	if env.Kind == KindRequest || p.plainRequest() {
+		// A hit of the template (replay wrote KindRequest), or finish's
+		// answer without its checks.
+		env.Kind = KindRequest
 		return nil
 	}
 	return p.finish()
@@ -526,7 +528,9 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 		// decides. Without p.ws, it would say yes (TestPeekLineArgsWhitespace).
 		return -1
 	}
-	if p.plainRequest() {
+	if env.Kind == KindRequest {
+		// A hit of the template: replay wrote finish's answer.
+	} else if p.plainRequest() {
 		env.Kind = KindRequest // finish's answer, without its checks
 	} else if p.finish() != nil {
 		return -1

@@ -1336,3 +1336,62 @@ func TestReplayToken(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayKind: a hit of the template writes Kind (KindRequest) itself,
+// and PeekWith and PeekLine then skip plainRequest and finish; any other
+// read must not keep a Kind the envelope held before. Each message is
+// read, with the fixture's template learned, into an envelope whose Kind
+// is KindRequest (and junk elsewhere) and into a fresh one: the same
+// answer and fields. It fails if top's clear kept Kind (no other test
+// does: finish writes Kind on every path it runs).
+func TestReplayKind(t *testing.T) {
+	noID := strings.Replace(fixture, `"id":1,`, ``, 1)
+	for _, msg := range []string{
+		fixture,
+		strings.Replace(fixture, `"id":1`, `"id":12345`, 1),
+		noID, // a notification
+		strings.Replace(fixture, `"id":1`, `"id":null`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":1.5`, 1),
+		strings.Replace(fixture, `"tools/call"`, `7`, 1),
+		strings.Replace(fixture, `}}}`, `},"result":{}}`, 1),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","method":"n"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":1}`,
+	} {
+		for _, line := range []bool{false, true} {
+			var m1, m2 *PeekMemo = new(PeekMemo), new(PeekMemo)
+			var scratch Envelope
+			PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: m1})
+			PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: m2})
+			var fresh, dirty Envelope
+			dirtyEnvelope(&dirty)
+			dirty.Kind = KindRequest
+			b := []byte(msg + "\n")
+			if line {
+				n1 := PeekLine(b, &fresh, PeekConfig{Memo: m1})
+				n2 := PeekLine(b, &dirty, PeekConfig{Memo: m2})
+				if n1 != n2 {
+					t.Errorf("%q: PeekLine %d into a used envelope, %d into a fresh one", msg, n2, n1)
+				}
+				if n1 < 0 {
+					continue
+				}
+			} else {
+				err1 := PeekWith(b[:len(msg)], &fresh, PeekConfig{Memo: m1})
+				err2 := PeekWith(b[:len(msg)], &dirty, PeekConfig{Memo: m2})
+				if err1 != err2 {
+					t.Errorf("%q: PeekWith %v into a used envelope, %v into a fresh one", msg, err2, err1)
+				}
+			}
+			if (fresh.tmpl != 0) != (msg == fixture || strings.Contains(msg, `"id":12345`)) {
+				t.Errorf("%q (line %v): template %d", msg, line, fresh.tmpl)
+			}
+			fresh.tmpl, dirty.tmpl = 0, 0 // the two memos' generations differ
+			if !reflect.DeepEqual(dirty, fresh) {
+				t.Errorf("%q (line %v): fields that differ: %v", msg, line, envDiff(&dirty, &fresh))
+			}
+		}
+	}
+}

@@ -621,7 +621,10 @@ func (p *parser) replay(s int, kind IDKind) int {
 	// sameWords read, by the memo's offsets (ordered: see below).
 	at := &m.tat
 	base, c := unsafe.Pointer(unsafe.SliceData(b)), cap(b)
-	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindInvalid, kind, false, false, false
+	// Kind is finish's answer for a hit (plainRequest holds: p.bad is
+	// sawVersion|sawMethod, kind IDNumber or IDString); the callers
+	// then skip that test (TestReplayKind).
+	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindRequest, kind, false, false, false
 	env.ID = span(base, c, shapeHeadLen, s)
 	env.URI, env.RequestID, env.LogLevel = Str{}, nil, Str{}
 	env.Method = Str{Raw: span(base, c, s+shapeMethodLen, s+int(at[0])), Present: true}
