@@ -1135,17 +1135,21 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			p.env.args[n] = w | argMember(uint16(i))<<48
 		}
 		n++
-		var sc byte
 		if uint(i) < uint(len(a)) && a[i] == '}' {
-			i, sc = i+1, '}' // the usual end, compact
-		} else if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
+			// The usual end, compact (as the end below, without sep's
+			// byte to test).
+			if i++; n <= maxArgMembers && i <= 0xffff {
+				p.env.argN, p.env.argLen = uint8(n+1), uint16(i)
+			}
+			return i
+		}
+		if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
 			i += 2 // the usual `,"` before the next name
 			continue
-		} else {
-			p.ws = true // sep takes whitespace before the separator
-			i, sc = sep(a, i)
 		}
-		if sc == '}' {
+		p.ws = true // sep takes whitespace before the separator
+		var sc byte
+		if i, sc = sep(a, i); sc == '}' {
 			if n <= maxArgMembers && i <= 0xffff {
 				p.env.argN, p.env.argLen = uint8(n+1), uint16(i)
 			}
