@@ -380,7 +380,7 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 		// The memo's template first (replay writes every field of env),
 		// else top (which clears env first).
 		p.bad = sawVersion    // "jsonrpc": "2.0"
-		e, kind := -1, IDNone // the id (top's): written out, as in PeekLine
+		e, kind := -1, IDNone // the id (top's): as in PeekLine, one digit by oneDigit first
 		if len(msg) >= shapeHeadLen && word(msg, shapeHeadLen-8) == shapeHeadLast {
 			if oneDigit(msg, shapeHeadLen) {
 				e, kind = shapeHeadLen+1, IDNumber
@@ -476,21 +476,18 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 	p.bad = sawVersion // "jsonrpc": "2.0"
 	// The id, where shapeHead puts it: e past it (< 0 when the value
 	// there is not a non-negative integer or a plain string) and its
-	// kind, or -1 and IDNone without shapeHead. One digit is read here,
-	// 2 to 7 digits by idWord (inline), anything else by idValue (a
-	// function for all of it does not inline; as a call it cost 13
-	// instructions more per message).
+	// kind, or -1 and IDNone without shapeHead. 1 to 6 digits are read
+	// here by idWord (inline; a line's ids soon have more than one digit,
+	// so oneDigit is not tried first, as PeekWith does), anything else
+	// by idValue (a function for all of it does not inline; as a call it
+	// cost 13 instructions more per message).
 	e, kind := -1, IDNone
 	if len(buf) >= shapeHeadLen && word(buf, shapeHeadLen-8) == shapeHeadLast {
-		if oneDigit(buf, shapeHeadLen) {
-			e, kind = shapeHeadLen+1, IDNumber
-		} else {
-			if kind = IDNumber; len(buf) >= shapeHeadLen+8 {
-				e = idWord(buf, shapeHeadLen)
-			}
-			if e < 0 {
-				e, kind = idValue(buf, shapeHeadLen)
-			}
+		if kind = IDNumber; len(buf) >= shapeHeadLen+8 {
+			e = idWord(buf, shapeHeadLen)
+		}
+		if e < 0 {
+			e, kind = idValue(buf, shapeHeadLen)
 		}
 	}
 	n := -1
