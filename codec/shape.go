@@ -203,52 +203,21 @@ func (p *parser) top(e int, kind IDKind) int {
 }
 
 // oneDigit reports whether b[i:] starts with a number of one digit that
-// plainNumber takes (it then returns i+1): PeekLine's and PeekWith's test
-// for the id, inline, before idValue (TestIDNumber).
+// plainNumber takes (it then returns i+1): PeekWith's test for the id,
+// inline, before idWord and idValue (TestIDNumber).
 func oneDigit(b []byte, i int) bool {
 	return i+1 < len(b) && b[i]-'0' <= 9 && b[i+1]-'0' > 9 && b[i+1] != '.' && b[i+1]|0x20 != 'e'
 }
 
-// idValue reads the id at b[i] when oneDigit does not (PeekLine and
-// PeekWith, where shapeHead puts it): where a non-negative integer
-// plainNumber takes ends and IDNumber, else, for a '"' at b[i], where a
-// plain string ends (plainString's answer) and IDString, else ^i and
-// IDNumber (TestIDNumber). The digits are found a word at a time where
-// 8 bytes are there to load and one of them ends the digits, else by
-// plainNumber.
-//
-//go:noinline
-func idValue(b []byte, i int) (int, IDKind) {
-	if i+8 > len(b) {
-		return idTail(b, i)
-	}
-	// A lane of a is 0 to 9 for a digit. Adding 0x76 sets the lane's top
-	// bit for 10 to 0x7f without a carry; a lane of 0x80 and up has it
-	// already (its carry moves up only, past the lowest flagged lane).
-	a := word(b, i) ^ lanes30
-	m := (a + lanes76 | a) & lanes80
-	if m == 0 {
-		return plainNumber(b, i), IDNumber // 8 digits or more
-	}
-	j := i + bits.TrailingZeros64(m)>>3
-	if j == i {
-		if b[i] == '"' {
-			return plainString(b, i+1), IDString
-		}
-		return ^i, IDNumber
-	}
-	if j-i > 1 && b[i] == '0' || b[j] == '.' || b[j]|0x20 == 'e' {
-		return ^i, IDNumber
-	}
-	return j, IDNumber
-}
-
-// idWord is idValue's answer, inline, for an id of 1 to 6 digits
-// without a leading zero (a one-digit 0 included), with i+8 <= len(b)
-// (the caller's test), else -1: then idValue reads it (it also refuses a
-// leading zero, a fraction or an exponent; TestIDNumber). The top lane's
-// flag is set, so that the count of trailing zeros needs no test for 0
-// (8 digits or more read as 7: refused).
+// idWord reads, inline, an id of 1 to 6 digits without a leading zero
+// (0 itself is left to idValue) that plainNumber takes, with i+8 <=
+// len(b) (the caller's test): it returns plainNumber's answer, the index
+// past the digits, else -1 (PeekLine and PeekWith then call idValue;
+// TestIDNumber). A lane of a is 0 to 9 for a digit. Adding 0x76 sets
+// the lane's top bit for 10 to 0x7f without a carry; a lane of 0x80 and
+// up has it already (its carry moves up only, past the lowest flagged
+// lane). The top lane's flag is set, so that the count of trailing zeros
+// needs no test for 0 (8 digits or more read as 7: refused).
 func idWord(b []byte, i int) int {
 	w := word(b, i)
 	a := w ^ lanes30
@@ -259,15 +228,23 @@ func idWord(b []byte, i int) int {
 	return -1
 }
 
-// idTail is idValue with less than 8 bytes left.
-func idTail(b []byte, i int) (int, IDKind) {
+// idValue reads the id at b[i] where idWord does not (PeekLine and
+// PeekWith, where shapeHead puts it; a string, 7 digits or more, 0, an
+// id plainNumber refuses, or a short buffer): where a non-negative
+// integer plainNumber takes ends and IDNumber, else, for a '"' at b[i],
+// where a plain string ends (plainString's answer) and IDString, else
+// ^i and IDNumber (TestIDNumber). Out of line: it would add both scans
+// to its callers.
+//
+//go:noinline
+func idValue(b []byte, i int) (int, IDKind) {
 	if e := plainNumber(b, i); e >= 0 || i >= len(b) || b[i] != '"' {
 		return e, IDNumber
 	}
 	return plainString(b, i+1), IDString
 }
 
-// Lanes for idValue.
+// Lanes for idWord.
 const (
 	lanes30 = 0x3030303030303030 // '0'
 	lanes76 = 0x7676767676767676
