@@ -307,7 +307,12 @@ type parser struct {
 	// whitespace. One field for both, so that PeekWith sets up its parser
 	// as before.
 	generic uint8
-	memo    *PeekMemo // PeekConfig.Memo
+	// ws: skipArgs may have taken whitespace (before a ':' or a
+	// separator). Set on those paths, never cleared: when it is false,
+	// the arguments it read are compact (compactArgs would say so), and
+	// PeekLine need not look at them again.
+	ws   bool
+	memo *PeekMemo // PeekConfig.Memo
 	// tm and tv, when not 0, are where params read straight from its
 	// start reached the '{' of _meta, and where meta read straight from
 	// its start reached the end of clientCapabilities: top's learn
@@ -375,12 +380,17 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 		// The memo's template first (replay writes every field of env),
 		// else top (which clears env first).
 		p.bad = sawVersion    // "jsonrpc": "2.0"
-		e, kind := -1, IDNone // the id (top's): written out, as in PeekLine
+		e, kind := -1, IDNone // the id (top's): as in PeekLine, one digit by oneDigit first
 		if len(msg) >= shapeHeadLen && word(msg, shapeHeadLen-8) == shapeHeadLast {
 			if oneDigit(msg, shapeHeadLen) {
 				e, kind = shapeHeadLen+1, IDNumber
 			} else {
-				e, kind = idValue(msg, shapeHeadLen)
+				if kind = IDNumber; len(msg) >= shapeHeadLen+8 {
+					e = idWord(msg, shapeHeadLen)
+				}
+				if e < 0 {
+					e, kind = idValue(msg, shapeHeadLen)
+				}
 			}
 		}
 		end = -1
@@ -417,8 +427,10 @@ func PeekWith(msg []byte, env *Envelope, o PeekConfig) error {
 	default:
 		return ErrNotObject
 	}
-	if p.plainRequest() {
-		env.Kind = KindRequest // finish's answer, without its checks
+	if env.Kind == KindRequest || p.plainRequest() {
+		// A hit of the template (replay wrote KindRequest), or finish's
+		// answer without its checks.
+		env.Kind = KindRequest
 		return nil
 	}
 	return p.finish()
@@ -464,14 +476,16 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 	p.bad = sawVersion // "jsonrpc": "2.0"
 	// The id, where shapeHead puts it: e past it (< 0 when the value
 	// there is not a non-negative integer or a plain string) and its
-	// kind, or -1 and IDNone without shapeHead. One digit is read here,
-	// anything else by idValue (a function for all of it does not
-	// inline; as a call it cost 13 instructions more per message).
+	// kind, or -1 and IDNone without shapeHead. 1 to 6 digits are read
+	// here by idWord (inline; a line's ids soon have more than one digit,
+	// so oneDigit is not tried first, as PeekWith does), anything else
+	// by idValue (a call: its scans, inline, would cost every message).
 	e, kind := -1, IDNone
 	if len(buf) >= shapeHeadLen && word(buf, shapeHeadLen-8) == shapeHeadLast {
-		if oneDigit(buf, shapeHeadLen) {
-			e, kind = shapeHeadLen+1, IDNumber
-		} else {
+		if kind = IDNumber; len(buf) >= shapeHeadLen+8 {
+			e = idWord(buf, shapeHeadLen)
+		}
+		if e < 0 {
 			e, kind = idValue(buf, shapeHeadLen)
 		}
 	}
@@ -505,16 +519,14 @@ func PeekLine(buf []byte, env *Envelope, o PeekConfig) int {
 			return -1
 		}
 	}
-	if env.argN == 2 {
-		// compactArgs for one recorded member, the usual arguments,
-		// written out here (a call and its loop cost as much as this).
-		if m := env.args[0]; uint16(m) != 2 || int(uint16(m>>32)) != int(uint16(m>>16))+2 || int(uint16(m>>48))+1 != len(env.Arguments) {
-			return -1
-		}
-	} else if !compactArgs(env) {
+	if p.ws && !compactArgs(env) {
+		// Arguments read by skipArgs, which took whitespace: compactArgs
+		// decides. Without p.ws, it would say yes (TestPeekLineArgsWhitespace).
 		return -1
 	}
-	if p.plainRequest() {
+	if env.Kind == KindRequest {
+		// A hit of the template: replay wrote finish's answer.
+	} else if p.plainRequest() {
 		env.Kind = KindRequest // finish's answer, without its checks
 	} else if p.finish() != nil {
 		return -1
@@ -549,9 +561,10 @@ func (p *parser) cut(i int) bool {
 
 // compactArgs reports whether env.Arguments, as skipArgs read it in
 // PeekLine's walk, holds no whitespace: skipArgs, which PeekWith shares,
-// takes it before a ':' or a separator (it is checked here, once, rather
-// than there per member). Its recorded members are compact when each
-// sits right after the one before; more than it records are looked at.
+// takes it before a ':' or a separator (it only marks the parser, ws, on
+// those paths; PeekLine calls this when the mark is set). Its recorded
+// members are compact when each sits right after the one before; more
+// than it records are looked at.
 // The rest of the walk takes whitespace nowhere (skipFlat refuses it in
 // PeekLine's, a PeekMemo never holds a '\n').
 func compactArgs(env *Envelope) bool {
@@ -1066,7 +1079,6 @@ func (p *parser) recordTail(b []byte, o, end int) {
 // maxArgMembers, the object at most 64 KiB). It returns what skipFlat
 // would less o (the object's length), or -1.
 func (p *parser) skipArgs(b []byte, o int) int {
-	env := p.env
 	// The arguments, read as a from their '{' (a[0]) on: an index in a
 	// is the offset recorded, and a word read needs 8 bytes left of a as
 	// of b (the same end).
@@ -1094,6 +1106,9 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			w |= argMember(uint16(i+1)) << 32
 			i = plainString(a, i+2)
 		} else {
+			if uint(i) >= uint(len(a)) || a[i] != ':' {
+				p.ws = true // colon takes whitespace before the ':'
+			}
 			if i = colon(a, i); uint(i) >= uint(len(a)) {
 				return -1 // also when colon failed (i < 0)
 			}
@@ -1113,21 +1128,26 @@ func (p *parser) skipArgs(b []byte, o int) int {
 			return -1
 		}
 		if uint(n) < maxArgMembers {
-			env.args[n] = w | argMember(uint16(i))<<48
+			p.env.args[n] = w | argMember(uint16(i))<<48
 		}
 		n++
-		var sc byte
 		if uint(i) < uint(len(a)) && a[i] == '}' {
-			i, sc = i+1, '}' // the usual end, compact
-		} else if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
+			// The usual end, compact (as the end below, without sep's
+			// byte to test).
+			if i++; n <= maxArgMembers && i <= 0xffff {
+				p.env.argN, p.env.argLen = uint8(n+1), uint16(i)
+			}
+			return i
+		}
+		if i+2 <= len(a) && half(a, i) == ','|'"'<<8 {
 			i += 2 // the usual `,"` before the next name
 			continue
-		} else {
-			i, sc = sep(a, i)
 		}
-		if sc == '}' {
+		p.ws = true // sep takes whitespace before the separator
+		var sc byte
+		if i, sc = sep(a, i); sc == '}' {
 			if n <= maxArgMembers && i <= 0xffff {
-				env.argN, env.argLen = uint8(n+1), uint16(i)
+				p.env.argN, p.env.argLen = uint8(n+1), uint16(i)
 			}
 			return i
 		}

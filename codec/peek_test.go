@@ -913,8 +913,10 @@ func TestReplayEnd(t *testing.T) {
 	}
 }
 
-// TestIDNumber: PeekLine and PeekWith read the id by oneDigit, then
-// idValue, which must give what plainNumber gives, or for a '"' what
+// TestIDNumber: PeekWith reads the id by oneDigit, then idWord (where 8
+// bytes are left), then idValue, PeekLine by the last two: idWord, when
+// it answers, and idValue must give what plainNumber gives (idWord must
+// answer for 1 to 6 digits plainNumber takes but 0), or for a '"' what
 // plainString gives: on every run of digits (leading zeros too) ended by
 // every byte value, at several starts and buffer ends, on string ids,
 // and on random bytes from the characters that end or spoil a number.
@@ -930,6 +932,13 @@ func TestIDNumber(t *testing.T) {
 		}
 		if oneDigit(b, i) && want != i+1 {
 			t.Fatalf("oneDigit(%q, %d), plainNumber %d", b, i, want)
+		}
+		if i+8 <= len(b) {
+			if got := idWord(b, i); got >= 0 && (got != want || wkind != IDNumber) {
+				t.Fatalf("idWord(%q, %d) = %d, plainNumber %d", b, i, got, want)
+			} else if got < 0 && want-i >= 1 && want-i <= 6 && wkind == IDNumber && (want-i > 1 || b[i] != '0') {
+				t.Fatalf("idWord(%q, %d) = %d, plainNumber %d (1 to 6 digits)", b, i, got, want)
+			}
 		}
 	}
 	for _, run := range []string{"", "0", "1", "9", "00", "01", "10", "99", "123", "0123", "65535", "1234567", "12345678", "123456789", "000000000"} {
@@ -1267,6 +1276,122 @@ func TestReplayNotTried(t *testing.T) {
 		read(fixture)
 		if env.Template() != gen {
 			t.Errorf("line %v: the fixture after the others: template %d, want %d", line, env.Template(), gen)
+		}
+	}
+}
+
+// TestReplayToken reads the fixture with other progressToken values once
+// its template (with a token) is learned: each read must be what a read
+// with no memo gives, and taken by the template exactly when the token is
+// one meta takes (a non-negative integer plainNumber takes; a string is
+// taken only when plainString finds its end, 8 bytes or more before the
+// buffer's: not checked). It holds replay's own read of the token's
+// digits, whose "}}}" test stands for plainNumber's fraction and exponent
+// tests.
+func TestReplayToken(t *testing.T) {
+	for _, tc := range []struct {
+		tok   string
+		taken bool // checked for a token that is not a string
+	}{
+		{`0`, true}, {`7`, true}, {`10`, true}, {`12345`, true}, {`1234567890123`, true},
+		{`"abc"`, true}, {`"abcdefghij"`, true}, {`""`, true},
+		{`01`, false}, {`00`, false}, {`007`, false}, {`1.5`, false}, {`0.5`, false},
+		{`1e3`, false}, {`1E3`, false}, {`12e`, false}, {`-1`, false}, {`1 `, false},
+		{`"a\"b"`, false}, {`"a`, false}, {`true`, false}, {`null`, false}, {`1x`, false},
+	} {
+		msg := strings.Replace(fixture, `"progressToken":1}`, `"progressToken":`+tc.tok+`}`, 1)
+		for _, line := range []bool{false, true} {
+			memo := new(PeekMemo)
+			var scratch Envelope
+			if err := PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: memo}); err != nil || memo.an == 0 || !memo.tok {
+				t.Fatalf("fixture: %v, template %d bytes, token %v", err, memo.an, memo.tok)
+			}
+			var want, got Envelope
+			dirtyEnvelope(&got)
+			b := []byte(msg + "\n")
+			if line {
+				n := PeekLine(b, &got, PeekConfig{Memo: memo})
+				if wn := PeekLine(b, &want, PeekConfig{}); n != wn {
+					t.Fatalf("%s: PeekLine %d, with no memo %d", tc.tok, n, wn)
+				}
+				if n < 0 {
+					if tc.taken && tc.tok[0] != '"' {
+						t.Errorf("%s: PeekLine declined", tc.tok)
+					}
+					continue
+				}
+			} else {
+				err := PeekWith(b[:len(msg)], &got, PeekConfig{Memo: memo})
+				if werr := PeekWith(b[:len(msg)], &want, PeekConfig{}); err != werr {
+					t.Fatalf("%s: PeekWith %v, with no memo %v", tc.tok, err, werr)
+				}
+			}
+			if (got.Template() != 0) != tc.taken && tc.tok[0] != '"' {
+				t.Errorf("%s (line %v): template %d, want taken %v", tc.tok, line, got.Template(), tc.taken)
+			}
+			got.tmpl = 0
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (line %v): fields that differ from a read with no memo: %v", tc.tok, line, envDiff(&got, &want))
+			}
+		}
+	}
+}
+
+// TestReplayKind: a hit of the template writes Kind (KindRequest) itself,
+// and PeekWith and PeekLine then skip plainRequest and finish; any other
+// read must not keep a Kind the envelope held before. Each message is
+// read, with the fixture's template learned, into an envelope whose Kind
+// is KindRequest (and junk elsewhere) and into a fresh one: the same
+// answer and fields. It fails if top's clear kept Kind (no other test
+// does: finish writes Kind on every path it runs).
+func TestReplayKind(t *testing.T) {
+	noID := strings.Replace(fixture, `"id":1,`, ``, 1)
+	for _, msg := range []string{
+		fixture,
+		strings.Replace(fixture, `"id":1`, `"id":12345`, 1),
+		noID, // a notification
+		strings.Replace(fixture, `"id":1`, `"id":null`, 1),
+		strings.Replace(fixture, `"id":1`, `"id":1.5`, 1),
+		strings.Replace(fixture, `"tools/call"`, `7`, 1),
+		strings.Replace(fixture, `}}}`, `},"result":{}}`, 1),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","method":"n"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":1}`,
+	} {
+		for _, line := range []bool{false, true} {
+			var m1, m2 *PeekMemo = new(PeekMemo), new(PeekMemo)
+			var scratch Envelope
+			PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: m1})
+			PeekWith([]byte(fixture), &scratch, PeekConfig{Memo: m2})
+			var fresh, dirty Envelope
+			dirtyEnvelope(&dirty)
+			dirty.Kind = KindRequest
+			b := []byte(msg + "\n")
+			if line {
+				n1 := PeekLine(b, &fresh, PeekConfig{Memo: m1})
+				n2 := PeekLine(b, &dirty, PeekConfig{Memo: m2})
+				if n1 != n2 {
+					t.Errorf("%q: PeekLine %d into a used envelope, %d into a fresh one", msg, n2, n1)
+				}
+				if n1 < 0 {
+					continue
+				}
+			} else {
+				err1 := PeekWith(b[:len(msg)], &fresh, PeekConfig{Memo: m1})
+				err2 := PeekWith(b[:len(msg)], &dirty, PeekConfig{Memo: m2})
+				if err1 != err2 {
+					t.Errorf("%q: PeekWith %v into a used envelope, %v into a fresh one", msg, err2, err1)
+				}
+			}
+			if (fresh.tmpl != 0) != (msg == fixture || strings.Contains(msg, `"id":12345`)) {
+				t.Errorf("%q (line %v): template %d", msg, line, fresh.tmpl)
+			}
+			fresh.tmpl, dirty.tmpl = 0, 0 // the two memos' generations differ
+			if !reflect.DeepEqual(dirty, fresh) {
+				t.Errorf("%q (line %v): fields that differ: %v", msg, line, envDiff(&dirty, &fresh))
+			}
 		}
 	}
 }

@@ -77,6 +77,12 @@ func word(b []byte, i int) uint64 {
 	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:])
 }
 
+// byteAt is b[i] without a bounds check, under word's rule (0 <= i <
+// len(b)): for an index inside a word the caller loaded.
+func byteAt(b []byte, i int) byte {
+	return *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))
+}
+
 // putWord stores x at b[i:i+8], little-endian, without a bounds check,
 // under word's rule (0 <= i && i+8 <= len(b)).
 func putWord(b []byte, i int, x uint64) {
@@ -125,7 +131,7 @@ func scanString(b []byte, i int) (int, uint8) {
 func plainString(b []byte, i int) int {
 	for i+8 <= len(b) {
 		if m := specialMask(word(b, i)); m != 0 {
-			if i += bits.TrailingZeros64(m) >> 3; b[i] == '"' {
+			if i += bits.TrailingZeros64(m) >> 3; byteAt(b, i) == '"' {
 				return i + 1
 			}
 			return ^i

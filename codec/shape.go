@@ -203,55 +203,48 @@ func (p *parser) top(e int, kind IDKind) int {
 }
 
 // oneDigit reports whether b[i:] starts with a number of one digit that
-// plainNumber takes (it then returns i+1): PeekLine's and PeekWith's test
-// for the id, inline, before idValue (TestIDNumber).
+// plainNumber takes (it then returns i+1): PeekWith's test for the id,
+// inline, before idWord and idValue (TestIDNumber).
 func oneDigit(b []byte, i int) bool {
 	return i+1 < len(b) && b[i]-'0' <= 9 && b[i+1]-'0' > 9 && b[i+1] != '.' && b[i+1]|0x20 != 'e'
 }
 
-// idValue reads the id at b[i] when oneDigit does not (PeekLine and
-// PeekWith, where shapeHead puts it): where a non-negative integer
-// plainNumber takes ends and IDNumber, else, for a '"' at b[i], where a
-// plain string ends (plainString's answer) and IDString, else ^i and
-// IDNumber (TestIDNumber). The digits are found a word at a time where
-// 8 bytes are there to load and one of them ends the digits, else by
-// plainNumber.
+// idWord reads, inline, an id of 1 to 6 digits without a leading zero
+// (0 itself is left to idValue) that plainNumber takes, with i+8 <=
+// len(b) (the caller's test): it returns plainNumber's answer, the index
+// past the digits, else -1 (PeekLine and PeekWith then call idValue;
+// TestIDNumber). A lane of a is 0 to 9 for a digit. Adding 0x76 sets
+// the lane's top bit for 10 to 0x7f without a carry; a lane of 0x80 and
+// up has it already (its carry moves up only, past the lowest flagged
+// lane). The top lane's flag is set, so that the count of trailing zeros
+// needs no test for 0 (8 digits or more read as 7: refused).
+func idWord(b []byte, i int) int {
+	w := word(b, i)
+	a := w ^ lanes30
+	j := bits.TrailingZeros64((a+lanes76|a)&lanes80|1<<63) >> 3
+	if c := *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i+j)); uint(j-1) <= 5 && byte(w) != '0' && c != '.' && c|0x20 != 'e' {
+		return i + j // c ends the digits
+	}
+	return -1
+}
+
+// idValue reads the id at b[i] where idWord does not (PeekLine and
+// PeekWith, where shapeHead puts it; a string, 7 digits or more, 0, an
+// id plainNumber refuses, or a short buffer): where a non-negative
+// integer plainNumber takes ends and IDNumber, else, for a '"' at b[i],
+// where a plain string ends (plainString's answer) and IDString, else
+// ^i and IDNumber (TestIDNumber). Out of line: it would add both scans
+// to its callers.
 //
 //go:noinline
 func idValue(b []byte, i int) (int, IDKind) {
-	if i+8 > len(b) {
-		return idTail(b, i)
-	}
-	// A lane of a is 0 to 9 for a digit. Adding 0x76 sets the lane's top
-	// bit for 10 to 0x7f without a carry; a lane of 0x80 and up has it
-	// already (its carry moves up only, past the lowest flagged lane).
-	a := word(b, i) ^ lanes30
-	m := (a + lanes76 | a) & lanes80
-	if m == 0 {
-		return plainNumber(b, i), IDNumber // 8 digits or more
-	}
-	j := i + bits.TrailingZeros64(m)>>3
-	if j == i {
-		if b[i] == '"' {
-			return plainString(b, i+1), IDString
-		}
-		return ^i, IDNumber
-	}
-	if j-i > 1 && b[i] == '0' || b[j] == '.' || b[j]|0x20 == 'e' {
-		return ^i, IDNumber
-	}
-	return j, IDNumber
-}
-
-// idTail is idValue with less than 8 bytes left.
-func idTail(b []byte, i int) (int, IDKind) {
 	if e := plainNumber(b, i); e >= 0 || i >= len(b) || b[i] != '"' {
 		return e, IDNumber
 	}
 	return plainString(b, i+1), IDString
 }
 
-// Lanes for idValue.
+// Lanes for idWord.
 const (
 	lanes30 = 0x3030303030303030 // '0'
 	lanes76 = 0x7676767676767676
@@ -605,7 +598,10 @@ func (p *parser) replay(s int, kind IDKind) int {
 	// sameWords read, by the memo's offsets (ordered: see below).
 	at := &m.tat
 	base, c := unsafe.Pointer(unsafe.SliceData(b)), cap(b)
-	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindInvalid, kind, false, false, false
+	// Kind is finish's answer for a hit (plainRequest holds: p.bad is
+	// sawVersion|sawMethod, kind IDNumber or IDString); the callers
+	// then skip that test (TestReplayKind).
+	env.Kind, env.IDKind, env.NonStringVersion, env.HasResult, env.HasError = KindRequest, kind, false, false, false
 	env.ID = span(base, c, shapeHeadLen, s)
 	env.URI, env.RequestID, env.LogLevel = Str{}, nil, Str{}
 	env.Method = Str{Raw: span(base, c, s+shapeMethodLen, s+int(at[0])), Present: true}
@@ -641,7 +637,14 @@ func (p *parser) replay(s int, kind IDKind) int {
 	}
 	t := v
 	if m.tok {
-		if t = plainNumber(b, v); t < 0 {
+		// The token: a non-negative integer as plainNumber takes it, or a
+		// plain string. The digits are read here, and the "}}}" test below
+		// refuses what plainNumber refuses after them (a fraction, an
+		// exponent): only a leading zero is tested (TestReplayToken).
+		for uint(t) < uint(len(b)) && b[t]-'0' <= 9 {
+			t++
+		}
+		if t == v {
 			if v >= len(b) || b[v] != '"' {
 				m.miss()
 				return -1
@@ -650,6 +653,9 @@ func (p *parser) replay(s int, kind IDKind) int {
 				m.miss()
 				return -1
 			}
+		} else if t-v > 1 && b[v] == '0' {
+			m.miss()
+			return -1
 		}
 	}
 	if t+3 > len(b) || half(b, t) != '}'|'}'<<8 || half(b, t+1) != '}'|'}'<<8 { // "}}}"
