@@ -337,7 +337,6 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 	// booleans, and numbers of up to 18 digits into an int or int64.
 	// Anything else is left to checkDecodeAll, which starts again (it
 	// stores the same values in the same fields).
-	f := tt.flat
 	var seen uint32
 	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
 	for j := range n {
@@ -361,7 +360,7 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 			}
 		}
 		if sl == nil {
-			if f.closed {
+			if tt.flat.closed { // (tt.flat read where used: not kept in a register or a spill slot)
 				return false
 			}
 			continue
@@ -424,7 +423,7 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 		}
 	}
 	ch.hi = len(ch.b)
-	return seen&f.reqBits == f.reqBits
+	return seen&tt.flat.reqBits == tt.flat.reqBits
 all:
 	return tt.checkDecodeAll(env, n, p, ch)
 }
