@@ -117,6 +117,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			tt.tailArr = true
 		}
 		tt.echo = tt.midArr && tt.tailArr
+		tt.echoFixed = len(responseHead) + len(textHead) + 1 + len(tt.oneMid) + len(tt.oneTail)
 	}
 	// The closure keeps in and out on its stack: the flat codec reads and
 	// writes them in place, and the sonic fallbacks work on copies, so
@@ -238,6 +239,9 @@ type typedTool struct {
 	oneTailLo, oneTailMid, oneTailHi [64]byte
 	tailArr                          bool
 	echo                             bool // oneMid, midArr and tailArr: echoOne may write
+	// echoFixed, with echo: the length of echoOne's response less the id
+	// and the string's two copies (its constant parts, added once here).
+	echoFixed int
 }
 
 // fusedSlot is a name of a typed tool's flat input schema with what
@@ -649,8 +653,8 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	if getWord(tp, 0) != lo || getWord(tp, l-8) != hi {
 		return false
 	}
-	id, mid, tail := c.env.ID, len(tt.oneMid), len(tt.oneTail)
-	e := len(responseHead) + len(id) + len(textHead) + 1 + l + mid + l + tail
+	id := c.env.ID
+	e := tt.echoFixed + len(id) + l + l
 	if cap(c.out) < e {
 		return false
 	}
@@ -669,11 +673,11 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	putWord(d, l-8, hi)
 	d = unsafe.Add(d, l)
 	*(*[len(tt.oneMidArr)]byte)(d) = tt.oneMidArr
-	d = unsafe.Add(d, mid)
+	d = unsafe.Add(d, len(tt.oneMid))
 	putWord(d, 0, lo)
 	putWord(d, l-8, hi)
 	d = unsafe.Add(d, l)
-	tt.putTail(d, tail)
+	tt.putTail(d, len(tt.oneTail))
 	c.out = c.out[:e] // its length alone: the same array
 	c.result, c.open = true, false
 	c.rkind = kindComplete
