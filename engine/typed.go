@@ -658,6 +658,12 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	if cap(c.out) < e {
 		return false
 	}
+	// The result first (nothing below can fail): c and e need not be
+	// kept across the writes.
+	c.out = c.out[:e] // its length alone: the same array
+	c.result, c.open = true, false
+	c.rkind = kindComplete
+	c.esc = e // every part the engine's own escaping encoders'
 	// Every part is below e, the room checked: each is written at d,
 	// which then moves past it (fewer values live than the parts'
 	// offsets from the start).
@@ -678,10 +684,6 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	putWord(d, l-8, hi)
 	d = unsafe.Add(d, l)
 	tt.putTail(d, len(tt.oneTail))
-	c.out = c.out[:e] // its length alone: the same array
-	c.result, c.open = true, false
-	c.rkind = kindComplete
-	c.esc = e // every part the engine's own escaping encoders'
 	return true
 }
 
