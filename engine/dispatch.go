@@ -527,17 +527,8 @@ func (c *Call) runInline(direct bool) bool {
 		b.inHandler = true
 		if h := c.srv.chain; h != nil { // c.handle, written out
 			err = h(c)
-		} else if m := c.method; m != toolsCallMethod {
-			err = m.handle(c)
-		} else if a := c.tool.args; a == nil || a.typed == nil {
-			err = callTool(c)
-		} else if n := c.env.PlainArguments(); n >= 0 {
-			// callTool's first case, written out (its handle, by name
-			// below): a typed tool's recorded arguments, which its
-			// handler checks and decodes (typedTool.call).
-			err = a.typed.call(c, n)
 		} else {
-			err = callTool(c)
+			err = c.method.handle(c)
 		}
 		b.inHandler = false
 	} else {
