@@ -241,14 +241,15 @@ func (sc *Scope) BeginBound(r *Request, b *Batch, msg []byte, principal any) *Re
 	c := r.c
 	c.state = stateRunning
 	c.status = 200
-	if c.t0 = int64(b.at); b.at == 0 {
-		c.t0 = sc.srv.durStart()
-	}
-	// The pointers after the t0 test, in one group: one write barrier
-	// test, and fewer of the arguments kept on the stack.
+	// The pointers in one group (one write barrier test), before the t0
+	// test's call: the arguments they take need not be kept on the stack
+	// across it.
 	c.srv, c.scope, c.rep, c.parent, c.principal = sc.srv, sc, b.prep, b.parent, principal
 	c.msg = msg
 	c.batch = b
+	if c.t0 = int64(b.at); b.at == 0 {
+		c.t0 = sc.srv.durStart()
+	}
 	if b.watch {
 		c.watchParent(b.parent)
 	}

@@ -114,7 +114,8 @@ type Call struct {
 	// rare: one of the fields release clears only when this is set may
 	// hold something of this request: conn, hdrs, values, limKey,
 	// limRetry, tdata, refused, hooked, listening, detached, detachDone,
-	// serverEnded. Every writer of one of them sets it too.
+	// serverEnded. Every writer of one of them sets it too, and so do
+	// those of lim and sub (complete tests them only when it is set).
 	rare       bool
 	tdata      any // the transport's per-request state (Request.SetTransportData)
 	stopParent func() bool
@@ -751,17 +752,25 @@ func (c *Call) complete() {
 	if c.afterUsed.Load() {
 		c.afterWG.Wait() // callbacks of derived contexts still running (afterfunc.go)
 	}
-	if h := c.srv.hooks; h != nil && c.hooked {
-		c.hookEnd(h)
+	// hooked, lim and sub are set only with rare (acquire sets it before
+	// lim; hookStart and listen with theirs): one test for all three on
+	// the usual request.
+	rare := c.rare
+	if rare && c.hooked {
+		if h := c.srv.hooks; h != nil {
+			c.hookEnd(h)
+		}
 	}
 	c.srv.tracker.remove(c)
-	if c.lim != nil {
-		c.srv.lim.release(c)
+	if rare {
+		if c.lim != nil {
+			c.srv.lim.release(c)
+		}
+		if c.sub != nil {
+			c.srv.hub.remove(c.sub)
+		}
 	}
 	rep := c.rep
-	if c.sub != nil {
-		c.srv.hub.remove(c.sub)
-	}
 	if b != nil {
 		if !b.doneData || c.tdata != nil {
 			rep.Done(c.req())

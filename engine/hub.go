@@ -275,7 +275,7 @@ func listen(c *Call) error {
 		c.mu.Unlock()
 		return nil
 	}
-	c.sub = sub
+	c.sub, c.rare = sub, true // (complete tests sub only with rare)
 	// A scope shutting down (Scope.Shutdown) ends its listen streams from
 	// a list taken once: one that detaches after that pass is ended here,
 	// as when the hub is closed. Checked under c.mu, where detached is

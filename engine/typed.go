@@ -117,6 +117,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(c *Call, in In) (Out, error)
 			tt.tailArr = true
 		}
 		tt.echo = tt.midArr && tt.tailArr
+		tt.echoFixed = len(responseHead) + len(textHead) + 1 + len(tt.oneMid) + len(tt.oneTail)
 	}
 	// The closure keeps in and out on its stack: the flat codec reads and
 	// writes them in place, and the sonic fallbacks work on copies, so
@@ -238,6 +239,9 @@ type typedTool struct {
 	oneTailLo, oneTailMid, oneTailHi [64]byte
 	tailArr                          bool
 	echo                             bool // oneMid, midArr and tailArr: echoOne may write
+	// echoFixed, with echo: the length of echoOne's response less the id
+	// and the string's two copies (its constant parts, added once here).
+	echoFixed int
 }
 
 // fusedSlot is a name of a typed tool's flat input schema with what
@@ -337,7 +341,6 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 	// booleans, and numbers of up to 18 digits into an int or int64.
 	// Anything else is left to checkDecodeAll, which starts again (it
 	// stores the same values in the same fields).
-	f := tt.flat
 	var seen uint32
 	ch.lo = len(ch.b) // the plain strings of this call (strChunk)
 	for j := range n {
@@ -361,7 +364,7 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 			}
 		}
 		if sl == nil {
-			if f.closed {
+			if tt.flat.closed { // (tt.flat read where used: not kept in a register or a spill slot)
 				return false
 			}
 			continue
@@ -375,13 +378,15 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 			at := unsafe.Add(p, fd.off)
 			switch {
 			case fd.kind == reflect.String && v[0] == '"':
-				body, k := v[1:len(v)-1], len(ch.b)
-				if len(body) == 0 {
-					break // "": left zero
-				}
-				if len(body) > 16 {
+				// The value's length decides first (its quotes and 1 to 16
+				// bytes), so that the body's slicing needs no bounds check.
+				if len(v) <= 2 || len(v) > 18 {
+					if len(v) == 2 {
+						break // "": left zero
+					}
 					goto all
 				}
+				body, k := v[1:len(v)-1], len(ch.b)
 				// Its two ends as words (wordEnds) into the chunk's
 				// room: what the second writes past the string, up to
 				// k+len(body)-w+8, is room no string has yet.
@@ -424,7 +429,7 @@ func (tt *typedTool) checkDecode(env *codec.Envelope, n int, p unsafe.Pointer, c
 		}
 	}
 	ch.hi = len(ch.b)
-	return seen&f.reqBits == f.reqBits
+	return seen&tt.flat.reqBits == tt.flat.reqBits
 all:
 	return tt.checkDecodeAll(env, n, p, ch)
 }
@@ -648,11 +653,17 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	if getWord(tp, 0) != lo || getWord(tp, l-8) != hi {
 		return false
 	}
-	id, mid, tail := c.env.ID, len(tt.oneMid), len(tt.oneTail)
-	e := len(responseHead) + len(id) + len(textHead) + 1 + l + mid + l + tail
+	id := c.env.ID
+	e := tt.echoFixed + len(id) + l + l
 	if cap(c.out) < e {
 		return false
 	}
+	// The result first (nothing below can fail): c and e need not be
+	// kept across the writes.
+	c.out = c.out[:e] // its length alone: the same array
+	c.result, c.open = true, false
+	c.rkind = kindComplete
+	c.esc = e // every part the engine's own escaping encoders'
 	// Every part is below e, the room checked: each is written at d,
 	// which then moves past it (fewer values live than the parts'
 	// offsets from the start).
@@ -668,15 +679,11 @@ func (c *Call) echoOne(tt *typedTool, text []byte, p unsafe.Pointer) bool {
 	putWord(d, l-8, hi)
 	d = unsafe.Add(d, l)
 	*(*[len(tt.oneMidArr)]byte)(d) = tt.oneMidArr
-	d = unsafe.Add(d, mid)
+	d = unsafe.Add(d, len(tt.oneMid))
 	putWord(d, 0, lo)
 	putWord(d, l-8, hi)
 	d = unsafe.Add(d, l)
-	tt.putTail(d, tail)
-	c.out = c.out[:e] // its length alone: the same array
-	c.result, c.open = true, false
-	c.rkind = kindComplete
-	c.esc = e // every part the engine's own escaping encoders'
+	tt.putTail(d, len(tt.oneTail))
 	return true
 }
 

@@ -174,6 +174,9 @@ var fusedSeeds = []string{
 	`{"s":"x","i":1,"a":true}`, `{"s":"x","i":1,"a":false}`, `{"s":"x","i":1,"a":"12"}`, `{"s":"x","i":1,"a":12,"middle":34}`,
 	`{"s":"x","i":1,"a":null}`, `{"s":"x","i":1,"a":999999999999999999}`,
 	`{"abcdefghijklmno":1,"abcdefghijklmno":2}`, `{"abcdefghijklmnop":null,"abcdefghij":null}`, `{"abcdefghij":true}`,
+	// A string value of 16, 17 and 18 bytes under a name of up to 16
+	// (checkDecode takes 1 to 16 bytes in its loop, by their ends).
+	`{"abcdefghij":"1234567890abcdef"}`, `{"abcdefghij":"1234567890abcdefg"}`, `{"abcdefghij":"1234567890abcdefgh"}`,
 }
 
 // TestTypedFused: a typed tool whose arguments Peek recorded checks and
@@ -209,6 +212,9 @@ func TestTypedFused(t *testing.T) {
 		{"long", `{"abcdefghijklmnopq":"q","b":true}`, `"structuredContent":{"abcdefghijklmnopq":"q","b":true}`},
 		{"longopen", `{"abcdefghijklmnopq":"q","b":true}`, `"structuredContent":{"abcdefghijklmnopq":"q","b":true}`},
 		{"longopen", `{"abcdefghijklmnopqr":"q","abcdefghij":"x"}`, `"structuredContent":{"abcdefghij":"x"}`},
+		{"long", `{"abcdefghij":"1234567890abcdefg"}`, `"structuredContent":{"abcdefghij":"1234567890abcdefg"}`},
+		{"long", `{"abcdefghij":"1234567890abcdefgh","b":true}`, `"structuredContent":{"abcdefghij":"1234567890abcdefgh","b":true}`},
+		{"long", `{"abcdefghij":"","b":true}`, `"structuredContent":{"b":true}`},
 	} {
 		if got := runToolCall(t, s, c.tool, c.args); !bytes.Contains(got, []byte(c.want)) {
 			t.Errorf("%d: %s %s: %s, want %s in it", i, c.tool, c.args, got, c.want)
