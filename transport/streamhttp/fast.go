@@ -380,8 +380,17 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 			lc.moveWriteDeadline(p)
 		}
 	} else {
-		_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
+		setResponseDeadline(w.ctx.Conn())
 	}
+}
+
+// setResponseDeadline bounds a response's write on a connection that is
+// not one of ours (no limitConn). Out of line: send's own code stays
+// short.
+//
+//go:noinline
+func setResponseDeadline(c net.Conn) {
+	_ = c.SetWriteDeadline(time.Now().Add(responseWriteTimeout))
 }
 
 func (w *fastWriter) stream(x *exchange) {
