@@ -485,6 +485,22 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 	// inPlace: the reply is the fasthttp response's body already
 	// (Reply on a quiet exchange); sent as it is unless compressed.
 	inPlace := x.inPlace
+	if s.cfg.Compression || status == 503 || status == 429 {
+		body, inPlace = s.replyHeaders(w, r, x, status, body, retry, inPlace)
+	}
+	if inPlace {
+		body = nil // send sets the status and type; the body stays
+	}
+	w.send(status, ctJSON, body)
+}
+
+// replyHeaders is sendReplyOf's part for a reply that is compressed, or
+// says when to retry: it sets the headers and returns the body to send
+// and whether it is still the one in place. Out of line, so that
+// sendReplyOf's own code stays short.
+//
+//go:noinline
+func (s *Server) replyHeaders(w respWriter, r *reqInfo, x *exchange, status int, body []byte, retry int, inPlace bool) ([]byte, bool) {
 	if s.cfg.Compression {
 		if inPlace {
 			body = x.fw.ctx.Response.Body()
@@ -510,10 +526,7 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 		// the same retryAfter.
 		w.header("Retry-After", strconv.Itoa(max(1, retry)))
 	}
-	if inPlace {
-		body = nil // send sets the status and type; the body stays
-	}
-	w.send(status, ctJSON, body)
+	return body, inPlace
 }
 
 func (s *Server) sendError(w respWriter, env *codec.Envelope, e *codec.Error, status int) {
