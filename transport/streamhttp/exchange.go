@@ -228,11 +228,15 @@ func (x *exchange) unref() {
 		return
 	}
 	x.mode, x.status, x.replied, x.ended, x.gone, x.inPlace = modeWaiting, 0, false, false, nil, false
-	quiet := x.quiet
-	x.async, x.quiet = false, false
-	x.listen, x.keys, x.conn, x.rc, x.call = false, x.keys[:0], nil, nil, engine.RequestRef{}
-	x.inlineOn, x.pumpBusy, x.inlineAt, x.inline.rc = false, false, 0, nil
-	x.kaDue, x.pst = false, pumpState{}
+	// An exchange still quiet was bound alone and never handed on: none
+	// of what resetLoud clears was written (see there). Only one that was
+	// not (a hand-off, a stream, net/http, a refusal before bind) pays
+	// for the stores.
+	if !x.quiet {
+		x.resetLoud()
+	}
+	x.quiet = false
+	x.keys, x.call = x.keys[:0], engine.RequestRef{}
 	if n := len(x.queue); n > 0 { // a stream that ended with events unsent
 		x.s.gauges.queued.Add(-int64(n))
 	}
@@ -249,6 +253,33 @@ func (x *exchange) unref() {
 	if cap(x.zbuf) > 64<<10 {
 		x.zbuf = nil
 	}
+	if x.work != nil {
+		x.work.reset()
+	}
+	x.fw = fastWriter{}
+	x.hraw, x.info = nil, nil
+	x.peer, x.retry = "", 0
+	x.pooled = true
+	x.s.xpool.Put(x)
+}
+
+// resetLoud is unref's part for an exchange that was not quiet to the
+// end. What it clears is written only once quiet has been cleared for
+// good (handOff, dispatch's watch and stream paths), or on the net/http
+// front end, whose exchanges are never quiet: async and listen
+// (dispatch's hand-off), conn, rc, the inline writer and the pump's
+// state (streams), nh (net/http), hbuf (ownHeaders, after handOff).
+// Kept out of line, so that unref's own code stays short.
+//
+//go:noinline
+func (x *exchange) resetLoud() {
+	x.async, x.listen, x.conn, x.rc = false, false, nil, nil
+	x.inlineOn, x.pumpBusy, x.inlineAt, x.inline.rc = false, false, 0, nil
+	x.kaDue, x.pst = false, pumpState{}
+	x.nh = nil
+	if cap(x.hbuf) > 64<<10 {
+		x.hbuf = nil
+	}
 	// A wake left unread (by a waiter that had its answer already) is
 	// dropped. An exchange still quiet was never waited on (waitFirst and
 	// the pump set waiting only after quiet is cleared, and wake sends
@@ -256,23 +287,12 @@ func (x *exchange) unref() {
 	// was read pays no look at the channel. Otherwise len first (a call,
 	// but cheaper than a receive that finds nothing). Only holders send,
 	// and none is left.
-	if !quiet && len(x.signal) != 0 {
+	if len(x.signal) != 0 {
 		select {
 		case <-x.signal:
 		default:
 		}
 	}
-	if x.work != nil {
-		x.work.reset()
-	}
-	x.fw = fastWriter{}
-	x.hraw, x.nh, x.info = nil, nil, nil
-	x.peer, x.retry = "", 0
-	if cap(x.hbuf) > 64<<10 {
-		x.hbuf = nil
-	}
-	x.pooled = true
-	x.s.xpool.Put(x)
 }
 
 // wake signals a goroutine waiting on x.signal, if one is (waitFirst, the

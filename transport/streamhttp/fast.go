@@ -157,11 +157,8 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	}
 	p := ctx.Path()
 	atPath := shortEqual(p, s.path) // the MCP endpoint (s.path is Config.Path) first: no map lookup
-	if !atPath {
-		if h := s.mounted(p); h != nil {
-			s.serveMountFast(ctx, h)
-			return
-		}
+	if !atPath && s.fastMount(ctx, p) {
+		return
 	}
 	x := s.acquireExchange()
 	if lc != nil {
@@ -265,20 +262,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if raw := h.RawHeaders(); dup == dupNone && (sc.n < rawHeaderLines(raw) || !exactCount(cl, body)) {
 		dup = scanDuplicates(raw)
 	}
-	if dup != dupNone {
-		x.fw = fastWriter{ctx: ctx}
-		s.refuseDuplicate(&x.fw, dup)
-		x.unref()
-		return
-	}
-	if cl == -1 && rawHasHeader(h.RawHeaders(), "content-length") {
-		// Content-Length next to Transfer-Encoding: chunked may be request
-		// smuggling. fasthttp drops the length and closes after replying
-		// (RFC 9112 §6.3); we refuse the request outright (B5).
-		s.stats.BadFraming.Add(1)
-		ctx.SetConnectionClose()
-		ctx.SetStatusCode(400)
-		x.unref()
+	if (dup != dupNone || cl == -1) && s.fastRefuse(ctx, x, dup) {
 		return
 	}
 	r.body = body
@@ -290,6 +274,46 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	x.fw = fastWriter{ctx: ctx}
 	s.serve(r, x, &x.fw)
 	x.unref() // a stream holds its own reference
+}
+
+// fastMount serves a request for a mounted path (p is not Config.Path)
+// and reports whether p was one. Out of line, as fastHandler's other rare
+// paths, so that the handler's own code stays short.
+//
+//go:noinline
+func (s *Server) fastMount(ctx *fasthttp.RequestCtx, p []byte) bool {
+	h := s.mounted(p)
+	if h == nil {
+		return false
+	}
+	s.serveMountFast(ctx, h)
+	return true
+}
+
+// fastRefuse answers a request fastHandler found a duplicate header in
+// (dup), or one whose Content-Length fasthttp dropped (cl -1), and
+// releases x; it reports false, answering nothing, for a chunked request
+// that had no Content-Length.
+//
+//go:noinline
+func (s *Server) fastRefuse(ctx *fasthttp.RequestCtx, x *exchange, dup dupHeader) bool {
+	if dup != dupNone {
+		x.fw = fastWriter{ctx: ctx}
+		s.refuseDuplicate(&x.fw, dup)
+		x.unref()
+		return true
+	}
+	if !rawHasHeader(ctx.Request.Header.RawHeaders(), "content-length") {
+		return false
+	}
+	// Content-Length next to Transfer-Encoding: chunked may be request
+	// smuggling. fasthttp drops the length and closes after replying
+	// (RFC 9112 §6.3); we refuse the request outright (B5).
+	s.stats.BadFraming.Add(1)
+	ctx.SetConnectionClose()
+	ctx.SetStatusCode(400)
+	x.unref()
+	return true
 }
 
 // fastScan is fastHandler's state while it reads the header fields.
@@ -356,8 +380,17 @@ func (w *fastWriter) send(status int, contentType string, body []byte) {
 			lc.moveWriteDeadline(p)
 		}
 	} else {
-		_ = w.ctx.Conn().SetWriteDeadline(time.Now().Add(responseWriteTimeout))
+		setResponseDeadline(w.ctx.Conn())
 	}
+}
+
+// setResponseDeadline bounds a response's write on a connection that is
+// not one of ours (no limitConn). Out of line: send's own code stays
+// short.
+//
+//go:noinline
+func setResponseDeadline(c net.Conn) {
+	_ = c.SetWriteDeadline(time.Now().Add(responseWriteTimeout))
 }
 
 func (w *fastWriter) stream(x *exchange) {

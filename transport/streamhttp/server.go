@@ -304,12 +304,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	}
 	x.bind(c, r.alone)
 	if e := s.check(c, r.hdr, &x.scratch, &x.vals); e != nil {
-		s.stats.Rejected.Add(1)
-		if isDuplicateMirrored(e) { // B12, F2
-			s.stats.DuplicateHeaders.Add(1)
-		}
-		c.Fail(e)
-		s.sendReply(w, r, x)
+		s.reject(w, r, x, c, e)
 		return
 	}
 	if s.cfg.Authorize != nil && s.cfg.Authenticate != nil {
@@ -350,11 +345,7 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 			x.mu.Unlock()
 		}
 		if streaming {
-			x.quiet = false // the stream's pump and writers take the lock from here on
-			s.stats.Streams.Add(1)
-			w.header("Cache-Control", "no-cache")
-			w.header("X-Accel-Buffering", "no") // SSE-04
-			w.stream(x)
+			s.streamInline(w, x)
 			return
 		}
 		s.sendReplyOf(w, r, x, status, body, retry)
@@ -389,6 +380,32 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 		w.streamListen(x)
 		return
 	}
+	w.header("Cache-Control", "no-cache")
+	w.header("X-Accel-Buffering", "no") // SSE-04
+	w.stream(x)
+}
+
+// reject answers a request the checks refused with e (check). Out of
+// line, as dispatch's other rare paths, so that dispatch's own code stays
+// short.
+//
+//go:noinline
+func (s *Server) reject(w respWriter, r *reqInfo, x *exchange, c *engine.Request, e *codec.Error) {
+	s.stats.Rejected.Add(1)
+	if isDuplicateMirrored(e) { // B12, F2
+		s.stats.DuplicateHeaders.Add(1)
+	}
+	c.Fail(e)
+	s.sendReply(w, r, x)
+}
+
+// streamInline answers with an SSE stream a request run on dispatch's
+// goroutine that notified before it replied.
+//
+//go:noinline
+func (s *Server) streamInline(w respWriter, x *exchange) {
+	x.quiet = false // the stream's pump and writers take the lock from here on
+	s.stats.Streams.Add(1)
 	w.header("Cache-Control", "no-cache")
 	w.header("X-Accel-Buffering", "no") // SSE-04
 	w.stream(x)
@@ -468,6 +485,22 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 	// inPlace: the reply is the fasthttp response's body already
 	// (Reply on a quiet exchange); sent as it is unless compressed.
 	inPlace := x.inPlace
+	if s.cfg.Compression || status == 503 || status == 429 {
+		body, inPlace = s.replyHeaders(w, r, x, status, body, retry, inPlace)
+	}
+	if inPlace {
+		body = nil // send sets the status and type; the body stays
+	}
+	w.send(status, ctJSON, body)
+}
+
+// replyHeaders is sendReplyOf's part for a reply that is compressed, or
+// says when to retry: it sets the headers and returns the body to send
+// and whether it is still the one in place. Out of line, so that
+// sendReplyOf's own code stays short.
+//
+//go:noinline
+func (s *Server) replyHeaders(w respWriter, r *reqInfo, x *exchange, status int, body []byte, retry int, inPlace bool) ([]byte, bool) {
 	if s.cfg.Compression {
 		if inPlace {
 			body = x.fw.ctx.Response.Body()
@@ -493,10 +526,7 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 		// the same retryAfter.
 		w.header("Retry-After", strconv.Itoa(max(1, retry)))
 	}
-	if inPlace {
-		body = nil // send sets the status and type; the body stays
-	}
-	w.send(status, ctJSON, body)
+	return body, inPlace
 }
 
 func (s *Server) sendError(w respWriter, env *codec.Envelope, e *codec.Error, status int) {
