@@ -258,7 +258,7 @@ func idValue(b []byte, i int) (int, IDKind) {
 	return plainString(b, i+1), IDString
 }
 
-// Lanes for idWord.
+// Lanes for idWord and idValue's two-word read.
 const (
 	lanes30 = 0x3030303030303030 // '0'
 	lanes76 = 0x7676767676767676
