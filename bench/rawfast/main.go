@@ -8,6 +8,11 @@
 // id token, found with one byte search for `"id":` — still no JSON parsing;
 // the reply then has exactly the size of mcpwire's reply to the same request.
 //
+// With -floor it is the floor instead (internal/benchfloor): the checks
+// every 2026-07-28 server must make before it answers the fixture, the
+// body parsed by mcpwire's codec, and the reply built from the request —
+// the least a conforming server can do, for comparison with both.
+//
 // With -tls-cert and -tls-key it is the HTTPS ceiling: the same server
 // behind fasthttp's own ListenAndServeTLS with that certificate.
 //
@@ -25,6 +30,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/mcpwire/mcpwire/bench/internal/procstats"
+	"github.com/mcpwire/mcpwire/internal/benchfloor"
 )
 
 const reply = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}],"structuredContent":{"text":"hello world"},"isError":false,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpwire-refserver","title":"mcpwire reference server","version":"devel"}}}}`
@@ -38,6 +44,7 @@ var (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18081", "listen address")
 	splice := flag.Bool("splice-id", false, "copy each request's id into its reply (no parsing: first \"id\": token)")
+	floor := flag.Bool("floor", false, "the floor instead: the checks every 2026-07-28 server makes before it answers, the body parsed by mcpwire's codec, the reply built from the request (internal/benchfloor)")
 	certFile := flag.String("tls-cert", "", "serve HTTPS with this PEM certificate chain (fasthttp's ListenAndServeTLS; needs -tls-key)")
 	keyFile := flag.String("tls-key", "", "the PEM private key of -tls-cert")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file until the server stops (SIGTERM/SIGINT)")
@@ -68,6 +75,9 @@ func main() {
 			ctx.SetBody(body)
 		},
 		NoDefaultServerHeader: true,
+	}
+	if *floor {
+		s.Handler = benchfloor.Handler(reply)
 	}
 	if *certFile != "" || *keyFile != "" {
 		log.Fatal(s.ListenAndServeTLS(*addr, *certFile, *keyFile))

@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/mcpwire/mcpwire/engine"
+	"github.com/mcpwire/mcpwire/internal/benchfloor"
 	"github.com/mcpwire/mcpwire/internal/cputime"
 	"github.com/mcpwire/mcpwire/internal/replayconn"
 )
@@ -153,6 +154,13 @@ func wrkEchoRows(b *testing.B, conns int) {
 	})
 	b.Run("rawfast", func(b *testing.B) {
 		srv := &fasthttp.Server{NoDefaultServerHeader: true, Handler: rawfastHandler()}
+		run(b, srv.Serve, func() { _ = srv.Shutdown() })
+	})
+	// The floor (internal/benchfloor): raw fasthttp plus the checks every
+	// server must make before it answers, and the reply built from the
+	// request; the run's check above holds it to mcpwire's reply bytes.
+	b.Run("floor", func(b *testing.B) {
+		srv := &fasthttp.Server{NoDefaultServerHeader: true, Handler: benchfloor.Handler(wrkEchoReply)}
 		run(b, srv.Serve, func() { _ = srv.Shutdown() })
 	})
 }

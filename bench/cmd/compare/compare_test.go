@@ -43,7 +43,7 @@ func TestRowGroups(t *testing.T) {
 	}
 	for _, want := range []string{"mcpwire TCP 1×64", "mcpwire TCP 64×1", "mcpwire Unix 1×64", "mcpwire Unix 64×1",
 		"raw gnet TCP 1×64", "raw gnet Unix 64×1", "mcpwire TCP 64×1 (tsung)", "mcpwire stdio", "mcpwire HTTP",
-		"mcpwire HTTP (wrk)", "go-sdk HTTP (wrk)", "mcp-go HTTP (wrk)", "raw fasthttp (wrk)",
+		"mcpwire HTTP (wrk)", "go-sdk HTTP (wrk)", "mcp-go HTTP (wrk)", "raw fasthttp (wrk)", "floor HTTP (wrk)",
 		"mcpwire HTTP no token", "raw fasthttp no token", "mcpwire HTTP no token (wrk)", "raw fasthttp no token (wrk)",
 		"mcpwire HTTP 1×1", "raw fasthttp 1×1", "mcpwire HTTP 1×1 (wrk)", "raw fasthttp 1×1 (wrk)",
 		"mcpwire HTTPS (wrk)", "mcpwire HTTPS 1×1 (wrk)", "raw fasthttp TLS (wrk)", "raw fasthttp TLS 1×1 (wrk)",

@@ -232,6 +232,12 @@ func requestRows(cfg config) []row {
 			// the id token into their otherwise fixed reply (a byte
 			// search, no JSON parsing).
 			{"raw fasthttp", true, []string{b("rawfast"), "-addr", "ADDR", "-splice-id"}},
+			// The floor (internal/benchfloor): raw fasthttp plus the
+			// checks every 2026-07-28 server makes before it answers,
+			// the body parsed by mcpwire's codec. Not a ceiling: a row
+			// between raw fasthttp and mcpwire, so that each ratio says
+			// how much of mcpwire's gap any conforming server pays.
+			{"floor HTTP", false, []string{b("rawfast"), "-addr", "ADDR", "-floor"}},
 		}
 		for _, sv := range servers {
 			if !v.all && !sv.ceiling && sv.name != "mcpwire HTTP" {

@@ -1,0 +1,5 @@
+//go:build race
+
+package benchfloor
+
+const raceEnabled = true
