@@ -196,8 +196,12 @@ type Conn struct {
 	try       TryWriter // the driver, when it can write without blocking
 
 	// input side
-	dec    *framing.Decoder
-	budget int // cancel budget left (C8)
+	dec *framing.Decoder
+	// drawn is how much of the cancel budget (C8) is spent: unknown
+	// cancellations less the requests served since, never below 0. The
+	// budget left is CancelBudget - drawn; a request served at a full
+	// budget (drawn 0) stores nothing.
+	drawn int
 
 	stopped  atomic.Bool  // no more frames are taken (Drain, Close, fatal input error)
 	aborted  atomic.Bool  // Driver.Abort was called
@@ -247,7 +251,6 @@ func New(scope *engine.Scope, d Driver, cfg Config, ctx context.Context, princip
 		maxDepth:  opt.MaxDepth,
 		maxFlight: maxInFlight(opt.MaxInFlight),
 		dec:       framing.NewDecoder(framing.ReaderConfig{MaxLine: shared.MaxLine, ReadSize: 1}),
-		budget:    shared.CancelBudget,
 	}
 	c.try, _ = d.(TryWriter)
 	c.out.max = shared.MaxPending
@@ -342,17 +345,20 @@ func (c *Conn) End() {
 
 // inputFlush ends the input side's hold: it queues the read's staged
 // answers, then writes what was queued, or with HandOffOutput wakes the
-// output side to do it.
+// output side to do it. The stage joins the queue in the flush's own
+// critical section (one lock for both).
 func (c *Conn) inputFlush() {
-	c.queueStage()
 	if !c.cfg.HandOffOutput {
-		c.Flush()
+		err := c.out.flush(c.takeStage(), c.d.Write)
+		if err != nil && !c.closed.Load() {
+			c.fail(err)
+		}
 		return
 	}
 	if c.try != nil {
 		// Write here what the peer takes at once; wake the output side
 		// only for what is left.
-		wake, err := c.out.tryFlush(c.try.TryWrite)
+		wake, err := c.out.tryFlush(c.takeStage(), c.try.TryWrite)
 		if err != nil && !c.closed.Load() {
 			c.fail(err)
 		}
@@ -361,9 +367,21 @@ func (c *Conn) inputFlush() {
 		}
 		return
 	}
+	c.queueStage()
 	if c.out.release() {
 		c.d.WakeOutput()
 	}
+}
+
+// takeStage hands over the read's stage (nil when nothing was staged),
+// noting its size for the next read's.
+func (c *Conn) takeStage() []byte {
+	st := c.stage
+	if st != nil {
+		c.stageHint = min(len(st), maxHint)
+		c.stage = nil
+	}
+	return st
 }
 
 // detach copies what is left of the current chunk, so the caller may
@@ -424,14 +442,19 @@ func (c *Conn) pumpBatch() (again bool) {
 		memoPool.Put(o.Memo)
 	}()
 	for !c.stopped.Load() {
-		if c.held.Load() || c.inflight.Load() >= c.maxFlight {
-			if c.dec.Unread() == 0 {
-				return // nothing waits: no need to pause
+		// Two tests, not one condition with ||: the usual read then takes
+		// two loads and two branches (the || form computed a flag first).
+		if c.held.Load() {
+			if c.stall() {
+				return
 			}
-			if !c.pauseInput() {
-				continue // the cause went away meanwhile
+			continue // the cause went away meanwhile
+		}
+		if c.inflight.Load() >= c.maxFlight {
+			if c.stall() {
+				return
 			}
-			return
+			continue
 		}
 		// A line that starts in the usual shape is read and framed by
 		// one walk (codec.PeekLine finds its end); any other, and any
@@ -477,6 +500,16 @@ func (c *Conn) pumpBatch() (again bool) {
 		}
 	}
 	return false
+}
+
+// stall is pumpBatch's answer to a hold or the in-flight bound: it
+// reports whether pumpBatch returns (nothing waits, or the input stays
+// paused); false means the cause went away and the loop goes on.
+func (c *Conn) stall() bool {
+	if c.dec.Unread() == 0 {
+		return true // nothing waits: no need to pause
+	}
+	return c.pauseInput()
 }
 
 // pauseInput marks the input paused, then checks the cause again: a
@@ -547,8 +580,8 @@ func (c *Conn) handle(pre *engine.Request, b *engine.Batch, frame []byte, o *cod
 		c.stats.Responses.Add(1)
 		return false
 	}
-	if c.budget < c.cfg.CancelBudget {
-		c.budget++ // a request served earns back one cancel
+	if c.drawn > 0 {
+		c.drawn-- // a request served earns back one cancel
 	}
 	r := c.scope.BeginBound(pre, b, frame, c.principal) // frame lives until the next frame; Start copies it
 	if c.info != nil {
@@ -693,7 +726,7 @@ func (c *Conn) fail(err error) {
 // if any. The input side flushes at the end of each Feed and Resume; the
 // driver's output side calls Flush after WakeOutput.
 func (c *Conn) Flush() error {
-	err := c.out.flush(c.d.Write)
+	err := c.out.flush(nil, c.d.Write)
 	if err != nil && !c.closed.Load() {
 		c.fail(err)
 	}
@@ -754,7 +787,7 @@ func (c *Conn) cancel(id []byte) {
 	if c.cfg.CancelBudget < 0 {
 		return
 	}
-	if c.budget--; c.budget < 0 {
+	if c.drawn++; c.drawn > c.cfg.CancelBudget {
 		c.stats.CancelFloods.Add(1)
 		c.cfg.Logger.Warn("cancellation flood: notifications/cancelled naming no request in flight beyond the budget; closing", "budget", c.cfg.CancelBudget)
 		c.stop(ErrCancelFlood)

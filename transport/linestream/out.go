@@ -88,32 +88,47 @@ func (q *outQueue) appendFrame(frame []byte) (wake bool, err error) {
 // put queues stage, frames the input side collected without the lock
 // (Conn.ReplyInBatch), each ending in '\n', after what is queued. Only
 // the input side calls it, between hold and its flush, so nobody needs
-// waking. The
-// queue takes stage's buffer, or copies it and gives it back to the pool:
-// the caller keeps none. It reports the queue's error, if any: stage was
-// dropped.
+// waking. The queue takes stage's buffer, or copies it and gives it back
+// to the pool: the caller keeps none. It reports the queue's error, if
+// any: stage was dropped.
 func (q *outQueue) put(stage []byte) error {
 	q.mu.Lock()
+	drop := q.putLocked(stage)
 	err := q.err
+	q.mu.Unlock()
+	releaseBuf(drop)
+	return err
+}
+
+// putLocked is put under q.mu (flush and tryFlush queue the input side's
+// stage in the critical section they start with). It returns the buffer
+// to give back to the pool once the lock is released: stage when it was
+// copied or dropped, or the empty buffer it replaced; nil for none.
+func (q *outQueue) putLocked(stage []byte) (drop []byte) {
 	switch need := len(q.buf) + len(stage); {
-	case err != nil:
+	case q.err != nil:
 	case need > q.max:
 		q.failLocked(ErrSlowConsumer)
-		err = ErrSlowConsumer
 	case len(q.buf) == 0:
 		// The common case: nothing else waits, the stage becomes the
 		// batch (no copy).
-		framing.ReleaseBuf(q.buf)
-		q.buf, stage = stage, nil
+		q.buf, drop = stage, q.buf
+		return drop
 	default:
 		if need > cap(q.buf) {
 			q.growLocked(need)
 		}
 		q.buf = append(q.buf, stage...)
 	}
-	q.mu.Unlock()
-	framing.ReleaseBuf(stage)
-	return err
+	return stage
+}
+
+// releaseBuf is framing.ReleaseBuf without the call for a buffer that is
+// not there (nil: the usual empty queue's).
+func releaseBuf(b []byte) {
+	if cap(b) != 0 {
+		framing.ReleaseBuf(b)
+	}
 }
 
 // hold marks the input side as feeding: frames queued meanwhile wait for
@@ -136,13 +151,18 @@ func (q *outQueue) release() (wake bool) {
 	return wake
 }
 
-// tryFlush ends a hold and writes what is queued with try, which never
-// blocks and may take only part of it. What try does not take stays at the
-// head of the queue, and tryFlush reports that the output side must be
-// woken to write it.
-func (q *outQueue) tryFlush(try func([]byte) (int, error)) (wake bool, err error) {
+// tryFlush ends a hold, queues stage as put does (nil for none), and
+// writes what is queued with try, which never blocks and may take only
+// part of it. What try does not take stays at the head of the queue, and
+// tryFlush reports that the output side must be woken to write it. Its
+// error is the queue's, put's included.
+func (q *outQueue) tryFlush(stage []byte, try func([]byte) (int, error)) (wake bool, err error) {
 	q.mu.Lock()
 	q.held = false
+	var drop []byte
+	if stage != nil {
+		drop = q.putLocked(stage)
+	}
 	for !q.flushing && len(q.buf) > 0 && q.err == nil {
 		q.flushing = true
 		batch := q.buf
@@ -174,21 +194,27 @@ func (q *outQueue) tryFlush(try func([]byte) (int, error)) (wake bool, err error
 		q.spare = batch[:0]
 	}
 	if len(q.buf) == 0 && !q.flushing {
-		framing.ReleaseBuf(q.buf)
-		framing.ReleaseBuf(q.spare)
+		releaseBuf(q.buf)
+		releaseBuf(q.spare)
 		q.buf, q.spare = nil, nil
 	}
 	err = q.err
 	q.mu.Unlock()
+	releaseBuf(drop)
 	return wake, err
 }
 
-// flush ends a hold (if any) and writes everything queued with write,
-// looping while more frames arrive, unless another flusher is running (it
-// then takes them). It returns the queue's error, if any.
-func (q *outQueue) flush(write func([]byte) (int, error)) error {
+// flush ends a hold (if any), queues stage as put does (nil for none: the
+// output side's call), and writes everything queued with write, looping
+// while more frames arrive, unless another flusher is running (it then
+// takes them). It returns the queue's error, if any, put's included.
+func (q *outQueue) flush(stage []byte, write func([]byte) (int, error)) error {
 	q.mu.Lock()
 	q.held = false
+	var drop []byte
+	if stage != nil {
+		drop = q.putLocked(stage)
+	}
 	if q.flushing {
 		// The running flusher (the input side's tryFlush) takes what is
 		// queued, and wakes the output side again if the peer leaves
@@ -197,6 +223,7 @@ func (q *outQueue) flush(write func([]byte) (int, error)) error {
 		q.woken = false
 		err := q.err
 		q.mu.Unlock()
+		releaseBuf(drop)
 		return err
 	}
 	q.flushing = true
@@ -219,12 +246,13 @@ func (q *outQueue) flush(write func([]byte) (int, error)) error {
 	q.flushing, q.woken = false, false
 	if len(q.buf) == 0 {
 		// Idle: give the buffers back (an idle connection holds none).
-		framing.ReleaseBuf(q.buf)
-		framing.ReleaseBuf(q.spare)
+		releaseBuf(q.buf)
+		releaseBuf(q.spare)
 		q.buf, q.spare = nil, nil
 	}
 	err := q.err
 	q.mu.Unlock()
+	releaseBuf(drop)
 	return err
 }
 

@@ -587,7 +587,10 @@ func (h *handler) OnTraffic(gc gnet.Conn) gnet.Action {
 	if c == nil {
 		return gnet.None
 	}
-	if c.stallCheck.Swap(false) {
+	// A plain load first: the usual read finds no timer's request and
+	// takes no locked exchange. A request set after the load waits for the
+	// next OnTraffic, which the timer's own wake makes.
+	if c.stallCheck.Load() && c.stallCheck.Swap(false) {
 		if !c.checkStall() {
 			return gnet.Close
 		}

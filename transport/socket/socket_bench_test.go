@@ -6,14 +6,13 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/mcpwire/mcpwire/engine"
-	"github.com/mcpwire/mcpwire/internal/cputime"
+	fx "github.com/mcpwire/mcpwire/internal/fixture"
 	"github.com/mcpwire/mcpwire/internal/refserver"
 )
 
@@ -161,55 +160,10 @@ func benchServe(b *testing.B, network, srv string) string {
 }
 
 func benchRoundTrips(b *testing.B, network, addr string) {
-	const window = 64
 	c, err := net.Dial(network, addr)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	var chunk []byte
-	buf := make([]byte, 256<<10)
-	checked := false
-	round := func(r int) {
-		chunk = chunk[:0]
-		for i := range window {
-			chunk = append(chunk, benchHead...)
-			chunk = strconv.AppendInt(chunk, int64((r*window+i)&0xffff), 10)
-			chunk = append(chunk, benchTail...)
-			chunk = append(chunk, '\n')
-		}
-		if _, err := c.Write(chunk); err != nil {
-			b.Fatal(err)
-		}
-		for lines := 0; lines < window; {
-			n, err := c.Read(buf)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if !checked {
-				// Both servers must answer with the echo's result, not
-				// an error (a fixture the engine refuses would measure
-				// the refusal).
-				checked = true
-				if !bytes.Contains(buf[:n], []byte(`"structuredContent":{"text":"hello world"}`)) {
-					b.Fatalf("not the echo's result: %.300s", buf[:n])
-				}
-			}
-			lines += bytes.Count(buf[:n], []byte{'\n'})
-		}
-	}
-	for r := range 20 { // warm the pools
-		round(r)
-	}
-	rounds := (b.N + window - 1) / window
-	b.ReportAllocs()
-	b.SetBytes(int64(len(benchHead) + len(benchTail) + 4))
-	b.ResetTimer()
-	cpu0 := cputime.Process()
-	for r := range rounds {
-		round(r)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rounds*window), "ns/msg")
-	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(rounds*window), "cpu-ns/msg")
+	fx.EchoPipeline(b, c, c, benchHead, benchTail)
 }
