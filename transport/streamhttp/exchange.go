@@ -116,10 +116,13 @@ type exchange struct {
 	hraw []byte      // fasthttp: the raw header block (aliased, or hbuf)
 	hbuf []byte      // hraw's own copy when the handler may outlive the request's goroutine
 	nh   http.Header // net/http: the request's headers
+	// net/http only (fasthttp's serve reads them from the limitConn):
+	// the connection's ConnInfo, and the client's IP, an anonymous
+	// caller's key for the engine's per-caller limits.
 	info *engine.ConnInfo
+	peer string
 
-	peer  string // the client's IP: an anonymous caller's key for the engine's per-caller limits
-	retry int    // a 429's Retry-After, in seconds (engine.Request.RetryAfter); guarded by mu
+	retry int // a 429's Retry-After, in seconds (engine.Request.RetryAfter); guarded by mu
 }
 
 // work is the part of an exchange used only while the request is read,
@@ -257,8 +260,7 @@ func (x *exchange) unref() {
 		x.work.reset()
 	}
 	x.fw = fastWriter{}
-	x.hraw, x.info = nil, nil
-	x.peer, x.retry = "", 0
+	x.hraw, x.retry = nil, 0
 	x.pooled = true
 	x.s.xpool.Put(x)
 }
@@ -268,7 +270,8 @@ func (x *exchange) unref() {
 // good (handOff, dispatch's watch and stream paths), or on the net/http
 // front end, whose exchanges are never quiet: async and listen
 // (dispatch's hand-off), conn, rc, the inline writer and the pump's
-// state (streams), nh (net/http), hbuf (ownHeaders, after handOff).
+// state (streams), nh, info and peer (net/http), hbuf (ownHeaders, after
+// handOff).
 // Kept out of line, so that unref's own code stays short.
 //
 //go:noinline
@@ -276,7 +279,7 @@ func (x *exchange) resetLoud() {
 	x.async, x.listen, x.conn, x.rc = false, false, nil, nil
 	x.inlineOn, x.pumpBusy, x.inlineAt, x.inline.rc = false, false, 0, nil
 	x.kaDue, x.pst = false, pumpState{}
-	x.nh = nil
+	x.nh, x.info, x.peer = nil, nil, ""
 	if cap(x.hbuf) > 64<<10 {
 		x.hbuf = nil
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/mcpwire/mcpwire/engine"
 	"github.com/mcpwire/mcpwire/internal/replayconn"
 )
 
@@ -51,7 +52,7 @@ func dirty(x *exchange, conn net.Conn) {
 	x.inline.rc = rawConnOf(conn)
 	x.kaDue, x.pst = true, pumpState{lastWrite: 1, deadline: 2}
 	x.nh = http.Header{"A": nil}
-	x.hraw, x.info, x.peer, x.retry = []byte("h"), nil, "peer", 3
+	x.hraw, x.info, x.peer, x.retry = []byte("h"), &engine.ConnInfo{Transport: "http"}, "peer", 3
 	x.fw = fastWriter{}
 	x.keys = append(x.keys, 1)
 	x.reply = append(x.reply, 'r')
@@ -93,13 +94,14 @@ func TestUnrefResetsLoud(t *testing.T) {
 
 	// Quiet to the end: what a quiet request may write (a reply, a
 	// notification queued behind it, a slow consumer's gone, a 429's
-	// retry) is reset all the same.
+	// retry) is reset all the same. (info and peer are net/http's, whose
+	// exchanges are never quiet.)
 	x = s.acquireExchange()
 	x.quiet = true
 	x.mode, x.status, x.replied, x.ended, x.gone, x.inPlace = modeJSON, 429, true, true, errSlowConsumer, true
 	x.reply = append(x.reply, 'r')
 	x.keys = append(x.keys, 1)
-	x.hraw, x.peer, x.retry = []byte("h"), "peer", 3
+	x.hraw, x.retry = []byte("h"), 3
 	x.unref()
 	checkClean(t, "quiet", x)
 }

@@ -160,10 +160,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if !atPath && s.fastMount(ctx, p) {
 		return
 	}
-	x := s.acquireExchange()
-	if lc != nil {
-		x.info, x.peer = lc.info, lc.peer
-	}
+	x := s.acquireExchange() // the connection's key and ConnInfo stay on lc (serve reads them there)
 	// The request's state, the header loop's included, is reached from
 	// the loop body through one pointer: a closure loads every variable
 	// it captures each time it is called, and this one is called once a
@@ -171,7 +168,6 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	sc := &fastScan{x: x, http11: ctx.Request.Header.IsHTTP11()}
 	r := &sc.r
 	r.lc = lc
-	r.hdr = &x.hdr
 	r.ctx = context.Background()
 	r.alone = true
 	r.watch = &x.watch
@@ -258,8 +254,8 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	// reads nothing. With a streamed body it would drain the stream of a
 	// request about to be refused.
 	cl, body := h.ContentLength(), ctx.PostBody()
-	dup := sc.dup
-	if raw := h.RawHeaders(); dup == dupNone && (sc.n < rawHeaderLines(raw) || !exactCount(cl, body)) {
+	dup, raw := sc.dup, h.RawHeaders()
+	if dup == dupNone && (sc.n < rawHeaderLines(raw) || !exactCount(cl, body)) {
 		dup = scanDuplicates(raw)
 	}
 	if (dup != dupNone || cl == -1) && s.fastRefuse(ctx, x, dup) {
@@ -270,7 +266,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if s.cfg.Authenticate != nil {
 		r.chains = verifiedChains(r.raw)
 	}
-	x.hraw = h.RawHeaders()
+	x.hraw = raw
 	x.fw = fastWriter{ctx: ctx}
 	s.serve(r, x, &x.fw)
 	x.unref() // a stream holds its own reference

@@ -35,7 +35,6 @@ func (s *Server) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	x := s.acquireExchange()
 	var r reqInfo
-	r.hdr = &x.hdr
 	// The request's values (an instrumented handler's span, say) without
 	// its cancellation: a client that goes away cancels the call through
 	// the AfterFunc below, with the disconnect as its cause (hooks report

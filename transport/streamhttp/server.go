@@ -115,7 +115,6 @@ type reqInfo struct {
 	aenc                                    []byte // Accept-Encoding
 	hasOrigin, hasCType, hasAccept, hasCEnc bool
 	body                                    []byte
-	hdr                                     *mirrored             // the mirrored MCP headers
 	public                                  bool                  // a PublicMounts path: no Authenticate
 	chains                                  [][]*x509.Certificate // verified TLS peer chains (only with Authenticate)
 	raw                                     net.Conn              // for the disconnect watcher; may be nil
@@ -163,7 +162,6 @@ var (
 	bodyShuttingDown    = []byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"Server is shutting down"}}`)
 )
 
-// serve is the validation pipeline, cheapest checks first, then dispatch.
 // admit runs the checks every path of the listener shares (the MCP
 // endpoint and the mounts): shutdown, Origin, Host, then
 // Config.Authenticate. It returns the principal, or false once the refusal
@@ -229,6 +227,8 @@ func (s *Server) hostAllowed(r *reqInfo) bool {
 	return true
 }
 
+// serve is the validation pipeline, cheapest checks first, then the
+// dispatch: the peek, the engine's checks and the run.
 func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 	if !r.atPath && !bytes.Equal(r.path, s.path) {
 		s.stats.NotFound.Add(1)
@@ -241,9 +241,18 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 		w.send(405, "", nil)
 		return
 	}
-	principal, ok := s.admit(r, w)
-	if !ok {
-		return
+	// admit's usual answer, settled here without its call: not closing,
+	// no Origin, no Config.Authenticate, and the Host the connection's
+	// last request was let through with (or Host not checked) pass with
+	// no principal. admit checks anything else in full. A check added
+	// to admit must also make this condition true for what it may refuse.
+	var principal any
+	if s.closing.Load() || r.hasOrigin || s.cfg.Authenticate != nil ||
+		s.checkHost && !(r.lc != nil && r.lc.hostOK != nil && shortEqual(r.lc.hostOK, r.host)) {
+		var ok bool
+		if principal, ok = s.admit(r, w); !ok {
+			return
+		}
 	}
 	if !r.hasCType || !isJSONType(r.ctype) { // HTTP-09, B15
 		s.stats.BadContentType.Add(1)
@@ -264,10 +273,9 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 			return
 		}
 	}
-	s.dispatch(r, body, principal, x, w)
-}
+	// What was dispatch follows in the same function: one frame, no
+	// call with five arguments, on every request.
 
-func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w respWriter) {
 	// Peek straight into a pooled request's envelope (~400 bytes that
 	// Begin would otherwise copy from one of ours).
 	pre := s.scope.Prepare()
@@ -298,12 +306,19 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 	}
 	c := s.scope.BeginPrepared(pre, r.ctx, body, x, principal, 0) // body lives until the handler returns; Start copies it
 	c.SetHeaders(x)
-	c.SetLimitKey(x.peer) // an anonymous caller is limited by its IP
-	if x.info != nil {
-		c.SetConn(x.info)
+	// An anonymous caller is limited by its IP. fasthttp: the key and the
+	// ConnInfo are read from the connection (never copied to x); net/http:
+	// from x, where its front end put them.
+	peer, info := x.peer, x.info
+	if lc := r.lc; lc != nil {
+		peer, info = lc.peer, lc.info
+	}
+	c.SetLimitKey(peer)
+	if info != nil {
+		c.SetConn(info)
 	}
 	x.bind(c, r.alone)
-	if e := s.check(c, r.hdr, &x.scratch, &x.vals); e != nil {
+	if e := s.check(c, &x.hdr, &x.scratch, &x.vals); e != nil {
 		s.reject(w, r, x, c, e)
 		return
 	}
@@ -348,7 +363,18 @@ func (s *Server) dispatch(r *reqInfo, body []byte, principal any, x *exchange, w
 			s.streamInline(w, x)
 			return
 		}
-		s.sendReplyOf(w, r, x, status, body, retry)
+		// sendReplyOf's usual case without its call: a status to send,
+		// no compression, no Retry-After; the body is the one in place
+		// (nil: send keeps it) or x's reply. A header added to
+		// replyHeaders must widen this condition too.
+		if status == 0 || s.cfg.Compression || status == 503 || status == 429 {
+			s.sendReplyOf(w, r, x, status, body, retry)
+			return
+		}
+		if x.inPlace {
+			body = nil
+		}
+		w.send(status, ctJSON, body)
 		return
 	}
 	x.handOff() // a worker may answer, the watcher cancel
