@@ -323,7 +323,7 @@ func (b *Batch) admit(c *Call) bool {
 			return false
 		}
 		b.mark.scope = b.sc
-		if !b.sc.srv.tracker.add(b.mark) {
+		if !b.sc.srv.tracker.add(b.mark, 0) {
 			b.refused = true
 			return false
 		}

@@ -93,14 +93,16 @@ type Call struct {
 	limRetry int32       // seconds of a refusal's Retry-After
 	limKey   string      // Request.SetLimitKey: an anonymous caller's key
 
+	// mu to dl's flags: the fields complete and release read under mu on
+	// every request, on two cache lines (dl's flags first in deadline,
+	// logs' in logLimit; prog, whose flags lead it too, is last).
 	mu    sync.Mutex
 	done  chan struct{}
 	err   error
 	state callState
-	prog  progress
+	sub   *subscription
 	logs  logLimit
 	dl    deadline
-	sub   *subscription
 	// detached: the handler returned and left the call open (listen);
 	// detachDone: someone has started completing it.
 	detached, detachDone bool
@@ -146,8 +148,13 @@ type Call struct {
 	self Request // the transports' handle on this request, self.c == the Call
 
 	// A typed tool's decoded strings (typed_flat.go), kept across requests;
-	// last, so as not to move the fields every request reads.
+	// near the end, so as not to move the fields every request reads.
 	strs strChunk
+
+	// prog last: its flags (sent, pending, armed) lead it, and the rest,
+	// touched only by a request that sends progress, fills no line that
+	// the usual request reads.
+	prog progress
 }
 
 var callPool = sync.Pool{New: func() any {

@@ -605,7 +605,7 @@ func (c *Call) admit() bool {
 			ok = b.admit(c)
 		}
 	} else {
-		ok = c.srv.tracker.add(c)
+		ok = c.srv.tracker.add(c, 1) // counted in Stats.Requests when admitted
 	}
 	if !ok {
 		c.srv.stats.ShutdownRefused.Add(1)
@@ -615,8 +615,6 @@ func (c *Call) admit() bool {
 	}
 	if b := c.batch; b != nil {
 		b.requests++ // added to Stats.Requests at the batch's end: one atomic add per read
-	} else {
-		c.srv.stats.Requests.addAt(c.shard, 1)
 	}
 	return true
 }

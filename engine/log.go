@@ -24,9 +24,9 @@ func levelRank(level []byte) int {
 // dropped, so a loss is never silent. Fields are guarded by Call.mu.
 type logLimit struct {
 	started bool
+	dropped int // started and dropped first: complete and release read them on every request
 	tokens  float64
 	last    time.Time
-	dropped int
 }
 
 func (l *logLimit) reset() { *l = logLimit{} }

@@ -12,17 +12,20 @@ import (
 // is ready is flushed before it; nothing is sent after it. Fields are
 // guarded by Call.mu.
 type progress struct {
-	sent   bool
+	// The flags complete and release test on every request, first and
+	// together (one cache line; see Call.prog).
+	sent    bool
+	pending bool
+	armed   bool
+
 	last   float64 // highest value accepted
 	lastAt time.Time
 
-	pending bool
-	pv, pt  float64
-	pmsg    string
+	pv, pt float64
+	pmsg   string
 
 	timer *time.Timer
 	gen   uint64 // the Call's generation timer was made for
-	armed bool
 	buf   []byte
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -192,5 +193,60 @@ func TestRunArmsTimeout(t *testing.T) {
 	<-done
 	if !strings.Contains(got[0], "Request timed out") {
 		t.Fatalf("answer %q, want the timeout's", got[0])
+	}
+}
+
+// watchedCtx is a parent that can be cancelled and counts what
+// context.AfterFunc registers on it (its AfterFunc method) and stops.
+type watchedCtx struct {
+	context.Context
+	mu          sync.Mutex
+	regs, stops int
+}
+
+// Value hides the embedded cancelCtx, which context.AfterFunc would
+// otherwise register with directly (past this AfterFunc method).
+func (w *watchedCtx) Value(any) any { return nil }
+
+func (w *watchedCtx) AfterFunc(f func()) func() bool {
+	w.mu.Lock()
+	w.regs++
+	w.mu.Unlock()
+	return func() bool {
+		w.mu.Lock()
+		w.stops++
+		w.mu.Unlock()
+		return true
+	}
+}
+
+// TestReleaseStopsParentWatch: a request begun with a parent that can be
+// cancelled stops its watch of the parent when it ends (release, which
+// tests stopParent only with rare: watchParent sets it), so that a
+// long-lived parent keeps no callback per request that ran under it.
+func TestReleaseStopsParentWatch(t *testing.T) {
+	s, _ := fastSlowServer()
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	sc := NewScope(s, "tcp")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &watchedCtx{Context: ctx}
+	rep := &keepReply{}
+	for i := range 3 {
+		msg := batchMsg(string(rune('1'+i)), "fast")
+		var env codec.Envelope
+		if err := codec.Peek(msg, &env); err != nil {
+			t.Fatal(err)
+		}
+		r := sc.Begin(w, msg, &env, rep, nil)
+		if e := r.Check(); e != nil {
+			t.Fatalf("check: %s", e.Message)
+		}
+		r.Run()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.regs != 3 || w.stops != 3 {
+		t.Fatalf("%d watches registered, %d stopped: want 3 and 3", w.regs, w.stops)
 	}
 }

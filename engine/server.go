@@ -147,6 +147,7 @@ func New(opt Config) *Server {
 		s.durs = new(durations)
 	}
 	s.tracker.init()
+	s.stats.Requests.t = &s.tracker
 	s.lim = newLimiter(&s.opt, &s.limStats)
 	s.log = logger{s.opt.Logger}
 	if !s.opt.Hooks.empty() {
@@ -622,6 +623,10 @@ type Counter struct {
 		n atomic.Uint64
 		_ [120]byte
 	}
+	// t, when set (Stats.Requests), keeps the rest of the count: a
+	// request on its own is counted in its tracker shard as it is listed
+	// (tracker.add), under the lock it takes there.
+	t *tracker
 }
 
 // counterStripes is a Counter's parts (a power of two).
@@ -639,6 +644,9 @@ func (c *Counter) Load() uint64 {
 	var n uint64
 	for i := range c.s {
 		n += c.s[i].n.Load()
+	}
+	if c.t != nil {
+		n += c.t.admitted()
 	}
 	return n
 }

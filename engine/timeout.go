@@ -21,12 +21,14 @@ var ErrTimedOut = codec.NewError(codec.CodeInternalError, "Request timed out")
 
 // deadline is a call's timeout state, guarded by Call.mu.
 type deadline struct {
+	// The flags complete and release read on every request, first (on
+	// the line of Call.mu's group; see Call.dl).
+	armed     bool
+	timedOut  bool
 	idle, max time.Duration
 	start     time.Time
 	timer     *time.Timer
-	armed     bool
 	gen       uint64
-	timedOut  bool
 }
 
 func (c *Call) timeouts() (idle, max time.Duration) {

@@ -21,7 +21,11 @@ func nextShard() uint8 { return uint8(shardSeq.Add(1) % trackShards) }
 type trackShard struct {
 	mu   sync.Mutex
 	head *Call
-	n    int
+	// reqs counts the requests on their own admitted in this shard, for
+	// Stats.Requests (Counter.Load adds it): added under the lock add
+	// takes anyway, on the line it writes anyway, instead of an atomic add
+	// on a line of its own.
+	reqs uint64
 	// Neighbouring shards off one cache line: the array need not start on
 	// a line, so a stride of 64 bytes would still let two shards' fields
 	// share one; with 128, the 24 bytes used never do.
@@ -46,8 +50,11 @@ type tracker struct {
 
 func (t *tracker) init() { t.wake = make(chan struct{}, 1) }
 
-// add registers c; it fails once the engine or c's scope is closing.
-func (t *tracker) add(c *Call) bool {
+// add registers c; it fails once the engine or c's scope is closing. n is
+// added to the shard's count of requests (Stats.Requests) when it does not:
+// 1 for a request on its own, 0 for a Batch's entry (its requests are
+// counted at its End).
+func (t *tracker) add(c *Call, n uint64) bool {
 	sh := &t.shards[c.shard]
 	sh.mu.Lock()
 	if t.closing || (c.scope != nil && c.scope.closing) {
@@ -59,7 +66,7 @@ func (t *tracker) add(c *Call) bool {
 		sh.head.tprev = c
 	}
 	sh.head = c
-	sh.n++
+	sh.reqs += n
 	c.tracked = true
 	sh.mu.Unlock()
 	return true
@@ -85,7 +92,6 @@ func (t *tracker) unlist(c *Call) {
 	}
 	c.tprev, c.tnext = nil, nil
 	c.tracked = false
-	sh.n--
 	sh.mu.Unlock()
 	if t.waiters.Load() > 0 {
 		select {
@@ -122,20 +128,30 @@ func (t *tracker) closeScope(sc *Scope) {
 	t.unlockAll()
 }
 
+// admitted returns the requests on their own that add has admitted
+// (Stats.Requests' share kept in the shards).
+func (t *tracker) admitted() uint64 {
+	var n uint64
+	for i := range t.shards {
+		sh := &t.shards[i]
+		sh.mu.Lock()
+		n += sh.reqs
+		sh.mu.Unlock()
+	}
+	return n
+}
+
 // count returns how many requests of sc (of any scope when sc is nil) are
-// in flight.
+// in flight. It walks the lists (only Shutdown's wait counts): add and
+// unlist keep no count of their own.
 func (t *tracker) count(sc *Scope) int {
 	n := 0
 	for i := range t.shards {
 		sh := &t.shards[i]
 		sh.mu.Lock()
-		if sc == nil {
-			n += sh.n
-		} else {
-			for c := sh.head; c != nil; c = c.tnext {
-				if c.scope == sc {
-					n++
-				}
+		for c := sh.head; c != nil; c = c.tnext {
+			if sc == nil || c.scope == sc {
+				n++
 			}
 		}
 		sh.mu.Unlock()
