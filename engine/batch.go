@@ -33,7 +33,8 @@ import (
 // arrival. Get one with Scope.StartBatch, prepare requests with
 // Batch.Prepare (or Scope.Prepare), begin them with Scope.BeginInBatch,
 // and call End on the same goroutine after the last of them has been
-// started; a Batch is recycled by End.
+// started; a Batch is recycled by End, with the Call of its last request
+// run to its end on the batch's goroutine, for its next use.
 type Batch struct {
 	sc *Scope
 	at Stamp
@@ -68,7 +69,8 @@ type Batch struct {
 	// is not 4 to 16 bytes long: then the names are compared as strings).
 	toolKey wordKey
 	// spare is the Call of a request that ended here, kept for the next
-	// Prepare instead of a round trip through the pool.
+	// Prepare instead of a round trip through the pool; End keeps it
+	// (unbound) for the next StartBatch that takes b from the pool.
 	spare *Call
 	// recovers: the transport recovers panics on the batch's goroutine
 	// and hands them to Recover (SetRecovers), so an inline request's
@@ -286,10 +288,11 @@ func (b *Batch) End() {
 		b.cur.Store(nil) // its Call goes to the pool (or has gone there)
 	}
 	if c := b.spare; c != nil {
-		c.recycleTo = nil
-		c.unbind() // kept for the batch's next request (release)
-		callPool.Put(c)
-		b.spare = nil
+		// The spare stays the batch's (recycleTo still names b) through
+		// the pool, for the first request of the batch's next read: no
+		// Put here and no Get there. Unbound, it keeps no connection,
+		// server or caller alive, as a pooled Call.
+		c.unbind()
 	}
 	b.rep, b.stage = nil, nil
 	b.recovers, b.inHandler, b.doneData = false, false, false

@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/mcpwire/mcpwire/codec"
+)
+
+// TestBatchKeepsSpare: End keeps the Call of the batch's last inline
+// request (its spare) with the batch, owned by it and unbound, so that the
+// next read that takes the batch prepares its first request without a
+// round trip through the Call pool, and the next read's first request on
+// the same Batch runs on it.
+func TestBatchKeepsSpare(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("fast"); return nil }})
+	sc := NewScope(s, "tcp")
+	rep := &stageReply{stage: make([]byte, 0, 4096)}
+	run := func(b *Batch, id string) *Call {
+		b.SetReplier(rep)
+		b.SetParent(context.Background(), rep)
+		msg := batchMsg(id, "fast")
+		r := b.Prepare()
+		if err := codec.Peek(msg, r.Envelope()); err != nil {
+			t.Fatal(err)
+		}
+		r = sc.BeginBound(r, b, msg, nil)
+		if e := r.Check(); e != nil {
+			t.Fatalf("check: %v", e.Message)
+		}
+		if !r.StartInline() {
+			t.Fatal("fast did not run inline")
+		}
+		return r.c
+	}
+	b := sc.StartBatch()
+	c := run(b, "1")
+	b.End()
+	if b.spare != c {
+		t.Fatalf("End kept spare %p, want the request's Call %p", b.spare, c)
+	}
+	if c.recycleTo != b {
+		t.Fatal("the kept spare is not owned by its batch (recycleTo)")
+	}
+	if c.srv != nil || c.scope != nil || c.rep != nil || c.parent != nil {
+		t.Fatal("the kept spare is still bound to its last request")
+	}
+	// The next read: the pool usually gives the goroutine back the Batch
+	// it put (not always: it may drop it, as under the race detector).
+	b2 := sc.StartBatch()
+	c2 := run(b2, "2")
+	if b2 == b && c2 != c {
+		t.Fatalf("the next read's first request took Call %p, not the kept spare %p", c2, c)
+	}
+	b2.End()
+	if got := s.Stats().Requests.Load(); got != 2 {
+		t.Fatalf("Stats.Requests %d after two reads, want 2", got)
+	}
+	if n := bytes.Count(rep.stage, []byte("\n")); n != 2 {
+		t.Fatalf("answers in the stage %d, want 2: %q", n, rep.stage)
+	}
+}
