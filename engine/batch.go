@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpwire/mcpwire/codec"
 )
 
 // Batch is one read's worth of requests on a transport that handles many
@@ -85,6 +87,9 @@ type Batch struct {
 	// doneData: the transport's Done has nothing to do for a request
 	// without transport data (SetDoneNeedsData).
 	doneData bool
+	// memo is the transport's peek memo (PeekMemo), kept with the batch
+	// through the pool.
+	memo *codec.PeekMemo
 }
 
 var batchPool = sync.Pool{New: func() any {
@@ -100,6 +105,19 @@ func (sc *Scope) StartBatch() *Batch {
 	b := batchPool.Get().(*Batch)
 	b.sc, b.at = sc, sc.Now()
 	return b
+}
+
+// PeekMemo is a memo for the peeks of b's messages (codec.PeekConfig's
+// Memo), kept with b, through the pool, for the reads that take b after
+// this one: a transport that peeks a read's messages with it needs no
+// memo of its own and no pool of them. What a memo holds is checked byte
+// for byte before it is used, so one a read of another connection left is
+// as good as this connection's own. Use it on b's goroutine, until End.
+func (b *Batch) PeekMemo() *codec.PeekMemo {
+	if b.memo == nil {
+		b.memo = new(codec.PeekMemo)
+	}
+	return b.memo
 }
 
 // BatchReplier is implemented by a transport that collects the answers

@@ -63,3 +63,19 @@ func TestBatchKeepsSpare(t *testing.T) {
 		t.Fatalf("answers in the stage %d, want 2: %q", n, rep.stage)
 	}
 }
+
+// TestBatchKeepsMemo: a batch gives the same peek memo on every call, and
+// keeps it through End for the reads that take the batch next.
+func TestBatchKeepsMemo(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	b := NewScope(s, "tcp").StartBatch()
+	m := b.PeekMemo()
+	if m == nil || b.PeekMemo() != m {
+		t.Fatal("PeekMemo is not one memo for the batch")
+	}
+	b.End()
+	if b.memo != m {
+		t.Fatal("End dropped the batch's memo")
+	}
+}
