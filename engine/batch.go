@@ -302,8 +302,14 @@ func (b *Batch) End() {
 		b.listed = false
 	}
 	b.mark.scope = nil
-	if b.cur.Load() != nil {
-		b.cur.Store(nil) // its Call goes to the pool (or has gone there)
+	// cur names nil or the spare here (a Call that leaves the batch is
+	// forgotten), and the spare stays the batch's: kept, the next read's
+	// first admit need not store it again (two atomic pointer stores
+	// fewer per read). The mark is no longer listed, so no shutdown reads
+	// it, and once listed again, batchRef finds the spare's last request
+	// ended by its generation until admit stores its next mark.
+	if cur := b.cur.Load(); cur != nil && cur != b.spare {
+		b.cur.Store(nil)
 	}
 	if c := b.spare; c != nil {
 		// The spare stays the batch's (recycleTo still names b) through

@@ -79,3 +79,47 @@ func TestBatchKeepsMemo(t *testing.T) {
 		t.Fatal("End dropped the batch's memo")
 	}
 }
+
+// TestBatchKeepsCur: End leaves cur naming the spare it keeps (the next
+// read's first admit need not store it), and clears it when it names a
+// Call the batch does not keep.
+func TestBatchKeepsCur(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("fast"); return nil }})
+	sc := NewScope(s, "tcp")
+	rep := &stageReply{stage: make([]byte, 0, 4096)}
+	for _, keep := range []bool{true, false} {
+		b := sc.StartBatch()
+		b.SetReplier(rep)
+		b.SetParent(context.Background(), rep)
+		msg := batchMsg("1", "fast")
+		r := b.Prepare()
+		if err := codec.Peek(msg, r.Envelope()); err != nil {
+			t.Fatal(err)
+		}
+		r = sc.BeginBound(r, b, msg, nil)
+		if e := r.Check(); e != nil {
+			t.Fatalf("check: %v", e.Message)
+		}
+		if !r.StartInline() {
+			t.Fatal("fast did not run inline")
+		}
+		c := r.c
+		if b.cur.Load() != c || b.spare != c {
+			t.Fatal("the request's Call is not the batch's cur and spare")
+		}
+		if !keep {
+			// The Call taken from the batch behind its back: End must not
+			// leave cur naming a Call it does not keep.
+			b.spare, c.recycleTo = nil, nil
+		}
+		b.End()
+		if keep && b.cur.Load() != c {
+			t.Fatal("End cleared cur, which names its spare")
+		}
+		if !keep && b.cur.Load() != nil {
+			t.Fatal("End left cur naming a Call the batch does not keep")
+		}
+	}
+}
