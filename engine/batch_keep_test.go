@@ -123,3 +123,45 @@ func TestBatchKeepsCur(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchEndRecordsEverySlot: End records the counts of every method
+// slot, the first and second of each word it tests included, each in its
+// own histogram with its own count.
+func TestBatchEndRecordsEverySlot(t *testing.T) {
+	s := New(Config{})
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	sc := NewScope(s, "tcp")
+	for _, only := range []int{-1, 0, 1, 6, 7, nMethodSlots - 1} {
+		b := sc.StartBatch()
+		if b.at == 0 {
+			t.Fatal("the batch read no clock with the histograms on")
+		}
+		row := s.durs.row(b.mark.shard, sc.slot)
+		before := make([]uint64, nMethodSlots)
+		for m := range nMethodSlots {
+			for i := range row[m].counts {
+				before[m] += row[m].counts[i].Load()
+			}
+		}
+		for m := range nMethodSlots {
+			if only < 0 || m == only {
+				b.n[m] = uint32(m + 1)
+			}
+		}
+		b.recorded = true
+		b.End()
+		for m := range nMethodSlots {
+			got := -before[m]
+			for i := range row[m].counts {
+				got += row[m].counts[i].Load()
+			}
+			want := uint64(0)
+			if only < 0 || m == only {
+				want = uint64(m + 1)
+			}
+			if got != want {
+				t.Errorf("only %d: slot %d recorded %d, want %d", only, m, got, want)
+			}
+		}
+	}
+}
