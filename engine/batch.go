@@ -5,6 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
+
+	"github.com/mcpwire/mcpwire/codec"
 )
 
 // Batch is one read's worth of requests on a transport that handles many
@@ -33,7 +36,8 @@ import (
 // arrival. Get one with Scope.StartBatch, prepare requests with
 // Batch.Prepare (or Scope.Prepare), begin them with Scope.BeginInBatch,
 // and call End on the same goroutine after the last of them has been
-// started; a Batch is recycled by End.
+// started; a Batch is recycled by End, with the Call of its last request
+// run to its end on the batch's goroutine, for its next use.
 type Batch struct {
 	sc *Scope
 	at Stamp
@@ -54,7 +58,9 @@ type Batch struct {
 	refused  bool   // the tracker refused the batch: its requests are refused
 	recorded bool   // ends were counted in n
 	requests uint64 // admitted, for Stats.Requests at End
-	n        [nMethodSlots]uint32
+	// n counts the requests that ended in the batch, by method slot; End
+	// reads it as nMethodSlots/2 words (after a uint64: aligned).
+	n [nMethodSlots]uint32
 	// The tool the batch's last tools/call named, and the registry
 	// snapshot it was found in: the calls of one read, and of the reads
 	// that follow (End keeps them: the pool mostly gives a goroutine back
@@ -68,7 +74,8 @@ type Batch struct {
 	// is not 4 to 16 bytes long: then the names are compared as strings).
 	toolKey wordKey
 	// spare is the Call of a request that ended here, kept for the next
-	// Prepare instead of a round trip through the pool.
+	// Prepare instead of a round trip through the pool; End keeps it
+	// (unbound) for the next StartBatch that takes b from the pool.
 	spare *Call
 	// recovers: the transport recovers panics on the batch's goroutine
 	// and hands them to Recover (SetRecovers), so an inline request's
@@ -83,7 +90,13 @@ type Batch struct {
 	// doneData: the transport's Done has nothing to do for a request
 	// without transport data (SetDoneNeedsData).
 	doneData bool
+	// memo is the transport's peek memo (PeekMemo), kept with the batch
+	// through the pool.
+	memo *codec.PeekMemo
 }
+
+// End reads Batch.n in words of two counts: nMethodSlots is even.
+var _ = [1]struct{}{}[nMethodSlots%2]
 
 var batchPool = sync.Pool{New: func() any {
 	b := &Batch{mark: &Call{shard: nextShard()}}
@@ -98,6 +111,19 @@ func (sc *Scope) StartBatch() *Batch {
 	b := batchPool.Get().(*Batch)
 	b.sc, b.at = sc, sc.Now()
 	return b
+}
+
+// PeekMemo is a memo for the peeks of b's messages (codec.PeekConfig's
+// Memo), kept with b, through the pool, for the reads that take b after
+// this one: a transport that peeks a read's messages with it needs no
+// memo of its own and no pool of them. What a memo holds is checked byte
+// for byte before it is used, so one a read of another connection left is
+// as good as this connection's own. Use it on b's goroutine, until End.
+func (b *Batch) PeekMemo() *codec.PeekMemo {
+	if b.memo == nil {
+		b.memo = new(codec.PeekMemo)
+	}
+	return b.memo
 }
 
 // BatchReplier is implemented by a transport that collects the answers
@@ -264,9 +290,19 @@ func (b *Batch) End() {
 		if durs := b.sc.srv.durs; durs != nil && b.at != 0 {
 			d := time.Duration(monoNow() - int64(b.at))
 			row := durs.row(b.mark.shard, b.sc.slot)
-			for m, n := range b.n {
-				if n != 0 {
-					row[m].observeN(d, uint64(n))
+			// The counts tested two at a time, as words: a read's requests
+			// name one method or a few, and half the tests of the loop
+			// are for slots no request named. Each count is then read as
+			// itself (no byte order).
+			for i, w := range (*[nMethodSlots / 2]uint64)(unsafe.Pointer(&b.n)) {
+				if w == 0 {
+					continue
+				}
+				if n := b.n[2*i]; n != 0 {
+					row[2*i].observeN(d, uint64(n))
+				}
+				if n := b.n[2*i+1]; n != 0 {
+					row[2*i+1].observeN(d, uint64(n))
 				}
 			}
 		}
@@ -282,14 +318,21 @@ func (b *Batch) End() {
 		b.listed = false
 	}
 	b.mark.scope = nil
-	if b.cur.Load() != nil {
-		b.cur.Store(nil) // its Call goes to the pool (or has gone there)
+	// cur names nil or the spare here (a Call that leaves the batch is
+	// forgotten), and the spare stays the batch's: kept, the next read's
+	// first admit need not store it again (two atomic pointer stores
+	// fewer per read). The mark is no longer listed, so no shutdown reads
+	// it, and once listed again, batchRef finds the spare's last request
+	// ended by its generation until admit stores its next mark.
+	if cur := b.cur.Load(); cur != nil && cur != b.spare {
+		b.cur.Store(nil)
 	}
 	if c := b.spare; c != nil {
-		c.recycleTo = nil
-		c.unbind() // kept for the batch's next request (release)
-		callPool.Put(c)
-		b.spare = nil
+		// The spare stays the batch's (recycleTo still names b) through
+		// the pool, for the first request of the batch's next read: no
+		// Put here and no Get there. Unbound, it keeps no connection,
+		// server or caller alive, as a pooled Call.
+		c.unbind()
 	}
 	b.rep, b.stage = nil, nil
 	b.recovers, b.inHandler, b.doneData = false, false, false

@@ -175,9 +175,6 @@ type entry struct {
 
 var entryPool = sync.Pool{New: func() any { return new(entry) }}
 
-// memoPool holds the peek's memos (codec.PeekMemo), one taken per read.
-var memoPool = sync.Pool{New: func() any { return new(codec.PeekMemo) }}
-
 // Conn is one line-framed connection bound to the engine. Its input side
 // (Feed, Resume, End, Close) is driven by one goroutine at a time: the
 // driver's reader or event loop. Flush may be called from the input side
@@ -423,11 +420,12 @@ func (c *Conn) pumpBatch() (again bool) {
 	b.SetStage(&c.stage)  // an inline request writes its answer in the stage's room
 	b.SetDoneNeedsData()  // Done has only the table's entries to remove
 	b.SetParent(c.ctx, c) // every request of the read has the same (BeginBound)
-	// The peek's memo of the last params._meta, from a pool rather than
-	// one per connection (an idle connection keeps no 0.5 KiB for it):
-	// what it holds is checked byte for byte before it is used, so one
-	// left by another connection is as good as this one's own.
-	o := codec.PeekConfig{MaxDepth: c.maxDepth, Memo: memoPool.Get().(*codec.PeekMemo)}
+	// The peek's memo of the last params._meta is the batch's, kept with
+	// it through its pool rather than one per connection (an idle
+	// connection keeps no 0.5 KiB for it): what it holds is checked byte
+	// for byte before it is used, so one left by another connection is as
+	// good as this one's own.
+	o := codec.PeekConfig{MaxDepth: c.maxDepth, Memo: b.PeekMemo()}
 	defer func() {
 		// Only a handler's panic is recovered (recover is not called for
 		// any other: it goes on, with its own stack). Its request had
@@ -439,7 +437,6 @@ func (c *Conn) pumpBatch() (again bool) {
 			pre.Discard()
 		}
 		b.End()
-		memoPool.Put(o.Memo)
 	}()
 	for !c.stopped.Load() {
 		// Two tests, not one condition with ||: the usual read then takes
