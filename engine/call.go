@@ -184,11 +184,7 @@ func (c *Call) release() {
 		c.stopParent = nil
 	}
 	if c.sub != nil {
-		// A listen stream: hub deliveries racing with its end read c.sub
-		// under c.mu.
-		c.mu.Lock()
-		c.sub = nil
-		c.mu.Unlock()
+		c.dropSub()
 	}
 	// complete moved gen on under mu (every request ends through it):
 	// whoever takes mu from then on with a reference to this request (a
@@ -204,15 +200,7 @@ func (c *Call) release() {
 	c.result, c.open = false, false
 	c.rkind, c.code = kindNone, 0
 	if c.rare {
-		// What most requests never set (the hooks', the limiter's, the
-		// transport's data, a listen stream's): one test instead of the
-		// stores.
-		c.refused, c.hooked, c.listening, c.serverEnded = false, false, false, false
-		c.detached, c.detachDone = false, false
-		c.conn, c.hdrs, c.values = nil, nil, nil
-		c.limKey, c.limRetry = "", 0
-		c.tdata = nil
-		c.rare = false
+		c.clearRare()
 	}
 	// c.batch is nil here: complete's endInBatch cleared it, and a request
 	// that left its batch cleared it then (leaveBatch).
@@ -261,6 +249,32 @@ func (c *Call) release() {
 	callPool.Put(c)
 }
 
+// dropSub is release's step for a listen stream, out of line (as
+// clearRare and dropLarge) so that release's usual steps lie on fewer
+// code lines: hub deliveries racing with the stream's end read c.sub
+// under c.mu.
+//
+//go:noinline
+func (c *Call) dropSub() {
+	c.mu.Lock()
+	c.sub = nil
+	c.mu.Unlock()
+}
+
+// clearRare clears what most requests never set (the hooks', the
+// limiter's, the transport's data, a listen stream's): release calls it
+// only when rare says one may be set.
+//
+//go:noinline
+func (c *Call) clearRare() {
+	c.refused, c.hooked, c.listening, c.serverEnded = false, false, false, false
+	c.detached, c.detachDone = false, false
+	c.conn, c.hdrs, c.values = nil, nil, nil
+	c.limKey, c.limRetry = "", 0
+	c.tdata = nil
+	c.rare = false
+}
+
 // unbind clears what a request's Call holds of its transport and caller
 // (Begin* sets it): a pooled Call keeps none of them alive.
 func (c *Call) unbind() {
@@ -268,7 +282,10 @@ func (c *Call) unbind() {
 }
 
 // dropLarge drops the Call's buffers that grew past maxKeep (release),
-// and the envelope when its spans may name one (msg or buf).
+// and the envelope when its spans may name one (msg or buf). Not inlined:
+// release calls it rarely.
+//
+//go:noinline
 func (c *Call) dropLarge() {
 	if cap(c.msg) > maxKeep || cap(c.buf) > maxKeep {
 		// The envelope's spans hold a large buffer (the transport's, or
@@ -697,9 +714,7 @@ func (c *Call) setError(e *codec.Error) {
 // complete sends the response unless the call was cancelled, then ends it.
 func (c *Call) complete() {
 	if !c.result {
-		// The handler set nothing: an empty tool result would be a lie, so
-		// this is an internal error.
-		c.setError(errNoResult)
+		c.noResult()
 	}
 	if c.open {
 		if c.esc == len(c.out) {
@@ -745,7 +760,7 @@ func (c *Call) complete() {
 			err = c.rep.Reply(c.req(), c.out, c.status)
 		}
 		if err != nil {
-			c.srv.log.l.Debug("reply not delivered", "err", err)
+			c.replyLost(err)
 		}
 	}
 	// The request's end, written out (complete is end's only caller): its
@@ -770,12 +785,7 @@ func (c *Call) complete() {
 	}
 	c.srv.tracker.remove(c)
 	if rare {
-		if c.lim != nil {
-			c.srv.lim.release(c)
-		}
-		if c.sub != nil {
-			c.srv.hub.remove(c.sub)
-		}
+		c.endRare()
 	}
 	rep := c.rep
 	if b != nil {
@@ -787,6 +797,31 @@ func (c *Call) complete() {
 		rep.Done(c.req())
 	}
 	c.release()
+}
+
+// complete's rare steps, out of line so that its usual ones lie on fewer
+// code lines.
+
+// noResult answers a request whose handler set nothing: an empty tool
+// result would be a lie, so this is an internal error.
+//
+//go:noinline
+func (c *Call) noResult() { c.setError(errNoResult) }
+
+//go:noinline
+func (c *Call) replyLost(err error) { c.srv.log.l.Debug("reply not delivered", "err", err) }
+
+// endRare gives back a request's per-caller slot and a listen stream's
+// subscription (lim and sub are set only with rare).
+//
+//go:noinline
+func (c *Call) endRare() {
+	if c.lim != nil {
+		c.srv.lim.release(c)
+	}
+	if c.sub != nil {
+		c.srv.hub.remove(c.sub)
+	}
 }
 
 var errNoResult = codec.NewError(codec.CodeInternalError, "Internal error: the handler produced no result")

@@ -364,6 +364,16 @@ type Headers interface {
 // (Call.Header). h must stay valid until the request ends.
 func (r *Request) SetHeaders(h Headers) { r.c.hdrs, r.c.rare = h, true }
 
+// HeadersLender is implemented by a Replier that lends its request's
+// headers when they are asked for: a request without SetHeaders gets
+// them from its Replier (Call.HeaderBytes, Call.VisitHeaders). A
+// transport whose every request has headers spares the store and the
+// release of SetHeaders that way. The Headers returned must stay valid
+// until the request ends; nil means none.
+type HeadersLender interface {
+	RequestHeaders(r *Request) Headers
+}
+
 // SetConn links the request to its connection (Call.Conn); ci may be nil.
 func (r *Request) SetConn(ci *ConnInfo) { r.c.conn, r.c.rare = ci, true }
 
@@ -372,10 +382,23 @@ func (r *Request) SetConn(ci *ConnInfo) { r.c.conn, r.c.rare = ci, true }
 // without headers (stdio, sockets). The slice is read-only and valid until
 // the handler returns. It does not allocate.
 func (c *Call) HeaderBytes(name string) ([]byte, bool) {
-	if c.hdrs == nil {
+	h := c.headers()
+	if h == nil {
 		return nil, false
 	}
-	return c.hdrs.LookupHeader(name)
+	return h.LookupHeader(name)
+}
+
+// headers is the request's Headers: SetHeaders', else its Replier's
+// (HeadersLender), else nil.
+func (c *Call) headers() Headers {
+	if c.hdrs != nil {
+		return c.hdrs
+	}
+	if l, ok := c.rep.(HeadersLender); ok {
+		return l.RequestHeaders(&c.self)
+	}
+	return nil
 }
 
 // Header returns the first value of the request's header name
@@ -389,8 +412,8 @@ func (c *Call) Header(name string) string {
 // until f returns false; it does nothing on transports without headers.
 // The slices are read-only and valid until the handler returns.
 func (c *Call) VisitHeaders(f func(name, value []byte) bool) {
-	if c.hdrs != nil {
-		c.hdrs.VisitHeaders(f)
+	if h := c.headers(); h != nil {
+		h.VisitHeaders(f)
 	}
 }
 

@@ -24,6 +24,7 @@ func rareLeft(c *Call) string {
 		{"conn", c.conn != nil}, {"hdrs", c.hdrs != nil}, {"values", c.values != nil},
 		{"limKey", c.limKey != ""}, {"limRetry", c.limRetry != 0}, {"tdata", c.tdata != nil},
 		{"logs", c.logs != logLimit{}}, {"timedOut", c.dl.timedOut},
+		{"sub", c.sub != nil},
 	} {
 		if f.set {
 			left = append(left, f.name)

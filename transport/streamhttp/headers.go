@@ -16,7 +16,16 @@ import (
 // which outlives the handler. Nothing is copied or allocated for a request
 // whose handler runs where it was read.
 
-var _ engine.Headers = (*exchange)(nil)
+var (
+	_ engine.Headers       = (*exchange)(nil)
+	_ engine.HeadersLender = (*exchange)(nil)
+)
+
+// RequestHeaders implements engine.HeadersLender: the exchange, bound to
+// one request at a time, is that request's Headers. Lent on demand rather
+// than set with SetHeaders, which would mark every HTTP request as one
+// with something for the engine's release to clear.
+func (x *exchange) RequestHeaders(*engine.Request) engine.Headers { return x }
 
 // ownHeaders copies the raw header block so that it outlives fasthttp's
 // request buffers (a handler on a worker).

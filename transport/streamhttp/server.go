@@ -305,15 +305,19 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 		return
 	}
 	c := s.scope.BeginPrepared(pre, r.ctx, body, x, principal, 0) // body lives until the handler returns; Start copies it
-	c.SetHeaders(x)
-	// An anonymous caller is limited by its IP. fasthttp: the key and the
-	// ConnInfo are read from the connection (never copied to x); net/http:
-	// from x, where its front end put them.
+	// The headers reach the handler through x (RequestHeaders), not
+	// SetHeaders. An anonymous caller is limited by its IP. fasthttp: the
+	// key and the ConnInfo are read from the connection (never copied to
+	// x); net/http: from x, where its front end put them. Each is set only
+	// when there is one: an empty key or a nil ConnInfo is what an unset
+	// one reads as, and a setter marks the request for release's clearing.
 	peer, info := x.peer, x.info
 	if lc := r.lc; lc != nil {
 		peer, info = lc.peer, lc.info
 	}
-	c.SetLimitKey(peer)
+	if peer != "" {
+		c.SetLimitKey(peer)
+	}
 	if info != nil {
 		c.SetConn(info)
 	}
