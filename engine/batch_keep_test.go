@@ -19,23 +19,7 @@ func TestBatchKeepsSpare(t *testing.T) {
 	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("fast"); return nil }})
 	sc := NewScope(s, "tcp")
 	rep := &stageReply{stage: make([]byte, 0, 4096)}
-	run := func(b *Batch, id string) *Call {
-		b.SetReplier(rep)
-		b.SetParent(context.Background(), rep)
-		msg := batchMsg(id, "fast")
-		r := b.Prepare()
-		if err := codec.Peek(msg, r.Envelope()); err != nil {
-			t.Fatal(err)
-		}
-		r = sc.BeginBound(r, b, msg, nil)
-		if e := r.Check(); e != nil {
-			t.Fatalf("check: %v", e.Message)
-		}
-		if !r.StartInline() {
-			t.Fatal("fast did not run inline")
-		}
-		return r.c
-	}
+	run := func(b *Batch, id string) *Call { return runInlineInBatch(t, sc, b, rep, id, nil) }
 	b := sc.StartBatch()
 	c := run(b, "1")
 	b.End()
@@ -91,21 +75,7 @@ func TestBatchKeepsCur(t *testing.T) {
 	rep := &stageReply{stage: make([]byte, 0, 4096)}
 	for _, keep := range []bool{true, false} {
 		b := sc.StartBatch()
-		b.SetReplier(rep)
-		b.SetParent(context.Background(), rep)
-		msg := batchMsg("1", "fast")
-		r := b.Prepare()
-		if err := codec.Peek(msg, r.Envelope()); err != nil {
-			t.Fatal(err)
-		}
-		r = sc.BeginBound(r, b, msg, nil)
-		if e := r.Check(); e != nil {
-			t.Fatalf("check: %v", e.Message)
-		}
-		if !r.StartInline() {
-			t.Fatal("fast did not run inline")
-		}
-		c := r.c
+		c := runInlineInBatch(t, sc, b, rep, "1", nil)
 		if b.cur.Load() != c || b.spare != c {
 			t.Fatal("the request's Call is not the batch's cur and spare")
 		}
@@ -164,4 +134,26 @@ func TestBatchEndRecordsEverySlot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runInlineInBatch runs one inline request of the tool "fast" as b's
+// request, with rep as its Replier, BatchReplier and parent, for
+// principal, and returns its Call (ended, kept by b as its spare).
+func runInlineInBatch(t *testing.T, sc *Scope, b *Batch, rep *stageReply, id string, principal any) *Call {
+	t.Helper()
+	b.SetReplier(rep)
+	b.SetParent(context.Background(), rep)
+	msg := batchMsg(id, "fast")
+	r := b.Prepare()
+	if err := codec.Peek(msg, r.Envelope()); err != nil {
+		t.Fatal(err)
+	}
+	r = sc.BeginBound(r, b, msg, principal)
+	if e := r.Check(); e != nil {
+		t.Fatalf("check: %v", e.Message)
+	}
+	if !r.StartInline() {
+		t.Fatal("fast did not run inline")
+	}
+	return r.c
 }

@@ -29,20 +29,7 @@ func TestSpareKeepsNoPrincipal(t *testing.T) {
 			p := &unbindPrincipal{name: "caller"}
 			rep := &stageReply{stage: make([]byte, 0, 4096)}
 			b := sc.StartBatch()
-			b.SetReplier(rep)
-			b.SetParent(context.Background(), rep)
-			msg := batchMsg("1", "fast")
-			r := b.Prepare()
-			if err := codec.Peek(msg, r.Envelope()); err != nil {
-				t.Fatal(err)
-			}
-			r = sc.BeginBound(r, b, msg, p)
-			if e := r.Check(); e != nil {
-				t.Fatalf("check: %v", e.Message)
-			}
-			if !r.StartInline() {
-				t.Fatal("fast did not run inline")
-			}
+			runInlineInBatch(t, sc, b, rep, "1", p)
 			spare := b.spare != nil && b.spare.principal == p
 			if discard {
 				b.Prepare().Discard()
