@@ -654,13 +654,11 @@ func (c *Conn) replyError(id []byte, e *codec.Error) {
 // go to the queue directly and must not pass the answers to the lines
 // before it.
 func (c *Conn) queueStage() {
-	if c.stage == nil {
+	st := c.takeStage()
+	if st == nil {
 		return
 	}
-	c.stageHint = min(len(c.stage), maxHint)
-	err := c.out.put(c.stage)
-	c.stage = nil
-	if err != nil {
+	if err := c.out.put(st); err != nil {
 		c.fail(err)
 	}
 }

@@ -16,13 +16,6 @@ import (
 	"github.com/mcpwire/mcpwire/internal/refserver"
 )
 
-// The live socket rows' fixture (bench/compare.sh "TCP 1×64"): tools/call
-// echo with the _meta real clients send, a progressToken included.
-const (
-	benchHead = `{"jsonrpc":"2.0","id":`
-	benchTail = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}`
-)
-
 // benchEngine serves the reference server's echo as the live rows run it:
 // typed, with its argument and result types, Inline.
 func benchEngine(b *testing.B) *engine.Server {
@@ -165,5 +158,5 @@ func benchRoundTrips(b *testing.B, network, addr string) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	fx.EchoPipeline(b, c, c, benchHead, benchTail)
+	fx.EchoPipeline(b, c, c) // the live rows' request (bench/compare.sh "TCP 1×64")
 }

@@ -16,14 +16,6 @@ import (
 	"github.com/mcpwire/mcpwire/internal/refserver"
 )
 
-// The live rows' fixture (bench/wrk/fixture.lua's body, which
-// BenchmarkSocketEcho sends too): tools/call echo with the _meta real
-// clients send, clientInfo and a progressToken included.
-const (
-	liveHead = `{"jsonrpc":"2.0","id":`
-	liveTail = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}}}`
-)
-
 // livePipes opens the two pipes of the live stdio row ("mcpwire stdio" in
 // bench/compare.sh): the server's input is a blocking pipe read outside the
 // network poller (what mcpwire load gives its child, see internal/load's
@@ -71,7 +63,7 @@ func BenchmarkStdioLive(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- ServeConn(context.Background(), srv, srvIn, srvOut, Config{}) }()
 
-	fixture.EchoPipeline(b, cliIn, cliOut, liveHead, liveTail)
+	fixture.EchoPipeline(b, cliIn, cliOut)
 
 	cliIn.Close() // the server sees EOF and ends
 	drained := make(chan struct{})

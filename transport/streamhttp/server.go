@@ -367,11 +367,10 @@ func (s *Server) serve(r *reqInfo, x *exchange, w respWriter) {
 			s.streamInline(w, x)
 			return
 		}
-		// sendReplyOf's usual case without its call: a status to send,
-		// no compression, no Retry-After; the body is the one in place
-		// (nil: send keeps it) or x's reply. A header added to
-		// replyHeaders must widen this condition too.
-		if status == 0 || s.cfg.Compression || status == 503 || status == 429 {
+		// sendReplyOf's usual case without its call: a status to send and
+		// no header of replyHeaders' (the condition is sendReplyOf's own);
+		// the body is the one in place (nil: send keeps it) or x's reply.
+		if status == 0 || s.replyNeedsHeaders(status) {
 			s.sendReplyOf(w, r, x, status, body, retry)
 			return
 		}
@@ -515,13 +514,21 @@ func (s *Server) sendReplyOf(w respWriter, r *reqInfo, x *exchange, status int, 
 	// inPlace: the reply is the fasthttp response's body already
 	// (Reply on a quiet exchange); sent as it is unless compressed.
 	inPlace := x.inPlace
-	if s.cfg.Compression || status == 503 || status == 429 {
+	if s.replyNeedsHeaders(status) {
 		body, inPlace = s.replyHeaders(w, r, x, status, body, retry, inPlace)
 	}
 	if inPlace {
 		body = nil // send sets the status and type; the body stays
 	}
 	w.send(status, ctJSON, body)
+}
+
+// replyNeedsHeaders reports whether a reply of status goes through
+// replyHeaders: compression is on, or it is a 503 or a 429 (Retry-After).
+// sendReplyOf and serve's shortcut for the usual reply both test it, so a
+// header added to replyHeaders is added to this condition, once.
+func (s *Server) replyNeedsHeaders(status int) bool {
+	return s.cfg.Compression || status == 503 || status == 429
 }
 
 // replyHeaders is sendReplyOf's part for a reply that is compressed, or
