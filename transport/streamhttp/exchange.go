@@ -220,7 +220,21 @@ func (x *exchange) handOff() {
 // does next.
 func (x *exchange) sole() bool { return x.refs.Load() == 1 }
 
-func (x *exchange) unref() {
+func (x *exchange) unref() { x.unrefTo(nil) }
+
+// keptMaxCap bounds each buffer of an exchange a connection keeps
+// (unrefTo): an idle keep-alive connection holds its exchange, and only
+// the pool's are dropped by the garbage collector, so one that grew a
+// buffer past this (a large reply, a stream's queue) goes to the pool.
+// A cap of 0 up to this is what the usual JSON request leaves.
+const keptMaxCap = 4 << 10
+
+// unrefTo is unref that, when the caller is the last holder and lc is not
+// nil, leaves the reset exchange on lc (limitConn.kept) for the
+// connection's next request instead of in the pool. Only the goroutine
+// serving lc passes it (fastHandler); any other holder releases with
+// unref.
+func (x *exchange) unrefTo(lc *limitConn) {
 	if x.pooled {
 		panic("streamhttp: an exchange released while in the pool")
 	}
@@ -261,7 +275,12 @@ func (x *exchange) unref() {
 	}
 	x.fw = fastWriter{}
 	x.hraw, x.retry = nil, 0
-	x.pooled = true
+	x.pooled = true // kept on lc counts as pooled too: a stray release still panics
+	if lc != nil && x.work != nil && cap(x.queue)|cap(x.spare)|cap(x.reply)|cap(x.zbuf)|cap(x.hbuf)|cap(x.keys)|
+		cap(x.work.scratch)|cap(x.work.accept) <= keptMaxCap {
+		lc.kept = x
+		return
+	}
 	x.s.xpool.Put(x)
 }
 

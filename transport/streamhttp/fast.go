@@ -160,7 +160,19 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if !atPath && s.fastMount(ctx, p) {
 		return
 	}
-	x := s.acquireExchange() // the connection's key and ConnInfo stay on lc (serve reads them there)
+	// The connection's key and ConnInfo stay on lc (serve reads them
+	// there). The exchange is the one the connection's last request left
+	// with it (unrefTo: reset, the count at 1, as acquireExchange leaves
+	// one), else the pool's. A request refused below gives it to the pool.
+	var x *exchange
+	if lc != nil {
+		x, lc.kept = lc.kept, nil
+	}
+	if x == nil || x.work == nil { // work: a listen stream gives its own back (releaseWork)
+		x = s.acquireExchange()
+	} else {
+		x.pooled = false
+	}
 	// The request's state, the header loop's included, is reached from
 	// the loop body through one pointer: a closure loads every variable
 	// it captures each time it is called, and this one is called once a
@@ -269,7 +281,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	x.hraw = raw
 	x.fw = fastWriter{ctx: ctx}
 	s.serve(r, x, &x.fw)
-	x.unref() // a stream holds its own reference
+	x.unrefTo(lc) // a stream holds its own reference; otherwise x stays with lc for its next request
 }
 
 // fastMount serves a request for a mounted path (p is not Config.Path)

@@ -218,8 +218,19 @@ func (m *mirrored) checkName(env *codec.Envelope, method string, scratch *[]byte
 	// unescaped string byte for byte. decodeHeader returns such a value
 	// as is (plainEqual), so it is compared once, here; anything else
 	// takes the full path below, which answers it as before.
-	if m.name.n == 1 && body.Present && !body.Escaped && plainEqual(m.name.v, body.Raw) {
-		return nil
+	if m.name.n == 1 && body.Present && !body.Escaped {
+		// A name of 4 to 8 bytes (a tool's usual one) is plainEqual's
+		// answer read as one word (its two halves overlap below 8):
+		// compared, and tested for a refused byte, without a loop.
+		if v, raw := m.name.v, body.Raw; uint(len(v)-4) <= 4 && len(v) == len(raw) {
+			n := len(v)
+			a := uint64(binary.LittleEndian.Uint32(v)) | uint64(binary.LittleEndian.Uint32(v[n-4:]))<<32
+			if a == uint64(binary.LittleEndian.Uint32(raw))|uint64(binary.LittleEndian.Uint32(raw[n-4:]))<<32 && plainWord(a) {
+				return nil
+			}
+		} else if plainEqual(v, raw) {
+			return nil
+		}
 	}
 	return m.checkNameFull(body, scratch)
 }
@@ -266,6 +277,18 @@ func plainEqual(v, raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// plainWord reports whether none of w's 8 bytes is one plainEqual
+// refuses (below 0x20, or 0x7f). A byte below 0x20 leaves its top bit set
+// in w-0x20…20 and clear in w; a 0x7f byte is a zero byte of w^0x7f…7f.
+// Either test flags some byte exactly when such a byte exists (a borrow
+// reaches only bytes above the first one that is), which is all the
+// answer needs.
+func plainWord(w uint64) bool {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	del := w ^ ones*0x7f
+	return ((w-ones*0x20)&^w|(del-ones)&^del)&tops == 0
 }
 
 func decodeHeader(v []byte, scratch *[]byte) ([]byte, *codec.Error) {

@@ -1,6 +1,7 @@
 package streamhttp
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/mcpwire/mcpwire/codec"
@@ -64,6 +65,23 @@ func TestCheckNamePlain(t *testing.T) {
 		{`"=xxxxxxxxxx"`, []string{"=xxxxxxxxxx"}, true},  // 11 bytes starting '=': the full path, same answer
 		{`"file:///tmp/a b.txt"`, []string{"file:///tmp/a b.txt"}, true},
 		{`"Zürich"`, []string{"Zürich"}, true},
+		// checkName's word test (values of 4 to 8 bytes): a difference
+		// or a DEL in either half, and the lengths at its bounds.
+		{`"abcdefgh"`, []string{"abcdefgh"}, true},
+		{`"abcdefgh"`, []string{"abcdefgx"}, false},
+		{`"abcdefgh"`, []string{"xbcdefgh"}, false},
+		{`"abcdefg` + "\x7f" + `"`, []string{"abcdefg\x7f"}, false},
+		{`"` + "\x7f" + `bcdefgh"`, []string{"\x7fbcdefgh"}, false},
+		{`"abcde"`, []string{"abcde"}, true},
+		{`"abcde"`, []string{"abcdx"}, false},
+		{`"ab` + "\x7f" + `de"`, []string{"ab\x7fde"}, false},
+		{`"abcd` + "\x7f" + `"`, []string{"abcd\x7f"}, false},
+		{`"echo"`, []string{"echx"}, false},
+		{`"echo"`, []string{"xcho"}, false},
+		{`"abcdefghi"`, []string{"abcdefghi"}, true},
+		{`"abcdefghi"`, []string{"abcdefghx"}, false},
+		{`"abcdefghi"`, []string{"abcdxfghi"}, false}, // 9 bytes: the middle one is past two 4-byte halves
+		{`"abcd` + "\x7f" + `fghi"`, []string{"abcd\x7ffghi"}, false},
 	}
 	for _, tc := range cases {
 		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":` + tc.lit + `}}`)
@@ -171,5 +189,40 @@ func TestPlainEqual(t *testing.T) {
 	}
 	if plainEqual([]byte("echo"), []byte("echO")) || plainEqual([]byte("echo"), []byte("ech")) || plainEqual([]byte("=?base64??="), []byte("=?base64??=")) {
 		t.Error("plainEqual passed a value that differs or has the sentinel's shape")
+	}
+}
+
+// TestPlainWord: plainWord against the byte test it stands for (below
+// 0x20, or 0x7f), for every byte value at every position of a word, with
+// the other bytes plain, and next to a second byte of every value at
+// every other position (a borrow from one must not hide or fake the
+// other). Bytes below 0x20 never reach checkName from the codec (JSON
+// refuses them raw), so this is their test. Fails if a bound is off by
+// one (0x1f, 0x20, 0x7e, 0x7f, 0x80 are all tried) or either half of the
+// test is dropped.
+func TestPlainWord(t *testing.T) {
+	refused := func(c byte) bool { return c < 0x20 || c == 0x7f }
+	for i := 0; i < 8; i++ {
+		for c := 0; c < 0x100; c++ {
+			for j := 0; j < 8; j++ {
+				for _, d := range []byte{'k', 0x00, 0x1f, 0x20, 0x7e, 0x7f, 0x80, 0xff} {
+					var b [8]byte
+					for k := range b {
+						b[k] = 'k'
+					}
+					b[j] = d
+					b[i] = byte(c)
+					want := true
+					for _, x := range b {
+						if refused(x) {
+							want = false
+						}
+					}
+					if got := plainWord(binary.LittleEndian.Uint64(b[:])); got != want {
+						t.Fatalf("plainWord(%q) = %v, want %v", b, got, want)
+					}
+				}
+			}
+		}
 	}
 }
