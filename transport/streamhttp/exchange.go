@@ -222,13 +222,6 @@ func (x *exchange) sole() bool { return x.refs.Load() == 1 }
 
 func (x *exchange) unref() { x.unrefTo(nil) }
 
-// keptMaxCap bounds each buffer of an exchange a connection keeps
-// (unrefTo): an idle keep-alive connection holds its exchange, and only
-// the pool's are dropped by the garbage collector, so one that grew a
-// buffer past this (a large reply, a stream's queue) goes to the pool.
-// A cap of 0 up to this is what the usual JSON request leaves.
-const keptMaxCap = 4 << 10
-
 // unrefTo is unref that, when the caller is the last holder and lc is not
 // nil, leaves the reset exchange on lc (limitConn.kept) for the
 // connection's next request instead of in the pool. Only the goroutine
@@ -276,8 +269,7 @@ func (x *exchange) unrefTo(lc *limitConn) {
 	x.fw = fastWriter{}
 	x.hraw, x.retry = nil, 0
 	x.pooled = true // kept on lc counts as pooled too: a stray release still panics
-	if lc != nil && x.work != nil && cap(x.queue)|cap(x.spare)|cap(x.reply)|cap(x.zbuf)|cap(x.hbuf)|cap(x.keys)|
-		cap(x.work.scratch)|cap(x.work.accept) <= keptMaxCap {
+	if lc != nil {
 		lc.kept = x
 		return
 	}
