@@ -220,14 +220,7 @@ func (x *exchange) handOff() {
 // does next.
 func (x *exchange) sole() bool { return x.refs.Load() == 1 }
 
-func (x *exchange) unref() { x.unrefTo(nil) }
-
-// unrefTo is unref that, when the caller is the last holder and lc is not
-// nil, leaves the reset exchange on lc (limitConn.kept) for the
-// connection's next request instead of in the pool. Only the goroutine
-// serving lc passes it (fastHandler); any other holder releases with
-// unref.
-func (x *exchange) unrefTo(lc *limitConn) {
+func (x *exchange) unref() {
 	if x.pooled {
 		panic("streamhttp: an exchange released while in the pool")
 	}
@@ -268,11 +261,7 @@ func (x *exchange) unrefTo(lc *limitConn) {
 	}
 	x.fw = fastWriter{}
 	x.hraw, x.retry = nil, 0
-	x.pooled = true // kept on lc counts as pooled too: a stray release still panics
-	if lc != nil {
-		lc.kept = x
-		return
-	}
+	x.pooled = true
 	x.s.xpool.Put(x)
 }
 

@@ -160,19 +160,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	if !atPath && s.fastMount(ctx, p) {
 		return
 	}
-	// The connection's key and ConnInfo stay on lc (serve reads them
-	// there). The exchange is the one the connection's last request left
-	// with it (unrefTo: reset, the count at 1, as acquireExchange leaves
-	// one), else the pool's. A request refused below gives it to the pool.
-	var x *exchange
-	if lc != nil {
-		x, lc.kept = lc.kept, nil
-	}
-	if x == nil || x.work == nil { // work: a listen stream gives its own back (releaseWork)
-		x = s.acquireExchange()
-	} else {
-		x.pooled = false
-	}
+	x := s.acquireExchange() // the connection's key and ConnInfo stay on lc (serve reads them there)
 	// The request's state, the header loop's included, is reached from
 	// the loop body through one pointer: a closure loads every variable
 	// it captures each time it is called, and this one is called once a
@@ -281,7 +269,7 @@ func (s *Server) fastHandler(ctx *fasthttp.RequestCtx) {
 	x.hraw = raw
 	x.fw = fastWriter{ctx: ctx}
 	s.serve(r, x, &x.fw)
-	x.unrefTo(lc) // a stream holds its own reference; otherwise x stays with lc for its next request
+	x.unref() // a stream holds its own reference
 }
 
 // fastMount serves a request for a mounted path (p is not Config.Path)

@@ -197,14 +197,6 @@ type limitConn struct {
 	reqStart time.Duration // monoNow when the current request began (0: not yet noted, see Read)
 	sockRD   atomic.Int64  // the read deadline on the socket, as a monoNow reading (0: none)
 	rdKind   atomic.Uint32 // what sockRD bounds (rdIdle, rdRequest, rdGap)
-
-	// kept is the exchange the connection's last request used, reset
-	// (exchange.unrefTo), for its next one: fastHandler takes it instead
-	// of a pool round trip. Only the goroutine that serves the
-	// connection (fastHandler) reads or writes it; a connection serves
-	// one request at a time. It goes with the connection when that is
-	// dropped.
-	kept *exchange
 }
 
 // What the socket's read deadline bounds.
