@@ -99,3 +99,31 @@ func TestRunAdmitsAsAdmit(t *testing.T) {
 		}
 	})
 }
+
+// TestRunRefusedAfterScopeShutdown: once its Scope has shut down, a
+// request on its own that Request.Run would take by its shortcut (no
+// hooks, principal, key or batch) is refused as admit refuses it, while
+// another scope of the server still admits. Fails if the shortcut reads
+// only the server's closing flag, or only the scope's.
+func TestRunRefusedAfterScopeShutdown(t *testing.T) {
+	s := New(Config{})
+	_ = s.AddTool(Tool{Name: "fast", Inline: true, Handler: func(c *Call) error { c.Text("ok"); return nil }})
+	closed, open := NewScope(s, "http"), NewScope(s, "stdio")
+	if err := closed.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rep := &keepReply{}
+	runOne(t, closed, nil, callMsg("fast"), rep, nil, "")
+	runOne(t, open, nil, callMsg("fast"), rep, nil, "")
+	got := rep.all()
+	if n := s.Stats().ShutdownRefused.Load(); n != 1 || len(got) != 2 || strings.Contains(got[0], `"ok"`) || !strings.Contains(got[1], `"ok"`) {
+		t.Fatalf("%d refused, replies %q: want the closed scope's refused, the other's answered", n, got)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	runOne(t, open, nil, callMsg("fast"), rep, nil, "")
+	if n := s.Stats().ShutdownRefused.Load(); n != 2 {
+		t.Fatalf("%d refused after the server's Shutdown: want 2", n)
+	}
+}
