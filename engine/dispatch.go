@@ -525,7 +525,7 @@ func (c *Call) runInline(direct bool) bool {
 		// The transport recovers a panic on the batch's goroutine and
 		// hands it to Batch.Recover: no deferred call per request.
 		b.inHandler = true
-		if h := c.srv.chain; h != nil { // c.handle, written out
+		if h := c.srv.chain; h != nil { // the middleware chain, or the method's handler
 			err = h(c)
 		} else {
 			err = c.method.handle(c)
@@ -542,14 +542,6 @@ func (c *Call) runInline(direct bool) bool {
 	}
 	c.complete()
 	return true
-}
-
-// handle runs the middleware chain, or the method's handler.
-func (c *Call) handle() error {
-	if h := c.srv.chain; h != nil {
-		return h(c)
-	}
-	return c.method.handle(c)
 }
 
 // panicked counts and logs a handler's panic with value v.
