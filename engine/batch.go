@@ -288,7 +288,7 @@ func (sc *Scope) BeginBound(r *Request, b *Batch, msg []byte, principal any) *Re
 func (b *Batch) End() {
 	if b.recorded {
 		if durs := b.sc.srv.durs; durs != nil && b.at != 0 {
-			d := time.Duration(monoNow() - int64(b.at))
+			d := time.Duration(durNow() - int64(b.at))
 			row := durs.row(b.mark.shard, b.sc.slot)
 			// The counts tested two at a time, as words: a read's requests
 			// name one method or a few, and half the tests of the loop

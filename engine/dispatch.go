@@ -525,7 +525,7 @@ func (c *Call) runInline(direct bool) bool {
 		// The transport recovers a panic on the batch's goroutine and
 		// hands it to Batch.Recover: no deferred call per request.
 		b.inHandler = true
-		if h := c.srv.chain; h != nil { // c.handle, written out
+		if h := c.srv.chain; h != nil { // the middleware chain, or the method's handler
 			err = h(c)
 		} else {
 			err = c.method.handle(c)
@@ -544,14 +544,6 @@ func (c *Call) runInline(direct bool) bool {
 	return true
 }
 
-// handle runs the middleware chain, or the method's handler.
-func (c *Call) handle() error {
-	if h := c.srv.chain; h != nil {
-		return h(c)
-	}
-	return c.method.handle(c)
-}
-
 // panicked counts and logs a handler's panic with value v.
 func (c *Call) panicked(v any) {
 	c.srv.stats.Panics.Add(1)
@@ -562,15 +554,47 @@ func (c *Call) panicked(v any) {
 // reaches the Replier, Done is called, and only then does Run return.
 // Transports use it when the request cannot stream (see MayNotify).
 func (c *Call) runNow() {
-	if c.batch != nil && (c.method == nil || !c.inline()) {
-		// It may not end here (a listen stream outlives its handler): on
-		// its own.
-		c.leaveBatch()
+	if c.batch == nil && c.srv.hooks == nil && c.principal == nil && c.limKey == "" {
+		// admit's usual case for a request on its own written out, without
+		// its call: no hooks to run, no caller the limiter can name, no
+		// batch. admit would decide it the same way: listed, or refused
+		// once a shutdown has begun. tracker.add(c, 1) written out too
+		// (the same steps under the same lock; keep the two alike).
+		t := &c.srv.tracker
+		sh := &t.shards[c.shard]
+		sh.mu.Lock()
+		if t.closing || (c.scope != nil && c.scope.closing) {
+			sh.mu.Unlock()
+			c.refuse()
+			return
+		}
+		c.tprev, c.tnext = nil, sh.head
+		if sh.head != nil {
+			sh.head.tprev = c
+		}
+		sh.head = c
+		sh.reqs++
+		c.tracked = true
+		sh.mu.Unlock()
+	} else {
+		if c.batch != nil && (c.method == nil || !c.inline()) {
+			// It may not end here (a listen stream outlives its handler):
+			// on its own.
+			c.leaveBatch()
+		}
+		if !c.admit() {
+			return
+		}
 	}
-	if c.admit() {
-		c.armTimeout()
-		c.run()
+	c.armTimeout()
+	// run, written out: one frame less for every request Run runs.
+	if err := c.invoke(); err != nil {
+		if err == errDetached {
+			return // the call lives on; it may already be recycled: do not touch it
+		}
+		c.handleError(err)
 	}
+	c.complete()
 }
 
 // admit registers the call for Shutdown; once Shutdown has begun it
@@ -608,15 +632,23 @@ func (c *Call) admit() bool {
 		ok = c.srv.tracker.add(c, 1) // counted in Stats.Requests when admitted
 	}
 	if !ok {
-		c.srv.stats.ShutdownRefused.Add(1)
-		c.refused, c.rare = true, true
-		c.fail(errShuttingDown)
+		c.refuse()
 		return false
 	}
 	if b := c.batch; b != nil {
 		b.requests++ // added to Stats.Requests at the batch's end: one atomic add per read
 	}
 	return true
+}
+
+// refuse answers a request that a shutdown keeps from being admitted
+// (admit, runNow).
+//
+//go:noinline
+func (c *Call) refuse() {
+	c.srv.stats.ShutdownRefused.Add(1)
+	c.refused, c.rare = true, true
+	c.fail(errShuttingDown)
 }
 
 // inline reports whether the handler runs on the transport's goroutine:
@@ -663,7 +695,25 @@ func (c *Call) invoke() (err error) {
 			err = errPanic
 		}
 	}()
-	err = c.handle()
+	// handle, written out, with tools/call's handler called by name (a
+	// direct call, not one through the method's function value): one
+	// frame and one indirect call less for most requests.
+	if h := c.srv.chain; h != nil {
+		err = h(c)
+	} else if m := c.method; m == toolsCallMethod {
+		// callTool's first case written out too: a typed tool given
+		// arguments Peek recorded goes straight to its handler.
+		if a := c.tool.args; a != nil && a.typed != nil {
+			if n := c.env.PlainArguments(); n >= 0 {
+				err = a.typed.call(c, n)
+				returned = true
+				return err
+			}
+		}
+		err = callTool(c)
+	} else {
+		err = m.handle(c)
+	}
 	returned = true
 	return err
 }

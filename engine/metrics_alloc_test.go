@@ -45,7 +45,7 @@ func TestObserveAllocs(t *testing.T) {
 	s := New(Config{})
 	defer func() { _ = s.Shutdown(context.Background()) }()
 	c := &Call{srv: s, scope: NewScope(s, "http"), method: methods["tools/call"]}
-	if a := testing.AllocsPerRun(1000, func() { c.t0 = monoNow(); c.observeEnd() }); a != 0 {
+	if a := testing.AllocsPerRun(1000, func() { c.t0 = durNow(); c.observeEnd() }); a != 0 {
 		t.Fatalf("%.2f allocations per observation, want 0", a)
 	}
 }

@@ -184,8 +184,8 @@ func BenchmarkObserve(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			t0 := monoNow()
-			h.observe(time.Duration(monoNow() - t0))
+			t0 := durNow()
+			h.observe(time.Duration(durNow() - t0))
 		}
 	})
 }
