@@ -558,24 +558,11 @@ func (c *Call) runNow() {
 		// admit's usual case for a request on its own written out, without
 		// its call: no hooks to run, no caller the limiter can name, no
 		// batch. admit would decide it the same way: listed, or refused
-		// once a shutdown has begun. tracker.add(c, 1) written out too
-		// (the same steps under the same lock; keep the two alike).
-		t := &c.srv.tracker
-		sh := &t.shards[c.shard]
-		sh.mu.Lock()
-		if t.closing || (c.scope != nil && c.scope.closing) {
-			sh.mu.Unlock()
+		// once a shutdown has begun.
+		if !c.srv.tracker.add(c, 1) {
 			c.refuse()
 			return
 		}
-		c.tprev, c.tnext = nil, sh.head
-		if sh.head != nil {
-			sh.head.tprev = c
-		}
-		sh.head = c
-		sh.reqs++
-		c.tracked = true
-		sh.mu.Unlock()
 	} else {
 		if c.batch != nil && (c.method == nil || !c.inline()) {
 			// It may not end here (a listen stream outlives its handler):

@@ -50,8 +50,7 @@ type tracker struct {
 
 func (t *tracker) init() { t.wake = make(chan struct{}, 1) }
 
-// add registers c; it fails once the engine or c's scope is closing
-// (runNow writes it out for a request on its own: keep the two alike). n is
+// add registers c; it fails once the engine or c's scope is closing. n is
 // added to the shard's count of requests (Stats.Requests) when it does not:
 // 1 for a request on its own, 0 for a Batch's entry (its requests are
 // counted at its End).
