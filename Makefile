@@ -8,7 +8,7 @@ BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all help build test vet race fuzz fuzz-short bench lint cross run demo clean
+.PHONY: all help build pgo test vet race fuzz fuzz-short bench lint cross run demo clean
 
 all: build
 
@@ -16,9 +16,14 @@ all: build
 help:
 	@awk '/^## [a-z][a-z0-9-]*:/ { sub(/^## /, ""); i = index($$0, ":"); printf "  %-20s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2) }' $(MAKEFILE_LIST)
 
-## build: bin/mcpwire, the command (serve, load, probe, call, demo).
+## build: bin/mcpwire, the command (serve, load, probe, call, demo); built with the profile cmd/mcpwire/default.pgo (profile-guided optimization, `make pgo`).
 build:
 	$(GO) build -o $(BIN) ./cmd/mcpwire
+
+## pgo: cmd/mcpwire/default.pgo again, from CPU profiles of the reference server under the standard fixture on HTTP, HTTPS, the legacy endpoint, stdio, TCP and Unix (profiles/pgo.sh; installs wrk; about a minute).
+pgo:
+	@command -v wrk >/dev/null 2>&1 || { SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO="sudo"; $$SUDO apt-get update -qq >/dev/null; DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
+	./profiles/pgo.sh
 
 ## test: README's second command: vet, then every test of the root module and of every nested module with tests under the race detector (order shuffled, the seed printed), each fuzz target's seeds and testdata/fuzz/ corpus replayed as plain tests; no timed fuzzing (that is fuzz-short, which .ci/run runs after this).
 test: vet race
@@ -55,14 +60,14 @@ lint:
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
 
-## cross: for linux, darwin and windows on amd64 and arm64 (CROSS_TARGETS): build and vet every package (tests included), link cmd/mcpwire to a throwaway file; nothing runs.
+## cross: for linux, darwin and windows on amd64 and arm64 (CROSS_TARGETS): build and vet every package (tests included), link cmd/mcpwire to a throwaway file; nothing runs. Built without the profile (-pgo=off): it changes what is inlined, never whether it compiles, and would rebuild every dependency for each target.
 CROSS_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 cross:
 	@set -e; for t in $(CROSS_TARGETS); do \
 		os=$${t%/*}; arch=$${t#*/}; echo "== $$os/$$arch"; \
-		GOOS=$$os GOARCH=$$arch $(GO) build ./...; \
+		GOOS=$$os GOARCH=$$arch $(GO) build -pgo=off ./...; \
 		GOOS=$$os GOARCH=$$arch $(GO) vet ./...; \
-		GOOS=$$os GOARCH=$$arch $(GO) build -o /dev/null ./cmd/mcpwire; \
+		GOOS=$$os GOARCH=$$arch $(GO) build -pgo=off -o /dev/null ./cmd/mcpwire; \
 	done
 
 ## run: the reference server on stdio (type JSON-RPC lines; Ctrl-D ends it).
