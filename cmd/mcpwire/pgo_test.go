@@ -32,12 +32,12 @@ func TestDefaultPGOCoversTheTransports(t *testing.T) {
 	// verbatim.
 	for _, fn := range []string{
 		"github.com/mcpwire/mcpwire/transport/streamhttp.(*Server).fastHandler", // HTTP and HTTPS
-		"crypto/tls.(*Conn).Write",                                               // HTTPS
-		"github.com/mcpwire/mcpwire/transport/legacy.",                           // the 2025-11-25 endpoint
-		"github.com/mcpwire/mcpwire/transport/stdio.",                            // stdio
-		"github.com/mcpwire/mcpwire/transport/socket.",                           // TCP and Unix
-		"github.com/mcpwire/mcpwire/transport/linestream.",                       // stdio, TCP and Unix
-		"github.com/mcpwire/mcpwire/engine.(*Call).complete",                     // every request
+		"crypto/tls.(*Conn).Write",                           // HTTPS
+		"github.com/mcpwire/mcpwire/transport/legacy.",       // the 2025-11-25 endpoint
+		"github.com/mcpwire/mcpwire/transport/stdio.",        // stdio
+		"github.com/mcpwire/mcpwire/transport/socket.",       // TCP and Unix
+		"github.com/mcpwire/mcpwire/transport/linestream.",   // stdio, TCP and Unix
+		"github.com/mcpwire/mcpwire/engine.(*Call).complete", // every request
 		"github.com/mcpwire/mcpwire/codec.PeekWith",
 	} {
 		if !bytes.Contains(raw, []byte(fn)) {
