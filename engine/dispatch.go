@@ -688,14 +688,12 @@ func (c *Call) invoke() (err error) {
 	if h := c.srv.chain; h != nil {
 		err = h(c)
 	} else if m := c.method; m == toolsCallMethod {
-		// callTool's first case written out too: a typed tool given
-		// arguments Peek recorded goes straight to its handler.
-		if a := c.tool.args; a != nil && a.typed != nil {
-			if n := c.env.PlainArguments(); n >= 0 {
-				err = a.typed.call(c, n)
-				returned = true
-				return err
-			}
+		// callTool's first case here too (typedPlain, inlined): a typed
+		// tool given arguments Peek recorded goes straight to its handler.
+		if tt, n := c.typedPlain(); tt != nil {
+			err = tt.call(c, n)
+			returned = true
+			return err
 		}
 		err = callTool(c)
 	} else {
@@ -757,22 +755,32 @@ func discover(c *Call) error {
 	return nil
 }
 
+// typedPlain returns c's tool's typed handler and the number of argument
+// members Peek recorded, when the tool is typed and they are recorded (nil
+// otherwise): recorded members are an object's (PlainArguments), so the
+// typed handler checks and decodes them in one pass
+// (typedTool.checkDecode), or calls checkArgs; called with n, it need not
+// find either again (Tool.Handler would). callTool's first case, and
+// invoke's for tools/call.
+func (c *Call) typedPlain() (*typedTool, int) {
+	if a := c.tool.args; a != nil && a.typed != nil {
+		if n := c.env.PlainArguments(); n >= 0 {
+			return a.typed, n
+		}
+	}
+	return nil, 0
+}
+
 // callTool checks the arguments, then runs the handler. Arguments that
 // are not an object fail the request itself (-32602); arguments that fail
 // the tool's InputSchema are the tool's error, a result with isError true
 // listing each failing path (SEP-1303, TRANSPORTS.md §1.4), and the handler
 // never runs.
 func callTool(c *Call) error {
+	if tt, n := c.typedPlain(); tt != nil {
+		return tt.call(c, n)
+	}
 	if a := c.tool.args; a != nil {
-		if tt := a.typed; tt != nil {
-			if n := c.env.PlainArguments(); n >= 0 {
-				// Recorded members are an object's (PlainArguments): the
-				// typed tool's handler checks and decodes them in one pass
-				// (typedTool.checkDecode), or calls checkArgs. Called with
-				// n, it need not find either again (Tool.Handler would).
-				return tt.call(c, n)
-			}
-		}
 		if !argsObject(c.env.Arguments) {
 			c.srv.stats.InvalidArguments.Add(1)
 			return errArgsNotObject
