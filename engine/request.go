@@ -191,6 +191,23 @@ func (r *Request) ReplyEscaped(frame []byte) bool {
 	return c.esc == len(frame) && len(frame) > 0 && unsafe.SliceData(frame) == unsafe.SliceData(c.out)
 }
 
+// SwapReply trades frame, the response Replier.Reply was handed, for buf:
+// when frame is the request's own response buffer (the usual frame of
+// Reply; never a timeout's, nor one written in a batch's stage), buf,
+// emptied, becomes that buffer and SwapReply reports true. The transport
+// then owns frame's array for good (it may keep it as the body it sends,
+// without a copy) and must no longer touch buf's. Otherwise nothing
+// changes and it reports false: frame is still valid only during Reply.
+// Call it only from Reply, on the goroutine that called it, with its frame.
+func (r *Request) SwapReply(frame, buf []byte) bool {
+	c := r.c
+	if len(frame) == 0 || c.stagedCap != 0 || unsafe.SliceData(frame) != unsafe.SliceData(c.out) {
+		return false
+	}
+	c.out = buf[:0]
+	return true
+}
+
 // SetTransportData keeps the transport's per-request state with the
 // request (cleared when it is recycled).
 func (r *Request) SetTransportData(v any) { r.c.tdata, r.c.rare = v, true }

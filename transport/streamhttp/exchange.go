@@ -460,16 +460,24 @@ func (x *exchange) Reply(c *engine.Request, frame []byte, status int) error {
 		return x.replyLocked(c, frame, status)
 	}
 	// The JSON reply of a quiet exchange on the fasthttp front end: the
-	// frame is copied once, straight into the response's body, where
-	// sendReplyOf finds it (inPlace), instead of into x.reply and from
-	// there into the body. Quiet, the request's goroutine is the caller,
-	// so the RequestCtx is still its own; whatever answers the request
-	// after this is sendReplyOf (see dispatch), which either sends the
-	// body as it is or replaces it (compression). A status of 0
-	// (sendReplyOf answers it 499 without a body; the engine sends none)
-	// keeps x.reply.
+	// frame becomes the response's body, where sendReplyOf finds it
+	// (inPlace), instead of going into x.reply and from there into the
+	// body. Quiet, the request's goroutine is the caller, so the
+	// RequestCtx is still its own; whatever answers the request after
+	// this is sendReplyOf (see dispatch), which either sends the body as
+	// it is or replaces it (compression). A status of 0 (sendReplyOf
+	// answers it 499 without a body; the engine sends none) keeps
+	// x.reply.
+	//
+	// Without a copy when the frame is the engine's own buffer (the
+	// usual case): the body's array and the frame's trade places
+	// (SwapBody, SwapReply), the engine writing its next response in what
+	// was the body's. Otherwise it is copied into the body as before.
 	x.mode = modeJSON
-	x.fw.ctx.Response.SetBody(frame)
+	resp := &x.fw.ctx.Response
+	if old := resp.SwapBody(frame); !c.SwapReply(frame, old) {
+		resp.SwapBody(append(old[:0], frame...)) // frame's array stays the engine's
+	}
 	x.inPlace = true
 	x.status = status
 	if status == 429 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
 )
 
@@ -150,12 +151,19 @@ func TestReplyInPlace(t *testing.T) {
 // pool with inPlace cleared, so that the next request it serves, if its
 // reply goes through x.reply (a worker's), is sent from there.
 func TestReplyInPlaceReset(t *testing.T) {
-	s := New(typedEchoEngine(t), Config{})
+	eng := typedEchoEngine(t)
+	s := New(eng, Config{})
 	x := s.acquireExchange()
+	var env codec.Envelope
+	if err := codec.Peek([]byte(wrkFixtureBody), &env); err != nil {
+		t.Fatal(err)
+	}
+	// A request for SwapReply to look at (the frame is not its own).
+	c := engine.NewScope(eng, "").Begin(context.Background(), []byte(wrkFixtureBody), &env, x, nil)
 	var ctx fasthttp.RequestCtx
 	x.fw = fastWriter{ctx: &ctx}
 	x.quiet = true
-	if err := x.Reply(nil, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), 200); err != nil {
+	if err := x.Reply(c, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), 200); err != nil {
 		t.Fatal(err)
 	}
 	if !x.inPlace || len(x.reply) != 0 || string(ctx.Response.Body()) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
