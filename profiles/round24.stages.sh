@@ -17,21 +17,7 @@ git worktree add --detach "$tree" HEAD >/dev/null
 trap 'git worktree remove --force "$tree"' EXIT
 (cd "$tree" && git apply "$OLDPWD/profiles/round24.stages.patch" && go build -o "$tree/mcpwire" ./cmd/mcpwire)
 (cd bench && go build -o ../bin/rawfast ./rawfast)
-run() {
-	local name=$1; shift
-	env "$@" >/dev/null 2>&1 &
-	local pid=$!
-	sleep 0.6
-	local W="wrk -t1 -c64 -d1s -s bench/wrk/fixture.lua http://127.0.0.1:$port/mcp"
-	$W >/dev/null 2>&1
-	local t0 t1 out n
-	t0=$(awk '{print $14+$15}' /proc/$pid/stat)
-	out=$(${W/-d1s/-d3s} 2>&1)
-	t1=$(awk '{print $14+$15}' /proc/$pid/stat)
-	n=$(awk '/requests in/{print $1}' <<<"$out")
-	kill $pid; wait $pid 2>/dev/null || true
-	echo "$r $name $((n / 3)) $(python3 -c "print('%.2f' % (($t1 - $t0) * 1e4 / $n))")"
-}
+. profiles/wrkrun.sh # run NAME CMD...
 srv=("$tree/mcpwire" serve --http "127.0.0.1:$port" --log-level error)
 for r in $(seq 1 "$R"); do
 	run raw bin/rawfast -addr "127.0.0.1:$port" -splice-id

@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
-	"github.com/mcpwire/mcpwire/codec"
 	"github.com/mcpwire/mcpwire/engine"
 )
 
@@ -151,24 +148,14 @@ func TestReplyInPlace(t *testing.T) {
 // pool with inPlace cleared, so that the next request it serves, if its
 // reply goes through x.reply (a worker's), is sent from there.
 func TestReplyInPlaceReset(t *testing.T) {
-	eng := typedEchoEngine(t)
-	s := New(eng, Config{})
-	x := s.acquireExchange()
-	var env codec.Envelope
-	if err := codec.Peek([]byte(wrkFixtureBody), &env); err != nil {
-		t.Fatal(err)
-	}
-	// A request for SwapReply to look at (the frame is not its own).
-	c := engine.NewScope(eng, "").Begin(context.Background(), []byte(wrkFixtureBody), &env, x, nil)
-	var ctx fasthttp.RequestCtx
-	x.fw = fastWriter{ctx: &ctx}
-	x.quiet = true
+	x, c, ctx := quietExchange(t) // c: a request for SwapReply to look at (the frame is not its own)
 	if err := x.Reply(c, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), 200); err != nil {
 		t.Fatal(err)
 	}
 	if !x.inPlace || len(x.reply) != 0 || string(ctx.Response.Body()) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Fatalf("quiet reply: inPlace %v, x.reply %q, response body %q", x.inPlace, x.reply, ctx.Response.Body())
 	}
+	s := x.s
 	x.unref()
 	if x.inPlace {
 		t.Fatal("inPlace left set in a pooled exchange")
@@ -176,7 +163,7 @@ func TestReplyInPlaceReset(t *testing.T) {
 	// A status of 0, which sendReplyOf answers 499 without a body: never
 	// in place, so that the body is not sent with the 499.
 	x = s.acquireExchange()
-	x.fw = fastWriter{ctx: &ctx}
+	x.fw = fastWriter{ctx: ctx}
 	x.quiet = true
 	ctx.Response.ResetBody()
 	if err := x.Reply(nil, []byte(`{}`), 0); err != nil {
@@ -188,7 +175,7 @@ func TestReplyInPlaceReset(t *testing.T) {
 	x.unref()
 	// Not quiet (a worker's reply): x.reply, under the lock.
 	x = s.acquireExchange()
-	x.fw = fastWriter{ctx: &ctx}
+	x.fw = fastWriter{ctx: ctx}
 	ctx.Response.ResetBody()
 	if err := x.Reply(nil, []byte(`{}`), 200); err != nil {
 		t.Fatal(err)

@@ -61,17 +61,7 @@ func TestReplySwapsBody(t *testing.T) {
 // before: changing it after Reply leaves the body as it was. It fails
 // when Reply keeps such a frame as the body.
 func TestReplyForeignFrameCopied(t *testing.T) {
-	eng := typedEchoEngine(t)
-	s := New(eng, Config{})
-	x := s.acquireExchange()
-	var env codec.Envelope
-	if err := codec.Peek([]byte(wrkFixtureBody), &env); err != nil {
-		t.Fatal(err)
-	}
-	c := engine.NewScope(eng, "").Begin(context.Background(), []byte(wrkFixtureBody), &env, x, nil)
-	var ctx fasthttp.RequestCtx
-	x.fw = fastWriter{ctx: &ctx}
-	x.quiet = true
+	x, c, ctx := quietExchange(t)
 	frame := []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)
 	if err := x.Reply(c, frame, 200); err != nil {
 		t.Fatal(err)
@@ -80,4 +70,22 @@ func TestReplyForeignFrameCopied(t *testing.T) {
 	if got := string(ctx.Response.Body()); !x.inPlace || got != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Fatalf("inPlace %v, body %q", x.inPlace, got)
 	}
+}
+
+// quietExchange is an exchange of a fasthttp front end whose Reply goes in
+// place (quiet), with a begun request of the standard fixture for its
+// Reply to name, and the RequestCtx the reply lands in.
+func quietExchange(t *testing.T) (*exchange, *engine.Request, *fasthttp.RequestCtx) {
+	t.Helper()
+	eng := typedEchoEngine(t)
+	x := New(eng, Config{}).acquireExchange()
+	var env codec.Envelope
+	if err := codec.Peek([]byte(wrkFixtureBody), &env); err != nil {
+		t.Fatal(err)
+	}
+	c := engine.NewScope(eng, "").Begin(context.Background(), []byte(wrkFixtureBody), &env, x, nil)
+	ctx := new(fasthttp.RequestCtx)
+	x.fw = fastWriter{ctx: ctx}
+	x.quiet = true
+	return x, c, ctx
 }
