@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 R=${1:-8}; shift
 port=18485
-[ -x bin/rawfast ] || (cd bench && go build -o ../bin/rawfast ./rawfast)
+(cd bench && go build -o ../bin/rawfast ./rawfast) # this checkout's ceilings, never a stale build
 . profiles/wrkrun.sh # run NAME CMD...
 for r in $(seq 1 "$R"); do
 	run raw bin/rawfast -addr "127.0.0.1:$port" -splice-id

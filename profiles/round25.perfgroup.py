@@ -1,7 +1,7 @@
 # round25.perfgroup.py DATA REQUESTS [DATA REQUESTS...]: server CPU µs per request by group (kernel, fasthttp,
 # runtime, our packages) from a `perf record -e cpu-clock -F 4999` file and the requests served while it sampled.
 import subprocess,sys,re,collections
-def grp(f, reqs):
+def grp(f):
     out=subprocess.run(['perf','report','-i',f,'--no-children','--sort','dso,sym','--stdio','-n'],capture_output=True,text=True).stdout
     g=collections.Counter(); tot=0
     for l in out.splitlines():
@@ -21,6 +21,6 @@ def grp(f, reqs):
     return g,tot
 # per request µs = samples/4999 s / requests
 for f,reqs in zip(sys.argv[1::2], sys.argv[2::2]):
-    g,tot=grp(f,float(reqs))
+    g,tot=grp(f)
     print(f, 'total µs/req %.2f'%(tot/4999/float(reqs)*1e6))
     for k,v in g.most_common(14): print('   %-28s %.3f'%(k, v/4999/float(reqs)*1e6))
